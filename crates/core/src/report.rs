@@ -1,0 +1,321 @@
+//! What an estimate says: memory per component, per phase of a training step,
+//! per iteration. Shared by every method so the page, the chart and the CLI
+//! read one shape.
+
+use crate::units::Bytes;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What a byte of training memory is for.
+///
+/// The order is the stacking order of the chart, bottom to top.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    /// Model weights and buffers, in their storage dtype.
+    Parameters,
+    /// Optimizer state (Adam moments, momentum buffers, step counters).
+    OptimizerState,
+    /// Gradients of the trainable parameters.
+    Gradients,
+    /// Temporaries the optimizer allocates inside `step()`.
+    OptimizerTemporaries,
+    /// Autocast's low-precision weight copies, kept from forward to backward.
+    WeightCopies,
+    /// Tensors saved for backward by the layers, and the inputs.
+    Activations,
+    /// Logits-sized tensors: the logits, their fp32 upcast, the loss's
+    /// log-softmax and their gradients.
+    Logits,
+    /// CUDA context and caching-allocator reserve: not tensors.
+    Overhead,
+}
+
+impl Component {
+    pub const ALL: [Component; 8] = [
+        Component::Parameters,
+        Component::OptimizerState,
+        Component::Gradients,
+        Component::OptimizerTemporaries,
+        Component::WeightCopies,
+        Component::Activations,
+        Component::Logits,
+        Component::Overhead,
+    ];
+
+    /// Stable machine name, as in the JSON output.
+    pub fn key(self) -> &'static str {
+        match self {
+            Component::Parameters => "parameters",
+            Component::OptimizerState => "optimizer_state",
+            Component::Gradients => "gradients",
+            Component::OptimizerTemporaries => "optimizer_temporaries",
+            Component::WeightCopies => "weight_copies",
+            Component::Activations => "activations",
+            Component::Logits => "logits",
+            Component::Overhead => "overhead",
+        }
+    }
+
+    /// Plain-words label for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Component::Parameters => "Parameters",
+            Component::OptimizerState => "Optimizer state",
+            Component::Gradients => "Gradients",
+            Component::OptimizerTemporaries => "Optimizer temporaries",
+            Component::WeightCopies => "Autocast weight copies",
+            Component::Activations => "Activations",
+            Component::Logits => "Logits & loss",
+            Component::Overhead => "CUDA context & allocator",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Bytes per component at one moment. Always sums to its total.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Components([Bytes; 8]);
+
+impl Components {
+    pub fn get(&self, c: Component) -> Bytes {
+        self.0[c.index()]
+    }
+
+    pub fn set(&mut self, c: Component, b: Bytes) {
+        self.0[c.index()] = b;
+    }
+
+    pub fn with(mut self, c: Component, b: Bytes) -> Self {
+        self.set(c, b);
+        self
+    }
+
+    /// Sum of every component, overhead included.
+    pub fn total(&self) -> Bytes {
+        self.0.iter().copied().sum()
+    }
+
+    /// Sum of live tensor bytes: everything but [`Component::Overhead`]
+    /// (what `torch.cuda.memory_allocated()` reports).
+    pub fn allocated(&self) -> Bytes {
+        self.total().saturating_sub(self.get(Component::Overhead))
+    }
+
+    /// Non-zero components in stacking order.
+    pub fn iter(&self) -> impl Iterator<Item = (Component, Bytes)> + '_ {
+        Component::ALL
+            .iter()
+            .map(move |&c| (c, self.get(c)))
+            .filter(|(_, b)| b.get() > 0)
+    }
+}
+
+impl Serialize for Components {
+    /// A map of the non-zero components, keyed by [`Component::key`].
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (c, b) in self.iter() {
+            m.serialize_entry(c.key(), &b)?;
+        }
+        m.end()
+    }
+}
+
+/// The phases of one training step, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The model is built and moved to the GPU.
+    Init,
+    Forward,
+    Backward,
+    OptimizerStep,
+    ZeroGrad,
+}
+
+impl Phase {
+    pub fn key(self) -> &'static str {
+        match self {
+            Phase::Init => "init",
+            Phase::Forward => "forward",
+            Phase::Backward => "backward",
+            Phase::OptimizerStep => "optimizer_step",
+            Phase::ZeroGrad => "zero_grad",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Init => "model init",
+            Phase::Forward => "forward",
+            Phase::Backward => "backward",
+            Phase::OptimizerStep => "optimizer step",
+            Phase::ZeroGrad => "zero_grad",
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Where in a phase its peak happens, for drawing the phase's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Moment {
+    Start,
+    Middle,
+    End,
+}
+
+impl Moment {
+    /// The position as a fraction of the phase's width.
+    pub fn fraction(self) -> f64 {
+        match self {
+            Moment::Start => 0.0,
+            Moment::Middle => 0.5,
+            Moment::End => 1.0,
+        }
+    }
+}
+
+/// One phase of one iteration: its highest point and where it ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PhaseReport {
+    /// 0 for model init, then 1, 2, ... (2 stands for every later step).
+    pub iteration: u32,
+    pub phase: Phase,
+    /// Highest live bytes during the phase, overhead included.
+    pub peak_bytes: Bytes,
+    /// Live bytes when the phase ends, overhead included.
+    pub end_bytes: Bytes,
+    /// What is alive at the peak.
+    pub components: Components,
+    /// What is alive at the end.
+    pub end_components: Components,
+    /// When the peak happens within the phase.
+    #[serde(skip)]
+    pub peak_at: Moment,
+}
+
+impl PhaseReport {
+    pub fn new(
+        iteration: u32,
+        phase: Phase,
+        peak_at: Moment,
+        peak: Components,
+        end: Components,
+    ) -> Self {
+        PhaseReport {
+            iteration,
+            phase,
+            peak_bytes: peak.total(),
+            end_bytes: end.total(),
+            components: peak,
+            end_components: end,
+            peak_at,
+        }
+    }
+}
+
+/// The overall result of one method for one scenario.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Estimate {
+    /// Which method produced it.
+    pub method: Method,
+    /// Total parameter count.
+    pub params: u64,
+    /// Parameters that receive gradients.
+    pub trainable_params: u64,
+    /// Highest live tensor bytes over the step (no overhead).
+    pub peak_allocated_bytes: Bytes,
+    /// Highest bytes including the CUDA context and allocator reserve.
+    pub peak_total_bytes: Bytes,
+    pub peak_phase: Phase,
+    pub peak_iteration: u32,
+    /// Every phase in time order: init, then each iteration's phases.
+    pub phases: Vec<PhaseReport>,
+}
+
+impl Estimate {
+    /// Builds the summary fields from the phase list.
+    ///
+    /// The peak is the first phase (in time order) whose peak is highest.
+    pub fn from_phases(
+        method: Method,
+        params: u64,
+        trainable: u64,
+        phases: Vec<PhaseReport>,
+    ) -> Self {
+        let top = phases
+            .iter()
+            .fold(None::<&PhaseReport>, |best, p| match best {
+                Some(b) if b.peak_bytes >= p.peak_bytes => Some(b),
+                _ => Some(p),
+            });
+        let (peak_total, peak_alloc, phase, iteration) = match top {
+            Some(p) => (p.peak_bytes, p.components.allocated(), p.phase, p.iteration),
+            None => (Bytes::ZERO, Bytes::ZERO, Phase::Init, 0),
+        };
+        Estimate {
+            method,
+            params,
+            trainable_params: trainable,
+            peak_allocated_bytes: peak_alloc,
+            peak_total_bytes: peak_total,
+            peak_phase: phase,
+            peak_iteration: iteration,
+            phases,
+        }
+    }
+
+    /// The phase report holding the overall peak.
+    pub fn peak(&self) -> Option<&PhaseReport> {
+        self.phases
+            .iter()
+            .find(|p| p.iteration == self.peak_iteration && p.phase == self.peak_phase)
+    }
+}
+
+/// An estimation method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The formulas of the seed article, as written.
+    SeedFormula,
+}
+
+impl Method {
+    pub fn label(self) -> &'static str {
+        match self {
+            Method::SeedFormula => "seed formula",
+        }
+    }
+}
+
+/// The JSON document the CLI prints and the page exports: the canonical
+/// query (which reproduces it) and the estimate.
+#[derive(Serialize)]
+pub struct Document<'a> {
+    pub query: String,
+    #[serde(flatten)]
+    pub estimate: &'a Estimate,
+}
+
+impl<'a> Document<'a> {
+    pub fn new(query: String, estimate: &'a Estimate) -> Self {
+        Document { query, estimate }
+    }
+
+    /// Pretty-printed JSON. Bytes are exact integers.
+    pub fn to_json(&self) -> String {
+        // Serializing plain structs of integers and strings cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+}

@@ -1,0 +1,131 @@
+//! The seed formula: the estimate of "Understanding Model Memory
+//! Calculations" (seed `001_420ff22d8420f7e5.txt`), as written. Kept beside
+//! the accurate estimator so people can see how far the popular formula is
+//! from measured PyTorch memory.
+//!
+//! Every quantity uses one precision P, the bytes of the parameter dtype
+//! (4 for fp32 and mixed precision, 2 for bf16/fp16).
+
+use crate::report::{Component, Components, Estimate, Method, Moment, Phase, PhaseReport};
+use crate::scenario::{Optimizer, Scenario};
+use crate::units::Bytes;
+use crate::EstimateError;
+
+/// The seed's heuristic for activations per token:
+/// A = 4.6894e-4 × N + 1.8494e6.
+///
+/// Source: seed 001, "Memory Calculation Formulas", 5. Activations.
+pub fn activations_per_token(params: u64) -> f64 {
+    4.6894e-4 * params as f64 + 1.8494e6
+}
+
+/// Optimizer state as a multiple of N × P.
+///
+/// Source: seed 001, 2. Optimizer State: "Optimizer State = 2 × N × P" for
+/// Adam; "for simpler optimizers like SGD without momentum, this requirement
+/// may be lower". DIFFERENCE: the seed gives no number for SGD; we read
+/// "lower" as one buffer (N × P) with momentum and none without.
+pub fn state_multiplier(optim: Optimizer) -> u64 {
+    match optim {
+        Optimizer::AdamW | Optimizer::AdamWForLoop | Optimizer::AdamWFused => 2,
+        Optimizer::SgdMomentum => 1,
+        Optimizer::Sgd => 0,
+    }
+}
+
+/// The seed's five quantities for a scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedTerms {
+    /// Model memory = N × P.
+    pub model: Bytes,
+    /// Optimizer state = 2 × N × P for Adam (see [`state_multiplier`]).
+    pub optimizer_state: Bytes,
+    /// Gradients = N × P.
+    pub gradients: Bytes,
+    /// Optimizer intermediates = N × P.
+    pub optimizer_intermediates: Bytes,
+    /// Activations = A × B × L × P, rounded to whole bytes.
+    pub activations: Bytes,
+}
+
+impl SeedTerms {
+    pub fn new(s: &Scenario) -> Result<Self, EstimateError> {
+        let n = u128::from(s.params.get());
+        let p = u128::from(s.dtype.param_bytes());
+        let np = Bytes::try_from_u128(n * p).ok_or(EstimateError::TooLarge { field: "params" })?;
+        let state = Bytes::try_from_u128(n * p * u128::from(state_multiplier(s.optim)))
+            .ok_or(EstimateError::TooLarge { field: "params" })?;
+        let tokens_bytes = f64::from(s.batch.get()) * f64::from(s.seq.get()) * p as f64;
+        let acts = (activations_per_token(s.params.get()) * tokens_bytes).round();
+        // 2^64 is exactly representable; anything at or above it does not fit.
+        if acts >= 18_446_744_073_709_551_616.0 {
+            return Err(EstimateError::TooLarge {
+                field: "batch × seq",
+            });
+        }
+        Ok(SeedTerms {
+            model: np,
+            optimizer_state: state,
+            gradients: np,
+            optimizer_intermediates: np,
+            activations: Bytes(acts as u64),
+        })
+    }
+}
+
+/// The seed's four phases over two iterations.
+///
+/// What is alive follows the seed's "How GPU Gets Utilized": init holds the
+/// model; forward adds activations; backward frees activations as it creates
+/// gradients, so its peak is the larger of the two; the optimizer step holds
+/// gradients, state and intermediates, then frees gradients and
+/// intermediates. The state, created by the first step, stays for every
+/// later iteration.
+pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
+    use Component as C;
+    let t = SeedTerms::new(s)?;
+    let model = Components::default().with(C::Parameters, t.model);
+    let mut phases = vec![PhaseReport::new(0, Phase::Init, Moment::End, model, model)];
+    for iteration in [1, 2] {
+        let state = if iteration == 1 {
+            Bytes::ZERO
+        } else {
+            t.optimizer_state
+        };
+        let base = model.with(C::OptimizerState, state);
+        let forward = base.with(C::Activations, t.activations);
+        let grads = base.with(C::Gradients, t.gradients);
+        let (backward_at, backward_peak) = if t.activations >= t.gradients {
+            (Moment::Start, forward)
+        } else {
+            (Moment::End, grads)
+        };
+        let step_peak = grads
+            .with(C::OptimizerState, t.optimizer_state)
+            .with(C::OptimizerTemporaries, t.optimizer_intermediates);
+        let step_end = model.with(C::OptimizerState, t.optimizer_state);
+        phases.push(PhaseReport::new(
+            iteration,
+            Phase::Forward,
+            Moment::End,
+            forward,
+            forward,
+        ));
+        phases.push(PhaseReport::new(
+            iteration,
+            Phase::Backward,
+            backward_at,
+            backward_peak,
+            grads,
+        ));
+        phases.push(PhaseReport::new(
+            iteration,
+            Phase::OptimizerStep,
+            Moment::Middle,
+            step_peak,
+            step_end,
+        ));
+    }
+    let n = s.params.get();
+    Ok(Estimate::from_phases(Method::SeedFormula, n, n, phases))
+}

@@ -1,0 +1,210 @@
+//! The URL codec: round trips, lenient decoding with notices, and the exact
+//! words of every message (snapshots).
+
+use proptest::prelude::*;
+use vramfit_core::query::{
+    decode, decode_strict, encode, parse_count, FieldError, RawQuery, FIELDS,
+};
+use vramfit_core::scenario::{Batch, Dtype, Optimizer, ParamCount, SeqLen};
+use vramfit_core::Scenario;
+
+/// Counts in 0..=u64::MAX, or 1..=65536 with `small`.
+fn check_count(input: &str, suffixes: bool, expected: Result<u64, FieldError>) {
+    assert_eq!(
+        parse_count(input, suffixes, 0, u64::MAX),
+        expected,
+        "{input:?}"
+    );
+}
+
+fn check_small(input: &str, expected: Result<u64, FieldError>) {
+    assert_eq!(parse_count(input, false, 1, 65_536), expected, "{input:?}");
+}
+
+#[test]
+fn counts() {
+    use FieldError::*;
+    check_count("2048", false, Ok(2048));
+    check_count(" 8 ", false, Ok(8));
+    check_count("1.5e9", true, Ok(1_500_000_000));
+    check_count("1.5B", true, Ok(1_500_000_000));
+    check_count("124M", true, Ok(124_000_000));
+    check_count("7b", true, Ok(7_000_000_000));
+    check_count("2T", true, Ok(2_000_000_000_000));
+    check_count("4k", true, Ok(4_000));
+    check_count("4k", false, Err(NotANumber));
+    check_count("18446744073709551615", false, Ok(u64::MAX));
+    check_count(
+        "18446744073709551616",
+        false,
+        Err(TooLarge {
+            max: u64::MAX.to_string(),
+        }),
+    );
+    check_count(
+        "1e30",
+        false,
+        Err(TooLarge {
+            max: u64::MAX.to_string(),
+        }),
+    );
+    check_count("1.5", false, Err(NotWhole));
+    check_count("-3", false, Err(TooSmall { min: "0".into() }));
+    check_count("", false, Err(Empty));
+    check_count("inf", false, Err(NotANumber));
+    check_count("NaN", false, Err(NotANumber));
+    check_count("0x10", false, Err(NotANumber));
+    check_count("e", false, Err(NotANumber));
+    check_count(&"9".repeat(100), false, Err(TooLong));
+    let (min, max) = (
+        || TooSmall { min: "1".into() },
+        || TooLarge {
+            max: "65536".into(),
+        },
+    );
+    check_small("0", Err(min()));
+    check_small("-1", Err(min()));
+    check_small("-0.5", Err(min()));
+    check_small("65536", Ok(65_536));
+    check_small("65537", Err(max()));
+    check_small("1e5", Err(max()));
+    check_small("1e400", Err(NotANumber));
+}
+
+#[test]
+fn the_readme_query_decodes_without_notices() {
+    let raw = RawQuery::parse("params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048");
+    let s = decode_strict(&raw).expect("valid");
+    assert_eq!(s.params.get(), 1_500_000_000);
+    assert_eq!(s.dtype, Dtype::Bf16);
+    assert_eq!(
+        encode(&s).to_query_string(),
+        "params=1500000000&dtype=bf16&optim=adamw&batch=8&seq=2048"
+    );
+}
+
+#[test]
+fn empty_query_is_the_default_scenario() {
+    let d = decode(&RawQuery::parse(""));
+    assert_eq!(d.scenario, Scenario::default());
+    assert!(d.notices.is_empty());
+}
+
+#[test]
+fn percent_encoding_round_trips() {
+    let mut raw = RawQuery::default();
+    raw.set("note", "a b&c=d%é<script>");
+    let back = RawQuery::parse(&raw.to_query_string());
+    assert_eq!(back.get("note"), Some("a b&c=d%é<script>"));
+    assert_eq!(RawQuery::parse("?a=%zz&b=1+2").get("a"), Some("%zz"));
+    assert_eq!(RawQuery::parse("?a=%zz&b=1+2").get("b"), Some("1 2"));
+}
+
+#[test]
+fn set_replaces_every_repeat_in_place() {
+    let mut raw = RawQuery::parse("batch=1&seq=2&batch=3");
+    raw.set("batch", "9");
+    assert_eq!(raw.to_query_string(), "batch=9&seq=2");
+}
+
+/// Every message a bad query can produce, word for word.
+#[test]
+fn notice_messages() {
+    let cases = [
+        "batch=abc",
+        "batch=0",
+        "batch=1e9",
+        "batch=2.5",
+        "batch=",
+        "seq=-1",
+        "params=12",
+        "params=inf",
+        "dtype=fp8",
+        "optim=ADAMW",
+        "optim=lamb",
+        "colour=blue",
+        "batch=2&batch=4",
+        "seq=<script>alert(1)</script>",
+        "dtype=%00%01",
+    ];
+    let mut out = String::new();
+    for q in cases {
+        let d = decode(&RawQuery::parse(q));
+        out.push_str(&format!("{q}\n"));
+        for n in &d.notices {
+            out.push_str(&format!(
+                "  [{}] {n}; {}\n",
+                n.key().unwrap_or("-"),
+                n.consequence()
+            ));
+        }
+    }
+    let many: String = (0..70).map(|i| format!("k{i}=1&")).collect();
+    for n in decode(&RawQuery::parse(&many))
+        .notices
+        .iter()
+        .filter(|n| n.key().is_none())
+    {
+        out.push_str(&format!("70 pairs\n  {n}; {}\n", n.consequence()));
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn bad_values_keep_the_rest() {
+    let d = decode(&RawQuery::parse("batch=abc&seq=4096&dtype=fp32"));
+    assert_eq!(d.scenario.batch, Scenario::default().batch);
+    assert_eq!(d.scenario.seq.get(), 4096);
+    assert_eq!(d.scenario.dtype, Dtype::Fp32);
+    assert_eq!(d.notices.len(), 1);
+}
+
+#[test]
+fn every_field_validates_its_default() {
+    let s = Scenario::default();
+    for f in FIELDS {
+        assert_eq!(f.validate(&f.value_of(&s)), Ok(()), "{}", f.key);
+    }
+}
+
+prop_compose! {
+    fn scenarios()(
+        params in ParamCount::MIN..=ParamCount::MAX,
+        dtype in prop::sample::select(Dtype::ALL),
+        optim in prop::sample::select(Optimizer::ALL),
+        batch in Batch::MIN..=Batch::MAX,
+        seq in SeqLen::MIN..=SeqLen::MAX,
+    ) -> Scenario {
+        Scenario {
+            params: ParamCount::new(params).expect("in range"),
+            dtype, optim,
+            batch: Batch::new(batch).expect("in range"),
+            seq: SeqLen::new(seq).expect("in range"),
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn url_round_trip(s in scenarios()) {
+        let q = encode(&s).to_query_string();
+        prop_assert_eq!(decode_strict(&RawQuery::parse(&q)), Ok(s));
+    }
+
+    #[test]
+    fn any_query_decodes_without_panicking(q in ".{0,200}") {
+        let d = decode(&RawQuery::parse(&q));
+        // Whatever came in, the scenario re-encodes to a clean query.
+        let again = decode(&RawQuery::parse(&encode(&d.scenario).to_query_string()));
+        prop_assert!(again.notices.is_empty());
+        prop_assert_eq!(again.scenario, d.scenario);
+    }
+
+    #[test]
+    fn any_value_of_any_field_is_accepted_or_explained(v in "\\PC{0,40}", i in 0..FIELDS.len()) {
+        let f = &FIELDS[i];
+        if let Err(e) = f.validate(&v) {
+            prop_assert!(!e.to_string().is_empty());
+        }
+    }
+}
