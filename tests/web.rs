@@ -1,0 +1,148 @@
+//! Component tests in a real headless Chromium (wasm-bindgen-test): the app
+//! mounted into the document, read through its data-testid hooks.
+#![cfg(target_arch = "wasm32")]
+
+use vramfit_core::query::{decode_strict, RawQuery};
+use vramfit_core::seed;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn document() -> web_sys::Document {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .expect("document")
+}
+
+/// Lets Leptos's effects run.
+async fn tick() {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = web_sys::window()
+            .expect("window")
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 20);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+}
+
+/// Mounts the app as if opened at `?query`, in a fresh container.
+fn mount_at(query: &str) -> web_sys::HtmlElement {
+    let w = web_sys::window().expect("window");
+    let path = w.location().pathname().expect("path");
+    w.history()
+        .expect("history")
+        .replace_state_with_url(
+            &wasm_bindgen::JsValue::NULL,
+            "",
+            Some(&format!("{path}?{query}")),
+        )
+        .expect("replaceState");
+    let div: web_sys::HtmlElement = document()
+        .create_element("div")
+        .expect("div")
+        .unchecked_into();
+    document()
+        .body()
+        .expect("body")
+        .append_child(&div)
+        .expect("append");
+    let handle = leptos::mount::mount_to(div.clone(), vramfit_web::App);
+    handle.forget();
+    div
+}
+
+fn attr(root: &web_sys::HtmlElement, selector: &str, name: &str) -> Option<String> {
+    root.query_selector(selector)
+        .ok()
+        .flatten()?
+        .get_attribute(name)
+}
+
+fn text(root: &web_sys::HtmlElement, selector: &str) -> String {
+    root.query_selector(selector)
+        .ok()
+        .flatten()
+        .and_then(|e| e.text_content())
+        .unwrap_or_default()
+}
+
+fn expected_peak(query: &str) -> String {
+    let s = decode_strict(&RawQuery::parse(query)).expect("valid");
+    seed::estimate(&s)
+        .expect("estimate")
+        .peak_total_bytes
+        .get()
+        .to_string()
+}
+
+#[wasm_bindgen_test]
+async fn shows_the_estimate_of_the_url() {
+    let q = "params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048";
+    let root = mount_at(q);
+    tick().await;
+    assert_eq!(
+        attr(&root, "[data-testid=peak-total]", "data-bytes"),
+        Some(expected_peak(q))
+    );
+    assert_eq!(
+        attr(&root, "[data-testid=row-activations]", "data-bytes").as_deref(),
+        Some("83650478080")
+    );
+    // The chart reports the bands it drew.
+    assert_eq!(
+        attr(&root, "[data-testid=phase-chart]", "data-bands").as_deref(),
+        Some("5")
+    );
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn typing_updates_the_total_and_the_url() {
+    let root = mount_at("params=1e9&dtype=fp32&optim=sgd&batch=1&seq=128");
+    tick().await;
+    let input: web_sys::HtmlInputElement = root
+        .query_selector("[name=batch]")
+        .ok()
+        .flatten()
+        .expect("batch input")
+        .unchecked_into();
+    input.set_value("4");
+    input
+        .dispatch_event(&web_sys::Event::new("input").expect("event"))
+        .expect("dispatch");
+    tick().await;
+    let q = "params=1e9&dtype=fp32&optim=sgd&batch=4&seq=128";
+    assert_eq!(
+        attr(&root, "[data-testid=peak-total]", "data-bytes"),
+        Some(expected_peak(q))
+    );
+    let search = web_sys::window()
+        .expect("window")
+        .location()
+        .search()
+        .expect("search");
+    assert_eq!(search, format!("?{q}"));
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn a_bad_value_is_explained_next_to_its_field() {
+    let root = mount_at("batch=-2&dtype=fp32&nonsense=1");
+    tick().await;
+    assert_eq!(
+        text(&root, "[data-testid=error-batch]"),
+        "batch: `-2` must be at least 1; using the default 8"
+    );
+    assert!(
+        text(&root, "[data-testid=link-notices]").contains("unknown parameter `nonsense`; ignored")
+    );
+    assert_eq!(
+        attr(&root, "[name=batch]", "aria-invalid").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        attr(&root, "[data-testid=peak-total]", "data-bytes"),
+        Some(expected_peak("batch=8&dtype=fp32"))
+    );
+    root.remove();
+}
