@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every test: formatting, lints, native unit/property tests, browser
+# component tests (wasm-bindgen-test in headless Chromium), the release
+# build, and end-to-end flows (Playwright + Chromium on 127.0.0.1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+. scripts/env.sh
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "rustfmt"
+cargo fmt --all -- --check
+
+step "clippy, native crates"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "clippy, web crate (wasm32)"
+cargo clippy -p vramfit-web --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
+
+step "native tests"
+cargo test --workspace --locked
+
+step "browser component tests (wasm-bindgen-test, headless Chromium)"
+cargo test -p vramfit-web --target wasm32-unknown-unknown --locked
+
+step "release build (trunk)"
+trunk build --release --offline
+
+step "end-to-end tests (Playwright, headless Chromium)"
+node tests/e2e/run.mjs
+
+printf '\nall tests passed\n'

@@ -1,0 +1,51 @@
+// Page object: every read and write the end-to-end tests make goes through
+// these data-testid and name hooks (part of the page's interface).
+
+/** Waits for the app to show its first total. */
+export async function ready(page) {
+  await page.waitForSelector('[data-testid="peak-total"]', { timeout: 15000 });
+}
+
+/** The overall peak in exact bytes, from `data-bytes`. */
+export async function peakBytes(page) {
+  return BigInt(await page.getAttribute('[data-testid="peak-total"]', "data-bytes"));
+}
+
+/** Sets a form control (its `name` is its query key) as a user would. */
+export async function setField(page, key, value) {
+  const el = page.locator(`[name="${key}"]`);
+  const tag = await el.evaluate((e) => e.tagName);
+  if (tag === "SELECT") await el.selectOption(String(value));
+  else await el.fill(String(value));
+}
+
+/** The current value of a form control. */
+export function fieldValue(page, key) {
+  return page.locator(`[name="${key}"]`).inputValue();
+}
+
+/** The error text shown next to a field ('' when none). */
+export async function fieldError(page, key) {
+  return (await page.textContent(`[data-testid="error-${key}"]`)) || "";
+}
+
+/** The query string in the address bar, parsed. */
+export function urlParams(page) {
+  return new URL(page.url()).searchParams;
+}
+
+/** How many bands the chart says it drew, and how many canvas pixels are not background. */
+export async function chartState(page, testid = "phase-chart") {
+  return page.evaluate((id) => {
+    const c = document.querySelector(`[data-testid="${id}"]`);
+    if (!c) return { bands: 0, inked: 0 };
+    const ctx = c.getContext("2d");
+    const { data } = ctx.getImageData(0, 0, c.width, c.height);
+    const [r0, g0, b0] = [data[0], data[1], data[2]];
+    let inked = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (Math.abs(data[i] - r0) + Math.abs(data[i + 1] - g0) + Math.abs(data[i + 2] - b0) > 30) inked++;
+    }
+    return { bands: Number(c.getAttribute("data-bands") || 0), inked };
+  }, testid);
+}
