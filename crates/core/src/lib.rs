@@ -5,7 +5,13 @@
 //! and tests natively in seconds, and the web app and the CLI both call it.
 //! All sizes are exact integer [`Bytes`]; GiB exist only in display.
 
+pub mod arch;
 mod choice;
+pub mod estimate;
+pub mod gpus;
+pub mod hf_config;
+pub mod ledger;
+pub mod presets;
 pub mod query;
 pub mod report;
 pub mod scenario;
@@ -25,6 +31,8 @@ pub enum EstimateError {
     /// A result does not fit in 64 bits of bytes; `field` names the inputs
     /// that drive it.
     TooLarge { field: &'static str },
+    /// The accurate method needs an architecture, not just a parameter count.
+    NeedsArchitecture,
 }
 
 impl fmt::Display for EstimateError {
@@ -34,8 +42,62 @@ impl fmt::Display for EstimateError {
                 f,
                 "{field} is too large: the memory would exceed 16 EiB (2^64 bytes)"
             ),
+            EstimateError::NeedsArchitecture => f.write_str(
+                "the vramfit estimate needs a model's architecture: choose a model \
+                 (a parameter count alone only feeds the seed formula)",
+            ),
         }
     }
 }
 
 impl std::error::Error for EstimateError {}
+
+/// Both methods for one scenario: vramfit's (when there is an architecture)
+/// and the seed formula's. The page and the CLI show exactly this.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Estimates {
+    pub vramfit: Result<Estimate, EstimateError>,
+    pub seed: Result<Estimate, EstimateError>,
+}
+
+impl Estimates {
+    pub fn new(s: &Scenario) -> Self {
+        Estimates {
+            vramfit: estimate::estimate(s),
+            seed: seed::estimate(s),
+        }
+    }
+
+    /// The estimate to lead with: vramfit's, else the seed formula's.
+    pub fn primary(&self) -> Result<&Estimate, &EstimateError> {
+        match (&self.vramfit, &self.seed) {
+            (Ok(e), _) => Ok(e),
+            (Err(EstimateError::NeedsArchitecture), Ok(e)) => Ok(e),
+            (Err(e), _) => Err(e),
+        }
+    }
+
+    /// The JSON document for `query` (the canonical query of `s`).
+    pub fn document<'a>(
+        &'a self,
+        s: &'a Scenario,
+    ) -> Result<report::Document<'a>, &'a EstimateError> {
+        let primary = self.primary()?;
+        let seed = self
+            .seed
+            .as_ref()
+            .ok()
+            .filter(|e| !std::ptr::eq(*e, primary));
+        let notes = match &self.vramfit {
+            Err(e) => vec![e.to_string()],
+            Ok(_) => Vec::new(),
+        };
+        Ok(report::Document {
+            query: query::encode(s).to_query_string(),
+            scenario: s,
+            estimate: primary,
+            seed_formula: seed,
+            notes,
+        })
+    }
+}

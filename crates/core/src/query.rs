@@ -6,7 +6,12 @@
 //! The page and the CLI share this module, so a link and a command line give
 //! the same scenario.
 
-use crate::scenario::{Batch, Dtype, Optimizer, ParamCount, Scenario, SeqLen};
+use crate::arch::Family;
+use crate::presets;
+use crate::scenario::{
+    ArchOverrides, Attn, Batch, Dtype, Gpus, GradAccum, LoraRank, ModelSpec, Optimizer, Overhead,
+    Parallel, ParamCount, Prob, Scenario, SeqLen, Training, ZeroStage,
+};
 use std::fmt;
 
 /// Longest value accepted for any key; longer ones are rejected unread.
@@ -135,9 +140,19 @@ pub enum FieldError {
     TooLong,
     NotANumber,
     NotWhole,
-    TooSmall { min: String },
-    TooLarge { max: String },
-    UnknownChoice { choices: String },
+    TooSmall {
+        min: String,
+    },
+    TooLarge {
+        max: String,
+    },
+    UnknownChoice {
+        choices: String,
+    },
+    /// The value is fine alone but not with the others (architecture rules).
+    Conflict(String),
+    /// Not a preset id.
+    UnknownModel,
 }
 
 impl fmt::Display for FieldError {
@@ -150,6 +165,10 @@ impl fmt::Display for FieldError {
             FieldError::TooSmall { min } => write!(f, "must be at least {min}"),
             FieldError::TooLarge { max } => write!(f, "must be at most {max}"),
             FieldError::UnknownChoice { choices } => write!(f, "must be one of: {choices}"),
+            FieldError::Conflict(why) => write!(f, "does not fit: {why}"),
+            FieldError::UnknownModel => {
+                f.write_str("is not a known model: pick one from the list, or change a preset's architecture fields")
+            }
         }
     }
 }
@@ -170,6 +189,8 @@ pub enum Notice {
     Repeated { key: &'static str },
     /// More than [`MAX_PAIRS`] parameters; the rest were ignored.
     TooManyPairs { dropped: usize },
+    /// `params` next to a model: the architecture decides N.
+    ParamsIgnored { model: &'static str },
 }
 
 impl Notice {
@@ -178,6 +199,7 @@ impl Notice {
         match self {
             Notice::UnknownKey { key } => Some(key),
             Notice::Invalid { key, .. } | Notice::Repeated { key } => Some(key),
+            Notice::ParamsIgnored { .. } => Some("params"),
             Notice::TooManyPairs { .. } => None,
         }
     }
@@ -201,7 +223,10 @@ impl Notice {
     /// What the page did about it (the CLI refuses instead).
     pub fn consequence(&self) -> String {
         match self {
-            Notice::UnknownKey { .. } | Notice::TooManyPairs { .. } => "ignored".into(),
+            Notice::UnknownKey { .. }
+            | Notice::TooManyPairs { .. }
+            | Notice::ParamsIgnored { .. } => "ignored".into(),
+            Notice::Invalid { default, .. } if default.is_empty() => "ignored".into(),
             Notice::Invalid { default, .. } => format!("using the default {default}"),
             Notice::Repeated { .. } => "using the last".into(),
         }
@@ -225,6 +250,10 @@ impl fmt::Display for Notice {
             Notice::TooManyPairs { dropped } => {
                 write!(f, "more than {MAX_PAIRS} parameters ({dropped} more)")
             }
+            Notice::ParamsIgnored { model } => write!(
+                f,
+                "params is set by the architecture of model `{model}`; remove model to use params alone"
+            ),
         }
     }
 }
@@ -236,89 +265,387 @@ pub enum FieldKind {
     Number,
     /// One of a closed list: `(query value, label)`.
     Choice(&'static [(&'static str, &'static str)]),
+    /// `true` / `false`.
+    Toggle,
+    /// A preset id (see [`crate::presets::PRESETS`]).
+    Model,
 }
 
-/// One query key: how to read it into a scenario and write it back.
+/// Which part of the form a field belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Model,
+    Architecture,
+    Run,
+    Parallel,
+    Overhead,
+}
+
+/// Everything the query sets, before the model is resolved and checked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Draft {
+    pub model: Option<&'static str>,
+    pub params: Option<ParamCount>,
+    pub overrides: ArchOverrides,
+    pub train: Training,
+    pub parallel: Parallel,
+    pub overhead: Overhead,
+}
+
+/// One query key: how to read it into a draft and write it back.
 pub struct Field {
     pub key: &'static str,
     pub kind: FieldKind,
+    pub group: Group,
     /// Form label.
     pub label: &'static str,
     /// One plain-words sentence for tooltips and `--help`.
     pub help: &'static str,
-    apply: fn(&mut Scenario, &str) -> Result<(), FieldError>,
-    write: fn(&Scenario) -> String,
+    apply: fn(&mut Draft, &str) -> Result<(), FieldError>,
+    /// The canonical text for a scenario; `None` leaves the key out.
+    write: fn(&Scenario) -> Option<String>,
 }
 
 impl Field {
     /// Checks one value on its own, as the form does while the user types.
     pub fn validate(&self, value: &str) -> Result<(), FieldError> {
-        (self.apply)(&mut Scenario::default(), value)
+        (self.apply)(&mut Draft::default(), value)
     }
 
-    /// The canonical text of this field for `s`.
-    pub fn value_of(&self, s: &Scenario) -> String {
+    /// The canonical text of this field for `s` (`None`: left out).
+    pub fn value_of(&self, s: &Scenario) -> Option<String> {
         (self.write)(s)
     }
+
+    /// The text the form shows for `s`: the canonical value, or what the
+    /// scenario implies when the key is left out.
+    pub fn shown_value(&self, s: &Scenario) -> String {
+        self.value_of(s).unwrap_or_else(|| implied(self.key, s))
+    }
+}
+
+/// What a left-out key means for `s` (architecture fields show the
+/// resolved architecture; the others their default).
+fn implied(key: &str, s: &Scenario) -> String {
+    let a = s.arch;
+    let num =
+        |f: fn(&crate::arch::Architecture) -> u32| a.map(|a| f(&a).to_string()).unwrap_or_default();
+    match key {
+        "params" => s.params().to_string(),
+        "model" => String::new(),
+        "family" => a.map(|a| a.family.key().to_string()).unwrap_or_default(),
+        "hidden" => num(|a| a.hidden),
+        "layers" => num(|a| a.layers),
+        "heads" => num(|a| a.heads),
+        "kv_heads" => num(|a| a.kv_heads),
+        "head_dim" => num(|a| a.head_dim),
+        "ffn" => num(|a| a.ffn),
+        "vocab" => num(|a| a.vocab),
+        "positions" => num(|a| a.positions),
+        "tied" => a.map(|a| a.tied.to_string()).unwrap_or_default(),
+        "keep_outputs" => "false".into(),
+        "cuda_like" => "true".into(),
+        "dropout" => String::new(),
+        "ctx_mib" => Overhead::default().cuda_ctx_mib.to_string(),
+        "reserve_pct" => Overhead::default().reserve_pct.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Architecture fields only: written when they differ from the preset.
+fn arch_override(s: &Scenario, get: fn(&ArchOverrides) -> Option<String>) -> Option<String> {
+    match &s.model {
+        ModelSpec::Preset { overrides, .. } => get(overrides),
+        ModelSpec::ParamsOnly { .. } => None,
+    }
+}
+
+macro_rules! arch_number {
+    ($key:literal, $label:literal, $help:literal, $field:ident, $max:expr) => {
+        Field {
+            key: $key,
+            kind: FieldKind::Number,
+            group: Group::Architecture,
+            label: $label,
+            help: $help,
+            apply: |d, v| {
+                d.overrides.$field = Some(count(v, 1, $max, Some)?);
+                Ok(())
+            },
+            write: |s| arch_override(s, |o| o.$field.map(|n| n.to_string())),
+        }
+    };
 }
 
 /// Every key the codec knows, in form order.
 pub const FIELDS: &[Field] = &[
     Field {
-        key: "params",
-        kind: FieldKind::Number,
-        label: "Parameters (N)",
-        help: "Total parameter count, e.g. 1.5e9, 1.5B or 124M.",
-        apply: |s, v| {
-            let n = parse_count(v, true, ParamCount::MIN, ParamCount::MAX)?;
-            s.params = ParamCount::new(n).ok_or(FieldError::NotANumber)?;
+        key: "model",
+        kind: FieldKind::Model,
+        group: Group::Model,
+        label: "Model",
+        help: "A preset model; architecture fields below change it.",
+        apply: |d, v| {
+            let v = v.trim();
+            if v.is_empty() {
+                return Err(FieldError::Empty);
+            }
+            let p = presets::preset(&v.to_ascii_lowercase()).ok_or(FieldError::UnknownModel)?;
+            d.model = Some(p.id);
             Ok(())
         },
-        write: |s| s.params.get().to_string(),
+        write: |s| match s.model {
+            ModelSpec::Preset { id, .. } => Some(id.to_string()),
+            ModelSpec::ParamsOnly { .. } => None,
+        },
+    },
+    Field {
+        key: "params",
+        kind: FieldKind::Number,
+        group: Group::Model,
+        label: "Parameters (N)",
+        help: "Parameter count alone (seed formula only), e.g. 1.5e9, 1.5B or 124M.",
+        apply: |d, v| {
+            let n = parse_count(v, true, ParamCount::MIN, ParamCount::MAX)?;
+            d.params = Some(ParamCount::new(n).ok_or(FieldError::NotANumber)?);
+            Ok(())
+        },
+        write: |s| match s.model {
+            ModelSpec::ParamsOnly { params } => Some(params.get().to_string()),
+            ModelSpec::Preset { .. } => None,
+        },
+    },
+    Field {
+        key: "family",
+        kind: FieldKind::Choice(Family::OPTIONS),
+        group: Group::Architecture,
+        label: "Family",
+        help: "How the layers are built (norms, MLP, biases, positions).",
+        apply: |d, v| {
+            d.overrides.family = Some(choice(v, Family::from_key, Family::keys_joined)?);
+            Ok(())
+        },
+        write: |s| arch_override(s, |o| o.family.map(|f| f.key().to_string())),
+    },
+    arch_number!("hidden", "Hidden size", "Model width h (hidden_size, n_embd).", hidden, 1 << 20),
+    arch_number!("layers", "Layers", "Decoder layers L.", layers, 1 << 14),
+    arch_number!("heads", "Attention heads", "Query heads.", heads, 1 << 14),
+    arch_number!("kv_heads", "Key/value heads", "Key/value heads (fewer than heads with grouped-query attention).", kv_heads, 1 << 14),
+    arch_number!("head_dim", "Head dimension", "Width of one head (default hidden / heads).", head_dim, 1 << 20),
+    arch_number!("ffn", "MLP size", "MLP inner width (intermediate_size).", ffn, 1 << 22),
+    arch_number!("vocab", "Vocabulary", "Vocabulary size: sets the logits' size.", vocab, 1 << 24),
+    Field {
+        key: "tied",
+        kind: FieldKind::Toggle,
+        group: Group::Architecture,
+        label: "Tied embeddings",
+        help: "The output head shares the input embedding matrix.",
+        apply: |d, v| {
+            d.overrides.tied = Some(boolean(v)?);
+            Ok(())
+        },
+        write: |s| arch_override(s, |o| o.tied.map(|t| t.to_string())),
+    },
+    Field {
+        key: "positions",
+        kind: FieldKind::Number,
+        group: Group::Architecture,
+        label: "Learned positions",
+        help: "Learned absolute positions (GPT-2's n_positions); 0 with rotary embeddings.",
+        apply: |d, v| {
+            d.overrides.positions = Some(count(v, 0, 1 << 24, Some)?);
+            Ok(())
+        },
+        write: |s| arch_override(s, |o| o.positions.map(|n| n.to_string())),
     },
     Field {
         key: "dtype",
         kind: FieldKind::Choice(Dtype::OPTIONS),
+        group: Group::Run,
         label: "Precision",
-        help: "How weights, gradients and optimizer state are stored.",
-        apply: |s, v| {
-            s.dtype = choice(v, Dtype::from_key, Dtype::keys_joined)?;
+        help: "How weights, gradients and optimizer state are stored, and what forward computes in.",
+        apply: |d, v| {
+            d.train.dtype = choice(v, Dtype::from_key, Dtype::keys_joined)?;
             Ok(())
         },
-        write: |s| s.dtype.key().to_string(),
+        write: |s| Some(s.train.dtype.key().to_string()),
     },
     Field {
         key: "optim",
         kind: FieldKind::Choice(Optimizer::OPTIONS),
+        group: Group::Run,
         label: "Optimizer",
-        help: "The optimizer and its PyTorch implementation.",
-        apply: |s, v| {
-            s.optim = choice(v, Optimizer::from_key, Optimizer::keys_joined)?;
+        help: "The optimizer and its implementation: it decides the state and the step's temporaries.",
+        apply: |d, v| {
+            d.train.optim = choice(v, Optimizer::from_key, Optimizer::keys_joined)?;
             Ok(())
         },
-        write: |s| s.optim.key().to_string(),
+        write: |s| Some(s.train.optim.key().to_string()),
     },
     Field {
         key: "batch",
         kind: FieldKind::Number,
+        group: Group::Run,
         label: "Batch size",
-        help: "Sequences in one forward/backward pass (per GPU, per micro-step).",
-        apply: |s, v| {
-            s.batch = count(v, Batch::MIN, Batch::MAX, Batch::new)?;
+        help: "Sequences in one forward/backward pass, per GPU and micro-step.",
+        apply: |d, v| {
+            d.train.batch = count(v, Batch::MIN, Batch::MAX, Batch::new)?;
             Ok(())
         },
-        write: |s| s.batch.get().to_string(),
+        write: |s| Some(s.train.batch.get().to_string()),
     },
     Field {
         key: "seq",
         kind: FieldKind::Number,
+        group: Group::Run,
         label: "Sequence length",
         help: "Tokens per sequence.",
-        apply: |s, v| {
-            s.seq = count(v, SeqLen::MIN, SeqLen::MAX, SeqLen::new)?;
+        apply: |d, v| {
+            d.train.seq = count(v, SeqLen::MIN, SeqLen::MAX, SeqLen::new)?;
             Ok(())
         },
-        write: |s| s.seq.get().to_string(),
+        write: |s| Some(s.train.seq.get().to_string()),
+    },
+    Field {
+        key: "grad_accum",
+        kind: FieldKind::Number,
+        group: Group::Run,
+        label: "Gradient accumulation",
+        help: "Micro-batches summed before each optimizer step (gradients stay alive between them).",
+        apply: |d, v| {
+            d.train.grad_accum = count(v, GradAccum::MIN, GradAccum::MAX, GradAccum::new)?;
+            Ok(())
+        },
+        write: |s| Some(s.train.grad_accum.get().to_string()),
+    },
+    Field {
+        key: "grad_ckpt",
+        kind: FieldKind::Toggle,
+        group: Group::Run,
+        label: "Gradient checkpointing",
+        help: "Keep only each layer's input and recompute the layer in backward.",
+        apply: |d, v| {
+            d.train.grad_ckpt = boolean(v)?;
+            Ok(())
+        },
+        write: |s| Some(s.train.grad_ckpt.to_string()),
+    },
+    Field {
+        key: "attn",
+        kind: FieldKind::Choice(Attn::OPTIONS),
+        group: Group::Run,
+        label: "Attention",
+        help: "SDPA (flash / memory-efficient) or eager attention, which stores seq² scores.",
+        apply: |d, v| {
+            d.train.attn = choice(v, Attn::from_key, Attn::keys_joined)?;
+            Ok(())
+        },
+        write: |s| Some(s.train.attn.key().to_string()),
+    },
+    Field {
+        key: "lora_r",
+        kind: FieldKind::Number,
+        group: Group::Run,
+        label: "LoRA rank",
+        help: "LoRA adapters of this rank on every linear layer (0: full fine-tuning).",
+        apply: |d, v| {
+            let r = count(v, 0, LoraRank::MAX, Some)?;
+            d.train.lora_r = LoraRank::new(r);
+            Ok(())
+        },
+        write: |s| Some(s.train.lora_r.map_or(0, LoraRank::get).to_string()),
+    },
+    Field {
+        key: "keep_outputs",
+        kind: FieldKind::Toggle,
+        group: Group::Run,
+        label: "Keep outputs through backward",
+        help: "`out = model(x); out.loss.backward()` keeps the logits alive until backward ends.",
+        apply: |d, v| {
+            d.train.keep_outputs = boolean(v)?;
+            Ok(())
+        },
+        write: |s| s.train.keep_outputs.then(|| "true".to_string()),
+    },
+    Field {
+        key: "dropout",
+        kind: FieldKind::Number,
+        group: Group::Run,
+        label: "Dropout",
+        help: "Dropout probability replacing the model's own (GPT-2 uses 0.1, Llama-like 0).",
+        apply: |d, v| {
+            d.train.dropout = Some(probability(v)?);
+            Ok(())
+        },
+        write: |s| s.train.dropout.map(format_prob),
+    },
+    Field {
+        key: "cuda_like",
+        kind: FieldKind::Toggle,
+        group: Group::Run,
+        label: "CUDA kernels",
+        help: "CUDA's kernels (1-byte dropout masks, fused SDPA with dropout); false models PyTorch's CPU kernels.",
+        apply: |d, v| {
+            d.train.cuda_like = boolean(v)?;
+            Ok(())
+        },
+        write: |s| (!s.train.cuda_like).then(|| "false".to_string()),
+    },
+    Field {
+        key: "gpus",
+        kind: FieldKind::Number,
+        group: Group::Parallel,
+        label: "GPUs (data parallel)",
+        help: "Data-parallel GPUs; the estimate is per GPU.",
+        apply: |d, v| {
+            d.parallel.gpus = count(v, Gpus::MIN, Gpus::MAX, Gpus::new)?;
+            Ok(())
+        },
+        write: |s| Some(s.parallel.gpus.get().to_string()),
+    },
+    Field {
+        key: "zero",
+        kind: FieldKind::Choice(&[
+            ("0", "0: none (DDP)"),
+            ("1", "1: optimizer state"),
+            ("2", "2: + gradients (FSDP SHARD_GRAD_OP)"),
+            ("3", "3: + parameters (FSDP FULL_SHARD)"),
+        ]),
+        group: Group::Parallel,
+        label: "ZeRO stage",
+        help: "What is partitioned across the GPUs.",
+        apply: |d, v| {
+            let z = count(v, 0, 3, |n| u8::try_from(n).ok())?;
+            d.parallel.zero = ZeroStage::new(z).ok_or(FieldError::NotANumber)?;
+            Ok(())
+        },
+        write: |s| Some(s.parallel.zero.get().to_string()),
+    },
+    Field {
+        key: "ctx_mib",
+        kind: FieldKind::Number,
+        group: Group::Overhead,
+        label: "CUDA context (MiB)",
+        help: "Memory the CUDA context and kernels take before any tensor (not in allocated bytes).",
+        apply: |d, v| {
+            d.overhead.cuda_ctx_mib = count(v, 0, 65_536, Some)?;
+            Ok(())
+        },
+        write: |s| (s.overhead.cuda_ctx_mib != Overhead::default().cuda_ctx_mib)
+            .then(|| s.overhead.cuda_ctx_mib.to_string()),
+    },
+    Field {
+        key: "reserve_pct",
+        kind: FieldKind::Number,
+        group: Group::Overhead,
+        label: "Allocator reserve (%)",
+        help: "What PyTorch's caching allocator holds above the live tensors at the peak, in percent.",
+        apply: |d, v| {
+            d.overhead.reserve_pct = count(v, 0, 100, |n| u8::try_from(n).ok())?;
+            Ok(())
+        },
+        write: |s| (s.overhead.reserve_pct != Overhead::default().reserve_pct)
+            .then(|| s.overhead.reserve_pct.to_string()),
     },
 ];
 
@@ -327,7 +654,7 @@ pub fn field(key: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.key == key)
 }
 
-/// A plain count (no suffixes) into a bounded `u32` newtype.
+/// A plain count (no suffixes) in `min..=max`, converted by `new`.
 fn count<T>(v: &str, min: u32, max: u32, new: fn(u32) -> Option<T>) -> Result<T, FieldError> {
     let n = parse_count(v, false, min.into(), max.into())?;
     u32::try_from(n)
@@ -342,6 +669,57 @@ fn choice<T>(v: &str, from: fn(&str) -> Option<T>, all: fn() -> String) -> Resul
         return Err(FieldError::Empty);
     }
     from(&v.to_ascii_lowercase()).ok_or_else(|| FieldError::UnknownChoice { choices: all() })
+}
+
+/// `true`/`false`, also `1`/`0`, `yes`/`no`, `on`/`off`.
+fn boolean(v: &str) -> Result<bool, FieldError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "" => Err(FieldError::Empty),
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(FieldError::UnknownChoice {
+            choices: "true, false".into(),
+        }),
+    }
+}
+
+/// A probability in [0, 1) with at most four decimals, as ten-thousandths.
+fn probability(v: &str) -> Result<Prob, FieldError> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Err(FieldError::Empty);
+    }
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    if !int.bytes().all(|c| c.is_ascii_digit()) || !frac.bytes().all(|c| c.is_ascii_digit()) {
+        return Err(FieldError::NotANumber);
+    }
+    if frac.len() > 4 {
+        return Err(FieldError::Conflict("use at most 4 decimals".into()));
+    }
+    let int: u32 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| FieldError::TooLarge {
+            max: "0.9999".into(),
+        })?
+    };
+    let frac_n: u32 = format!("{frac:0<4}").parse().unwrap_or(0);
+    let n = int.saturating_mul(10_000).saturating_add(frac_n);
+    u16::try_from(n)
+        .ok()
+        .and_then(Prob::new)
+        .ok_or(FieldError::TooLarge {
+            max: "0.9999".into(),
+        })
+}
+
+/// `1000` → `0.1`.
+fn format_prob(p: Prob) -> String {
+    let s = format!("{}.{:04}", p.get() / 10_000, p.get() % 10_000);
+    let s = s.trim_end_matches('0');
+    s.strip_suffix('.')
+        .map(|i| i.to_string())
+        .unwrap_or_else(|| s.to_string())
 }
 
 /// Largest integer an f64 holds exactly; counts above it must be typed as digits.
@@ -420,9 +798,10 @@ pub struct Decoded {
 /// Lenient decoding, for the page: bad values fall back to the defaults and
 /// each one becomes a [`Notice`]. Never fails.
 pub fn decode(raw: &RawQuery) -> Decoded {
-    let mut scenario = Scenario::default();
+    let mut draft = Draft::default();
     let mut notices = Vec::new();
     let mut seen: Vec<&'static str> = Vec::new();
+    let mut texts: Vec<(&'static str, &str)> = Vec::new();
     for (k, v) in raw.pairs() {
         let Some(f) = field(k) else {
             notices.push(Notice::UnknownKey { key: k.to_string() });
@@ -435,15 +814,18 @@ pub fn decode(raw: &RawQuery) -> Decoded {
         } else {
             seen.push(f.key);
         }
-        let before = scenario.clone();
-        if let Err(error) = (f.apply)(&mut scenario, v) {
-            scenario = before;
-            notices.push(Notice::Invalid {
-                key: f.key,
-                value: v.to_string(),
-                error,
-                default: f.value_of(&Scenario::default()),
-            });
+        let before = draft;
+        match (f.apply)(&mut draft, v) {
+            Ok(()) => texts.push((f.key, v)),
+            Err(error) => {
+                draft = before;
+                notices.push(Notice::Invalid {
+                    key: f.key,
+                    value: v.to_string(),
+                    error,
+                    default: f.shown_value(&Scenario::default()),
+                });
+            }
         }
     }
     if raw.dropped > 0 {
@@ -451,7 +833,100 @@ pub fn decode(raw: &RawQuery) -> Decoded {
             dropped: raw.dropped,
         });
     }
+    let scenario = resolve(draft, &texts, &mut notices);
     Decoded { scenario, notices }
+}
+
+/// Turns a draft into a scenario: picks the model and checks the
+/// architecture, dropping overrides that break it (each with a notice).
+fn resolve(
+    mut draft: Draft,
+    texts: &[(&'static str, &str)],
+    notices: &mut Vec<Notice>,
+) -> Scenario {
+    let base = Scenario {
+        train: draft.train,
+        parallel: draft.parallel,
+        overhead: draft.overhead,
+        ..Scenario::default()
+    };
+    if let (None, true, Some(params)) = (draft.model, draft.overrides.is_empty(), draft.params) {
+        return Scenario {
+            model: ModelSpec::ParamsOnly { params },
+            arch: None,
+            ..base
+        };
+    }
+    let preset = draft
+        .model
+        .and_then(presets::preset)
+        .unwrap_or_else(presets::default_preset);
+    if draft.params.is_some() {
+        notices.push(Notice::ParamsIgnored { model: preset.id });
+    }
+    loop {
+        let arch = draft.overrides.apply(&preset.arch);
+        let Err(e) = arch.validate() else {
+            return Scenario {
+                model: ModelSpec::Preset {
+                    id: preset.id,
+                    overrides: draft.overrides,
+                },
+                arch: Some(arch),
+                ..base
+            };
+        };
+        // Drop the override the rule names; if it was not given, every
+        // override goes (the preset itself is always valid).
+        let key = e.field();
+        let value = texts
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.to_string());
+        let default = Scenario::default();
+        let preset_scenario = Scenario {
+            arch: Some(preset.arch),
+            ..default
+        };
+        notices.push(Notice::Invalid {
+            key,
+            value: value.clone().unwrap_or_else(|| {
+                implied(
+                    key,
+                    &Scenario {
+                        arch: Some(arch),
+                        ..default
+                    },
+                )
+            }),
+            error: FieldError::Conflict(e.to_string()),
+            default: implied(key, &preset_scenario),
+        });
+        if value.is_some() && clear_override(&mut draft.overrides, key) {
+            continue;
+        }
+        draft.overrides = ArchOverrides::default();
+    }
+}
+
+/// Removes one architecture override; false when `key` is not one that is set.
+fn clear_override(o: &mut ArchOverrides, key: &str) -> bool {
+    let was = *o;
+    match key {
+        "family" => o.family = None,
+        "hidden" => o.hidden = None,
+        "layers" => o.layers = None,
+        "heads" => o.heads = None,
+        "kv_heads" => o.kv_heads = None,
+        "head_dim" => o.head_dim = None,
+        "ffn" => o.ffn = None,
+        "vocab" => o.vocab = None,
+        "tied" => o.tied = None,
+        "positions" => o.positions = None,
+        _ => {}
+    }
+    *o != was
 }
 
 /// Strict decoding, for the command line: any notice is an error.
@@ -464,11 +939,14 @@ pub fn decode_strict(raw: &RawQuery) -> Result<Scenario, Vec<Notice>> {
     }
 }
 
-/// The canonical query of a scenario: every field, in [`FIELDS`] order.
+/// The canonical query of a scenario, in [`FIELDS`] order. Keys at their
+/// default that are rarely changed are left out.
 pub fn encode(s: &Scenario) -> RawQuery {
     let mut raw = RawQuery::default();
     for f in FIELDS {
-        raw.pairs.push((f.key.to_string(), f.value_of(s)));
+        if let Some(v) = f.value_of(s) {
+            raw.pairs.push((f.key.to_string(), v));
+        }
     }
     raw
 }

@@ -190,6 +190,9 @@ impl Moment {
 pub struct PhaseReport {
     /// 0 for model init, then 1, 2, ... (2 stands for every later step).
     pub iteration: u32,
+    /// With gradient accumulation: 1 for the first micro-step of the
+    /// iteration, 2 for every later one (gradients already alive).
+    pub micro_step: u32,
     pub phase: Phase,
     /// Highest live bytes during the phase, overhead included.
     pub peak_bytes: Bytes,
@@ -214,6 +217,7 @@ impl PhaseReport {
     ) -> Self {
         PhaseReport {
             iteration,
+            micro_step: 1,
             phase,
             peak_bytes: peak.total(),
             end_bytes: end.total(),
@@ -287,6 +291,8 @@ impl Estimate {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
+    /// vramfit's own: the saved-tensor ledger, held to measured PyTorch.
+    Vramfit,
     /// The formulas of the seed article, as written.
     SeedFormula,
 }
@@ -294,25 +300,31 @@ pub enum Method {
 impl Method {
     pub fn label(self) -> &'static str {
         match self {
+            Method::Vramfit => "vramfit",
             Method::SeedFormula => "seed formula",
         }
     }
 }
 
 /// The JSON document the CLI prints and the page exports: the canonical
-/// query (which reproduces it) and the estimate.
+/// query (which reproduces it), the resolved model, the primary estimate
+/// (vramfit's, or the seed formula's when only a parameter count is given)
+/// and the seed formula's beside it.
 #[derive(Serialize)]
 pub struct Document<'a> {
     pub query: String,
+    pub scenario: &'a crate::Scenario,
     #[serde(flatten)]
     pub estimate: &'a Estimate,
+    /// The seed formula's estimate, when the primary one is vramfit's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed_formula: Option<&'a Estimate>,
+    /// Why a method could not run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
-impl<'a> Document<'a> {
-    pub fn new(query: String, estimate: &'a Estimate) -> Self {
-        Document { query, estimate }
-    }
-
+impl Document<'_> {
     /// Pretty-printed JSON. Bytes are exact integers.
     pub fn to_json(&self) -> String {
         // Serializing plain structs of integers and strings cannot fail.

@@ -1,7 +1,9 @@
 //! The validated description of a training run. Every value here has passed
 //! the codec's checks: the estimators take it without re-validating.
 
+use crate::arch::{Architecture, Family};
 use crate::choice::choice_enum;
+use crate::presets::{self, Preset};
 use serde::Serialize;
 
 choice_enum! {
@@ -14,24 +16,34 @@ choice_enum! {
         Bf16 = "bf16", "pure bf16",
         /// Parameters, gradients and optimizer state all float16.
         Fp16 = "fp16", "pure fp16",
-        /// fp32 master weights, gradients and state; forward and loss under
-        /// `torch.autocast(bfloat16)`.
-        AmpBf16 = "amp_bf16", "mixed precision (fp32 weights + bf16 autocast)",
+        /// fp32 weights, gradients and state; forward and loss under
+        /// `torch.autocast(bfloat16)` (PyTorch AMP, the Trainer's `bf16=True`).
+        AmpBf16 = "amp_bf16", "mixed precision: fp32 weights + bf16 autocast",
+        /// As `amp_bf16` with float16 autocast (and a GradScaler).
+        AmpFp16 = "amp_fp16", "mixed precision: fp32 weights + fp16 autocast",
+        /// bf16 weights and gradients; the optimizer keeps fp32 master
+        /// weights, fp32 gradients and its state (DeepSpeed / Megatron style).
+        MixedBf16 = "mixed_bf16", "bf16 weights + fp32 master copy (DeepSpeed)",
     }
 }
 
 impl Dtype {
-    /// Bytes per parameter, gradient and optimizer-state element.
+    /// Bytes per stored parameter.
     pub fn param_bytes(self) -> u64 {
         match self {
-            Dtype::Fp32 | Dtype::AmpBf16 => 4,
-            Dtype::Bf16 | Dtype::Fp16 => 2,
+            Dtype::Fp32 | Dtype::AmpBf16 | Dtype::AmpFp16 => 4,
+            Dtype::Bf16 | Dtype::Fp16 | Dtype::MixedBf16 => 2,
         }
+    }
+
+    /// Under `torch.autocast`.
+    pub fn autocast(self) -> bool {
+        matches!(self, Dtype::AmpBf16 | Dtype::AmpFp16)
     }
 }
 
 choice_enum! {
-    /// The optimizer and its PyTorch implementation variant.
+    /// The optimizer and its implementation.
     pub enum Optimizer {
         /// `torch.optim.AdamW(foreach=True)`: the CUDA default.
         AdamW = "adamw", "AdamW (foreach, PyTorch default)",
@@ -39,19 +51,39 @@ choice_enum! {
         AdamWForLoop = "adamw_forloop", "AdamW (for-loop)",
         /// `torch.optim.AdamW(fused=True)`.
         AdamWFused = "adamw_fused", "AdamW (fused)",
+        /// bitsandbytes `AdamW8bit`: blockwise 8-bit moments.
+        AdamW8bit = "adamw8bit", "AdamW 8-bit (bitsandbytes)",
+        /// Lion (lucidrains' `lion-pytorch`): one momentum buffer.
+        Lion = "lion", "Lion",
+        /// transformers' `Adafactor` (relative step, factored second moments).
+        Adafactor = "adafactor", "Adafactor",
+        /// `torch.optim.SGD` with momentum 0.9.
+        SgdMomentum = "sgd_mom", "SGD with momentum",
         /// `torch.optim.SGD` without momentum.
         Sgd = "sgd", "SGD",
-        /// `torch.optim.SGD(momentum=0.9)`.
-        SgdMomentum = "sgd_mom", "SGD with momentum",
+    }
+}
+
+choice_enum! {
+    /// The attention implementation (`attn_implementation`).
+    pub enum Attn {
+        /// `torch.nn.functional.scaled_dot_product_attention` (flash or
+        /// memory-efficient kernel): saves the output and an fp32 logsumexp.
+        Sdpa = "sdpa", "SDPA (flash / memory-efficient)",
+        /// Plain matmul + softmax: materialises batch × heads × seq² scores.
+        Eager = "eager", "eager (materialised scores)",
     }
 }
 
 /// Declares a whole-number newtype with inclusive bounds checked by `new`.
 macro_rules! bounded {
     ($(#[$meta:meta])* $name:ident($inner:ty), $min:expr, $max:expr) => {
+        bounded!(@define $(#[$meta])* $name($inner), $min, $max, #[derive(Serialize)] #[serde(transparent)]);
+    };
+    (@define $(#[$meta:meta])* $name:ident($inner:ty), $min:expr, $max:expr, $(#[$extra:meta])*) => {
         $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-        #[serde(transparent)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $(#[$extra])*
         pub struct $name($inner);
 
         impl $name {
@@ -77,7 +109,7 @@ bounded!(
     100_000_000_000_000
 );
 bounded!(
-    /// Sequences per micro-batch.
+    /// Sequences per micro-batch, per GPU.
     Batch(u32),
     1,
     65_536
@@ -88,26 +120,252 @@ bounded!(
     1,
     4_194_304
 );
+bounded!(
+    /// Micro-batches whose gradients are summed before one optimizer step.
+    GradAccum(u32),
+    1,
+    4096
+);
+bounded!(
+    /// LoRA rank r.
+    LoraRank(u32),
+    1,
+    4096
+);
+bounded!(
+    /// Data-parallel GPUs.
+    Gpus(u32),
+    1,
+    65_536
+);
+bounded!(
+    /// ZeRO stage: 0 none (DDP), 1 optimizer state, 2 + gradients,
+    /// 3 + parameters (FSDP FULL_SHARD).
+    ZeroStage(u8),
+    0,
+    3
+);
+bounded!(@define
+    /// A dropout probability in ten-thousandths (1000 = 0.1).
+    Prob(u16),
+    0,
+    9999,
+);
 
-/// One training run, as the seed formula sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Scenario {
-    pub params: ParamCount,
+impl Serialize for Prob {
+    /// As the probability itself (0.1), not ten-thousandths.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(f64::from(self.0) / 10_000.0)
+    }
+}
+
+/// Architecture fields that replace the preset's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct ArchOverrides {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<Family>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layers: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heads: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_heads: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_dim: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ffn: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vocab: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tied: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub positions: Option<u32>,
+}
+
+impl ArchOverrides {
+    pub fn is_empty(&self) -> bool {
+        *self == ArchOverrides::default()
+    }
+
+    /// The preset's architecture with these fields replaced. When `heads`
+    /// or `hidden` change and `head_dim` is not given, head_dim follows
+    /// `hidden / heads`, as `config.json` readers do.
+    pub fn apply(&self, base: &Architecture) -> Architecture {
+        let mut a = *base;
+        if let Some(f) = self.family {
+            a.family = f;
+        }
+        a.hidden = self.hidden.unwrap_or(a.hidden);
+        a.layers = self.layers.unwrap_or(a.layers);
+        a.heads = self.heads.unwrap_or(a.heads);
+        a.kv_heads =
+            self.kv_heads
+                .unwrap_or(if self.heads.is_some() && base.kv_heads == base.heads {
+                    a.heads
+                } else {
+                    a.kv_heads
+                });
+        a.ffn = self.ffn.unwrap_or(a.ffn);
+        a.vocab = self.vocab.unwrap_or(a.vocab);
+        a.tied = self.tied.unwrap_or(a.tied);
+        a.head_dim = match self.head_dim {
+            Some(d) => d,
+            None if self.hidden.is_some() || self.heads.is_some() => {
+                if a.heads > 0 && a.hidden % a.heads == 0 {
+                    a.hidden / a.heads
+                } else {
+                    0
+                }
+            }
+            None => a.head_dim,
+        };
+        a.positions = match (self.positions, a.family) {
+            (Some(p), _) => p,
+            (None, Family::Gpt2) if base.family != Family::Gpt2 => 1024,
+            (None, Family::Gpt2) => a.positions,
+            (None, _) => 0,
+        };
+        a
+    }
+}
+
+/// Which model: a preset (possibly modified) or only a parameter count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelSpec {
+    /// A preset with some architecture fields replaced.
+    Preset {
+        id: &'static str,
+        overrides: ArchOverrides,
+    },
+    /// Only N: the seed formula alone (the accurate method needs a shape).
+    ParamsOnly { params: ParamCount },
+}
+
+/// What the training loop does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Training {
     pub dtype: Dtype,
     pub optim: Optimizer,
     pub batch: Batch,
     pub seq: SeqLen,
+    pub grad_accum: GradAccum,
+    /// `model.gradient_checkpointing_enable()` (non-reentrant).
+    pub grad_ckpt: bool,
+    pub attn: Attn,
+    /// LoRA on every linear layer but the output head (peft "all-linear",
+    /// fp32 adapters); `None` is full fine-tuning.
+    pub lora_r: Option<LoraRank>,
+    /// The output object (and its logits) is kept alive through backward.
+    pub keep_outputs: bool,
+    /// Dropout probability replacing the model's own; `None` keeps the model's.
+    pub dropout: Option<Prob>,
+    /// CUDA kernels (1-byte dropout masks, SDPA keeps its fused path with
+    /// dropout); `false` models PyTorch's CPU kernels.
+    pub cuda_like: bool,
 }
 
-impl Default for Scenario {
-    /// Qwen2.5-1.5B-sized (the seed's example), bf16, AdamW, 8 x 2048 tokens.
+/// Data parallelism.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Parallel {
+    pub gpus: Gpus,
+    pub zero: ZeroStage,
+}
+
+/// Memory that is not tensors, kept apart from allocated bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Overhead {
+    /// CUDA context and kernels loaded at start-up, in MiB.
+    pub cuda_ctx_mib: u32,
+    /// Caching-allocator reserve and fragmentation, % of allocated bytes.
+    pub reserve_pct: u8,
+}
+
+/// One training run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Scenario {
+    pub model: ModelSpec,
+    /// The resolved, validated architecture (`None` for a parameter count
+    /// alone). Derived from `model`; the codec keeps them in step.
+    pub arch: Option<Architecture>,
+    pub train: Training,
+    pub parallel: Parallel,
+    pub overhead: Overhead,
+}
+
+impl Scenario {
+    /// Total parameter count N.
+    pub fn params(&self) -> u64 {
+        match (&self.model, &self.arch) {
+            (_, Some(a)) => a.params(),
+            (ModelSpec::ParamsOnly { params }, None) => params.get(),
+            (ModelSpec::Preset { .. }, None) => 0,
+        }
+    }
+
+    /// The preset the model starts from, if any.
+    pub fn preset(&self) -> Option<&'static Preset> {
+        match self.model {
+            ModelSpec::Preset { id, .. } => presets::preset(id),
+            ModelSpec::ParamsOnly { .. } => None,
+        }
+    }
+}
+
+impl Default for Training {
     fn default() -> Self {
-        Scenario {
-            params: ParamCount(1_543_714_304),
+        Training {
             dtype: Dtype::Bf16,
             optim: Optimizer::AdamW,
             batch: Batch(8),
             seq: SeqLen(2048),
+            grad_accum: GradAccum(1),
+            grad_ckpt: false,
+            attn: Attn::Sdpa,
+            lora_r: None,
+            keep_outputs: false,
+            dropout: None,
+            cuda_like: true,
+        }
+    }
+}
+
+impl Default for Parallel {
+    fn default() -> Self {
+        Parallel {
+            gpus: Gpus(1),
+            zero: ZeroStage(0),
+        }
+    }
+}
+
+impl Default for Overhead {
+    /// Assumed, not measured here: a CUDA 12 context with lazy module loading
+    /// takes roughly 0.3–1 GiB; the caching allocator typically holds a few
+    /// percent above the live bytes at the peak.
+    fn default() -> Self {
+        Overhead {
+            cuda_ctx_mib: 512,
+            reserve_pct: 5,
+        }
+    }
+}
+
+impl Default for Scenario {
+    /// Qwen2.5-1.5B (the seed's example), bf16, AdamW, 8 × 2048 tokens.
+    fn default() -> Self {
+        let p = presets::default_preset();
+        Scenario {
+            model: ModelSpec::Preset {
+                id: p.id,
+                overrides: ArchOverrides::default(),
+            },
+            arch: Some(p.arch),
+            train: Training::default(),
+            parallel: Parallel::default(),
+            overhead: Overhead::default(),
         }
     }
 }

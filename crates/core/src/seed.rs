@@ -23,13 +23,14 @@ pub fn activations_per_token(params: u64) -> f64 {
 ///
 /// Source: seed 001, 2. Optimizer State: "Optimizer State = 2 × N × P" for
 /// Adam; "for simpler optimizers like SGD without momentum, this requirement
-/// may be lower". DIFFERENCE: the seed gives no number for SGD; we read
-/// "lower" as one buffer (N × P) with momentum and none without.
+/// may be lower". The seed names no other optimizer, so every other one is
+/// counted as Adam, as written. DIFFERENCE: the seed gives no number for SGD;
+/// we read "lower" as one buffer (N × P) with momentum and none without.
 pub fn state_multiplier(optim: Optimizer) -> u64 {
     match optim {
-        Optimizer::AdamW | Optimizer::AdamWForLoop | Optimizer::AdamWFused => 2,
-        Optimizer::SgdMomentum => 1,
         Optimizer::Sgd => 0,
+        Optimizer::SgdMomentum => 1,
+        _ => 2,
     }
 }
 
@@ -50,13 +51,14 @@ pub struct SeedTerms {
 
 impl SeedTerms {
     pub fn new(s: &Scenario) -> Result<Self, EstimateError> {
-        let n = u128::from(s.params.get());
-        let p = u128::from(s.dtype.param_bytes());
+        let t = &s.train;
+        let n = u128::from(s.params());
+        let p = u128::from(t.dtype.param_bytes());
         let np = Bytes::try_from_u128(n * p).ok_or(EstimateError::TooLarge { field: "params" })?;
-        let state = Bytes::try_from_u128(n * p * u128::from(state_multiplier(s.optim)))
+        let state = Bytes::try_from_u128(n * p * u128::from(state_multiplier(t.optim)))
             .ok_or(EstimateError::TooLarge { field: "params" })?;
-        let tokens_bytes = f64::from(s.batch.get()) * f64::from(s.seq.get()) * p as f64;
-        let acts = (activations_per_token(s.params.get()) * tokens_bytes).round();
+        let tokens_bytes = f64::from(t.batch.get()) * f64::from(t.seq.get()) * p as f64;
+        let acts = (activations_per_token(s.params()) * tokens_bytes).round();
         // 2^64 is exactly representable; anything at or above it does not fit.
         if acts >= 18_446_744_073_709_551_616.0 {
             return Err(EstimateError::TooLarge {
@@ -126,6 +128,6 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
             step_end,
         ));
     }
-    let n = s.params.get();
+    let n = s.params();
     Ok(Estimate::from_phases(Method::SeedFormula, n, n, phases))
 }

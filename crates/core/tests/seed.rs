@@ -1,16 +1,11 @@
 //! The seed formula (seed 001_420ff22d8420f7e5.txt), checked against hand
 //! computation and against the ground truth's own `estimates.blog` figures.
 
-use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::seed::{self, SeedTerms};
-use vramfit_core::{Bytes, Component, Phase, Scenario};
+mod common;
 
-fn scenario(q: &str) -> Scenario {
-    match decode_strict(&RawQuery::parse(q)) {
-        Ok(s) => s,
-        Err(n) => panic!("bad test query {q}: {n:?}"),
-    }
-}
+use common::scenario;
+use vramfit_core::seed::{self, SeedTerms};
+use vramfit_core::{Bytes, Component, Phase};
 
 /// `(model, optimizer state, gradients, intermediates, activations)` in bytes.
 fn check(q: &str, expected: [u64; 5]) {
@@ -164,25 +159,8 @@ mod properties {
     use super::*;
     use proptest::prelude::*;
     use vramfit_core::query::encode;
-    use vramfit_core::scenario::{Batch, Dtype, Optimizer, ParamCount, SeqLen};
-
-    prop_compose! {
-        fn scenarios()(
-            params in ParamCount::MIN..=1_000_000_000_000u64,
-            dtype in prop::sample::select(Dtype::ALL),
-            optim in prop::sample::select(Optimizer::ALL),
-            batch in 1u32..=512,
-            seq in 1u32..=65_536,
-        ) -> Scenario {
-            Scenario {
-                params: ParamCount::new(params).expect("in range"),
-                dtype,
-                optim,
-                batch: Batch::new(batch).expect("in range"),
-                seq: SeqLen::new(seq).expect("in range"),
-            }
-        }
-    }
+    use vramfit_core::scenario::SeqLen;
+    use vramfit_core::Scenario;
 
     fn with(s: &Scenario, key: &str, v: u32) -> Scenario {
         let mut raw = encode(s);
@@ -192,7 +170,8 @@ mod properties {
 
     proptest! {
         #[test]
-        fn parts_sum_to_totals(s in scenarios()) {
+        fn parts_sum_to_totals(q in common::queries()) {
+            let s = scenario(&q);
             let e = seed::estimate(&s).expect("estimate");
             for p in &e.phases {
                 prop_assert_eq!(p.components.iter().map(|(_, b)| b).sum::<Bytes>(), p.peak_bytes);
@@ -204,10 +183,11 @@ mod properties {
         }
 
         #[test]
-        fn monotone_in_batch_and_seq(s in scenarios(), more in 1u32..64) {
+        fn monotone_in_batch_and_seq(q in common::queries(), more in 1u32..64) {
+            let s = scenario(&q);
             let e = seed::estimate(&s).expect("estimate").peak_total_bytes;
-            let b = (s.batch.get() + more).min(Batch::MAX);
-            let l = (s.seq.get() + more).min(SeqLen::MAX);
+            let b = s.train.batch.get() + more;
+            let l = (s.train.seq.get() + more).min(SeqLen::MAX);
             prop_assert!(seed::estimate(&with(&s, "batch", b)).expect("estimate").peak_total_bytes >= e);
             prop_assert!(seed::estimate(&with(&s, "seq", l)).expect("estimate").peak_total_bytes >= e);
         }

@@ -1,0 +1,46 @@
+//! One full estimate (every phase of two iterations) must stay well under
+//! 5 µs natively: the page re-estimates on every keystroke and the max-batch
+//! solver calls it dozens of times. `cargo bench -p vramfit-core`.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::hint::black_box;
+use vramfit_core::query::{decode_strict, RawQuery};
+use vramfit_core::{estimate, Estimates, Scenario};
+
+fn scenario(q: &str) -> Scenario {
+    decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"))
+}
+
+fn bench(c: &mut Criterion) {
+    let cases = [
+        (
+            "llama3.1-8b amp sdpa",
+            "model=llama3.1-8b&dtype=amp_bf16&optim=adamw&batch=4&seq=2048",
+        ),
+        (
+            "gpt2 fp32 eager ckpt",
+            "model=gpt2-124m&dtype=fp32&attn=eager&grad_ckpt=true&batch=8&seq=1024",
+        ),
+        (
+            "qwen2.5-7b lora zero3",
+            "model=qwen2.5-7b&dtype=bf16&lora_r=16&gpus=8&zero=3&grad_accum=4",
+        ),
+    ];
+    for (name, q) in cases {
+        let s = scenario(q);
+        c.bench_function(&format!("estimate/{name}"), |b| {
+            b.iter(|| estimate::estimate(black_box(&s)))
+        });
+    }
+    let s = scenario(cases[0].1);
+    c.bench_function("both methods", |b| b.iter(|| Estimates::new(black_box(&s))));
+    c.bench_function("decode + both methods", |b| {
+        b.iter(|| {
+            let s = scenario(black_box(cases[0].1));
+            Estimates::new(&s)
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

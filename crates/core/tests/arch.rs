@@ -1,0 +1,130 @@
+//! Architectures: exact parameter counts for every preset, the config.json
+//! importer on real files (both transformers layouts), and its messages.
+
+use vramfit_core::arch::{Architecture, Family};
+use vramfit_core::hf_config::{self, ConfigError};
+use vramfit_core::presets::{preset, PRESETS};
+
+#[test]
+fn every_preset_matches_its_published_parameter_count() {
+    assert!(PRESETS.len() >= 25, "{} presets", PRESETS.len());
+    for p in PRESETS {
+        assert_eq!(p.arch.validate(), Ok(()), "{}", p.id);
+        assert_eq!(p.arch.params(), p.published_params, "{}", p.id);
+    }
+    let mut ids: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), PRESETS.len(), "ids are unique");
+}
+
+/// Source: the ground truth's `n_params` (a model built by transformers 5
+/// from these configs), the models' cards for the published figure.
+fn check_params(id: &str, expected: u64) {
+    let p = preset(id).unwrap_or_else(|| panic!("no preset {id}"));
+    assert_eq!(p.arch.params(), expected, "{id}");
+}
+
+#[test]
+fn parameter_counts_by_hand() {
+    // GPT-2: V h + P h + L (12 h² + 13 h) + 2 h, tied.
+    check_params(
+        "gpt2-124m",
+        50257 * 768 + 1024 * 768 + 12 * (12 * 768 * 768 + 13 * 768) + 2 * 768,
+    );
+    // Llama 3.2 1B, tied: V h + L (2h + h q + 2 h kv + q h + 3 h f) + h.
+    check_params(
+        "llama3.2-1b",
+        128256 * 2048 + 16 * (2 * 2048 + 2 * 2048 * 2048 + 2 * 2048 * 512 + 3 * 2048 * 8192) + 2048,
+    );
+    // Qwen2.5 0.5B adds q/k/v biases (896 + 2 × 128 per layer).
+    check_params("qwen2.5-0.5b", 494_032_768);
+    check_params("llama3.1-8b", 8_030_261_248);
+    check_params("llama3.1-70b", 70_553_706_496);
+}
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/hf_configs/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn imports_every_ground_truth_config_in_both_layouts() {
+    for id in [
+        "gpt2-124m",
+        "llama-20m",
+        "llama3.1-8b",
+        "llama3.2-1b",
+        "qwen2.5-0.5b",
+        "qwen2.5-1.5b",
+        "smollm2-135m",
+    ] {
+        let expected = preset(id).expect("preset").arch;
+        for layout in ["", "transformers4/"] {
+            let got = hf_config::parse(&fixture(&format!("{layout}{id}"))).expect("parses");
+            assert_eq!(got.arch, expected, "{layout}{id}");
+            assert!(!got.generic);
+        }
+    }
+}
+
+#[test]
+fn unknown_model_types_are_read_as_generic_decoders() {
+    let text = r#"{"model_type": "olmo2", "hidden_size": 2048, "num_hidden_layers": 16,
+        "num_attention_heads": 16, "intermediate_size": 8192, "vocab_size": 100352,
+        "tie_word_embeddings": false}"#;
+    let got = hf_config::parse(text).expect("parses");
+    assert!(got.generic);
+    assert_eq!(got.model_type, "olmo2");
+    assert_eq!(
+        got.arch,
+        Architecture {
+            family: Family::Generic,
+            hidden: 2048,
+            layers: 16,
+            heads: 16,
+            kv_heads: 16,
+            head_dim: 128,
+            ffn: 8192,
+            vocab: 100352,
+            tied: false,
+            positions: 0,
+        }
+    );
+}
+
+#[test]
+fn multimodal_configs_use_their_text_config() {
+    let text = r#"{"model_type": "llava", "text_config": {"model_type": "llama",
+        "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256}}"#;
+    let got = hf_config::parse(text).expect("parses");
+    assert_eq!(got.arch.family, Family::Llama);
+    assert_eq!(got.arch.params(), 8_030_261_248);
+}
+
+/// Every message a broken config.json can produce, word for word.
+#[test]
+fn broken_configs_say_which_field_is_wrong() {
+    let cases = [
+        "not json",
+        "[1, 2]",
+        r#"{"model_type": "falcon", "hidden_size": 4544}"#,
+        r#"{"model_type": "gpt2", "n_embd": 768}"#,
+        r#"{"model_type": "llama", "hidden_size": -5, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 8}"#,
+        r#"{"model_type": "llama", "hidden_size": 10, "num_hidden_layers": 2, "num_attention_heads": 3, "intermediate_size": 8, "vocab_size": 8}"#,
+        r#"{"model_type": "llama", "hidden_size": 12, "num_hidden_layers": 0, "num_attention_heads": 3, "intermediate_size": 8, "vocab_size": 8}"#,
+        r#"{"model_type": "llama", "hidden_size": 12, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 8, "vocab_size": 8}"#,
+        r#"{"model_type": "llama", "hidden_size": 12, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8, "tie_word_embeddings": "yes"}"#,
+        r#"{"model_type": "llama", "hidden_size": 1e30, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8}"#,
+    ];
+    let mut out = String::new();
+    for c in cases {
+        let e: ConfigError = hf_config::parse(c).expect_err("broken");
+        out.push_str(&format!("{c}\n  {e}\n"));
+    }
+    insta::assert_snapshot!(out);
+}

@@ -1,0 +1,64 @@
+//! Shared test helpers: scenarios from query strings, and a proptest
+//! strategy over the whole query space.
+#![allow(dead_code)]
+
+use proptest::prelude::*;
+use vramfit_core::presets::PRESETS;
+use vramfit_core::query::{decode_strict, RawQuery};
+use vramfit_core::scenario::{Attn, Dtype, Optimizer};
+use vramfit_core::Scenario;
+
+/// The scenario of a valid query (panics with the notices otherwise).
+pub fn scenario(q: &str) -> Scenario {
+    decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("bad test query {q}: {n:?}"))
+}
+
+fn model() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (1_000u64..=1_000_000_000_000).prop_map(|n| format!("params={n}")),
+        (
+            prop::sample::select(PRESETS.iter().map(|p| p.id).collect::<Vec<_>>()),
+            prop::option::of(1u32..=48),
+            prop::option::of(1u32..=65_536),
+            prop::option::of(any::<bool>()),
+        )
+            .prop_map(|(id, layers, vocab, tied)| {
+                let mut q = format!("model={id}");
+                if let Some(l) = layers {
+                    q.push_str(&format!("&layers={l}"));
+                }
+                if let Some(v) = vocab {
+                    q.push_str(&format!("&vocab={v}"));
+                }
+                if let Some(t) = tied {
+                    q.push_str(&format!("&tied={t}"));
+                }
+                q
+            }),
+    ]
+}
+
+/// A valid query over every key (sizes kept moderate so estimates fit).
+pub fn queries() -> impl Strategy<Value = String> {
+    (
+        model(),
+        prop::sample::select(Dtype::ALL),
+        prop::sample::select(Optimizer::ALL),
+        prop::sample::select(Attn::ALL),
+        (1u32..=64, 1u32..=8192, 1u32..=8),
+        (any::<bool>(), 0u32..=64, any::<bool>(), any::<bool>()),
+        prop::option::of(0u16..=9999),
+        (1u32..=64, 0u8..=3, 0u32..=2048, 0u8..=30),
+    )
+        .prop_map(|(m, dtype, optim, attn, (b, s, acc), (ckpt, r, keep, cuda), drop, (g, z, ctx, res))| {
+            let mut q = format!(
+                "{m}&dtype={dtype}&optim={optim}&attn={attn}&batch={b}&seq={s}&grad_accum={acc}\
+                 &grad_ckpt={ckpt}&lora_r={r}&keep_outputs={keep}&cuda_like={cuda}&gpus={g}&zero={z}\
+                 &ctx_mib={ctx}&reserve_pct={res}"
+            );
+            if let Some(p) = drop {
+                q.push_str(&format!("&dropout=0.{p:04}"));
+            }
+            q
+        })
+}

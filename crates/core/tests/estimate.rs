@@ -1,0 +1,410 @@
+//! The accurate estimator's mechanisms, each checked against a number with
+//! its source, and its invariants as properties.
+
+mod common;
+
+use common::scenario;
+use proptest::prelude::*;
+use vramfit_core::estimate::{estimate, zero_partition};
+use vramfit_core::presets::preset;
+use vramfit_core::query::{decode, encode, RawQuery};
+use vramfit_core::{Bytes, Component, Estimate, EstimateError, Phase, PhaseReport};
+
+fn est(q: &str) -> Estimate {
+    estimate(&scenario(q)).unwrap_or_else(|e| panic!("{q}: {e}"))
+}
+
+fn phase(e: &Estimate, iteration: u32, micro: u32, ph: Phase) -> &PhaseReport {
+    e.phases
+        .iter()
+        .find(|p| p.iteration == iteration && p.micro_step == micro && p.phase == ph)
+        .unwrap_or_else(|| panic!("no phase {iteration}/{micro} {ph:?}"))
+}
+
+fn alloc(p: &PhaseReport) -> u64 {
+    p.components.allocated().get()
+}
+
+const P8B: u64 = 8_030_261_248;
+/// Llama 3.1 8B: 1 + 9 × 32 + 1 + 1 parameter tensors (one AdamW `step` each).
+const TENSORS_8B: u64 = 291;
+
+/// `(query, bytes per parameter at the optimizer step's peak)`.
+/// Source: ground-truth README, "foreach AdamW holds one extra
+/// parameter-sized temporary: 20 B/param in fp32 or amp, 10 B/param in pure
+/// bf16"; SGD momentum and fused AdamW hold none.
+fn check_step(q: &str, per_param: u64, extra: u64) {
+    let e = est(q);
+    let step = phase(&e, 2, 1, Phase::OptimizerStep);
+    // + token ids and labels (16 B per token) and RoPE buffers (4 × head_dim).
+    assert_eq!(alloc(step), P8B * per_param + extra + 16 + 512, "{q}");
+}
+
+#[test]
+fn optimizer_step_bytes_per_parameter() {
+    let base = "model=llama3.1-8b&batch=1&seq=1";
+    check_step(
+        &format!("{base}&dtype=fp32&optim=adamw"),
+        20,
+        4 * TENSORS_8B,
+    );
+    check_step(
+        &format!("{base}&dtype=amp_bf16&optim=adamw"),
+        20,
+        4 * TENSORS_8B,
+    );
+    check_step(
+        &format!("{base}&dtype=bf16&optim=adamw"),
+        10,
+        4 * TENSORS_8B,
+    );
+    check_step(
+        &format!("{base}&dtype=fp32&optim=adamw_fused"),
+        16,
+        4 * TENSORS_8B,
+    );
+    check_step(&format!("{base}&dtype=fp32&optim=sgd_mom"), 12, 0);
+    check_step(&format!("{base}&dtype=fp32&optim=sgd"), 8, 0);
+    // For-loop AdamW: two temporaries of the largest tensor (the 128256 × 4096
+    // embedding) instead of a parameter-sized list.
+    check_step(
+        &format!("{base}&dtype=fp32&optim=adamw_forloop"),
+        16,
+        4 * TENSORS_8B + 2 * 128_256 * 4096 * 4,
+    );
+    // Lion: one moment; 8-bit AdamW: two uint8 moments + an fp32 absmax per
+    // 256 elements (bitsandbytes blockwise quantisation).
+    check_step(
+        &format!("{base}&dtype=bf16&optim=lion"),
+        6,
+        2 * 128_256 * 4096 * 2,
+    );
+    check_step(
+        &format!("{base}&dtype=bf16&optim=adamw8bit"),
+        6,
+        2 * 4 * P8B.div_ceil(256),
+    );
+}
+
+#[test]
+fn optimizer_state_appears_at_the_first_step() {
+    // Source: ground-truth README, "Iteration 2 sits above iteration 1 by
+    // exactly the optimizer-state bytes".
+    let e = est("model=llama3.2-1b&dtype=fp32&optim=adamw&batch=1&seq=1024");
+    let state = phase(&e, 2, 1, Phase::Forward)
+        .components
+        .get(Component::OptimizerState);
+    assert_eq!(state.get(), 2 * 1_235_814_400 * 4 + 4 * 146);
+    assert_eq!(
+        phase(&e, 1, 1, Phase::Forward)
+            .components
+            .get(Component::OptimizerState),
+        Bytes::ZERO
+    );
+    assert_eq!(
+        alloc(phase(&e, 2, 1, Phase::Backward)),
+        alloc(phase(&e, 1, 1, Phase::Backward)) + state.get()
+    );
+    // zero_grad(set_to_none=True) frees the gradients.
+    let z = phase(&e, 1, 1, Phase::ZeroGrad);
+    assert_eq!(z.end_components.get(Component::Gradients), Bytes::ZERO);
+    assert_eq!(
+        z.components.get(Component::Gradients).get(),
+        1_235_814_400 * 4
+    );
+}
+
+#[test]
+fn lora_trains_only_the_adapters() {
+    // Source: ground truth `n_trainable` for peft LoRA r=16 on all linear layers.
+    for (model, trainable) in [
+        ("llama3.2-1b", 11_272_192),
+        ("llama3.1-8b", 41_943_040),
+        ("qwen2.5-1.5b", 18_464_768),
+        ("gpt2-124m", 2_359_296),
+    ] {
+        let e = est(&format!("model={model}&lora_r=16&dtype=bf16"));
+        assert_eq!(e.trainable_params, trainable, "{model}");
+        // Adapters are fp32 (peft autocast_adapter_dtype): 4-byte gradients.
+        let g = phase(&e, 1, 1, Phase::OptimizerStep)
+            .components
+            .get(Component::Gradients);
+        assert_eq!(g.get(), trainable * 4, "{model}");
+    }
+}
+
+#[test]
+fn eager_attention_stores_seq_squared_scores() {
+    // Eager keeps the fp32 softmax and its bf16 cast (6 B per score under
+    // autocast) and repeats k and v to every head; SDPA keeps an fp32
+    // logsumexp per head. Source: ground truth rows E (llama3.2-1b amp,
+    // seq 2048: eager 37.81 GB vs SDPA 24.73 GB).
+    let q = "model=llama3.2-1b&dtype=amp_bf16&batch=1&seq=2048";
+    let sdpa = est(&format!("{q}&attn=sdpa"));
+    let eager = est(&format!("{q}&attn=eager"));
+    let end = |e: &Estimate| {
+        phase(e, 1, 1, Phase::Forward)
+            .end_components
+            .get(Component::Activations)
+            .get()
+    };
+    let (l, heads, s, q_dim, kv_dim) = (16u64, 32u64, 2048u64, 2048u64, 512u64);
+    let scores = l * heads * s * s * 6;
+    let kv_repeat = l * s * 2 * (2 * q_dim - 2 * kv_dim);
+    let lse = l * s * heads * 4;
+    assert_eq!(end(&eager) - end(&sdpa), scores + kv_repeat - lse);
+}
+
+#[test]
+fn gradient_checkpointing_keeps_each_layer_input() {
+    // Non-reentrant checkpointing keeps the layer inputs (bf16 residual:
+    // 2 B × hidden per token per layer); the logits are untouched.
+    let q = "model=llama3.1-8b&dtype=bf16&batch=1&seq=2048";
+    let off = est(&format!("{q}&grad_ckpt=false"));
+    let on = est(&format!("{q}&grad_ckpt=true"));
+    let acts = |e: &Estimate| {
+        phase(e, 1, 1, Phase::Forward)
+            .end_components
+            .get(Component::Activations)
+            .get()
+    };
+    let logits = |e: &Estimate| {
+        phase(e, 1, 1, Phase::Forward)
+            .end_components
+            .get(Component::Logits)
+    };
+    assert_eq!(logits(&on), logits(&off));
+    let per_layer_input = 2048 * 4096 * 2;
+    let outer = acts(&off) - 32 * (acts(&off) - acts(&on)) / 32;
+    assert!(
+        acts(&on) < acts(&off) / 10,
+        "checkpointing cuts activations > 10×"
+    );
+    assert!(acts(&on) >= 32 * per_layer_input && outer > 0);
+}
+
+#[test]
+fn gradient_accumulation_keeps_gradients_between_micro_steps() {
+    let e = est("model=llama3.2-1b&dtype=bf16&batch=2&seq=1024&grad_accum=4");
+    let first = phase(&e, 1, 1, Phase::Forward);
+    let later = phase(&e, 1, 2, Phase::Forward);
+    let grads = 1_235_814_400 * 2;
+    assert_eq!(first.components.get(Component::Gradients), Bytes::ZERO);
+    assert_eq!(later.components.get(Component::Gradients).get(), grads);
+    assert_eq!(alloc(later), alloc(first) + grads);
+}
+
+/// Source: Rajbhandari et al. 2019, "ZeRO: Memory Optimizations Toward
+/// Training Trillion Parameter Models", Figure 1: Ψ = 7.5B, N_d = 64, mixed
+/// precision Adam (K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.9 GB.
+#[test]
+fn zero_paper_figure_1() {
+    let psi: u128 = 7_500_000_000;
+    let n = 64;
+    let per_gpu = |stage: u8| {
+        zero_partition(2 * psi, n, stage >= 3)
+            + zero_partition(2 * psi, n, stage >= 2)
+            + zero_partition(12 * psi, n, stage >= 1)
+    };
+    let gb = |b: u128| b as f64 / 1e9;
+    assert_eq!(per_gpu(0), 120_000_000_000);
+    assert_eq!(format!("{:.1}", gb(per_gpu(1))), "31.4");
+    assert_eq!(format!("{:.1}", gb(per_gpu(2))), "16.6");
+    assert_eq!(format!("{:.1}", gb(per_gpu(3))), "1.9");
+}
+
+/// Model states per GPU (parameters + gradients + optimizer state) at the
+/// end of the step.
+fn model_states(e: &Estimate) -> u64 {
+    let end = &phase(e, 2, 1, Phase::OptimizerStep).end_components;
+    [
+        Component::Parameters,
+        Component::Gradients,
+        Component::OptimizerState,
+    ]
+    .iter()
+    .map(|&c| end.get(c).get())
+    .sum()
+}
+
+/// Source: DeepSpeed `estimate_zero2_model_states_mem_needs` (no offload):
+/// `2 * total_params + int(18 * total_params / total_gpus)`, with
+/// "18 = 2 grads_16bit + 4 grads_32bit + 4 params_32bit + 8 optimizer
+/// states", and `estimate_zero3_model_states_mem_needs`:
+/// `4 * largest_layer_params + int(18 * total_params / total_gpus)`.
+#[test]
+fn deepspeed_zero_estimators() {
+    let (p, tensors) = (P8B, TENSORS_8B);
+    let buffers = 512;
+    for gpus in [8u64, 64] {
+        let q = format!("model=llama3.1-8b&dtype=mixed_bf16&optim=adamw_fused&gpus={gpus}");
+        // Ours also counts one fp32 `step` per tensor (partitioned with the
+        // state) and the RoPE buffers; the rest is DeepSpeed's formula, up to
+        // rounding each partition up.
+        let extras = buffers + (4 * tensors) / gpus;
+        let z2 = est(&format!("{q}&zero=2"));
+        let ds2 = 2 * p + 18 * p / gpus;
+        assert!(
+            (model_states(&z2) - extras).abs_diff(ds2) <= 3,
+            "zero 2, {gpus} GPUs: {} vs {ds2}",
+            model_states(&z2) - extras
+        );
+        // ZeRO-3: parameters are partitioned and the largest module is
+        // gathered with its gradient (2 + 2 bytes per element).
+        // DIFFERENCE: DeepSpeed's stage-3 estimator omits the 16-bit gradient
+        // partition (2Ψ/N) that its stage-2 estimator counts; we keep it.
+        let z3 = est(&format!("{q}&zero=3"));
+        let largest = 128_256 * 4096;
+        let ds3 = 4 * largest + 18 * p / gpus;
+        let grad16 = 2 * p / gpus;
+        let ours = model_states(&z3) - (buffers / gpus) - (4 * tensors) / gpus;
+        assert!(
+            ours.abs_diff(ds3 + grad16) <= 3,
+            "zero 3, {gpus}: {ours} vs {}",
+            ds3 + grad16
+        );
+    }
+}
+
+#[test]
+fn ddp_keeps_gradient_buckets() {
+    // torch DDP with gradient_as_bucket_view=False (the default) copies
+    // gradients into flat buckets of the same total size.
+    let one = est("model=llama3.2-1b&dtype=bf16&gpus=1");
+    let two = est("model=llama3.2-1b&dtype=bf16&gpus=2&zero=0");
+    let g = |e: &Estimate| {
+        phase(e, 1, 1, Phase::OptimizerStep)
+            .components
+            .get(Component::Gradients)
+            .get()
+    };
+    assert_eq!(g(&two), 2 * g(&one));
+}
+
+#[test]
+fn overhead_is_reported_apart() {
+    let e = est("model=gpt2-124m&ctx_mib=1000&reserve_pct=10");
+    let peak = e.peak().expect("peak");
+    assert_eq!(
+        e.peak_total_bytes.get() - e.peak_allocated_bytes.get(),
+        peak.components.get(Component::Overhead).get()
+    );
+    assert_eq!(
+        peak.components.get(Component::Overhead).get(),
+        1000 * (1 << 20) + e.peak_allocated_bytes.get() / 10
+    );
+}
+
+#[test]
+fn a_parameter_count_alone_needs_an_architecture() {
+    let s = scenario("params=7e9");
+    assert_eq!(estimate(&s), Err(EstimateError::NeedsArchitecture));
+    assert_eq!(
+        EstimateError::NeedsArchitecture.to_string(),
+        "the vramfit estimate needs a model's architecture: choose a model (a parameter count alone only feeds the seed formula)"
+    );
+}
+
+#[test]
+fn sizes_beyond_64_bits_are_an_error_naming_the_inputs() {
+    let s = scenario("model=llama3.1-70b&vocab=16000000&batch=65536&seq=4194304");
+    assert_eq!(
+        estimate(&s).map(|_| ()).map_err(|e| e.to_string()),
+        Err("batch × seq is too large: the memory would exceed 16 EiB (2^64 bytes)".into())
+    );
+}
+
+#[test]
+fn presets_all_estimate() {
+    for p in vramfit_core::presets::PRESETS {
+        let e = est(&format!("model={}", p.id));
+        assert_eq!(e.params, p.published_params);
+        assert!(
+            e.peak_allocated_bytes.get() > p.published_params,
+            "{}",
+            p.id
+        );
+    }
+    assert!(preset("llama3.1-8b").is_some());
+}
+
+fn with(q: &str, key: &str, v: u32) -> Option<vramfit_core::Scenario> {
+    let mut raw = encode(&scenario(q));
+    raw.set(key, &v.to_string());
+    let d = decode(&RawQuery::parse(&raw.to_query_string()));
+    d.notices.is_empty().then_some(d.scenario)
+}
+
+proptest! {
+    #[test]
+    fn components_sum_to_totals(q in common::queries()) {
+        let s = scenario(&q);
+        if let Ok(e) = estimate(&s) {
+            for p in &e.phases {
+                prop_assert_eq!(p.components.iter().map(|(_, b)| b).sum::<Bytes>(), p.peak_bytes);
+                prop_assert_eq!(p.end_components.total(), p.end_bytes);
+                prop_assert!(p.end_components.allocated() <= p.components.allocated()
+                    || p.phase == Phase::Init, "{:?} end above peak", p.phase);
+            }
+            let max = e.phases.iter().map(|p| p.peak_bytes).max().expect("phases");
+            prop_assert_eq!(e.peak_total_bytes, max);
+        }
+    }
+
+    #[test]
+    fn monotone_in_batch_and_seq(q in common::queries(), more in 1u32..512) {
+        let s = scenario(&q);
+        if let Ok(e) = estimate(&s) {
+            let peak = e.peak_allocated_bytes;
+            for (key, v) in [("batch", s.train.batch.get() + more), ("seq", s.train.seq.get() + more)] {
+                if let Some(bigger) = with(&q, key, v) {
+                    if let Ok(b) = estimate(&bigger) {
+                        prop_assert!(b.peak_allocated_bytes >= peak, "{key} {v}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn iteration_two_is_iteration_one_plus_state(q in common::queries()) {
+        let s = scenario(&q);
+        if let Ok(e) = estimate(&s) {
+            let state = phase(&e, 2, 1, Phase::Forward).components.get(Component::OptimizerState).get();
+            for p1 in e.phases.iter().filter(|p| p.iteration == 1 && matches!(p.phase, Phase::Forward | Phase::Backward)) {
+                let p2 = phase(&e, 2, p1.micro_step, p1.phase);
+                prop_assert_eq!(alloc(p2), alloc(p1) + state);
+            }
+        }
+    }
+
+    /// Nonsense never panics: any query string decodes to a scenario whose
+    /// estimate is a result or an error naming the inputs.
+    #[test]
+    fn any_query_estimates_or_explains(q in "[a-z_]{1,10}=[-0-9a-z.e]{0,12}(&[a-z_]{1,10}=[-0-9a-z.e]{0,12}){0,8}") {
+        let d = decode(&RawQuery::parse(&q));
+        match estimate(&d.scenario) {
+            Ok(e) => prop_assert!(e.peak_total_bytes >= e.peak_allocated_bytes),
+            Err(err) => prop_assert!(!err.to_string().is_empty()),
+        }
+    }
+
+    /// Extreme but valid sizes: an estimate or a TooLarge error, never a panic.
+    #[test]
+    fn huge_sizes_are_errors_not_panics(
+        hidden in 1u32..=1 << 20, layers in 1u32..=1 << 14, ffn in 1u32..=1 << 22,
+        vocab in 1u32..=1 << 24, batch in 1u32..=65_536, seq in 1u32..=4_194_304,
+    ) {
+        let q = format!(
+            "model=llama3.1-8b&hidden={hidden}&heads=1&kv_heads=1&head_dim={hidden}&layers={layers}\
+             &ffn={ffn}&vocab={vocab}&batch={batch}&seq={seq}&attn=eager"
+        );
+        let d = decode(&RawQuery::parse(&q));
+        prop_assert!(d.notices.is_empty(), "{:?}", d.notices);
+        match estimate(&d.scenario) {
+            Ok(e) => prop_assert!(e.peak_allocated_bytes.get() > 0),
+            Err(EstimateError::TooLarge { field }) => prop_assert!(!field.is_empty()),
+            Err(e) => prop_assert!(false, "{e}"),
+        }
+    }
+}
