@@ -21,6 +21,9 @@ cargo clippy -p vramfit-web --target wasm32-unknown-unknown --all-targets --lock
 step "native tests"
 cargo test --workspace --locked
 
+step "estimator against measured PyTorch memory (error table)"
+cargo test -p vramfit-core --locked --test ground_truth -- --nocapture 2>&1 | grep -v '^\s*$'
+
 step "browser component tests (wasm-bindgen-test, headless Chromium)"
 cargo test -p vramfit-web --target wasm32-unknown-unknown --locked
 

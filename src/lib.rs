@@ -11,8 +11,9 @@ mod browser;
 mod chart;
 
 use leptos::prelude::*;
+use vramfit_core::presets::PRESETS;
 use vramfit_core::query::{self, Field, FieldKind, FIELDS};
-use vramfit_core::{seed, Bytes, Decoded, Estimate, EstimateError, Notice, RawQuery};
+use vramfit_core::{Bytes, Decoded, Estimate, Estimates, Notice, RawQuery};
 
 /// Removes index.html's "Loading…" line once the app is about to mount.
 pub fn remove_loading_message() {
@@ -37,17 +38,18 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
-/// The form's starting values: each known key from the URL, or its default.
-/// Unknown keys are dropped here (they are reported once, from the URL).
+/// The form's starting values: the known keys of the URL, as typed (an
+/// empty URL starts from the default scenario's canonical query). Unknown
+/// keys are dropped here; they are reported once, from the URL.
 pub fn initial_form(url: &RawQuery) -> RawQuery {
-    let defaults = vramfit_core::Scenario::default();
     let mut form = RawQuery::default();
-    for f in FIELDS {
-        let v = url
-            .get(f.key)
-            .map(str::to_string)
-            .unwrap_or_else(|| f.value_of(&defaults));
-        form.set(f.key, &v);
+    for (k, v) in url.pairs() {
+        if query::field(k).is_some() {
+            form.set(k, v);
+        }
+    }
+    if form.pairs().next().is_none() {
+        form = query::encode(&vramfit_core::Scenario::default());
     }
     form
 }
@@ -68,7 +70,7 @@ pub fn App() -> impl IntoView {
     let ignored = link_notices(&url);
     let form = RwSignal::new(initial_form(&url));
     let decoded = Memo::new(move |_| form.with(query::decode));
-    let estimate = Memo::new(move |_| decoded.with(|d| seed::estimate(&d.scenario)));
+    let estimates = Memo::new(move |_| decoded.with(|d| Estimates::new(&d.scenario)));
 
     // Every change is written back to the address bar.
     Effect::new(move |_| form.with(|f| browser::replace_query(&f.to_query_string())));
@@ -87,7 +89,7 @@ pub fn App() -> impl IntoView {
                 </form>
                 <CopyLink/>
             </section>
-            <Results estimate=estimate/>
+            <Results estimates=estimates/>
         </main>
         <footer>
             "Seed formula: "
@@ -125,8 +127,17 @@ fn FieldInput(
     let key = field.key;
     let id = format!("f-{key}");
     let err_id = format!("e-{key}");
-    let value = move || form.with(|f| f.get(key).unwrap_or_default().to_string());
-    let set = move |v: String| form.update(|f| f.set(key, &v));
+    let value = move || {
+        form.with(|f| f.get(key).map(str::to_string))
+            .unwrap_or_else(|| decoded.with(|d| field.shown_value(&d.scenario)))
+    };
+    // Choosing "parameter count only" removes the model key.
+    let set = move |v: String| {
+        form.update(|f| match field.kind {
+            FieldKind::Model if v.is_empty() => f.remove(key),
+            _ => f.set(key, &v),
+        })
+    };
     let error = move || {
         decoded.with(|d| {
             d.notices.iter().find_map(|n| match n {
@@ -144,6 +155,27 @@ fn FieldInput(
                 spellcheck="false" title=field.help aria-invalid=invalid
                 aria-describedby=err_id.clone()
                 prop:value=value on:input=move |ev| set(event_target_value(&ev))/>
+        }
+        .into_any(),
+        FieldKind::Model => view! {
+            <select id=id.clone() name=key title=field.help aria-invalid=invalid
+                aria-describedby=err_id.clone()
+                prop:value=value on:change=move |ev| set(event_target_value(&ev))>
+                <option value="">"(parameter count only)"</option>
+                {PRESETS
+                    .iter()
+                    .map(|p| view! { <option value=p.id>{p.name}</option> })
+                    .collect_view()}
+            </select>
+        }
+        .into_any(),
+        FieldKind::Toggle => view! {
+            <select id=id.clone() name=key title=field.help aria-invalid=invalid
+                aria-describedby=err_id.clone()
+                prop:value=value on:change=move |ev| set(event_target_value(&ev))>
+                <option value="false">"no"</option>
+                <option value="true">"yes"</option>
+            </select>
         }
         .into_any(),
         FieldKind::Choice(options) => view! {
@@ -194,9 +226,12 @@ fn CopyLink() -> impl IntoView {
 
 /// The total, the breakdown at the peak and the chart, or why there are none.
 #[component]
-fn Results(estimate: Memo<Result<Estimate, EstimateError>>) -> impl IntoView {
-    move || match estimate.get() {
-        Ok(e) => view! { <Totals estimate=e/> }.into_any(),
+fn Results(estimates: Memo<Estimates>) -> impl IntoView {
+    move || match estimates.with(|e| e.primary().cloned().map_err(Clone::clone)) {
+        Ok(e) => {
+            let seed = estimates.with(|all| all.seed.clone().ok());
+            view! { <Totals estimate=e seed=seed/> }.into_any()
+        }
         Err(err) => view! {
             <section class="panel results">
                 <p class="error" role="alert" data-testid="estimate-error">{err.to_string()}</p>
@@ -210,9 +245,10 @@ fn gib(b: Bytes) -> String {
     format!("{:.2} GiB", b.gib())
 }
 
-/// Peak total, where it happens, and what it is made of.
+/// Peak total, where it happens, and what it is made of; the seed formula's
+/// figure beside it.
 #[component]
-fn Totals(estimate: Estimate) -> impl IntoView {
+fn Totals(estimate: Estimate, seed: Option<Estimate>) -> impl IntoView {
     let peak = estimate.peak().cloned();
     let total = estimate.peak_total_bytes;
     let rows = peak
@@ -238,13 +274,21 @@ fn Totals(estimate: Estimate) -> impl IntoView {
     let chart_estimate = estimate.clone();
     view! {
         <section class="panel results" aria-labelledby="results-h">
-            <h2 id="results-h">"Estimate (seed formula)"</h2>
+            <h2 id="results-h">{format!("Estimate ({})", estimate.method.label())}</h2>
             <p class="total">
                 "Peak memory: "
                 <strong data-testid="peak-total" data-bytes=total.get().to_string()>{gib(total)}</strong>
                 " in the "{estimate.peak_phase.label()}" of iteration "{estimate.peak_iteration}
             </p>
             <p class="exact">{format!("{} bytes", group_digits(total.get()))}</p>
+            {seed.filter(|s| s.method != estimate.method).map(|s| {
+                let diff = 100.0 * (s.peak_total_bytes.get() as f64 / total.get().max(1) as f64 - 1.0);
+                view! {
+                    <p class="seed" data-testid="seed-total" data-bytes=s.peak_total_bytes.get().to_string()>
+                        {format!("Seed formula: {} ({diff:+.0}%)", gib(s.peak_total_bytes))}
+                    </p>
+                }
+            })}
             <table class="breakdown">
                 <caption>"What is alive at the peak"</caption>
                 <thead>

@@ -3,7 +3,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::seed;
+use vramfit_core::Estimates;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
@@ -68,11 +68,8 @@ fn text(root: &web_sys::HtmlElement, selector: &str) -> String {
 
 fn expected_peak(query: &str) -> String {
     let s = decode_strict(&RawQuery::parse(query)).expect("valid");
-    seed::estimate(&s)
-        .expect("estimate")
-        .peak_total_bytes
-        .get()
-        .to_string()
+    let all = Estimates::new(&s);
+    all.primary().expect("estimate").peak_total_bytes.get().to_string()
 }
 
 #[wasm_bindgen_test]

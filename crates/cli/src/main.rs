@@ -4,16 +4,16 @@
 use std::io::Write;
 use std::process::ExitCode;
 use vramfit_core::query::{self, RawQuery, FIELDS};
-use vramfit_core::report::Document;
-use vramfit_core::{seed, Estimate};
+use vramfit_core::{Estimate, Estimates, Scenario};
 
 const USAGE: &str = "\
 usage: vramfit [--text] '<query string>'
 
-Estimates GPU memory for a training run. The query string is the part of a
-vramfit page link after '?', e.g.
+Estimates the GPU memory of a training run. The query string is the part of
+a vramfit page link after '?', e.g.
 
-  vramfit 'params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048'
+  vramfit 'model=llama3.1-8b&dtype=amp_bf16&optim=adamw&batch=4&seq=2048'
+  vramfit 'params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048'   (seed formula only)
 
 Prints the estimate as JSON; --text prints a table. Exit code 2 on bad input.
 
@@ -55,21 +55,21 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
 fn usage() -> String {
     let mut s = USAGE.to_string();
     for f in FIELDS {
-        s.push_str(&format!("\n  {:<8} {}", f.key, f.help));
+        s.push_str(&format!("\n  {:<13} {}", f.key, f.help));
     }
     s
 }
 
-fn text(e: &Estimate, query: &str) -> String {
-    let mut out = format!("vramfit: {query}\nmethod: {}\n\n", e.method.label());
+fn table(e: &Estimate, out: &mut String) {
     out.push_str(&format!(
-        "{:<4} {:<15} {:>18} {:>12} {:>18} {:>12}\n",
-        "iter", "phase", "peak bytes", "peak GiB", "end bytes", "end GiB"
+        "{:<4} {:<5} {:<15} {:>18} {:>10} {:>18} {:>10}\n",
+        "iter", "micro", "phase", "peak bytes", "peak GiB", "end bytes", "end GiB"
     ));
     for p in &e.phases {
         out.push_str(&format!(
-            "{:<4} {:<15} {:>18} {:>12.3} {:>18} {:>12.3}\n",
+            "{:<4} {:<5} {:<15} {:>18} {:>10.3} {:>18} {:>10.3}\n",
             p.iteration,
+            p.micro_step,
             p.phase.key(),
             p.peak_bytes.get(),
             p.peak_bytes.gib(),
@@ -78,20 +78,47 @@ fn text(e: &Estimate, query: &str) -> String {
         ));
     }
     out.push_str(&format!(
-        "\npeak: {} bytes ({}) in {} of iteration {}\n",
+        "peak: {} bytes ({}) in {} of iteration {}; allocated {} bytes\n",
         e.peak_total_bytes.get(),
         e.peak_total_bytes,
         e.peak_phase.key(),
-        e.peak_iteration
+        e.peak_iteration,
+        e.peak_allocated_bytes.get(),
     ));
     if let Some(p) = e.peak() {
         for (c, b) in p.components.iter() {
             out.push_str(&format!(
-                "  {:<24} {:>18} {:>12.3} GiB\n",
+                "  {:<26} {:>18} {:>10.3} GiB\n",
                 c.label(),
                 b.get(),
                 b.gib()
             ));
+        }
+    }
+}
+
+fn text(all: &Estimates, s: &Scenario) -> String {
+    let mut out = format!("vramfit: {}\n", query::encode(s).to_query_string());
+    match s.arch {
+        Some(a) => out.push_str(&format!(
+            "model: {} ({} parameters; {} hidden, {} layers, {} heads, {} kv heads, {} ffn, {} vocab{})\n",
+            s.preset().map_or("custom", |p| p.name),
+            a.params(),
+            a.hidden,
+            a.layers,
+            a.heads,
+            a.kv_heads,
+            a.ffn,
+            a.vocab,
+            if a.tied { ", tied" } else { "" }
+        )),
+        None => out.push_str(&format!("model: {} parameters (no architecture)\n", s.params())),
+    }
+    for (name, r) in [("vramfit", &all.vramfit), ("seed formula", &all.seed)] {
+        out.push_str(&format!("\n== {name}\n"));
+        match r {
+            Ok(e) => table(e, &mut out),
+            Err(err) => out.push_str(&format!("not available: {err}\n")),
         }
     }
     out
@@ -107,11 +134,15 @@ fn run() -> Result<String, (u8, String)> {
         let lines: Vec<String> = notices.iter().map(|n| format!("vramfit: {n}")).collect();
         (2, lines.join("\n"))
     })?;
-    let estimate = seed::estimate(&scenario).map_err(|e| (2, format!("vramfit: {e}")))?;
-    let canonical = query::encode(&scenario).to_query_string();
+    let all = Estimates::new(&scenario);
     Ok(match args.format {
-        Format::Text => text(&estimate, &canonical),
-        Format::Json => Document::new(canonical, &estimate).to_json() + "\n",
+        Format::Text => text(&all, &scenario),
+        Format::Json => {
+            let doc = all
+                .document(&scenario)
+                .map_err(|e| (2, format!("vramfit: {e}")))?;
+            doc.to_json() + "\n"
+        }
     })
 }
 
