@@ -1,0 +1,25 @@
+//! vramfit's GPU memory probe. Browsers expose no VRAM size, so the probe
+//! measures how much the page can really allocate: buffer after buffer, each
+//! written and read back, until the device refuses, a safety ceiling is
+//! reached, allocation slows down (swapping), time runs out, or the user
+//! cancels. Everything is freed at the end.
+//!
+//! - [`plan`]: the pure part (chunk plan, stop rules, outcomes), tested
+//!   natively with a fake device.
+//! - [`report`]: what the adapter says about itself (pure data).
+//! - `gpu` (wasm32, or natively with the `native` feature): the thin wgpu
+//!   driver: [`report()`] and [`probe()`].
+
+pub mod plan;
+pub mod report;
+
+#[cfg(any(target_arch = "wasm32", feature = "native"))]
+mod gpu;
+
+#[cfg(any(target_arch = "wasm32", feature = "native"))]
+pub use gpu::{probe, report};
+pub use plan::{ChunkResult, Decision, Outcome, ProbeConfig, ProbeResult, Progress, Tracker};
+/// Runs a future to completion on this thread (natively, for the CLI).
+#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+pub use pollster::block_on;
+pub use report::{document_json, json_data_url, AdapterReport, FALLBACK_CEILING, FALLBACK_NOTE};
