@@ -42,3 +42,36 @@ pub async fn copy(text: &str) -> bool {
     let promise = w.navigator().clipboard().write_text(text);
     wasm_bindgen_futures::JsFuture::from(promise).await.is_ok()
 }
+
+/// Milliseconds since navigation start (`performance.now()`): charts stamp
+/// their last redraw with it, for the update-latency benchmark.
+pub fn now_ms() -> f64 {
+    window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// Saves `data` as a file named `filename`.
+pub fn download(filename: &str, mime: &str, data: &str) {
+    let url = format!(
+        "data:{mime};charset=utf-8,{}",
+        String::from(js_sys::encode_uri_component(data))
+    );
+    download_url(filename, &url);
+}
+
+/// Saves what `url` points to as `filename` (a temporary `<a download>`).
+pub fn download_url(filename: &str, url: &str) {
+    use wasm_bindgen::JsCast;
+    let Some(doc) = window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(a) = doc.create_element("a") else {
+        return;
+    };
+    let a: web_sys::HtmlAnchorElement = a.unchecked_into();
+    a.set_href(url);
+    a.set_download(filename);
+    a.click();
+}

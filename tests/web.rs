@@ -69,7 +69,11 @@ fn text(root: &web_sys::HtmlElement, selector: &str) -> String {
 fn expected_peak(query: &str) -> String {
     let s = decode_strict(&RawQuery::parse(query)).expect("valid");
     let all = Estimates::new(&s);
-    all.primary().expect("estimate").peak_total_bytes.get().to_string()
+    all.primary()
+        .expect("estimate")
+        .peak_total_bytes
+        .get()
+        .to_string()
 }
 
 #[wasm_bindgen_test]
@@ -141,5 +145,76 @@ async fn a_bad_value_is_explained_next_to_its_field() {
         attr(&root, "[data-testid=peak-total]", "data-bytes"),
         Some(expected_peak("batch=8&dtype=fp32"))
     );
+    root.remove();
+}
+
+fn click(root: &web_sys::HtmlElement, selector: &str) {
+    let el: web_sys::HtmlElement = root
+        .query_selector(selector)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("no {selector}"))
+        .unchecked_into();
+    el.click();
+}
+
+#[wasm_bindgen_test]
+async fn the_verdict_compares_with_the_chosen_capacity() {
+    let root = mount_at("model=gpt2-124m&gpu=custom&capacity_gib=1");
+    tick().await;
+    assert_eq!(
+        attr(&root, "[data-testid=fit-verdict]", "data-fits").as_deref(),
+        Some("false")
+    );
+    assert_eq!(
+        attr(&root, "[data-testid=fit-verdict]", "data-bytes").as_deref(),
+        Some("1073741824")
+    );
+    assert!(text(&root, "[data-testid=fit-verdict]").starts_with("Does not fit: short by"));
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn a_suggestion_applies_its_change() {
+    let root =
+        mount_at("model=llama3.2-1b&dtype=amp_bf16&batch=8&seq=2048&gpu=custom&capacity_gib=48");
+    tick().await;
+    let expected = attr(&root, "[data-testid=suggestion]", "data-peak").expect("a suggestion");
+    click(&root, "[data-testid=suggestion]");
+    tick().await;
+    assert_eq!(
+        attr(&root, "[data-testid=peak-total]", "data-bytes"),
+        Some(expected)
+    );
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn a_pasted_config_selects_its_preset() {
+    let root = mount_at("model=gpt2-124m");
+    tick().await;
+    let area: web_sys::HtmlTextAreaElement = root
+        .query_selector("[data-testid=config-json]")
+        .ok()
+        .flatten()
+        .expect("textarea")
+        .unchecked_into();
+    area.set_value(include_str!(
+        "../crates/core/tests/fixtures/hf_configs/qwen2.5-0.5b.json"
+    ));
+    area.dispatch_event(&web_sys::Event::new("input").expect("event"))
+        .expect("dispatch");
+    click(&root, "[data-testid=config-import]");
+    tick().await;
+    assert_eq!(
+        attr(&root, "[data-testid=param-count]", "data-count").as_deref(),
+        Some("494032768")
+    );
+    let search = web_sys::window()
+        .expect("window")
+        .location()
+        .search()
+        .expect("search");
+    assert!(search.contains("model=qwen2.5-0.5b"), "{search}");
     root.remove();
 }

@@ -1,11 +1,14 @@
 // Budgets, measured in headless Chromium against the release build served
-// gzip-encoded on 127.0.0.1: the page's transfer size and the time from
-// navigation to the first total. Prints both; exits 1 if a budget is broken.
+// gzip-encoded on 127.0.0.1: the page's transfer size, the time from
+// navigation to the first total, and the update latency from an input change
+// to both charts redrawn. Prints all three; exits 1 if a budget is broken.
 import { serve, launch } from "./harness.mjs";
 
-const BUDGET_TRANSFER_KB = Number(process.env.BUDGET_TRANSFER_KB || 250);
+const BUDGET_TRANSFER_KB = Number(process.env.BUDGET_TRANSFER_KB || 300);
 const BUDGET_FIRST_MS = Number(process.env.BUDGET_FIRST_MS || 500);
+const BUDGET_UPDATE_MS = Number(process.env.BUDGET_UPDATE_MS || 16);
 const RUNS = Number(process.env.BENCH_RUNS || 15);
+const UPDATES = Number(process.env.BENCH_UPDATES || 41);
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -28,7 +31,7 @@ for (let i = 0; i < RUNS; i++) {
       }
     }).observe(document, { childList: true, subtree: true });
   });
-  await page.goto(`${server.url}?params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048`);
+  await page.goto(`${server.url}?model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048`);
   await page.waitForFunction(() => window.__firstTotalMs !== undefined, null, { timeout: 15000 });
   firsts.push(await page.evaluate(() => window.__firstTotalMs));
   if (i === 0) {
@@ -39,6 +42,31 @@ for (let i = 0; i < RUNS; i++) {
   }
   await context.close();
 }
+
+// Update latency: change the batch size as a user would (an input event) and
+// time until both charts stamp a redraw.
+const context = await browser.newContext();
+const page = await context.newPage();
+await page.goto(`${server.url}?model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048`);
+await page.waitForFunction(() => document.querySelector('[data-testid="steps-chart"]')?.dataset.bands);
+const updates = [];
+for (let i = 0; i < UPDATES; i++) {
+  const ms = await page.evaluate(async (value) => {
+    const input = document.querySelector('[name="batch"]');
+    const charts = [...document.querySelectorAll('[data-testid="phase-chart"], [data-testid="steps-chart"]')];
+    const t0 = performance.now();
+    input.value = String(value);
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    const deadline = t0 + 5000;
+    while (!charts.every((c) => Number(c.dataset.drawnMs) > t0)) {
+      if (performance.now() > deadline) return NaN;
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    return Math.max(...charts.map((c) => Number(c.dataset.drawnMs))) - t0;
+  }, 1 + (i % 8));
+  updates.push(ms);
+}
+await context.close();
 await browser.close();
 await server.close();
 
@@ -51,7 +79,16 @@ console.log(
   `time from navigation to the first total over ${RUNS} loads: median ${median(firsts).toFixed(0)} ms, ` +
     `min ${sorted[0].toFixed(0)} ms, max ${sorted[sorted.length - 1].toFixed(0)} ms   budget ${BUDGET_FIRST_MS} ms`,
 );
+const updSorted = [...updates].sort((a, b) => a - b);
+console.log(
+  `update latency (input change to both charts redrawn) over ${UPDATES} changes: median ${median(updates).toFixed(1)} ms, ` +
+    `min ${updSorted[0].toFixed(1)} ms, max ${updSorted[updSorted.length - 1].toFixed(1)} ms   budget ${BUDGET_UPDATE_MS} ms`,
+);
 let ok = true;
+if (!(median(updates) <= BUDGET_UPDATE_MS)) {
+  console.log(`OVER BUDGET: update ${median(updates).toFixed(1)} ms > ${BUDGET_UPDATE_MS} ms`);
+  ok = false;
+}
 if (totalBody / 1024 > BUDGET_TRANSFER_KB) {
   console.log(`OVER BUDGET: transfer ${(totalBody / 1024).toFixed(1)} KB > ${BUDGET_TRANSFER_KB} KB`);
   ok = false;

@@ -1,20 +1,10 @@
 // End-to-end flows in headless Chromium against the release build in dist/.
 // Run by scripts/test.sh after `trunk build --release`.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { test, run } from "./harness.mjs";
+import { cli } from "./cli.mjs";
 import * as ui from "./ui.mjs";
-
-/** The CLI's estimate for a query: the same codec and estimator as the page. */
-function cli(query) {
-  const out = execFileSync("cargo", ["run", "-q", "--locked", "-p", "vramfit-cli", "--", query], {
-    encoding: "utf8",
-  });
-  // Bytes can exceed 2^53: read them as BigInt from the text.
-  const m = out.match(/"peak_total_bytes": (\d+)/);
-  assert.ok(m, `CLI printed no peak_total_bytes:\n${out}`);
-  return BigInt(m[1]);
-}
+import "./page.mjs";
 
 test("set a configuration through the form; the page and the CLI agree", async ({ page, base, shot }) => {
   await page.goto(base);

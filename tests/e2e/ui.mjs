@@ -14,14 +14,47 @@ export async function peakBytes(page) {
 /** Sets a form control (its `name` is its query key) as a user would. */
 export async function setField(page, key, value) {
   const el = page.locator(`[name="${key}"]`);
-  const tag = await el.evaluate((e) => e.tagName);
-  if (tag === "SELECT") await el.selectOption(String(value));
-  else await el.fill(String(value));
+  await ensureVisible(el);
+  const kind = await el.evaluate((e) => (e.type === "checkbox" ? "checkbox" : e.tagName));
+  if (kind === "SELECT") await el.selectOption(String(value));
+  else if (kind === "checkbox") await el.setChecked(value === true || value === "true");
+  else {
+    await el.fill(String(value));
+    // Search and datalist inputs commit on change.
+    await el.dispatchEvent("change");
+  }
+}
+
+/** Opens the <details> sections around a control so it can be used. */
+export async function ensureVisible(el) {
+  await el.evaluate((e) => {
+    for (let d = e.closest("details"); d; d = d.parentElement?.closest("details")) d.open = true;
+  });
+}
+
+/** The query string of the page's URL (for the CLI). */
+export function urlQuery(page) {
+  return new URL(page.url()).search.slice(1);
+}
+
+/** Waits until the peak total is exactly `bytes`. */
+export async function waitPeak(page, bytes) {
+  await page.waitForFunction(
+    (b) => document.querySelector('[data-testid="peak-total"]')?.dataset.bytes === String(b),
+    String(bytes),
+  );
+}
+
+/** The attribute of a data-testid node. */
+export function attr(page, testid, name) {
+  return page.getAttribute(`[data-testid="${testid}"]`, name);
 }
 
 /** The current value of a form control. */
-export function fieldValue(page, key) {
-  return page.locator(`[name="${key}"]`).inputValue();
+export async function fieldValue(page, key) {
+  const el = page.locator(`[name="${key}"]`);
+  if ((await el.getAttribute("type")) === "checkbox") return String(await el.isChecked());
+  return el.inputValue();
 }
 
 /** The error text shown next to a field ('' when none). */

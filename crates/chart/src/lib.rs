@@ -1,13 +1,14 @@
 //! vramfit's charts. [`bands`] turns an estimate into stacked polygons (pure,
-//! tested natively); [`draw_phases`] draws them with plotters on any backend:
-//! the page's canvas, or an SVG string for export and for native tests.
+//! tested natively); the `draw_*` functions draw them with plotters on any
+//! backend: the page's canvas, or an SVG string for export and for tests.
 
 pub mod bands;
 
-use bands::{peak_point, stack, timeline};
+use bands::{stack, timeline, Point};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use vramfit_core::{Component, DisplayUnit, Estimate};
+use vramfit_core::steps::Timeline;
+use vramfit_core::{Bytes, Component, DisplayUnit, Estimate, Phase};
 
 /// The fixed colour of each component (Okabe–Ito, safe for colour-blind
 /// readers; blue, orange, yellow and green follow the seed's phase colours).
@@ -20,6 +21,7 @@ pub fn colour(c: Component) -> RGBColor {
         Component::WeightCopies => RGBColor(0xCC, 0x79, 0xA7),
         Component::Activations => RGBColor(0xE6, 0x9F, 0x00),
         Component::Logits => RGBColor(0xD5, 0x5E, 0x00),
+        Component::Retained => RGBColor(0x7F, 0x3C, 0x8D),
         Component::Overhead => RGBColor(0x99, 0x99, 0x99),
     }
 }
@@ -30,11 +32,13 @@ pub fn colour_hex(c: Component) -> String {
     format!("#{r:02x}{g:02x}{b:02x}")
 }
 
-/// How to draw: theme and unit.
+/// How to draw: theme, unit and the GPU's capacity line.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChartStyle {
     pub dark: bool,
     pub unit: DisplayUnit,
+    /// Drawn as a horizontal line with its label when set.
+    pub capacity: Option<Bytes>,
 }
 
 impl ChartStyle {
@@ -69,40 +73,61 @@ impl ChartStyle {
     }
 }
 
-/// Short x-axis label of phase `i`, e.g. "fwd 1".
-fn phase_label(est: &Estimate, i: usize) -> String {
-    est.phases
-        .get(i)
-        .map(|p| {
-            let name = match p.phase {
-                vramfit_core::Phase::Init => "init",
-                vramfit_core::Phase::Forward => "fwd",
-                vramfit_core::Phase::Backward => "bwd",
-                vramfit_core::Phase::OptimizerStep => "step",
-                vramfit_core::Phase::ZeroGrad => "zero",
-            };
-            if p.iteration == 0 {
-                name.to_string()
-            } else {
-                format!("{name} {}", p.iteration)
-            }
-        })
-        .unwrap_or_default()
+/// Short x-axis label of a phase, e.g. "fwd 1" or "bwd 2·m2".
+pub fn phase_label(iteration: u32, micro: u32, phase: Phase) -> String {
+    let name = match phase {
+        Phase::Init => "init",
+        Phase::Forward => "fwd",
+        Phase::Backward => "bwd",
+        Phase::OptimizerStep => "step",
+        Phase::ZeroGrad => "zero",
+    };
+    match (iteration, micro) {
+        (0, _) => name.to_string(),
+        (i, 1) => format!("{name} {i}"),
+        (i, m) => format!("{name} {i}·m{m}"),
+    }
 }
 
-/// Draws memory per phase as stacked areas, one band per component, with
-/// axis labels, a legend and the peak marked.
-pub fn draw_phases<DB: DrawingBackend>(
+/// A marked point: where it is and what it says.
+struct Mark {
+    x: f64,
+    bytes: u64,
+    text: String,
+}
+
+/// The x axis and the marked point of a stacked chart.
+struct Frame<'a> {
+    x_max: f64,
+    x_labels: usize,
+    x_label: &'a dyn Fn(&f64) -> String,
+    x_desc: &'a str,
+    mark: Option<Mark>,
+}
+
+/// Stacked bands, axes, legend, capacity line and a marked point.
+fn draw_stacked<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    est: &Estimate,
+    points: &[Point],
+    frame: Frame,
     style: &ChartStyle,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let Frame {
+        x_max,
+        x_labels,
+        x_label,
+        x_desc,
+        mark,
+    } = frame;
     root.fill(&style.bg())?;
-    let points = timeline(&est.phases);
-    let bands = stack(&points);
-    let (peak_x, peak) = peak_point(est);
-    let n = est.phases.len().max(1) as f64;
-    let top = style.scale(peak).max(1e-9) * 1.18;
+    let bands = stack(points);
+    let highest = points
+        .iter()
+        .map(|p| p.parts.total().get())
+        .max()
+        .unwrap_or(0);
+    let cap = style.capacity.map(Bytes::get).unwrap_or(0);
+    let top = style.scale(highest.max(cap)).max(1e-9) * 1.15;
     let fg = style.fg();
     let text = |size: u32| ("sans-serif", size).into_font().color(&fg);
 
@@ -110,7 +135,7 @@ pub fn draw_phases<DB: DrawingBackend>(
         .margin(14)
         .x_label_area_size(48)
         .y_label_area_size(64)
-        .build_cartesian_2d(0f64..n, 0f64..top)?;
+        .build_cartesian_2d(0f64..x_max.max(1e-9), 0f64..top)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -118,18 +143,10 @@ pub fn draw_phases<DB: DrawingBackend>(
         .bold_line_style(fg.mix(0.12))
         .y_labels(8)
         .axis_style(fg.mix(0.6))
-        .x_labels(est.phases.len() * 2 + 1)
-        .x_label_formatter(&|x| {
-            // Labels sit at phase centres; the edges stay blank.
-            let i = x.floor();
-            if (x - i - 0.5).abs() < 1e-6 {
-                phase_label(est, i as usize)
-            } else {
-                String::new()
-            }
-        })
+        .x_labels(x_labels)
+        .x_label_formatter(x_label)
         .y_desc(format!("memory ({})", style.unit_name()))
-        .x_desc("phase of the training step (iteration)")
+        .x_desc(x_desc)
         .label_style(text(14))
         .axis_desc_style(text(14))
         .draw()?;
@@ -143,39 +160,34 @@ pub fn draw_phases<DB: DrawingBackend>(
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 12, y + 6)], c.filled()));
     }
 
-    // Phase separators.
-    for i in 1..est.phases.len() {
-        let x = i as f64;
+    if let Some(cap) = style.capacity {
+        let y = style.scale(cap.get());
+        let red = RGBColor(0xC6, 0x28, 0x28);
         chart.draw_series(std::iter::once(PathElement::new(
-            vec![(x, 0.0), (x, top)],
-            fg.mix(0.2),
+            vec![(0.0, y), (x_max, y)],
+            red.stroke_width(2),
+        )))?;
+        chart.draw_series(std::iter::once(Text::new(
+            format!("GPU {:.2} {}", y, style.unit_name()),
+            (x_max * 0.01, y - top * 0.012),
+            ("sans-serif", 13).into_font().color(&red),
         )))?;
     }
 
-    // The peak: a marker and its value.
-    let py = style.scale(peak);
-    let label = format!(
-        "peak {:.2} {} ({} {})",
-        py,
-        style.unit_name(),
-        est.peak_phase.label(),
-        est.peak_iteration
-    );
-    chart.draw_series(std::iter::once(PathElement::new(
-        vec![(0.0, py), (n, py)],
-        fg.mix(0.5).stroke_width(1),
-    )))?;
-    chart.draw_series(std::iter::once(Circle::new((peak_x, py), 4, fg.filled())))?;
-    let anchor_x = if peak_x > n * 0.6 {
-        n * 0.02
-    } else {
-        peak_x.min(n * 0.55)
-    };
-    chart.draw_series(std::iter::once(Text::new(
-        label,
-        (anchor_x, py + top * 0.05),
-        text(13),
-    )))?;
+    if let Some(m) = mark {
+        let py = style.scale(m.bytes);
+        chart.draw_series(std::iter::once(Circle::new((m.x, py), 4, fg.filled())))?;
+        let anchor = if m.x > x_max * 0.55 {
+            x_max * 0.25
+        } else {
+            m.x
+        };
+        chart.draw_series(std::iter::once(Text::new(
+            m.text,
+            (anchor, py + top * 0.06),
+            text(13),
+        )))?;
+    }
 
     chart
         .configure_series_labels()
@@ -187,14 +199,98 @@ pub fn draw_phases<DB: DrawingBackend>(
     root.present()
 }
 
-/// The phase chart as an SVG document.
+/// Memory per phase of a training step (iteration 1, then the steady
+/// state), one band per component, the peak marked with its value and phase.
+pub fn draw_phases<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    est: &Estimate,
+    style: &ChartStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let points = timeline(&est.phases);
+    let (peak_x, peak) = bands::peak_point(est);
+    let n = est.phases.len();
+    let label = |x: &f64| {
+        // Labels sit at phase centres; the edges stay blank.
+        let x = *x;
+        let i = x.floor();
+        match est.phases.get(i as usize) {
+            Some(p) if (x - i - 0.5).abs() < 1e-6 => {
+                phase_label(p.iteration, p.micro_step, p.phase)
+            }
+            _ => String::new(),
+        }
+    };
+    let mark = Mark {
+        x: peak_x,
+        bytes: peak,
+        text: format!(
+            "peak {:.2} {} ({} {})",
+            style.scale(peak),
+            style.unit_name(),
+            est.peak_phase.label(),
+            est.peak_iteration
+        ),
+    };
+    let frame = Frame {
+        x_max: n as f64,
+        x_labels: n * 2 + 1,
+        x_label: &label,
+        x_desc: "phase of the training step (iteration)",
+        mark: Some(mark),
+    };
+    draw_stacked(root, &points, frame, style)
+}
+
+/// Memory over training steps, with the step that runs out of memory marked.
+pub fn draw_steps<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    t: &Timeline,
+    style: &ChartStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let points: Vec<Point> = t
+        .points
+        .iter()
+        .map(|p| Point {
+            x: p.x,
+            parts: p.parts,
+        })
+        .collect();
+    let steps = t.step_peaks.len();
+    let every = (steps / 12).max(1);
+    let label = |x: &f64| {
+        let x = *x;
+        let k = x.round();
+        if (x - k).abs() < 1e-6 && k >= 1.0 && (k as usize) % every == 0 {
+            format!("{k}")
+        } else {
+            String::new()
+        }
+    };
+    let mark = t.oom_step.map(|k| Mark {
+        x: f64::from(k) - 0.5,
+        bytes: t.step_peaks.get(k as usize - 1).map_or(0, |b| b.get()),
+        text: format!("out of memory at step {k}"),
+    });
+    let frame = Frame {
+        x_max: steps as f64,
+        x_labels: steps + 1,
+        x_label: &label,
+        x_desc: "training step",
+        mark,
+    };
+    draw_stacked(root, &points, frame, style)
+}
+
+/// A chart as an SVG document.
 #[cfg(feature = "svg")]
-pub fn phases_svg(est: &Estimate, style: &ChartStyle, size: (u32, u32)) -> String {
+pub fn svg(
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
+) -> String {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
-        // Drawing into a String cannot fail for I/O reasons.
-        if let Err(e) = draw_phases(&root, est, style) {
+        if let Err(e) = draw(&root) {
             return format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text>{e}</text></svg>");
         }
     }

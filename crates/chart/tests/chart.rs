@@ -2,13 +2,25 @@
 
 use plotters::prelude::*;
 use vramfit_chart::bands::{stack, timeline};
-use vramfit_chart::{draw_phases, ChartStyle};
+use vramfit_chart::{draw_phases, draw_steps, ChartStyle};
 use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::{seed, Component, DisplayUnit, Estimate};
+use vramfit_core::{seed, steps, Bytes, Component, DisplayUnit, Estimate, Estimates};
 
 fn estimate(q: &str) -> Estimate {
     let s = decode_strict(&RawQuery::parse(q)).expect("valid query");
     seed::estimate(&s).expect("estimate")
+}
+
+fn svg_of(
+    size: (u32, u32),
+    f: impl FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>),
+) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        f(&root);
+    }
+    svg
 }
 
 const Q: &str = "params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048";
@@ -68,6 +80,7 @@ fn draws_bands_legend_axes_and_peak_to_svg() {
         let style = ChartStyle {
             dark: false,
             unit: DisplayUnit::Gib,
+            capacity: None,
         };
         draw_phases(&root, &e, &style).expect("draws");
     }
@@ -90,9 +103,64 @@ fn gb_unit_changes_the_axis() {
         let style = ChartStyle {
             dark: true,
             unit: DisplayUnit::Gb,
+            capacity: None,
         };
         draw_phases(&root, &e, &style).expect("draws");
     }
     assert!(svg.contains("memory (GB)"));
     assert!(svg.contains("peak 92.65 GB"));
+}
+
+#[test]
+fn the_capacity_line_is_drawn_and_labelled() {
+    let e = estimate(Q);
+    let style = ChartStyle {
+        dark: false,
+        unit: DisplayUnit::Gib,
+        capacity: Some(Bytes(80 << 30)),
+    };
+    let svg = svg_of((900, 420), |root| {
+        draw_phases(root, &e, &style).expect("draws")
+    });
+    assert!(svg.contains("GPU 80.00 GiB"), "capacity label");
+    assert!(
+        svg.contains("#C62828") || svg.contains("#c62828"),
+        "red capacity line"
+    );
+}
+
+#[test]
+fn the_steps_chart_marks_the_step_that_runs_out_of_memory() {
+    let q = "model=gpt2-124m&dtype=fp32&batch=4&seq=1024&iters=10&gpu=custom&capacity_gib=9&leak=logits";
+    let s = decode_strict(&RawQuery::parse(q)).expect("valid");
+    let e = Estimates::new(&s).primary().cloned().expect("estimate");
+    let t = steps::timeline(&s, &e, s.view.capacity.bytes());
+    let k = t.oom_step.expect("runs out of memory");
+    let style = ChartStyle {
+        dark: false,
+        unit: DisplayUnit::Gib,
+        capacity: Some(s.view.capacity.bytes()),
+    };
+    let svg = svg_of((900, 420), |root| {
+        draw_steps(root, &t, &style).expect("draws")
+    });
+    assert!(svg.contains(&format!("out of memory at step {k}")));
+    assert!(svg.contains("Kept across steps"), "the leak has its band");
+    assert!(svg.contains("training step"));
+}
+
+#[test]
+fn micro_steps_get_their_own_labels() {
+    let q = "model=gpt2-124m&grad_accum=4";
+    let s = decode_strict(&RawQuery::parse(q)).expect("valid");
+    let e = Estimates::new(&s).primary().cloned().expect("estimate");
+    let style = ChartStyle {
+        dark: false,
+        unit: DisplayUnit::Gib,
+        capacity: None,
+    };
+    let svg = svg_of((1200, 420), |root| {
+        draw_phases(root, &e, &style).expect("draws")
+    });
+    assert!(svg.contains("fwd 1·m2") && svg.contains("bwd 2·m2"));
 }

@@ -22,8 +22,10 @@ fn prints_the_estimate_as_json() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(
         v["query"],
-        "params=1500000000&dtype=bf16&optim=adamw&batch=8&seq=2048"
+        "params=1500000000&dtype=bf16&optim=adamw&batch=8&seq=2048&grad_accum=1&grad_ckpt=false\
+         &attn=sdpa&lora_r=0&gpus=1&zero=0"
     );
+    assert_eq!(v["method"], "seed_formula");
     assert_eq!(v["peak_total_bytes"], 92_650_478_080u64);
     assert_eq!(v["peak_phase"], "forward");
     assert_eq!(v["peak_iteration"], 2);
@@ -33,6 +35,48 @@ fn prints_the_estimate_as_json() {
         v["phases"][3]["components"]["optimizer_temporaries"],
         3_000_000_000u64
     );
+}
+
+#[test]
+fn a_model_gets_both_methods() {
+    let (code, out, _) = vramfit(&["model=llama3.2-1b&dtype=fp32&optim=adamw&batch=1&seq=1024"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["method"], "vramfit");
+    assert_eq!(v["params"], 1_235_814_400u64);
+    // Source: the ground truth's peak_overall for this configuration.
+    assert_eq!(v["peak_allocated_bytes"], 24_716_305_224u64);
+    assert_eq!(v["peak_phase"], "optimizer_step");
+    assert_eq!(v["peak_iteration"], 1);
+    let phases: Vec<String> = v["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .map(|p| {
+            format!(
+                "{}:{}",
+                p["iteration"],
+                p["phase"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "0:init",
+            "1:forward",
+            "1:backward",
+            "1:optimizer_step",
+            "1:zero_grad",
+            "2:forward",
+            "2:backward",
+            "2:optimizer_step",
+            "2:zero_grad"
+        ]
+    );
+    assert_eq!(v["seed_formula"]["method"], "seed_formula");
+    assert_eq!(v["scenario"]["arch"]["hidden"], 2048);
+    assert!(v.get("notes").is_none());
 }
 
 #[test]
@@ -74,7 +118,9 @@ fn bad_arguments_exit_2() {
 fn help_lists_every_key() {
     let (code, out, _) = vramfit(&["--help"]);
     assert_eq!(code, 0);
-    for key in ["params", "dtype", "optim", "batch", "seq"] {
+    for key in [
+        "model", "params", "hidden", "dtype", "optim", "batch", "seq", "lora_r", "zero", "gpu",
+    ] {
         assert!(out.contains(&format!("\n  {key}")), "{key}");
     }
 }

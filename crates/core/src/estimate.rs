@@ -210,38 +210,74 @@ pub fn zero_partition(whole: u128, gpus: u128, partitioned: bool) -> u128 {
     }
 }
 
-/// Everything the phases are built from, in bytes.
-struct Parts {
-    params: u128,
-    grads: u128,
+/// Everything the phases are built from, in bytes per GPU. Public so the
+/// page can explain each number with the values that produced it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Breakdown {
+    pub params: u128,
+    pub grads: u128,
     /// DDP's gradient buckets (gradient_as_bucket_view=False).
-    ddp_buckets: u128,
-    state: u128,
-    state_step_peak_iter1: u128,
-    temps: u128,
+    pub ddp_buckets: u128,
+    pub state: u128,
+    pub state_step_peak_iter1: u128,
+    pub temps: u128,
     /// Input ids and labels, alive through the loop.
-    inputs: u128,
+    pub inputs: u128,
     /// Saved activations at the end of forward (inputs excluded).
-    acts: u128,
+    pub acts: u128,
     /// Only while the loss is computed: padded labels, the last hidden state.
-    acts_fwd_transient: u128,
-    weight_copies: u128,
-    weight_copies_transient: u128,
+    pub acts_fwd_transient: u128,
+    pub weight_copies: u128,
+    pub weight_copies_transient: u128,
     /// Logits-sized bytes at the forward peak and at its end.
-    logits_peak: u128,
-    logits_end: u128,
+    pub logits_peak: u128,
+    pub logits_end: u128,
     /// Extra bytes at the start of backward: log-softmax's gradient and the
     /// logits' gradient next to the saved log-softmax.
-    logits_bwd: u128,
-    /// Alternative backward moments, each (activations, logits, gradients) on
-    /// top of base + state.
-    head_moment: (u128, u128, u128),
-    end_moment_extra: u128,
-    recompute: Option<(u128, u128)>,
+    pub logits_bwd: u128,
+    /// The head's backward moment: (activations, logits, gradients) on top of
+    /// the parameters and state.
+    pub head_moment: (u128, u128, u128),
+    pub end_moment_extra: u128,
+    /// Gradient checkpointing's recompute: (activations, gradients).
+    pub recompute: Option<(u128, u128)>,
+    /// Data put on the GPU once (`dataset_mib`).
+    pub retained: u128,
+    /// What one layer saves (the second and later layers).
+    pub layer: Saved,
+    /// What the embedding and head save.
+    pub outer: Saved,
+    /// Trainable parameters and their gradient/state element sizes.
+    pub trainable: u128,
+    pub grad_bytes: u128,
+    pub state_dtype: u128,
+    /// Parameter tensors (one optimizer step counter each).
+    pub tensors: u128,
+    /// Elements of the largest trainable tensor.
+    pub largest: u128,
+    pub tokens: u128,
 }
 
 /// The accurate estimate.
 pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
+    let b = breakdown(s)?;
+    let phases = build_phases(&b, s.train.grad_accum.get() > 1, &s.overhead)?;
+    let trainable = u64::try_from(b.trainable).unwrap_or(u64::MAX);
+    let params = s.arch.map_or(0, |a| a.params())
+        + s.train
+            .lora_r
+            .zip(s.arch)
+            .map_or(0, |(r, a)| lora_params(&a, u64::from(r.get())));
+    Ok(Estimate::from_phases(
+        Method::Vramfit,
+        params,
+        trainable,
+        phases,
+    ))
+}
+
+/// The terms of the estimate, before they are laid out in phases.
+pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     let a = s.arch.ok_or(EstimateError::NeedsArchitecture)?;
     let t = &s.train;
     let c = Ctx::new(&a, t);
@@ -379,7 +415,7 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
         (full + grad_hidden, head_grad)
     });
 
-    let parts = Parts {
+    Ok(Breakdown {
         params,
         grads,
         ddp_buckets,
@@ -397,28 +433,28 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
         head_moment,
         end_moment_extra,
         recompute,
-    };
-    let phases = build_phases(&parts, t.grad_accum.get() > 1, &s.overhead)?;
-    let trainable_count = u64::try_from(trainable).unwrap_or(u64::MAX);
-    let params_count = u64::try_from(n + n_lora).unwrap_or(u64::MAX);
-    Ok(Estimate::from_phases(
-        Method::Vramfit,
-        params_count,
-        trainable_count,
-        phases,
-    ))
+        retained: u128::from(s.view.dataset_mib) << 20,
+        layer,
+        outer: outer.saved,
+        trainable,
+        grad_bytes,
+        state_dtype,
+        tensors,
+        largest,
+        tokens,
+    })
 }
 
 /// Live bytes per allocated component at one moment, before the checked
 /// conversion into [`Bytes`].
 #[derive(Clone, Copy)]
 struct Tally {
-    at: [u128; 7],
+    at: [u128; 8],
 }
 
 impl Tally {
     fn new() -> Self {
-        Tally { at: [0; 7] }
+        Tally { at: [0; 8] }
     }
     fn set(mut self, c: C, v: u128) -> Self {
         self.at[slot(c)] = v;
@@ -445,7 +481,7 @@ impl Tally {
     }
 }
 
-const ALLOC: [C; 7] = [
+const ALLOC: [C; 8] = [
     C::Parameters,
     C::OptimizerState,
     C::Gradients,
@@ -453,6 +489,7 @@ const ALLOC: [C; 7] = [
     C::WeightCopies,
     C::Activations,
     C::Logits,
+    C::Retained,
 ];
 
 fn slot(c: C) -> usize {
@@ -462,7 +499,7 @@ fn slot(c: C) -> usize {
 /// The phases of init and two iterations (each with a later micro-step
 /// when gradients accumulate).
 fn build_phases(
-    p: &Parts,
+    p: &Breakdown,
     accumulate: bool,
     overhead: &crate::scenario::Overhead,
 ) -> Result<Vec<PhaseReport>, EstimateError> {
@@ -475,6 +512,7 @@ fn build_phases(
             .set(C::OptimizerState, state)
             .set(C::Gradients, p.ddp_buckets)
             .set(C::Activations, p.inputs)
+            .set(C::Retained, p.retained)
     };
     // (iteration, micro step, phase, peak-at, peak, end)
     let mut raw: Vec<(u32, u32, Phase, Moment, Tally, Tally)> = Vec::new();

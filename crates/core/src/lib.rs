@@ -8,6 +8,7 @@
 pub mod arch;
 mod choice;
 pub mod estimate;
+pub mod explain;
 pub mod gpus;
 pub mod hf_config;
 pub mod ledger;
@@ -16,6 +17,8 @@ pub mod query;
 pub mod report;
 pub mod scenario;
 pub mod seed;
+pub mod solve;
+pub mod steps;
 pub mod units;
 
 pub use query::{decode, decode_strict, encode, Decoded, Notice, RawQuery};

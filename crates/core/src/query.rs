@@ -9,9 +9,11 @@
 use crate::arch::Family;
 use crate::presets;
 use crate::scenario::{
-    ArchOverrides, Attn, Batch, Dtype, Gpus, GradAccum, LoraRank, ModelSpec, Optimizer, Overhead,
-    Parallel, ParamCount, Prob, Scenario, SeqLen, Training, ZeroStage,
+    ArchOverrides, Attn, Batch, Capacity, Dtype, Gpus, GradAccum, Iters, Leak, LoraRank, ModelSpec,
+    Optimizer, Overhead, Parallel, ParamCount, Prob, Scenario, SeqLen, ShortText, Training, View,
+    ZeroStage,
 };
+use crate::units::{Bytes, DisplayUnit, GIB};
 use std::fmt;
 
 /// Longest value accepted for any key; longer ones are rejected unread.
@@ -153,6 +155,8 @@ pub enum FieldError {
     Conflict(String),
     /// Not a preset id.
     UnknownModel,
+    /// Not a GPU id.
+    UnknownGpu,
 }
 
 impl fmt::Display for FieldError {
@@ -166,6 +170,9 @@ impl fmt::Display for FieldError {
             FieldError::TooLarge { max } => write!(f, "must be at most {max}"),
             FieldError::UnknownChoice { choices } => write!(f, "must be one of: {choices}"),
             FieldError::Conflict(why) => write!(f, "does not fit: {why}"),
+            FieldError::UnknownGpu => {
+                f.write_str("is not a GPU in the list: pick one, or choose custom and type its memory")
+            }
             FieldError::UnknownModel => {
                 f.write_str("is not a known model: pick one from the list, or change a preset's architecture fields")
             }
@@ -269,6 +276,10 @@ pub enum FieldKind {
     Toggle,
     /// A preset id (see [`crate::presets::PRESETS`]).
     Model,
+    /// A GPU id (see [`crate::gpus::GPUS`]), `custom` or `probe`.
+    Gpu,
+    /// Free text (short).
+    Text,
 }
 
 /// Which part of the form a field belongs to.
@@ -279,6 +290,10 @@ pub enum Group {
     Run,
     Parallel,
     Overhead,
+    /// The GPU to fit on.
+    Fit,
+    /// Display and the over-iterations chart.
+    View,
 }
 
 /// Everything the query sets, before the model is resolved and checked.
@@ -290,6 +305,20 @@ pub struct Draft {
     pub train: Training,
     pub parallel: Parallel,
     pub overhead: Overhead,
+    pub view: View,
+    /// `gpu=custom` / `gpu=probe` wait for their sizes.
+    pub capacity_typed: Option<Bytes>,
+    pub probe_bytes: Option<Bytes>,
+    pub probe_adapter: Option<ShortText>,
+    pub gpu: Option<GpuKey>,
+}
+
+/// The `gpu` key: a listed GPU, or where the size comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuKey {
+    Listed(&'static str),
+    Custom,
+    Probe,
 }
 
 /// One query key: how to read it into a draft and write it back.
@@ -347,6 +376,16 @@ fn implied(key: &str, s: &Scenario) -> String {
         "cuda_like" => "true".into(),
         "dropout" => String::new(),
         "ctx_mib" => Overhead::default().cuda_ctx_mib.to_string(),
+        "capacity_gib" => format_gib(s.view.capacity.bytes()),
+        "gpu" => match s.view.capacity {
+            Capacity::Gpu { id } => id.to_string(),
+            Capacity::Typed { .. } => "custom".into(),
+            Capacity::Probed { .. } => "probe".into(),
+        },
+        "unit" => "gib".into(),
+        "iters" => View::default().iters.get().to_string(),
+        "leak" => "none".into(),
+        "leak_mib" | "dataset_mib" => "0".into(),
         "reserve_pct" => Overhead::default().reserve_pct.to_string(),
         _ => String::new(),
     }
@@ -647,6 +686,143 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.overhead.reserve_pct != Overhead::default().reserve_pct)
             .then(|| s.overhead.reserve_pct.to_string()),
     },
+    Field {
+        key: "gpu",
+        kind: FieldKind::Gpu,
+        group: Group::Fit,
+        label: "GPU",
+        help: "The GPU to fit on; custom: type its memory; probe: use what this browser measured.",
+        apply: |d, v| {
+            let v = v.trim().to_ascii_lowercase();
+            d.gpu = Some(match v.as_str() {
+                "" => return Err(FieldError::Empty),
+                "custom" => GpuKey::Custom,
+                "probe" => GpuKey::Probe,
+                id => GpuKey::Listed(crate::gpus::gpu(id).ok_or(FieldError::UnknownGpu)?.id),
+            });
+            Ok(())
+        },
+        write: |s| match s.view.capacity {
+            c if c == View::default().capacity => None,
+            Capacity::Gpu { id } => Some(id.to_string()),
+            Capacity::Typed { .. } => Some("custom".into()),
+            Capacity::Probed { .. } => Some("probe".into()),
+        },
+    },
+    Field {
+        key: "capacity_gib",
+        kind: FieldKind::Number,
+        group: Group::Fit,
+        label: "GPU memory (GiB)",
+        help: "Your GPU's memory in GiB (2^30 bytes), as nvidia-smi shows it; decimals allowed.",
+        apply: |d, v| {
+            d.capacity_typed = Some(gib_value(v)?);
+            Ok(())
+        },
+        write: |s| match s.view.capacity {
+            Capacity::Typed { bytes } => Some(format_gib(bytes)),
+            _ => None,
+        },
+    },
+    Field {
+        key: "probe_bytes",
+        kind: FieldKind::Number,
+        group: Group::Fit,
+        label: "Measured (bytes)",
+        help: "What the in-page probe could allocate: a lower bound of the GPU's memory.",
+        apply: |d, v| {
+            let n = parse_count(v, false, 1, 1 << 50)?;
+            d.probe_bytes = Some(Bytes(n));
+            Ok(())
+        },
+        write: |s| match s.view.capacity {
+            Capacity::Probed { bytes, .. } => Some(bytes.get().to_string()),
+            _ => None,
+        },
+    },
+    Field {
+        key: "probe_adapter",
+        kind: FieldKind::Text,
+        group: Group::Fit,
+        label: "Measured on",
+        help: "The adapter the probe ran on.",
+        apply: |d, v| {
+            if v.chars().count() > ShortText::MAX {
+                return Err(FieldError::TooLong);
+            }
+            d.probe_adapter = Some(ShortText::new(v));
+            Ok(())
+        },
+        write: |s| match s.view.capacity {
+            Capacity::Probed { adapter, .. } if !adapter.as_str().is_empty() => Some(adapter.as_str().to_string()),
+            _ => None,
+        },
+    },
+    Field {
+        key: "unit",
+        kind: FieldKind::Choice(&[("gib", "GiB (2^30 bytes)"), ("gb", "GB (10^9 bytes)")]),
+        group: Group::View,
+        label: "Units",
+        help: "GiB as nvidia-smi and PyTorch count, or GB as GPU boxes are labelled.",
+        apply: |d, v| {
+            d.view.unit = match v.trim().to_ascii_lowercase().as_str() {
+                "" => return Err(FieldError::Empty),
+                "gib" => DisplayUnit::Gib,
+                "gb" => DisplayUnit::Gb,
+                _ => return Err(FieldError::UnknownChoice { choices: "gib, gb".into() }),
+            };
+            Ok(())
+        },
+        write: |s| (s.view.unit == DisplayUnit::Gb).then(|| "gb".to_string()),
+    },
+    Field {
+        key: "iters",
+        kind: FieldKind::Number,
+        group: Group::View,
+        label: "Steps shown",
+        help: "Training steps drawn in the memory-over-steps chart.",
+        apply: |d, v| {
+            d.view.iters = count(v, Iters::MIN, Iters::MAX, Iters::new)?;
+            Ok(())
+        },
+        write: |s| (s.view.iters != View::default().iters).then(|| s.view.iters.get().to_string()),
+    },
+    Field {
+        key: "leak",
+        kind: FieldKind::Choice(Leak::OPTIONS),
+        group: Group::View,
+        label: "Leak",
+        help: "Memory the loop keeps every step by mistake, e.g. appending the outputs to a list.",
+        apply: |d, v| {
+            d.view.leak = choice(v, Leak::from_key, Leak::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.view.leak != Leak::None).then(|| s.view.leak.key().to_string()),
+    },
+    Field {
+        key: "leak_mib",
+        kind: FieldKind::Number,
+        group: Group::View,
+        label: "Leak per step (MiB)",
+        help: "MiB kept every step when the leak is custom.",
+        apply: |d, v| {
+            d.view.leak_mib = count(v, 0, 1 << 24, Some)?;
+            Ok(())
+        },
+        write: |s| (s.view.leak_mib != 0).then(|| s.view.leak_mib.to_string()),
+    },
+    Field {
+        key: "dataset_mib",
+        kind: FieldKind::Number,
+        group: Group::View,
+        label: "Data on the GPU (MiB)",
+        help: "A dataset or other tensors put on the GPU once; counted in every phase.",
+        apply: |d, v| {
+            d.view.dataset_mib = count(v, 0, 1 << 24, Some)?;
+            Ok(())
+        },
+        write: |s| (s.view.dataset_mib != 0).then(|| s.view.dataset_mib.to_string()),
+    },
 ];
 
 /// The field for `key`.
@@ -711,6 +887,54 @@ fn probability(v: &str) -> Result<Prob, FieldError> {
         .ok_or(FieldError::TooLarge {
             max: "0.9999".into(),
         })
+}
+
+/// GiB with up to three decimals (`23.5`), as exact bytes (rounded to
+/// whole bytes).
+fn gib_value(v: &str) -> Result<Bytes, FieldError> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Err(FieldError::Empty);
+    }
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().all(|c| c.is_ascii_digit())
+        || !frac.bytes().all(|c| c.is_ascii_digit())
+    {
+        return Err(FieldError::NotANumber);
+    }
+    if frac.len() > 3 {
+        return Err(FieldError::Conflict("use at most 3 decimals".into()));
+    }
+    let whole: u64 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| FieldError::TooLarge {
+            max: "65536".into(),
+        })?
+    };
+    let milli = whole
+        .saturating_mul(1000)
+        .saturating_add(format!("{frac:0<3}").parse::<u64>().unwrap_or(0));
+    if milli == 0 {
+        return Err(FieldError::TooSmall {
+            min: "0.001".into(),
+        });
+    }
+    if milli > 65_536_000 {
+        return Err(FieldError::TooLarge {
+            max: "65536".into(),
+        });
+    }
+    Ok(Bytes(milli * GIB / 1000))
+}
+
+/// Bytes as GiB with at most three decimals, trailing zeros dropped.
+fn format_gib(b: Bytes) -> String {
+    let milli = (u128::from(b.get()) * 1000 + u128::from(GIB) / 2) / u128::from(GIB);
+    let s = format!("{}.{:03}", milli / 1000, milli % 1000);
+    let s = s.trim_end_matches('0');
+    s.strip_suffix('.').unwrap_or(s).to_string()
 }
 
 /// `1000` → `0.1`.
@@ -844,10 +1068,15 @@ fn resolve(
     texts: &[(&'static str, &str)],
     notices: &mut Vec<Notice>,
 ) -> Scenario {
+    let view = View {
+        capacity: capacity(&draft, notices),
+        ..draft.view
+    };
     let base = Scenario {
         train: draft.train,
         parallel: draft.parallel,
         overhead: draft.overhead,
+        view,
         ..Scenario::default()
     };
     if let (None, true, Some(params)) = (draft.model, draft.overrides.is_empty(), draft.params) {
@@ -907,6 +1136,33 @@ fn resolve(
             continue;
         }
         draft.overrides = ArchOverrides::default();
+    }
+}
+
+/// The capacity the `gpu` key (and its companions) describe.
+fn capacity(d: &Draft, notices: &mut Vec<Notice>) -> Capacity {
+    let default = View::default().capacity;
+    let mut missing = |key: &'static str, why: &str| {
+        notices.push(Notice::Invalid {
+            key,
+            value: String::new(),
+            error: FieldError::Conflict(why.into()),
+            default: "rtx-4090".into(),
+        });
+        default
+    };
+    match (d.gpu, d.capacity_typed, d.probe_bytes) {
+        (None, Some(bytes), _) | (Some(GpuKey::Custom), Some(bytes), _) => {
+            Capacity::Typed { bytes }
+        }
+        (Some(GpuKey::Custom), None, _) => missing("capacity_gib", "gpu=custom needs capacity_gib"),
+        (Some(GpuKey::Probe), _, Some(bytes)) => Capacity::Probed {
+            bytes,
+            adapter: d.probe_adapter.unwrap_or_else(|| ShortText::new("")),
+        },
+        (Some(GpuKey::Probe), _, None) => missing("probe_bytes", "gpu=probe needs probe_bytes"),
+        (Some(GpuKey::Listed(id)), _, _) => Capacity::Gpu { id },
+        (None, None, _) => default,
     }
 }
 

@@ -27,12 +27,14 @@ pub enum Component {
     /// Logits-sized tensors: the logits, their fp32 upcast, the loss's
     /// log-softmax and their gradients.
     Logits,
+    /// Kept across steps: data put on the GPU, and leaks.
+    Retained,
     /// CUDA context and caching-allocator reserve: not tensors.
     Overhead,
 }
 
 impl Component {
-    pub const ALL: [Component; 8] = [
+    pub const ALL: [Component; 9] = [
         Component::Parameters,
         Component::OptimizerState,
         Component::Gradients,
@@ -40,6 +42,7 @@ impl Component {
         Component::WeightCopies,
         Component::Activations,
         Component::Logits,
+        Component::Retained,
         Component::Overhead,
     ];
 
@@ -53,6 +56,7 @@ impl Component {
             Component::WeightCopies => "weight_copies",
             Component::Activations => "activations",
             Component::Logits => "logits",
+            Component::Retained => "retained",
             Component::Overhead => "overhead",
         }
     }
@@ -67,6 +71,7 @@ impl Component {
             Component::WeightCopies => "Autocast weight copies",
             Component::Activations => "Activations",
             Component::Logits => "Logits & loss",
+            Component::Retained => "Kept across steps",
             Component::Overhead => "CUDA context & allocator",
         }
     }
@@ -78,7 +83,7 @@ impl Component {
 
 /// Bytes per component at one moment. Always sums to its total.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Components([Bytes; 8]);
+pub struct Components([Bytes; 9]);
 
 impl Components {
     pub fn get(&self, c: Component) -> Bytes {

@@ -3,7 +3,9 @@
 
 use crate::arch::{Architecture, Family};
 use crate::choice::choice_enum;
+use crate::gpus::{self, Gpu};
 use crate::presets::{self, Preset};
+use crate::units::{Bytes, DisplayUnit};
 use serde::Serialize;
 
 choice_enum! {
@@ -283,7 +285,158 @@ pub struct Overhead {
     pub reserve_pct: u8,
 }
 
-/// One training run.
+bounded!(
+    /// Training steps the over-iterations chart shows.
+    Iters(u32),
+    1,
+    1000
+);
+
+/// Short text that stays `Copy` (a probed adapter's name).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShortText {
+    bytes: [u8; ShortText::MAX],
+    len: u8,
+}
+
+impl ShortText {
+    /// Most bytes kept.
+    pub const MAX: usize = 64;
+
+    /// Keeps the first 64 bytes' worth of whole characters of `s`, without
+    /// control characters.
+    pub fn new(s: &str) -> Self {
+        let mut out = ShortText {
+            bytes: [0; Self::MAX],
+            len: 0,
+        };
+        for c in s.chars().filter(|c| !c.is_control()) {
+            let mut buf = [0; 4];
+            let enc = c.encode_utf8(&mut buf).as_bytes();
+            let at = usize::from(out.len);
+            if at + enc.len() > Self::MAX {
+                break;
+            }
+            out.bytes[at..at + enc.len()].copy_from_slice(enc);
+            out.len += enc.len() as u8;
+        }
+        out
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Debug for ShortText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl Serialize for ShortText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// What the fit verdict compares the estimate with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capacity {
+    /// A GPU from the list (its usable memory).
+    Gpu { id: &'static str },
+    /// A size typed by the user.
+    Typed { bytes: Bytes },
+    /// What the in-page probe could allocate: a measured lower bound.
+    Probed { bytes: Bytes, adapter: ShortText },
+}
+
+impl Capacity {
+    /// Bytes available for training.
+    pub fn bytes(&self) -> Bytes {
+        match self {
+            Capacity::Gpu { id } => gpus::gpu(id).map_or(Bytes::ZERO, |g| g.usable),
+            Capacity::Typed { bytes } | Capacity::Probed { bytes, .. } => *bytes,
+        }
+    }
+
+    /// The GPU, when one from the list is chosen.
+    pub fn gpu(&self) -> Option<&'static Gpu> {
+        match self {
+            Capacity::Gpu { id } => gpus::gpu(id),
+            _ => None,
+        }
+    }
+
+    /// A short description, e.g. "NVIDIA GeForce RTX 4090 (24 GiB)".
+    pub fn describe(&self, unit: DisplayUnit) -> String {
+        match self {
+            Capacity::Gpu { .. } => match self.gpu() {
+                Some(g) if g.usable != g.memory => format!(
+                    "{} ({} usable of {})",
+                    g.name,
+                    g.usable.display(unit),
+                    g.memory.display(unit)
+                ),
+                Some(g) => format!("{} ({})", g.name, g.memory.display(unit)),
+                None => "no GPU".into(),
+            },
+            Capacity::Typed { bytes } => format!("{} (typed)", bytes.display(unit)),
+            Capacity::Probed { bytes, adapter } => format!(
+                "{} measured on {} (a lower bound)",
+                bytes.display(unit),
+                if adapter.as_str().is_empty() {
+                    "this browser's GPU"
+                } else {
+                    adapter.as_str()
+                }
+            ),
+        }
+    }
+}
+
+choice_enum! {
+    /// Memory a training loop keeps from step to step by mistake (seeds 003, 004).
+    pub enum Leak {
+        /// Nothing is kept.
+        None = "none", "none",
+        /// The output object (its logits) is appended to a list every step.
+        Logits = "logits", "the logits of every step are kept",
+        /// A number of MiB per step, typed.
+        Custom = "custom", "a custom amount per step",
+    }
+}
+
+/// How the page shows the estimate: units, the GPU to fit on, and the
+/// over-iterations chart. Estimators ignore it, except for the data kept
+/// on the GPU (`dataset_mib`), which is real memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct View {
+    pub unit: DisplayUnit,
+    pub capacity: Capacity,
+    pub iters: Iters,
+    pub leak: Leak,
+    /// MiB kept per step with `leak = custom`.
+    pub leak_mib: u32,
+    /// A dataset (or other tensors) placed on the GPU once, in MiB.
+    pub dataset_mib: u32,
+}
+
+impl Default for View {
+    fn default() -> Self {
+        View {
+            unit: DisplayUnit::Gib,
+            capacity: Capacity::Gpu { id: "rtx-4090" },
+            iters: Iters(12),
+            leak: Leak::None,
+            leak_mib: 0,
+            dataset_mib: 0,
+        }
+    }
+}
+
+/// One training run, and how the page shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Scenario {
     pub model: ModelSpec,
@@ -293,6 +446,7 @@ pub struct Scenario {
     pub train: Training,
     pub parallel: Parallel,
     pub overhead: Overhead,
+    pub view: View,
 }
 
 impl Scenario {
@@ -366,6 +520,7 @@ impl Default for Scenario {
             train: Training::default(),
             parallel: Parallel::default(),
             overhead: Overhead::default(),
+            view: View::default(),
         }
     }
 }

@@ -1,0 +1,216 @@
+//! What the page computes besides the estimate: the fit verdict, the
+//! largest batch and sequence that fit, ranked suggestions, the formula
+//! table and its CSV, and memory over training steps.
+
+mod common;
+
+use common::scenario;
+use vramfit_core::explain::{self, group};
+use vramfit_core::scenario::Capacity;
+use vramfit_core::solve::{self, Verdict};
+use vramfit_core::steps;
+use vramfit_core::{Bytes, Component, Estimate, Estimates};
+
+const GIB: u64 = 1 << 30;
+
+fn primary(q: &str) -> (vramfit_core::Scenario, Estimate) {
+    let s = scenario(q);
+    let e = Estimates::new(&s).primary().cloned().expect("estimate");
+    (s, e)
+}
+
+#[test]
+fn verdict_spare_and_short() {
+    let v = Verdict::new(Bytes(20 * GIB), Bytes(24 * GIB));
+    assert!(v.fits());
+    assert_eq!((v.spare(), v.short()), (Bytes(4 * GIB), Bytes::ZERO));
+    let v = Verdict::new(Bytes(30 * GIB), Bytes(24 * GIB));
+    assert!(!v.fits());
+    assert_eq!((v.spare(), v.short()), (Bytes::ZERO, Bytes(6 * GIB)));
+}
+
+#[test]
+fn capacity_comes_from_the_gpu_list_a_typed_size_or_the_probe() {
+    let s = scenario("gpu=rtx-4090-laptop");
+    assert_eq!(s.view.capacity.bytes(), Bytes(16 * GIB));
+    let s = scenario("gpu=custom&capacity_gib=23.5");
+    assert_eq!(
+        s.view.capacity,
+        Capacity::Typed {
+            bytes: Bytes(47 * GIB / 2)
+        }
+    );
+    let s = scenario("capacity_gib=10");
+    assert_eq!(s.view.capacity.bytes(), Bytes(10 * GIB));
+    let s = scenario("gpu=probe&probe_bytes=1073741824&probe_adapter=SwiftShader");
+    assert_eq!(s.view.capacity.bytes(), Bytes(GIB));
+    assert_eq!(
+        s.view.capacity.describe(vramfit_core::DisplayUnit::Gib),
+        "1.00 GiB measured on SwiftShader (a lower bound)"
+    );
+    // Apple: the share macOS lets the GPU use (3/4 of 128 GiB).
+    let s = scenario("gpu=m3-max-128");
+    assert_eq!(s.view.capacity.bytes(), Bytes(96 * GIB));
+}
+
+#[test]
+fn largest_batch_and_sequence_that_fit() {
+    let (s, _) = primary("model=llama3.2-1b&dtype=bf16&optim=adamw&batch=1&seq=2048&gpu=rtx-4090");
+    let cap = s.view.capacity.bytes();
+    let b = solve::max_batch(&s, cap).expect("some batch fits");
+    // The answer fits and one more does not.
+    let at = |q: String| solve::peak_of(&scenario(&q)).expect("peak");
+    let base = "model=llama3.2-1b&dtype=bf16&optim=adamw&seq=2048";
+    assert!(at(format!("{base}&batch={b}")) <= cap);
+    assert!(at(format!("{base}&batch={}", b + 1)) > cap);
+    let l = solve::max_seq(&s, cap).expect("some seq fits");
+    let base = "model=llama3.2-1b&dtype=bf16&optim=adamw&batch=1";
+    assert!(at(format!("{base}&seq={l}")) <= cap);
+    assert!(at(format!("{base}&seq={}", l + 1)) > cap);
+    // Nothing fits: the model states alone are too big.
+    let (s, _) = primary("model=llama3.1-70b&dtype=fp32&gpu=rtx-4090");
+    assert_eq!(solve::max_batch(&s, s.view.capacity.bytes()), None);
+}
+
+#[test]
+fn suggestions_are_ranked_by_what_they_save_and_each_one_is_real() {
+    let (s, e) =
+        primary("model=llama3.1-8b&dtype=amp_bf16&optim=adamw&batch=4&seq=2048&gpu=a100-80");
+    let cap = s.view.capacity.bytes();
+    let list = solve::suggestions(&s, cap);
+    assert!(list.len() >= 5, "{list:?}");
+    for w in list
+        .windows(2)
+        .filter(|w| !w[1].label.starts_with("All together"))
+    {
+        assert!(w[0].saves >= w[1].saves);
+    }
+    for x in &list {
+        // Applying the change through the URL gives exactly the shown peak.
+        let mut raw = vramfit_core::encode(&s);
+        for (k, v) in &x.changes {
+            raw.set(k, v);
+        }
+        let peak = solve::peak_of(&scenario(&raw.to_query_string())).expect("peak");
+        assert_eq!(peak, x.peak, "{}", x.label);
+        assert_eq!(x.saves, e.peak_total_bytes.saturating_sub(x.peak));
+        assert_eq!(x.fits, x.peak <= cap);
+    }
+    let labels: Vec<&str> = list.iter().map(|x| x.label.as_str()).collect();
+    assert!(labels.contains(&"Turn on gradient checkpointing"));
+    assert!(labels.contains(&"Fine-tune with LoRA (rank 16)"));
+}
+
+#[test]
+fn when_nothing_fits_alone_the_changes_are_combined() {
+    let (s, _) =
+        primary("model=llama3.1-8b&dtype=amp_bf16&optim=adamw&batch=8&seq=4096&gpu=rtx-4090");
+    let list = solve::suggestions(&s, s.view.capacity.bytes());
+    let last = list.last().expect("suggestions");
+    assert!(last.label.starts_with("All together: "), "{}", last.label);
+    assert!(last.changes.len() > 1);
+    assert!(list
+        .iter()
+        .all(|x| x.peak >= last.peak || x.label == last.label));
+}
+
+#[test]
+fn breakdown_rows_cover_the_peak_with_formulas() {
+    let (s, e) = primary("model=qwen2.5-1.5b&dtype=bf16&optim=adamw&batch=1&seq=512");
+    let rows = explain::rows(&s, &e);
+    let sum: u64 = rows.iter().map(|r| r.bytes.get()).sum();
+    assert_eq!(sum, e.peak_total_bytes.get());
+    let params = rows
+        .iter()
+        .find(|r| r.component == Component::Parameters)
+        .expect("params row");
+    assert_eq!(
+        params.formula,
+        "N × P = 1\u{2009}543\u{2009}714\u{2009}304 × 2 B + 512 B RoPE buffers"
+    );
+    assert!(rows.iter().all(|r| !r.formula.is_empty()), "{rows:?}");
+    // 16 vs 20 bytes per parameter: pure bf16 AdamW is 10.
+    let bpp = explain::bytes_per_param(&s, &e).expect("step");
+    assert!(bpp.starts_with("10.0 bytes per parameter at the optimizer step: 2.0 weights + 2.0 gradients + 4.0 optimizer state + 2.0 temporaries"), "{bpp}");
+}
+
+#[test]
+fn seed_rows_use_the_seed_formulas() {
+    let (s, e) = primary("params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048");
+    let rows = explain::rows(&s, &e);
+    let acts = rows
+        .iter()
+        .find(|r| r.component == Component::Activations)
+        .expect("acts");
+    assert!(
+        acts.formula
+            .contains("A = 4.6894e-4 × N + 1.8494e6 = 2552810"),
+        "{}",
+        acts.formula
+    );
+}
+
+#[test]
+fn csv_export_has_the_table_and_every_phase() {
+    let (s, e) = primary("model=gpt2-124m&batch=8&seq=1024");
+    let csv = explain::csv(&s, &e);
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("component,bytes,share_percent,formula"));
+    assert!(csv.contains("\niteration,micro_step,phase,peak_bytes,end_bytes\n"));
+    assert_eq!(csv.lines().filter(|l| l.starts_with("2,1,")).count(), 4);
+    // Formulas with commas are quoted (the logits row at the start of backward).
+    let logits = csv
+        .lines()
+        .find(|l| l.starts_with("logits,"))
+        .expect("logits row");
+    assert!(logits.contains(",\"start of backward: "), "{logits}");
+}
+
+#[test]
+fn digits_are_grouped() {
+    assert_eq!(group(0u64), "0");
+    assert_eq!(group(999u64), "999");
+    assert_eq!(group(1_000u64), "1\u{2009}000");
+    assert_eq!(
+        group(92_650_478_080u64),
+        "92\u{2009}650\u{2009}478\u{2009}080"
+    );
+}
+
+#[test]
+fn steps_show_the_state_jump_and_a_leak_running_out_of_memory() {
+    let (s, e) =
+        primary("model=gpt2-124m&dtype=fp32&batch=4&seq=1024&iters=10&gpu=custom&capacity_gib=9");
+    let t = steps::timeline(&s, &e, s.view.capacity.bytes());
+    assert_eq!(t.step_peaks.len(), 10);
+    // Step 2 carries the optimizer state step 1 created; later steps repeat it.
+    assert!(t.step_peaks[1] > t.step_peaks[0]);
+    assert!(t.step_peaks[2..].iter().all(|p| *p == t.step_peaks[1]));
+    assert_eq!(t.oom_step, None);
+    // Keeping the logits of every step: B × S × V × 4 B more each step.
+    let (s, e) = primary("model=gpt2-124m&dtype=fp32&batch=4&seq=1024&iters=10&gpu=custom&capacity_gib=9&leak=logits");
+    let t = steps::timeline(&s, &e, s.view.capacity.bytes());
+    assert_eq!(t.leak_per_step, Bytes(4 * 1024 * 50257 * 4));
+    let k = t.oom_step.expect("runs out");
+    assert!(t.step_peaks[k as usize - 1] > s.view.capacity.bytes());
+    assert!(t.step_peaks[k as usize - 2] <= s.view.capacity.bytes());
+    assert!(t.points.windows(2).all(|w| w[0].x <= w[1].x));
+}
+
+#[test]
+fn data_on_the_gpu_counts_in_every_phase() {
+    let (_, without) = primary("model=gpt2-124m");
+    let (_, with) = primary("model=gpt2-124m&dataset_mib=1024");
+    assert_eq!(
+        with.peak_allocated_bytes.get() - without.peak_allocated_bytes.get(),
+        1 << 30
+    );
+}
+
+#[test]
+fn micro_steps_repeat_in_the_steps_chart() {
+    let (s, e) = primary("model=gpt2-124m&grad_accum=3&iters=2");
+    let t = steps::timeline(&s, &e, Bytes(u64::MAX));
+    // 3 × (forward + backward) + step + zero_grad, 3 points each, 2 steps.
+    assert_eq!(t.points.len(), 2 * (3 * 2 + 2) * 3);
+}

@@ -1,0 +1,350 @@
+//! The inputs: one control per query key (its `name` is the key), each with
+//! its label, tooltip and, when a value is refused, the reason beside it.
+
+use crate::{browser, keys_of, Page};
+use leptos::prelude::*;
+use vramfit_core::explain::group;
+use vramfit_core::gpus::{by_kind, GpuKind};
+use vramfit_core::hf_config;
+use vramfit_core::presets::PRESETS;
+use vramfit_core::query::{self, Field, FieldKind, Group};
+use vramfit_core::{DisplayUnit, Notice};
+
+/// Keys that describe the architecture: a new preset clears them.
+const ARCH_KEYS: [&str; 10] = [
+    "family",
+    "hidden",
+    "layers",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "ffn",
+    "vocab",
+    "tied",
+    "positions",
+];
+
+/// Rarely changed run settings, folded under "Advanced".
+const ADVANCED: [&str; 3] = ["keep_outputs", "dropout", "cuda_like"];
+
+/// The reason a field's value was refused, with what the page does instead.
+fn field_error(page: Page, key: &'static str) -> Option<String> {
+    page.decoded.with(|d| {
+        d.notices.iter().find_map(|n| match n {
+            Notice::Invalid { key: k, .. } if *k == key => {
+                Some(format!("{n}; {}", n.consequence()))
+            }
+            Notice::ParamsIgnored { .. } if key == "params" => {
+                Some(format!("{n}; {}", n.consequence()))
+            }
+            _ => None,
+        })
+    })
+}
+
+/// One labelled control whose `name` is its query key.
+#[component]
+pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
+    let key = field.key;
+    let id = format!("f-{key}");
+    let err_id = format!("e-{key}");
+    let value = move || {
+        page.form
+            .with(|f| f.get(key).map(str::to_string))
+            .unwrap_or_else(|| page.scenario.with(|s| field.shown_value(s)))
+    };
+    let set = move |v: String| {
+        page.form.update(|f| match field.kind {
+            // Choosing "parameter count only" removes the model key; a new
+            // preset starts from its own architecture.
+            FieldKind::Model => {
+                if v.trim().is_empty() {
+                    f.remove(key);
+                } else {
+                    f.set(key, &v);
+                }
+                for k in ARCH_KEYS {
+                    f.remove(k);
+                }
+            }
+            _ => f.set(key, &v),
+        })
+    };
+    let error = move || field_error(page, key);
+    let invalid = move || error().is_some().to_string();
+    let control = match field.kind {
+        FieldKind::Number | FieldKind::Text => view! {
+            <input id=id.clone() name=key type="text" inputmode=if field.kind == FieldKind::Number { "decimal" } else { "text" }
+                autocomplete="off" spellcheck="false" title=field.help aria-invalid=invalid
+                aria-describedby=err_id.clone()
+                prop:value=value on:input=move |ev| set(event_target_value(&ev))/>
+        }
+        .into_any(),
+        FieldKind::Toggle => view! {
+            <input id=id.clone() name=key type="checkbox" title=field.help aria-invalid=invalid
+                aria-describedby=err_id.clone()
+                prop:checked=move || value() == "true"
+                on:change=move |ev| set(event_target_checked(&ev).to_string())/>
+        }
+        .into_any(),
+        FieldKind::Choice(options) => view! {
+            <select id=id.clone() name=key title=field.help aria-invalid=invalid
+                aria-describedby=err_id.clone()
+                prop:value=value on:change=move |ev| set(event_target_value(&ev))>
+                {options
+                    .iter()
+                    .map(|(v, label)| view! { <option value=*v>{*label}</option> })
+                    .collect_view()}
+            </select>
+        }
+        .into_any(),
+        FieldKind::Model => view! {
+            <input id=id.clone() name=key type="search" list="presets" autocomplete="off"
+                placeholder="search: llama 8b, qwen, gpt2…" title=field.help aria-invalid=invalid
+                aria-describedby=err_id.clone()
+                prop:value=value on:change=move |ev| set(event_target_value(&ev))/>
+            <datalist id="presets">
+                {PRESETS
+                    .iter()
+                    .map(|p| view! { <option value=p.id>{p.name}</option> })
+                    .collect_view()}
+            </datalist>
+        }
+        .into_any(),
+        FieldKind::Gpu => view! {
+            <select id=id.clone() name=key title=field.help aria-invalid=invalid
+                aria-describedby=err_id.clone()
+                prop:value=value on:change=move |ev| set(event_target_value(&ev))>
+                {GpuKind::ALL
+                    .iter()
+                    .map(|k| view! {
+                        <optgroup label=k.label()>
+                            {by_kind(*k)
+                                .map(|g| view! { <option value=g.id>{g.name}</option> })
+                                .collect_view()}
+                        </optgroup>
+                    })
+                    .collect_view()}
+                <optgroup label="other">
+                    <option value="custom">"Type its memory…"</option>
+                    <option value="probe">"Measured in this browser (probe)"</option>
+                </optgroup>
+            </select>
+        }
+        .into_any(),
+    };
+    let class = if field.kind == FieldKind::Toggle {
+        "field toggle"
+    } else {
+        "field"
+    };
+    view! {
+        <div class=class>
+            <label for=id>{field.label}</label>
+            {control}
+            <p class="field-error" id=err_id data-testid=format!("error-{key}") aria-live="polite">
+                {error}
+            </p>
+        </div>
+    }
+}
+
+/// GiB / GB in the header.
+#[component]
+pub fn UnitToggle(page: Page) -> impl IntoView {
+    let value = move || match page.unit.get() {
+        DisplayUnit::Gib => "gib",
+        DisplayUnit::Gb => "gb",
+    };
+    view! {
+        <label class="unit-toggle">
+            "Units "
+            <select name="unit" title="GiB (2^30 bytes) as nvidia-smi and PyTorch count, or GB (10^9) as GPU boxes are labelled"
+                prop:value=value
+                on:change=move |ev| page.apply(&[("unit", event_target_value(&ev))])>
+                <option value="gib">"GiB"</option>
+                <option value="gb">"GB"</option>
+            </select>
+        </label>
+    }
+}
+
+/// A titled group of fields (a collapsible panel).
+#[component]
+pub fn GroupPanel(page: Page, group: Group, title: &'static str, open: bool) -> impl IntoView {
+    let (main, advanced): (Vec<&'static Field>, Vec<&'static Field>) =
+        keys_of(group).partition(|f| !ADVANCED.contains(&f.key));
+    view! {
+        <details class="panel" open=open>
+            <summary><h2>{title}</h2></summary>
+            <div class="fields">
+                {main.into_iter().map(|f| view! { <FieldInput field=f page=page/> }).collect_view()}
+                {(!advanced.is_empty()).then(|| view! {
+                    <details class="advanced">
+                        <summary>"Advanced"</summary>
+                        {advanced.into_iter().map(|f| view! { <FieldInput field=f page=page/> }).collect_view()}
+                    </details>
+                })}
+            </div>
+        </details>
+    }
+}
+
+/// The model: a searchable preset, a parameter count alone, a pasted
+/// config.json, or typed architecture numbers; and the exact count.
+#[component]
+pub fn ModelPanel(page: Page) -> impl IntoView {
+    let model = query::field("model");
+    let params = query::field("params");
+    let count = move || page.scenario.with(|s| s.params());
+    let described = move || {
+        page.scenario.with(|s| match (s.preset(), s.arch) {
+            (Some(p), Some(a)) if a == p.arch => p.name.to_string(),
+            (Some(p), Some(_)) => format!("{} (modified)", p.name),
+            _ => "a parameter count alone: only the seed formula can use it".to_string(),
+        })
+    };
+    view! {
+        <details class="panel" open=true>
+            <summary><h2>"Model"</h2></summary>
+            <div class="fields">
+                {model.map(|f| view! { <FieldInput field=f page=page/> })}
+                <p class="param-count" data-testid="param-count" data-count=move || count().to_string()>
+                    <strong>{move || group(count())}</strong>" parameters · "{described}
+                </p>
+                // N alone is for the seed formula: shown without a model, or
+                // when a link gives both (to explain why it is ignored).
+                {move || page.form.with(|f| f.get("model").is_none() || f.get("params").is_some()).then(|| {
+                    params.map(|f| view! { <FieldInput field=f page=page/> })
+                })}
+                <ConfigImport page=page/>
+                <details class="advanced">
+                    <summary>"Architecture"</summary>
+                    {keys_of(Group::Architecture)
+                        .map(|f| view! { <FieldInput field=f page=page/> })
+                        .collect_view()}
+                </details>
+            </div>
+        </details>
+    }
+}
+
+/// Paste a Hugging Face config.json: its architecture replaces the fields.
+#[component]
+fn ConfigImport(page: Page) -> impl IntoView {
+    let (text, set_text) = signal(String::new());
+    let (message, set_message) = signal(None::<(bool, String)>);
+    let import = move |_| {
+        let t = text.get_untracked();
+        match hf_config::parse(&t) {
+            Ok(imp) => {
+                let a = imp.arch;
+                // A config that is exactly a preset selects it.
+                let preset = PRESETS.iter().find(|p| p.arch == a);
+                page.form.update(|f| {
+                    for k in ARCH_KEYS {
+                        f.remove(k);
+                    }
+                    match preset {
+                        Some(p) => f.set("model", p.id),
+                        None => {
+                            for (k, v) in [
+                                ("family", a.family.key().to_string()),
+                                ("hidden", a.hidden.to_string()),
+                                ("layers", a.layers.to_string()),
+                                ("heads", a.heads.to_string()),
+                                ("kv_heads", a.kv_heads.to_string()),
+                                ("head_dim", a.head_dim.to_string()),
+                                ("ffn", a.ffn.to_string()),
+                                ("vocab", a.vocab.to_string()),
+                                ("tied", a.tied.to_string()),
+                                ("positions", a.positions.to_string()),
+                            ] {
+                                f.set(k, &v);
+                            }
+                            if f.get("model").is_none() {
+                                f.set("model", vramfit_core::presets::DEFAULT_PRESET);
+                            }
+                        }
+                    }
+                    f.remove("params");
+                });
+                let generic = if imp.generic {
+                    format!(
+                        " (`{}` is read as a generic Llama-like decoder)",
+                        imp.model_type
+                    )
+                } else {
+                    String::new()
+                };
+                set_message.set(Some((
+                    true,
+                    format!(
+                        "Imported: {} parameters{}{generic}.",
+                        group(a.params()),
+                        preset
+                            .map(|p| format!(", the {} preset", p.name))
+                            .unwrap_or_default()
+                    ),
+                )));
+            }
+            Err(e) => set_message.set(Some((false, e.to_string()))),
+        }
+    };
+    view! {
+        <details class="advanced">
+            <summary>"Paste a config.json"</summary>
+            <label for="config-json" class="visually-hidden">"config.json"</label>
+            <textarea id="config-json" data-testid="config-json" rows="6" spellcheck="false"
+                placeholder="{\"model_type\": \"llama\", \"hidden_size\": 4096, ...}"
+                prop:value=move || text.get()
+                on:input=move |ev| set_text.set(event_target_value(&ev))></textarea>
+            <button type="button" data-testid="config-import" on:click=import>"Use this architecture"</button>
+            <p data-testid="config-message" aria-live="polite"
+                class=move || match message.get() { Some((false, _)) => "field-error", _ => "hint" }>
+                {move || message.get().map(|(_, m)| m)}
+            </p>
+        </details>
+    }
+}
+
+/// The GPU to fit on: from the list, typed, or measured by the probe.
+#[component]
+pub fn FitPanel(page: Page) -> impl IntoView {
+    let gpu = query::field("gpu");
+    let typed = query::field("capacity_gib");
+    let custom = move || page.form.with(|f| f.get("gpu") == Some("custom"));
+    view! {
+        <details class="panel" open=true>
+            <summary><h2>"Will it fit?"</h2></summary>
+            <div class="fields">
+                {gpu.map(|f| view! { <FieldInput field=f page=page/> })}
+                {move || custom().then(|| typed.map(|f| view! { <FieldInput field=f page=page/> }))}
+                <p class="hint">{move || page.scenario.with(|s| s.view.capacity.describe(s.view.unit))}</p>
+            </div>
+        </details>
+    }
+}
+
+/// Copies the page's URL, which holds every input.
+#[component]
+pub fn CopyLink() -> impl IntoView {
+    let (copied, set_copied) = signal(None::<bool>);
+    let copy = move |_| {
+        leptos::task::spawn_local(async move {
+            set_copied.set(Some(browser::copy(&browser::href()).await));
+        });
+    };
+    view! {
+        <div class="share">
+            <button type="button" data-testid="copy-link" on:click=copy>"Copy link"</button>
+            <span class="hint" aria-live="polite">
+                {move || match copied.get() {
+                    Some(true) => "Link copied: it reproduces this page exactly.",
+                    Some(false) => "Could not reach the clipboard; copy the address bar instead.",
+                    None => "",
+                }}
+            </span>
+        </div>
+    }
+}

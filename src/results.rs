@@ -1,0 +1,319 @@
+//! The answers: the fit verdict, the totals with the seed formula beside
+//! them, what would fit, and the breakdown table with its formulas.
+
+use crate::{browser, Page};
+use leptos::prelude::*;
+use vramfit_chart::colour_hex;
+use vramfit_core::explain::{self, group};
+use vramfit_core::solve::{self, Suggestion, Verdict as Fit};
+use vramfit_core::{steps, Bytes, Estimate};
+
+/// Fits with X to spare / short by X, on which GPU.
+#[component]
+pub fn Verdict(page: Page) -> impl IntoView {
+    let fit = Memo::new(move |_| {
+        page.primary.with(|e| {
+            e.as_ref()
+                .map(|e| Fit::new(e.peak_total_bytes, page.capacity.get()))
+        })
+    });
+    let oom_step = Memo::new(move |_| {
+        page.primary.with(|e| {
+            e.as_ref().and_then(|e| {
+                page.scenario
+                    .with(|s| steps::timeline(s, e, page.capacity.get()).oom_step)
+            })
+        })
+    });
+    let on = move || {
+        page.scenario
+            .with(|s| s.view.capacity.describe(s.view.unit))
+    };
+    move || {
+        match fit.get() {
+        None => view! {
+            <section class="verdict unknown" data-testid="fit-verdict" data-fits="" data-bytes=move || page.capacity.get().get().to_string()>
+                <p>"No estimate: fix the inputs marked in red."</p>
+            </section>
+        }
+        .into_any(),
+        Some(v) => {
+            let fits = v.fits();
+            view! {
+                <section class=if fits { "verdict fits" } else { "verdict short" } role="status"
+                    data-testid="fit-verdict" data-fits=fits.to_string()
+                    data-bytes=v.capacity.get().to_string()>
+                    <p class="verdict-main">
+                        {if fits {
+                            format!("Fits, with {} to spare", page.show(v.spare()))
+                        } else {
+                            format!("Does not fit: short by {}", page.show(v.short()))
+                        }}
+                    </p>
+                    <p class="verdict-on">{move || format!("on {}", on())}</p>
+                    {move || oom_step.get().filter(|_| fits).map(|k| view! {
+                        <p class="verdict-leak" data-testid="oom-step" data-step=k.to_string()>
+                            {format!("…but the leak runs it out of memory at step {k}.")}
+                        </p>
+                    })}
+                </section>
+            }
+            .into_any()
+        }
+    }
+    }
+}
+
+/// On narrow screens: the answer stays in sight while the inputs scroll.
+#[component]
+pub fn MiniSummary(page: Page) -> impl IntoView {
+    let line = move || {
+        page.primary.with(|e| {
+            e.as_ref().map(|e| {
+                let v = Fit::new(e.peak_total_bytes, page.capacity.get());
+                let verdict = if v.fits() {
+                    format!("fits, {} spare", page.show(v.spare()))
+                } else {
+                    format!("short by {}", page.show(v.short()))
+                };
+                (
+                    v.fits(),
+                    format!("{} peak · {verdict}", page.show(e.peak_total_bytes)),
+                )
+            })
+        })
+    };
+    view! {
+        <div class=move || match line() { Some((true, _)) => "mini fits", Some((false, _)) => "mini short", None => "mini" }
+            aria-hidden="true">
+            {move || line().map(|(_, t)| t)}
+        </div>
+    }
+}
+
+/// The peak, where it happens, allocated vs total, and the seed formula.
+#[component]
+pub fn Totals(page: Page) -> impl IntoView {
+    let peak = move || {
+        page.primary
+            .with(|e| e.as_ref().map(|e| e.peak_total_bytes.get()).unwrap_or(0))
+    };
+    let error = move || {
+        page.estimates
+            .with(|all| match (&all.vramfit, all.primary()) {
+                (_, Err(e)) => Some(e.to_string()),
+                (Err(e), Ok(_)) => Some(format!("{e}.")),
+                _ => None,
+            })
+    };
+    let seed = move || {
+        page.estimates.with(|all| {
+            let (Ok(ours), Ok(seed)) = (&all.vramfit, &all.seed) else {
+                return None;
+            };
+            let (o, s) = (ours.peak_total_bytes.get(), seed.peak_total_bytes.get());
+            let diff = 100.0 * (s as f64 / o.max(1) as f64 - 1.0);
+            Some((s, diff))
+        })
+    };
+    view! {
+        <section class="panel totals" aria-labelledby="totals-h">
+            <h2 id="totals-h">{move || page.primary.with(|e| match e {
+                Some(e) => format!("Peak memory ({})", e.method.label()),
+                None => "Peak memory".to_string(),
+            })}</h2>
+            <p class="total">
+                <strong data-testid="peak-total" data-bytes=move || peak().to_string()>
+                    {move || page.show(Bytes(peak()))}
+                </strong>
+                {move || page.primary.with(|e| e.as_ref().map(|e| format!(
+                    " in the {} of iteration {}",
+                    e.peak_phase.label(),
+                    e.peak_iteration
+                )))}
+            </p>
+            <p class="exact">
+                {move || format!("{} bytes", group(peak()))}
+                {move || page.primary.with(|e| e.as_ref().map(|e| format!(
+                    " · {} of live tensors ({} bytes) + overhead",
+                    page.show(e.peak_allocated_bytes),
+                    group(e.peak_allocated_bytes.get())
+                )))}
+            </p>
+            {move || error().map(|e| view! { <p class="error" data-testid="estimate-error">{e}</p> })}
+            {move || seed().map(|(s, diff)| view! {
+                <p class="seed" data-testid="seed-total" data-bytes=s.to_string()>
+                    {format!("The seed formula says {} ({diff:+.0}% vs vramfit)", page.show(Bytes(s)))}
+                </p>
+            })}
+        </section>
+    }
+}
+
+/// The largest batch and sequence that fit, and changes ranked by saving.
+#[component]
+pub fn WhatFits(page: Page) -> impl IntoView {
+    let answers = Memo::new(move |_| {
+        let cap = page.capacity.get();
+        page.scenario.with(|s| {
+            (
+                solve::max_batch(s, cap),
+                solve::max_seq(s, cap),
+                solve::suggestions(s, cap),
+            )
+        })
+    });
+    let fits = move || {
+        page.primary.with(|e| {
+            e.as_ref()
+                .is_some_and(|e| e.peak_total_bytes <= page.capacity.get())
+        })
+    };
+    let limit = move |key: &'static str, label: &'static str, v: Option<u32>| {
+        let testid = format!("max-{key}");
+        match v {
+            Some(n) => view! {
+                <li>
+                    {label}": "
+                    <button type="button" class="link" data-testid=testid data-value=n.to_string()
+                        title="Apply it"
+                        on:click=move |_| page.apply(&[(key, n.to_string())])>
+                        {group(n)}
+                    </button>
+                </li>
+            }
+            .into_any(),
+            None => view! {
+                <li data-testid=testid data-value="">{label}": none fits, even at 1"</li>
+            }
+            .into_any(),
+        }
+    };
+    view! {
+        <section class="panel what-fits" aria-labelledby="fits-h">
+            <h2 id="fits-h">{move || if fits() { "Room to grow, and ways to save" } else { "What would fit" }}</h2>
+            <ul class="limits">
+                {move || {
+                    let (b, l, _) = answers.get();
+                    view! {
+                        {limit("batch", "Largest batch size that fits (this sequence length)", b)}
+                        {limit("seq", "Longest sequence that fits (this batch size)", l)}
+                    }
+                }}
+            </ul>
+            <ol class="suggestions">
+                {move || answers.get().2.into_iter().map(|x| view! { <SuggestionItem page=page x=x/> }).collect_view()}
+            </ol>
+        </section>
+    }
+}
+
+/// One change, its saving, and a button that applies it.
+#[component]
+fn SuggestionItem(page: Page, x: Suggestion) -> impl IntoView {
+    let changes = x.changes.clone();
+    let apply = move |_| {
+        let ch: Vec<(&str, String)> = changes.iter().map(|(k, v)| (*k, v.clone())).collect();
+        page.apply(&ch);
+    };
+    view! {
+        <li class=if x.fits { "fits" } else { "" }>
+            <button type="button" data-testid="suggestion" data-saves=x.saves.get().to_string()
+                data-peak=x.peak.get().to_string() data-fits=x.fits.to_string() on:click=apply>
+                {x.label.clone()}
+            </button>
+            <span class="saves">
+                {format!("saves {} → {}", page.show(x.saves), page.show(x.peak))}
+                {x.fits.then_some(" · fits")}
+            </span>
+        </li>
+    }
+}
+
+/// Every component at the peak: bytes, share, and the formula with the
+/// values substituted; exports.
+#[component]
+pub fn Breakdown(page: Page) -> impl IntoView {
+    let rows = Memo::new(move |_| {
+        page.primary.with(|e| {
+            e.as_ref()
+                .map(|e| page.scenario.with(|s| explain::rows(s, e)))
+                .unwrap_or_default()
+        })
+    });
+    let per_param = move || {
+        page.primary.with(|e| {
+            e.as_ref()
+                .and_then(|e| page.scenario.with(|s| explain::bytes_per_param(s, e)))
+        })
+    };
+    let total = move || {
+        page.primary
+            .with(|e| e.as_ref().map_or(1, |e| e.peak_total_bytes.get().max(1)))
+    };
+    let export = move |kind: &'static str| {
+        let Some(e) = page.primary.get_untracked() else {
+            return;
+        };
+        let s = page.scenario.get_untracked();
+        match kind {
+            "csv" => browser::download("vramfit-breakdown.csv", "text/csv", &explain::csv(&s, &e)),
+            _ => {
+                let all = page.estimates.get_untracked();
+                if let Ok(doc) = all.document(&s) {
+                    browser::download("vramfit-estimate.json", "application/json", &doc.to_json());
+                }
+            }
+        }
+    };
+    view! {
+        <section class="panel breakdown-panel" aria-labelledby="breakdown-h">
+            <h2 id="breakdown-h">"What the peak is made of"</h2>
+            <div class="table-wrap">
+                <table class="breakdown">
+                    <thead>
+                        <tr>
+                            <th scope="col">"Component"</th>
+                            <th scope="col" class="num">"Size"</th>
+                            <th scope="col" class="num">"Bytes"</th>
+                            <th scope="col" class="num">"Share"</th>
+                            <th scope="col">"Formula"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {move || rows.get().into_iter().map(|r| {
+                            let share = 100.0 * r.bytes.get() as f64 / total() as f64;
+                            view! {
+                                <tr data-testid=format!("row-{}", r.component.key()) data-bytes=r.bytes.get().to_string()>
+                                    <th scope="row">
+                                        <span class="swatch" style=format!("background:{}", colour_hex(r.component))></span>
+                                        {r.component.label()}
+                                    </th>
+                                    <td class="num">{page.show(r.bytes)}</td>
+                                    <td class="num bytes">{group(r.bytes.get())}</td>
+                                    <td class="num">{format!("{share:.1}%")}</td>
+                                    <td class="formula">{r.formula}</td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+            <p class="hint" data-testid="bytes-per-param">{per_param}</p>
+            <div class="exports">
+                <button type="button" data-testid="export-csv" on:click=move |_| export("csv")>"Download CSV"</button>
+                <button type="button" data-testid="export-json" on:click=move |_| export("json")>"Download JSON"</button>
+            </div>
+        </section>
+    }
+}
+
+/// The estimate's peak as a short line (for chart captions).
+pub fn peak_line(page: Page, e: &Estimate) -> String {
+    format!(
+        "peak {} in the {} of iteration {}",
+        page.show(e.peak_total_bytes),
+        e.peak_phase.label(),
+        e.peak_iteration
+    )
+}
