@@ -2,6 +2,7 @@
 //! training steps. `vramfit-chart` draws; this module hands it the canvas,
 //! redraws when the estimate changes, and exports PNG and SVG.
 
+use crate::backend::AnyBackend;
 use crate::form::FieldInput;
 use crate::results::peak_line;
 use crate::{browser, Page};
@@ -37,12 +38,8 @@ enum Drawing {
     Steps(Timeline),
 }
 
-fn draw_on(
-    canvas: web_sys::HtmlCanvasElement,
-    what: &Drawing,
-    style: &ChartStyle,
-) -> Result<usize, String> {
-    let backend = CanvasBackend::with_canvas_object(canvas).ok_or("no 2d context")?;
+/// Draws on either backend; returns the number of bands drawn.
+fn draw(backend: AnyBackend, what: &Drawing, style: &ChartStyle) -> Result<usize, String> {
     let root = backend.into_drawing_area();
     match what {
         Drawing::Phases(e) => {
@@ -64,11 +61,25 @@ fn draw_on(
     }
 }
 
+fn draw_on(
+    canvas: web_sys::HtmlCanvasElement,
+    what: &Drawing,
+    style: &ChartStyle,
+) -> Result<usize, String> {
+    let backend = CanvasBackend::with_canvas_object(canvas).ok_or("no 2d context")?;
+    draw(AnyBackend::Canvas(backend), what, style)
+}
+
 fn svg_of(what: &Drawing, style: &ChartStyle) -> String {
-    vramfit_chart::svg((960, 440), |root| match what {
-        Drawing::Phases(e) => draw_phases(root, e, style).map_err(|e| e.to_string()),
-        Drawing::Steps(t) => draw_steps(root, t, style).map_err(|e| e.to_string()),
-    })
+    let mut out = String::new();
+    let backend = AnyBackend::Svg(plotters::prelude::SVGBackend::with_string(
+        &mut out,
+        (960, 440),
+    ));
+    match draw(backend, what, style) {
+        Ok(_) => out,
+        Err(e) => format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text>{e}</text></svg>"),
+    }
 }
 
 /// A canvas redrawn whenever `what` changes, with its export buttons.
