@@ -7,16 +7,18 @@
 //! - [`plan`]: the pure part (chunk plan, stop rules, outcomes), tested
 //!   natively with a fake device.
 //! - [`report`]: what the adapter says about itself (pure data).
-//! - `gpu` (wasm32, or natively with the `native` feature): the thin wgpu
-//!   driver: [`report()`] and [`probe()`].
+//! - [`protocol`]: the messages between the page and the probe's Web Worker.
+//! - `gpu` (feature `webgpu` in the browser, `native` natively): the thin
+//!   wgpu driver: `report()` and `probe()`.
 
 pub mod plan;
+pub mod protocol;
 pub mod report;
 
-#[cfg(any(target_arch = "wasm32", feature = "native"))]
+#[cfg(any(all(target_arch = "wasm32", feature = "webgpu"), feature = "native"))]
 mod gpu;
 
-#[cfg(any(target_arch = "wasm32", feature = "native"))]
+#[cfg(any(all(target_arch = "wasm32", feature = "webgpu"), feature = "native"))]
 pub use gpu::{probe, report};
 pub use plan::{ChunkResult, Decision, Outcome, ProbeConfig, ProbeResult, Progress, Tracker};
 /// Runs a future to completion on this thread (natively, for the CLI).

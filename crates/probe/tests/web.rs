@@ -4,7 +4,7 @@
 //!
 //! The whole suite must finish inside wasm-bindgen-test-runner's 20 s
 //! default (`WASM_BINDGEN_TEST_TIMEOUT`), so every probe here is small.
-#![cfg(target_arch = "wasm32")]
+#![cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 
 use std::cell::Cell;
 use std::rc::Rc;
