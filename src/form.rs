@@ -314,13 +314,31 @@ pub fn FitPanel(page: Page) -> impl IntoView {
     let gpu = query::field("gpu");
     let typed = query::field("capacity_gib");
     let custom = move || page.form.with(|f| f.get("gpu") == Some("custom"));
+    let target = Signal::derive(move || {
+        page.primary.with(|e| {
+            e.as_ref()
+                .map_or(vramfit_core::Bytes::ZERO, |e| e.peak_total_bytes)
+        })
+    });
+    // A measurement becomes the capacity, with the adapter's name, in the URL.
+    let use_probe = Callback::new(move |(bytes, adapter): (vramfit_core::Bytes, String)| {
+        page.apply(&[
+            ("gpu", "probe".to_string()),
+            ("probe_bytes", bytes.get().to_string()),
+            ("probe_adapter", adapter.chars().take(64).collect()),
+        ]);
+    });
     view! {
         <details class="panel" open=true>
             <summary><h2>"Will it fit?"</h2></summary>
             <div class="fields">
                 {gpu.map(|f| view! { <FieldInput field=f page=page/> })}
                 {move || custom().then(|| typed.map(|f| view! { <FieldInput field=f page=page/> }))}
-                <p class="hint">{move || page.scenario.with(|s| s.view.capacity.describe(s.view.unit))}</p>
+                <p class="hint" data-testid="capacity-source">
+                    {move || page.scenario.with(|s| s.view.capacity.describe(s.view.unit))}
+                </p>
+                <crate::probe::ProbePanel target=target use_result=use_probe
+                    open=page.form.with_untracked(|f| f.get("gpu") == Some("probe"))/>
             </div>
         </details>
     }

@@ -8,9 +8,11 @@
 //! DOM. Natively this crate is empty (see Cargo.toml).
 #![cfg(target_arch = "wasm32")]
 
+mod backend;
 mod browser;
 mod charts;
 mod form;
+mod probe;
 mod results;
 
 use leptos::prelude::*;

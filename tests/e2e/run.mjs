@@ -5,6 +5,7 @@ import { test, run } from "./harness.mjs";
 import { cli } from "./cli.mjs";
 import * as ui from "./ui.mjs";
 import "./page.mjs";
+import "./probe.mjs";
 
 test("set a configuration through the form; the page and the CLI agree", async ({ page, base, shot }) => {
   await page.goto(base);

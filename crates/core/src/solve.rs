@@ -208,7 +208,7 @@ pub fn suggestions(s: &Scenario, capacity: Bytes) -> Vec<Suggestion> {
             if let Some((_, peak)) = peak_with(s, &trial) {
                 if best.is_none_or(|b| peak < b) {
                     changes = trial;
-                    used.push(x.label.to_lowercase());
+                    used.push(x.label.to_ascii_lowercase());
                     best = Some(peak);
                     if peak <= capacity {
                         break;

@@ -1,0 +1,525 @@
+//! The GPU memory probe panel: what the browser's WebGPU adapter says about
+//! itself, and, only when the user clicks, how much memory the page can
+//! really allocate. The work happens in a Web Worker (`vramfit-probe-worker`,
+//! which holds wgpu) fetched when the section is first opened; this module
+//! talks to it with `vramfit_probe::protocol` messages.
+//!
+//! Test hooks (`data-testid`): `probe-adapter`, `probe-fallback`,
+//! `probe-export`, `probe-start`, `probe-cancel`, `probe-status`, and
+//! `probe-result` with `data-bytes` (exact allocated bytes) and
+//! `data-outcome` (the outcome key: `oom`, `ceiling`, `swap`, `time`,
+//! `cancelled`, `unsupported`, `no-adapter`, `device-lost`).
+
+use leptos::html::Details;
+use leptos::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+use vramfit_core::Bytes;
+use vramfit_probe::protocol::{decode, encode, Reply, Request};
+use vramfit_probe::{
+    document_json, json_data_url, AdapterReport, Outcome, ProbeConfig, ProbeResult, Progress,
+    FALLBACK_CEILING, FALLBACK_NOTE,
+};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// What is known about the adapter.
+#[derive(Clone, Debug, PartialEq)]
+enum Adapter {
+    /// The section has not been opened: nothing asked yet.
+    Closed,
+    /// The worker is loading, or the report has not come back yet.
+    Asking,
+    Ready(AdapterReport),
+    /// No WebGPU, or no adapter.
+    Missing(Outcome),
+    /// The worker itself could not start.
+    Broken(String),
+}
+
+/// The probe's worker: requests wait until it says it is ready.
+struct Client {
+    worker: web_sys::Worker,
+    ready: bool,
+    queue: Vec<String>,
+}
+
+impl Client {
+    fn send(&mut self, req: &Request) {
+        let text = encode(req);
+        if self.ready {
+            let _ = self.worker.post_message(&JsValue::from_str(&text));
+        } else {
+            self.queue.push(text);
+        }
+    }
+
+    fn ready(&mut self) {
+        self.ready = true;
+        for text in self.queue.drain(..) {
+            let _ = self.worker.post_message(&JsValue::from_str(&text));
+        }
+    }
+}
+
+/// Starts the worker from Trunk's no-modules build next to the page.
+fn spawn_worker() -> Result<web_sys::Worker, String> {
+    let href = web_sys::window()
+        .and_then(|w| w.location().href().ok())
+        .ok_or("no page location")?;
+    let base = web_sys::Url::new_with_base(".", &href)
+        .map_err(|_| "bad page location")?
+        .href();
+    let script = format!(
+        "importScripts({js:?}); wasm_bindgen({wasm:?});",
+        js = format!("{base}vramfit-probe-worker.js"),
+        wasm = format!("{base}vramfit-probe-worker_bg.wasm")
+    );
+    let parts = js_sys::Array::of1(&JsValue::from_str(&script));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type("text/javascript");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts)
+        .map_err(|_| "could not build the worker script")?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "no blob URLs")?;
+    web_sys::Worker::new(&url).map_err(|_| "this browser could not start a worker".to_string())
+}
+
+/// What a run is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// How much can be allocated, up to the ceiling.
+    Measure,
+    /// Whether exactly the workload's peak can be allocated.
+    Fit,
+}
+
+/// Where the probe stands.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Run {
+    Idle,
+    Running(Progress),
+    Done(ProbeResult, ProbeConfig, Mode),
+}
+
+/// A typed size: `Ok(None)` when empty (use the default).
+fn typed(text: &str, unit: u64, what: &str) -> Result<Option<Bytes>, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    match t.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x * (unit as f64) < 1e15 => {
+            Ok(Some(Bytes((x * unit as f64) as u64)))
+        }
+        _ => Err(format!("{what}: `{t}` is not a positive number")),
+    }
+}
+
+fn gib(b: Bytes) -> String {
+    format!("{:.2} GiB", b.gib())
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+fn status_line(adapter: &Adapter, run: Run, ceiling: Bytes) -> String {
+    match run {
+        Run::Running(p) => format!(
+            "Measuring… {} allocated in {} buffer{} ({}), stopping at {} at the latest.",
+            gib(p.allocated),
+            p.chunks,
+            if p.chunks == 1 { "" } else { "s" },
+            seconds(p.elapsed_ms),
+            gib(p.ceiling)
+        ),
+        Run::Done(r, _, _) => match r.outcome {
+            Outcome::Unsupported | Outcome::NoAdapter => r.message(),
+            o => format!("Done ({}). Everything allocated was freed.", o.key()),
+        },
+        Run::Idle => match adapter {
+            Adapter::Missing(o) => o.message().to_string(),
+            Adapter::Broken(e) => format!("The probe could not start: {e}."),
+            _ => format!(
+                "Not measured yet. The probe allocates GPU memory up to {} (your estimate plus a \
+                 margin), then frees it. It starts only when you click.",
+                gib(ceiling)
+            ),
+        },
+    }
+}
+
+/// The adapter's name, flags, limits and features, and the JSON export.
+#[component]
+fn AdapterDetails(report: AdapterReport, export: Signal<String>) -> impl IntoView {
+    let title = [&report.name, &report.description]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .cloned()
+        .unwrap_or_else(|| "(the browser does not reveal the adapter's name)".to_string());
+    let facts = format!(
+        "vendor {}, architecture {}, {} device, backend {}",
+        if report.vendor.is_empty() {
+            "?"
+        } else {
+            &report.vendor
+        },
+        if report.architecture.is_empty() {
+            "?"
+        } else {
+            &report.architecture
+        },
+        report.device_type,
+        report.backend
+    );
+    let limits = report
+        .limits
+        .iter()
+        .map(|(name, v)| {
+            view! {
+                <tr data-limit=name.clone()><th scope="row">{name.clone()}</th><td class="num">{*v}</td></tr>
+            }
+        })
+        .collect_view();
+    let features = if report.features.is_empty() {
+        "none".to_string()
+    } else {
+        report.features.join(", ")
+    };
+    view! {
+        <div data-testid="probe-adapter" data-fallback=report.fallback.to_string()>
+            <p><strong>{title}</strong></p>
+            <p class="hint">{facts}</p>
+            {report.fallback.then(|| view! {
+                <p class="notice" role="note" data-testid="probe-fallback">
+                    <strong>{FALLBACK_NOTE}</strong>
+                    ". The browser offers no hardware GPU here, so the figure below is not VRAM."
+                </p>
+            })}
+            <details>
+                <summary>"Limits and features"</summary>
+                <table class="limits">
+                    <caption>"Limits (as the browser reports them)"</caption>
+                    <tbody>{limits}</tbody>
+                </table>
+                <p><strong>"Features: "</strong>{features}</p>
+            </details>
+            <p>
+                <a data-testid="probe-export" download="vramfit-gpu.json"
+                    href=move || json_data_url(&export.get())>
+                    "Export JSON"
+                </a>
+            </p>
+        </div>
+    }
+}
+
+/// The probe panel. `target` is the workload's estimated peak, overhead
+/// included (the default ceiling is it plus 10% or 1 GiB, at most 2 GiB on
+/// a software adapter; both the ceiling and the chunk size can be typed).
+/// `use_result` receives a measurement (bytes and the adapter's name) when
+/// the user chooses it as the GPU's capacity.
+#[component]
+pub fn ProbePanel(
+    #[prop(into)] target: Signal<Bytes>,
+    #[prop(into)] use_result: Callback<(Bytes, String)>,
+    /// Open from the start (the link already uses a measurement).
+    open: bool,
+) -> impl IntoView {
+    let adapter = RwSignal::new(Adapter::Closed);
+    let run = RwSignal::new(Run::Idle);
+    // The plan and purpose of the probe in flight.
+    let started = RwSignal::new(None::<(ProbeConfig, Mode)>);
+    let ceiling_text = RwSignal::new(String::new());
+    let chunk_text = RwSignal::new(String::new());
+    let client: Rc<RefCell<Option<Client>>> = Rc::new(RefCell::new(None));
+
+    let on_reply = move |reply: Reply| match reply {
+        Reply::Ready => {}
+        Reply::Report { report } => adapter.set(Adapter::Ready(report)),
+        Reply::Missing { outcome } => adapter.set(Adapter::Missing(outcome)),
+        Reply::Progress { progress } => run.set(Run::Running(progress)),
+        Reply::Done { result } => {
+            if let Some((cfg, mode)) = started.get_untracked() {
+                run.set(Run::Done(result, cfg, mode));
+            }
+        }
+    };
+    // Asking for the adapter allocates nothing; the probe waits for a click.
+    let ensure = {
+        let client = Rc::clone(&client);
+        move || {
+            if client.borrow().is_some() {
+                return;
+            }
+            adapter.set(Adapter::Asking);
+            let worker = match spawn_worker() {
+                Ok(w) => w,
+                Err(e) => return adapter.set(Adapter::Broken(e)),
+            };
+            let inbox = Rc::clone(&client);
+            let onmessage =
+                Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |m: web_sys::MessageEvent| {
+                    let Some(reply) = m.data().as_string().and_then(|t| decode::<Reply>(&t)) else {
+                        return;
+                    };
+                    if reply == Reply::Ready {
+                        if let Some(c) = inbox.borrow_mut().as_mut() {
+                            c.ready();
+                        }
+                    }
+                    on_reply(reply);
+                });
+            worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+            onmessage.forget();
+            let onerror = Closure::<dyn Fn(web_sys::Event)>::new(move |_| {
+                adapter.set(Adapter::Broken("its script failed to load".into()));
+            });
+            worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+            onerror.forget();
+            let mut c = Client {
+                worker,
+                ready: false,
+                queue: Vec::new(),
+            };
+            c.send(&Request::Report);
+            *client.borrow_mut() = Some(c);
+        }
+    };
+    let details = NodeRef::<Details>::new();
+    let toggled = {
+        let ensure = ensure.clone();
+        move |_| {
+            if details.get_untracked().is_some_and(|d| d.open()) {
+                ensure();
+            }
+        }
+    };
+    if open {
+        ensure();
+    }
+
+    let max_buffer = move || match adapter.get() {
+        Adapter::Ready(r) => r.max_buffer_size(),
+        _ => u64::MAX,
+    };
+    let fallback = move || matches!(adapter.get(), Adapter::Ready(ref a) if a.fallback);
+    let overrides = Memo::new(move |_| {
+        let ceiling = typed(&ceiling_text.get(), 1 << 30, "ceiling")?;
+        let chunk = typed(&chunk_text.get(), 1 << 20, "chunk")?;
+        Ok::<_, String>((ceiling, chunk))
+    });
+    // Target + margin, or the typed ceiling; never above 2 GiB on a software
+    // adapter, whose "GPU memory" is this machine's RAM.
+    let plan = move |ceiling: Option<Bytes>, chunk: Option<Bytes>| {
+        let mut cfg = match (adapter.get(), ceiling) {
+            (Adapter::Ready(r), None) => r.probe_config(target.get()),
+            (_, Some(c)) => ProbeConfig::new(c, max_buffer()),
+            (_, None) => ProbeConfig::for_target(target.get(), u64::MAX),
+        };
+        if fallback() && cfg.ceiling > FALLBACK_CEILING {
+            cfg = ProbeConfig::new(FALLBACK_CEILING, max_buffer());
+        }
+        if let Some(ch) = chunk {
+            cfg.chunk = ch;
+            cfg = cfg.clamped_to(max_buffer());
+            cfg.chunk = cfg.chunk.max(Bytes(4)).min(cfg.ceiling.max(Bytes(4)));
+        }
+        cfg
+    };
+    let config = Memo::new(move |_| {
+        let (ceiling, chunk) = overrides.get().unwrap_or((None, None));
+        plan(ceiling, chunk)
+    });
+    // "Does my workload fit?": exactly the estimated peak.
+    let fit_config = Memo::new(move |_| {
+        let chunk = overrides.get().map(|o| o.1).unwrap_or(None);
+        plan(Some(target.get()), chunk)
+    });
+    let running = move || matches!(run.get(), Run::Running(_));
+    let blocked = move || {
+        running() || overrides.with(Result::is_err) || !matches!(adapter.get(), Adapter::Ready(_))
+    };
+
+    let start = {
+        let client = Rc::clone(&client);
+        move |mode: Mode| {
+            if matches!(run.get_untracked(), Run::Running(_)) {
+                return;
+            }
+            let cfg = match mode {
+                Mode::Measure => config.get_untracked(),
+                Mode::Fit => fit_config.get_untracked(),
+            };
+            started.set(Some((cfg, mode)));
+            run.set(Run::Running(Progress {
+                allocated: Bytes::ZERO,
+                chunks: 0,
+                elapsed_ms: 0,
+                ceiling: cfg.ceiling,
+            }));
+            if let Some(c) = client.borrow_mut().as_mut() {
+                c.send(&Request::Probe { config: cfg });
+            }
+        }
+    };
+    let start_measure = {
+        let start = start.clone();
+        move |_| start(Mode::Measure)
+    };
+    let start_fit = move |_| start(Mode::Fit);
+    let stop = {
+        let client = Rc::clone(&client);
+        move |_| {
+            if let Some(c) = client.borrow_mut().as_mut() {
+                c.send(&Request::Cancel);
+            }
+        }
+    };
+
+    let export = Signal::derive(move || match (adapter.get(), run.get()) {
+        (Adapter::Ready(r), Run::Done(res, cfg, _)) => document_json(&r, &cfg, &res),
+        (Adapter::Ready(r), _) => r.to_json(),
+        _ => String::new(),
+    });
+
+    let adapter_name = move || match adapter.get() {
+        Adapter::Ready(r) => [r.name, r.description, r.architecture, r.vendor]
+            .into_iter()
+            .find(|s| !s.is_empty())
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    let result = move || match run.get() {
+        Run::Done(r, cfg, Mode::Fit) => {
+            let needed = target.get_untracked();
+            let confirmed = r.outcome == Outcome::Ceiling && r.allocated >= needed;
+            let capped = cfg.ceiling < needed;
+            let answer = if confirmed {
+                format!(
+                    "Yes: {} (the estimated peak) could be allocated at once.",
+                    gib(needed)
+                )
+            } else if capped && r.outcome == Outcome::Ceiling {
+                format!(
+                    "Could not confirm: a software adapter is probed to {} at most, below the {} needed.",
+                    gib(cfg.ceiling),
+                    gib(needed)
+                )
+            } else {
+                format!(
+                    "No: only {} of the {} needed could be allocated ({}).",
+                    gib(r.allocated),
+                    gib(needed),
+                    r.outcome.key()
+                )
+            };
+            Some(view! {
+                <div class="probe-result" data-testid="probe-result"
+                    data-bytes=r.allocated.get().to_string() data-outcome=r.outcome.key()>
+                    <p class="total" data-testid="probe-fit-result"
+                        data-fits=if confirmed { "true" } else if capped { "" } else { "false" }>
+                        <strong>{answer}</strong>
+                    </p>
+                    <p>{format!("How it ended ({}): {}", r.outcome.key(), r.message())}</p>
+                </div>
+            }
+            .into_any())
+        }
+        Run::Done(r, _, Mode::Measure) => {
+            let fallback = fallback();
+            let headline = match r.outcome {
+                Outcome::Unsupported | Outcome::NoAdapter => {
+                    "No GPU memory could be measured in this browser.".to_string()
+                }
+                _ => format!(
+                    "At least {} could be allocated ({} buffer{}, {}).",
+                    gib(r.allocated),
+                    r.chunks,
+                    if r.chunks == 1 { "" } else { "s" },
+                    seconds(r.elapsed_ms)
+                ),
+            };
+            Some(view! {
+                <div class="probe-result" data-testid="probe-result"
+                    data-bytes=r.allocated.get().to_string() data-outcome=r.outcome.key()>
+                    <p class="total"><strong>{headline}</strong></p>
+                    <p class="exact">{format!("{} bytes", vramfit_core::explain::group(r.allocated.get()))}</p>
+                    {fallback.then(|| view! { <p class="notice" role="note">{FALLBACK_NOTE}</p> })}
+                    <p>{format!("How it ended ({}): {}", r.outcome.key(), r.message())}</p>
+                    {r.is_measurement().then(|| view! {
+                        <button type="button" data-testid="probe-use"
+                            on:click=move |_| use_result.run((r.allocated, adapter_name()))>
+                            "Use as the GPU's capacity (a measured lower bound)"
+                        </button>
+                    })}
+                </div>
+            }
+            .into_any())
+        }
+        _ => None,
+    };
+
+    view! {
+        <details class="advanced" node_ref=details open=open on:toggle=toggled>
+        <summary>"Measure this browser's GPU"</summary>
+        <section class="panel probe" aria-labelledby="probe-h">
+            <h2 id="probe-h">"Measure this GPU"</h2>
+            <p class="hint">
+                "Browsers do not tell a page how much memory the GPU has. This allocates real GPU \
+                 buffers until the GPU refuses or a safety ceiling is reached, then frees them: a \
+                 lower bound on what a page can use."
+            </p>
+            {move || match adapter.get() {
+                Adapter::Closed | Adapter::Asking => view! { <p class="hint">"Asking the browser for its GPU adapter…"</p> }.into_any(),
+                Adapter::Broken(e) => view! {
+                    <p class="error" data-testid="probe-adapter" data-outcome="unsupported">
+                        {format!("The probe could not start: {e}. Choose your GPU from the list or type its memory.")}
+                    </p>
+                }.into_any(),
+                Adapter::Missing(o) => view! {
+                    <p class="error" data-testid="probe-adapter" data-outcome=o.key()>{o.message()}</p>
+                }.into_any(),
+                Adapter::Ready(r) => view! { <AdapterDetails report=r export=export/> }.into_any(),
+            }}
+            <div class="fields inline">
+                <div class="field">
+                    <label for="probe-ceiling">"Ceiling (GiB)"</label>
+                    <input id="probe-ceiling" name="probe_ceiling" type="text" inputmode="decimal"
+                        data-testid="probe-ceiling" autocomplete="off"
+                        title="The probe never allocates more than this; empty: the estimate plus a margin."
+                        placeholder=move || format!("{:.2}", config.get().ceiling.gib())
+                        prop:value=move || ceiling_text.get()
+                        on:input=move |ev| ceiling_text.set(event_target_value(&ev))/>
+                </div>
+                <div class="field">
+                    <label for="probe-chunk">"Chunk (MiB)"</label>
+                    <input id="probe-chunk" name="probe_chunk" type="text" inputmode="decimal"
+                        data-testid="probe-chunk" autocomplete="off"
+                        title="Size of each buffer; empty: 256 MiB or the adapter's largest buffer."
+                        placeholder=move || format!("{}", config.get().chunk.get() >> 20)
+                        prop:value=move || chunk_text.get()
+                        on:input=move |ev| chunk_text.set(event_target_value(&ev))/>
+                </div>
+            </div>
+            <p class="field-error" data-testid="probe-error">{move || overrides.get().err()}</p>
+            <div class="share">
+                <button type="button" data-testid="probe-start" on:click=start_measure disabled=blocked>
+                    "Measure GPU memory"
+                </button>
+                <button type="button" data-testid="probe-fit" on:click=start_fit disabled=blocked
+                    title="Allocate exactly the estimated peak and say yes or no.">
+                    "Does my workload fit?"
+                </button>
+                <button type="button" data-testid="probe-cancel" on:click=stop disabled=move || !running()>
+                    "Cancel"
+                </button>
+            </div>
+            <p class="hint" data-testid="probe-status" role="status" aria-live="polite">
+                {move || status_line(&adapter.get(), run.get(), config.get().ceiling)}
+            </p>
+            {result}
+        </section>
+        </details>
+    }
+}
