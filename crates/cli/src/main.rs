@@ -1,6 +1,9 @@
 //! `vramfit '<query string>'`: the page's query string in, the same estimate
 //! out, as JSON (or a table with `--text`). Exit code 2 on bad input.
 
+#[cfg(feature = "probe")]
+mod probe_cmd;
+
 use std::io::Write;
 use std::process::ExitCode;
 use vramfit_core::query::{self, RawQuery, FIELDS};
@@ -8,6 +11,7 @@ use vramfit_core::{Estimate, Estimates, Scenario};
 
 const USAGE: &str = "\
 usage: vramfit [--text] '<query string>'
+       vramfit probe [--ceiling-gib N] [--json]   (built with --features probe)
 
 Estimates the GPU memory of a training run. The query string is the part of
 a vramfit page link after '?', e.g.
@@ -147,7 +151,19 @@ fn run() -> Result<String, (u8, String)> {
 }
 
 fn main() -> ExitCode {
-    match run() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let result = match argv.first().map(String::as_str) {
+        #[cfg(feature = "probe")]
+        Some("probe") => probe_cmd::run(&argv[1..]),
+        #[cfg(not(feature = "probe"))]
+        Some("probe") => Err((
+            2,
+            "vramfit: this build has no probe; build it with `cargo build -p vramfit-cli --features probe`"
+                .to_string(),
+        )),
+        _ => run(),
+    };
+    match result {
         Ok(out) => {
             // A closed pipe (`vramfit ... | head`) is not an error worth a panic.
             let _ = std::io::stdout().write_all(out.as_bytes());
