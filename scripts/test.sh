@@ -15,17 +15,23 @@ cargo fmt --all -- --check
 step "clippy, native crates"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-step "clippy, web crate (wasm32)"
-cargo clippy -p vramfit-web --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
+step "clippy, web crate, probe and its worker (wasm32)"
+cargo clippy -p vramfit-web -p vramfit-probe-worker --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
+cargo clippy -p vramfit-probe --features webgpu --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
+
+step "clippy, CLI with the native probe (wgpu)"
+cargo clippy -p vramfit-cli --features probe --all-targets --locked -- -D warnings
 
 step "native tests"
 cargo test --workspace --locked
+cargo test -p vramfit-cli --features probe --locked
 
 step "estimator against measured PyTorch memory (error table)"
 cargo test -p vramfit-core --locked --test ground_truth -- --nocapture 2>&1 | grep -v '^\s*$'
 
-step "browser component tests (wasm-bindgen-test, headless Chromium)"
+step "browser component tests (wasm-bindgen-test, headless Chromium with WebGPU)"
 cargo test -p vramfit-web --target wasm32-unknown-unknown --locked
+cargo test -p vramfit-probe --features webgpu --target wasm32-unknown-unknown --locked
 
 step "release build (trunk)"
 trunk build --release --offline
