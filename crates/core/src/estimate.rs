@@ -192,10 +192,6 @@ fn optimizer_bytes(
     }
 }
 
-fn bytes(v: u128, field: &'static str) -> Result<Bytes, EstimateError> {
-    Bytes::try_from_u128(v).ok_or(EstimateError::TooLarge { field })
-}
-
 /// Model-state bytes per GPU under ZeRO: stage 1 partitions the optimizer
 /// state, 2 also the gradients, 3 also the parameters.
 ///
@@ -348,9 +344,14 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     let state_step_peak_iter1 = zero_partition(ob.state_at_step_peak_iter1, gpus, zero >= 1);
     let temps = zero_partition(ob.temps, gpus, zero >= 1);
 
-    // Activations.
-    let layer0 = ledger::layer(&c, c.full);
+    // Activations. Layer 0 differs only when its input needs no gradient
+    // (the frozen embedding under LoRA).
     let layer = ledger::layer(&c, true);
+    let layer0 = if c.full {
+        layer
+    } else {
+        ledger::layer(&c, false)
+    };
     let outer = ledger::outer(&c);
     let rest = l.saturating_sub(1);
     let layers_bytes = |x: &Saved| x.bytes(tokens, seq);
@@ -468,15 +469,26 @@ impl Tally {
         self.at.iter().sum()
     }
     fn components(&self, overhead: u128) -> Result<Components, EstimateError> {
-        let mut out = Components::default();
-        for (i, c) in ALLOC.iter().enumerate() {
-            let field = match c {
+        // When the sum fits in 64 bits every part does; otherwise the error
+        // names what drives the largest part.
+        if self.total() + overhead > u128::from(u64::MAX) {
+            let (i, _) = self
+                .at
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, v)| **v)
+                .unwrap_or((0, &0));
+            let field = match ALLOC[i] {
                 C::Activations | C::Logits => "batch × seq",
                 _ => "the model size",
             };
-            out.set(*c, bytes(self.at[i], field)?);
+            return Err(EstimateError::TooLarge { field });
         }
-        out.set(C::Overhead, bytes(overhead, "ctx_mib")?);
+        let mut out = Components::default();
+        for (i, c) in ALLOC.iter().enumerate() {
+            out.set(*c, Bytes(self.at[i] as u64));
+        }
+        out.set(C::Overhead, Bytes(overhead as u64));
         Ok(out)
     }
 }
@@ -492,8 +504,11 @@ const ALLOC: [C; 8] = [
     C::Retained,
 ];
 
+/// A component's place in a [`Tally`]: `ALLOC` follows the declaration
+/// order of [`C`], so it is the component's own index (Overhead, last, is
+/// never tallied).
 fn slot(c: C) -> usize {
-    ALLOC.iter().position(|x| *x == c).unwrap_or(0)
+    c.index().min(ALLOC.len() - 1)
 }
 
 /// The phases of init and two iterations (each with a later micro-step
@@ -515,7 +530,7 @@ fn build_phases(
             .set(C::Retained, p.retained)
     };
     // (iteration, micro step, phase, peak-at, peak, end)
-    let mut raw: Vec<(u32, u32, Phase, Moment, Tally, Tally)> = Vec::new();
+    let mut raw: Vec<(u32, u32, Phase, Moment, Tally, Tally)> = Vec::with_capacity(13);
     let init = Tally::new().set(C::Parameters, p.params);
     raw.push((
         0,
@@ -550,26 +565,31 @@ fn build_phases(
                 .add(C::Gradients, hg);
             let grads_end = start.set(C::Gradients, p.grads + p.ddp_buckets);
             let end_moment = grads_end.add(C::Activations, p.end_moment_extra);
-            let mut candidates = vec![
-                (Moment::Start, logits_moment),
-                (Moment::Start, head_moment),
-                (Moment::End, end_moment),
-            ];
-            if let Some((acts, grads)) = p.recompute {
-                candidates.push((
+            let recompute = p.recompute.map(|(acts, grads)| {
+                (
                     Moment::Middle,
                     start
                         .add(C::Activations, acts + p.acts)
                         .add(C::Gradients, grads),
-                ));
-            }
-            let (at, peak_bwd) = candidates
-                .into_iter()
-                .fold(None::<(Moment, Tally)>, |best, (m, x)| match best {
-                    Some((bm, bx)) if bx.total() >= x.total() => Some((bm, bx)),
-                    _ => Some((m, x)),
-                })
-                .unwrap_or((Moment::End, grads_end.add(C::Activations, 0)));
+                )
+            });
+            // The highest of the moments that can hold backward's peak (the
+            // first of equals, in time order).
+            let (at, peak_bwd) = [
+                Some((Moment::Start, logits_moment)),
+                Some((Moment::Start, head_moment)),
+                Some((Moment::End, end_moment)),
+                recompute,
+            ]
+            .into_iter()
+            .flatten()
+            .fold((Moment::Start, logits_moment), |best, (m, x)| {
+                if x.total() > best.1.total() {
+                    (m, x)
+                } else {
+                    best
+                }
+            });
             raw.push((
                 iteration,
                 micro,

@@ -131,14 +131,16 @@ impl Saved {
     }
 }
 
+/// One tensor of the ledger: 16 bytes, so a layer's ledger is cheap to
+/// set up (the estimate runs on every keystroke).
 #[derive(Clone, Copy, Debug)]
 struct T {
     /// Elements per token.
     width: u64,
+    /// Elements per token per key position (attention scores: heads).
+    keyed: u32,
     /// Bytes per element.
-    dt: u64,
-    /// Elements per token per key position (attention scores).
-    keyed: u64,
+    dt: u8,
     rg: bool,
     saved: bool,
     part: Part,
@@ -232,7 +234,7 @@ impl<'a> Ledger<'a> {
     fn new_t(&mut self, width: u64, dt: u64, rg: bool, part: Part) -> Id {
         self.push(T {
             width,
-            dt,
+            dt: dt as u8,
             keyed: 0,
             rg,
             saved: false,
@@ -240,11 +242,12 @@ impl<'a> Ledger<'a> {
         })
     }
 
-    fn keyed(&mut self, keyed: u64, dt: u64, rg: bool) -> Id {
+    /// Attention scores: `heads` elements per token per key position.
+    fn keyed(&mut self, heads: u64, dt: u64, rg: bool) -> Id {
         self.push(T {
             width: 0,
-            dt,
-            keyed,
+            dt: dt as u8,
+            keyed: u32::try_from(heads).unwrap_or(u32::MAX),
             rg,
             saved: false,
             part: Part::Scores,
@@ -260,7 +263,7 @@ impl<'a> Ledger<'a> {
     }
 
     fn dt(&self, id: Id) -> u64 {
-        self.ts[id].dt
+        u64::from(self.ts[id].dt)
     }
 
     fn result(&self) -> Saved {
@@ -270,8 +273,8 @@ impl<'a> Ledger<'a> {
             ..Saved::default()
         };
         for t in self.ts[..self.len].iter().filter(|t| t.saved) {
-            s.per_token[t.part.index()] += t.width * t.dt;
-            s.per_token_key += t.keyed * t.dt;
+            s.per_token[t.part.index()] += t.width * u64::from(t.dt);
+            s.per_token_key += u64::from(t.keyed) * u64::from(t.dt);
         }
         s
     }
@@ -386,6 +389,18 @@ impl<'a> Ledger<'a> {
         self.new_t(h, dt, rg, Part::Norm)
     }
 
+    /// Dropout on attention probabilities (eager or math attention): the
+    /// mask (1 byte on CUDA, the probabilities' dtype on CPU) and the
+    /// dropped probabilities, saved by the matmul with v.
+    fn probs_dropout(&mut self, heads: u64, dt: u64, rg: bool) {
+        if self.c.p_attn {
+            let m = self.keyed(heads, if self.c.cuda { 1 } else { dt }, rg);
+            let d = self.keyed(heads, dt, rg);
+            self.save(m);
+            self.save(d);
+        }
+    }
+
     /// `nn.Dropout` with p > 0: CUDA's fused kernel saves a 1-byte mask; the
     /// CPU kernel saves a mask of the input's dtype.
     fn dropout(&mut self, x: Id, n: u64, on: bool) -> Id {
@@ -451,12 +466,7 @@ fn llama_attention(l: &mut Ledger, q: Id, k: Id, v: Id) -> Id {
                     let p = l.keyed(nh, 2, rg);
                     l.save(p);
                 }
-                if c.p_attn {
-                    let m = l.keyed(nh, if c.cuda { 1 } else { ab }, rg);
-                    let d = l.keyed(nh, ab, rg);
-                    l.save(m);
-                    l.save(d);
-                }
+                l.probs_dropout(nh, ab, rg);
             }
             // transpose(1, 2).contiguous(): saved by o_proj.
             l.new_t(qd, ab, rg, Part::Attention)
@@ -557,12 +567,7 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
             l.save(kept);
             let p = l.keyed(nh, pb, rg);
             l.save(p);
-            if c.p_attn {
-                let m = l.keyed(nh, if c.cuda { 1 } else { pb }, rg);
-                let d = l.keyed(nh, pb, rg);
-                l.save(m);
-                l.save(d);
-            }
+            l.probs_dropout(nh, pb, rg);
         }
         l.new_t(h, ab, rg, Part::Attention)
     };
@@ -633,7 +638,7 @@ pub fn outer(c: &Ctx) -> Outer {
     let final_hidden_transient = if l.ts[n].saved {
         0
     } else {
-        l.ts[n].width * l.ts[n].dt
+        l.ts[n].width * l.dt(n)
     };
     Outer {
         saved: l.result(),

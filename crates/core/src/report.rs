@@ -76,7 +76,8 @@ impl Component {
         }
     }
 
-    fn index(self) -> usize {
+    /// Position in [`Component::ALL`] (the declaration order).
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 }
