@@ -51,6 +51,22 @@ pub fn Verdict(page: Page) -> impl IntoView {
                         }}
                     </p>
                     <p class="verdict-on">{move || format!("on {}", on())}</p>
+                    {(!fits).then(|| match vramfit_core::gpus::closest_fitting(v.needed) {
+                        Some(g) => view! {
+                            <p class="verdict-hint" data-testid="closest-gpu" data-gpu=g.id>
+                                {format!("The smallest GPU in the list that would hold it: {} ({}).", g.name, page.show(g.usable))}
+                                " "
+                                <button type="button" class="link" on:click=move |_| page.apply(&[("gpu", g.id.to_string())])>
+                                    "Use it"
+                                </button>
+                            </p>
+                        }.into_any(),
+                        None => view! {
+                            <p class="verdict-hint" data-testid="closest-gpu" data-gpu="">
+                                "No single GPU in the list holds it: shard it over several (ZeRO) or shrink it."
+                            </p>
+                        }.into_any(),
+                    })}
                     {move || oom_step.get().filter(|_| fits).map(|k| view! {
                         <p class="verdict-leak" data-testid="oom-step" data-step=k.to_string()>
                             {format!("…but the leak runs it out of memory at step {k}.")}

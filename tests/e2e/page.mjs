@@ -151,6 +151,9 @@ test("the verdict: a GPU from the list, a typed size; changes that would fit, ap
   v = await verdict();
   assert.equal(v.fits, "false");
   assert.match(v.text, /Does not fit: short by \d+\.\d\d GiB/);
+  // The smallest listed GPU that would hold it really does.
+  const closest = await ui.attr(page, "closest-gpu", "data-gpu");
+  assert.ok(closest, "a listed GPU holds it");
   // Ranked by saving; each button applies its change and gives its number.
   const saves = await page.$$eval('[data-testid="suggestion"]', (bs) => bs.map((b) => BigInt(b.dataset.saves)).map(String));
   assert.ok(saves.length >= 5);

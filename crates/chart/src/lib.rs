@@ -1,6 +1,7 @@
 //! vramfit's charts. [`bands`] turns an estimate into stacked polygons (pure,
 //! tested natively); the `draw_*` functions draw them with plotters on any
-//! backend: the page's canvas, or an SVG string for export and for tests.
+//! backend: the page's canvas, or an SVG string for export and for tests
+//! (the `svg` feature turns on plotters' SVG backend).
 
 pub mod bands;
 
@@ -260,7 +261,7 @@ pub fn draw_steps<DB: DrawingBackend>(
     let label = |x: &f64| {
         let x = *x;
         let k = x.round();
-        if (x - k).abs() < 1e-6 && k >= 1.0 && (k as usize) % every == 0 {
+        if (x - k).abs() < 1e-6 && k >= 1.0 && (k as usize).is_multiple_of(every) {
             format!("{k}")
         } else {
             String::new()
@@ -279,20 +280,4 @@ pub fn draw_steps<DB: DrawingBackend>(
         mark,
     };
     draw_stacked(root, &points, frame, style)
-}
-
-/// A chart as an SVG document.
-#[cfg(feature = "svg")]
-pub fn svg(
-    size: (u32, u32),
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
-) -> String {
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
-        if let Err(e) = draw(&root) {
-            return format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text>{e}</text></svg>");
-        }
-    }
-    out
 }

@@ -199,7 +199,7 @@ mod tests {
                 quiet: false
             }))
         );
-        let d = parse(&[]).unwrap().unwrap();
+        let d = parse(&[]).expect("test value").expect("test value");
         assert_eq!(d.ceiling, Bytes(4 * GIB));
         assert_eq!(d.time_limit_ms, 20_000);
         assert_eq!(parse(&args(&["--help"])), Ok(None));

@@ -144,7 +144,7 @@ impl Architecture {
                 return Err(ArchError::Zero { field });
             }
         }
-        if self.heads % self.kv_heads != 0 {
+        if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(ArchError::KvHeadsDoNotDivideHeads {
                 kv_heads: self.kv_heads,
                 heads: self.heads,

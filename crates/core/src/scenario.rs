@@ -215,7 +215,7 @@ impl ArchOverrides {
         a.head_dim = match self.head_dim {
             Some(d) => d,
             None if self.hidden.is_some() || self.heads.is_some() => {
-                if a.heads > 0 && a.hidden % a.heads == 0 {
+                if a.heads > 0 && a.hidden.is_multiple_of(a.heads) {
                     a.hidden / a.heads
                 } else {
                     0

@@ -505,7 +505,7 @@ mod tests {
             assert_eq!(Outcome::from_key(o.key()), Some(o));
             // serde uses the same names.
             assert_eq!(
-                serde_json::to_string(&o).unwrap(),
+                serde_json::to_string(&o).expect("test value"),
                 format!("\"{}\"", o.key())
             );
             assert!(!o.message().is_empty());
@@ -760,7 +760,7 @@ mod tests {
             chunks: 12,
             elapsed_ms: 1500,
         };
-        let json = serde_json::to_string(&r).unwrap();
+        let json = serde_json::to_string(&r).expect("test value");
         assert_eq!(
             json,
             r#"{"allocated":3221225472,"outcome":"no-adapter","chunks":12,"elapsed_ms":1500}"#

@@ -237,7 +237,7 @@ mod tests {
         assert_eq!(r.max_buffer_size(), 1 << 30);
         assert_eq!(AdapterReport::default().max_buffer_size(), 256 << 20);
         assert_eq!(r.fallback_note(), Some(FALLBACK_NOTE));
-        let back: AdapterReport = serde_json::from_str(&r.to_json()).unwrap();
+        let back: AdapterReport = serde_json::from_str(&r.to_json()).expect("test value");
         assert_eq!(back, r);
         assert!(r.to_json().contains("\"maxBufferSize\": 1073741824,"));
     }
@@ -252,7 +252,8 @@ mod tests {
         };
         let cfg = ProbeConfig::new(Bytes(1 << 30), 1 << 30);
         let res = ProbeResult::failed(crate::plan::Outcome::Oom);
-        let v: serde_json::Value = serde_json::from_str(&document_json(&r, &cfg, &res)).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&document_json(&r, &cfg, &res)).expect("test value");
         assert_eq!(v["adapter"]["fallback"], true);
         assert_eq!(v["adapter"]["limits"]["maxBufferSize"], 1u64 << 30);
         assert_eq!(v["config"]["ceiling"], 1u64 << 30);
@@ -261,11 +262,11 @@ mod tests {
         assert_eq!(v["result"]["allocated"], 0);
         assert!(v["message"]
             .as_str()
-            .unwrap()
+            .expect("test value")
             .starts_with("Nothing could be allocated"));
         assert!(v["summary"]
             .as_str()
-            .unwrap()
+            .expect("test value")
             .starts_with("at least 0.00 GiB"));
     }
 
