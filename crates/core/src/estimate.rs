@@ -308,8 +308,10 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     let factored = match (t.optim, lora_r) {
         (Optimizer::Adafactor, Some(r)) => {
             // Adapters are (r × in) and (out × r): rows + cols = in + out + 2r
-            // per pair, i.e. n_lora / r + 2r per pair.
-            let st = 4 * (n_lora / u128::from(r).max(1)) + 4 * tensors;
+            // per pair (n_lora / r + r per tensor), fp32, plus 4 B of RMS
+            // per tensor.
+            let r = u128::from(r).max(1);
+            let st = 4 * (n_lora / r + r * tensors) + 4 * tensors;
             (st, st)
         }
         (Optimizer::Adafactor, None) => adafactor_states(&a),
@@ -324,8 +326,9 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         pb == 2 && lora_r.is_none(),
         factored,
     );
-    if t.dtype == Dtype::MixedBf16 {
-        // fp32 master weights and fp32 gradients live with the optimizer.
+    if t.dtype == Dtype::MixedBf16 && lora_r.is_none() {
+        // fp32 master weights and fp32 gradients live with the optimizer
+        // (LoRA's adapters are fp32 already).
         let master = trainable * 8;
         ob.state += master;
         ob.state_at_step_peak_iter1 += master;

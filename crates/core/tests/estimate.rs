@@ -197,6 +197,33 @@ fn gradient_checkpointing_keeps_each_layer_input() {
 }
 
 #[test]
+fn lora_adapters_are_their_own_master_weights() {
+    // Adafactor on adapters: rows + cols per (r × in) and (out × r) matrix,
+    // fp32, plus 4 B of RMS each. GPT-2 124M, r = 8: per layer c_attn
+    // (768 → 2304), c_proj (768 → 768), c_fc (768 → 3072), c_proj (3072 → 768).
+    let e = est("model=gpt2-124m&lora_r=8&optim=adafactor&dtype=fp32");
+    let state = phase(&e, 2, 1, Phase::Forward)
+        .components
+        .get(Component::OptimizerState)
+        .get();
+    let per_layer: u64 = [(768, 2304), (768, 768), (768, 3072), (3072, 768)]
+        .iter()
+        .map(|(i, o)| 4 * ((8 + i) + (o + 8)) + 2 * 4)
+        .sum();
+    assert_eq!(state, 12 * per_layer);
+    // mixed_bf16 keeps fp32 master copies of bf16 weights; fp32 adapters
+    // need none: the same state as pure bf16.
+    let mixed = est("model=llama3.2-1b&lora_r=16&dtype=mixed_bf16&optim=adamw");
+    let pure = est("model=llama3.2-1b&lora_r=16&dtype=bf16&optim=adamw");
+    let st = |e: &Estimate| {
+        phase(e, 2, 1, Phase::Forward)
+            .components
+            .get(Component::OptimizerState)
+    };
+    assert_eq!(st(&mixed), st(&pure));
+}
+
+#[test]
 fn gradient_accumulation_keeps_gradients_between_micro_steps() {
     let e = est("model=llama3.2-1b&dtype=bf16&batch=2&seq=1024&grad_accum=4");
     let first = phase(&e, 1, 1, Phase::Forward);
