@@ -12,7 +12,7 @@ use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 use vramfit_chart::{bands, draw_phases, draw_steps, ChartStyle};
 use vramfit_core::query;
-use vramfit_core::steps::{self, Timeline};
+use vramfit_core::steps::Timeline;
 use vramfit_core::Estimate;
 
 /// Whether the system asks for a dark theme.
@@ -173,14 +173,7 @@ impl PartialEq for Drawing {
 /// Memory over training steps, with an optional leak.
 #[component]
 pub fn StepsChart(page: Page) -> impl IntoView {
-    let timeline = Memo::new(move |_| {
-        page.primary.with(|e| {
-            e.as_ref().map(|e| {
-                page.scenario
-                    .with(|s| steps::timeline(s, e, page.capacity.get()))
-            })
-        })
-    });
+    let timeline = page.timeline;
     let what = Memo::new(move |_| timeline.get().map(Drawing::Steps));
     let oom = move || timeline.with(|t| t.as_ref().and_then(|t| t.oom_step));
     let label = Signal::derive(move || match oom() {

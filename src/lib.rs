@@ -71,6 +71,9 @@ pub struct Page {
     pub primary: Memo<Option<Estimate>>,
     pub unit: Memo<DisplayUnit>,
     pub capacity: Memo<Bytes>,
+    /// Memory over training steps (the steps chart and the verdict's
+    /// out-of-memory step read the same one).
+    pub timeline: Memo<Option<vramfit_core::steps::Timeline>>,
 }
 
 impl Page {
@@ -82,6 +85,12 @@ impl Page {
         let primary = Memo::new(move |_| estimates.with(|e| e.primary().ok().cloned()));
         let unit = Memo::new(move |_| scenario.with(|s| s.view.unit));
         let capacity = Memo::new(move |_| scenario.with(|s| s.view.capacity.bytes()));
+        let timeline = Memo::new(move |_| {
+            primary.with(|e| {
+                e.as_ref()
+                    .map(|e| scenario.with(|s| vramfit_core::steps::timeline(s, e, capacity.get())))
+            })
+        });
         Page {
             form,
             decoded,
@@ -90,6 +99,7 @@ impl Page {
             primary,
             unit,
             capacity,
+            timeline,
         }
     }
 

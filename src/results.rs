@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use vramfit_chart::colour_hex;
 use vramfit_core::explain::{self, group};
 use vramfit_core::solve::{self, Suggestion, Verdict as Fit};
-use vramfit_core::{steps, Bytes, Estimate};
+use vramfit_core::{Bytes, Estimate};
 
 /// Fits with X to spare / short by X, on which GPU.
 #[component]
@@ -17,14 +17,7 @@ pub fn Verdict(page: Page) -> impl IntoView {
                 .map(|e| Fit::new(e.peak_total_bytes, page.capacity.get()))
         })
     });
-    let oom_step = Memo::new(move |_| {
-        page.primary.with(|e| {
-            e.as_ref().and_then(|e| {
-                page.scenario
-                    .with(|s| steps::timeline(s, e, page.capacity.get()).oom_step)
-            })
-        })
-    });
+    let oom_step = Memo::new(move |_| page.timeline.with(|t| t.as_ref().and_then(|t| t.oom_step)));
     let on = move || {
         page.scenario
             .with(|s| s.view.capacity.describe(s.view.unit))
