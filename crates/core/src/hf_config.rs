@@ -194,16 +194,8 @@ fn llama_like(obj: &Map<String, Value>, model_type: &str) -> Result<Architecture
     // transformers' defaults: Gemma ties; Llama, Qwen2, Mistral and Phi-3
     // configs default to untied; PretrainedConfig itself ties.
     let tied_default = matches!(family, Family::Gemma | Family::Generic);
-    Ok(Architecture {
-        family,
-        hidden,
-        layers,
-        heads,
-        kv_heads,
-        head_dim,
-        ffn,
-        vocab,
-        tied: boolean(obj, "tie_word_embeddings")?.unwrap_or(tied_default),
-        positions: 0,
-    })
+    let tied = boolean(obj, "tie_word_embeddings")?.unwrap_or(tied_default);
+    Ok(crate::presets::llama_like(
+        family, hidden, layers, heads, kv_heads, head_dim, ffn, vocab, tied,
+    ))
 }

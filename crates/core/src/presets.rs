@@ -19,8 +19,9 @@ pub struct Preset {
     pub published_params: u64,
 }
 
+/// A Llama-like architecture (rotary positions, no learned position table).
 #[allow(clippy::too_many_arguments)]
-const fn llama_like(
+pub(crate) const fn llama_like(
     family: Family,
     hidden: u32,
     layers: u32,
