@@ -4,6 +4,7 @@
 #[cfg(feature = "probe")]
 mod probe_cmd;
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 use vramfit_core::query::{self, RawQuery, FIELDS};
@@ -128,8 +129,27 @@ fn text(all: &Estimates, s: &Scenario) -> String {
     out
 }
 
-fn run() -> Result<String, (u8, String)> {
-    let args = match parse_args(std::env::args().skip(1)) {
+/// The arguments as text: a non-UTF-8 argument is bad input (exit 2), named
+/// by its position, never a panic.
+fn utf8_args(args: impl Iterator<Item = OsString>) -> Result<Vec<String>, (u8, String)> {
+    args.enumerate()
+        .map(|(i, a)| {
+            a.into_string().map_err(|a| {
+                (
+                    2,
+                    format!(
+                        "vramfit: argument {} is not valid UTF-8: {}",
+                        i + 1,
+                        a.to_string_lossy().chars().take(40).collect::<String>()
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+fn run(argv: Vec<String>) -> Result<String, (u8, String)> {
+    let args = match parse_args(argv.into_iter()) {
         Ok(Some(a)) => a,
         Ok(None) => return Ok(usage() + "\n"),
         Err(e) => return Err((2, format!("vramfit: {e}\n\n{}", usage()))),
@@ -151,18 +171,19 @@ fn run() -> Result<String, (u8, String)> {
 }
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let result = match argv.first().map(String::as_str) {
-        #[cfg(feature = "probe")]
-        Some("probe") => probe_cmd::run(&argv[1..]),
-        #[cfg(not(feature = "probe"))]
-        Some("probe") => Err((
-            2,
-            "vramfit: this build has no probe; build it with `cargo build -p vramfit-cli --features probe`"
-                .to_string(),
-        )),
-        _ => run(),
-    };
+    let result = utf8_args(std::env::args_os().skip(1)).and_then(|argv| {
+        match argv.first().map(String::as_str) {
+            #[cfg(feature = "probe")]
+            Some("probe") => probe_cmd::run(&argv[1..]),
+            #[cfg(not(feature = "probe"))]
+            Some("probe") => Err((
+                2,
+                "vramfit: this build has no probe; build it with `cargo build -p vramfit-cli --features probe`"
+                    .to_string(),
+            )),
+            _ => run(argv),
+        }
+    });
     match result {
         Ok(out) => {
             // A closed pipe (`vramfit ... | head`) is not an error worth a panic.

@@ -124,3 +124,60 @@ fn help_lists_every_key() {
         assert!(out.contains(&format!("\n  {key}")), "{key}");
     }
 }
+
+/// Issue 9, finding 4: a non-UTF-8 argument aborted the process (SIGABRT,
+/// exit 134, from `std::env::args()`); it is bad input: a message, exit 2.
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_argument_is_bad_input() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .arg(std::ffi::OsStr::from_bytes(b"\xff"))
+        .output()
+        .expect("run vramfit");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "vramfit: argument 1 is not valid UTF-8: \u{FFFD}\n"
+    );
+}
+
+/// Issue 9, finding 2: with gradient accumulation the peak is in a later
+/// micro-step; the table's rows must be that moment's (they sum to it).
+#[test]
+fn the_text_breakdown_sums_to_the_peak_with_gradient_accumulation() {
+    let (code, out, _) = vramfit(&["--text", "grad_accum=4"]);
+    assert_eq!(code, 0);
+    let vramfit = out.split("== seed formula").next().unwrap_or_default();
+    let peak: u64 = vramfit
+        .lines()
+        .find_map(|l| l.strip_prefix("peak: "))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("peak line");
+    let rows: u64 = vramfit
+        .lines()
+        .skip_while(|l| !l.starts_with("peak: "))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().rev().nth(2)?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(rows, peak, "{vramfit}");
+}
+
+/// Issue 9, findings 3 and 5: the seed formula past 2^64 bytes is an error
+/// (exit 2) that names batch × seq, not a saturated success or "needs an
+/// architecture".
+#[test]
+fn too_large_for_the_seed_formula_names_the_inputs() {
+    for q in [
+        "params=100T&batch=47&seq=4184633",
+        "params=100T&batch=65536&seq=4194304",
+    ] {
+        let (code, out, err) = vramfit(&[q]);
+        assert_eq!((code, out.as_str()), (2, ""), "{q}");
+        assert_eq!(
+            err, "vramfit: batch × seq is too large: the memory would exceed 16 EiB (2^64 bytes)\n",
+            "{q}"
+        );
+    }
+}

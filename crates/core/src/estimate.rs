@@ -10,9 +10,8 @@
 
 use crate::arch::{Architecture, Family};
 use crate::ledger::{self, Ctx, Mode, Saved};
-use crate::report::{Component as C, Components, Estimate, Method, Moment, Phase, PhaseReport};
+use crate::report::{Component as C, Estimate, Method, Moment, Phase, PhaseReport, Tally};
 use crate::scenario::{Dtype, Optimizer, Scenario};
-use crate::units::Bytes;
 use crate::EstimateError;
 
 /// Parameters LoRA adds: rank × (in + out) for every adapted linear
@@ -447,71 +446,6 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         largest,
         tokens,
     })
-}
-
-/// Live bytes per allocated component at one moment, before the checked
-/// conversion into [`Bytes`].
-#[derive(Clone, Copy)]
-struct Tally {
-    at: [u128; 8],
-}
-
-impl Tally {
-    fn new() -> Self {
-        Tally { at: [0; 8] }
-    }
-    fn set(mut self, c: C, v: u128) -> Self {
-        self.at[slot(c)] = v;
-        self
-    }
-    fn add(mut self, c: C, v: u128) -> Self {
-        self.at[slot(c)] += v;
-        self
-    }
-    fn total(&self) -> u128 {
-        self.at.iter().sum()
-    }
-    fn components(&self, overhead: u128) -> Result<Components, EstimateError> {
-        // When the sum fits in 64 bits every part does; otherwise the error
-        // names what drives the largest part.
-        if self.total() + overhead > u128::from(u64::MAX) {
-            let (i, _) = self
-                .at
-                .iter()
-                .enumerate()
-                .max_by_key(|(_, v)| **v)
-                .unwrap_or((0, &0));
-            let field = match ALLOC[i] {
-                C::Activations | C::Logits => "batch × seq",
-                _ => "the model size",
-            };
-            return Err(EstimateError::TooLarge { field });
-        }
-        let mut out = Components::default();
-        for (i, c) in ALLOC.iter().enumerate() {
-            out.set(*c, Bytes(self.at[i] as u64));
-        }
-        out.set(C::Overhead, Bytes(overhead as u64));
-        Ok(out)
-    }
-}
-
-const ALLOC: [C; 8] = [
-    C::Parameters,
-    C::OptimizerState,
-    C::Gradients,
-    C::OptimizerTemporaries,
-    C::WeightCopies,
-    C::Activations,
-    C::Logits,
-    C::Retained,
-];
-
-/// A component's place in a [`Tally`]: `ALLOC` follows the declaration
-/// order of [`C`], so it is the component's own index (Overhead, last, is
-/// never tallied).
-fn slot(c: C) -> usize {
-    c.index().min(ALLOC.len() - 1)
 }
 
 /// The phases of init and two iterations (each with a later micro-step

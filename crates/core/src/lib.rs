@@ -75,7 +75,9 @@ impl Estimates {
     pub fn primary(&self) -> Result<&Estimate, &EstimateError> {
         match (&self.vramfit, &self.seed) {
             (Ok(e), _) => Ok(e),
-            (Err(EstimateError::NeedsArchitecture), Ok(e)) => Ok(e),
+            // Without an architecture the seed formula is the answer, and
+            // its own error (inputs too large) is the reason when it fails.
+            (Err(EstimateError::NeedsArchitecture), seed) => seed.as_ref(),
             (Err(e), _) => Err(e),
         }
     }

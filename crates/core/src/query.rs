@@ -142,6 +142,12 @@ pub enum FieldError {
     TooLong,
     NotANumber,
     NotWhole,
+    /// A plain count written with a sign, decimals or an exponent.
+    DigitsOnly,
+    /// A count written with a sign (`+8`, `-0`).
+    Signed,
+    /// Text with control characters.
+    ControlCharacters,
     TooSmall {
         min: String,
     },
@@ -166,6 +172,11 @@ impl fmt::Display for FieldError {
             FieldError::TooLong => write!(f, "is longer than {MAX_VALUE_LEN} characters"),
             FieldError::NotANumber => f.write_str("is not a number"),
             FieldError::NotWhole => f.write_str("is not a whole number"),
+            FieldError::DigitsOnly => {
+                f.write_str("must be written in digits alone (no sign, decimals or exponent)")
+            }
+            FieldError::Signed => f.write_str("must be written without a sign"),
+            FieldError::ControlCharacters => f.write_str("contains control characters"),
             FieldError::TooSmall { min } => write!(f, "must be at least {min}"),
             FieldError::TooLarge { max } => write!(f, "must be at most {max}"),
             FieldError::UnknownChoice { choices } => write!(f, "must be one of: {choices}"),
@@ -198,6 +209,8 @@ pub enum Notice {
     TooManyPairs { dropped: usize },
     /// `params` next to a model: the architecture decides N.
     ParamsIgnored { model: &'static str },
+    /// A valid value that the other keys make irrelevant.
+    Unused { key: &'static str, because: String },
 }
 
 impl Notice {
@@ -205,7 +218,9 @@ impl Notice {
     pub fn key(&self) -> Option<&str> {
         match self {
             Notice::UnknownKey { key } => Some(key),
-            Notice::Invalid { key, .. } | Notice::Repeated { key } => Some(key),
+            Notice::Invalid { key, .. } | Notice::Repeated { key } | Notice::Unused { key, .. } => {
+                Some(key)
+            }
             Notice::ParamsIgnored { .. } => Some("params"),
             Notice::TooManyPairs { .. } => None,
         }
@@ -232,7 +247,8 @@ impl Notice {
         match self {
             Notice::UnknownKey { .. }
             | Notice::TooManyPairs { .. }
-            | Notice::ParamsIgnored { .. } => "ignored".into(),
+            | Notice::ParamsIgnored { .. }
+            | Notice::Unused { .. } => "ignored".into(),
             Notice::Invalid { default, .. } if default.is_empty() => "ignored".into(),
             Notice::Invalid { default, .. } => format!("using the default {default}"),
             Notice::Repeated { .. } => "using the last".into(),
@@ -257,6 +273,7 @@ impl fmt::Display for Notice {
             Notice::TooManyPairs { dropped } => {
                 write!(f, "more than {MAX_PAIRS} parameters ({dropped} more)")
             }
+            Notice::Unused { key, because } => write!(f, "{key} is not used: {because}"),
             Notice::ParamsIgnored { model } => write!(
                 f,
                 "params is set by the architecture of model `{model}`; remove model to use params alone"
@@ -747,10 +764,7 @@ pub const FIELDS: &[Field] = &[
         label: "Measured on",
         help: "The adapter the probe ran on.",
         apply: |d, v| {
-            if v.chars().count() > ShortText::MAX {
-                return Err(FieldError::TooLong);
-            }
-            d.probe_adapter = Some(ShortText::new(v));
+            d.probe_adapter = Some(ShortText::new(v)?);
             Ok(())
         },
         write: |s| match s.view.capacity {
@@ -949,8 +963,13 @@ fn format_prob(p: Prob) -> String {
 /// Largest integer an f64 holds exactly; counts above it must be typed as digits.
 const F64_EXACT: f64 = 9_007_199_254_740_992.0;
 
-/// Reads a whole count in `min..=max`: `2048`, `1.5e9`, and with `suffixes`
-/// also `124M`, `1.5B`, `7b`, `2T` (k/M/B/T = 10^3/10^6/10^9/10^12).
+/// Reads a whole count in `min..=max`.
+///
+/// Plain counts (`suffixes == false`: batch, seq, layers, ...) are digits
+/// only: `8`, `2048`. A sign, decimals or an exponent are refused with a
+/// reason (`+8`, `-0`, `2.048e3`), never read silently. Parameter counts
+/// (`suffixes == true`) also take `1.5e9` and `124M`, `1.5B`, `7b`, `2T`
+/// (k/M/B/T = 10^3/10^6/10^9/10^12), still without a sign.
 pub fn parse_count(v: &str, suffixes: bool, min: u64, max: u64) -> Result<u64, FieldError> {
     let too_small = || FieldError::TooSmall {
         min: min.to_string(),
@@ -992,14 +1011,24 @@ pub fn parse_count(v: &str, suffixes: bool, min: u64, max: u64) -> Result<u64, F
         if !x.is_finite() {
             return Err(FieldError::NotANumber);
         }
+        if x < 0.0 {
+            return Err(too_small());
+        }
+        if x.fract() != 0.0 {
+            return Err(FieldError::NotWhole);
+        }
+        if num.starts_with(['+', '-']) {
+            // `+8`, `-0`: a sign on a count is a typo, not a value.
+            return Err(FieldError::Signed);
+        }
+        if !suffixes {
+            return Err(FieldError::DigitsOnly);
+        }
         if x < min as f64 {
             return Err(too_small());
         }
         if x > max as f64 || x > F64_EXACT {
             return Err(too_large());
-        }
-        if x.fract() != 0.0 {
-            return Err(FieldError::NotWhole);
         }
         x as u64
     };
@@ -1139,7 +1168,8 @@ fn resolve(
     }
 }
 
-/// The capacity the `gpu` key (and its companions) describe.
+/// The capacity the `gpu` key (and its companions) describe. A companion
+/// the chosen `gpu` does not read is reported, never dropped silently.
 fn capacity(d: &Draft, notices: &mut Vec<Notice>) -> Capacity {
     let default = View::default().capacity;
     let mut missing = |key: &'static str, why: &str| {
@@ -1151,19 +1181,42 @@ fn capacity(d: &Draft, notices: &mut Vec<Notice>) -> Capacity {
         });
         default
     };
-    match (d.gpu, d.capacity_typed, d.probe_bytes) {
+    let capacity = match (d.gpu, d.capacity_typed, d.probe_bytes) {
         (None, Some(bytes), _) | (Some(GpuKey::Custom), Some(bytes), _) => {
             Capacity::Typed { bytes }
         }
         (Some(GpuKey::Custom), None, _) => missing("capacity_gib", "gpu=custom needs capacity_gib"),
         (Some(GpuKey::Probe), _, Some(bytes)) => Capacity::Probed {
             bytes,
-            adapter: d.probe_adapter.unwrap_or_else(|| ShortText::new("")),
+            adapter: d.probe_adapter.unwrap_or(ShortText::EMPTY),
         },
         (Some(GpuKey::Probe), _, None) => missing("probe_bytes", "gpu=probe needs probe_bytes"),
         (Some(GpuKey::Listed(id)), _, _) => Capacity::Gpu { id },
         (None, None, _) => default,
+    };
+    let (typed_used, probe_used) = match capacity {
+        Capacity::Typed { .. } => (true, false),
+        Capacity::Probed { .. } => (false, true),
+        Capacity::Gpu { .. } => (false, false),
+    };
+    let because = match d.gpu {
+        Some(GpuKey::Listed(id)) => format!("gpu={id} decides the capacity"),
+        Some(GpuKey::Custom) | None => "only gpu=probe reads it".to_string(),
+        Some(GpuKey::Probe) => "gpu=probe uses the measured bytes".to_string(),
+    };
+    for (key, given, used) in [
+        ("capacity_gib", d.capacity_typed.is_some(), typed_used),
+        ("probe_bytes", d.probe_bytes.is_some(), probe_used),
+        ("probe_adapter", d.probe_adapter.is_some(), probe_used),
+    ] {
+        if given && !used {
+            notices.push(Notice::Unused {
+                key,
+                because: because.clone(),
+            });
+        }
     }
+    capacity
 }
 
 /// Removes one architecture override; false when `key` is not one that is set.

@@ -132,6 +132,79 @@ impl Serialize for Components {
     }
 }
 
+/// Live bytes per allocated component at one moment, in `u128` so no sum
+/// can wrap, before the one checked conversion into [`Components`]. Both
+/// methods build their phases from it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    at: [u128; 8],
+}
+
+/// The allocated components in declaration order (all but overhead).
+const ALLOC: [Component; 8] = [
+    Component::Parameters,
+    Component::OptimizerState,
+    Component::Gradients,
+    Component::OptimizerTemporaries,
+    Component::WeightCopies,
+    Component::Activations,
+    Component::Logits,
+    Component::Retained,
+];
+
+/// A component's place in a [`Tally`]: `ALLOC` follows the declaration
+/// order of [`Component`], so it is the component's own index (Overhead,
+/// last, is never tallied).
+fn slot(c: Component) -> usize {
+    c.index().min(ALLOC.len() - 1)
+}
+
+impl Tally {
+    pub(crate) fn new() -> Self {
+        Tally::default()
+    }
+
+    pub(crate) fn set(mut self, c: Component, v: u128) -> Self {
+        self.at[slot(c)] = v;
+        self
+    }
+
+    pub(crate) fn add(mut self, c: Component, v: u128) -> Self {
+        self.at[slot(c)] = self.at[slot(c)].saturating_add(v);
+        self
+    }
+
+    pub(crate) fn total(&self) -> u128 {
+        self.at.iter().fold(0u128, |a, b| a.saturating_add(*b))
+    }
+
+    /// The checked conversion: an error naming what drives the largest
+    /// part when the moment (with `overhead`) does not fit in 64 bits.
+    pub(crate) fn components(&self, overhead: u128) -> Result<Components, crate::EstimateError> {
+        // When the sum fits in 64 bits every part does.
+        if self.total().saturating_add(overhead) > u128::from(u64::MAX) {
+            let i = (0..ALLOC.len()).max_by_key(|&i| self.at[i]).unwrap_or(0);
+            let field = match ALLOC[i] {
+                Component::Activations | Component::Logits => "batch × seq",
+                Component::Parameters
+                | Component::OptimizerState
+                | Component::Gradients
+                | Component::OptimizerTemporaries
+                | Component::WeightCopies
+                | Component::Retained
+                | Component::Overhead => "the model size",
+            };
+            return Err(crate::EstimateError::TooLarge { field });
+        }
+        let mut out = Components::default();
+        for (i, c) in ALLOC.iter().enumerate() {
+            out.set(*c, Bytes(self.at[i] as u64));
+        }
+        out.set(Component::Overhead, Bytes(overhead as u64));
+        Ok(out)
+    }
+}
+
 /// The phases of one training step, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -249,8 +322,15 @@ pub struct Estimate {
     pub peak_total_bytes: Bytes,
     pub peak_phase: Phase,
     pub peak_iteration: u32,
+    /// The micro-step of the peak (2 with gradient accumulation when the
+    /// gradients of earlier micro-steps are alive at the peak).
+    pub peak_micro_step: u32,
     /// Every phase in time order: init, then each iteration's phases.
     pub phases: Vec<PhaseReport>,
+    /// Where the peak is in `phases`: every breakdown of the peak reads
+    /// this one report, so its rows sum to the peak.
+    #[serde(skip)]
+    peak_index: usize,
 }
 
 impl Estimate {
@@ -265,13 +345,21 @@ impl Estimate {
     ) -> Self {
         let top = phases
             .iter()
-            .fold(None::<&PhaseReport>, |best, p| match best {
-                Some(b) if b.peak_bytes >= p.peak_bytes => Some(b),
-                _ => Some(p),
+            .enumerate()
+            .fold(None::<(usize, &PhaseReport)>, |best, (i, p)| match best {
+                Some((_, b)) if b.peak_bytes >= p.peak_bytes => best,
+                _ => Some((i, p)),
             });
-        let (peak_total, peak_alloc, phase, iteration) = match top {
-            Some(p) => (p.peak_bytes, p.components.allocated(), p.phase, p.iteration),
-            None => (Bytes::ZERO, Bytes::ZERO, Phase::Init, 0),
+        let (index, peak_total, peak_alloc, phase, iteration, micro) = match top {
+            Some((i, p)) => (
+                i,
+                p.peak_bytes,
+                p.components.allocated(),
+                p.phase,
+                p.iteration,
+                p.micro_step,
+            ),
+            None => (0, Bytes::ZERO, Bytes::ZERO, Phase::Init, 0, 1),
         };
         Estimate {
             method,
@@ -281,15 +369,16 @@ impl Estimate {
             peak_total_bytes: peak_total,
             peak_phase: phase,
             peak_iteration: iteration,
+            peak_micro_step: micro,
             phases,
+            peak_index: index,
         }
     }
 
-    /// The phase report holding the overall peak.
+    /// The phase report holding the overall peak: the same report the
+    /// summary fields were read from (its components sum to the peak).
     pub fn peak(&self) -> Option<&PhaseReport> {
-        self.phases
-            .iter()
-            .find(|p| p.iteration == self.peak_iteration && p.phase == self.peak_phase)
+        self.phases.get(self.peak_index)
     }
 }
 

@@ -292,35 +292,39 @@ bounded!(
     1000
 );
 
-/// Short text that stays `Copy` (a probed adapter's name).
+/// Short text that stays `Copy` (a probed adapter's name, a model type):
+/// at most [`ShortText::MAX`] characters, none of them control characters.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ShortText {
-    bytes: [u8; ShortText::MAX],
-    len: u8,
+    bytes: [u8; ShortText::MAX_BYTES],
+    len: u16,
 }
 
 impl ShortText {
-    /// Most bytes kept.
+    /// Most characters kept.
     pub const MAX: usize = 64;
+    const MAX_BYTES: usize = 4 * ShortText::MAX;
 
-    /// Keeps the first 64 bytes' worth of whole characters of `s`, without
-    /// control characters.
-    pub fn new(s: &str) -> Self {
-        let mut out = ShortText {
-            bytes: [0; Self::MAX],
-            len: 0,
-        };
-        for c in s.chars().filter(|c| !c.is_control()) {
-            let mut buf = [0; 4];
-            let enc = c.encode_utf8(&mut buf).as_bytes();
-            let at = usize::from(out.len);
-            if at + enc.len() > Self::MAX {
-                break;
-            }
-            out.bytes[at..at + enc.len()].copy_from_slice(enc);
-            out.len += enc.len() as u8;
+    /// The empty text.
+    pub const EMPTY: ShortText = ShortText {
+        bytes: [0; ShortText::MAX_BYTES],
+        len: 0,
+    };
+
+    /// `s` itself, or why it cannot be one: longer than [`ShortText::MAX`]
+    /// characters, or with control characters. Nothing is cut or dropped.
+    pub fn new(s: &str) -> Result<Self, crate::query::FieldError> {
+        if s.chars().count() > Self::MAX {
+            return Err(crate::query::FieldError::TooLong);
         }
-        out
+        if s.chars().any(char::is_control) {
+            return Err(crate::query::FieldError::ControlCharacters);
+        }
+        let mut out = ShortText::EMPTY;
+        // At most 64 characters of at most 4 bytes each: always fits.
+        out.bytes[..s.len()].copy_from_slice(s.as_bytes());
+        out.len = s.len() as u16;
+        Ok(out)
     }
 
     pub fn as_str(&self) -> &str {

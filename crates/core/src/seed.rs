@@ -6,7 +6,7 @@
 //! Every quantity uses one precision P, the bytes of the parameter dtype
 //! (4 for fp32 and mixed precision, 2 for bf16/fp16).
 
-use crate::report::{Component, Components, Estimate, Method, Moment, Phase, PhaseReport};
+use crate::report::{Component, Estimate, Method, Moment, Phase, PhaseReport, Tally};
 use crate::scenario::{Optimizer, Scenario};
 use crate::units::Bytes;
 use crate::EstimateError;
@@ -86,47 +86,59 @@ impl SeedTerms {
 pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
     use Component as C;
     let t = SeedTerms::new(s)?;
-    let model = Components::default().with(C::Parameters, t.model);
-    let mut phases = vec![PhaseReport::new(0, Phase::Init, Moment::End, model, model)];
+    let b = |x: Bytes| u128::from(x.get());
+    let model = Tally::new().set(C::Parameters, b(t.model));
+    // Each moment is converted once, checked: a sum past 2^64 bytes is an
+    // error naming what drives it, never a saturated total.
+    let report = |iteration, phase, at, peak: Tally, end: Tally| {
+        Ok::<_, EstimateError>(PhaseReport::new(
+            iteration,
+            phase,
+            at,
+            peak.components(0)?,
+            end.components(0)?,
+        ))
+    };
+    let mut phases = vec![report(0, Phase::Init, Moment::End, model, model)?];
     for iteration in [1, 2] {
         let state = if iteration == 1 {
-            Bytes::ZERO
+            0
         } else {
-            t.optimizer_state
+            b(t.optimizer_state)
         };
-        let base = model.with(C::OptimizerState, state);
-        let forward = base.with(C::Activations, t.activations);
-        let grads = base.with(C::Gradients, t.gradients);
+        let base = model.set(C::OptimizerState, state);
+        let forward = base.set(C::Activations, b(t.activations));
+        let grads = base.set(C::Gradients, b(t.gradients));
         let (backward_at, backward_peak) = if t.activations >= t.gradients {
             (Moment::Start, forward)
         } else {
             (Moment::End, grads)
         };
         let step_peak = grads
-            .with(C::OptimizerState, t.optimizer_state)
-            .with(C::OptimizerTemporaries, t.optimizer_intermediates);
-        let step_end = model.with(C::OptimizerState, t.optimizer_state);
-        phases.push(PhaseReport::new(
+            .set(C::OptimizerState, b(t.optimizer_state))
+            .set(C::OptimizerTemporaries, b(t.optimizer_intermediates));
+        let step_end = model.set(C::OptimizerState, b(t.optimizer_state));
+        phases.push(report(
             iteration,
             Phase::Forward,
             Moment::End,
             forward,
             forward,
-        ));
-        phases.push(PhaseReport::new(
+        )?);
+        phases.push(report(
             iteration,
             Phase::Backward,
             backward_at,
             backward_peak,
             grads,
-        ));
-        phases.push(PhaseReport::new(
+        )?);
+        phases.push(report(
             iteration,
             Phase::OptimizerStep,
             Moment::Middle,
             step_peak,
             step_end,
-        ));
+        )?);
     }
     let n = s.params();
     Ok(Estimate::from_phases(Method::SeedFormula, n, n, phases))

@@ -45,7 +45,7 @@ fn counts() {
     );
     check_count(
         "1e30",
-        false,
+        true,
         Err(TooLarge {
             max: u64::MAX.to_string(),
         }),
@@ -58,6 +58,15 @@ fn counts() {
     check_count("0x10", false, Err(NotANumber));
     check_count("e", false, Err(NotANumber));
     check_count(&"9".repeat(100), false, Err(TooLong));
+    // Issue 9, finding 7: a sign, decimals or an exponent on a plain count
+    // used to pass silently (`-0` as 0, `+8` as 8, `2.048e3` as 2048).
+    check_count("-0", false, Err(Signed));
+    check_count("+8", false, Err(Signed));
+    check_count("+8", true, Err(Signed));
+    check_count("-0", true, Err(Signed));
+    check_count("2.048e3", false, Err(DigitsOnly));
+    check_count("1e30", false, Err(DigitsOnly));
+    check_count("2.048e3", true, Ok(2048));
     let (min, max) = (
         || TooSmall { min: "1".into() },
         || TooLarge {
@@ -69,7 +78,7 @@ fn counts() {
     check_small("-0.5", Err(min()));
     check_small("65536", Ok(65_536));
     check_small("65537", Err(max()));
-    check_small("1e5", Err(max()));
+    check_small("1e5", Err(DigitsOnly));
     check_small("1e400", Err(NotANumber));
 }
 
@@ -142,6 +151,15 @@ fn notice_messages() {
         "dropout=0.12345",
         "zero=4",
         "lora_r=-1",
+        // Issue 9, finding 7: nothing is cut, dropped or ignored silently.
+        "batch=%2B8",
+        "lora_r=-0",
+        "seq=2.048e3",
+        "gpu=probe&probe_bytes=1000&probe_adapter=%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9",
+        "gpu=probe&probe_bytes=1000&probe_adapter=GPU%07x",
+        "gpu=h100-sxm-80&capacity_gib=12&probe_bytes=1000&probe_adapter=x",
+        "gpu=probe&probe_bytes=1000&capacity_gib=12",
+        "capacity_gib=12&probe_bytes=1000",
     ];
     let mut out = String::new();
     for q in cases {
@@ -164,6 +182,24 @@ fn notice_messages() {
         out.push_str(&format!("70 pairs\n  {n}; {}\n", n.consequence()));
     }
     insta::assert_snapshot!(out);
+}
+
+/// Issue 9, finding 7: a 64-character adapter name of two-byte characters
+/// is kept whole (it was cut to 32 characters).
+#[test]
+fn a_long_probe_adapter_name_is_kept_whole() {
+    let name = "é".repeat(64);
+    let mut raw = RawQuery::parse("gpu=probe&probe_bytes=1000");
+    raw.set("probe_adapter", &name);
+    let s = decode_strict(&raw).expect("valid");
+    assert_eq!(
+        s.view.capacity,
+        vramfit_core::scenario::Capacity::Probed {
+            bytes: vramfit_core::Bytes(1000),
+            adapter: vramfit_core::scenario::ShortText::new(&name).expect("64 characters"),
+        }
+    );
+    assert_eq!(encode(&s).get("probe_adapter"), Some(name.as_str()));
 }
 
 #[test]
