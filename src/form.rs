@@ -10,20 +10,6 @@ use vramfit_core::presets::PRESETS;
 use vramfit_core::query::{self, Field, FieldKind, Group};
 use vramfit_core::{DisplayUnit, Notice};
 
-/// Keys that describe the architecture: a new preset clears them.
-const ARCH_KEYS: [&str; 10] = [
-    "family",
-    "hidden",
-    "layers",
-    "heads",
-    "kv_heads",
-    "head_dim",
-    "ffn",
-    "vocab",
-    "tied",
-    "positions",
-];
-
 /// Rarely changed run settings, folded under "Advanced".
 const ADVANCED: [&str; 3] = ["keep_outputs", "dropout", "cuda_like"];
 
@@ -63,7 +49,7 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
                 } else {
                     f.set(key, &v);
                 }
-                for k in ARCH_KEYS {
+                for k in hf_config::model_keys().filter(|k| !matches!(*k, "model" | "params")) {
                     f.remove(k);
                 }
             }
@@ -229,68 +215,88 @@ pub fn ModelPanel(page: Page) -> impl IntoView {
     }
 }
 
+/// Applies an imported config to the form: the model's keys are replaced.
+pub fn apply_import(page: Page, imp: &hf_config::Imported) -> String {
+    let changes = imp.changes();
+    page.form.update(|f| {
+        for k in hf_config::model_keys() {
+            f.remove(k);
+        }
+        for (k, v) in &changes {
+            f.set(k, v);
+        }
+    });
+    let preset = PRESETS.iter().find(|p| p.arch == imp.arch);
+    format!(
+        "Imported `{}`: {} parameters{}{}.",
+        imp.model_type,
+        group(imp.arch.params()),
+        preset
+            .map(|p| format!(", the {} preset", p.name))
+            .unwrap_or_default(),
+        if imp.assumed.is_some() {
+            ", estimated as a Llama-like decoder (your choice)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// What an import said: done, or why not (and whether reading it as
+/// Llama-like is a choice to offer).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImportMessage {
+    Done(String),
+    Failed { why: String, offer_llama: bool },
+}
+
+/// The message for one import attempt.
+pub fn import_text(page: Page, text: &str, reading: hf_config::Reading) -> ImportMessage {
+    match hf_config::parse_as(text, reading) {
+        Ok(imp) => ImportMessage::Done(apply_import(page, &imp)),
+        Err(e) => ImportMessage::Failed {
+            why: e.to_string(),
+            offer_llama: e.can_read_as_llama(),
+        },
+    }
+}
+
+/// Shows an import's outcome, with the Llama-like choice when it applies.
+#[component]
+pub fn ImportOutcome(
+    message: ReadSignal<Option<ImportMessage>>,
+    retry_as_llama: Callback<()>,
+    testid: &'static str,
+) -> impl IntoView {
+    move || {
+        message.get().map(|m| match m {
+            ImportMessage::Done(text) => view! {
+                <p class="hint" data-testid=testid data-ok="true" aria-live="polite">{text}</p>
+            }
+            .into_any(),
+            ImportMessage::Failed { why, offer_llama } => view! {
+                <div data-testid=testid data-ok="false" aria-live="polite">
+                    <p class="field-error">{why}</p>
+                    {offer_llama.then(|| view! {
+                        <button type="button" data-testid=format!("{testid}-as-llama")
+                            on:click=move |_| retry_as_llama.run(())>
+                            "Estimate it as a Llama-like decoder anyway"
+                        </button>
+                    })}
+                </div>
+            }
+            .into_any(),
+        })
+    }
+}
+
 /// Paste a Hugging Face config.json: its architecture replaces the fields.
 #[component]
 fn ConfigImport(page: Page) -> impl IntoView {
     let (text, set_text) = signal(String::new());
-    let (message, set_message) = signal(None::<(bool, String)>);
-    let import = move |_| {
-        let t = text.get_untracked();
-        match hf_config::parse(&t) {
-            Ok(imp) => {
-                let a = imp.arch;
-                // A config that is exactly a preset selects it.
-                let preset = PRESETS.iter().find(|p| p.arch == a);
-                page.form.update(|f| {
-                    for k in ARCH_KEYS {
-                        f.remove(k);
-                    }
-                    match preset {
-                        Some(p) => f.set("model", p.id),
-                        None => {
-                            for (k, v) in [
-                                ("family", a.family.key().to_string()),
-                                ("hidden", a.hidden.to_string()),
-                                ("layers", a.layers.to_string()),
-                                ("heads", a.heads.to_string()),
-                                ("kv_heads", a.kv_heads.to_string()),
-                                ("head_dim", a.head_dim.to_string()),
-                                ("ffn", a.ffn.to_string()),
-                                ("vocab", a.vocab.to_string()),
-                                ("tied", a.tied.to_string()),
-                                ("positions", a.positions.to_string()),
-                            ] {
-                                f.set(k, &v);
-                            }
-                            if f.get("model").is_none() {
-                                f.set("model", vramfit_core::presets::DEFAULT_PRESET);
-                            }
-                        }
-                    }
-                    f.remove("params");
-                });
-                let generic = if imp.generic {
-                    format!(
-                        " (`{}` is read as a generic Llama-like decoder)",
-                        imp.model_type
-                    )
-                } else {
-                    String::new()
-                };
-                set_message.set(Some((
-                    true,
-                    format!(
-                        "Imported: {} parameters{}{generic}.",
-                        group(a.params()),
-                        preset
-                            .map(|p| format!(", the {} preset", p.name))
-                            .unwrap_or_default()
-                    ),
-                )));
-            }
-            Err(e) => set_message.set(Some((false, e.to_string()))),
-        }
-    };
+    let (message, set_message) = signal(None::<ImportMessage>);
+    let run =
+        move |reading| set_message.set(Some(import_text(page, &text.get_untracked(), reading)));
     view! {
         <details class="advanced">
             <summary>"Paste a config.json"</summary>
@@ -299,11 +305,10 @@ fn ConfigImport(page: Page) -> impl IntoView {
                 placeholder="{\"model_type\": \"llama\", \"hidden_size\": 4096, ...}"
                 prop:value=move || text.get()
                 on:input=move |ev| set_text.set(event_target_value(&ev))></textarea>
-            <button type="button" data-testid="config-import" on:click=import>"Use this architecture"</button>
-            <p data-testid="config-message" aria-live="polite"
-                class=move || match message.get() { Some((false, _)) => "field-error", _ => "hint" }>
-                {move || message.get().map(|(_, m)| m)}
-            </p>
+            <button type="button" data-testid="config-import"
+                on:click=move |_| run(hf_config::Reading::AsItSays)>"Use this architecture"</button>
+            <ImportOutcome message=message testid="config-message"
+                retry_as_llama=Callback::new(move |()| run(hf_config::Reading::AsLlama))/>
         </details>
     }
 }

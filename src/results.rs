@@ -251,10 +251,8 @@ pub fn Breakdown(page: Page) -> impl IntoView {
         })
     });
     let per_param = move || {
-        page.primary.with(|e| {
-            e.as_ref()
-                .and_then(|e| page.scenario.with(|s| explain::bytes_per_param(s, e)))
-        })
+        page.primary
+            .with(|e| e.as_ref().and_then(explain::bytes_per_param))
     };
     let total = move || {
         page.primary

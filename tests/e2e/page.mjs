@@ -32,13 +32,17 @@ test("paste a config.json: a known one selects its preset, a new one sets the ar
   await page.click('[data-testid="config-import"]');
   await page.waitForFunction(() => new URL(location.href).searchParams.get("model") === "llama3.2-1b");
   assert.match(await page.textContent('[data-testid="config-message"]'), /Imported: 1\u2009235\u2009814\u2009400 parameters, the Llama 3.2 1B preset/);
-  // An architecture no preset has: every field is set from the file.
+  // A family vramfit does not know is refused with its name; estimating it
+  // as Llama-like is an explicit choice the link then carries.
   await area.fill(JSON.stringify({
-    model_type: "olmo2", hidden_size: 2048, num_hidden_layers: 16, num_attention_heads: 16,
+    model_type: "stablelm", hidden_size: 2048, num_hidden_layers: 16, num_attention_heads: 16,
     intermediate_size: 8192, vocab_size: 100352, tie_word_embeddings: false,
   }));
   await page.click('[data-testid="config-import"]');
-  await page.waitForFunction(() => new URL(location.href).searchParams.get("family") === "generic");
+  await page.waitForSelector('[data-testid="config-message"][data-ok="false"]');
+  assert.match(await page.textContent('[data-testid="config-message"]'), /model_type `stablelm` is not a family vramfit knows/);
+  await page.click('[data-testid="config-message-as-llama"]');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("like_llama") === "stablelm");
   const p = ui.urlParams(page);
   assert.deepEqual(["hidden", "layers", "ffn", "vocab", "tied"].map((k) => p.get(k)), ["2048", "16", "8192", "100352", "false"]);
   const count = await ui.attr(page, "param-count", "data-count");
@@ -55,10 +59,10 @@ test("a broken config.json says which field is wrong and keeps the text", async 
   const broken = '{"model_type": "falcon", "hidden_size": 4544}';
   await area.fill(broken);
   await page.click('[data-testid="config-import"]');
-  await page.waitForSelector("text=missing");
-  assert.equal(
+  await page.waitForSelector('[data-testid="config-message"][data-ok="false"]');
+  assert.match(
     await page.textContent('[data-testid="config-message"]'),
-    "model_type `falcon`: missing `num_hidden_layers`, `num_attention_heads`, `intermediate_size`, `vocab_size`",
+    /^model_type `falcon` is not a family vramfit knows/,
   );
   assert.equal(await area.inputValue(), broken);
   assert.equal(ui.urlQuery(page), before, "nothing changed");

@@ -154,17 +154,28 @@ fn run(argv: Vec<String>) -> Result<String, (u8, String)> {
         Ok(None) => return Ok(usage() + "\n"),
         Err(e) => return Err((2, format!("vramfit: {e}\n\n{}", usage()))),
     };
-    let scenario = query::decode_strict(&RawQuery::parse(&args.query)).map_err(|notices| {
-        let lines: Vec<String> = notices.iter().map(|n| format!("vramfit: {n}")).collect();
-        (2, lines.join("\n"))
-    })?;
+    let decoded = query::decode(&RawQuery::parse(&args.query));
+    if !decoded.notices.is_empty() {
+        let lines: Vec<String> = decoded
+            .notices
+            .iter()
+            .map(|n| format!("vramfit: {n}"))
+            .collect();
+        return Err((2, lines.join("\n")));
+    }
+    let scenario = decoded.scenario;
+    let notes: Vec<String> = decoded.notes.iter().map(ToString::to_string).collect();
+    for n in &notes {
+        eprintln!("vramfit: note: {n}");
+    }
     let all = Estimates::new(&scenario);
     Ok(match args.format {
         Format::Text => text(&all, &scenario),
         Format::Json => {
-            let doc = all
+            let mut doc = all
                 .document(&scenario)
                 .map_err(|e| (2, format!("vramfit: {e}")))?;
+            doc.notes.extend(notes);
             doc.to_json() + "\n"
         }
     })

@@ -5,189 +5,157 @@
 //! The step is the Hugging Face Trainer's: `loss = model(ids, labels=ids).loss;
 //! loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)`, with the
 //! output object dropped right after `.loss` unless `keep_outputs`.
-//! Held to the measured ground truth (`tests/ground_truth.rs`): every row's
-//! overall peak within 3%, each phase peak within 5%.
+//! Every byte is a [`Term`] (named factors); each phase's peak and end are
+//! sets of terms. Held to the measured ground truth (`tests/ground_truth.rs`).
 
-use crate::arch::{Architecture, Family};
+use crate::arch::{Architecture, Proj};
 use crate::ledger::{self, Ctx, Mode, Saved};
-use crate::report::{Component as C, Estimate, Method, Moment, Phase, PhaseReport, Tally};
+use crate::report::{tally, Estimate, Method, Moment, Phase, PhaseReport};
 use crate::scenario::{Dtype, Optimizer, Scenario};
+use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::EstimateError;
 
-/// Parameters LoRA adds: rank × (in + out) for every adapted linear
-/// (peft's "all-linear": every `nn.Linear`/`Conv1D` but the output head).
-pub fn lora_params(a: &Architecture, r: u64) -> u64 {
-    let (h, f) = (u64::from(a.hidden), u64::from(a.ffn));
-    let (q, kv) = (a.q_dim(), a.kv_dim());
-    let per_layer = match a.family {
-        // c_attn h→3h, c_proj h→h, c_fc h→f, c_proj f→h
-        Family::Gpt2 => (h + 3 * h) + (h + h) + (h + f) + (f + h),
-        // qkv_proj, o_proj, gate_up_proj, down_proj
-        Family::Phi3 => (h + q + 2 * kv) + (q + h) + (h + 2 * f) + (f + h),
-        // q, k, v, o, gate, up, down
-        _ => (h + q) + 2 * (h + kv) + (q + h) + 2 * (h + f) + (f + h),
-    };
-    r * per_layer * u64::from(a.layers)
+/// What LoRA adapts: every linear layer whose projections are all in the
+/// target set (peft's "all-linear" is every projection; the output head is
+/// never one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lora {
+    pub r: u64,
+    pub targets: Proj,
 }
 
-/// LoRA tensors (A and B per adapted linear).
-fn lora_tensors(a: &Architecture) -> u64 {
-    let per_layer = match a.family {
-        Family::Gpt2 | Family::Phi3 => 4,
-        _ => 7,
-    };
-    2 * per_layer * u64::from(a.layers)
-}
-
-/// A parameter tensor's (rows, cols); cols = 1 for vectors.
-type Shape = (u64, u64);
-
-/// Shapes of one layer's parameter tensors and of the tensors outside the
-/// layers; the embedding first.
-fn shapes(a: &Architecture) -> (Vec<Shape>, Vec<Shape>) {
-    let (h, f, v) = (u64::from(a.hidden), u64::from(a.ffn), u64::from(a.vocab));
-    let (q, kv) = (a.q_dim(), a.kv_dim());
-    let mut outer = vec![(v, h), (h, 1)];
-    let layer = match a.family {
-        Family::Gpt2 => {
-            outer.extend([(u64::from(a.positions), h), (h, 1)]);
-            vec![
-                (h, 1),
-                (h, 1),
-                (h, 3 * h),
-                (3 * h, 1),
-                (h, h),
-                (h, 1),
-                (h, 1),
-                (h, 1),
-                (h, f),
-                (f, 1),
-                (f, h),
-                (h, 1),
-            ]
+impl Lora {
+    /// Every linear layer but the head.
+    pub fn all_linear(r: u64) -> Lora {
+        Lora {
+            r,
+            targets: Proj::Q
+                .or(Proj::K)
+                .or(Proj::V)
+                .or(Proj::O)
+                .or(Proj::GATE)
+                .or(Proj::UP)
+                .or(Proj::DOWN),
         }
-        family => {
-            let mut l = vec![
-                (h, 1),
-                (q, h),
-                (kv, h),
-                (kv, h),
-                (h, q),
-                (h, 1),
-                (f, h),
-                (f, h),
-                (h, f),
-            ];
-            if family == Family::Qwen2 {
-                l.extend([(q, 1), (kv, 1), (kv, 1)]);
-            }
-            l
-        }
-    };
-    if !a.tied {
-        outer.push((v, h));
     }
-    (layer, outer)
+
+    /// Whether a module computing `proj` gets an adapter.
+    pub fn adapts(&self, proj: Proj) -> bool {
+        !proj.is_empty() && proj.within(self.targets)
+    }
 }
 
-/// Adafactor's factored second moments: rows + cols per matrix, the whole
-/// vector otherwise, fp32, plus its 4-byte `RMS` per tensor.
+/// The adapters LoRA adds, counted from the parameter tensors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoraCount {
+    /// Adapter parameters: r × (in + out) per adapted module.
+    pub params: u128,
+    /// Adapter tensors: A and B per adapted module.
+    pub tensors: u128,
+    /// Elements of the largest adapter (r × max(in, out)).
+    pub largest: u128,
+    /// Adafactor's factored elements: (r + in) + (out + r) per module.
+    pub factored: u128,
+}
+
+/// Counts LoRA's adapters on `a`.
+///
+/// Source: peft `LoraLayer.update_layer`: `lora_A = nn.Linear(in, r)`,
+/// `lora_B = nn.Linear(r, out)`, both without bias.
+pub fn lora_count(a: &Architecture, lora: &Lora) -> LoraCount {
+    let r = u128::from(lora.r);
+    let mut c = LoraCount::default();
+    a.for_each_tensor(|at, t| {
+        if lora.adapts(t.proj) {
+            let (i, o) = (u128::from(t.cols), u128::from(t.rows));
+            let n = at.copies();
+            c.params += n * r * (i + o);
+            c.tensors += 2 * n;
+            c.largest = c.largest.max(r * i.max(o));
+            c.factored += n * (i + o + 2 * r);
+        }
+    });
+    c
+}
+
+/// Adafactor's factored second moments for one tensor: rows + cols for a
+/// matrix, the whole vector otherwise.
 ///
 /// Source: transformers' `Adafactor` state init (`exp_avg_sq_row`,
-/// `exp_avg_sq_col` for ≥ 2-D, `exp_avg_sq` otherwise); matches the ground
-/// truth's Adafactor rows exactly.
-fn adafactor_state(shape: (u64, u64)) -> u64 {
-    let elems = if shape.1 > 1 {
-        shape.0 + shape.1
+/// `exp_avg_sq_col` for ≥ 2-D, `exp_avg_sq` otherwise, all fp32, and a
+/// 0-dim fp32 `RMS`); matches the ground truth's Adafactor rows exactly.
+fn factored_elems(rows: u64, cols: u64) -> u128 {
+    if cols > 1 {
+        u128::from(rows) + u128::from(cols)
     } else {
-        shape.0
-    };
-    4 * elems + 4
+        u128::from(rows)
+    }
 }
 
-/// Adafactor's state in total, and the part created by the time the
-/// largest tensor (the embedding, first in module order, for every LM
-/// preset) is updated in the first step.
-fn adafactor_states(a: &Architecture) -> (u128, u128) {
-    let (layer, outer) = shapes(a);
-    let sum = |v: &[(u64, u64)]| {
-        v.iter()
-            .map(|&x| u128::from(adafactor_state(x)))
-            .sum::<u128>()
-    };
-    let total = u128::from(a.layers) * sum(&layer) + sum(&outer);
-    let embedding = outer[0];
-    let largest_elsewhere = layer
-        .iter()
-        .chain(&outer[1..])
-        .map(|&(r, c)| r * c)
-        .max()
-        .unwrap_or(0);
-    let at = if embedding.0 * embedding.1 >= largest_elsewhere {
-        u128::from(adafactor_state(embedding))
-    } else {
-        total
-    };
-    (total, at)
+/// Elements of the fp32 temporaries while Adafactor updates one tensor of
+/// `elems` elements with `factored` row + column elements: `copies`
+/// full-size tensors (`grad ** 2 + eps` next to the approximated update;
+/// for half weights also fp32 copies of the weight and the gradient), the
+/// row and column factors, and a 0-dim RMS.
+fn adafactor_temps(copies: u128, elems: u128, factored: u128) -> u128 {
+    copies * elems + factored + 1
 }
 
-/// Optimizer state and the step's temporaries, for `t` trainable elements.
-struct OptimBytes {
-    state: u128,
-    /// State that exists while the largest tensor is updated in iteration 1
-    /// (Adafactor creates state tensor by tensor).
-    state_at_step_peak_iter1: u128,
-    temps: u128,
-}
-
-/// Bytes of the optimizer for the trainable parameters.
+/// Adafactor over the full model: (factored elements, tensors) in total,
+/// and at the moment of the first step's peak.
 ///
-/// Sources: PyTorch `torch/optim/adamw.py` (`_multi_tensor_adamw` keeps one
-/// parameter-sized `exp_avg_sq_sqrt` list; `_single_tensor_adamw` computes
-/// `(exp_avg_sq.sqrt() / bias_correction2_sqrt)` on one tensor at a time:
-/// two temporaries of the largest tensor; `_fused_adamw` none; one 4-byte
-/// `step` per tensor) and `sgd.py` (`momentum_buffer = clone(grad)`), as
-/// measured in the ground truth (20 / 10 bytes per parameter at the step in
-/// fp32 / bf16). bitsandbytes `AdamW8bit`: two uint8 moments with one fp32
-/// absmax per 256-element block, 32-bit state for tensors under 4096
-/// elements, fused update. Lion (`lion-pytorch`): one moment; its update
-/// `exp_avg.clone().mul_(β1).add(grad, ...)` briefly holds two copies of a
-/// tensor. transformers `Adafactor` (relative step, no first moment):
-/// `grad ** 2 + eps`, the approximated update and `-update` are full-size
-/// fp32 temporaries (two at once), plus fp32 copies of a half-precision
-/// parameter and its gradient.
-fn optimizer_bytes(
-    optim: Optimizer,
-    elems: u128,
-    tensors: u128,
-    largest: u128,
-    state_bytes: u128,
-    half_params: bool,
-    factored: (u128, u128),
-) -> OptimBytes {
-    let sb = state_bytes;
-    let (state, temps) = match optim {
-        Optimizer::AdamW => (2 * elems * sb + 4 * tensors, elems * sb),
-        Optimizer::AdamWForLoop => (2 * elems * sb + 4 * tensors, 2 * largest * sb),
-        Optimizer::AdamWFused => (2 * elems * sb + 4 * tensors, 0),
-        Optimizer::AdamW8bit => (2 * elems + 2 * 4 * elems.div_ceil(256), 0),
-        Optimizer::Lion => (elems * sb, 2 * largest * sb),
-        Optimizer::Adafactor => {
-            let copies = if half_params { 4 } else { 2 };
-            (factored.0, copies * largest * 4 + factored.1)
+/// The first `step()` creates state tensor by tensor, in parameter order;
+/// updating a tensor holds full-size fp32 temporaries (`copies` of it) and
+/// its row and column means. The peak is the largest over the tensors of
+/// the state created so far plus that tensor's temporaries; for a repeated
+/// layer the last copy has the most state before it.
+struct Adafactor {
+    total: (u128, u128),
+    at_peak: (u128, u128),
+    /// The tensor updated at the first step's peak: (elements, factored).
+    peak_tensor: (u128, u128),
+    /// The largest tensor (the steady state's peak): (elements, factored).
+    largest: (u128, u128),
+}
+
+fn adafactor(a: &Architecture, copies: u128) -> Adafactor {
+    let mut total = (0u128, 0u128);
+    a.for_each_tensor(|at, t| {
+        let n = at.copies();
+        total.0 += n * factored_elems(t.rows, t.cols);
+        total.1 += n * t.tensors();
+        if t.bias {
+            total.0 += n * u128::from(t.rows);
         }
-        Optimizer::SgdMomentum => (elems * sb, 0),
-        Optimizer::Sgd => (0, 0),
-    };
-    let at_peak = if optim == Optimizer::Adafactor {
-        factored.1
-    } else {
-        state
-    };
-    OptimBytes {
-        state,
-        state_at_step_peak_iter1: at_peak,
-        temps,
+    });
+    let mut so_far = (0u128, 0u128);
+    let mut best = (0u128, (0u128, 0u128), (0u128, 0u128));
+    let mut largest = (0u128, 0u128);
+    a.for_each_tensor(|at, t| {
+        let n = at.copies();
+        let f = factored_elems(t.rows, t.cols);
+        // Earlier copies of this tensor (earlier layers) come first.
+        let before = (so_far.0 + (n - 1) * f, so_far.1 + (n - 1));
+        let here = (before.0 + f, before.1 + 1);
+        let elems = t.weight_elems();
+        let peak = 4 * (here.0 + here.1) + 4 * adafactor_temps(copies, elems, f);
+        if peak > best.0 {
+            best = (peak, here, (elems, f));
+        }
+        if elems > largest.0 {
+            largest = (elems, f);
+        }
+        so_far.0 += n * f;
+        so_far.1 += n * t.tensors();
+        if t.bias {
+            so_far.0 += n * u128::from(t.rows);
+        }
+    });
+    Adafactor {
+        total,
+        at_peak: best.1,
+        peak_tensor: best.2,
+        largest,
     }
 }
 
@@ -205,70 +173,45 @@ pub fn zero_partition(whole: u128, gpus: u128, partitioned: bool) -> u128 {
     }
 }
 
-/// Everything the phases are built from, in bytes per GPU. Public so the
-/// page can explain each number with the values that produced it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Everything the phases are built from: the value of every term, and what
+/// one layer saves (for the explanation).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Breakdown {
-    pub params: u128,
-    pub grads: u128,
-    /// DDP's gradient buckets (gradient_as_bucket_view=False).
-    pub ddp_buckets: u128,
-    pub state: u128,
-    pub state_step_peak_iter1: u128,
-    pub temps: u128,
-    /// Input ids and labels, alive through the loop.
-    pub inputs: u128,
-    /// Saved activations at the end of forward (inputs excluded).
-    pub acts: u128,
-    /// Only while the loss is computed: padded labels, the last hidden state.
-    pub acts_fwd_transient: u128,
-    pub weight_copies: u128,
-    pub weight_copies_transient: u128,
-    /// Logits-sized bytes at the forward peak and at its end.
-    pub logits_peak: u128,
-    pub logits_end: u128,
-    /// Extra bytes at the start of backward: log-softmax's gradient and the
-    /// logits' gradient next to the saved log-softmax.
-    pub logits_bwd: u128,
-    /// The head's backward moment: (activations, logits, gradients) on top of
-    /// the parameters and state.
-    pub head_moment: (u128, u128, u128),
-    pub end_moment_extra: u128,
-    /// Gradient checkpointing's recompute: (activations, gradients).
-    pub recompute: Option<(u128, u128)>,
-    /// Data put on the GPU once (`dataset_mib`).
-    pub retained: u128,
+    pub terms: Terms,
     /// What one layer saves (the second and later layers).
     pub layer: Saved,
     /// What the embedding and head save.
     pub outer: Saved,
-    /// Trainable parameters and their gradient/state element sizes.
+    /// Parameter count and trainable parameters.
+    pub params: u128,
     pub trainable: u128,
-    pub grad_bytes: u128,
-    pub state_dtype: u128,
-    /// Parameter tensors (one optimizer step counter each).
-    pub tensors: u128,
-    /// Elements of the largest trainable tensor.
-    pub largest: u128,
-    pub tokens: u128,
+    /// Gradient checkpointing is on (a recompute moment exists).
+    pub recompute: bool,
 }
 
 /// The accurate estimate.
 pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
     let b = breakdown(s)?;
     let phases = build_phases(&b, s.train.grad_accum.get() > 1, &s.overhead)?;
-    let trainable = u64::try_from(b.trainable).unwrap_or(u64::MAX);
-    let params = s.arch.map_or(0, |a| a.params())
-        + s.train
-            .lora_r
-            .zip(s.arch)
-            .map_or(0, |(r, a)| lora_params(&a, u64::from(r.get())));
+    let too_large = EstimateError::TooLarge {
+        field: "the model size",
+    };
+    let params = u64::try_from(b.params).map_err(|_| too_large.clone())?;
+    let trainable = u64::try_from(b.trainable).map_err(|_| too_large)?;
     Ok(Estimate::from_phases(
         Method::Vramfit,
         params,
         trainable,
         phases,
+        b.terms,
     ))
+}
+
+/// `B × S × …` factors of a per-token quantity.
+fn per_token(b: u128, s: u128, rest: &[(u128, U)]) -> Term {
+    let mut f = vec![(b, U::Batch), (s, U::Seq)];
+    f.extend_from_slice(rest);
+    Term::of(&f)
 }
 
 /// The terms of the estimate, before they are laid out in phases.
@@ -276,75 +219,79 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     let a = s.arch.ok_or(EstimateError::NeedsArchitecture)?;
     let t = &s.train;
     let c = Ctx::new(&a, t);
-    let n = u128::from(a.params());
+    let n = a.params();
     let l = u128::from(a.layers);
     let (h, v) = (u128::from(a.hidden), u128::from(a.vocab));
-    let (b, seq) = (u128::from(t.batch.get()), u128::from(t.seq.get()));
-    let tokens = b * seq;
-    let gpus = u128::from(s.parallel.gpus.get());
+    let (bt, seq) = (u128::from(t.batch.get()), u128::from(t.seq.get()));
+    let gpus = s.parallel.gpus.get();
     let zero = s.parallel.zero.get();
-    let lora_r = t.lora_r.map(|r| u64::from(r.get()));
-    let n_lora = u128::from(lora_r.map_or(0, |r| lora_params(&a, r)));
+    let lora = t.lora_r.map(|r| Lora::all_linear(u64::from(r.get())));
+    let lc = lora.map(|x| lora_count(&a, &x)).unwrap_or_default();
+    let mut terms = Terms::default();
+    let mut put = |id: T, term: Term| terms.set(id, term);
 
-    // Parameters, gradients, optimizer.
+    // Parameters.
     let pb = u128::from(t.dtype.param_bytes());
-    let buffers = u128::from(a.buffer_bytes());
-    let (trainable, grad_bytes, state_dtype, tensors, largest) = match lora_r {
+    let on3 = zero >= 3;
+    put(
+        T::Weights,
+        Term::of(&[(n, U::Params), (pb, U::BytesEach)]).split(gpus, on3),
+    );
+    put(
+        T::Buffers,
+        Term::of(&[(u128::from(a.buffer_bytes()), U::Bytes)]).split(gpus, on3),
+    );
+    put(
+        T::LoraAdapters,
+        Term::of(&[(lc.params, U::Params), (4, U::BytesEach)]).split(gpus, on3),
+    );
+
+    // What trains, and in which dtype its gradients and state are.
+    let (trainable, grad_bytes, state_dtype, tensors, largest) = match lora {
         None => (
             n,
             pb,
             if t.dtype == Dtype::MixedBf16 { 4 } else { pb },
-            u128::from(a.param_tensors()),
-            u128::from(a.largest_tensor()),
+            a.param_tensors(),
+            a.largest_tensor(),
         ),
-        Some(r) => {
-            let big = u128::from(r) * u128::from(a.hidden.max(a.ffn));
-            (n_lora, 4, 4, u128::from(lora_tensors(&a)), big)
-        }
+        // Adapters are fp32 (peft's autocast_adapter_dtype).
+        Some(_) => (lc.params, 4, 4, lc.tensors, lc.largest),
     };
-    let params_all = n * pb + buffers + n_lora * 4;
-    let grads_all = trainable * grad_bytes;
-    let factored = match (t.optim, lora_r) {
-        (Optimizer::Adafactor, Some(r)) => {
-            // Adapters are (r × in) and (out × r): rows + cols = in + out + 2r
-            // per pair (n_lora / r + r per tensor), fp32, plus 4 B of RMS
-            // per tensor.
-            let r = u128::from(r).max(1);
-            let st = 4 * (n_lora / r + r * tensors) + 4 * tensors;
-            (st, st)
-        }
-        (Optimizer::Adafactor, None) => adafactor_states(&a),
-        _ => (0, 0),
-    };
-    let mut ob = optimizer_bytes(
-        t.optim,
+    if on3 {
+        // The largest module is gathered whole, with its gradient.
+        put(
+            T::ZeroGathered,
+            Term::of(&[
+                (a.largest_module(), U::Params),
+                (pb + grad_bytes, U::BytesEach),
+            ]),
+        );
+    }
+
+    // Gradients: partitioned from stage 2; DDP (no ZeRO, several GPUs) keeps
+    // a flat bucket copy (gradient_as_bucket_view=False, the default).
+    put(
+        T::Grads,
+        Term::of(&[(trainable, U::Params), (grad_bytes, U::BytesEach)]).split(gpus, zero >= 2),
+    );
+    if gpus > 1 && zero == 0 {
+        put(
+            T::DdpBuckets,
+            Term::of(&[(trainable, U::Params), (grad_bytes, U::BytesEach)]),
+        );
+    }
+
+    optimizer_terms(
+        s,
+        &a,
+        &lc,
         trainable,
         tensors,
         largest,
         state_dtype,
-        pb == 2 && lora_r.is_none(),
-        factored,
+        &mut put,
     );
-    if t.dtype == Dtype::MixedBf16 && lora_r.is_none() {
-        // fp32 master weights and fp32 gradients live with the optimizer
-        // (LoRA's adapters are fp32 already).
-        let master = trainable * 8;
-        ob.state += master;
-        ob.state_at_step_peak_iter1 += master;
-    }
-
-    // ZeRO / DDP, per GPU.
-    let working_set = if zero >= 3 {
-        u128::from(a.largest_module()) * (pb + grad_bytes)
-    } else {
-        0
-    };
-    let params = zero_partition(params_all, gpus, zero >= 3) + working_set;
-    let grads = zero_partition(grads_all, gpus, zero >= 2);
-    let ddp_buckets = if gpus > 1 && zero == 0 { grads_all } else { 0 };
-    let state = zero_partition(ob.state, gpus, zero >= 1);
-    let state_step_peak_iter1 = zero_partition(ob.state_at_step_peak_iter1, gpus, zero >= 1);
-    let temps = zero_partition(ob.temps, gpus, zero >= 1);
 
     // Activations. Layer 0 differs only when its input needs no gradient
     // (the frozen embedding under LoRA).
@@ -355,98 +302,339 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         ledger::layer(&c, false)
     };
     let outer = ledger::outer(&c);
-    let rest = l.saturating_sub(1);
-    let layers_bytes = |x: &Saved| x.bytes(tokens, seq);
-    let wc = |x: &Saved| u128::from(x.weight_copies);
-    let wct = |x: &Saved| u128::from(x.weight_copies_transient);
-    let (layer_acts, layer_wc, layer_wct) = if t.grad_ckpt {
+    let res = u128::from(c.mode.residual());
+    let key = |x: &Saved| u128::from(x.per_token_key);
+    let tok = |x: &Saved| u128::from(x.token_bytes());
+    if t.grad_ckpt {
         // Non-reentrant checkpointing keeps each layer's input; everything
         // inside is dropped, including the layer's saved weight copies
         // (still cached by autocast until it exits).
-        let input = tokens * u128::from(c.mode.residual()) * h;
+        put(
+            T::CkptInputs,
+            per_token(
+                bt,
+                seq,
+                &[(l, U::Layers), (h, U::Elements), (res, U::BytesEach)],
+            ),
+        );
+    } else {
+        let rest = if layer0 == layer { l } else { l - 1 };
+        if layer0 != layer {
+            put(
+                T::LayerFirst,
+                per_token(bt, seq, &[(tok(&layer0), U::BytesEach)]),
+            );
+            put(
+                T::ScoresFirst,
+                per_token(
+                    bt,
+                    seq,
+                    &[(seq, U::KeyPositions), (key(&layer0), U::BytesEach)],
+                ),
+            );
+        }
+        put(
+            T::Layers,
+            per_token(bt, seq, &[(rest, U::Layers), (tok(&layer), U::BytesEach)]),
+        );
+        put(
+            T::Scores,
+            per_token(
+                bt,
+                seq,
+                &[
+                    (rest, U::Layers),
+                    (seq, U::KeyPositions),
+                    (key(&layer), U::BytesEach),
+                ],
+            ),
+        );
+    }
+    let wc = |x: &Saved| u128::from(x.weight_copies);
+    let wct = |x: &Saved| u128::from(x.weight_copies_transient);
+    let rest = l.saturating_sub(1);
+    let (saved_copies, transient_copies) = if t.grad_ckpt {
         (
-            l * input,
             0,
             wc(&layer0) + rest * wc(&layer) + wct(&layer0) + rest * wct(&layer),
         )
     } else {
         (
-            layers_bytes(&layer0) + rest * layers_bytes(&layer),
             wc(&layer0) + rest * wc(&layer),
             wct(&layer0) + rest * wct(&layer),
         )
     };
-    let labels = 8 * tokens;
-    let acts =
-        layer_acts + outer.saved.bytes(tokens, seq) + seq * u128::from(outer.per_position) + labels;
-    let inputs = 16 * tokens;
-    let acts_fwd_transient = 8 * b * (seq + 1) + tokens * u128::from(outer.final_hidden_transient);
-    let weight_copies = layer_wc + wc(&outer.saved);
-    let weight_copies_transient = layer_wct + wct(&outer.saved);
+    let copies = |bytes: u128| Term::of(&[(bytes / 2, U::Elements), (2, U::BytesEach)]);
+    put(T::CopiesSaved, copies(saved_copies + wc(&outer.saved)));
+    put(
+        T::CopiesTransient,
+        copies(transient_copies + wct(&outer.saved)),
+    );
+    put(
+        T::Outer,
+        per_token(bt, seq, &[(tok(&outer.saved), U::BytesEach)]),
+    );
+    put(
+        T::PositionTables,
+        Term::of(&[
+            (seq, U::Seq),
+            (u128::from(outer.per_position), U::BytesEach),
+        ]),
+    );
+    put(T::Labels, per_token(bt, seq, &[(8, U::BytesEach)]));
+    put(T::Inputs, per_token(bt, seq, &[(16, U::BytesEach)]));
+    // While the loss is computed: the labels padded by one position, and
+    // the last hidden state when nothing saved it.
+    put(
+        T::PaddedLabels,
+        Term::of(&[(bt, U::Batch), (seq + 1, U::Seq), (8, U::BytesEach)]),
+    );
+    put(
+        T::LastHidden,
+        per_token(
+            bt,
+            seq,
+            &[(u128::from(outer.final_hidden_transient), U::BytesEach)],
+        ),
+    );
 
     // Logits: HF computes them in the compute dtype, upcasts to fp32, and
     // cross-entropy saves an fp32 log-softmax.
     let al = u128::from(c.mode.act());
-    let vt = v * tokens;
-    let upcast = if al == 2 { 4 } else { 0 };
-    let kept = if t.keep_outputs { al * vt } else { 0 };
-    let logits_peak = (al + upcast + 4) * vt;
-    let logits_end = 4 * vt + kept;
+    let logits = |copies: u128, bytes: u128| {
+        let mut f = vec![
+            (bt, U::Batch),
+            (seq, U::Seq),
+            (v, U::Vocab),
+            (bytes, U::BytesEach),
+        ];
+        if copies != 1 {
+            f.insert(0, (copies, U::Copies));
+        }
+        Term::of(&f)
+    };
+    put(T::LogitsOut, logits(1, al));
+    if al == 2 {
+        put(T::LogitsUpcast, logits(1, 4));
+    }
+    put(T::LogSoftmax, logits(1, 4));
+    if t.keep_outputs {
+        put(T::LogitsKept, logits(1, al));
+    }
     // nll_loss's gradient and log_softmax's gradient next to the saved
     // log-softmax: three fp32 copies at once.
-    let logits_bwd = 8 * vt;
+    put(T::LogitsGrads, logits(2, 4));
+    put(T::LogitsGradOut, logits(1, al));
 
-    // The head's backward: grad of the logits in compute dtype, of the
-    // hidden state, and of the head weight.
-    let grad_hidden = tokens * h * u128::from(c.mode.act());
-    let head_grad = if c.full {
-        v * h * grad_bytes + if c.mode == Mode::Amp { 2 * v * h } else { 0 }
-    } else {
-        0
-    };
-    let head_moment = (acts + grad_hidden, kept + al * vt, head_grad);
+    // The head's backward: the gradient of the hidden state, and of the head
+    // weight (and, under autocast, of its bf16 copy).
+    put(
+        T::GradHidden,
+        per_token(bt, seq, &[(h, U::Elements), (al, U::BytesEach)]),
+    );
+    if c.full {
+        put(
+            T::HeadGrad,
+            Term::of(&[(v * h, U::Params), (grad_bytes, U::BytesEach)]),
+        );
+        if c.mode == Mode::Amp {
+            put(
+                T::HeadGradCopy,
+                Term::of(&[(v * h, U::Params), (2, U::BytesEach)]),
+            );
+        }
+    }
     // The end of backward: the embedding's gradient. Tied, it meets the
     // head's gradient (out-of-place sum: two more V×h); untied, the gradient
     // of the embedding output is still alive.
-    let end_moment_extra = if c.full && a.tied {
-        2 * v * h * grad_bytes
+    if c.full && a.tied {
+        put(
+            T::TiedGradSum,
+            Term::of(&[
+                (2, U::Copies),
+                (v * h, U::Params),
+                (grad_bytes, U::BytesEach),
+            ]),
+        );
     } else {
-        tokens * h * u128::from(c.mode.residual())
-    };
-    let recompute = t.grad_ckpt.then(|| {
-        let full = layers_bytes(&layer) + wc(&layer);
-        (full + grad_hidden, head_grad)
-    });
+        put(
+            T::EmbeddingGrad,
+            per_token(bt, seq, &[(h, U::Elements), (res, U::BytesEach)]),
+        );
+    }
+    if t.grad_ckpt {
+        // Backward recomputes one layer's forward at a time.
+        put(
+            T::Recompute,
+            per_token(bt, seq, &[(tok(&layer), U::BytesEach)]),
+        );
+        put(
+            T::RecomputeScores,
+            per_token(
+                bt,
+                seq,
+                &[(seq, U::KeyPositions), (key(&layer), U::BytesEach)],
+            ),
+        );
+        put(T::RecomputeCopies, copies(wc(&layer)));
+    }
+    put(
+        T::Dataset,
+        Term::of(&[(u128::from(s.view.dataset_mib) << 20, U::Bytes)]),
+    );
 
     Ok(Breakdown {
-        params,
-        grads,
-        ddp_buckets,
-        state,
-        state_step_peak_iter1,
-        temps,
-        inputs,
-        acts,
-        acts_fwd_transient,
-        weight_copies,
-        weight_copies_transient,
-        logits_peak,
-        logits_end,
-        logits_bwd,
-        head_moment,
-        end_moment_extra,
-        recompute,
-        retained: u128::from(s.view.dataset_mib) << 20,
+        terms,
         layer,
         outer: outer.saved,
+        params: n + lc.params,
         trainable,
-        grad_bytes,
-        state_dtype,
-        tensors,
-        largest,
-        tokens,
+        recompute: t.grad_ckpt,
     })
 }
+
+/// Optimizer state and the step's temporaries.
+///
+/// Sources: PyTorch `torch/optim/adamw.py` (`_multi_tensor_adamw` keeps one
+/// parameter-sized `exp_avg_sq_sqrt` list; `_single_tensor_adamw` computes
+/// `(exp_avg_sq.sqrt() / bias_correction2_sqrt)` on one tensor at a time:
+/// two temporaries of the largest tensor; `_fused_adamw` none; one 4-byte
+/// `step` per tensor) and `sgd.py` (`momentum_buffer = clone(grad)`), as
+/// measured in the ground truth (20 / 10 bytes per parameter at the step in
+/// fp32 / bf16). bitsandbytes `AdamW8bit`: two uint8 moments with one fp32
+/// absmax per 256-element block, fused update. Lion (`lion-pytorch`): one
+/// moment; its update `exp_avg.clone().mul_(β1).add(grad, ...)` briefly
+/// holds two copies of a tensor. transformers `Adafactor` (relative step,
+/// no first moment): `grad ** 2 + eps`, the approximated update and
+/// `-update` are full-size fp32 temporaries (two at once), plus fp32 copies
+/// of a half-precision parameter and its gradient, and the row and column
+/// means of the update. DeepSpeed-style `mixed_bf16`: fp32 master weights
+/// and fp32 gradients with the optimizer.
+#[allow(clippy::too_many_arguments)]
+fn optimizer_terms(
+    s: &Scenario,
+    a: &Architecture,
+    lc: &LoraCount,
+    elems: u128,
+    tensors: u128,
+    largest: u128,
+    sb: u128,
+    put: &mut impl FnMut(T, Term),
+) {
+    let t = &s.train;
+    let (gpus, on) = (s.parallel.gpus.get(), s.parallel.zero.get() >= 1);
+    let lora = t.lora_r.is_some();
+    let mut set = |id: T, f: &[(u128, U)]| put(id, Term::of(f).split(gpus, on));
+    let moments = |k: u128| [(k, U::Copies), (elems, U::Params), (sb, U::BytesEach)];
+    let largest2 = [(2, U::Copies), (largest, U::Elements), (sb, U::BytesEach)];
+    // The step's temporaries (the same in every step but Adafactor's).
+    let mut temps = |f: &[(u128, U)]| {
+        set(T::Temps, f);
+        set(T::TempsFirstStep, f);
+    };
+    match t.optim {
+        Optimizer::AdamW => temps(&[(elems, U::Params), (sb, U::BytesEach)]),
+        Optimizer::AdamWForLoop | Optimizer::Lion => temps(&largest2),
+        Optimizer::AdamWFused
+        | Optimizer::AdamW8bit
+        | Optimizer::Adafactor
+        | Optimizer::SgdMomentum
+        | Optimizer::Sgd => {}
+    }
+    match t.optim {
+        Optimizer::AdamW | Optimizer::AdamWForLoop | Optimizer::AdamWFused => {
+            set(T::Moments, &moments(2));
+            set(T::StepCounters, &[(tensors, U::Tensors), (4, U::BytesEach)]);
+        }
+        Optimizer::AdamW8bit => {
+            set(
+                T::Moments,
+                &[(2, U::Copies), (elems, U::Params), (1, U::BytesEach)],
+            );
+            set(
+                T::Absmax,
+                &[
+                    (2, U::Copies),
+                    (elems.div_ceil(256), U::Elements),
+                    (4, U::BytesEach),
+                ],
+            );
+        }
+        Optimizer::Lion | Optimizer::SgdMomentum => set(T::Moments, &moments(1)),
+        Optimizer::Sgd => {}
+        Optimizer::Adafactor => {
+            // fp32 update and its negation; for half weights also fp32
+            // copies of the weight and its gradient.
+            let copies = if t.dtype.param_bytes() == 2 && !lora {
+                4
+            } else {
+                2
+            };
+            let (total, at_peak, peak_tensor, big) = if lora {
+                // Adapters: all of similar size; the state is whole by the
+                // last ones.
+                let f = (lc.factored, lc.tensors);
+                let big = (lc.largest, 0);
+                (f, f, big, big)
+            } else {
+                let af = adafactor(a, copies);
+                (af.total, af.at_peak, af.peak_tensor, af.largest)
+            };
+            set(T::Factored, &[(total.0, U::Elements), (4, U::BytesEach)]);
+            set(T::RmsScalars, &[(total.1, U::Tensors), (4, U::BytesEach)]);
+            set(
+                T::FactoredSoFar,
+                &[(at_peak.0, U::Elements), (4, U::BytesEach)],
+            );
+            set(T::RmsSoFar, &[(at_peak.1, U::Tensors), (4, U::BytesEach)]);
+            let temps = |(e, f)| {
+                [
+                    (adafactor_temps(copies, e, f), U::Elements),
+                    (4, U::BytesEach),
+                ]
+            };
+            set(T::Temps, &temps(big));
+            set(T::TempsFirstStep, &temps(peak_tensor));
+        }
+    }
+    if t.dtype == Dtype::MixedBf16 && !lora {
+        // fp32 master weights and fp32 gradients live with the optimizer
+        // (LoRA's adapters are fp32 already).
+        set(T::Master, &[(elems, U::Params), (8, U::BytesEach)]);
+    }
+}
+
+/// The parameters, as created at init.
+const PARAMS: TermSet = TermSet::of(&[T::Weights, T::Buffers, T::LoraAdapters, T::ZeroGathered]);
+/// The optimizer state once complete.
+const STATE: TermSet = TermSet::of(&[
+    T::Moments,
+    T::StepCounters,
+    T::Absmax,
+    T::Factored,
+    T::RmsScalars,
+    T::Master,
+]);
+/// The optimizer state at the first step's peak (Adafactor's is partial).
+const STATE_FIRST_STEP: TermSet = TermSet::of(&[
+    T::Moments,
+    T::StepCounters,
+    T::Absmax,
+    T::FactoredSoFar,
+    T::RmsSoFar,
+    T::Master,
+]);
+/// What the layers and the loop keep for backward.
+const SAVED: TermSet = TermSet::of(&[
+    T::Labels,
+    T::LayerFirst,
+    T::ScoresFirst,
+    T::Layers,
+    T::Scores,
+    T::CkptInputs,
+    T::Outer,
+    T::PositionTables,
+]);
 
 /// The phases of init and two iterations (each with a later micro-step
 /// when gradients accumulate).
@@ -457,63 +645,74 @@ fn build_phases(
 ) -> Result<Vec<PhaseReport>, EstimateError> {
     let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
     let pct = u128::from(overhead.reserve_pct);
-    // DDP allocates its gradient buckets when it wraps the model.
-    let base = |state: u128| {
-        Tally::new()
-            .set(C::Parameters, p.params)
-            .set(C::OptimizerState, state)
-            .set(C::Gradients, p.ddp_buckets)
-            .set(C::Activations, p.inputs)
-            .set(C::Retained, p.retained)
+    let terms = &p.terms;
+    let total = |set: TermSet| tally(terms, set).total();
+    // Every iteration holds the parameters, the state so far, DDP's buckets
+    // (allocated when it wraps the model), the inputs and retained data.
+    let base = |state: TermSet| {
+        PARAMS
+            .union(state)
+            .union(TermSet::of(&[T::DdpBuckets, T::Inputs, T::Dataset]))
     };
     // (iteration, micro step, phase, peak-at, peak, end)
-    let mut raw: Vec<(u32, u32, Phase, Moment, Tally, Tally)> = Vec::with_capacity(13);
-    let init = Tally::new().set(C::Parameters, p.params);
-    raw.push((
-        0,
-        1,
-        Phase::Init,
-        Moment::End,
-        init,
-        Tally::new().set(C::Parameters, p.params),
-    ));
+    let mut raw: Vec<(u32, u32, Phase, Moment, TermSet, TermSet)> = Vec::with_capacity(13);
+    raw.push((0, 1, Phase::Init, Moment::End, PARAMS, PARAMS));
     for iteration in [1u32, 2] {
-        let state = if iteration == 1 { 0 } else { p.state };
+        let state = if iteration == 1 {
+            TermSet::EMPTY
+        } else {
+            STATE
+        };
         let micro_steps: &[u32] = if accumulate { &[1, 2] } else { &[1] };
         for &micro in micro_steps {
             // Gradients from earlier micro-steps stay.
-            let held = if micro > 1 { p.grads } else { 0 };
-            let start = base(state).add(C::Gradients, held);
-            let end_fwd = start
-                .add(C::Activations, p.acts)
-                .set(C::WeightCopies, p.weight_copies)
-                .set(C::Logits, p.logits_end);
+            let start = if micro > 1 {
+                base(state).with(T::Grads)
+            } else {
+                base(state)
+            };
+            let end_fwd = start.union(SAVED).union(TermSet::of(&[
+                T::CopiesSaved,
+                T::LogSoftmax,
+                T::LogitsKept,
+            ]));
             // The loss: logits, their fp32 upcast and the log-softmax at once.
             let peak_fwd = end_fwd
-                .add(C::Activations, p.acts_fwd_transient)
-                .add(C::WeightCopies, p.weight_copies_transient)
-                .set(C::Logits, p.logits_peak);
-            let logits_moment = end_fwd.add(C::Logits, p.logits_bwd);
-            let (ha, hl, hg) = p.head_moment;
-            let head_moment = start
-                .add(C::Activations, ha)
-                .set(C::WeightCopies, p.weight_copies)
-                .set(C::Logits, hl)
-                .add(C::Gradients, hg);
-            let grads_end = start.set(C::Gradients, p.grads + p.ddp_buckets);
-            let end_moment = grads_end.add(C::Activations, p.end_moment_extra);
-            let recompute = p.recompute.map(|(acts, grads)| {
+                .without(TermSet::of(&[T::LogitsKept]))
+                .union(TermSet::of(&[
+                    T::PaddedLabels,
+                    T::LastHidden,
+                    T::CopiesTransient,
+                    T::LogitsOut,
+                    T::LogitsUpcast,
+                ]));
+            let logits_moment = end_fwd.with(T::LogitsGrads);
+            let head_moment = start.union(SAVED).union(TermSet::of(&[
+                T::GradHidden,
+                T::CopiesSaved,
+                T::LogitsKept,
+                T::LogitsGradOut,
+                T::HeadGrad,
+                T::HeadGradCopy,
+            ]));
+            let grads_end = start.with(T::Grads);
+            let end_moment = grads_end.union(TermSet::of(&[T::TiedGradSum, T::EmbeddingGrad]));
+            let recompute = p.recompute.then(|| {
                 (
                     Moment::Middle,
-                    start
-                        .add(C::Activations, acts + p.acts)
-                        .add(C::Gradients, grads),
+                    start.union(SAVED).union(TermSet::of(&[
+                        T::Recompute,
+                        T::RecomputeScores,
+                        T::RecomputeCopies,
+                        T::GradHidden,
+                        T::HeadGrad,
+                        T::HeadGradCopy,
+                    ])),
                 )
             });
             // The highest of the moments that can hold backward's peak (the
             // first of equals, in time order).
             let (at, peak_bwd) = [
-                Some((Moment::Start, logits_moment)),
                 Some((Moment::Start, head_moment)),
                 Some((Moment::End, end_moment)),
                 recompute,
@@ -521,7 +720,7 @@ fn build_phases(
             .into_iter()
             .flatten()
             .fold((Moment::Start, logits_moment), |best, (m, x)| {
-                if x.total() > best.1.total() {
+                if total(x) > total(best.1) {
                     (m, x)
                 } else {
                     best
@@ -537,15 +736,12 @@ fn build_phases(
             ));
             raw.push((iteration, micro, Phase::Backward, at, peak_bwd, grads_end));
         }
-        let after = base(p.state).add(C::Gradients, p.grads);
-        let step_state = if iteration == 1 {
-            p.state_step_peak_iter1
+        let after = base(STATE).with(T::Grads);
+        let step_peak = if iteration == 1 {
+            base(STATE_FIRST_STEP).union(TermSet::of(&[T::Grads, T::TempsFirstStep]))
         } else {
-            p.state
+            base(STATE).union(TermSet::of(&[T::Grads, T::Temps]))
         };
-        let step_peak = base(step_state)
-            .add(C::Gradients, p.grads)
-            .set(C::OptimizerTemporaries, p.temps);
         raw.push((
             iteration,
             1,
@@ -554,8 +750,14 @@ fn build_phases(
             step_peak,
             after,
         ));
-        let zeroed = base(p.state);
-        raw.push((iteration, 1, Phase::ZeroGrad, Moment::Start, after, zeroed));
+        raw.push((
+            iteration,
+            1,
+            Phase::ZeroGrad,
+            Moment::Start,
+            after,
+            base(STATE),
+        ));
     }
     // Overhead: the CUDA context from the start, and the allocator's reserve
     // on top of the highest allocation so far (reserved memory is not given
@@ -563,16 +765,19 @@ fn build_phases(
     let mut high = 0u128;
     let mut out = Vec::with_capacity(raw.len());
     for (iteration, micro, phase, at, peak, end) in raw {
-        high = high.max(peak.total());
+        let peak_tally = tally(terms, peak);
+        high = high.max(peak_tally.total());
         let over = ctx + high * pct / 100;
         let mut report = PhaseReport::new(
             iteration,
             phase,
             at,
-            peak.components(over)?,
-            end.components(over)?,
+            peak_tally.components(over)?,
+            tally(terms, end).components(over)?,
         );
         report.micro_step = micro;
+        report.terms = peak;
+        report.end_terms = end;
         out.push(report);
     }
     Ok(out)

@@ -9,6 +9,7 @@ pub mod arch;
 mod choice;
 pub mod estimate;
 pub mod explain;
+pub mod families;
 pub mod gpus;
 pub mod hf_config;
 pub mod ledger;
@@ -19,6 +20,7 @@ pub mod scenario;
 pub mod seed;
 pub mod solve;
 pub mod steps;
+pub mod terms;
 pub mod units;
 
 pub use query::{decode, decode_strict, encode, Decoded, Notice, RawQuery};

@@ -6,7 +6,8 @@
 //! The page and the CLI share this module, so a link and a command line give
 //! the same scenario.
 
-use crate::arch::Family;
+use crate::arch::{ArchNum, Family};
+use crate::families::Positions;
 use crate::presets;
 use crate::scenario::{
     ArchOverrides, Attn, Batch, Capacity, Dtype, Gpus, GradAccum, Iters, Leak, LoraRank, ModelSpec,
@@ -282,6 +283,45 @@ impl fmt::Display for Notice {
     }
 }
 
+/// Something true of an accepted scenario that the numbers rest on: shown
+/// next to its field, carried in the CLI's JSON; never a refusal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Note {
+    /// A config.json of an unknown family read as Llama-like, by choice.
+    ReadAsLlama { model_type: String },
+    /// A rotary model run past the context it was trained for: it runs
+    /// (rope scaling), with the memory of the longer sequence.
+    BeyondTrainedContext { seq: u32, positions: u32 },
+}
+
+impl Note {
+    /// The query key it belongs next to.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Note::ReadAsLlama { .. } => "like_llama",
+            Note::BeyondTrainedContext { .. } => "seq",
+        }
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::ReadAsLlama { model_type } => write!(
+                f,
+                "`{}` is not a family vramfit knows: it is estimated as a Llama-like decoder, \
+                 as you chose; fields a Llama does not have are ignored",
+                echo(model_type)
+            ),
+            Note::BeyondTrainedContext { seq, positions } => write!(
+                f,
+                "seq {seq} is longer than the {positions} tokens the model was trained for: \
+                 it runs with rope scaling, at this sequence length's memory"
+            ),
+        }
+    }
+}
+
 /// How a field is entered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldKind {
@@ -328,6 +368,8 @@ pub struct Draft {
     pub probe_bytes: Option<Bytes>,
     pub probe_adapter: Option<ShortText>,
     pub gpu: Option<GpuKey>,
+    /// `like_llama`: the model_type of a config read as Llama-like.
+    pub like_llama: Option<ShortText>,
 }
 
 /// The `gpu` key: a listed GPU, or where the size comes from.
@@ -350,6 +392,9 @@ pub struct Field {
     apply: fn(&mut Draft, &str) -> Result<(), FieldError>,
     /// The canonical text for a scenario; `None` leaves the key out.
     write: fn(&Scenario) -> Option<String>,
+    /// What a left-out key means for a scenario (architecture numbers show
+    /// the resolved architecture; the others their default).
+    implied: fn(&Scenario) -> String,
 }
 
 impl Field {
@@ -366,45 +411,7 @@ impl Field {
     /// The text the form shows for `s`: the canonical value, or what the
     /// scenario implies when the key is left out.
     pub fn shown_value(&self, s: &Scenario) -> String {
-        self.value_of(s).unwrap_or_else(|| implied(self.key, s))
-    }
-}
-
-/// What a left-out key means for `s` (architecture fields show the
-/// resolved architecture; the others their default).
-fn implied(key: &str, s: &Scenario) -> String {
-    let a = s.arch;
-    let num =
-        |f: fn(&crate::arch::Architecture) -> u32| a.map(|a| f(&a).to_string()).unwrap_or_default();
-    match key {
-        "params" => s.params().to_string(),
-        "model" => String::new(),
-        "family" => a.map(|a| a.family.key().to_string()).unwrap_or_default(),
-        "hidden" => num(|a| a.hidden),
-        "layers" => num(|a| a.layers),
-        "heads" => num(|a| a.heads),
-        "kv_heads" => num(|a| a.kv_heads),
-        "head_dim" => num(|a| a.head_dim),
-        "ffn" => num(|a| a.ffn),
-        "vocab" => num(|a| a.vocab),
-        "positions" => num(|a| a.positions),
-        "tied" => a.map(|a| a.tied.to_string()).unwrap_or_default(),
-        "keep_outputs" => "false".into(),
-        "cuda_like" => "true".into(),
-        "dropout" => String::new(),
-        "ctx_mib" => Overhead::default().cuda_ctx_mib.to_string(),
-        "capacity_gib" => format_gib(s.view.capacity.bytes()),
-        "gpu" => match s.view.capacity {
-            Capacity::Gpu { id } => id.to_string(),
-            Capacity::Typed { .. } => "custom".into(),
-            Capacity::Probed { .. } => "probe".into(),
-        },
-        "unit" => "gib".into(),
-        "iters" => View::default().iters.get().to_string(),
-        "leak" => "none".into(),
-        "leak_mib" | "dataset_mib" => "0".into(),
-        "reserve_pct" => Overhead::default().reserve_pct.to_string(),
-        _ => String::new(),
+        self.value_of(s).unwrap_or_else(|| (self.implied)(s))
     }
 }
 
@@ -417,18 +424,20 @@ fn arch_override(s: &Scenario, get: fn(&ArchOverrides) -> Option<String>) -> Opt
 }
 
 macro_rules! arch_number {
-    ($key:literal, $label:literal, $help:literal, $field:ident, $max:expr) => {
+    ($num:expr) => {
         Field {
-            key: $key,
+            key: $num.key(),
             kind: FieldKind::Number,
             group: Group::Architecture,
-            label: $label,
-            help: $help,
+            label: $num.label(),
+            help: $num.help(),
+            implied: |s| s.arch.map(|a| $num.get(&a).to_string()).unwrap_or_default(),
             apply: |d, v| {
-                d.overrides.$field = Some(count(v, 1, $max, Some)?);
+                d.overrides
+                    .set($num, Some(count(v, $num.min(), $num.max(), Some)?));
                 Ok(())
             },
-            write: |s| arch_override(s, |o| o.$field.map(|n| n.to_string())),
+            write: |s| arch_override(s, |o| o.get($num).map(|n| n.to_string())),
         }
     };
 }
@@ -441,6 +450,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Model,
         label: "Model",
         help: "A preset model; architecture fields below change it.",
+        implied: |_| String::new(),
         apply: |d, v| {
             let v = v.trim();
             if v.is_empty() {
@@ -461,6 +471,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Model,
         label: "Parameters (N)",
         help: "Parameter count alone (seed formula only), e.g. 1.5e9, 1.5B or 124M.",
+        implied: |s| s.params().to_string(),
         apply: |d, v| {
             let n = parse_count(v, true, ParamCount::MIN, ParamCount::MAX)?;
             d.params = Some(ParamCount::new(n).ok_or(FieldError::NotANumber)?);
@@ -472,54 +483,69 @@ pub const FIELDS: &[Field] = &[
         },
     },
     Field {
+        key: "like_llama",
+        kind: FieldKind::Text,
+        group: Group::Model,
+        label: "Read as Llama-like",
+        help: "The model_type of a config.json vramfit does not know, estimated as a Llama-like decoder by your choice.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            let v = v.trim();
+            if v.is_empty() {
+                return Err(FieldError::Empty);
+            }
+            d.like_llama = Some(ShortText::new(v)?);
+            Ok(())
+        },
+        write: |s| match s.model {
+            ModelSpec::Preset {
+                like_llama: Some(t),
+                ..
+            } => Some(t.as_str().to_string()),
+            ModelSpec::Preset { .. } | ModelSpec::ParamsOnly { .. } => None,
+        },
+    },
+    Field {
         key: "family",
         kind: FieldKind::Choice(Family::OPTIONS),
         group: Group::Architecture,
         label: "Family",
         help: "How the layers are built (norms, MLP, biases, positions).",
+        implied: |s| s.arch.map(|a| a.family.key().to_string()).unwrap_or_default(),
         apply: |d, v| {
             d.overrides.family = Some(choice(v, Family::from_key, Family::keys_joined)?);
             Ok(())
         },
         write: |s| arch_override(s, |o| o.family.map(|f| f.key().to_string())),
     },
-    arch_number!("hidden", "Hidden size", "Model width h (hidden_size, n_embd).", hidden, 1 << 20),
-    arch_number!("layers", "Layers", "Decoder layers L.", layers, 1 << 14),
-    arch_number!("heads", "Attention heads", "Query heads.", heads, 1 << 14),
-    arch_number!("kv_heads", "Key/value heads", "Key/value heads (fewer than heads with grouped-query attention).", kv_heads, 1 << 14),
-    arch_number!("head_dim", "Head dimension", "Width of one head (default hidden / heads).", head_dim, 1 << 20),
-    arch_number!("ffn", "MLP size", "MLP inner width (intermediate_size).", ffn, 1 << 22),
-    arch_number!("vocab", "Vocabulary", "Vocabulary size: sets the logits' size.", vocab, 1 << 24),
+    arch_number!(ArchNum::Hidden),
+    arch_number!(ArchNum::Layers),
+    arch_number!(ArchNum::Heads),
+    arch_number!(ArchNum::KvHeads),
+    arch_number!(ArchNum::HeadDim),
+    arch_number!(ArchNum::Ffn),
+    arch_number!(ArchNum::Vocab),
     Field {
         key: "tied",
         kind: FieldKind::Toggle,
         group: Group::Architecture,
         label: "Tied embeddings",
         help: "The output head shares the input embedding matrix.",
+        implied: |s| s.arch.map(|a| a.tied.to_string()).unwrap_or_default(),
         apply: |d, v| {
             d.overrides.tied = Some(boolean(v)?);
             Ok(())
         },
         write: |s| arch_override(s, |o| o.tied.map(|t| t.to_string())),
     },
-    Field {
-        key: "positions",
-        kind: FieldKind::Number,
-        group: Group::Architecture,
-        label: "Learned positions",
-        help: "Learned absolute positions (GPT-2's n_positions); 0 with rotary embeddings.",
-        apply: |d, v| {
-            d.overrides.positions = Some(count(v, 0, 1 << 24, Some)?);
-            Ok(())
-        },
-        write: |s| arch_override(s, |o| o.positions.map(|n| n.to_string())),
-    },
+    arch_number!(ArchNum::Positions),
     Field {
         key: "dtype",
         kind: FieldKind::Choice(Dtype::OPTIONS),
         group: Group::Run,
         label: "Precision",
         help: "How weights, gradients and optimizer state are stored, and what forward computes in.",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.train.dtype = choice(v, Dtype::from_key, Dtype::keys_joined)?;
             Ok(())
@@ -532,6 +558,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "Optimizer",
         help: "The optimizer and its implementation: it decides the state and the step's temporaries.",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.train.optim = choice(v, Optimizer::from_key, Optimizer::keys_joined)?;
             Ok(())
@@ -544,6 +571,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "Batch size",
         help: "Sequences in one forward/backward pass, per GPU and micro-step.",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.train.batch = count(v, Batch::MIN, Batch::MAX, Batch::new)?;
             Ok(())
@@ -556,6 +584,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "Sequence length",
         help: "Tokens per sequence.",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.train.seq = count(v, SeqLen::MIN, SeqLen::MAX, SeqLen::new)?;
             Ok(())
@@ -568,6 +597,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "Gradient accumulation",
         help: "Micro-batches summed before each optimizer step (gradients stay alive between them).",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.train.grad_accum = count(v, GradAccum::MIN, GradAccum::MAX, GradAccum::new)?;
             Ok(())
@@ -580,6 +610,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "Gradient checkpointing",
         help: "Keep only each layer's input and recompute the layer in backward.",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.train.grad_ckpt = boolean(v)?;
             Ok(())
@@ -592,6 +623,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "Attention",
         help: "SDPA (flash / memory-efficient) or eager attention, which stores seq² scores.",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.train.attn = choice(v, Attn::from_key, Attn::keys_joined)?;
             Ok(())
@@ -604,6 +636,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "LoRA rank",
         help: "LoRA adapters of this rank on every linear layer (0: full fine-tuning).",
+        implied: |_| String::new(),
         apply: |d, v| {
             let r = count(v, 0, LoraRank::MAX, Some)?;
             d.train.lora_r = LoraRank::new(r);
@@ -617,6 +650,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "Keep outputs through backward",
         help: "`out = model(x); out.loss.backward()` keeps the logits alive until backward ends.",
+        implied: |_| "false".into(),
         apply: |d, v| {
             d.train.keep_outputs = boolean(v)?;
             Ok(())
@@ -629,6 +663,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "Dropout",
         help: "Dropout probability replacing the model's own (GPT-2 uses 0.1, Llama-like 0).",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.train.dropout = Some(probability(v)?);
             Ok(())
@@ -641,6 +676,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         label: "CUDA kernels",
         help: "CUDA's kernels (1-byte dropout masks, fused SDPA with dropout); false models PyTorch's CPU kernels.",
+        implied: |_| "true".into(),
         apply: |d, v| {
             d.train.cuda_like = boolean(v)?;
             Ok(())
@@ -653,6 +689,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Parallel,
         label: "GPUs (data parallel)",
         help: "Data-parallel GPUs; the estimate is per GPU.",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.parallel.gpus = count(v, Gpus::MIN, Gpus::MAX, Gpus::new)?;
             Ok(())
@@ -670,6 +707,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Parallel,
         label: "ZeRO stage",
         help: "What is partitioned across the GPUs.",
+        implied: |_| String::new(),
         apply: |d, v| {
             let z = count(v, 0, 3, |n| u8::try_from(n).ok())?;
             d.parallel.zero = ZeroStage::new(z).ok_or(FieldError::NotANumber)?;
@@ -683,6 +721,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Overhead,
         label: "CUDA context (MiB)",
         help: "Memory the CUDA context and kernels take before any tensor (not in allocated bytes).",
+        implied: |_| Overhead::default().cuda_ctx_mib.to_string(),
         apply: |d, v| {
             d.overhead.cuda_ctx_mib = count(v, 0, 65_536, Some)?;
             Ok(())
@@ -696,6 +735,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Overhead,
         label: "Allocator reserve (%)",
         help: "What PyTorch's caching allocator holds above the live tensors at the peak, in percent.",
+        implied: |_| Overhead::default().reserve_pct.to_string(),
         apply: |d, v| {
             d.overhead.reserve_pct = count(v, 0, 100, |n| u8::try_from(n).ok())?;
             Ok(())
@@ -709,6 +749,11 @@ pub const FIELDS: &[Field] = &[
         group: Group::Fit,
         label: "GPU",
         help: "The GPU to fit on; custom: type its memory; probe: use what this browser measured.",
+        implied: |s| match s.view.capacity {
+            Capacity::Gpu { id } => id.to_string(),
+            Capacity::Typed { .. } => "custom".into(),
+            Capacity::Probed { .. } => "probe".into(),
+        },
         apply: |d, v| {
             let v = v.trim().to_ascii_lowercase();
             d.gpu = Some(match v.as_str() {
@@ -732,6 +777,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Fit,
         label: "GPU memory (GiB)",
         help: "Your GPU's memory in GiB (2^30 bytes), as nvidia-smi shows it; decimals allowed.",
+        implied: |s| format_gib(s.view.capacity.bytes()),
         apply: |d, v| {
             d.capacity_typed = Some(gib_value(v)?);
             Ok(())
@@ -747,6 +793,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Fit,
         label: "Measured (bytes)",
         help: "What the in-page probe could allocate: a lower bound of the GPU's memory.",
+        implied: |_| String::new(),
         apply: |d, v| {
             let n = parse_count(v, false, 1, 1 << 50)?;
             d.probe_bytes = Some(Bytes(n));
@@ -763,6 +810,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Fit,
         label: "Measured on",
         help: "The adapter the probe ran on.",
+        implied: |_| String::new(),
         apply: |d, v| {
             d.probe_adapter = Some(ShortText::new(v)?);
             Ok(())
@@ -778,6 +826,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::View,
         label: "Units",
         help: "GiB as nvidia-smi and PyTorch count, or GB as GPU boxes are labelled.",
+        implied: |_| "gib".into(),
         apply: |d, v| {
             d.view.unit = match v.trim().to_ascii_lowercase().as_str() {
                 "" => return Err(FieldError::Empty),
@@ -795,6 +844,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::View,
         label: "Steps shown",
         help: "Training steps drawn in the memory-over-steps chart.",
+        implied: |_| View::default().iters.get().to_string(),
         apply: |d, v| {
             d.view.iters = count(v, Iters::MIN, Iters::MAX, Iters::new)?;
             Ok(())
@@ -807,6 +857,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::View,
         label: "Leak",
         help: "Memory the loop keeps every step by mistake, e.g. appending the outputs to a list.",
+        implied: |_| "none".into(),
         apply: |d, v| {
             d.view.leak = choice(v, Leak::from_key, Leak::keys_joined)?;
             Ok(())
@@ -819,6 +870,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::View,
         label: "Leak per step (MiB)",
         help: "MiB kept every step when the leak is custom.",
+        implied: |_| "0".into(),
         apply: |d, v| {
             d.view.leak_mib = count(v, 0, 1 << 24, Some)?;
             Ok(())
@@ -831,6 +883,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::View,
         label: "Data on the GPU (MiB)",
         help: "A dataset or other tensors put on the GPU once; counted in every phase.",
+        implied: |_| "0".into(),
         apply: |d, v| {
             d.view.dataset_mib = count(v, 0, 1 << 24, Some)?;
             Ok(())
@@ -1046,6 +1099,8 @@ pub fn parse_count(v: &str, suffixes: bool, min: u64, max: u64) -> Result<u64, F
 pub struct Decoded {
     pub scenario: Scenario,
     pub notices: Vec<Notice>,
+    /// What the numbers rest on that the user should know (nothing refused).
+    pub notes: Vec<Note>,
 }
 
 /// Lenient decoding, for the page: bad values fall back to the defaults and
@@ -1086,8 +1141,75 @@ pub fn decode(raw: &RawQuery) -> Decoded {
             dropped: raw.dropped,
         });
     }
-    let scenario = resolve(draft, &texts, &mut notices);
-    Decoded { scenario, notices }
+    let mut scenario = resolve(draft, &texts, &mut notices);
+    let notes = check_sequence(&mut scenario, &texts, &mut notices);
+    Decoded {
+        scenario,
+        notices,
+        notes,
+    }
+}
+
+/// The sequence length against the model's positions: past a learned
+/// table PyTorch fails at the position embedding (refused, using the
+/// table's length); past a rotary model's trained context it runs (a note).
+fn check_sequence(
+    s: &mut Scenario,
+    texts: &[(&'static str, &str)],
+    notices: &mut Vec<Notice>,
+) -> Vec<Note> {
+    let mut notes = Vec::new();
+    if let ModelSpec::Preset {
+        like_llama: Some(model_type),
+        ..
+    } = s.model
+    {
+        match s.arch.map(|a| a.family) {
+            Some(Family::Llama) => notes.push(Note::ReadAsLlama {
+                model_type: model_type.as_str().to_string(),
+            }),
+            Some(other) => notices.push(Notice::Unused {
+                key: "like_llama",
+                because: format!("the family is {}, not llama", other.key()),
+            }),
+            None => {}
+        }
+    }
+    let Some(a) = s.arch else {
+        return notes;
+    };
+    let seq = s.train.seq.get();
+    if a.positions == 0 || seq <= a.positions {
+        return notes;
+    }
+    match a.family.spec().positions {
+        Positions::Rotary => notes.push(Note::BeyondTrainedContext {
+            seq,
+            positions: a.positions,
+        }),
+        Positions::Learned => {
+            // The default (2048) is the table's length for a model with
+            // fewer positions; a typed length is refused with the reason.
+            let typed = texts.iter().rev().find(|(k, _)| *k == "seq");
+            if let Some((_, value)) = typed {
+                notices.push(Notice::Invalid {
+                    key: "seq",
+                    value: value.to_string(),
+                    error: FieldError::Conflict(format!(
+                        "{} has {} learned positions: seq must be at most {}",
+                        a.family.label(),
+                        a.positions,
+                        a.positions
+                    )),
+                    default: a.positions.to_string(),
+                });
+            }
+            if let Some(max) = SeqLen::new(a.positions) {
+                s.train.seq = max;
+            }
+        }
+    }
+    notes
 }
 
 /// Turns a draft into a scenario: picks the model and checks the
@@ -1109,6 +1231,12 @@ fn resolve(
         ..Scenario::default()
     };
     if let (None, true, Some(params)) = (draft.model, draft.overrides.is_empty(), draft.params) {
+        if draft.like_llama.is_some() {
+            notices.push(Notice::Unused {
+                key: "like_llama",
+                because: "a parameter count alone has no architecture".into(),
+            });
+        }
         return Scenario {
             model: ModelSpec::ParamsOnly { params },
             arch: None,
@@ -1129,6 +1257,7 @@ fn resolve(
                 model: ModelSpec::Preset {
                     id: preset.id,
                     overrides: draft.overrides,
+                    like_llama: draft.like_llama,
                 },
                 arch: Some(arch),
                 ..base
@@ -1150,7 +1279,7 @@ fn resolve(
         notices.push(Notice::Invalid {
             key,
             value: value.clone().unwrap_or_else(|| {
-                implied(
+                shown(
                     key,
                     &Scenario {
                         arch: Some(arch),
@@ -1159,9 +1288,9 @@ fn resolve(
                 )
             }),
             error: FieldError::Conflict(e.to_string()),
-            default: implied(key, &preset_scenario),
+            default: shown(key, &preset_scenario),
         });
-        if value.is_some() && clear_override(&mut draft.overrides, key) {
+        if value.is_some() && draft.overrides.clear(key) {
             continue;
         }
         draft.overrides = ArchOverrides::default();
@@ -1219,23 +1348,9 @@ fn capacity(d: &Draft, notices: &mut Vec<Notice>) -> Capacity {
     capacity
 }
 
-/// Removes one architecture override; false when `key` is not one that is set.
-fn clear_override(o: &mut ArchOverrides, key: &str) -> bool {
-    let was = *o;
-    match key {
-        "family" => o.family = None,
-        "hidden" => o.hidden = None,
-        "layers" => o.layers = None,
-        "heads" => o.heads = None,
-        "kv_heads" => o.kv_heads = None,
-        "head_dim" => o.head_dim = None,
-        "ffn" => o.ffn = None,
-        "vocab" => o.vocab = None,
-        "tied" => o.tied = None,
-        "positions" => o.positions = None,
-        _ => {}
-    }
-    *o != was
+/// What the form shows for `key` in `s`.
+fn shown(key: &str, s: &Scenario) -> String {
+    field(key).map(|f| f.shown_value(s)).unwrap_or_default()
 }
 
 /// Strict decoding, for the command line: any notice is an error.

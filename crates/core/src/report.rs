@@ -2,6 +2,7 @@
 //! per iteration. Shared by every method so the page, the chart and the CLI
 //! read one shape.
 
+use crate::terms::{TermSet, Terms};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -164,11 +165,6 @@ impl Tally {
         Tally::default()
     }
 
-    pub(crate) fn set(mut self, c: Component, v: u128) -> Self {
-        self.at[slot(c)] = v;
-        self
-    }
-
     pub(crate) fn add(mut self, c: Component, v: u128) -> Self {
         self.at[slot(c)] = self.at[slot(c)].saturating_add(v);
         self
@@ -203,6 +199,12 @@ impl Tally {
         out.set(Component::Overhead, Bytes(overhead as u64));
         Ok(out)
     }
+}
+
+/// Live bytes per component of a set of terms.
+pub(crate) fn tally(terms: &Terms, set: TermSet) -> Tally {
+    set.iter()
+        .fold(Tally::new(), |t, id| t.add(id.component(), terms.bytes(id)))
 }
 
 /// The phases of one training step, in order.
@@ -284,6 +286,11 @@ pub struct PhaseReport {
     /// When the peak happens within the phase.
     #[serde(skip)]
     pub peak_at: Moment,
+    /// The terms alive at the peak and at the end (see [`Estimate::terms`]).
+    #[serde(skip)]
+    pub terms: TermSet,
+    #[serde(skip)]
+    pub end_terms: TermSet,
 }
 
 impl PhaseReport {
@@ -303,6 +310,8 @@ impl PhaseReport {
             components: peak,
             end_components: end,
             peak_at,
+            terms: TermSet::EMPTY,
+            end_terms: TermSet::EMPTY,
         }
     }
 }
@@ -331,6 +340,9 @@ pub struct Estimate {
     /// this one report, so its rows sum to the peak.
     #[serde(skip)]
     peak_index: usize,
+    /// The value of every term; each phase names the ones alive.
+    #[serde(skip)]
+    pub terms: Terms,
 }
 
 impl Estimate {
@@ -342,6 +354,7 @@ impl Estimate {
         params: u64,
         trainable: u64,
         phases: Vec<PhaseReport>,
+        terms: Terms,
     ) -> Self {
         let top = phases
             .iter()
@@ -372,6 +385,7 @@ impl Estimate {
             peak_micro_step: micro,
             phases,
             peak_index: index,
+            terms,
         }
     }
 

@@ -1,7 +1,8 @@
 //! The validated description of a training run. Every value here has passed
 //! the codec's checks: the estimators take it without re-validating.
 
-use crate::arch::{Architecture, Family};
+pub use crate::arch::ArchOverrides;
+use crate::arch::Architecture;
 use crate::choice::choice_enum;
 use crate::gpus::{self, Gpu};
 use crate::presets::{self, Preset};
@@ -161,79 +162,10 @@ impl Serialize for Prob {
     }
 }
 
-/// Architecture fields that replace the preset's.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-pub struct ArchOverrides {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub family: Option<Family>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hidden: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub layers: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub heads: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kv_heads: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub head_dim: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ffn: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vocab: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tied: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub positions: Option<u32>,
-}
-
-impl ArchOverrides {
-    pub fn is_empty(&self) -> bool {
-        *self == ArchOverrides::default()
-    }
-
-    /// The preset's architecture with these fields replaced. When `heads`
-    /// or `hidden` change and `head_dim` is not given, head_dim follows
-    /// `hidden / heads`, as `config.json` readers do.
-    pub fn apply(&self, base: &Architecture) -> Architecture {
-        let mut a = *base;
-        if let Some(f) = self.family {
-            a.family = f;
-        }
-        a.hidden = self.hidden.unwrap_or(a.hidden);
-        a.layers = self.layers.unwrap_or(a.layers);
-        a.heads = self.heads.unwrap_or(a.heads);
-        a.kv_heads =
-            self.kv_heads
-                .unwrap_or(if self.heads.is_some() && base.kv_heads == base.heads {
-                    a.heads
-                } else {
-                    a.kv_heads
-                });
-        a.ffn = self.ffn.unwrap_or(a.ffn);
-        a.vocab = self.vocab.unwrap_or(a.vocab);
-        a.tied = self.tied.unwrap_or(a.tied);
-        a.head_dim = match self.head_dim {
-            Some(d) => d,
-            None if self.hidden.is_some() || self.heads.is_some() => {
-                if a.heads > 0 && a.hidden.is_multiple_of(a.heads) {
-                    a.hidden / a.heads
-                } else {
-                    0
-                }
-            }
-            None => a.head_dim,
-        };
-        a.positions = match (self.positions, a.family) {
-            (Some(p), _) => p,
-            (None, Family::Gpt2) if base.family != Family::Gpt2 => 1024,
-            (None, Family::Gpt2) => a.positions,
-            (None, _) => 0,
-        };
-        a
-    }
-}
-
 /// Which model: a preset (possibly modified) or only a parameter count.
+// The scenario stays `Copy` (it is rebuilt on every keystroke and copied by
+// the solver); 64 characters of text (256 bytes) are its largest part.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ModelSpec {
@@ -241,6 +173,9 @@ pub enum ModelSpec {
     Preset {
         id: &'static str,
         overrides: ArchOverrides,
+        /// A config.json's model_type read as Llama-like by choice.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        like_llama: Option<ShortText>,
     },
     /// Only N: the seed formula alone (the accurate method needs a shape).
     ParamsOnly { params: ParamCount },
@@ -345,6 +280,8 @@ impl Serialize for ShortText {
 }
 
 /// What the fit verdict compares the estimate with.
+// Copy like the rest of the scenario: see `ModelSpec`.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Capacity {
@@ -454,11 +391,11 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Total parameter count N.
-    pub fn params(&self) -> u64 {
+    /// Total parameter count N (LoRA adapters not included).
+    pub fn params(&self) -> u128 {
         match (&self.model, &self.arch) {
             (_, Some(a)) => a.params(),
-            (ModelSpec::ParamsOnly { params }, None) => params.get(),
+            (ModelSpec::ParamsOnly { params }, None) => u128::from(params.get()),
             (ModelSpec::Preset { .. }, None) => 0,
         }
     }
@@ -519,6 +456,7 @@ impl Default for Scenario {
             model: ModelSpec::Preset {
                 id: p.id,
                 overrides: ArchOverrides::default(),
+                like_llama: None,
             },
             arch: Some(p.arch),
             train: Training::default(),

@@ -6,8 +6,9 @@
 //! Every quantity uses one precision P, the bytes of the parameter dtype
 //! (4 for fp32 and mixed precision, 2 for bf16/fp16).
 
-use crate::report::{Component, Estimate, Method, Moment, Phase, PhaseReport, Tally};
+use crate::report::{tally, Estimate, Method, Moment, Phase, PhaseReport};
 use crate::scenario::{Optimizer, Scenario};
+use crate::terms::{Term, TermId as T, TermSet, Terms, Unit};
 use crate::units::Bytes;
 use crate::EstimateError;
 
@@ -15,7 +16,7 @@ use crate::EstimateError;
 /// A = 4.6894e-4 × N + 1.8494e6.
 ///
 /// Source: seed 001, "Memory Calculation Formulas", 5. Activations.
-pub fn activations_per_token(params: u64) -> f64 {
+pub fn activations_per_token(params: u128) -> f64 {
     4.6894e-4 * params as f64 + 1.8494e6
 }
 
@@ -52,7 +53,7 @@ pub struct SeedTerms {
 impl SeedTerms {
     pub fn new(s: &Scenario) -> Result<Self, EstimateError> {
         let t = &s.train;
-        let n = u128::from(s.params());
+        let n = s.params();
         let p = u128::from(t.dtype.param_bytes());
         let np = Bytes::try_from_u128(n * p).ok_or(EstimateError::TooLarge { field: "params" })?;
         let state = Bytes::try_from_u128(n * p * u128::from(state_multiplier(t.optim)))
@@ -84,40 +85,57 @@ impl SeedTerms {
 /// intermediates. The state, created by the first step, stays for every
 /// later iteration.
 pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
-    use Component as C;
     let t = SeedTerms::new(s)?;
-    let b = |x: Bytes| u128::from(x.get());
-    let model = Tally::new().set(C::Parameters, b(t.model));
+    let n = s.params();
+    let p = u128::from(s.train.dtype.param_bytes());
+    let np = [(n, Unit::Params), (p, Unit::BytesEach)];
+    let mut terms = Terms::default();
+    terms.set(T::SeedModel, Term::of(&np));
+    terms.set(
+        T::SeedState,
+        Term::of(&[
+            (u128::from(state_multiplier(s.train.optim)), Unit::Copies),
+            (n, Unit::Params),
+            (p, Unit::BytesEach),
+        ]),
+    );
+    terms.set(T::SeedGrads, Term::of(&np));
+    terms.set(T::SeedIntermediates, Term::of(&np));
+    terms.set(
+        T::SeedActivations,
+        Term::of(&[(u128::from(t.activations.get()), Unit::Bytes)]),
+    );
+    let model = TermSet::of(&[T::SeedModel]);
     // Each moment is converted once, checked: a sum past 2^64 bytes is an
     // error naming what drives it, never a saturated total.
-    let report = |iteration, phase, at, peak: Tally, end: Tally| {
-        Ok::<_, EstimateError>(PhaseReport::new(
+    let report = |iteration, phase, at, peak: TermSet, end: TermSet| {
+        let mut r = PhaseReport::new(
             iteration,
             phase,
             at,
-            peak.components(0)?,
-            end.components(0)?,
-        ))
+            tally(&terms, peak).components(0)?,
+            tally(&terms, end).components(0)?,
+        );
+        r.terms = peak;
+        r.end_terms = end;
+        Ok::<_, EstimateError>(r)
     };
     let mut phases = vec![report(0, Phase::Init, Moment::End, model, model)?];
     for iteration in [1, 2] {
-        let state = if iteration == 1 {
-            0
+        let base = if iteration == 1 {
+            model
         } else {
-            b(t.optimizer_state)
+            model.with(T::SeedState)
         };
-        let base = model.set(C::OptimizerState, state);
-        let forward = base.set(C::Activations, b(t.activations));
-        let grads = base.set(C::Gradients, b(t.gradients));
+        let forward = base.with(T::SeedActivations);
+        let grads = base.with(T::SeedGrads);
         let (backward_at, backward_peak) = if t.activations >= t.gradients {
             (Moment::Start, forward)
         } else {
             (Moment::End, grads)
         };
-        let step_peak = grads
-            .set(C::OptimizerState, b(t.optimizer_state))
-            .set(C::OptimizerTemporaries, b(t.optimizer_intermediates));
-        let step_end = model.set(C::OptimizerState, b(t.optimizer_state));
+        let step_end = model.with(T::SeedState);
+        let step_peak = step_end.union(TermSet::of(&[T::SeedGrads, T::SeedIntermediates]));
         phases.push(report(
             iteration,
             Phase::Forward,
@@ -140,6 +158,14 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
             step_end,
         )?);
     }
-    let n = s.params();
-    Ok(Estimate::from_phases(Method::SeedFormula, n, n, phases))
+    let n = u64::try_from(s.params()).map_err(|_| EstimateError::TooLarge {
+        field: "the model size",
+    })?;
+    Ok(Estimate::from_phases(
+        Method::SeedFormula,
+        n,
+        n,
+        phases,
+        terms,
+    ))
 }

@@ -2,7 +2,7 @@
 //! importer on real files (both transformers layouts), and its messages.
 
 use vramfit_core::arch::{Architecture, Family};
-use vramfit_core::hf_config::{self, ConfigError};
+use vramfit_core::hf_config::{self, ConfigError, Reading};
 use vramfit_core::presets::{preset, PRESETS};
 
 #[test]
@@ -10,7 +10,7 @@ fn every_preset_matches_its_published_parameter_count() {
     assert!(PRESETS.len() >= 25, "{} presets", PRESETS.len());
     for p in PRESETS {
         assert_eq!(p.arch.validate(), Ok(()), "{}", p.id);
-        assert_eq!(p.arch.params(), p.published_params, "{}", p.id);
+        assert_eq!(p.arch.params(), u128::from(p.published_params), "{}", p.id);
     }
     let mut ids: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
     ids.sort_unstable();
@@ -22,7 +22,7 @@ fn every_preset_matches_its_published_parameter_count() {
 /// from these configs), the models' cards for the published figure.
 fn check_params(id: &str, expected: u64) {
     let p = preset(id).unwrap_or_else(|| panic!("no preset {id}"));
-    assert_eq!(p.arch.params(), expected, "{id}");
+    assert_eq!(p.arch.params(), u128::from(expected), "{id}");
 }
 
 #[test]
@@ -66,30 +66,44 @@ fn imports_every_ground_truth_config_in_both_layouts() {
         for layout in ["", "transformers4/"] {
             let got = hf_config::parse(&fixture(&format!("{layout}{id}"))).expect("parses");
             assert_eq!(got.arch, expected, "{layout}{id}");
-            assert!(!got.generic);
+            assert_eq!(got.assumed, None);
         }
     }
 }
 
+/// Issue 10: an unknown model_type was read as a Llama silently. It is an
+/// error that names it; reading it as Llama-like is an explicit choice the
+/// result carries.
 #[test]
-fn unknown_model_types_are_read_as_generic_decoders() {
-    let text = r#"{"model_type": "olmo2", "hidden_size": 2048, "num_hidden_layers": 16,
-        "num_attention_heads": 16, "intermediate_size": 8192, "vocab_size": 100352,
-        "tie_word_embeddings": false}"#;
-    let got = hf_config::parse(text).expect("parses");
-    assert!(got.generic);
-    assert_eq!(got.model_type, "olmo2");
+fn unknown_model_types_are_refused_unless_read_as_llama_by_choice() {
+    let text = r#"{"model_type": "olmoe", "hidden_size": 2048, "num_hidden_layers": 16,
+        "num_attention_heads": 16, "intermediate_size": 1024, "vocab_size": 50304,
+        "num_experts": 64, "num_experts_per_tok": 8, "tie_word_embeddings": false}"#;
+    let e = hf_config::parse(text).expect_err("unknown");
+    assert!(e.can_read_as_llama());
+    assert_eq!(
+        e,
+        ConfigError::UnknownModelType {
+            model_type: "olmoe".into(),
+            not_understood: vec!["num_experts".into(), "num_experts_per_tok".into()],
+        }
+    );
+    let got = hf_config::parse_as(text, Reading::AsLlama).expect("as Llama");
+    assert_eq!(
+        got.assumed.map(|t| t.as_str().to_string()),
+        Some("olmoe".into())
+    );
     assert_eq!(
         got.arch,
         Architecture {
-            family: Family::Generic,
+            family: Family::Llama,
             hidden: 2048,
             layers: 16,
             heads: 16,
             kv_heads: 16,
             head_dim: 128,
-            ffn: 8192,
-            vocab: 100352,
+            ffn: 1024,
+            vocab: 50304,
             tied: false,
             positions: 0,
         }
@@ -120,6 +134,16 @@ fn broken_configs_say_which_field_is_wrong() {
         r#"{"model_type": "llama", "hidden_size": 12, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 8, "vocab_size": 8}"#,
         r#"{"model_type": "llama", "hidden_size": 12, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8, "tie_word_embeddings": "yes"}"#,
         r#"{"model_type": "llama", "hidden_size": 1e30, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8}"#,
+        // Issue 9, finding 6: the codec's bounds hold for config.json too
+        // (every field up to 2^32 - 1 was accepted), and messages quote a
+        // short, clean prefix of what the file holds.
+        r#"{"model_type": "llama", "hidden_size": 4194304, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8}"#,
+        r#"{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 65536, "num_attention_heads": 32, "intermediate_size": 8, "vocab_size": 8}"#,
+        r#"{"model_type": "llama", "hidden_size": 12, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8, "tie_word_embeddings": "yesyesyesyesyesyesyesyesyesyesyesyesyesyesyesyesyes\u0000"}"#,
+        r#"{"model_type": "mixtral\u0000xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "hidden_size": 12}"#,
+        r#"{"model_type": 7}"#,
+        r#"{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8, "attention_bias": true}"#,
+        r#"{"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 8, "n_positions": 64, "resid_pdrop": 0.1, "attn_pdrop": 0.0}"#,
     ];
     let mut out = String::new();
     for c in cases {
@@ -127,4 +151,27 @@ fn broken_configs_say_which_field_is_wrong() {
         out.push_str(&format!("{c}\n  {e}\n"));
     }
     insta::assert_snapshot!(out);
+}
+
+/// Issue 9, finding 6: a 5 MB model_type gives a short message, and a
+/// config nested 10 000 levels deep an error, never a stack overflow.
+#[test]
+fn hostile_configs_give_short_messages() {
+    let huge = format!(r#"{{"model_type": "{}"}}"#, "x".repeat(5 << 20));
+    let e = hf_config::parse(&huge).expect_err("unknown");
+    assert!(e.to_string().len() < 2048, "{} bytes", e.to_string().len());
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let e = hf_config::parse(&deep).expect_err("too deep");
+    assert!(e.to_string().contains("recursion limit"), "{e}");
+}
+
+/// Mirrors of what the importer reads: every imported key is one the codec
+/// accepts as it is.
+#[test]
+fn imported_keys_are_valid_query_keys() {
+    let got = hf_config::parse(&fixture("llama3.1-8b")).expect("parses");
+    for (k, v) in &got.keys {
+        let f = vramfit_core::query::field(k).unwrap_or_else(|| panic!("no key {k}"));
+        assert_eq!(f.validate(v), Ok(()), "{k}={v}");
+    }
 }

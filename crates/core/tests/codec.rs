@@ -143,7 +143,7 @@ fn notice_messages() {
         "model=llama3.1-8b&heads=7",
         "model=llama3.1-8b&hidden=4000",
         "model=gpt2-124m&kv_heads=4",
-        "model=llama3.1-8b&positions=2048",
+        "model=gpt2-124m&positions=0",
         "params=7B&model=llama3.1-8b",
         "layers=0",
         "grad_ckpt=maybe",
@@ -247,4 +247,52 @@ proptest! {
             prop_assert!(!e.to_string().is_empty());
         }
     }
+}
+
+/// Issue 9, finding 10: GPT-2's 1024 learned positions make PyTorch fail at
+/// the position embedding past 1024 tokens: refused next to `seq`, using
+/// 1024. A rotary model past its trained context runs: a note, nothing
+/// refused.
+#[test]
+fn sequence_length_against_the_models_positions() {
+    let d = decode(&RawQuery::parse("model=gpt2-124m&seq=4096"));
+    assert_eq!(d.scenario.train.seq.get(), 1024);
+    assert_eq!(d.notices.len(), 1);
+    assert_eq!(
+        format!("{}; {}", d.notices[0], d.notices[0].consequence()),
+        "seq: `4096` does not fit: GPT-2 has 1024 learned positions: seq must be at most 1024; \
+         using the default 1024"
+    );
+    assert!(decode_strict(&RawQuery::parse("model=gpt2-124m&seq=1024")).is_ok());
+
+    let d = decode(&RawQuery::parse("model=llama2-7b&seq=8192"));
+    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    assert_eq!(d.scenario.train.seq.get(), 8192);
+    assert_eq!(
+        d.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        [
+            "seq 8192 is longer than the 4096 tokens the model was trained for: it runs with \
+          rope scaling, at this sequence length's memory"
+        ]
+    );
+    assert!(decode(&RawQuery::parse("model=llama2-7b&seq=4096"))
+        .notes
+        .is_empty());
+}
+
+/// A config read as Llama-like by choice carries that choice as a note.
+#[test]
+fn read_as_llama_is_a_note_on_llama_only() {
+    let d = decode(&RawQuery::parse("model=llama3.2-1b&like_llama=olmoe"));
+    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    assert_eq!(d.notes.len(), 1);
+    assert_eq!(encode(&d.scenario).get("like_llama"), Some("olmoe"));
+    let d = decode(&RawQuery::parse("model=qwen2.5-0.5b&like_llama=olmoe"));
+    assert_eq!(
+        d.notices
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        ["like_llama is not used: the family is qwen2, not llama"]
+    );
 }

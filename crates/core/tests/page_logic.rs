@@ -126,11 +126,12 @@ fn breakdown_rows_cover_the_peak_with_formulas() {
         .expect("params row");
     assert_eq!(
         params.formula,
-        "N × P = 1\u{2009}543\u{2009}714\u{2009}304 × 2 B + 512 B RoPE buffers"
+        "weights: 1\u{2009}543\u{2009}714\u{2009}304 parameters × 2 B = 3\u{2009}087\u{2009}428\u{2009}608 B; \
+         RoPE buffers: 512 B"
     );
     assert!(rows.iter().all(|r| !r.formula.is_empty()), "{rows:?}");
     // 16 vs 20 bytes per parameter: pure bf16 AdamW is 10.
-    let bpp = explain::bytes_per_param(&s, &e).expect("step");
+    let bpp = explain::bytes_per_param(&e).expect("step");
     assert!(bpp.starts_with("10.0 bytes per parameter at the optimizer step: 2.0 weights + 2.0 gradients + 4.0 optimizer state + 2.0 temporaries"), "{bpp}");
 }
 
@@ -158,12 +159,14 @@ fn csv_export_has_the_table_and_every_phase() {
     assert_eq!(lines.next(), Some("component,bytes,share_percent,formula"));
     assert!(csv.contains("\niteration,micro_step,phase,peak_bytes,end_bytes\n"));
     assert_eq!(csv.lines().filter(|l| l.starts_with("2,1,")).count(), 4);
-    // Formulas with commas are quoted (the logits row at the start of backward).
-    let logits = csv
+    // Formulas with commas are quoted (the layers' parts name "attention
+    // (q, k, v, output)").
+    let acts = csv
         .lines()
-        .find(|l| l.starts_with("logits,"))
-        .expect("logits row");
-    assert!(logits.contains(",\"start of backward: "), "{logits}");
+        .find(|l| l.starts_with("activations,"))
+        .expect("activations row");
+    assert!(acts.contains(",\"token ids and labels"), "{acts}");
+    assert!(acts.ends_with('"'), "{acts}");
 }
 
 #[test]

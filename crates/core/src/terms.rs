@@ -1,0 +1,274 @@
+//! The terms an estimate is made of: each one a product of named factors
+//! (and, under ZeRO, a division by the GPUs), belonging to one component.
+//!
+//! The estimators compute every byte through a [`Term`], the phases are sets
+//! of terms ([`TermSet`]), and the breakdown table renders the terms of the
+//! peak: an explanation can only show the numbers that made the total.
+
+use crate::report::Component;
+
+/// What one factor counts, for its label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Parameters (elements of weights).
+    Params,
+    /// Elements of some tensor(s).
+    Elements,
+    /// Bytes per element, per token or per key position.
+    BytesEach,
+    /// A plain count of copies.
+    Copies,
+    Tensors,
+    Layers,
+    /// Sequences in a micro-batch (B).
+    Batch,
+    /// Tokens per sequence (S).
+    Seq,
+    /// Key positions (S again, for attention scores).
+    KeyPositions,
+    /// Vocabulary entries (V).
+    Vocab,
+    /// Bytes (a size given whole).
+    Bytes,
+    /// MiB (2^20 bytes).
+    Mib,
+}
+
+impl Unit {
+    /// How a factor of this unit is written after its number.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Unit::Params => " parameters",
+            Unit::Elements => " elements",
+            Unit::BytesEach | Unit::Bytes => " B",
+            Unit::Copies => "",
+            Unit::Tensors => " tensors",
+            Unit::Layers => " layers",
+            Unit::Batch => " sequences",
+            Unit::Seq => " tokens",
+            Unit::KeyPositions => " key positions",
+            Unit::Vocab => " vocabulary",
+            Unit::Mib => " MiB",
+        }
+    }
+}
+
+/// One factor of a term.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Factor {
+    pub value: u128,
+    pub unit: Unit,
+}
+
+/// Most factors a term has.
+const MAX_FACTORS: usize = 6;
+
+macro_rules! term_ids {
+    ($( $(#[$m:meta])* $variant:ident = $component:ident, $label:literal; )+) => {
+        /// Every kind of term, in the order the breakdown lists them.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum TermId { $( $(#[$m])* $variant ),+ }
+
+        impl TermId {
+            pub const ALL: &'static [TermId] = &[$(TermId::$variant),+];
+            pub const COUNT: usize = TermId::ALL.len();
+
+            /// The component its bytes belong to.
+            pub const fn component(self) -> Component {
+                match self { $(TermId::$variant => Component::$component),+ }
+            }
+
+            /// What it is, in plain words.
+            pub const fn label(self) -> &'static str {
+                match self { $(TermId::$variant => $label),+ }
+            }
+        }
+    };
+}
+
+term_ids! {
+    Weights = Parameters, "weights";
+    Buffers = Parameters, "RoPE buffers";
+    LoraAdapters = Parameters, "LoRA adapters (fp32)";
+    ZeroGathered = Parameters, "largest module gathered with its gradient (ZeRO-3)";
+    Moments = OptimizerState, "moments";
+    StepCounters = OptimizerState, "step counters";
+    Absmax = OptimizerState, "8-bit block scales (fp32 absmax per 256 elements)";
+    Factored = OptimizerState, "factored second moments (rows + columns, fp32)";
+    RmsScalars = OptimizerState, "RMS scalars";
+    FactoredSoFar = OptimizerState, "factored moments created so far in the first step";
+    RmsSoFar = OptimizerState, "RMS scalars created so far in the first step";
+    Master = OptimizerState, "fp32 master weights and fp32 gradients";
+    Grads = Gradients, "gradients";
+    DdpBuckets = Gradients, "DDP's bucket copy of the gradients";
+    HeadGrad = Gradients, "the output head's weight gradient";
+    HeadGradCopy = Gradients, "gradient of the head's bf16 weight copy";
+    TiedGradSum = Gradients, "embedding and head gradients summed (tied weights)";
+    Temps = OptimizerTemporaries, "step temporaries";
+    TempsFirstStep = OptimizerTemporaries, "step temporaries (first step)";
+    CopiesSaved = WeightCopies, "bf16 weight copies saved for backward";
+    CopiesTransient = WeightCopies, "bf16 weight copies cached until autocast exits";
+    Inputs = Activations, "token ids and labels the loop keeps (int64)";
+    Labels = Activations, "shifted labels (int64)";
+    LayerFirst = Activations, "saved by layer 0 (its input needs no gradient)";
+    ScoresFirst = Activations, "attention scores of layer 0 (seq²)";
+    Layers = Activations, "saved by each layer";
+    Scores = Activations, "attention scores and probabilities (seq²)";
+    CkptInputs = Activations, "checkpointed layer inputs";
+    Outer = Activations, "embedding, final norm and head input";
+    PositionTables = Activations, "position tables (RoPE cos and sin, position ids)";
+    PaddedLabels = Activations, "labels padded by one position while the loss runs (int64)";
+    LastHidden = Activations, "the last hidden state while the loss runs";
+    GradHidden = Activations, "gradient of the last hidden state";
+    EmbeddingGrad = Activations, "gradient of the embedding output";
+    Recompute = Activations, "one layer recomputed for backward";
+    RecomputeScores = Activations, "its attention scores (seq²)";
+    RecomputeCopies = WeightCopies, "its bf16 weight copies";
+    LogitsOut = Logits, "logits in the compute dtype";
+    LogitsUpcast = Logits, "logits upcast to fp32";
+    LogSoftmax = Logits, "fp32 log-softmax saved by the loss";
+    LogitsKept = Logits, "logits kept by the output object";
+    LogitsGrads = Logits, "gradients of the log-softmax and the logits (fp32)";
+    LogitsGradOut = Logits, "gradient of the logits in the compute dtype";
+    Dataset = Retained, "data put on the GPU";
+    SeedModel = Parameters, "model = N × P";
+    SeedState = OptimizerState, "optimizer state = k × N × P";
+    SeedGrads = Gradients, "gradients = N × P";
+    SeedIntermediates = OptimizerTemporaries, "optimizer intermediates = N × P";
+    SeedActivations = Activations, "activations = A × B × S × P, A = 4.6894e-4 × N + 1.8494e6";
+}
+
+/// One term: named factors, multiplied, divided by `divisor` (rounded up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Term {
+    factors: [Factor; MAX_FACTORS],
+    len: u8,
+    /// ZeRO's GPUs (1: not divided).
+    divisor: u32,
+}
+
+impl Term {
+    pub const ZERO: Term = Term {
+        factors: [Factor {
+            value: 0,
+            unit: Unit::Copies,
+        }; MAX_FACTORS],
+        len: 0,
+        divisor: 1,
+    };
+
+    /// The product of `factors` (at most six).
+    pub fn of(factors: &[(u128, Unit)]) -> Term {
+        let mut t = Term::ZERO;
+        for (i, &(value, unit)) in factors.iter().take(MAX_FACTORS).enumerate() {
+            t.factors[i] = Factor { value, unit };
+        }
+        t.len = factors.len().min(MAX_FACTORS) as u8;
+        t
+    }
+
+    /// The same term spread over `gpus` (rounded up) when `on`.
+    pub fn split(mut self, gpus: u32, on: bool) -> Term {
+        if on {
+            self.divisor = gpus.max(1);
+        }
+        self
+    }
+
+    pub fn factors(&self) -> &[Factor] {
+        &self.factors[..usize::from(self.len)]
+    }
+
+    pub fn divisor(&self) -> u32 {
+        self.divisor
+    }
+
+    /// The product of the factors, saturating (the sizes it can take are
+    /// far below u128's range; the conversion to bytes is checked).
+    pub fn product(&self) -> u128 {
+        if self.len == 0 {
+            return 0;
+        }
+        self.factors()
+            .iter()
+            .fold(1u128, |p, f| p.saturating_mul(f.value))
+    }
+
+    /// Bytes: the product divided by the GPUs, rounded up.
+    pub fn bytes(&self) -> u128 {
+        self.product().div_ceil(u128::from(self.divisor))
+    }
+}
+
+/// A set of terms alive at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TermSet(u64);
+
+impl TermSet {
+    pub const EMPTY: TermSet = TermSet(0);
+
+    pub const fn of(ids: &[TermId]) -> TermSet {
+        let mut bits = 0u64;
+        let mut i = 0;
+        while i < ids.len() {
+            bits |= 1 << ids[i] as u64;
+            i += 1;
+        }
+        TermSet(bits)
+    }
+
+    pub const fn with(self, id: TermId) -> TermSet {
+        TermSet(self.0 | 1 << id as u64)
+    }
+
+    pub const fn union(self, other: TermSet) -> TermSet {
+        TermSet(self.0 | other.0)
+    }
+
+    pub const fn without(self, other: TermSet) -> TermSet {
+        TermSet(self.0 & !other.0)
+    }
+
+    pub const fn contains(self, id: TermId) -> bool {
+        self.0 & (1 << id as u64) != 0
+    }
+
+    /// The terms, in [`TermId::ALL`] order.
+    pub fn iter(self) -> impl Iterator<Item = TermId> {
+        TermId::ALL
+            .iter()
+            .copied()
+            .filter(move |&t| self.contains(t))
+    }
+}
+
+/// The value of every term of one estimate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Terms {
+    items: [Term; TermId::COUNT],
+}
+
+impl Default for Terms {
+    fn default() -> Self {
+        Terms {
+            items: [Term::ZERO; TermId::COUNT],
+        }
+    }
+}
+
+impl Terms {
+    pub fn get(&self, id: TermId) -> &Term {
+        &self.items[id as usize]
+    }
+
+    pub fn set(&mut self, id: TermId, t: Term) {
+        self.items[id as usize] = t;
+    }
+
+    pub fn bytes(&self, id: TermId) -> u128 {
+        self.get(id).bytes()
+    }
+}
+
+// A TermSet is a u64 bitmask: there must be at most 64 kinds of terms.
+const _: () = assert!(TermId::COUNT <= 64);
