@@ -13,7 +13,7 @@ step "rustfmt"
 cargo fmt --all -- --check
 
 step "clippy, native crates"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --features vramfit-core/fuzz --locked -- -D warnings
 
 step "clippy, web crate, probe and its worker (wasm32)"
 cargo clippy -p vramfit-web -p vramfit-probe-worker --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
@@ -25,6 +25,9 @@ cargo clippy -p vramfit-cli --features probe --all-targets --locked -- -D warnin
 step "native tests"
 cargo test --workspace --locked
 cargo test -p vramfit-cli --features probe --locked
+
+step "fuzz campaign (generated queries and config.json texts, overflow checks on)"
+cargo test -p vramfit-core --features fuzz --locked --test fuzz -- --nocapture
 
 step "estimator against measured PyTorch memory (error table)"
 cargo test -p vramfit-core --locked --test ground_truth -- --nocapture 2>&1 | grep -v '^\s*$'

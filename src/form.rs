@@ -59,8 +59,8 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
     let error = move || field_error(page, key);
     let invalid = move || error().is_some().to_string();
     let control = match field.kind {
-        FieldKind::Number | FieldKind::Text => view! {
-            <input id=id.clone() name=key type="text" inputmode=if field.kind == FieldKind::Number { "decimal" } else { "text" }
+        FieldKind::Count { .. } | FieldKind::Decimal { .. } | FieldKind::Text => view! {
+            <input id=id.clone() name=key type="text" inputmode=if field.kind == FieldKind::Text { "text" } else { "decimal" }
                 autocomplete="off" spellcheck="false" title=field.help aria-invalid=invalid
                 aria-describedby=err_id.clone()
                 prop:value=value on:input=move |ev| set(event_target_value(&ev))/>

@@ -181,3 +181,70 @@ fn too_large_for_the_seed_formula_names_the_inputs() {
         );
     }
 }
+
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/../core/tests/fixtures/hf_configs/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Issue 10: `vramfit --config config.json '<query>'` reads the file with
+/// the page's importer; query keys override it.
+#[test]
+fn a_config_json_with_query_keys_on_top() {
+    let (code, out, err) = vramfit(&[
+        "--config",
+        &fixture("transformers4/llama3.2-1b"),
+        "dtype=fp32&optim=adamw&batch=1&seq=1024",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["scenario"]["model"]["preset"]["id"], "llama3.2-1b");
+    // Source: the ground truth's peak_overall (as a_model_gets_both_methods).
+    assert_eq!(v["peak_allocated_bytes"], 24_716_305_224u64);
+
+    // The query wins over the file.
+    let (code, out, _) = vramfit(&["--config", &fixture("llama3.2-1b"), "layers=2"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["scenario"]["arch"]["layers"], 2);
+}
+
+#[test]
+fn a_config_of_an_unknown_family_is_refused_unless_read_as_llama() {
+    let dir = std::env::temp_dir().join(format!("vramfit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("config.json");
+    std::fs::write(
+        &path,
+        r#"{"model_type": "stablelm", "hidden_size": 2048, "num_hidden_layers": 16,
+            "num_attention_heads": 16, "intermediate_size": 8192, "vocab_size": 100352}"#,
+    )
+    .expect("write");
+    let p = path.to_string_lossy().to_string();
+    let (code, _, err) = vramfit(&["--config", &p, "batch=1"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("model_type `stablelm` is not a family vramfit knows"),
+        "{err}"
+    );
+    assert!(err.contains("add --as-llama"), "{err}");
+    let (code, out, err) = vramfit(&["--config", &p, "--as-llama", "batch=1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.starts_with("vramfit: note: `stablelm` is not a family vramfit knows"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert!(v["notes"][0]
+        .as_str()
+        .is_some_and(|n| n.contains("Llama-like")));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (code, _, err) = vramfit(&["--config", "/nonexistent/config.json", "batch=1"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("vramfit: --config /nonexistent/config.json: "),
+        "{err}"
+    );
+}

@@ -536,3 +536,34 @@ pub fn model_keys() -> impl Iterator<Item = &'static str> {
         .map(|f| f.key)
         .chain(["dropout"])
 }
+
+/// Every config field the importer reads or refuses, for any family.
+pub fn known_fields() -> impl Iterator<Item = &'static str> {
+    Family::ALL
+        .iter()
+        .flat_map(|f| {
+            reader(*f)
+                .nums
+                .iter()
+                .flat_map(|(_, keys, _)| keys.iter().copied())
+        })
+        .chain(MEMORY_FIELDS.iter().copied())
+        .chain([
+            "tie_word_embeddings",
+            "resid_pdrop",
+            "embd_pdrop",
+            "attn_pdrop",
+            "attention_dropout",
+        ])
+}
+
+/// The architecture number a config field sets, in some family.
+pub fn number_of(field: &str) -> Option<ArchNum> {
+    Family::ALL.iter().find_map(|f| {
+        reader(*f)
+            .nums
+            .iter()
+            .find(|(_, keys, _)| keys.contains(&field))
+            .map(|(n, _, _)| *n)
+    })
+}

@@ -10,6 +10,8 @@ mod choice;
 pub mod estimate;
 pub mod explain;
 pub mod families;
+#[cfg(feature = "fuzz")]
+pub mod fuzz;
 pub mod gpus;
 pub mod hf_config;
 pub mod ledger;

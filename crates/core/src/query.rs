@@ -325,8 +325,13 @@ impl fmt::Display for Note {
 /// How a field is entered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldKind {
-    /// Typed digits (a text box).
-    Number,
+    /// A whole number in `min..=max`, typed (a text box).
+    Count { min: u64, max: u64 },
+    /// A decimal number in `min..=max` (as typed), typed.
+    Decimal {
+        min: &'static str,
+        max: &'static str,
+    },
     /// One of a closed list: `(query value, label)`.
     Choice(&'static [(&'static str, &'static str)]),
     /// `true` / `false`.
@@ -427,7 +432,10 @@ macro_rules! arch_number {
     ($num:expr) => {
         Field {
             key: $num.key(),
-            kind: FieldKind::Number,
+            kind: FieldKind::Count {
+                min: $num.min() as u64,
+                max: $num.max() as u64,
+            },
             group: Group::Architecture,
             label: $num.label(),
             help: $num.help(),
@@ -467,7 +475,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "params",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: ParamCount::MIN, max: ParamCount::MAX },
         group: Group::Model,
         label: "Parameters (N)",
         help: "Parameter count alone (seed formula only), e.g. 1.5e9, 1.5B or 124M.",
@@ -567,7 +575,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "batch",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: Batch::MIN as u64, max: Batch::MAX as u64 },
         group: Group::Run,
         label: "Batch size",
         help: "Sequences in one forward/backward pass, per GPU and micro-step.",
@@ -580,7 +588,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "seq",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: SeqLen::MIN as u64, max: SeqLen::MAX as u64 },
         group: Group::Run,
         label: "Sequence length",
         help: "Tokens per sequence.",
@@ -593,7 +601,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "grad_accum",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: GradAccum::MIN as u64, max: GradAccum::MAX as u64 },
         group: Group::Run,
         label: "Gradient accumulation",
         help: "Micro-batches summed before each optimizer step (gradients stay alive between them).",
@@ -632,7 +640,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "lora_r",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: 0, max: LoraRank::MAX as u64 },
         group: Group::Run,
         label: "LoRA rank",
         help: "LoRA adapters of this rank on every linear layer (0: full fine-tuning).",
@@ -659,7 +667,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "dropout",
-        kind: FieldKind::Number,
+        kind: FieldKind::Decimal { min: "0", max: "0.9999" },
         group: Group::Run,
         label: "Dropout",
         help: "Dropout probability replacing the model's own (GPT-2 uses 0.1, Llama-like 0).",
@@ -685,7 +693,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "gpus",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: Gpus::MIN as u64, max: Gpus::MAX as u64 },
         group: Group::Parallel,
         label: "GPUs (data parallel)",
         help: "Data-parallel GPUs; the estimate is per GPU.",
@@ -717,7 +725,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "ctx_mib",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: 0, max: 65_536 },
         group: Group::Overhead,
         label: "CUDA context (MiB)",
         help: "Memory the CUDA context and kernels take before any tensor (not in allocated bytes).",
@@ -731,7 +739,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "reserve_pct",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: 0, max: 100 },
         group: Group::Overhead,
         label: "Allocator reserve (%)",
         help: "What PyTorch's caching allocator holds above the live tensors at the peak, in percent.",
@@ -773,7 +781,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "capacity_gib",
-        kind: FieldKind::Number,
+        kind: FieldKind::Decimal { min: "0.001", max: "65536" },
         group: Group::Fit,
         label: "GPU memory (GiB)",
         help: "Your GPU's memory in GiB (2^30 bytes), as nvidia-smi shows it; decimals allowed.",
@@ -789,7 +797,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "probe_bytes",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: 1, max: 1 << 50 },
         group: Group::Fit,
         label: "Measured (bytes)",
         help: "What the in-page probe could allocate: a lower bound of the GPU's memory.",
@@ -840,7 +848,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "iters",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: Iters::MIN as u64, max: Iters::MAX as u64 },
         group: Group::View,
         label: "Steps shown",
         help: "Training steps drawn in the memory-over-steps chart.",
@@ -866,7 +874,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "leak_mib",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: 0, max: 1 << 24 },
         group: Group::View,
         label: "Leak per step (MiB)",
         help: "MiB kept every step when the leak is custom.",
@@ -879,7 +887,7 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "dataset_mib",
-        kind: FieldKind::Number,
+        kind: FieldKind::Count { min: 0, max: 1 << 24 },
         group: Group::View,
         label: "Data on the GPU (MiB)",
         help: "A dataset or other tensors put on the GPU once; counted in every phase.",
@@ -1159,20 +1167,23 @@ fn check_sequence(
     notices: &mut Vec<Notice>,
 ) -> Vec<Note> {
     let mut notes = Vec::new();
-    if let ModelSpec::Preset {
-        like_llama: Some(model_type),
-        ..
-    } = s.model
-    {
-        match s.arch.map(|a| a.family) {
-            Some(Family::Llama) => notes.push(Note::ReadAsLlama {
-                model_type: model_type.as_str().to_string(),
-            }),
-            Some(other) => notices.push(Notice::Unused {
-                key: "like_llama",
-                because: format!("the family is {}, not llama", other.key()),
-            }),
-            None => {}
+    if let ModelSpec::Preset { like_llama, .. } = &mut s.model {
+        if let Some(model_type) = *like_llama {
+            match s.arch.map(|a| a.family) {
+                Some(Family::Llama) => notes.push(Note::ReadAsLlama {
+                    model_type: model_type.as_str().to_string(),
+                }),
+                other => {
+                    notices.push(Notice::Unused {
+                        key: "like_llama",
+                        because: format!(
+                            "the family is {}, not llama",
+                            other.map_or("unknown", Family::key)
+                        ),
+                    });
+                    *like_llama = None;
+                }
+            }
         }
     }
     let Some(a) = s.arch else {

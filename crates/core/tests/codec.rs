@@ -296,3 +296,28 @@ fn read_as_llama_is_a_note_on_llama_only() {
         ["like_llama is not used: the family is qwen2, not llama"]
     );
 }
+
+/// A field's kind states its bounds (the fuzz campaign and the form read
+/// them); they are the bounds its value is checked against.
+#[test]
+fn every_count_field_takes_exactly_its_stated_bounds() {
+    use vramfit_core::query::FieldKind;
+    for f in FIELDS {
+        if let FieldKind::Count { min, max } = f.kind {
+            assert_eq!(f.validate(&min.to_string()), Ok(()), "{} min", f.key);
+            assert_eq!(f.validate(&max.to_string()), Ok(()), "{} max", f.key);
+            assert!(
+                f.validate(&(max + 1).to_string()).is_err(),
+                "{} max+1",
+                f.key
+            );
+            if min > 0 {
+                assert!(
+                    f.validate(&(min - 1).to_string()).is_err(),
+                    "{} min-1",
+                    f.key
+                );
+            }
+        }
+    }
+}

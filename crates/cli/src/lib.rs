@@ -1,0 +1,294 @@
+//! `vramfit '<query string>'`: the page's query string in, the same estimate
+//! out, as JSON (or a table with `--text`). Exit code 2 on bad input.
+//!
+//! The whole command is [`run`]: arguments in, exit code and output out, so
+//! it is tested (and fuzzed) in-process; `main` only prints.
+
+#[cfg(feature = "probe")]
+mod probe_cmd;
+
+use std::ffi::OsString;
+use vramfit_core::hf_config::{self, Reading};
+use vramfit_core::query::{self, RawQuery, FIELDS};
+use vramfit_core::{Estimate, Estimates, Scenario};
+
+const USAGE: &str = "\
+usage: vramfit [--text] [--config FILE [--as-llama]] '<query string>'
+       vramfit probe [--ceiling-gib N] [--json]   (built with --features probe)
+
+Estimates the GPU memory of a training run. The query string is the part of
+a vramfit page link after '?', e.g.
+
+  vramfit 'model=llama3.1-8b&dtype=amp_bf16&optim=adamw&batch=4&seq=2048'
+  vramfit 'params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048'   (seed formula only)
+  vramfit --config config.json 'batch=4&seq=4096'   (a Hugging Face config.json; query keys override)
+
+Prints the estimate as JSON; --text prints a table. --as-llama reads a
+config.json of a family vramfit does not know as a Llama-like decoder, by
+your choice (the result says so). Exit code 2 on bad input.
+
+keys:";
+
+enum Format {
+    Json,
+    Text,
+}
+
+struct Args {
+    format: Format,
+    query: String,
+    config: Option<String>,
+    reading: Reading,
+}
+
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
+    let mut format = Format::Json;
+    let mut query = None;
+    let mut config = None;
+    let mut reading = Reading::AsItSays;
+    let mut args = args;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--text" => format = Format::Text,
+            "--json" => format = Format::Json,
+            "--as-llama" => reading = Reading::AsLlama,
+            "--config" => match args.next() {
+                Some(path) if config.is_none() => config = Some(path),
+                Some(_) => return Err("--config is given more than once".into()),
+                None => return Err("--config needs a file".into()),
+            },
+            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
+            s if query.is_none() => query = Some(s.to_string()),
+            _ => {
+                return Err(
+                    "expected one query string (quote it: '&' splits shell commands)".into(),
+                )
+            }
+        }
+    }
+    if reading == Reading::AsLlama && config.is_none() {
+        return Err("--as-llama reads a config.json: give --config FILE".into());
+    }
+    Ok(Some(Args {
+        format,
+        query: query.unwrap_or_default(),
+        config,
+        reading,
+    }))
+}
+
+fn usage() -> String {
+    let mut s = USAGE.to_string();
+    for f in FIELDS {
+        s.push_str(&format!("\n  {:<13} {}", f.key, f.help));
+    }
+    s
+}
+
+fn table(e: &Estimate, out: &mut String) {
+    out.push_str(&format!(
+        "{:<4} {:<5} {:<15} {:>18} {:>10} {:>18} {:>10}\n",
+        "iter", "micro", "phase", "peak bytes", "peak GiB", "end bytes", "end GiB"
+    ));
+    for p in &e.phases {
+        out.push_str(&format!(
+            "{:<4} {:<5} {:<15} {:>18} {:>10.3} {:>18} {:>10.3}\n",
+            p.iteration,
+            p.micro_step,
+            p.phase.key(),
+            p.peak_bytes.get(),
+            p.peak_bytes.gib(),
+            p.end_bytes.get(),
+            p.end_bytes.gib(),
+        ));
+    }
+    out.push_str(&format!(
+        "peak: {} bytes ({}) in {} of iteration {}; allocated {} bytes\n",
+        e.peak_total_bytes.get(),
+        e.peak_total_bytes,
+        e.peak_phase.key(),
+        e.peak_iteration,
+        e.peak_allocated_bytes.get(),
+    ));
+    if let Some(p) = e.peak() {
+        for (c, b) in p.components.iter() {
+            out.push_str(&format!(
+                "  {:<26} {:>18} {:>10.3} GiB\n",
+                c.label(),
+                b.get(),
+                b.gib()
+            ));
+        }
+    }
+}
+
+fn text(all: &Estimates, s: &Scenario) -> String {
+    let mut out = format!("vramfit: {}\n", query::encode(s).to_query_string());
+    match s.arch {
+        Some(a) => out.push_str(&format!(
+            "model: {} ({} parameters; {} hidden, {} layers, {} heads, {} kv heads, {} ffn, {} vocab{})\n",
+            s.preset().map_or("custom", |p| p.name),
+            a.params(),
+            a.hidden,
+            a.layers,
+            a.heads,
+            a.kv_heads,
+            a.ffn,
+            a.vocab,
+            if a.tied { ", tied" } else { "" }
+        )),
+        None => out.push_str(&format!("model: {} parameters (no architecture)\n", s.params())),
+    }
+    for (name, r) in [("vramfit", &all.vramfit), ("seed formula", &all.seed)] {
+        out.push_str(&format!("\n== {name}\n"));
+        match r {
+            Ok(e) => table(e, &mut out),
+            Err(err) => out.push_str(&format!("not available: {err}\n")),
+        }
+    }
+    out
+}
+
+/// The arguments as text: a non-UTF-8 argument is bad input (exit 2), named
+/// by its position, never a panic.
+fn utf8_args(args: impl Iterator<Item = OsString>) -> Result<Vec<String>, (u8, String)> {
+    args.enumerate()
+        .map(|(i, a)| {
+            a.into_string().map_err(|a| {
+                (
+                    2,
+                    format!(
+                        "vramfit: argument {} is not valid UTF-8: {}",
+                        i + 1,
+                        a.to_string_lossy().chars().take(40).collect::<String>()
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Longest config.json read (a published one is a few KB).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The query keys a config.json file describes (read with the page's
+/// importer), then the query's own keys on top.
+fn with_config(path: &str, reading: Reading, query: &str) -> Result<RawQuery, (u8, String)> {
+    let err = |e: String| (2, format!("vramfit: --config {}: {e}", quote(path)));
+    let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(err(format!(
+            "{} bytes: a config.json is at most {MAX_CONFIG_BYTES}",
+            meta.len()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    let imported = hf_config::parse_as(&text, reading).map_err(|e| {
+        let hint = if e.can_read_as_llama() && reading == Reading::AsItSays {
+            " (add --as-llama to estimate it as a Llama-like decoder anyway)"
+        } else {
+            ""
+        };
+        err(format!("{e}{hint}"))
+    })?;
+    let mut raw = RawQuery::default();
+    for (k, v) in imported.changes() {
+        raw.set(k, &v);
+    }
+    for (k, v) in RawQuery::parse(query).pairs() {
+        raw.set(k, v);
+    }
+    Ok(raw)
+}
+
+/// A path or argument, short and printable, for a message.
+fn quote(s: &str) -> String {
+    let clean: String = s.chars().filter(|c| !c.is_control()).take(80).collect();
+    if s.chars().count() > 80 {
+        format!("{clean}…")
+    } else {
+        clean
+    }
+}
+
+/// What one run of the command printed, and its exit code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub code: u8,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+fn estimate(argv: Vec<String>, stderr: &mut String) -> Result<String, (u8, String)> {
+    let args = match parse_args(argv.into_iter()) {
+        Ok(Some(a)) => a,
+        Ok(None) => return Ok(usage() + "\n"),
+        Err(e) => return Err((2, format!("vramfit: {e}\n\n{}", usage()))),
+    };
+    let raw = match &args.config {
+        Some(path) => with_config(path, args.reading, &args.query)?,
+        None => RawQuery::parse(&args.query),
+    };
+    let decoded = query::decode(&raw);
+    if !decoded.notices.is_empty() {
+        // Every problem, up to ten: a query of 64 unknown keys is one
+        // mistake, not 64 screens.
+        const SHOWN: usize = 10;
+        let n = decoded.notices.len();
+        let mut lines: Vec<String> = decoded
+            .notices
+            .iter()
+            .take(SHOWN)
+            .map(|n| format!("vramfit: {n}"))
+            .collect();
+        if n > SHOWN {
+            lines.push(format!("vramfit: … and {} more", n - SHOWN));
+        }
+        return Err((2, lines.join("\n")));
+    }
+    let scenario = decoded.scenario;
+    let notes: Vec<String> = decoded.notes.iter().map(ToString::to_string).collect();
+    for n in &notes {
+        stderr.push_str(&format!("vramfit: note: {n}\n"));
+    }
+    let all = Estimates::new(&scenario);
+    Ok(match args.format {
+        Format::Text => text(&all, &scenario),
+        Format::Json => {
+            let mut doc = all
+                .document(&scenario)
+                .map_err(|e| (2, format!("vramfit: {e}")))?;
+            doc.notes.extend(notes);
+            doc.to_json() + "\n"
+        }
+    })
+}
+
+/// The whole command: `args` without the program name.
+pub fn run(args: impl Iterator<Item = OsString>) -> Outcome {
+    let mut stderr = String::new();
+    let result = utf8_args(args).and_then(|argv| match argv.first().map(String::as_str) {
+        #[cfg(feature = "probe")]
+        Some("probe") => probe_cmd::run(&argv[1..]),
+        #[cfg(not(feature = "probe"))]
+        Some("probe") => Err((
+            2,
+            "vramfit: this build has no probe; build it with `cargo build -p vramfit-cli --features probe`"
+                .to_string(),
+        )),
+        _ => estimate(argv, &mut stderr),
+    });
+    match result {
+        Ok(stdout) => Outcome {
+            code: 0,
+            stdout,
+            stderr,
+        },
+        Err((code, msg)) => Outcome {
+            code,
+            stdout: String::new(),
+            stderr: stderr + &msg + "\n",
+        },
+    }
+}
