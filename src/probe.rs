@@ -8,7 +8,11 @@
 //! `probe-export`, `probe-start`, `probe-cancel`, `probe-status`, and
 //! `probe-result` with `data-bytes` (exact allocated bytes) and
 //! `data-outcome` (the outcome key: `oom`, `ceiling`, `swap`, `time`,
-//! `cancelled`, `unsupported`, `no-adapter`, `device-lost`).
+//! `cancelled`, `unsupported`, `no-adapter`, `device-lost`). Without WebGPU
+//! (or when the probe's worker cannot start) there is nothing to click: the
+//! `probe-result` then appears as soon as the section is opened, inside
+//! `probe-adapter`, with `data-bytes="0"`, the outcome `no-adapter` or
+//! `unsupported`, and the message saying what to do instead.
 
 use leptos::html::Details;
 use leptos::prelude::*;
@@ -138,14 +142,29 @@ fn status_line(adapter: &Adapter, run: Run, ceiling: Bytes) -> String {
             o => format!("Done ({}). Everything allocated was freed.", o.key()),
         },
         Run::Idle => match adapter {
-            Adapter::Missing(o) => o.message().to_string(),
-            Adapter::Broken(e) => format!("The probe could not start: {e}."),
+            Adapter::Missing(o) => format!("Not measured ({}); nothing was allocated.", o.key()),
+            Adapter::Broken(_) => format!(
+                "Not measured ({}); nothing was allocated.",
+                Outcome::Unsupported.key()
+            ),
             _ => format!(
                 "Not measured yet. The probe allocates GPU memory up to {} (your estimate plus a \
                  margin), then frees it. It starts only when you click.",
                 gib(ceiling)
             ),
         },
+    }
+}
+
+/// The result of a probe that cannot run here (no WebGPU, no adapter, or
+/// no worker): 0 bytes, the outcome, and what to do instead.
+fn missing_result(outcome: Outcome, message: String) -> impl IntoView {
+    view! {
+        <div class="probe-result" data-testid="probe-result" data-bytes="0"
+            data-outcome=outcome.key()>
+            <p><strong>"No GPU memory can be measured in this browser."</strong></p>
+            <p class="error">{message}</p>
+        </div>
     }
 }
 
@@ -473,12 +492,17 @@ pub fn ProbePanel(
             {move || match adapter.get() {
                 Adapter::Closed | Adapter::Asking => view! { <p class="hint">"Asking the browser for its GPU adapter…"</p> }.into_any(),
                 Adapter::Broken(e) => view! {
-                    <p class="error" data-testid="probe-adapter" data-outcome="unsupported">
-                        {format!("The probe could not start: {e}. Choose your GPU from the list or type its memory.")}
-                    </p>
+                    <div data-testid="probe-adapter" data-outcome=Outcome::Unsupported.key()>
+                        {missing_result(
+                            Outcome::Unsupported,
+                            format!("The probe could not start: {e}. Choose your GPU from the list or type its memory."),
+                        )}
+                    </div>
                 }.into_any(),
                 Adapter::Missing(o) => view! {
-                    <p class="error" data-testid="probe-adapter" data-outcome=o.key()>{o.message()}</p>
+                    <div data-testid="probe-adapter" data-outcome=o.key()>
+                        {missing_result(o, o.message().to_string())}
+                    </div>
                 }.into_any(),
                 Adapter::Ready(r) => view! { <AdapterDetails report=r export=export/> }.into_any(),
             }}

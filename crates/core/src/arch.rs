@@ -8,7 +8,10 @@
 //! not fit.
 
 pub use crate::families::Family;
-use crate::families::{AttnBias, Layout, Mlp, Norm, Positions, Qkv};
+use crate::families::{
+    AttnBias, EmbedScale, KvHeads, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router,
+    Shared,
+};
 use serde::Serialize;
 use std::fmt;
 
@@ -78,6 +81,27 @@ arch_nums! {
     Positions = "positions", positions, "Positions",
         "Learned positions (GPT-2's n_positions: a hard limit on seq); with rotary positions the trained context length (0: unknown).",
         0, 1 << 24;
+    Experts = "experts", experts, "Experts",
+        "Routed experts per MoE layer (num_local_experts, num_experts, n_routed_experts); 0 for a dense model.",
+        0, 1 << 16;
+    ExpertsPerToken = "experts_per_token", experts_per_token, "Experts per token",
+        "Experts each token is routed to (num_experts_per_tok, top-k).", 0, 1 << 16;
+    MoeFfn = "moe_ffn", moe_ffn, "Expert MLP size",
+        "Inner width of one expert (moe_intermediate_size; Mixtral's intermediate_size).", 0, 1 << 22;
+    SharedExperts = "shared_experts", shared_experts, "Shared experts",
+        "Shared experts every token goes through, as multiples of the expert width (DeepSeek n_shared_experts; Qwen2-MoE shared_expert_intermediate_size / moe_intermediate_size).",
+        0, 1 << 10;
+    DenseLayers = "dense_layers", dense_layers, "Dense layers first",
+        "Layers before the first MoE layer, with a dense MLP of ffn (DeepSeek's first_k_dense_replace).", 0, 1 << 14;
+    QLoraRank = "q_lora_rank", q_lora_rank, "Query compression rank",
+        "Multi-head latent attention: rank of the query's low-rank projection (0: a plain q_proj).", 0, 1 << 20;
+    KvLoraRank = "kv_lora_rank", kv_lora_rank, "KV compression rank",
+        "Multi-head latent attention: width of the compressed key/value.", 0, 1 << 20;
+    RopeDim = "rope_dim", rope_dim, "Rotary head part",
+        "Multi-head latent attention: the rotary part of each query/key head (qk_rope_head_dim); head_dim is the whole head.",
+        0, 1 << 20;
+    VHeadDim = "v_head_dim", v_head_dim, "Value head dimension",
+        "Multi-head latent attention: width of one value head.", 0, 1 << 20;
 }
 
 /// A decoder-only transformer, as its `config.json` describes it.
@@ -102,6 +126,48 @@ pub struct Architecture {
     /// Learned absolute positions (GPT-2's `n_positions`); for rotary
     /// families the trained context length, 0 when unknown.
     pub positions: u32,
+    /// Routed experts per MoE layer (0: dense).
+    pub experts: u32,
+    pub experts_per_token: u32,
+    /// One expert's inner width.
+    pub moe_ffn: u32,
+    /// The shared expert's width in expert widths (0: none).
+    pub shared_experts: u32,
+    /// Dense layers before the MoE layers.
+    pub dense_layers: u32,
+    /// Multi-head latent attention (0 elsewhere): the query's low rank (0:
+    /// none), the compressed kv width, the rotary part of a head, the value
+    /// head width.
+    pub q_lora_rank: u32,
+    pub kv_lora_rank: u32,
+    pub rope_dim: u32,
+    pub v_head_dim: u32,
+}
+
+impl Architecture {
+    /// Every number 0 and the default family: a base for constructors
+    /// (`Architecture { hidden: .., ..Architecture::BLANK }`), never a model.
+    pub const BLANK: Architecture = Architecture {
+        family: Family::Llama,
+        hidden: 0,
+        layers: 0,
+        heads: 0,
+        kv_heads: 0,
+        head_dim: 0,
+        ffn: 0,
+        vocab: 0,
+        tied: false,
+        positions: 0,
+        experts: 0,
+        experts_per_token: 0,
+        moe_ffn: 0,
+        shared_experts: 0,
+        dense_layers: 0,
+        q_lora_rank: 0,
+        kv_lora_rank: 0,
+        rope_dim: 0,
+        v_head_dim: 0,
+    };
 }
 
 /// Why a set of architecture numbers cannot be a model.
@@ -122,6 +188,18 @@ pub enum ArchError {
     },
     /// A learned position table needs at least one row.
     LearnedPositions { family: Family },
+    /// A number this family does not have must be 0.
+    NotInFamily { num: ArchNum, family: Family },
+    /// A number this family needs is 0.
+    Needed { num: ArchNum, family: Family },
+    /// More experts per token than experts.
+    ExpertsPerToken { k: u32, experts: u32 },
+    /// More dense layers than layers.
+    DenseLayers { dense: u32, layers: u32 },
+    /// The rotary part of a latent-attention head must be smaller than it.
+    RopeDim { rope_dim: u32, head_dim: u32 },
+    /// GPTBigCode: kv_heads is 1 (multi-query) or heads.
+    MultiQuery { kv_heads: u32, heads: u32 },
     /// GPT-2 has no GQA.
     NoGqa {
         family: Family,
@@ -136,6 +214,11 @@ impl ArchError {
         match self {
             ArchError::TooSmall { num, .. } => num.key(),
             ArchError::LearnedPositions { .. } => "positions",
+            ArchError::NotInFamily { num, .. } | ArchError::Needed { num, .. } => num.key(),
+            ArchError::ExpertsPerToken { .. } => "experts_per_token",
+            ArchError::DenseLayers { .. } => "dense_layers",
+            ArchError::RopeDim { .. } => "rope_dim",
+            ArchError::MultiQuery { .. } => "kv_heads",
             ArchError::HeadsDoNotDivideHidden { .. } => "heads",
             ArchError::KvHeadsDoNotDivideHeads { .. } | ArchError::NoGqa { .. } => "kv_heads",
             ArchError::FusedHeadDim { .. } => "head_dim",
@@ -147,6 +230,35 @@ impl fmt::Display for ArchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ArchError::TooSmall { num, min } => write!(f, "{} must be at least {min}", num.key()),
+            ArchError::NotInFamily { num, family } => write!(
+                f,
+                "{} has no {}: it must be 0",
+                family.label(),
+                num.label().to_lowercase()
+            ),
+            ArchError::Needed { num, family } => write!(
+                f,
+                "{} needs {} ({}) of at least 1",
+                family.label(),
+                num.label().to_lowercase(),
+                num.key()
+            ),
+            ArchError::ExpertsPerToken { k, experts } => write!(
+                f,
+                "experts_per_token ({k}) must be at most experts ({experts})"
+            ),
+            ArchError::DenseLayers { dense, layers } => write!(
+                f,
+                "dense_layers ({dense}) must be at most layers ({layers})"
+            ),
+            ArchError::RopeDim { rope_dim, head_dim } => write!(
+                f,
+                "rope_dim ({rope_dim}) must be less than head_dim ({head_dim}), which includes it"
+            ),
+            ArchError::MultiQuery { kv_heads, heads } => write!(
+                f,
+                "GPTBigCode has multi-query or full attention: kv_heads ({kv_heads}) must be 1 or heads ({heads})"
+            ),
             ArchError::LearnedPositions { family } => write!(
                 f,
                 "{} learns a position table: positions must be at least 1",
@@ -193,6 +305,10 @@ pub enum Role {
     Mlp,
     /// The output projection (never a LoRA target).
     Head,
+    /// An MoE router's weight (a parameter, not a linear layer).
+    Router,
+    /// Stacked experts (3-D parameters, not linear layers).
+    Expert,
 }
 
 /// The projections LoRA can target, as sets (a fused module serves several).
@@ -209,8 +325,62 @@ impl Proj {
     pub const UP: Proj = Proj(32);
     pub const DOWN: Proj = Proj(64);
 
+    /// A linear layer that is none of the seven (Qwen2-MoE's
+    /// `shared_expert_gate`): only "all-linear" adapts it.
+    pub const OTHER: Proj = Proj(128);
+    /// q, k and v together (a fused projection).
+    pub const QKV: Proj = Proj(1 | 2 | 4);
+    /// q, k, v and o.
+    pub const ATTN: Proj = Proj(1 | 2 | 4 | 8);
+    /// Every linear layer but the output head: peft's "all-linear".
+    pub const ALL: Proj = Proj(255);
+    /// Each projection with its query-string name, in canonical order.
+    pub const NAMES: [(Proj, &'static str); 7] = [
+        (Proj::Q, "q"),
+        (Proj::K, "k"),
+        (Proj::V, "v"),
+        (Proj::O, "o"),
+        (Proj::GATE, "gate"),
+        (Proj::UP, "up"),
+        (Proj::DOWN, "down"),
+    ];
+
     pub const fn or(self, other: Proj) -> Proj {
         Proj(self.0 | other.0)
+    }
+
+    /// The names of the projections in `self`, in canonical order.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        Proj::NAMES
+            .into_iter()
+            .filter(move |(p, _)| p.within(self))
+            .map(|(_, n)| n)
+    }
+
+    /// The query-string text: `all`, `attn`, or a comma list (`q,v`).
+    pub fn text(self) -> String {
+        match self {
+            Proj::ALL => "all".into(),
+            Proj::ATTN => "attn".into(),
+            p => p.names().collect::<Vec<_>>().join(","),
+        }
+    }
+
+    /// Reads `all`, `attn` or a comma list of q, k, v, o, gate, up, down
+    /// (peft's module names `q_proj`, ... are accepted too).
+    pub fn parse(text: &str) -> Option<Proj> {
+        match text.trim() {
+            "all" | "all-linear" => return Some(Proj::ALL),
+            "attn" => return Some(Proj::ATTN),
+            _ => {}
+        }
+        let mut set = Proj::NONE;
+        for part in text.split(',').map(str::trim) {
+            let name = part.strip_suffix("_proj").unwrap_or(part);
+            let (p, _) = Proj::NAMES.iter().find(|(_, n)| *n == name)?;
+            set = set.or(*p);
+        }
+        (!set.is_empty()).then_some(set)
     }
 
     pub const fn is_empty(self) -> bool {
@@ -228,11 +398,36 @@ impl Proj {
     }
 }
 
+/// What LoRA adapts: every linear layer whose projections are all in the
+/// target set (peft's "all-linear" is every projection; the output head is
+/// never one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lora {
+    pub r: u64,
+    pub targets: Proj,
+}
+
+impl Lora {
+    /// Whether a module computing `proj` gets an adapter.
+    pub fn adapts(&self, proj: Proj) -> bool {
+        !proj.is_empty() && proj.within(self.targets)
+    }
+}
+
+impl Serialize for Proj {
+    /// As the query-string text (`all`, `attn`, `q,v`).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text())
+    }
+}
+
 /// One parameter tensor (a module's weight, with its bias when it has one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParamTensor {
     /// The module's name in transformers, e.g. `q_proj`.
     pub name: &'static str,
+    /// Experts stacked in one 3-D parameter (1 otherwise).
+    pub stack: u64,
     /// Output features (or a vector's length).
     pub rows: u64,
     /// Input features; 1 for a vector.
@@ -249,6 +444,7 @@ impl ParamTensor {
     const fn new(name: &'static str, rows: u64, cols: u64, role: Role) -> Self {
         ParamTensor {
             name,
+            stack: 1,
             rows,
             cols,
             bias: false,
@@ -258,13 +454,14 @@ impl ParamTensor {
     }
 
     const fn linear(name: &'static str, out: u64, inp: u64, bias: bool, proj: Proj) -> Self {
-        let role = if proj.within(Proj::Q.or(Proj::K).or(Proj::V).or(Proj::O)) {
+        let role = if proj.within(Proj::ATTN) {
             Role::Attention
         } else {
             Role::Mlp
         };
         ParamTensor {
             name,
+            stack: 1,
             rows: out,
             cols: inp,
             bias,
@@ -275,12 +472,17 @@ impl ParamTensor {
 
     /// Elements of the weight.
     pub fn weight_elems(&self) -> u128 {
-        u128::from(self.rows) * u128::from(self.cols)
+        u128::from(self.stack) * u128::from(self.rows) * u128::from(self.cols)
     }
 
     /// Elements of the weight and its bias.
     pub fn elems(&self) -> u128 {
-        self.weight_elems() + if self.bias { u128::from(self.rows) } else { 0 }
+        self.weight_elems()
+            + if self.bias {
+                u128::from(self.stack) * u128::from(self.rows)
+            } else {
+                0
+            }
     }
 
     /// Tensors: the weight, and the bias.
@@ -321,6 +523,7 @@ impl Architecture {
             });
         }
         let spec = self.family.spec();
+        let family = self.family;
         for &num in ArchNum::ALL {
             if num.get(self) < num.min() {
                 return Err(ArchError::TooSmall {
@@ -330,9 +533,7 @@ impl Architecture {
             }
         }
         if spec.positions == Positions::Learned && self.positions == 0 {
-            return Err(ArchError::LearnedPositions {
-                family: self.family,
-            });
+            return Err(ArchError::LearnedPositions { family });
         }
         if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(ArchError::KvHeadsDoNotDivideHeads {
@@ -340,23 +541,72 @@ impl Architecture {
                 heads: self.heads,
             });
         }
-        if spec.layout == Layout::Gpt2 {
-            // GPT-2's Conv1D attention: no GQA, heads × head_dim = hidden.
-            if self.kv_heads != self.heads {
+        match spec.kv_heads {
+            KvHeads::Grouped => {}
+            KvHeads::Same if self.kv_heads != self.heads => {
                 return Err(ArchError::NoGqa {
-                    family: self.family,
+                    family,
                     kv_heads: self.kv_heads,
                     heads: self.heads,
-                });
+                })
             }
-            if self.q_dim() != u64::from(self.hidden) {
-                return Err(ArchError::FusedHeadDim {
-                    family: self.family,
+            KvHeads::OneOrSame if self.kv_heads != 1 && self.kv_heads != self.heads => {
+                return Err(ArchError::MultiQuery {
+                    kv_heads: self.kv_heads,
                     heads: self.heads,
-                    head_dim: self.head_dim,
-                    hidden: self.hidden,
-                });
+                })
             }
+            KvHeads::Same | KvHeads::OneOrSame => {}
+        }
+        if spec.layout == Layout::Gpt2 && self.q_dim() != u64::from(self.hidden) {
+            // A Conv1D attention: heads × head_dim = hidden.
+            return Err(ArchError::FusedHeadDim {
+                family,
+                heads: self.heads,
+                head_dim: self.head_dim,
+                hidden: self.hidden,
+            });
+        }
+        // Numbers a family has (needed ≥ 1) and has not (must be 0).
+        let moe = spec.moe.is_some();
+        let shared = spec.moe.is_some_and(|m| m.shared != Shared::None);
+        let latent = spec.qkv == Qkv::Latent;
+        for (num, has, needed) in [
+            (ArchNum::Experts, moe, moe),
+            (ArchNum::ExpertsPerToken, moe, moe),
+            (ArchNum::MoeFfn, moe, moe),
+            (ArchNum::SharedExperts, shared, false),
+            (ArchNum::DenseLayers, moe, false),
+            (ArchNum::QLoraRank, latent, false),
+            (ArchNum::KvLoraRank, latent, latent),
+            (ArchNum::RopeDim, latent, latent),
+            (ArchNum::VHeadDim, latent, latent),
+        ] {
+            let v = num.get(self);
+            if !has && v != 0 {
+                return Err(ArchError::NotInFamily { num, family });
+            }
+            if needed && v == 0 {
+                return Err(ArchError::Needed { num, family });
+            }
+        }
+        if self.experts_per_token > self.experts {
+            return Err(ArchError::ExpertsPerToken {
+                k: self.experts_per_token,
+                experts: self.experts,
+            });
+        }
+        if self.dense_layers > self.layers {
+            return Err(ArchError::DenseLayers {
+                dense: self.dense_layers,
+                layers: self.layers,
+            });
+        }
+        if latent && self.rope_dim >= self.head_dim {
+            return Err(ArchError::RopeDim {
+                rope_dim: self.rope_dim,
+                head_dim: self.head_dim,
+            });
         }
         Ok(())
     }
@@ -371,28 +621,45 @@ impl Architecture {
         u64::from(self.kv_heads) * u64::from(self.head_dim)
     }
 
+    /// Width of the attention output (`heads × v_head_dim` with latent
+    /// attention, the query width otherwise).
+    pub fn o_dim(&self) -> u64 {
+        match self.family.spec().qkv {
+            Qkv::Latent => u64::from(self.heads) * u64::from(self.v_head_dim),
+            Qkv::Separate | Qkv::Fused => self.q_dim(),
+        }
+    }
+
+    /// The layers, by kind: dense first, then MoE (a dense family has only
+    /// dense ones).
+    pub fn layer_kinds(&self) -> [(LayerKind, u64); 2] {
+        let moe = if self.family.spec().moe.is_some() {
+            u64::from(self.layers - self.dense_layers.min(self.layers))
+        } else {
+            0
+        };
+        [
+            (LayerKind::Dense, u64::from(self.layers) - moe),
+            (LayerKind::Moe, moe),
+        ]
+    }
+
     /// Visits every parameter tensor in `model.parameters()` order, with
     /// where it sits.
     ///
     /// Source: the `__init__` of each family's modules in transformers 5.23
     /// (GPT-2: `wte`, `wpe`, each `GPT2Block`'s `ln_1`, `c_attn`, `c_proj`,
-    /// `ln_2`, `c_fc`, `c_proj`, then `ln_f`; Llama-likes: `embed_tokens`,
-    /// each layer's attention, MLP and two norms, then `norm` and an untied
-    /// `lm_head`).
+    /// `ln_2`, `c_fc`, `c_proj`, then `ln_f`; the others: `embed_tokens`,
+    /// each layer's attention, MLP (or router, experts and shared expert)
+    /// and norms, then `norm` and an untied `lm_head`). Experts are 3-D
+    /// parameters (transformers 5 stacks them: `gate_up_proj` [E, 2f, h],
+    /// `down_proj` [E, h, f]).
     pub fn for_each_tensor(&self, mut f: impl FnMut(Place, &ParamTensor)) {
         let spec = self.family.spec();
-        let (h, v, ff) = (
-            u64::from(self.hidden),
-            u64::from(self.vocab),
-            u64::from(self.ffn),
-        );
-        let (q, kv) = (self.q_dim(), self.kv_dim());
-        let layers = Place::Layers {
-            count: u64::from(self.layers),
-        };
-        let norm = |name| ParamTensor {
+        let (h, v) = (u64::from(self.hidden), u64::from(self.vocab));
+        let norm = |name, width| ParamTensor {
             bias: spec.norm == Norm::LayerNorm,
-            ..ParamTensor::new(name, h, 1, Role::Norm)
+            ..ParamTensor::new(name, width, 1, Role::Norm)
         };
 
         f(
@@ -410,97 +677,211 @@ impl Architecture {
                 ),
             );
         }
-
-        // One decoder layer.
-        let qkv_bias = spec.attn_bias != AttnBias::None;
-        let o_bias = spec.attn_bias == AttnBias::All;
-        let pre_norms = spec.layout == Layout::Gpt2;
-        if pre_norms {
-            f(layers, &norm("ln_1"));
-        }
-        match spec.qkv {
-            Qkv::Separate => {
-                f(
-                    layers,
-                    &ParamTensor::linear("q_proj", q, h, qkv_bias, Proj::Q),
-                );
-                f(
-                    layers,
-                    &ParamTensor::linear("k_proj", kv, h, qkv_bias, Proj::K),
-                );
-                f(
-                    layers,
-                    &ParamTensor::linear("v_proj", kv, h, qkv_bias, Proj::V),
-                );
-                f(
-                    layers,
-                    &ParamTensor::linear("o_proj", h, q, o_bias, Proj::O),
-                );
-            }
-            Qkv::Fused => {
-                let qkv = Proj::Q.or(Proj::K).or(Proj::V);
-                let (fused, o) = if pre_norms {
-                    ("c_attn", "c_proj")
-                } else {
-                    ("qkv_proj", "o_proj")
-                };
-                if !pre_norms {
-                    // Phi3Attention registers o_proj before qkv_proj.
-                    f(layers, &ParamTensor::linear(o, h, q, o_bias, Proj::O));
-                }
-                f(
-                    layers,
-                    &ParamTensor::linear(fused, q + 2 * kv, h, qkv_bias, qkv),
-                );
-                if pre_norms {
-                    f(layers, &ParamTensor::linear(o, h, q, o_bias, Proj::O));
-                }
+        for (kind, count) in self.layer_kinds() {
+            if count > 0 {
+                self.layer_tensors(kind, Place::Layers { count }, &mut f);
             }
         }
-        if pre_norms {
-            f(layers, &norm("ln_2"));
-        }
-        match spec.mlp {
-            Mlp::Gated => {
-                f(
-                    layers,
-                    &ParamTensor::linear("gate_proj", ff, h, false, Proj::GATE),
-                );
-                f(
-                    layers,
-                    &ParamTensor::linear("up_proj", ff, h, false, Proj::UP),
-                );
-                f(
-                    layers,
-                    &ParamTensor::linear("down_proj", h, ff, false, Proj::DOWN),
-                );
-            }
-            Mlp::GatedFused => {
-                f(
-                    layers,
-                    &ParamTensor::linear("gate_up_proj", 2 * ff, h, false, Proj::GATE.or(Proj::UP)),
-                );
-                f(
-                    layers,
-                    &ParamTensor::linear("down_proj", h, ff, false, Proj::DOWN),
-                );
-            }
-            Mlp::Plain => {
-                f(layers, &ParamTensor::linear("c_fc", ff, h, true, Proj::UP));
-                f(
-                    layers,
-                    &ParamTensor::linear("c_proj", h, ff, true, Proj::DOWN),
-                );
-            }
-        }
-        if !pre_norms {
-            f(layers, &norm("input_layernorm"));
-            f(layers, &norm("post_attention_layernorm"));
-        }
-
-        f(Place::After, &norm("norm"));
+        f(Place::After, &norm("norm", h));
         if !self.tied {
             f(Place::After, &ParamTensor::new("lm_head", v, h, Role::Head));
+        }
+    }
+
+    /// One decoder layer's tensors.
+    fn layer_tensors(&self, kind: LayerKind, at: Place, f: &mut impl FnMut(Place, &ParamTensor)) {
+        let spec = self.family.spec();
+        let (h, ff) = (u64::from(self.hidden), u64::from(self.ffn));
+        let (q, kv, o) = (self.q_dim(), self.kv_dim(), self.o_dim());
+        let hd = u64::from(self.head_dim);
+        let mut put = |t: ParamTensor| f(at, &t);
+        let norm = |name, width| ParamTensor {
+            bias: spec.norm == Norm::LayerNorm,
+            ..ParamTensor::new(name, width, 1, Role::Norm)
+        };
+        let qkv_bias = spec.attn_bias != AttnBias::None;
+        let o_bias = spec.attn_bias == AttnBias::All;
+        let gpt2 = spec.layout == Layout::Gpt2;
+        if gpt2 {
+            put(norm("ln_1", h));
+        }
+        // Attention.
+        match spec.qkv {
+            Qkv::Separate => {
+                put(ParamTensor::linear("q_proj", q, h, qkv_bias, Proj::Q));
+                put(ParamTensor::linear("k_proj", kv, h, qkv_bias, Proj::K));
+                put(ParamTensor::linear("v_proj", kv, h, qkv_bias, Proj::V));
+                put(ParamTensor::linear("o_proj", h, o, o_bias, Proj::O));
+            }
+            Qkv::Fused if gpt2 => {
+                put(ParamTensor::linear(
+                    "c_attn",
+                    q + 2 * kv,
+                    h,
+                    qkv_bias,
+                    Proj::QKV,
+                ));
+                put(ParamTensor::linear("c_proj", h, o, o_bias, Proj::O));
+            }
+            Qkv::Fused => {
+                // Phi3Attention registers o_proj before qkv_proj.
+                put(ParamTensor::linear("o_proj", h, o, o_bias, Proj::O));
+                put(ParamTensor::linear(
+                    "qkv_proj",
+                    q + 2 * kv,
+                    h,
+                    qkv_bias,
+                    Proj::QKV,
+                ));
+            }
+            Qkv::Latent => {
+                let (ql, kvl, rope) = (
+                    u64::from(self.q_lora_rank),
+                    u64::from(self.kv_lora_rank),
+                    u64::from(self.rope_dim),
+                );
+                let nope_v = u64::from(self.heads) * (hd - rope + u64::from(self.v_head_dim));
+                if ql > 0 {
+                    put(ParamTensor::linear("q_a_proj", ql, h, false, Proj::Q));
+                    put(norm("q_a_layernorm", ql));
+                    put(ParamTensor::linear("q_b_proj", q, ql, false, Proj::Q));
+                } else {
+                    put(ParamTensor::linear("q_proj", q, h, false, Proj::Q));
+                }
+                let kvp = Proj::K.or(Proj::V);
+                put(ParamTensor::linear(
+                    "kv_a_proj_with_mqa",
+                    kvl + rope,
+                    h,
+                    false,
+                    kvp,
+                ));
+                put(norm("kv_a_layernorm", kvl));
+                put(ParamTensor::linear("kv_b_proj", nope_v, kvl, false, kvp));
+                put(ParamTensor::linear("o_proj", h, o, false, Proj::O));
+            }
+        }
+        match spec.qk_norm {
+            QkNorm::None => {}
+            QkNorm::PerHead => {
+                put(norm("q_norm", hd));
+                put(norm("k_norm", hd));
+            }
+            QkNorm::Whole => {
+                put(norm("q_norm", q));
+                put(norm("k_norm", kv));
+            }
+        }
+        if spec.sinks {
+            put(ParamTensor::new(
+                "sinks",
+                u64::from(self.heads),
+                1,
+                Role::Attention,
+            ));
+        }
+        if gpt2 {
+            put(norm("ln_2", h));
+        }
+        // The MLP, or the experts.
+        match (kind, spec.moe) {
+            (LayerKind::Moe, Some(moe)) => {
+                let (e, mf) = (u64::from(self.experts), u64::from(self.moe_ffn));
+                let router = ParamTensor {
+                    bias: moe.router == Router::TopKSoftmax,
+                    ..ParamTensor::new("router", e, h, Role::Router)
+                };
+                let experts = [
+                    ParamTensor {
+                        stack: e,
+                        ..ParamTensor::new("experts.gate_up_proj", 2 * mf, h, Role::Expert)
+                    },
+                    ParamTensor {
+                        stack: e,
+                        ..ParamTensor::new("experts.down_proj", h, mf, Role::Expert)
+                    },
+                ];
+                // 2-D biases [E, out] (gpt-oss), tensors of their own.
+                let biases = [
+                    ParamTensor::new("experts.gate_up_proj_bias", e, 2 * mf, Role::Expert),
+                    ParamTensor::new("experts.down_proj_bias", e, h, Role::Expert),
+                ];
+                let sf = u64::from(self.shared_experts) * mf;
+                let shared = [
+                    ParamTensor::linear("shared_expert.gate_proj", sf, h, false, Proj::GATE),
+                    ParamTensor::linear("shared_expert.up_proj", sf, h, false, Proj::UP),
+                    ParamTensor::linear("shared_expert.down_proj", h, sf, false, Proj::DOWN),
+                ];
+                let put_experts = |put: &mut dyn FnMut(ParamTensor)| {
+                    put(experts[0]);
+                    if moe.expert_bias {
+                        put(biases[0]);
+                    }
+                    put(experts[1]);
+                    if moe.expert_bias {
+                        put(biases[1]);
+                    }
+                };
+                if moe.router_first {
+                    put(router);
+                    put_experts(&mut put);
+                } else {
+                    put_experts(&mut put);
+                    put(router);
+                }
+                if sf > 0 {
+                    for t in shared {
+                        put(t);
+                    }
+                    if moe.shared == Shared::Gated {
+                        put(ParamTensor::linear(
+                            "shared_expert_gate",
+                            1,
+                            h,
+                            false,
+                            Proj::OTHER,
+                        ));
+                    }
+                }
+            }
+            (LayerKind::Dense, _) | (LayerKind::Moe, None) => match spec.mlp {
+                Mlp::Gated => {
+                    put(ParamTensor::linear("gate_proj", ff, h, false, Proj::GATE));
+                    put(ParamTensor::linear("up_proj", ff, h, false, Proj::UP));
+                    put(ParamTensor::linear("down_proj", h, ff, false, Proj::DOWN));
+                }
+                Mlp::GatedFused => {
+                    put(ParamTensor::linear(
+                        "gate_up_proj",
+                        2 * ff,
+                        h,
+                        false,
+                        Proj::GATE.or(Proj::UP),
+                    ));
+                    put(ParamTensor::linear("down_proj", h, ff, false, Proj::DOWN));
+                }
+                Mlp::Plain => {
+                    put(ParamTensor::linear("c_fc", ff, h, true, Proj::UP));
+                    put(ParamTensor::linear("c_proj", h, ff, true, Proj::DOWN));
+                }
+            },
+        }
+        match spec.norm_place {
+            NormPlace::Pre if gpt2 => {}
+            NormPlace::Pre => {
+                put(norm("input_layernorm", h));
+                put(norm("post_attention_layernorm", h));
+            }
+            NormPlace::Sandwich => {
+                put(norm("input_layernorm", h));
+                put(norm("post_attention_layernorm", h));
+                put(norm("pre_feedforward_layernorm", h));
+                put(norm("post_feedforward_layernorm", h));
+            }
+            NormPlace::Post => {
+                put(norm("post_attention_layernorm", h));
+                put(norm("post_feedforward_layernorm", h));
+            }
         }
     }
 
@@ -508,6 +889,22 @@ impl Architecture {
     pub fn params(&self) -> u128 {
         let mut n = 0u128;
         self.for_each_tensor(|at, t| n += at.copies() * t.elems());
+        n
+    }
+
+    /// Parameters a token goes through: the experts it is routed to, not
+    /// all of them (MoE's "active" parameters; N for a dense model).
+    pub fn active_params(&self) -> u128 {
+        let mut n = 0u128;
+        let (e, k) = (u128::from(self.experts), u128::from(self.experts_per_token));
+        self.for_each_tensor(|at, t| {
+            let all = at.copies() * t.elems();
+            n += if t.role == Role::Expert && e > 0 {
+                all / e * k
+            } else {
+                all
+            };
+        });
         n
     }
 
@@ -533,14 +930,39 @@ impl Architecture {
         m
     }
 
-    /// Bytes of non-parameter buffers: RoPE's `inv_freq` and
-    /// `original_inv_freq` (head_dim / 2 fp32 each).
+    /// Bytes of non-parameter buffers, for weights of `param_bytes`: RoPE's
+    /// `inv_freq` and `original_inv_freq` (fp32, half the rotary width
+    /// each, per RoPE table), Gemma 2/3's 0-dim `embed_scale`, and
+    /// DeepSeek-V3's per-layer router `e_score_correction_bias`.
     ///
     /// Source: measured `buffers` in the ground truth (256 bytes at head_dim
     /// 64, 512 at 128).
-    pub fn buffer_bytes(&self) -> u64 {
-        u64::from(self.family.spec().rope_buffer_bytes_per_head_dim) * u64::from(self.head_dim)
+    pub fn buffer_bytes(&self, param_bytes: u64) -> u64 {
+        let spec = self.family.spec();
+        let rotary = match spec.qkv {
+            Qkv::Latent => u64::from(self.rope_dim),
+            Qkv::Separate | Qkv::Fused => u64::from(self.head_dim),
+        };
+        let rope = u64::from(spec.rope_tables) * 4 * rotary;
+        let scale = match spec.embed_scale {
+            EmbedScale::Buffer => param_bytes,
+            EmbedScale::None | EmbedScale::PerForward => 0,
+        };
+        let correction = match spec.moe.map(|m| m.router) {
+            Some(Router::SigmoidGrouped) => {
+                self.layer_kinds()[1].1 * u64::from(self.experts) * param_bytes
+            }
+            Some(Router::Softmax | Router::SoftmaxFp32 | Router::TopKSoftmax) | None => 0,
+        };
+        rope + scale + correction
     }
+}
+
+/// Dense layers (an MLP) and MoE layers (routed experts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayerKind {
+    Dense,
+    Moe,
 }
 
 /// Architecture numbers that replace a preset's, one slot per [`ArchNum`].

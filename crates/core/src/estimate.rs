@@ -8,42 +8,12 @@
 //! Every byte is a [`Term`] (named factors); each phase's peak and end are
 //! sets of terms. Held to the measured ground truth (`tests/ground_truth.rs`).
 
-use crate::arch::{Architecture, Proj};
+use crate::arch::{Architecture, Lora};
 use crate::ledger::{self, Ctx, Mode, Saved};
 use crate::report::{tally, Estimate, Method, Moment, Phase, PhaseReport};
 use crate::scenario::{Dtype, Optimizer, Scenario};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::EstimateError;
-
-/// What LoRA adapts: every linear layer whose projections are all in the
-/// target set (peft's "all-linear" is every projection; the output head is
-/// never one).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lora {
-    pub r: u64,
-    pub targets: Proj,
-}
-
-impl Lora {
-    /// Every linear layer but the head.
-    pub fn all_linear(r: u64) -> Lora {
-        Lora {
-            r,
-            targets: Proj::Q
-                .or(Proj::K)
-                .or(Proj::V)
-                .or(Proj::O)
-                .or(Proj::GATE)
-                .or(Proj::UP)
-                .or(Proj::DOWN),
-        }
-    }
-
-    /// Whether a module computing `proj` gets an adapter.
-    pub fn adapts(&self, proj: Proj) -> bool {
-        !proj.is_empty() && proj.within(self.targets)
-    }
-}
 
 /// The adapters LoRA adds, counted from the parameter tensors.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -225,7 +195,10 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     let (bt, seq) = (u128::from(t.batch.get()), u128::from(t.seq.get()));
     let gpus = s.parallel.gpus.get();
     let zero = s.parallel.zero.get();
-    let lora = t.lora_r.map(|r| Lora::all_linear(u64::from(r.get())));
+    let lora = t.lora_r.map(|r| Lora {
+        r: u64::from(r.get()),
+        targets: t.lora_targets,
+    });
     let lc = lora.map(|x| lora_count(&a, &x)).unwrap_or_default();
     let mut terms = Terms::default();
     let mut put = |id: T, term: Term| terms.set(id, term);
@@ -239,7 +212,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     );
     put(
         T::Buffers,
-        Term::of(&[(u128::from(a.buffer_bytes()), U::Bytes)]).split(gpus, on3),
+        Term::of(&[(u128::from(a.buffer_bytes(t.dtype.param_bytes())), U::Bytes)]).split(gpus, on3),
     );
     put(
         T::LoraAdapters,
@@ -350,22 +323,24 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
             ),
         );
     }
+    // Autocast caches the bf16 copies of trainable weights until it exits;
+    // copies of frozen weights live only while autograd saves them, so
+    // checkpointing drops them with the layer.
     let wc = |x: &Saved| u128::from(x.weight_copies);
+    let wcf = |x: &Saved| u128::from(x.weight_copies_frozen);
     let wct = |x: &Saved| u128::from(x.weight_copies_transient);
     let rest = l.saturating_sub(1);
+    let per_layers = |f: &dyn Fn(&Saved) -> u128| f(&layer0) + rest * f(&layer);
     let (saved_copies, transient_copies) = if t.grad_ckpt {
-        (
-            0,
-            wc(&layer0) + rest * wc(&layer) + wct(&layer0) + rest * wct(&layer),
-        )
+        (0, per_layers(&wc) + per_layers(&wct))
     } else {
-        (
-            wc(&layer0) + rest * wc(&layer),
-            wct(&layer0) + rest * wct(&layer),
-        )
+        (per_layers(&wc) + per_layers(&wcf), per_layers(&wct))
     };
     let copies = |bytes: u128| Term::of(&[(bytes / 2, U::Elements), (2, U::BytesEach)]);
-    put(T::CopiesSaved, copies(saved_copies + wc(&outer.saved)));
+    put(
+        T::CopiesSaved,
+        copies(saved_copies + wc(&outer.saved) + wcf(&outer.saved)),
+    );
     put(
         T::CopiesTransient,
         copies(transient_copies + wct(&outer.saved)),
@@ -476,7 +451,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
                 &[(seq, U::KeyPositions), (key(&layer), U::BytesEach)],
             ),
         );
-        put(T::RecomputeCopies, copies(wc(&layer)));
+        put(T::RecomputeCopies, copies(wc(&layer) + wcf(&layer)));
     }
     put(
         T::Dataset,

@@ -5,9 +5,10 @@
 //! save for backward (the ledger reads the same spec).
 //!
 //! Adding a family: add its variant to [`Family`] (the `model_type` name
-//! transformers uses), its arm in [`Family::spec`] (the compiler points at
-//! every other place that must learn it), its presets with their published
-//! parameter counts, and measured rows in the test fixtures.
+//! transformers uses) and its arm in [`Family::spec`] (the compiler points at
+//! every other place that must learn it: the importer's field names in
+//! `hf_config.rs`), its presets with their published parameter counts, and
+//! measured rows in the test fixtures.
 
 use crate::choice::choice_enum;
 
@@ -17,17 +18,46 @@ choice_enum! {
         /// GPT-2: learned positions, LayerNorm with bias, fused qkv `Conv1D`
         /// with biases, Python `gelu_new` MLP, dropout 0.1.
         Gpt2 = "gpt2", "GPT-2",
+        /// StarCoder, SantaCoder: GPT-2's layout with multi-query attention
+        /// and a fused tanh GELU.
+        GptBigcode = "gpt_bigcode", "GPTBigCode (StarCoder)",
         /// Llama: RMSNorm, RoPE, q/k/v/o without bias, gated SiLU MLP, GQA.
         Llama = "llama", "Llama",
         /// Mistral: Llama with sliding-window attention (the same memory:
-        /// SDPA keeps no scores, eager masks full scores).
+        /// SDPA keeps no scores and eager masks full scores).
         Mistral = "mistral", "Mistral",
         /// Qwen2 / Qwen2.5: Llama with biases on q, k and v.
         Qwen2 = "qwen2", "Qwen2",
+        /// Qwen3: Llama with an RMSNorm of each query and key head.
+        Qwen3 = "qwen3", "Qwen3",
         /// Phi-3 / Phi-4: Llama with fused `qkv_proj` and `gate_up_proj`.
         Phi3 = "phi3", "Phi-3",
         /// Gemma: GeGLU, (1 + w) RMSNorm in fp32, a scaled embedding.
         Gemma = "gemma", "Gemma",
+        /// Gemma 2: Gemma with norms around both sub-layers, attention and
+        /// final-logit softcapping (eager attention).
+        Gemma2 = "gemma2", "Gemma 2",
+        /// Gemma 3 (text): Gemma 2's layout with per-head q/k norms, local
+        /// and global RoPE, no softcapping.
+        Gemma3Text = "gemma3_text", "Gemma 3",
+        /// OLMo 2: norms after each sub-layer, q/k norms over all heads.
+        Olmo2 = "olmo2", "OLMo 2",
+        /// Mixtral: Mistral with top-k routed experts in every layer.
+        Mixtral = "mixtral", "Mixtral (MoE)",
+        /// Qwen1.5/Qwen2-MoE: routed experts plus a gated shared expert,
+        /// q/k/v biases.
+        Qwen2Moe = "qwen2_moe", "Qwen2-MoE",
+        /// Qwen3-MoE: Qwen3's attention with routed experts.
+        Qwen3Moe = "qwen3_moe", "Qwen3-MoE",
+        /// DeepSeek-V2: multi-head latent attention, shared and routed
+        /// experts, the first layers dense.
+        DeepseekV2 = "deepseek_v2", "DeepSeek-V2",
+        /// DeepSeek-V3 (Moonlight, Kimi): DeepSeek-V2 with sigmoid grouped
+        /// routing.
+        DeepseekV3 = "deepseek_v3", "DeepSeek-V3",
+        /// gpt-oss: experts with biases and a clamped SwiGLU, attention
+        /// sinks, eager attention.
+        GptOss = "gpt_oss", "gpt-oss (MoE)",
     }
 }
 
@@ -42,6 +72,16 @@ pub enum Positions {
     Rotary,
 }
 
+/// How a layer's modules are named and registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `GPT2Block`: `ln_1`, `attn` (`c_attn`, `c_proj`), `ln_2`, `mlp`
+    /// (`c_fc`, `c_proj`); `heads × head_dim = hidden`.
+    Gpt2,
+    /// `LlamaDecoderLayer`: `self_attn`, `mlp`, then the norms.
+    Llama,
+}
+
 /// The normalisation layers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Norm {
@@ -53,6 +93,17 @@ pub enum Norm {
     RmsPlusOne,
 }
 
+/// Where a layer's norms sit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormPlace {
+    /// Before attention and before the MLP (Llama, GPT-2).
+    Pre,
+    /// Before and after each (Gemma 2 and 3: four per layer).
+    Sandwich,
+    /// After each, on the residual branch (OLMo 2).
+    Post,
+}
+
 /// How q, k and v are projected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Qkv {
@@ -60,6 +111,10 @@ pub enum Qkv {
     Separate,
     /// One linear to q, k and v (Phi-3's `qkv_proj`, GPT-2's `c_attn`).
     Fused,
+    /// DeepSeek's multi-head latent attention: q (optionally through a
+    /// low-rank `q_a_proj`/`q_b_proj`), a compressed kv of `kv_lora_rank`
+    /// plus a shared rotary key, expanded by `kv_b_proj`.
+    Latent,
 }
 
 /// Which attention projections carry a bias.
@@ -68,19 +123,29 @@ pub enum AttnBias {
     None,
     /// q, k and v (Qwen2).
     Qkv,
-    /// q, k, v and the output projection (GPT-2).
+    /// q, k, v and the output projection (GPT-2, gpt-oss).
     All,
 }
 
-/// How a layer's modules are named and registered.
+/// RMSNorms on the queries and keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
-    /// `GPT2Block`: `ln_1`, `attn` (`c_attn`, `c_proj`), `ln_2`, `mlp`
-    /// (`c_fc`, `c_proj`): `Conv1D` modules, no GQA, `heads × head_dim =
-    /// hidden`.
-    Gpt2,
-    /// `LlamaDecoderLayer`: `self_attn`, `mlp`, then the norms.
-    Llama,
+pub enum QkNorm {
+    None,
+    /// Over each head (`head_dim`; Qwen3, Gemma 3).
+    PerHead,
+    /// Over all heads together (`heads × head_dim`; OLMo 2).
+    Whole,
+}
+
+/// What `kv_heads` may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KvHeads {
+    /// Any divisor of `heads` (grouped-query attention).
+    Grouped,
+    /// Equal to `heads` (GPT-2).
+    Same,
+    /// 1 (`multi_query`) or `heads` (GPTBigCode).
+    OneOrSame,
 }
 
 /// The MLP.
@@ -90,7 +155,7 @@ pub enum Mlp {
     Gated,
     /// As `Gated` with one `gate_up_proj` (Phi-3).
     GatedFused,
-    /// `c_proj(gelu_new(c_fc(x)))` with biases (GPT-2).
+    /// `c_proj(act(c_fc(x)))` with biases (GPT-2, GPTBigCode).
     Plain,
 }
 
@@ -104,40 +169,140 @@ pub enum Act {
     GeluNew,
 }
 
+/// How the embedding is scaled by √hidden.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmbedScale {
+    None,
+    /// A scalar made in every forward (Gemma).
+    PerForward,
+    /// A 0-dim buffer of the model's dtype (Gemma 2 and 3).
+    Buffer,
+}
+
+/// The router of a mixture of experts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Router {
+    /// `softmax(linear(x))` in fp32, top-k (Mixtral, Qwen-MoE).
+    Softmax,
+    /// DeepSeek-V2: the logits in fp32 (input and weight cast), softmax.
+    SoftmaxFp32,
+    /// DeepSeek-V3: fp32 logits, sigmoid, a correction bias (a buffer),
+    /// group-limited top-k.
+    SigmoidGrouped,
+    /// gpt-oss: `linear` with a bias, top-k, softmax over the k.
+    TopKSoftmax,
+}
+
+/// A mixture-of-experts layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Moe {
+    pub router: Router,
+    /// The experts carry biases (gpt-oss).
+    pub expert_bias: bool,
+    /// The experts' activation: gated SiLU, or gpt-oss's clamped SwiGLU
+    /// on interleaved gate/up.
+    pub clamped_swiglu: bool,
+    /// Whether the family has a shared expert (an MLP of `shared_experts ×
+    /// moe_ffn` every token goes through), and how it joins.
+    pub shared: Shared,
+    /// The router is registered before the experts (Mixtral, Qwen2-MoE,
+    /// gpt-oss) or after them (Qwen3-MoE, DeepSeek): parameter order.
+    pub router_first: bool,
+}
+
+/// A mixture of experts' shared expert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shared {
+    /// None in this family.
+    None,
+    /// Added to the routed output (DeepSeek).
+    Plain,
+    /// Scaled by `sigmoid(shared_expert_gate(x))` (Qwen2-MoE; the gate is a
+    /// linear h → 1).
+    Gated,
+}
+
 /// A family's build, as transformers' modeling file writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Spec {
     pub layout: Layout,
     pub positions: Positions,
     pub norm: Norm,
+    pub norm_place: NormPlace,
     pub qkv: Qkv,
     pub attn_bias: AttnBias,
+    pub qk_norm: QkNorm,
+    pub kv_heads: KvHeads,
+    /// Attention logits softcapped: `tanh(scores / c) × c` (Gemma 2; eager).
+    pub attn_softcap: bool,
+    /// A learned sink logit per head (gpt-oss; eager).
+    pub sinks: bool,
     pub mlp: Mlp,
     pub act: Act,
-    /// The embedding is multiplied by √hidden (Gemma).
-    pub embed_scale: bool,
+    /// Routed experts (in the layers after `dense_layers`).
+    pub moe: Option<Moe>,
+    pub embed_scale: EmbedScale,
+    /// Final logits softcapped (Gemma 2): logits-sized `tanh` kept.
+    pub final_softcap: bool,
     /// `tie_word_embeddings` when a config.json leaves it out.
     pub tied_default: bool,
     /// Dropout the published config sets (attention, residual and
     /// embedding), in ten-thousandths.
     pub dropout: u16,
-    /// Bytes of non-parameter buffers per `head_dim` (RoPE's `inv_freq` and
-    /// `original_inv_freq`: two fp32 vectors of head_dim / 2).
-    pub rope_buffer_bytes_per_head_dim: u32,
+    /// RoPE tables: 0 (learned positions), 1, or 2 (Gemma 3's local and
+    /// global), each an `inv_freq` and `original_inv_freq` buffer.
+    pub rope_tables: u8,
 }
 
 const LLAMA: Spec = Spec {
     layout: Layout::Llama,
     positions: Positions::Rotary,
     norm: Norm::Rms,
+    norm_place: NormPlace::Pre,
     qkv: Qkv::Separate,
     attn_bias: AttnBias::None,
+    qk_norm: QkNorm::None,
+    kv_heads: KvHeads::Grouped,
+    attn_softcap: false,
+    sinks: false,
     mlp: Mlp::Gated,
     act: Act::Fused,
-    embed_scale: false,
+    moe: None,
+    embed_scale: EmbedScale::None,
+    final_softcap: false,
     tied_default: false,
     dropout: 0,
-    rope_buffer_bytes_per_head_dim: 4,
+    rope_tables: 1,
+};
+
+const GPT2: Spec = Spec {
+    layout: Layout::Gpt2,
+    positions: Positions::Learned,
+    norm: Norm::LayerNorm,
+    qkv: Qkv::Fused,
+    attn_bias: AttnBias::All,
+    kv_heads: KvHeads::Same,
+    mlp: Mlp::Plain,
+    act: Act::GeluNew,
+    tied_default: true,
+    dropout: 1000,
+    rope_tables: 0,
+    ..LLAMA
+};
+
+const GEMMA: Spec = Spec {
+    norm: Norm::RmsPlusOne,
+    embed_scale: EmbedScale::PerForward,
+    tied_default: true,
+    ..LLAMA
+};
+
+const MOE: Moe = Moe {
+    router: Router::Softmax,
+    expert_bias: false,
+    clamped_swiglu: false,
+    shared: Shared::None,
+    router_first: true,
 };
 
 impl Family {
@@ -148,22 +313,19 @@ impl Family {
     /// `tests/fixtures/`.
     pub const fn spec(self) -> Spec {
         match self {
-            Family::Gpt2 => Spec {
-                layout: Layout::Gpt2,
-                positions: Positions::Learned,
-                norm: Norm::LayerNorm,
-                qkv: Qkv::Fused,
-                attn_bias: AttnBias::All,
-                mlp: Mlp::Plain,
-                act: Act::GeluNew,
-                embed_scale: false,
-                tied_default: true,
-                dropout: 1000,
-                rope_buffer_bytes_per_head_dim: 0,
+            Family::Gpt2 => GPT2,
+            Family::GptBigcode => Spec {
+                kv_heads: KvHeads::OneOrSame,
+                act: Act::Fused,
+                ..GPT2
             },
             Family::Llama | Family::Mistral => LLAMA,
             Family::Qwen2 => Spec {
                 attn_bias: AttnBias::Qkv,
+                ..LLAMA
+            },
+            Family::Qwen3 => Spec {
+                qk_norm: QkNorm::PerHead,
                 ..LLAMA
             },
             Family::Phi3 => Spec {
@@ -171,10 +333,76 @@ impl Family {
                 mlp: Mlp::GatedFused,
                 ..LLAMA
             },
-            Family::Gemma => Spec {
-                norm: Norm::RmsPlusOne,
-                embed_scale: true,
-                tied_default: true,
+            Family::Gemma => GEMMA,
+            Family::Gemma2 => Spec {
+                norm_place: NormPlace::Sandwich,
+                attn_softcap: true,
+                embed_scale: EmbedScale::Buffer,
+                final_softcap: true,
+                ..GEMMA
+            },
+            Family::Gemma3Text => Spec {
+                norm_place: NormPlace::Sandwich,
+                qk_norm: QkNorm::PerHead,
+                embed_scale: EmbedScale::Buffer,
+                rope_tables: 2,
+                ..GEMMA
+            },
+            Family::Olmo2 => Spec {
+                norm_place: NormPlace::Post,
+                qk_norm: QkNorm::Whole,
+                ..LLAMA
+            },
+            Family::Mixtral => Spec {
+                moe: Some(MOE),
+                ..LLAMA
+            },
+            Family::Qwen2Moe => Spec {
+                attn_bias: AttnBias::Qkv,
+                moe: Some(Moe {
+                    shared: Shared::Gated,
+                    ..MOE
+                }),
+                ..LLAMA
+            },
+            Family::Qwen3Moe => Spec {
+                qk_norm: QkNorm::PerHead,
+                moe: Some(Moe {
+                    router_first: false,
+                    ..MOE
+                }),
+                ..LLAMA
+            },
+            Family::DeepseekV2 => Spec {
+                qkv: Qkv::Latent,
+                moe: Some(Moe {
+                    router: Router::SoftmaxFp32,
+                    shared: Shared::Plain,
+                    router_first: false,
+                    ..MOE
+                }),
+                ..LLAMA
+            },
+            Family::DeepseekV3 => Spec {
+                qkv: Qkv::Latent,
+                moe: Some(Moe {
+                    router: Router::SigmoidGrouped,
+                    shared: Shared::Plain,
+                    router_first: false,
+                    ..MOE
+                }),
+                ..LLAMA
+            },
+            Family::GptOss => Spec {
+                attn_bias: AttnBias::All,
+                sinks: true,
+                moe: Some(Moe {
+                    router: Router::TopKSoftmax,
+                    expert_bias: true,
+                    clamped_swiglu: true,
+                    shared: Shared::None,
+                    router_first: true,
+                }),
                 ..LLAMA
             },
         }

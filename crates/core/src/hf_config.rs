@@ -159,41 +159,57 @@ pub fn parse(text: &str) -> Result<Imported, ConfigError> {
     parse_as(text, Reading::AsItSays)
 }
 
-/// Memory-relevant fields of configs vramfit does not model for any family
-/// (or only for some). Present with a value that matters (not null, false,
-/// 0, an empty list), a reader that does not use them refuses the config.
-const MEMORY_FIELDS: &[&str] = &[
-    "num_local_experts",
-    "num_experts",
-    "n_routed_experts",
-    "moe_intermediate_size",
-    "shared_expert_intermediate_size",
-    "n_shared_experts",
-    "first_k_dense_replace",
-    "kv_lora_rank",
-    "q_lora_rank",
-    "attn_logit_softcapping",
-    "final_logit_softcapping",
-    "sliding_window_pattern",
-    "attention_bias",
-    "mlp_bias",
-    "qk_layernorm",
-    "use_qk_norm",
-    "multi_query",
-    "num_experts_per_tok",
-    "partial_rotary_factor",
-    "parallel_attn",
-    "new_decoder_architecture",
-    "mlp_only_layers",
+/// Config fields that change memory in some family, with the value that
+/// changes nothing. Present with another value, a reader that does not
+/// understand them refuses the config; an unknown model type lists them.
+const MEMORY_FIELDS: &[(&str, Neutral)] = &[
+    ("num_local_experts", Neutral::Off),
+    ("num_experts", Neutral::Off),
+    ("n_routed_experts", Neutral::Off),
+    ("num_experts_per_tok", Neutral::Off),
+    ("moe_intermediate_size", Neutral::Off),
+    ("shared_expert_intermediate_size", Neutral::Off),
+    ("n_shared_experts", Neutral::Off),
+    ("first_k_dense_replace", Neutral::Off),
+    ("mlp_only_layers", Neutral::Off),
+    ("decoder_sparse_step", Neutral::One),
+    ("moe_layer_freq", Neutral::One),
+    ("kv_lora_rank", Neutral::Off),
+    ("q_lora_rank", Neutral::Off),
+    ("attn_logit_softcapping", Neutral::Off),
+    ("final_logit_softcapping", Neutral::Off),
+    ("sliding_window_pattern", Neutral::Off),
+    ("attention_bias", Neutral::Off),
+    ("mlp_bias", Neutral::Off),
+    ("qk_layernorm", Neutral::Off),
+    ("use_qk_norm", Neutral::Off),
+    ("multi_query", Neutral::Off),
+    ("partial_rotary_factor", Neutral::One),
+    ("parallel_attn", Neutral::Off),
+    ("new_decoder_architecture", Neutral::Off),
+    ("output_router_logits", Neutral::Off),
 ];
+
+/// The value of a memory field that leaves memory as it is.
+#[derive(Clone, Copy)]
+enum Neutral {
+    /// null, false, 0, an empty list or text.
+    Off,
+    /// 1 (a factor or a step).
+    One,
+}
 
 /// How a family's config names its numbers.
 struct Reader {
     /// (number, config keys in order of preference, default when absent).
     nums: &'static [(ArchNum, &'static [&'static str], Default)],
-    /// Memory-relevant fields this reader understands (reads, or knows to
-    /// leave memory unchanged).
+    /// Memory fields this reader reads or knows to leave memory unchanged.
     understood: &'static [&'static str],
+    /// Memory fields this family must have at a value other than neutral
+    /// (its spec assumes them on), with why.
+    required_on: &'static [&'static str],
+    /// Numbers written differently (a ratio, a sum, a flag), after `nums`.
+    derive: fn(&Map<String, Value>, &mut Architecture) -> Result<(), ConfigError>,
 }
 
 /// What a number is when the config leaves it out.
@@ -229,30 +245,251 @@ const LLAMA_NUMS: &[(ArchNum, &[&str], Default)] = &[
     ),
 ];
 
+const GPT2_NUMS: &[(ArchNum, &[&str], Default)] = &[
+    (ArchNum::Hidden, &["n_embd"], Default::Required),
+    (ArchNum::Layers, &["n_layer"], Default::Required),
+    (ArchNum::Heads, &["n_head"], Default::Required),
+    (ArchNum::KvHeads, &[], Default::Same(ArchNum::Heads)),
+    (ArchNum::HeadDim, &[], Default::HiddenOverHeads),
+    (ArchNum::Ffn, &["n_inner"], Default::FourHidden),
+    (ArchNum::Vocab, &["vocab_size"], Default::Required),
+    (ArchNum::Positions, &["n_positions"], Default::Required),
+];
+
+/// Mixtral and gpt-oss: `intermediate_size` is an expert's width.
+const MIXTRAL_NUMS: &[(ArchNum, &[&str], Default)] = &[
+    (ArchNum::Hidden, &["hidden_size"], Default::Required),
+    (ArchNum::Layers, &["num_hidden_layers"], Default::Required),
+    (ArchNum::Heads, &["num_attention_heads"], Default::Required),
+    (
+        ArchNum::KvHeads,
+        &["num_key_value_heads"],
+        Default::Same(ArchNum::Heads),
+    ),
+    (ArchNum::HeadDim, &["head_dim"], Default::HiddenOverHeads),
+    (ArchNum::Ffn, &["intermediate_size"], Default::Required),
+    (ArchNum::Vocab, &["vocab_size"], Default::Required),
+    (
+        ArchNum::Positions,
+        &["max_position_embeddings"],
+        Default::Zero,
+    ),
+    (ArchNum::Experts, &["num_local_experts"], Default::Required),
+    (
+        ArchNum::ExpertsPerToken,
+        &["num_experts_per_tok", "experts_per_token"],
+        Default::Required,
+    ),
+    (ArchNum::MoeFfn, &["intermediate_size"], Default::Required),
+];
+
+/// Qwen2-MoE and Qwen3-MoE.
+const QWEN_MOE_NUMS: &[(ArchNum, &[&str], Default)] = &[
+    (ArchNum::Hidden, &["hidden_size"], Default::Required),
+    (ArchNum::Layers, &["num_hidden_layers"], Default::Required),
+    (ArchNum::Heads, &["num_attention_heads"], Default::Required),
+    (
+        ArchNum::KvHeads,
+        &["num_key_value_heads"],
+        Default::Same(ArchNum::Heads),
+    ),
+    (ArchNum::HeadDim, &["head_dim"], Default::HiddenOverHeads),
+    (ArchNum::Ffn, &["intermediate_size"], Default::Required),
+    (ArchNum::Vocab, &["vocab_size"], Default::Required),
+    (
+        ArchNum::Positions,
+        &["max_position_embeddings"],
+        Default::Zero,
+    ),
+    (ArchNum::Experts, &["num_experts"], Default::Required),
+    (
+        ArchNum::ExpertsPerToken,
+        &["num_experts_per_tok"],
+        Default::Required,
+    ),
+    (
+        ArchNum::MoeFfn,
+        &["moe_intermediate_size"],
+        Default::Required,
+    ),
+];
+
+/// DeepSeek-V2 and V3 (head_dim is derived: nope + rope).
+const DEEPSEEK_NUMS: &[(ArchNum, &[&str], Default)] = &[
+    (ArchNum::Hidden, &["hidden_size"], Default::Required),
+    (ArchNum::Layers, &["num_hidden_layers"], Default::Required),
+    (ArchNum::Heads, &["num_attention_heads"], Default::Required),
+    (ArchNum::KvHeads, &[], Default::Same(ArchNum::Heads)),
+    (ArchNum::Ffn, &["intermediate_size"], Default::Required),
+    (ArchNum::Vocab, &["vocab_size"], Default::Required),
+    (
+        ArchNum::Positions,
+        &["max_position_embeddings"],
+        Default::Zero,
+    ),
+    (ArchNum::Experts, &["n_routed_experts"], Default::Required),
+    (
+        ArchNum::ExpertsPerToken,
+        &["num_experts_per_tok"],
+        Default::Required,
+    ),
+    (
+        ArchNum::MoeFfn,
+        &["moe_intermediate_size"],
+        Default::Required,
+    ),
+    (ArchNum::SharedExperts, &["n_shared_experts"], Default::Zero),
+    (
+        ArchNum::DenseLayers,
+        &["first_k_dense_replace"],
+        Default::Zero,
+    ),
+    (ArchNum::QLoraRank, &["q_lora_rank"], Default::Zero),
+    (ArchNum::KvLoraRank, &["kv_lora_rank"], Default::Required),
+    (ArchNum::RopeDim, &["qk_rope_head_dim"], Default::Required),
+    (ArchNum::VHeadDim, &["v_head_dim"], Default::Required),
+];
+
+fn nothing(_: &Map<String, Value>, _: &mut Architecture) -> Result<(), ConfigError> {
+    Ok(())
+}
+
+/// GPTBigCode: `multi_query` (the default) means one key/value head.
+fn bigcode(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    if boolean(obj, "multi_query")?.unwrap_or(true) {
+        a.kv_heads = 1;
+    }
+    Ok(())
+}
+
+/// Qwen2-MoE: the shared expert's width in expert widths.
+fn qwen2_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let field = "shared_expert_intermediate_size";
+    let Some(width) = uint(obj, field)? else {
+        return Ok(());
+    };
+    let mf = u64::from(a.moe_ffn.max(1));
+    if width % mf != 0 {
+        return Err(ConfigError::Invalid {
+            field,
+            reason: format!(
+                "({width}) must be a multiple of moe_intermediate_size ({mf}): vramfit counts the shared expert in expert widths"
+            ),
+        });
+    }
+    a.shared_experts = checked(ArchNum::SharedExperts, field, width / mf)?;
+    Ok(())
+}
+
+/// DeepSeek: a query/key head is its non-rotary and rotary parts.
+fn deepseek(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let field = "qk_nope_head_dim";
+    let nope = uint(obj, field)?.ok_or(ConfigError::Missing {
+        model_type: a.family.key().into(),
+        fields: vec![field],
+    })?;
+    a.head_dim = checked(ArchNum::HeadDim, field, nope + u64::from(a.rope_dim))?;
+    Ok(())
+}
+
+/// Fields that only shape attention masks or routing choices: transformers
+/// keeps the same tensors whatever their values (SDPA keeps no scores,
+/// eager masks full seq² scores; routing picks which experts, not how many).
+const MASKS_AND_ROUTING: &[&str] = &[
+    "sliding_window_pattern",
+    "norm_topk_prob",
+    "output_router_logits",
+];
+
 fn reader(family: Family) -> Reader {
+    let plain = |nums| Reader {
+        nums,
+        understood: MASKS_AND_ROUTING,
+        required_on: &[],
+        derive: nothing,
+    };
     match family {
-        Family::Gpt2 => Reader {
-            nums: &[
-                (ArchNum::Hidden, &["n_embd"], Default::Required),
-                (ArchNum::Layers, &["n_layer"], Default::Required),
-                (ArchNum::Heads, &["n_head"], Default::Required),
-                (ArchNum::KvHeads, &[], Default::Same(ArchNum::Heads)),
-                (ArchNum::HeadDim, &[], Default::HiddenOverHeads),
-                (ArchNum::Ffn, &["n_inner"], Default::FourHidden),
-                (ArchNum::Vocab, &["vocab_size"], Default::Required),
-                (ArchNum::Positions, &["n_positions"], Default::Required),
+        Family::Gpt2 => plain(GPT2_NUMS),
+        Family::GptBigcode => Reader {
+            understood: &["multi_query", "sliding_window_pattern"],
+            derive: bigcode,
+            ..plain(GPT2_NUMS)
+        },
+        Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 | Family::Gemma => {
+            plain(LLAMA_NUMS)
+        }
+        Family::Olmo2 => plain(LLAMA_NUMS),
+        // Phi-4-mini's partial rotary factor is not modelled: refused.
+        Family::Phi3 => plain(LLAMA_NUMS),
+        Family::Gemma2 => Reader {
+            understood: &[
+                "attn_logit_softcapping",
+                "final_logit_softcapping",
+                "sliding_window_pattern",
             ],
-            understood: &[],
+            required_on: &["attn_logit_softcapping", "final_logit_softcapping"],
+            ..plain(LLAMA_NUMS)
         },
-        // Mistral's sliding window changes nothing that is saved: SDPA keeps
-        // no scores and eager masks full seq² scores.
-        Family::Mistral => Reader {
-            nums: LLAMA_NUMS,
-            understood: &[],
+        Family::Gemma3Text => plain(LLAMA_NUMS),
+        Family::Mixtral => Reader {
+            understood: &[
+                "num_local_experts",
+                "num_experts_per_tok",
+                "sliding_window_pattern",
+                "output_router_logits",
+            ],
+            ..plain(MIXTRAL_NUMS)
         },
-        Family::Llama | Family::Qwen2 | Family::Phi3 | Family::Gemma => Reader {
-            nums: LLAMA_NUMS,
-            understood: &[],
+        Family::GptOss => Reader {
+            understood: &[
+                "num_local_experts",
+                "num_experts_per_tok",
+                "attention_bias",
+                "sliding_window_pattern",
+                "output_router_logits",
+            ],
+            required_on: &["attention_bias"],
+            ..plain(MIXTRAL_NUMS)
+        },
+        Family::Qwen2Moe => Reader {
+            understood: &[
+                "num_experts",
+                "num_experts_per_tok",
+                "moe_intermediate_size",
+                "shared_expert_intermediate_size",
+                "norm_topk_prob",
+                "sliding_window_pattern",
+                "output_router_logits",
+            ],
+            derive: qwen2_moe,
+            ..plain(QWEN_MOE_NUMS)
+        },
+        Family::Qwen3Moe => Reader {
+            understood: &[
+                "num_experts",
+                "num_experts_per_tok",
+                "moe_intermediate_size",
+                "norm_topk_prob",
+                "sliding_window_pattern",
+                "output_router_logits",
+            ],
+            ..plain(QWEN_MOE_NUMS)
+        },
+        Family::DeepseekV2 | Family::DeepseekV3 => Reader {
+            understood: &[
+                "n_routed_experts",
+                "num_experts_per_tok",
+                "moe_intermediate_size",
+                "n_shared_experts",
+                "first_k_dense_replace",
+                "kv_lora_rank",
+                "q_lora_rank",
+                "norm_topk_prob",
+                "sliding_window_pattern",
+                "output_router_logits",
+            ],
+            derive: deepseek,
+            ..plain(DEEPSEEK_NUMS)
         },
     }
 }
@@ -349,22 +586,27 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     };
     let r = reader(family);
     if reading == Reading::AsItSays {
-        let fields = not_understood(obj, r.understood);
+        let mut fields = not_understood(obj, r.understood);
+        // What the family's description assumes on must be on.
+        for &k in r.required_on {
+            let off = MEMORY_FIELDS
+                .iter()
+                .find(|(f, _)| *f == k)
+                .is_some_and(|(_, n)| obj.get(k).is_none_or(|v| neutral(v, *n)));
+            if off {
+                fields.push(format!(
+                    "{k} off (vramfit models {} with it)",
+                    family.label()
+                ));
+            }
+        }
         if !fields.is_empty() {
             return Err(ConfigError::NotUnderstood { model_type, fields });
         }
     }
     let mut a = Architecture {
         family,
-        hidden: 0,
-        layers: 0,
-        heads: 0,
-        kv_heads: 0,
-        head_dim: 0,
-        ffn: 0,
-        vocab: 0,
-        tied: false,
-        positions: 0,
+        ..Architecture::BLANK
     };
     let rotary = family.spec().positions == Positions::Rotary;
     let mut missing = Vec::new();
@@ -411,6 +653,7 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
         };
         num.set(&mut a, v);
     }
+    (r.derive)(obj, &mut a)?;
     a.tied = boolean(obj, "tie_word_embeddings")?.unwrap_or(family.spec().tied_default);
     a.validate().map_err(ConfigError::Arch)?;
 
@@ -434,14 +677,23 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     })
 }
 
-/// Memory-relevant fields present in `obj` that a reader does not use.
+/// Memory-relevant fields present in `obj` at a value that changes memory,
+/// which a reader does not use.
 fn not_understood(obj: &Map<String, Value>, understood: &[&str]) -> Vec<String> {
     MEMORY_FIELDS
         .iter()
-        .filter(|k| !understood.contains(k))
-        .filter(|k| obj.get(**k).is_some_and(matters))
-        .map(|k| k.to_string())
+        .filter(|(k, _)| !understood.contains(k))
+        .filter(|(k, n)| obj.get(*k).is_some_and(|v| !neutral(v, *n)))
+        .map(|(k, _)| k.to_string())
         .collect()
+}
+
+/// Whether a config value leaves memory as it is.
+fn neutral(v: &Value, n: Neutral) -> bool {
+    match n {
+        Neutral::Off => !matters(v),
+        Neutral::One => v.is_null() || v.as_f64() == Some(1.0),
+    }
 }
 
 /// The dropout a config sets, when it differs from the family's default,
@@ -547,8 +799,9 @@ pub fn known_fields() -> impl Iterator<Item = &'static str> {
                 .iter()
                 .flat_map(|(_, keys, _)| keys.iter().copied())
         })
-        .chain(MEMORY_FIELDS.iter().copied())
+        .chain(MEMORY_FIELDS.iter().map(|(k, _)| *k))
         .chain([
+            "qk_nope_head_dim",
             "tie_word_embeddings",
             "resid_pdrop",
             "embd_pdrop",

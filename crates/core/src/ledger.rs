@@ -14,7 +14,8 @@
 //! below are the mechanism behind those numbers, so they extend to sizes
 //! and options the file does not hold.
 
-use crate::arch::{Architecture, Family};
+use crate::arch::{Architecture, Lora, Proj};
+use crate::families::{AttnBias, Layout, Mlp, Norm, Positions, Qkv, Spec};
 use crate::scenario::{Attn, Dtype, Training};
 
 /// Number formats of the forward pass.
@@ -113,8 +114,12 @@ pub struct Saved {
     pub per_token: [u64; 8],
     /// Bytes per token per key position (multiply by tokens × seq).
     pub per_token_key: u64,
-    /// Weight copies saved for backward (autocast), bytes per model.
+    /// Copies of trainable weights saved for backward (autocast), bytes.
     pub weight_copies: u64,
+    /// Copies of frozen weights saved for backward (autocast, LoRA), bytes:
+    /// autocast does not cache them (its cache only takes leaf tensors that
+    /// require grad), so gradient checkpointing drops them with the layer.
+    pub weight_copies_frozen: u64,
     /// Weight copies that only live until autocast exits (cached casts
     /// nothing saved: biases, frozen-input adapters).
     pub weight_copies_transient: u64,
@@ -157,6 +162,7 @@ struct Ledger<'a> {
     ts: [T; MAX_TENSORS],
     len: usize,
     weight_copies: u64,
+    weight_copies_frozen: u64,
     weight_copies_transient: u64,
 }
 
@@ -174,10 +180,14 @@ type Id = usize;
 /// What the ops need to know about the run.
 pub struct Ctx {
     pub arch: Architecture,
+    pub spec: Spec,
     pub mode: Mode,
     /// Base weights train (full fine-tuning); false under LoRA.
     pub full: bool,
-    pub lora_r: u64,
+    /// LoRA's adapters (none in full fine-tuning), and whether its dropout
+    /// is on.
+    pub lora: Option<Lora>,
+    pub lora_dropout: bool,
     pub cuda: bool,
     pub attn: Attn,
     /// Dropout on attention probabilities.
@@ -190,23 +200,36 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(arch: &Architecture, t: &Training) -> Ctx {
-        let gpt2 = arch.family == Family::Gpt2;
-        // The model's own dropout: GPT-2 0.1 everywhere; Llama-likes none.
+        let spec = arch.family.spec();
+        // The model's own dropout (GPT-2 0.1 everywhere; others none), or
+        // the one given: on attention probabilities, and for families with
+        // residual dropout (GPT-2) on the residual branches and embedding.
+        let own = spec.dropout > 0;
         let (attn, other) = match t.dropout {
-            Some(p) => (p.get() > 0, gpt2 && p.get() > 0),
-            None => (gpt2, gpt2),
+            Some(p) => (p.get() > 0, own && p.get() > 0),
+            None => (own, own),
         };
         Ctx {
             arch: *arch,
+            spec,
             mode: Mode::of(t.dtype),
             full: t.lora_r.is_none(),
-            lora_r: t.lora_r.map_or(0, |r| u64::from(r.get())),
+            lora: t.lora_r.map(|r| Lora {
+                r: u64::from(r.get()),
+                targets: t.lora_targets,
+            }),
+            lora_dropout: t.lora_dropout.get() > 0,
             cuda: t.cuda_like,
             attn: t.attn,
             p_attn: attn,
             p_resid: other,
             p_embd: other,
         }
+    }
+
+    /// Whether LoRA adapts a module computing `proj`.
+    fn adapts(&self, proj: Proj) -> bool {
+        self.lora.is_some_and(|l| l.adapts(proj))
     }
 }
 
@@ -217,6 +240,7 @@ impl<'a> Ledger<'a> {
             ts: [EMPTY; MAX_TENSORS],
             len: 0,
             weight_copies: 0,
+            weight_copies_frozen: 0,
             weight_copies_transient: 0,
         }
     }
@@ -269,6 +293,7 @@ impl<'a> Ledger<'a> {
     fn result(&self) -> Saved {
         let mut s = Saved {
             weight_copies: self.weight_copies,
+            weight_copies_frozen: self.weight_copies_frozen,
             weight_copies_transient: self.weight_copies_transient,
             ..Saved::default()
         };
@@ -279,20 +304,28 @@ impl<'a> Ledger<'a> {
         s
     }
 
-    /// `F.linear` / `addmm` (with peft's LoRA on top when `lora`).
+    /// `F.linear` / `addmm` of a module computing `proj` (with peft's LoRA
+    /// on top when the targets include it).
     ///
     /// A trainable weight needs the input for its gradient; the input's
     /// gradient needs the weight, which under autocast is a saved bf16 copy
     /// (autocast caches copies of leaf weights that require grad until it
-    /// exits; a bias copy is never saved). LoRA adapters are fp32 (peft's
-    /// `autocast_adapter_dtype`): the input is cast to fp32 for `lora_A`
-    /// (bf16 again under autocast), saved with the rank-r intermediate.
-    fn linear(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64, lora: bool) -> Id {
+    /// exits; a frozen weight's copy lives only while it is saved; a bias
+    /// copy is never saved). LoRA adapters are fp32 (peft's
+    /// `autocast_adapter_dtype`): peft casts the input to fp32 for `lora_A`
+    /// (bf16 again under autocast), which saves it with the rank-r
+    /// intermediate. With `lora_dropout`, the dropped copy is what `lora_A`
+    /// saves, and dropout keeps a mask when its input needs a gradient.
+    ///
+    /// Source: peft 0.21 `tuners/lora/layer.py` `Linear.forward`; measured
+    /// rows in `tests/fixtures/lora_rows.jsonl` (targets, dropout, amp with
+    /// checkpointing).
+    fn linear(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64, proj: Proj) -> Id {
         let c = self.c;
         let w_tr = c.full;
         let x_rg = self.rg(x);
         let out_rg = x_rg || w_tr;
-        let lora_on = lora && c.lora_r > 0;
+        let lora_on = c.adapts(proj);
         let out = if c.mode == Mode::Amp {
             let xc = if self.dt(x) == 2 {
                 x
@@ -302,8 +335,10 @@ impl<'a> Ledger<'a> {
             if w_tr {
                 self.save(xc);
             }
-            if x_rg {
+            if x_rg && w_tr {
                 self.weight_copies += 2 * n_in * n_out;
+            } else if x_rg {
+                self.weight_copies_frozen += 2 * n_in * n_out;
             } else if w_tr {
                 self.weight_copies_transient += 2 * n_in * n_out;
             }
@@ -318,8 +353,13 @@ impl<'a> Ledger<'a> {
             self.new_t(n_out, c.mode.act(), out_rg || lora_on, Part::Attention)
         };
         if lora_on {
-            let r = c.lora_r;
+            let r = c.lora.map_or(0, |l| l.r);
+            if c.lora_dropout && x_rg {
+                let mask = self.new_t(n_in, if c.cuda { 1 } else { 4 }, true, Part::Dropout);
+                self.save(mask);
+            }
             if c.mode == Mode::Amp {
+                // Autocast casts the (dropped) input to bf16 for lora_A.
                 let xa = self.new_t(n_in, 2, x_rg, Part::Lora);
                 self.save(xa);
                 if x_rg {
@@ -331,9 +371,10 @@ impl<'a> Ledger<'a> {
                 let a = self.new_t(r, 2, true, Part::Lora);
                 self.save(a);
             } else {
-                if self.dt(x) == 4 {
+                if self.dt(x) == 4 && !c.lora_dropout {
                     self.save(x);
                 } else {
+                    // The fp32 cast (or the dropped copy of it).
                     let xa = self.new_t(n_in, 4, x_rg, Part::Lora);
                     self.save(xa);
                 }
@@ -422,7 +463,7 @@ pub fn layer(c: &Ctx, input_rg: bool) -> Saved {
     let mut l = Ledger::new(c);
     let h = u64::from(c.arch.hidden);
     let x = l.new_t(h, c.mode.residual(), input_rg, Part::Residual);
-    if c.arch.family == Family::Gpt2 {
+    if c.spec.layout == Layout::Gpt2 {
         gpt2_layer(&mut l, x);
     } else {
         llama_layer(&mut l, x);
@@ -481,21 +522,22 @@ fn llama_layer(l: &mut Ledger, x: Id) {
     let c = l.c;
     let a = c.arch;
     let (h, qd, kvd, f) = (u64::from(a.hidden), a.q_dim(), a.kv_dim(), u64::from(a.ffn));
-    let gemma = a.family == Family::Gemma;
-    let bias = a.family == Family::Qwen2;
+    let spec = c.spec;
+    let gemma = spec.norm == Norm::RmsPlusOne;
+    let bias = spec.attn_bias != AttnBias::None;
     let n1 = l.rms_norm(x, h, gemma);
-    let (q, k, v) = if a.family == Family::Phi3 {
+    let (q, k, v) = if spec.qkv == Qkv::Fused {
         // Fused qkv_proj: q, k, v are slices of one output; v's view keeps
         // the whole storage alive.
-        let qkv = l.linear(n1, h, qd + 2 * kvd, 0, true);
+        let qkv = l.linear(n1, h, qd + 2 * kvd, 0, Proj::Q.or(Proj::K).or(Proj::V));
         let (rg, dt) = (l.rg(qkv), l.dt(qkv));
         let q = l.new_t(qd, dt, rg, Part::Attention);
         let k = l.new_t(kvd, dt, rg, Part::Attention);
         (q, k, qkv)
     } else {
-        let q = l.linear(n1, h, qd, if bias { qd } else { 0 }, true);
-        l.linear(n1, h, kvd, if bias { kvd } else { 0 }, true);
-        let v = l.linear(n1, h, kvd, if bias { kvd } else { 0 }, true);
+        let q = l.linear(n1, h, qd, if bias { qd } else { 0 }, Proj::Q);
+        l.linear(n1, h, kvd, if bias { kvd } else { 0 }, Proj::K);
+        let v = l.linear(n1, h, kvd, if bias { kvd } else { 0 }, Proj::V);
         // RoPE: q * cos + rotate_half(q) * sin saves only cos and sin.
         let (rg, dt) = (l.rg(q), l.dt(q));
         let qe = l.new_t(qd, dt, rg, Part::Attention);
@@ -503,11 +545,11 @@ fn llama_layer(l: &mut Ledger, x: Id) {
         (qe, ke, v)
     };
     let o = llama_attention(l, q, k, v);
-    let proj = l.linear(o, qd, h, 0, true);
+    let proj = l.linear(o, qd, h, 0, Proj::O);
     let r1 = l.new_t(h, c.mode.residual(), l.rg(x) || l.rg(proj), Part::Residual);
     let n2 = l.rms_norm(r1, h, gemma);
-    let (gate, up) = if a.family == Family::Phi3 {
-        let gu = l.linear(n2, h, 2 * f, 0, true);
+    let (gate, up) = if spec.mlp == Mlp::GatedFused {
+        let gu = l.linear(n2, h, 2 * f, 0, Proj::GATE.or(Proj::UP));
         let (rg, dt) = (l.rg(gu), l.dt(gu));
         // chunk(2): both halves are views of gate_up's storage.
         if rg {
@@ -515,7 +557,10 @@ fn llama_layer(l: &mut Ledger, x: Id) {
         }
         (l.new_t(0, dt, rg, Part::Mlp), l.new_t(0, dt, rg, Part::Mlp))
     } else {
-        (l.linear(n2, h, f, 0, true), l.linear(n2, h, f, 0, true))
+        (
+            l.linear(n2, h, f, 0, Proj::GATE),
+            l.linear(n2, h, f, 0, Proj::UP),
+        )
     };
     let gb = l.dt(gate).max(l.dt(up));
     let rg = l.rg(gate) || l.rg(up);
@@ -528,7 +573,7 @@ fn llama_layer(l: &mut Ledger, x: Id) {
         }
     }
     let prod = l.new_t(f, gb, rg, Part::Mlp);
-    l.linear(prod, f, h, 0, true);
+    l.linear(prod, f, h, 0, Proj::DOWN);
 }
 
 /// `GPT2Block`: LayerNorm → `c_attn` (addmm, h→3h) → attention → `c_proj` →
@@ -539,7 +584,7 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
     let a = c.arch;
     let (h, f, nh) = (u64::from(a.hidden), u64::from(a.ffn), u64::from(a.heads));
     let n1 = l.layer_norm(x, h);
-    let qkv = l.linear(n1, h, 3 * h, 3 * h, true);
+    let qkv = l.linear(n1, h, 3 * h, 3 * h, Proj::Q.or(Proj::K).or(Proj::V));
     let rg = l.rg(qkv);
     let ab = l.dt(qkv);
     // SDPA keeps its fused kernel (no mask, RNG state only) with dropout on
@@ -571,11 +616,11 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
         }
         l.new_t(h, ab, rg, Part::Attention)
     };
-    let proj = l.linear(o, h, h, h, true);
+    let proj = l.linear(o, h, h, h, Proj::O);
     let d1 = l.dropout(proj, h, c.p_resid);
     let r1 = l.new_t(h, c.mode.residual(), l.rg(x) || l.rg(d1), Part::Residual);
     let n2 = l.layer_norm(r1, h);
-    let fc = l.linear(n2, h, f, f, true);
+    let fc = l.linear(n2, h, f, f, Proj::UP);
     let (rg, gb) = (l.rg(fc), l.dt(fc));
     // gelu_new in Python: pow saves x, tanh saves its output, and
     // (0.5 * x) * (1 + tanh(...)) saves both factors.
@@ -588,7 +633,7 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
         }
     }
     let g = l.new_t(f, gb, rg, Part::Mlp);
-    let proj2 = l.linear(g, f, h, h, true);
+    let proj2 = l.linear(g, f, h, h, Proj::DOWN);
     l.dropout(proj2, h, c.p_resid);
 }
 
@@ -612,7 +657,7 @@ pub fn outer(c: &Ctx) -> Outer {
     let h = u64::from(a.hidden);
     let mut l = Ledger::new(c);
     let mut per_position = 0;
-    let last = if a.family == Family::Gpt2 {
+    let last = if c.spec.positions == Positions::Learned {
         // wte(ids) + wpe(pos): the sum, then embd dropout; wpe's backward
         // keeps the int64 position ids.
         let sum = l.new_t(h, c.mode.residual(), c.full, Part::Residual);
@@ -626,14 +671,14 @@ pub fn outer(c: &Ctx) -> Outer {
         per_position += 2 * u64::from(a.head_dim) * if c.mode == Mode::Half { 2 } else { 4 };
         l.new_t(h, c.mode.residual(), true, Part::Residual)
     };
-    let n = if a.family == Family::Gpt2 {
+    let n = if c.spec.norm == Norm::LayerNorm {
         l.layer_norm(last, h)
     } else {
-        l.rms_norm(last, h, a.family == Family::Gemma)
+        l.rms_norm(last, h, c.spec.norm == Norm::RmsPlusOne)
     };
     // The last layer's output is the final norm's input: count it here.
     l.ts[last].part = Part::Residual;
-    let head = l.linear(n, h, u64::from(a.vocab), 0, false);
+    let head = l.linear(n, h, u64::from(a.vocab), 0, Proj::NONE);
     let _ = head;
     let final_hidden_transient = if l.ts[n].saved {
         0
@@ -675,7 +720,7 @@ mod tests {
                             for rg in [true, false] {
                                 let mut l = Ledger::new(&c);
                                 let x = l.new_t(1, 4, rg, Part::Residual);
-                                if p.arch.family == Family::Gpt2 {
+                                if p.arch.family.spec().layout == Layout::Gpt2 {
                                     gpt2_layer(&mut l, x);
                                 } else {
                                     llama_layer(&mut l, x);

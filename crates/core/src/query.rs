@@ -6,7 +6,7 @@
 //! The page and the CLI share this module, so a link and a command line give
 //! the same scenario.
 
-use crate::arch::{ArchNum, Family};
+use crate::arch::{ArchNum, Family, Proj};
 use crate::families::Positions;
 use crate::presets;
 use crate::scenario::{
@@ -547,6 +547,15 @@ pub const FIELDS: &[Field] = &[
         write: |s| arch_override(s, |o| o.tied.map(|t| t.to_string())),
     },
     arch_number!(ArchNum::Positions),
+    arch_number!(ArchNum::Experts),
+    arch_number!(ArchNum::ExpertsPerToken),
+    arch_number!(ArchNum::MoeFfn),
+    arch_number!(ArchNum::SharedExperts),
+    arch_number!(ArchNum::DenseLayers),
+    arch_number!(ArchNum::QLoraRank),
+    arch_number!(ArchNum::KvLoraRank),
+    arch_number!(ArchNum::RopeDim),
+    arch_number!(ArchNum::VHeadDim),
     Field {
         key: "dtype",
         kind: FieldKind::Choice(Dtype::OPTIONS),
@@ -651,6 +660,39 @@ pub const FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| Some(s.train.lora_r.map_or(0, LoraRank::get).to_string()),
+    },
+    Field {
+        key: "lora_targets",
+        kind: FieldKind::Text,
+        group: Group::Run,
+        label: "LoRA targets",
+        help: "Which projections get adapters: all (every linear layer but the head, peft's all-linear), attn (q, k, v, o), or a list such as q,v or gate,up,down.",
+        implied: |_| "all".into(),
+        apply: |d, v| {
+            d.train.lora_targets = Proj::parse(&v.to_ascii_lowercase()).ok_or(
+                FieldError::UnknownChoice {
+                    choices: "all, attn, or a comma list of q, k, v, o, gate, up, down".into(),
+                },
+            )?;
+            Ok(())
+        },
+        write: |s| (s.train.lora_targets != Proj::ALL).then(|| s.train.lora_targets.text()),
+    },
+    Field {
+        key: "lora_dropout",
+        kind: FieldKind::Decimal {
+            min: "0",
+            max: "0.9999",
+        },
+        group: Group::Run,
+        label: "LoRA dropout",
+        help: "peft's lora_dropout before each adapter: a mask and a dropped copy of the input are kept for backward.",
+        implied: |_| "0".into(),
+        apply: |d, v| {
+            d.train.lora_dropout = probability(v)?;
+            Ok(())
+        },
+        write: |s| (s.train.lora_dropout.get() > 0).then(|| format_prob(s.train.lora_dropout)),
     },
     Field {
         key: "keep_outputs",

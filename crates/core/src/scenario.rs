@@ -2,7 +2,7 @@
 //! the codec's checks: the estimators take it without re-validating.
 
 pub use crate::arch::ArchOverrides;
-use crate::arch::Architecture;
+use crate::arch::{Architecture, Proj};
 use crate::choice::choice_enum;
 use crate::gpus::{self, Gpu};
 use crate::presets::{self, Preset};
@@ -192,9 +192,14 @@ pub struct Training {
     /// `model.gradient_checkpointing_enable()` (non-reentrant).
     pub grad_ckpt: bool,
     pub attn: Attn,
-    /// LoRA on every linear layer but the output head (peft "all-linear",
-    /// fp32 adapters); `None` is full fine-tuning.
+    /// LoRA's rank (fp32 adapters, as peft keeps them over a half base);
+    /// `None` is full fine-tuning.
     pub lora_r: Option<LoraRank>,
+    /// The projections LoRA adapts (peft's `target_modules`); all of them
+    /// by default ("all-linear": every linear layer but the head).
+    pub lora_targets: Proj,
+    /// peft's `lora_dropout` before `lora_A` (0: none).
+    pub lora_dropout: Prob,
     /// The output object (and its logits) is kept alive through backward.
     pub keep_outputs: bool,
     /// Dropout probability replacing the model's own; `None` keeps the model's.
@@ -420,6 +425,8 @@ impl Default for Training {
             grad_ckpt: false,
             attn: Attn::Sdpa,
             lora_r: None,
+            lora_targets: Proj::ALL,
+            lora_dropout: Prob(0),
             keep_outputs: false,
             dropout: None,
             cuda_like: true,

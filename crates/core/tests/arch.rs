@@ -51,6 +51,51 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Issue 10: every preset whose published config.json is in the fixtures
+/// imports to exactly its architecture, and so to its parameter count.
+#[test]
+fn every_published_config_imports_to_its_preset() {
+    let mut seen = 0;
+    let mut families = std::collections::BTreeSet::new();
+    for p in PRESETS {
+        let path = format!(
+            "{}/tests/fixtures/hf_configs/{}.json",
+            env!("CARGO_MANIFEST_DIR"),
+            p.id
+        );
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let got = hf_config::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", p.id));
+        assert_eq!(got.arch, p.arch, "{}", p.id);
+        assert_eq!(
+            got.arch.params(),
+            u128::from(p.published_params),
+            "{}",
+            p.id
+        );
+        families.insert(p.arch.family.key());
+        seen += 1;
+    }
+    assert!(seen >= 45, "{seen} configs");
+    assert_eq!(
+        families.len(),
+        Family::ALL.len(),
+        "a published config for every family: {families:?}"
+    );
+}
+
+/// Issue 10: a Mixtral 8x7B config is 46.7 B parameters (it was read as a
+/// 7.2 B Mistral), 12.9 B of them active per token.
+#[test]
+fn mixtral_is_46_7_billion_parameters() {
+    let got = hf_config::parse(&fixture("mixtral-8x7b")).expect("parses");
+    assert_eq!(got.arch.family, Family::Mixtral);
+    assert_eq!(got.arch.params(), 46_702_792_704);
+    // Source: Mistral AI's announcement, "12.9B active parameters per token".
+    assert_eq!(got.arch.active_params(), 12_879_925_248);
+}
+
 #[test]
 fn imports_every_ground_truth_config_in_both_layouts() {
     for id in [
@@ -106,6 +151,7 @@ fn unknown_model_types_are_refused_unless_read_as_llama_by_choice() {
             vocab: 50304,
             tied: false,
             positions: 0,
+            ..Architecture::BLANK
         }
     );
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use proptest::prelude::*;
+use vramfit_core::families::Positions;
 use vramfit_core::presets::PRESETS;
 use vramfit_core::query::{decode_strict, RawQuery};
 use vramfit_core::scenario::{Attn, Dtype, Optimizer};
@@ -51,8 +52,13 @@ pub fn queries() -> impl Strategy<Value = String> {
         (1u32..=64, 0u8..=3, 0u32..=2048, 0u8..=30),
     )
         .prop_map(|(m, dtype, optim, attn, (b, s, acc), (ckpt, r, keep, cuda), drop, (g, z, ctx, res))| {
-            // GPT-2's learned positions stop at 1024 tokens.
-            let s = if m.starts_with("model=gpt2") { s % 1024 + 1 } else { s };
+            // Learned positions (GPT-2, StarCoder) stop at the table's length.
+            let table = PRESETS
+                .iter()
+                .find(|p| m.starts_with(&format!("model={}&", p.id)) || m == format!("model={}", p.id))
+                .filter(|p| p.arch.family.spec().positions == Positions::Learned)
+                .map(|p| p.arch.positions);
+            let s = table.map_or(s, |t| s % t + 1);
             let mut q = format!(
                 "{m}&dtype={dtype}&optim={optim}&attn={attn}&batch={b}&seq={s}&grad_accum={acc}\
                  &grad_ckpt={ckpt}&lora_r={r}&keep_outputs={keep}&cuda_like={cuda}&gpus={g}&zero={z}\
