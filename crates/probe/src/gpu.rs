@@ -1,17 +1,22 @@
 //! The device side, with wgpu 30: WebGPU in wasm32, Vulkan/Metal/DX12
-//! natively (feature `native`). Deliberately thin: it allocates the buffers
-//! [`Tracker::next_chunk`] asks for, commits and checks each one, times it
-//! and reports back; every decision is made in `plan.rs`.
+//! natively (feature `native`). Deliberately thin: it does the steps
+//! [`Tracker::next_step`] asks for (allocate a chunk, or time a control on a
+//! chunk it already holds), times each and reports back; every decision is
+//! made in `plan.rs`. It tells the tracker whether the adapter is a software
+//! one, where the swap rule does not apply.
 //!
 //! One chunk: inside an out-of-memory (and a validation) error scope, create
 //! a buffer, clear it on the GPU (so the memory is really committed), write
 //! a small pattern at its end and copy it to a staging buffer. Only when the
 //! scopes come back clean is the staging buffer mapped and the pattern
-//! checked: nothing created during a failed allocation is ever mapped.
-//! Every buffer is destroyed and the device dropped at the end, so a second
-//! probe finds the same memory free.
+//! checked: nothing created during a failed allocation is ever mapped. A
+//! control is the same without the allocation: the held buffer is cleared,
+//! written and read back again. Every buffer is destroyed and the device
+//! dropped at the end, so a second probe finds the same memory free.
 
-use crate::plan::{ChunkResult, Decision, Outcome, ProbeConfig, ProbeResult, Progress, Tracker};
+use crate::plan::{
+    AdapterKind, ChunkResult, Decision, Outcome, ProbeConfig, ProbeResult, Progress, Step, Tracker,
+};
 use crate::report::{looks_like_software, vendor_name, AdapterReport};
 use std::future::Future;
 use std::pin::Pin;
@@ -136,7 +141,13 @@ fn report_of(adapter: &wgpu::Adapter) -> AdapterReport {
 /// offered. Never panics.
 pub async fn report() -> Result<AdapterReport, Outcome> {
     let (_instance, adapter) = adapter().await?;
-    let mut r = report_of(&adapter);
+    Ok(describe(&adapter).await)
+}
+
+/// wgpu's view of `adapter`, completed (on the web) with the browser's
+/// `GPUAdapterInfo`, and the software flag from every name it has.
+async fn describe(adapter: &wgpu::Adapter) -> AdapterReport {
+    let mut r = report_of(adapter);
     // wgpu's WebGPU backend fills only `description` and the fallback flag;
     // the browser's GPUAdapterInfo also has vendor, architecture and device.
     #[cfg(target_arch = "wasm32")]
@@ -164,7 +175,7 @@ pub async fn report() -> Result<AdapterReport, Outcome> {
         r.architecture.as_str(),
         r.description.as_str(),
     ]);
-    Ok(r)
+    r
 }
 
 /// A device with the adapter's own limits (so `max_buffer_size` is the
@@ -195,20 +206,52 @@ async fn open_device(adapter: wgpu::Adapter) -> Result<(wgpu::Device, wgpu::Queu
 
 /// Measures how much memory can be allocated at once, within `cfg`.
 ///
-/// `progress` is called at the start and after every chunk; `cancel` is
-/// asked before every chunk. The chunk size is clamped to the device's
-/// `max_buffer_size`. Everything allocated is freed before this returns.
-/// Never panics: a missing WebGPU or adapter is an outcome with 0 bytes.
+/// `progress` is called at the start and after every step (chunk or
+/// control); `cancel` is asked before every step. The chunk size is clamped
+/// to the device's `max_buffer_size`. The swap rule applies on a hardware
+/// adapter only: a software one (the report's fallback flag) has no video
+/// memory to swap out of. Everything allocated is freed before this
+/// returns. Never panics: a missing WebGPU or adapter is an outcome with 0
+/// bytes.
 pub async fn probe(
     cfg: ProbeConfig,
+    progress: impl FnMut(Progress),
+    cancel: impl Fn() -> bool,
+) -> ProbeResult {
+    run(cfg, None, progress, cancel).await
+}
+
+/// [`probe`], judging the adapter as `kind` whatever it reports: on
+/// SwiftShader, [`AdapterKind::Hardware`] runs the hardware swap rule and
+/// its controls, so the browser tests can check them on a machine without a
+/// GPU.
+pub async fn probe_as(
+    kind: AdapterKind,
+    cfg: ProbeConfig,
+    progress: impl FnMut(Progress),
+    cancel: impl Fn() -> bool,
+) -> ProbeResult {
+    run(cfg, Some(kind), progress, cancel).await
+}
+
+async fn run(
+    cfg: ProbeConfig,
+    kind: Option<AdapterKind>,
     mut progress: impl FnMut(Progress),
     cancel: impl Fn() -> bool,
 ) -> ProbeResult {
-    let (device, queue) = match adapter().await {
-        Ok((_instance, adapter)) => match open_device(adapter).await {
-            Ok(dq) => dq,
-            Err(o) => return ProbeResult::failed(o),
-        },
+    let (device, queue, kind) = match adapter().await {
+        Ok((_instance, adapter)) => {
+            let kind = match kind {
+                Some(k) => k,
+                None if describe(&adapter).await.fallback => AdapterKind::Software,
+                None => AdapterKind::Hardware,
+            };
+            match open_device(adapter).await {
+                Ok((device, queue)) => (device, queue, kind),
+                Err(o) => return ProbeResult::failed(o),
+            }
+        }
         Err(o) => return ProbeResult::failed(o),
     };
     let lost = Arc::new(AtomicBool::new(false));
@@ -224,7 +267,7 @@ pub async fn probe(
     // not take the page (or the CLI) down.
     device.on_uncaptured_error(Arc::new(|_error| {}));
 
-    let mut tracker = Tracker::new(cfg.clamped_to(device.limits().max_buffer_size));
+    let mut tracker = Tracker::on(cfg.clamped_to(device.limits().max_buffer_size), kind);
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("vramfit probe readback"),
         size: SAMPLE,
@@ -233,8 +276,10 @@ pub async fn probe(
     });
     let mut held: Vec<wgpu::Buffer> = Vec::new();
     let clock = Clock::start();
+    // Each write gets its own pattern, so a stale read-back is caught.
+    let mut writes: u32 = 0;
     progress(tracker.progress());
-    while let Some(size) = tracker.next_chunk() {
+    while let Some(step) = tracker.next_step() {
         if cancel() {
             tracker.cancel();
             break;
@@ -243,20 +288,32 @@ pub async fn probe(
             tracker.stop_with(Outcome::DeviceLost);
             break;
         }
-        let t0 = clock.now_ms();
-        let (buffer, result) = chunk(
-            &device,
-            &queue,
-            &staging,
-            size,
-            tracker.progress().chunks,
-            &lost,
-        )
-        .await;
-        let ms = clock.now_ms() - t0;
-        // Failed buffers too: destroying an invalid buffer is harmless.
-        held.push(buffer);
-        let decision = tracker.record_chunk(size, ms, result);
+        writes = writes.wrapping_add(1);
+        let decision = match step {
+            Step::Chunk(size) => {
+                let t0 = clock.now_ms();
+                let (buffer, result) = chunk(&device, &queue, &staging, size, writes, &lost).await;
+                let ms = clock.now_ms() - t0;
+                // Failed buffers too: destroying an invalid buffer is harmless.
+                held.push(buffer);
+                tracker.record_chunk(size, ms, result)
+            }
+            Step::Control { index, bytes } => {
+                // Counted chunks are the first ones held (a failed chunk
+                // stops the probe), so chunk `index` is `held[index]`.
+                let t0 = clock.now_ms();
+                let result = match held.get(index as usize) {
+                    Some(buffer) => {
+                        control(&device, &queue, &staging, buffer, bytes, writes, &lost).await
+                    }
+                    // Not held (cannot happen): held memory that cannot be
+                    // re-checked is not usable memory.
+                    None => ChunkResult::Oom,
+                };
+                let ms = clock.now_ms() - t0;
+                tracker.record_control(bytes, ms, result)
+            }
+        };
         progress(tracker.progress());
         if let Decision::Stop(_) = decision {
             break;
@@ -274,8 +331,9 @@ pub async fn probe(
     tracker.result()
 }
 
-/// The pattern written at the end of chunk `index`: differs per chunk, so
-/// two chunks aliasing the same memory would be caught.
+/// The pattern of write number `index` (a chunk or a control): differs per
+/// write, so two chunks aliasing the same memory, or a stale read-back,
+/// would be caught.
 fn pattern(index: u32, len: u64) -> Vec<u8> {
     (0..len)
         .map(|k| {
@@ -296,49 +354,97 @@ async fn chunk(
     index: u32,
     lost: &AtomicBool,
 ) -> (wgpu::Buffer, ChunkResult) {
-    let size = size.get();
-    let len = SAMPLE.min(size);
-    let offset = size - len;
-    let expected = pattern(index, len);
-
     let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let buffer = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("vramfit probe chunk"),
-        size,
+        size: size.get(),
         usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-    enc.clear_buffer(&buffer, 0, None);
-    queue.submit([enc.finish()]);
-    queue.write_buffer(&buffer, offset, &expected);
-    let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-    enc.copy_buffer_to_buffer(&buffer, offset, staging, 0, Some(len));
-    queue.submit([enc.finish()]);
+    let expected = touch(queue, device, staging, &buffer, size, index);
     let out_of_memory = oom.pop().await;
     let invalid = validation.pop().await;
+    let refused = out_of_memory.is_some() || invalid.is_some();
+    let result = check(device, staging, &expected, refused, lost).await;
+    (buffer, result)
+}
 
+/// The control: re-touches `buffer` (held, `size` bytes) exactly as a chunk
+/// is committed and checked, without allocating.
+async fn control(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    staging: &wgpu::Buffer,
+    buffer: &wgpu::Buffer,
+    size: Bytes,
+    index: u32,
+    lost: &AtomicBool,
+) -> ChunkResult {
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let expected = touch(queue, device, staging, buffer, size, index);
+    let out_of_memory = oom.pop().await;
+    let invalid = validation.pop().await;
+    let refused = out_of_memory.is_some() || invalid.is_some();
+    check(device, staging, &expected, refused, lost).await
+}
+
+/// Clears `buffer` on the GPU (committing all of it), writes pattern
+/// `index` at its end and copies that to `staging`. Returns the pattern.
+fn touch(
+    queue: &wgpu::Queue,
+    device: &wgpu::Device,
+    staging: &wgpu::Buffer,
+    buffer: &wgpu::Buffer,
+    size: Bytes,
+    index: u32,
+) -> Vec<u8> {
+    let size = size.get();
+    let len = SAMPLE.min(size);
+    let offset = size - len;
+    let expected = pattern(index, len);
+    let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+    enc.clear_buffer(buffer, 0, None);
+    queue.submit([enc.finish()]);
+    queue.write_buffer(buffer, offset, &expected);
+    let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+    enc.copy_buffer_to_buffer(buffer, offset, staging, 0, Some(len));
+    queue.submit([enc.finish()]);
+    expected
+}
+
+/// After [`touch`]: maps `staging` and compares it with `expected`, unless
+/// the error scopes `refused` the work (nothing from a failed allocation is
+/// ever mapped) or the device was lost.
+async fn check(
+    device: &wgpu::Device,
+    staging: &wgpu::Buffer,
+    expected: &[u8],
+    refused: bool,
+    lost: &AtomicBool,
+) -> ChunkResult {
     if lost.load(Ordering::SeqCst) {
-        return (buffer, ChunkResult::Lost);
+        return ChunkResult::Lost;
     }
-    if out_of_memory.is_some() || invalid.is_some() {
+    if refused {
         // Refused. Never map anything from this chunk.
-        return (buffer, ChunkResult::Oom);
+        return ChunkResult::Oom;
     }
-
+    let len = expected.len() as u64;
     let (tx, rx) = oneshot::<bool>();
     staging.map_async(wgpu::MapMode::Read, 0..len, move |r| tx.send(r.is_ok()));
     #[cfg(not(target_arch = "wasm32"))]
     let _ = device.poll(wgpu::PollType::wait_indefinitely());
+    #[cfg(target_arch = "wasm32")]
+    let _ = device;
     let mapped = rx.await.unwrap_or(false);
     if !mapped {
-        let r = if lost.load(Ordering::SeqCst) {
+        return if lost.load(Ordering::SeqCst) {
             ChunkResult::Lost
         } else {
             ChunkResult::Oom
         };
-        return (buffer, r);
     }
     let holds_data = match staging.get_mapped_range(0..len) {
         Ok(view) => view[..] == expected[..],
@@ -346,15 +452,14 @@ async fn chunk(
     };
     // The view is dropped above: unmapping with a live view would panic.
     staging.unmap();
-    let r = if holds_data {
+    if holds_data {
         ChunkResult::Ok
     } else if lost.load(Ordering::SeqCst) {
         ChunkResult::Lost
     } else {
         // The memory did not keep what was written: not usable.
         ChunkResult::Oom
-    };
-    (buffer, r)
+    }
 }
 
 /// Milliseconds since the probe started: `performance.now()` in the

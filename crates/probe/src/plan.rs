@@ -1,7 +1,18 @@
 //! The probe's decisions, with no GPU in sight: how big each chunk is, and
 //! when to stop (out of memory, ceiling reached, swapping, out of time,
-//! cancelled). The device driver (`gpu.rs`) only allocates what
-//! [`Tracker::next_chunk`] asks for and reports back how it went.
+//! cancelled). The device driver (`gpu.rs`) only does what
+//! [`Tracker::next_step`] asks for (allocate a chunk, or time a control on
+//! memory it already holds) and reports back how it went.
+//!
+//! The swap rule: a new chunk that is much slower per byte than the first
+//! ones is only a suspect. A busy CPU slows everything down; paging (the
+//! driver spilling into system memory once video memory is full) slows down
+//! only new allocations. So right after a slow chunk the driver re-touches a
+//! chunk it already holds (the control, also timed after each baseline chunk
+//! to get its own baseline): the slow chunk means swapping only when it is
+//! `swap_slowdown` times slower than the control's own slowdown. On a
+//! software adapter (SwiftShader, llvmpipe, WARP) there is no video memory to
+//! swap out of, so the rule never applies there.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -27,6 +38,11 @@ pub const DEFAULT_BASELINE_CHUNKS: usize = 3;
 /// Default noise floor: a chunk that takes less than this is never "slow".
 pub const DEFAULT_SWAP_FLOOR_MS: f64 = 20.0;
 
+/// Timer noise floor of the control: control times are read as at least
+/// this, so a control that goes from 0.1 ms to 0.4 ms (timer granularity) is
+/// not read as a 4x slower machine.
+pub const CONTROL_FLOOR_MS: f64 = 1.0;
+
 fn align_down(n: u64) -> u64 {
     n - n % ALIGN
 }
@@ -40,8 +56,11 @@ pub struct ProbeConfig {
     pub chunk: Bytes,
     /// Stop once the chunks together took longer than this.
     pub time_limit_ms: u64,
-    /// A chunk this many times slower per byte than the baseline means the
-    /// driver is swapping to system memory: stop there.
+    /// A chunk this many times slower per byte than the baseline, while
+    /// memory already held is not slower than its own baseline, means the
+    /// driver is swapping to system memory: stop there. (When the control is
+    /// slower too, the chunk must be this many times slower than the control
+    /// slowed down: see [`Tracker::record_control`].)
     pub swap_slowdown: f64,
     /// How many first chunks make the baseline (their median time per byte).
     /// 0 turns swap detection off.
@@ -115,7 +134,8 @@ pub enum Outcome {
     Oom,
     /// The safety ceiling was reached: at least that much is available.
     Ceiling,
-    /// A chunk became much slower: the driver started using system memory.
+    /// New chunks became much slower while memory already held did not: the
+    /// driver started using system memory.
     Swap,
     /// The time limit ran out.
     Time,
@@ -173,9 +193,9 @@ impl Outcome {
                  this much free; raise the ceiling to measure further."
             }
             Outcome::Swap => {
-                "Allocation became much slower, which means the driver started using system \
-                 memory. The figure counts only the fast part. Close other GPU programs and \
-                 retry, or type your GPU's memory."
+                "New buffers became much slower while the memory already held stayed fast, which \
+                 means the driver started using system memory. The figure counts only the fast \
+                 part. Close other GPU programs and retry, or type your GPU's memory."
             }
             Outcome::Time => {
                 "The probe ran out of time before running out of memory. The figure is a lower \
@@ -222,10 +242,52 @@ pub enum ChunkResult {
 /// Whether the probe goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
-    /// Allocate [`Tracker::next_chunk`] next.
+    /// Do [`Tracker::next_step`] next.
     Continue,
     /// Stop; free everything and report.
     Stop(Outcome),
+}
+
+/// What the probe runs on, as far as the swap rule is concerned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AdapterKind {
+    /// A GPU with its own memory (or a share of it): allocations past that
+    /// memory may be paged to system memory, so the swap rule applies.
+    #[default]
+    Hardware,
+    /// A software (fallback) adapter: its "GPU memory" is system memory
+    /// already, so there is nothing to swap out of and a slow chunk only
+    /// means a busy CPU. The swap rule never applies.
+    Software,
+}
+
+/// What the driver does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Allocate, commit and check a new buffer of this size.
+    Chunk(Bytes),
+    /// The control: re-touch (clear, write a sample, read it back) the
+    /// buffer of chunk `index` (0-based, counted chunks only), `bytes` long,
+    /// without allocating anything, and report how long it took with
+    /// [`Tracker::record_control`].
+    Control {
+        /// Which counted chunk to re-touch: always the latest, the one least
+        /// likely to have been moved out of video memory.
+        index: u32,
+        /// Its size.
+        bytes: Bytes,
+    },
+}
+
+/// A control the tracker is waiting for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pending {
+    /// Part of the control's own baseline (after each baseline chunk).
+    Baseline,
+    /// A chunk of `bytes` came back `slowdown` times slower per byte than the
+    /// chunk baseline: swapping, or a busy machine?
+    Suspect { bytes: Bytes, slowdown: f64 },
 }
 
 /// Live progress, after each chunk.
@@ -298,31 +360,71 @@ impl ProbeResult {
     }
 }
 
-/// The stop rules as a state machine: fed one chunk at a time, it says
+/// The stop rules as a state machine: fed one step at a time, it says
 /// whether to go on. The first stop wins; later input is ignored.
 #[derive(Clone, Debug)]
 pub struct Tracker {
     cfg: ProbeConfig,
+    kind: AdapterKind,
     allocated: Bytes,
     chunks: u32,
+    /// Size of the latest counted chunk (the control re-touches it).
+    last: Bytes,
     elapsed_ms: f64,
     /// Milliseconds per byte of the first `baseline_chunks` good chunks.
     baseline: Vec<f64>,
+    /// Milliseconds per byte of the controls after each baseline chunk.
+    control_baseline: Vec<f64>,
+    pending: Option<Pending>,
     stopped: Option<Outcome>,
 }
 
+fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// A timing as the rules read it: finite and not negative.
+fn sane_ms(ms: f64) -> f64 {
+    if ms.is_finite() {
+        ms.max(0.0)
+    } else {
+        0.0
+    }
+}
+
 impl Tracker {
-    /// A fresh probe. A ceiling below one aligned chunk stops at once.
+    /// A fresh probe on a hardware adapter. A ceiling below one aligned
+    /// chunk stops at once.
     pub fn new(cfg: ProbeConfig) -> Self {
+        Self::on(cfg, AdapterKind::Hardware)
+    }
+
+    /// A fresh probe on an adapter of this kind (on a software adapter the
+    /// swap rule never applies, and no control is ever asked for).
+    pub fn on(cfg: ProbeConfig, kind: AdapterKind) -> Self {
         let stopped = next_chunk(Bytes::ZERO, &cfg)
             .is_none()
             .then_some(Outcome::Ceiling);
         Tracker {
             cfg,
+            kind,
             allocated: Bytes::ZERO,
             chunks: 0,
+            last: Bytes::ZERO,
             elapsed_ms: 0.0,
             baseline: Vec::new(),
+            control_baseline: Vec::new(),
+            pending: None,
             stopped,
         }
     }
@@ -332,12 +434,28 @@ impl Tracker {
         &self.cfg
     }
 
-    /// The next buffer size to try, or `None` once stopped.
-    pub fn next_chunk(&self) -> Option<Bytes> {
-        match self.stopped {
-            Some(_) => None,
-            None => next_chunk(self.allocated, &self.cfg),
+    /// The adapter kind it judges for.
+    pub fn kind(&self) -> AdapterKind {
+        self.kind
+    }
+
+    /// Whether the swap rule applies at all.
+    fn judges_swap(&self) -> bool {
+        self.kind == AdapterKind::Hardware && self.cfg.baseline_chunks > 0
+    }
+
+    /// What to do next, or `None` once stopped.
+    pub fn next_step(&self) -> Option<Step> {
+        if self.stopped.is_some() {
+            return None;
         }
+        if self.pending.is_some() {
+            return Some(Step::Control {
+                index: self.chunks.saturating_sub(1),
+                bytes: self.last,
+            });
+        }
+        next_chunk(self.allocated, &self.cfg).map(Step::Chunk)
     }
 
     /// Where the probe stands.
@@ -366,64 +484,128 @@ impl Tracker {
         self.stop(Outcome::Cancelled)
     }
 
-    fn median_ms_per_byte(&self) -> Option<f64> {
-        if self.cfg.baseline_chunks == 0 || self.baseline.len() < self.cfg.baseline_chunks {
-            return None;
+    /// Counts a good chunk, then checks the ceiling and the time limit.
+    fn count(&mut self, bytes: Bytes) -> Decision {
+        self.allocated += bytes;
+        self.chunks += 1;
+        self.last = bytes;
+        if next_chunk(self.allocated, &self.cfg).is_none() {
+            return self.stop(Outcome::Ceiling);
         }
-        let mut v = self.baseline.clone();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        Some(if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        })
+        self.check_time()
+    }
+
+    fn check_time(&mut self) -> Decision {
+        if self.elapsed_ms > self.cfg.time_limit_ms as f64 {
+            return self.stop(Outcome::Time);
+        }
+        Decision::Continue
     }
 
     /// One chunk of `bytes` took `elapsed_ms` and ended with `result`.
     ///
     /// Rules, in order: out of memory or device lost stop at once (the chunk
-    /// is not counted); a chunk more than `swap_slowdown` times slower per
-    /// byte than the baseline median stops with [`Outcome::Swap`] (not
-    /// counted: it is probably in system memory); otherwise it is counted,
-    /// then the ceiling, then the time limit are checked.
+    /// is not counted). On a hardware adapter, the first `baseline_chunks`
+    /// chunks make the baseline (each followed by a control, see
+    /// [`Step::Control`]); after that, a chunk more than `swap_slowdown`
+    /// times slower per byte than the baseline median (and slower than
+    /// `swap_floor_ms`) is a suspect: it is not counted yet, and the next
+    /// step is a control that decides ([`Tracker::record_control`]).
+    /// Otherwise it is counted, then the ceiling, then the time limit are
+    /// checked. A chunk recorded while a control is awaited stands in for it
+    /// (its suspect, if any, is then judged on its own: swap).
     pub fn record_chunk(&mut self, bytes: Bytes, elapsed_ms: f64, result: ChunkResult) -> Decision {
         if self.stopped.is_some() {
             return self.decision();
         }
-        let elapsed_ms = if elapsed_ms.is_finite() {
-            elapsed_ms.max(0.0)
-        } else {
-            0.0
-        };
+        if let Some(Pending::Suspect { .. }) = self.pending.take() {
+            return self.stop(Outcome::Swap);
+        }
+        let elapsed_ms = sane_ms(elapsed_ms);
         self.elapsed_ms += elapsed_ms;
         match result {
             ChunkResult::Oom => return self.stop(Outcome::Oom),
             ChunkResult::Lost => return self.stop(Outcome::DeviceLost),
             ChunkResult::Ok => {}
         }
-        if bytes.get() > 0 {
+        if self.judges_swap() && bytes.get() > 0 {
             let per_byte = elapsed_ms / bytes.get() as f64;
-            if let Some(median) = self.median_ms_per_byte() {
+            if self.baseline.len() < self.cfg.baseline_chunks {
+                self.baseline.push(per_byte);
+                self.pending = Some(Pending::Baseline);
+            } else if let Some(median) = median(&self.baseline) {
                 let expected = median * bytes.get() as f64;
                 if elapsed_ms > self.cfg.swap_slowdown * expected
                     && elapsed_ms > self.cfg.swap_floor_ms
                 {
-                    return self.stop(Outcome::Swap);
+                    let slowdown = if expected > 0.0 {
+                        elapsed_ms / expected
+                    } else {
+                        f64::INFINITY
+                    };
+                    self.pending = Some(Pending::Suspect { bytes, slowdown });
+                    return Decision::Continue;
                 }
-            } else if self.baseline.len() < self.cfg.baseline_chunks {
-                self.baseline.push(per_byte);
             }
         }
-        self.allocated += bytes;
-        self.chunks += 1;
-        if next_chunk(self.allocated, &self.cfg).is_none() {
-            return self.stop(Outcome::Ceiling);
+        self.count(bytes)
+    }
+
+    /// The control asked for by [`Step::Control`] (`bytes` of memory the
+    /// probe already held, re-touched) took `elapsed_ms` and ended with
+    /// `result`. Ignored when no control was asked for.
+    ///
+    /// After a baseline chunk it adds to the control's own baseline. After a
+    /// suspect chunk it decides: with `busy` the control's slowdown against
+    /// its baseline median (at least 1; times under [`CONTROL_FLOOR_MS`]
+    /// read as that floor), the chunk is swapping when its own slowdown is
+    /// more than `swap_slowdown × busy`: it stops with [`Outcome::Swap`]
+    /// and the chunk is not counted. Otherwise the machine was only busy:
+    /// the chunk is counted and the probe goes on. A control that fails
+    /// stops the probe like a chunk that fails (the suspect not counted).
+    pub fn record_control(
+        &mut self,
+        bytes: Bytes,
+        elapsed_ms: f64,
+        result: ChunkResult,
+    ) -> Decision {
+        if self.stopped.is_some() {
+            return self.decision();
         }
-        if self.elapsed_ms > self.cfg.time_limit_ms as f64 {
-            return self.stop(Outcome::Time);
+        let Some(pending) = self.pending.take() else {
+            return self.decision();
+        };
+        let elapsed_ms = sane_ms(elapsed_ms);
+        self.elapsed_ms += elapsed_ms;
+        match result {
+            ChunkResult::Oom => return self.stop(Outcome::Oom),
+            ChunkResult::Lost => return self.stop(Outcome::DeviceLost),
+            ChunkResult::Ok => {}
         }
-        Decision::Continue
+        let bytes = bytes.get().max(1) as f64;
+        let floor = CONTROL_FLOOR_MS / bytes;
+        let per_byte = (elapsed_ms / bytes).max(floor);
+        match pending {
+            Pending::Baseline => {
+                self.control_baseline.push(per_byte);
+                self.check_time()
+            }
+            Pending::Suspect {
+                bytes: chunk,
+                slowdown,
+            } => {
+                let busy = median(&self.control_baseline)
+                    .map(|base| per_byte / base.max(floor))
+                    .filter(|b| b.is_finite())
+                    .unwrap_or(1.0)
+                    .max(1.0);
+                if slowdown > self.cfg.swap_slowdown * busy {
+                    self.stop(Outcome::Swap)
+                } else {
+                    self.count(chunk)
+                }
+            }
+        }
     }
 
     /// Progress so far.
@@ -455,26 +637,53 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
-    /// A fake device: `respond(chunk_index, bytes)` says how long the chunk
-    /// took and how it ended. Drives the tracker exactly as `gpu.rs` does.
+    /// A fake device: `respond(chunk_index, bytes)` says how long a chunk
+    /// took and how it ended; every control takes 0 ms and succeeds. Drives
+    /// the tracker exactly as `gpu.rs` does, on a hardware adapter.
     fn drive(
         cfg: ProbeConfig,
-        mut respond: impl FnMut(u32, Bytes) -> (f64, ChunkResult),
+        respond: impl FnMut(u32, Bytes) -> (f64, ChunkResult),
     ) -> (ProbeResult, Vec<Bytes>) {
-        let mut t = Tracker::new(cfg);
+        let (res, sizes, _) = drive_on(cfg, AdapterKind::Hardware, respond, |_, _| {
+            (0.0, ChunkResult::Ok)
+        });
+        (res, sizes)
+    }
+
+    /// The fake device with controls too: `control(chunks_so_far, step)`
+    /// says how long the control took. Returns the result, the sizes of the
+    /// chunks allocated and every step asked for, in order.
+    fn drive_on(
+        cfg: ProbeConfig,
+        kind: AdapterKind,
+        mut respond: impl FnMut(u32, Bytes) -> (f64, ChunkResult),
+        mut control: impl FnMut(u32, Step) -> (f64, ChunkResult),
+    ) -> (ProbeResult, Vec<Bytes>, Vec<Step>) {
+        let mut t = Tracker::on(cfg, kind);
         let mut sizes = Vec::new();
+        let mut steps = Vec::new();
         let mut i = 0;
-        while let Some(size) = t.next_chunk() {
-            let (ms, r) = respond(i, size);
-            if r == ChunkResult::Ok {
-                sizes.push(size);
-            }
-            i += 1;
-            if let Decision::Stop(_) = t.record_chunk(size, ms, r) {
+        while let Some(step) = t.next_step() {
+            steps.push(step);
+            let d = match step {
+                Step::Chunk(size) => {
+                    let (ms, r) = respond(i, size);
+                    if r == ChunkResult::Ok {
+                        sizes.push(size);
+                    }
+                    i += 1;
+                    t.record_chunk(size, ms, r)
+                }
+                Step::Control { bytes, .. } => {
+                    let (ms, r) = control(i, step);
+                    t.record_control(bytes, ms, r)
+                }
+            };
+            if let Decision::Stop(_) = d {
                 break;
             }
         }
-        (t.result(), sizes)
+        (t.result(), sizes, steps)
     }
 
     fn cfg(ceiling: u64, chunk: u64) -> ProbeConfig {
@@ -706,13 +915,13 @@ mod tests {
     #[test]
     fn cancel_stops_and_first_stop_wins() {
         let mut t = Tracker::new(cfg(GIB, 256 * MIB));
-        assert_eq!(t.next_chunk(), Some(Bytes(256 * MIB)));
+        assert_eq!(t.next_step(), Some(Step::Chunk(Bytes(256 * MIB))));
         assert_eq!(
             t.record_chunk(Bytes(256 * MIB), 3.0, ChunkResult::Ok),
             Decision::Continue
         );
         assert_eq!(t.cancel(), Decision::Stop(Outcome::Cancelled));
-        assert_eq!(t.next_chunk(), None);
+        assert_eq!(t.next_step(), None);
         // later input changes nothing
         assert_eq!(
             t.record_chunk(Bytes(256 * MIB), 3.0, ChunkResult::Oom),
@@ -775,6 +984,251 @@ mod tests {
         );
     }
 
+    /// The tracker's steps on a hardware adapter: each baseline chunk is
+    /// followed by a control on it (the latest chunk); after the baseline,
+    /// chunks at the usual speed need no control.
+    #[test]
+    fn each_baseline_chunk_is_followed_by_a_control_of_the_latest_chunk() {
+        let (res, _, steps) = drive_on(
+            cfg(GIB + 100 * MIB, 256 * MIB),
+            AdapterKind::Hardware,
+            |_, _| (100.0, ChunkResult::Ok),
+            |_, _| (10.0, ChunkResult::Ok),
+        );
+        let chunk = Step::Chunk(Bytes(256 * MIB));
+        let control = |index| Step::Control {
+            index,
+            bytes: Bytes(256 * MIB),
+        };
+        assert_eq!(
+            steps,
+            [
+                chunk,
+                control(0),
+                chunk,
+                control(1),
+                chunk,
+                control(2),
+                chunk,
+                Step::Chunk(Bytes(100 * MIB)),
+            ]
+        );
+        assert_eq!(res.outcome, Outcome::Ceiling);
+        // Controls count towards the time spent.
+        assert_eq!(res.elapsed_ms, 5 * 100 + 3 * 10);
+    }
+
+    /// A busy CPU (issue 9): from the 5th chunk on, everything takes 6x as
+    /// long, the control on memory already held included. Before the
+    /// control existed this read as swapping (6x > 4x); it is not.
+    #[test]
+    fn busy_cpu_every_operation_slower_including_the_control_is_not_swap() {
+        let slow = |i: u32| if i >= 4 { 6.0 } else { 1.0 };
+        let (res, sizes, steps) = drive_on(
+            cfg(3 * GIB, 256 * MIB),
+            AdapterKind::Hardware,
+            |i, _| (100.0 * slow(i), ChunkResult::Ok),
+            // `i` is the number of chunks recorded so far: the control after
+            // chunk i - 1.
+            |i, _| (10.0 * slow(i - 1), ChunkResult::Ok),
+        );
+        assert_eq!(res.outcome, Outcome::Ceiling);
+        assert_eq!(res.allocated, Bytes(3 * GIB));
+        assert_eq!(sizes.len(), 12);
+        // 3 baseline controls, then one after each of the 8 slow chunks.
+        let controls = steps
+            .iter()
+            .filter(|s| matches!(s, Step::Control { .. }))
+            .count();
+        assert_eq!(controls, 3 + 8);
+        // The same chunk times with the control at its usual speed: swap.
+        let (res, _, _) = drive_on(
+            cfg(3 * GIB, 256 * MIB),
+            AdapterKind::Hardware,
+            |i, _| (100.0 * slow(i), ChunkResult::Ok),
+            |_, _| (10.0, ChunkResult::Ok),
+        );
+        assert_eq!(res.outcome, Outcome::Swap);
+        assert_eq!(res.allocated, Bytes(GIB));
+    }
+
+    /// Paging: past the 4th chunk new chunks take 6x as long, while the
+    /// control on memory already held stays at its usual speed: swap, and
+    /// the slow chunk is not counted.
+    #[test]
+    fn paging_new_chunk_slow_control_normal_is_swap() {
+        let (res, sizes, steps) = drive_on(
+            cfg(3 * GIB, 256 * MIB),
+            AdapterKind::Hardware,
+            |i, _| (if i >= 4 { 600.0 } else { 100.0 }, ChunkResult::Ok),
+            |_, _| (10.0, ChunkResult::Ok),
+        );
+        assert_eq!(res.outcome, Outcome::Swap);
+        assert_eq!(res.allocated, Bytes(GIB));
+        assert_eq!(res.chunks, 4);
+        assert_eq!(sizes.len(), 5, "the 5th chunk was allocated, not counted");
+        assert_eq!(
+            steps.last(),
+            Some(&Step::Control {
+                index: 3,
+                bytes: Bytes(256 * MIB)
+            }),
+            "the control re-touched the 4th chunk, the latest counted"
+        );
+        assert!(res.message().starts_with("New buffers became much slower"));
+    }
+
+    /// The rule as a table: (chunk slowdown, control slowdown) → swap? The
+    /// chunk must be more than 4x slower than the control slowed down.
+    #[test]
+    fn swap_is_the_chunk_slowdown_beyond_the_controls() {
+        let table = [
+            (6.0, 1.0, true),   // paging
+            (6.0, 0.5, true),   // a faster control does not lower the bar
+            (6.0, 6.0, false),  // busy: everything slower
+            (6.0, 2.0, false),  // 6 < 4 x 2
+            (9.0, 2.0, true),   // 9 > 4 x 2: paging on a busy machine
+            (30.0, 5.0, true),  // 30 > 4 x 5
+            (20.0, 5.0, false), // exactly 4 x 5 is not more
+            (3.9, 1.0, false),  // not even a suspect
+        ];
+        for (chunk, control, swap) in table {
+            let (res, _, _) = drive_on(
+                cfg(3 * GIB, 256 * MIB),
+                AdapterKind::Hardware,
+                |i, _| (if i >= 4 { 100.0 * chunk } else { 100.0 }, ChunkResult::Ok),
+                |i, _| (if i > 4 { 10.0 * control } else { 10.0 }, ChunkResult::Ok),
+            );
+            let want = if swap {
+                Outcome::Swap
+            } else {
+                Outcome::Ceiling
+            };
+            assert_eq!(res.outcome, want, "chunk {chunk}x, control {control}x");
+        }
+    }
+
+    /// Timer granularity on a fast control: 0.1 ms then 0.4 ms is not a 4x
+    /// slower machine (both read as the 1 ms floor), so a 6x chunk is swap.
+    #[test]
+    fn control_times_under_the_floor_are_noise() {
+        let (res, _, _) = drive_on(
+            cfg(3 * GIB, 256 * MIB),
+            AdapterKind::Hardware,
+            |i, _| (if i >= 4 { 600.0 } else { 100.0 }, ChunkResult::Ok),
+            |i, _| (if i > 4 { 0.4 } else { 0.1 }, ChunkResult::Ok),
+        );
+        assert_eq!(res.outcome, Outcome::Swap);
+        assert_eq!(res.allocated, Bytes(GIB));
+    }
+
+    /// A software adapter has no video memory to swap out of: however slow
+    /// a chunk gets (a busy CPU on SwiftShader), it is never swap, and no
+    /// control is asked for. The timings are the ones a loaded machine gave
+    /// the browser tests (issue 9).
+    #[test]
+    fn software_adapter_never_swaps() {
+        for chunk_ms in [
+            [150.0, 160.0, 155.0, 900.0, 2500.0],
+            [0.1, 0.1, 0.1, 5000.0, 9000.0],
+        ] {
+            let c = ProbeConfig {
+                time_limit_ms: 60_000,
+                ..cfg(GIB + 100 * MIB, 256 * MIB)
+            };
+            let (res, _, steps) = drive_on(
+                c,
+                AdapterKind::Software,
+                |i, _| (chunk_ms[i as usize], ChunkResult::Ok),
+                |_, _| unreachable!("no control on a software adapter"),
+            );
+            assert_eq!(res.outcome, Outcome::Ceiling, "{chunk_ms:?}");
+            assert_eq!(res.allocated, Bytes(GIB + 100 * MIB));
+            assert!(steps.iter().all(|s| matches!(s, Step::Chunk(_))));
+            // The same timings on a hardware adapter whose control stayed
+            // fast: swap at the 4th chunk.
+            let (res, _, _) = drive_on(
+                c,
+                AdapterKind::Hardware,
+                |i, _| (chunk_ms[i as usize], ChunkResult::Ok),
+                |_, _| (10.0, ChunkResult::Ok),
+            );
+            assert_eq!(res.outcome, Outcome::Swap, "{chunk_ms:?}");
+            assert_eq!(res.allocated, Bytes(3 * 256 * MIB));
+        }
+        assert_eq!(
+            Tracker::on(cfg(GIB, 256 * MIB), AdapterKind::Software).kind(),
+            AdapterKind::Software
+        );
+        assert_eq!(
+            Tracker::new(cfg(GIB, 256 * MIB)).kind(),
+            AdapterKind::Hardware
+        );
+    }
+
+    /// A control that fails stops the probe like a failed chunk; the
+    /// suspect chunk is not counted.
+    #[test]
+    fn a_failed_control_stops_without_counting_the_suspect() {
+        for (r, want) in [
+            (ChunkResult::Lost, Outcome::DeviceLost),
+            (ChunkResult::Oom, Outcome::Oom),
+        ] {
+            let (res, _, _) = drive_on(
+                cfg(3 * GIB, 256 * MIB),
+                AdapterKind::Hardware,
+                |i, _| (if i >= 4 { 600.0 } else { 100.0 }, ChunkResult::Ok),
+                |i, _| (10.0, if i > 4 { r } else { ChunkResult::Ok }),
+            );
+            assert_eq!((res.outcome, res.allocated), (want, Bytes(GIB)));
+        }
+        // A failed baseline control, too.
+        let (res, _, _) = drive_on(
+            cfg(3 * GIB, 256 * MIB),
+            AdapterKind::Hardware,
+            |_, _| (100.0, ChunkResult::Ok),
+            |_, _| (10.0, ChunkResult::Lost),
+        );
+        assert_eq!(
+            (res.outcome, res.allocated),
+            (Outcome::DeviceLost, Bytes(256 * MIB))
+        );
+    }
+
+    /// A driver that records a chunk instead of the control it was asked
+    /// for: a pending baseline control is skipped; a pending suspect is
+    /// judged on its own (swap). A control nobody asked for is ignored.
+    #[test]
+    fn skipped_and_unasked_controls() {
+        let mut t = Tracker::new(cfg(3 * GIB, 256 * MIB));
+        let chunk = Bytes(256 * MIB);
+        assert_eq!(
+            t.record_control(chunk, 5.0, ChunkResult::Lost),
+            Decision::Continue
+        );
+        assert_eq!(t.progress().elapsed_ms, 0, "an unasked control is ignored");
+        for _ in 0..4 {
+            assert_eq!(
+                t.record_chunk(chunk, 100.0, ChunkResult::Ok),
+                Decision::Continue
+            );
+        }
+        assert_eq!(t.progress().chunks, 4);
+        assert_eq!(
+            t.record_chunk(chunk, 600.0, ChunkResult::Ok),
+            Decision::Continue
+        );
+        assert!(matches!(
+            t.next_step(),
+            Some(Step::Control { index: 3, .. })
+        ));
+        assert_eq!(
+            t.record_chunk(chunk, 100.0, ChunkResult::Ok),
+            Decision::Stop(Outcome::Swap)
+        );
+        assert_eq!(t.result().allocated, Bytes(GIB));
+    }
+
     fn any_result() -> impl Strategy<Value = ChunkResult> {
         prop_oneof![
             20 => Just(ChunkResult::Ok),
@@ -784,8 +1238,9 @@ mod tests {
     }
 
     proptest! {
-        /// Whatever the device does, the probe ends, never holds more than
-        /// the ceiling, and its figure is the sum of the good chunks.
+        /// Whatever the device does (chunks and controls alike), the probe
+        /// ends, never holds more than the ceiling, and its figure is the
+        /// sum of the chunks it counted.
         #[test]
         fn never_exceeds_the_ceiling_and_terminates(
             ceiling in 0u64..(64 * GIB),
@@ -794,39 +1249,66 @@ mod tests {
             results in proptest::collection::vec((any_result(), 0.0f64..500.0), 0..400),
             cancel_at in proptest::option::of(0usize..400),
             time_limit_ms in 0u64..100_000,
+            software in any::<bool>(),
         ) {
             let mut c = ProbeConfig::new(Bytes(ceiling), max_buf.max(ceiling / chunk_div));
             c.time_limit_ms = time_limit_ms;
-            let mut t = Tracker::new(c);
+            let kind = if software { AdapterKind::Software } else { AdapterKind::Hardware };
+            let mut t = Tracker::on(c, kind);
             let mut good = Bytes::ZERO;
             let mut steps = 0usize;
-            // At most ceiling/chunk + 1 chunks (plus the aligned tail) fit.
-            let bound = (ceiling / c.chunk.get().max(1)) as usize + 2;
-            while let Some(size) = t.next_chunk() {
-                prop_assert!(size.get() > 0 && size.get() % ALIGN == 0);
-                prop_assert!(size <= c.chunk.max(Bytes(ALIGN)));
+            let mut chunks = 0usize;
+            let mut suspect = Bytes::ZERO;
+            // At most ceiling/chunk + 1 chunks (plus the aligned tail) fit,
+            // each followed by at most one control.
+            let bound = 2 * ((ceiling / c.chunk.get().max(1)) as usize + 2);
+            while let Some(step) = t.next_step() {
                 if cancel_at == Some(steps) {
                     t.cancel();
                     break;
                 }
                 let (r, ms) = results.get(steps).copied().unwrap_or((ChunkResult::Ok, 1.0));
                 let before = t.progress().allocated;
-                let d = t.record_chunk(size, ms, r);
+                let d = match step {
+                    Step::Chunk(size) => {
+                        prop_assert!(size.get() > 0 && size.get() % ALIGN == 0);
+                        prop_assert!(size <= c.chunk.max(Bytes(ALIGN)));
+                        chunks += 1;
+                        suspect = size;
+                        let d = t.record_chunk(size, ms, r);
+                        let after = t.progress().allocated;
+                        prop_assert!(after == before || after == before + size);
+                        d
+                    }
+                    Step::Control { index, bytes } => {
+                        prop_assert!(!software, "no control on a software adapter");
+                        prop_assert_eq!(index + 1, t.progress().chunks);
+                        prop_assert!(bytes > Bytes::ZERO && bytes <= c.chunk.max(Bytes(ALIGN)));
+                        let d = t.record_control(bytes, ms, r);
+                        let after = t.progress().allocated;
+                        // Only the suspect chunk can be counted by a control.
+                        prop_assert!(after == before || after == before + suspect);
+                        d
+                    }
+                };
                 let after = t.progress().allocated;
-                prop_assert!(after == before || after == before + size);
-                if after > before { good += size; }
+                if after > before { good += Bytes(after.get() - before.get()); }
                 prop_assert!(after <= c.ceiling);
                 steps += 1;
                 prop_assert!(steps <= bound, "did not terminate: {steps} > {bound}");
                 if matches!(d, Decision::Stop(_)) { break; }
             }
+            prop_assert!(chunks <= bound / 2);
             let res = t.result();
             prop_assert!(res.allocated <= c.ceiling);
             prop_assert_eq!(res.allocated, good);
-            prop_assert!(t.next_chunk().is_none());
+            prop_assert!(t.next_step().is_none());
             prop_assert!(matches!(t.decision(), Decision::Stop(_)));
             if res.outcome == Outcome::Ceiling {
                 prop_assert!(c.ceiling.get() - res.allocated.get() < ALIGN);
+            }
+            if software {
+                prop_assert_ne!(res.outcome, Outcome::Swap);
             }
         }
     }
