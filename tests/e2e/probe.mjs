@@ -153,6 +153,28 @@ test("probe without WebGPU: the no-adapter message and what to do [no-webgpu]", 
   assert.match(text, /WebGPU/);
   assert.match(text, /choose your GPU from the list|type its memory/);
   assert.ok(await page.$('[data-testid="probe-start"][disabled]'), "nothing to start");
+  // The documented hook (issue 9): probe-result with the outcome key, 0
+  // bytes and the message, without any click.
+  await page.waitForSelector('[data-testid="probe-result"]');
+  assert.equal(await page.locator('[data-testid="probe-result"]').count(), 1);
+  const result = await page.$eval('[data-testid="probe-result"]', (r) => ({
+    outcome: r.dataset.outcome,
+    bytes: r.dataset.bytes,
+    text: r.textContent,
+  }));
+  assert.equal(result.outcome, outcome);
+  assert.equal(result.bytes, "0");
+  assert.match(result.text, /No GPU memory can be measured in this browser\./);
+  const message = {
+    "no-adapter": "This browser exposes no WebGPU adapter. Try a browser with WebGPU (recent Chrome or Edge), choose your GPU from the list, or type its memory.",
+    unsupported: "This browser has no WebGPU, so GPU memory cannot be measured here. Try a browser with WebGPU (recent Chrome or Edge), choose your GPU from the list, or type its memory.",
+  }[outcome];
+  assert.ok(result.text.includes(message), result.text);
+  assert.equal(await page.$('[data-testid="probe-use"]'), null, "no figure to use");
+  assert.equal(
+    await page.textContent('[data-testid="probe-status"]'),
+    `Not measured (${outcome}); nothing was allocated.`,
+  );
   // The rest of the page works as before.
   assert.ok((await ui.peakBytes(page)) > 0n);
   await shot();
