@@ -99,7 +99,7 @@ async fn the_time_limit_stops_the_probe() {
 }
 
 #[wasm_bindgen_test]
-async fn the_hardware_rule_times_controls_and_never_calls_a_busy_machine_swap_by_itself() {
+async fn the_hardware_rule_times_a_control_after_each_baseline_chunk() {
     // On SwiftShader judged as hardware, with an infinite slowdown threshold:
     // the three baseline chunks are each followed by a control (re-touching
     // the chunk just made), no chunk is ever a suspect, and the probe lands
