@@ -1124,37 +1124,34 @@ mod tests {
 
     /// A software adapter has no video memory to swap out of: however slow
     /// a chunk gets (a busy CPU on SwiftShader), it is never swap, and no
-    /// control is asked for. The timings are the ones a loaded machine gave
-    /// the browser tests (issue 9).
+    /// control is asked for. The first timings are the ones SwiftShader gave
+    /// the browser test `chunks_of_512_mib_reach_a_2_gib_ceiling...` on a
+    /// busy machine (issue 9: 512 MiB chunks took 503, 507, 2967 and 2551
+    /// ms, and the 4th read as swap); the second are an extreme.
     #[test]
     fn software_adapter_never_swaps() {
-        for chunk_ms in [
-            [150.0, 160.0, 155.0, 900.0, 2500.0],
-            [0.1, 0.1, 0.1, 5000.0, 9000.0],
-        ] {
-            let c = ProbeConfig {
-                time_limit_ms: 60_000,
-                ..cfg(GIB + 100 * MIB, 256 * MIB)
-            };
+        let measured = [503.0, 507.0, 2967.0, 2551.0];
+        let extreme = [0.1, 0.1, 0.1, 5000.0];
+        for chunk_ms in [measured, extreme] {
             let (res, _, steps) = drive_on(
-                c,
+                cfg(2 * GIB, 512 * MIB),
                 AdapterKind::Software,
                 |i, _| (chunk_ms[i as usize], ChunkResult::Ok),
                 |_, _| unreachable!("no control on a software adapter"),
             );
             assert_eq!(res.outcome, Outcome::Ceiling, "{chunk_ms:?}");
-            assert_eq!(res.allocated, Bytes(GIB + 100 * MIB));
+            assert_eq!(res.allocated, Bytes(2 * GIB));
             assert!(steps.iter().all(|s| matches!(s, Step::Chunk(_))));
             // The same timings on a hardware adapter whose control stayed
-            // fast: swap at the 4th chunk.
+            // fast: swap at the 4th chunk, as the browser test once saw.
             let (res, _, _) = drive_on(
-                c,
+                cfg(2 * GIB, 512 * MIB),
                 AdapterKind::Hardware,
                 |i, _| (chunk_ms[i as usize], ChunkResult::Ok),
                 |_, _| (10.0, ChunkResult::Ok),
             );
             assert_eq!(res.outcome, Outcome::Swap, "{chunk_ms:?}");
-            assert_eq!(res.allocated, Bytes(3 * 256 * MIB));
+            assert_eq!(res.allocated, Bytes(3 * 512 * MIB));
         }
         assert_eq!(
             Tracker::on(cfg(GIB, 256 * MIB), AdapterKind::Software).kind(),
