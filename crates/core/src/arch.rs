@@ -10,7 +10,7 @@
 pub use crate::families::Family;
 use crate::families::{
     AttnBias, EmbedScale, KvHeads, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router,
-    Shared,
+    Shared, Sliding,
 };
 use serde::Serialize;
 use std::fmt;
@@ -102,6 +102,12 @@ arch_nums! {
         0, 1 << 20;
     VHeadDim = "v_head_dim", v_head_dim, "Value head dimension",
         "Multi-head latent attention: width of one value head.", 0, 1 << 20;
+    SlidingWindow = "sliding_window", sliding_window, "Sliding window",
+        "Tokens a sliding-window layer attends to (0: none). With SDPA and a sequence at least this long, each such layer keeps a seq² mask.",
+        0, 1 << 24;
+    SlidingLayers = "sliding_layers", sliding_layers, "Sliding-window layers",
+        "How many layers use the sliding window (Gemma 2: every other one, Gemma 3: five of six, Mistral: all).",
+        0, 1 << 14;
 }
 
 /// A decoder-only transformer, as its `config.json` describes it.
@@ -142,6 +148,10 @@ pub struct Architecture {
     pub kv_lora_rank: u32,
     pub rope_dim: u32,
     pub v_head_dim: u32,
+    /// Sliding-window attention: the window (0: none) and how many layers
+    /// use it.
+    pub sliding_window: u32,
+    pub sliding_layers: u32,
 }
 
 impl Architecture {
@@ -167,6 +177,8 @@ impl Architecture {
         kv_lora_rank: 0,
         rope_dim: 0,
         v_head_dim: 0,
+        sliding_window: 0,
+        sliding_layers: 0,
     };
 }
 
@@ -200,6 +212,8 @@ pub enum ArchError {
     RopeDim { rope_dim: u32, head_dim: u32 },
     /// GPTBigCode: kv_heads is 1 (multi-query) or heads.
     MultiQuery { kv_heads: u32, heads: u32 },
+    /// More sliding-window layers than layers.
+    SlidingLayers { sliding: u32, layers: u32 },
     /// GPT-2 has no GQA.
     NoGqa {
         family: Family,
@@ -219,6 +233,7 @@ impl ArchError {
             ArchError::DenseLayers { .. } => "dense_layers",
             ArchError::RopeDim { .. } => "rope_dim",
             ArchError::MultiQuery { .. } => "kv_heads",
+            ArchError::SlidingLayers { .. } => "sliding_layers",
             ArchError::HeadsDoNotDivideHidden { .. } => "heads",
             ArchError::KvHeadsDoNotDivideHeads { .. } | ArchError::NoGqa { .. } => "kv_heads",
             ArchError::FusedHeadDim { .. } => "head_dim",
@@ -258,6 +273,10 @@ impl fmt::Display for ArchError {
             ArchError::MultiQuery { kv_heads, heads } => write!(
                 f,
                 "GPTBigCode has multi-query or full attention: kv_heads ({kv_heads}) must be 1 or heads ({heads})"
+            ),
+            ArchError::SlidingLayers { sliding, layers } => write!(
+                f,
+                "sliding_layers ({sliding}) must be at most layers ({layers})"
             ),
             ArchError::LearnedPositions { family } => write!(
                 f,
@@ -489,6 +508,19 @@ impl ParamTensor {
     pub fn tensors(&self) -> u128 {
         1 + u128::from(self.bias)
     }
+
+    /// The width of LoRA's rank dimension on this tensor, for rank `r`:
+    /// peft's `ParamWrapper` gives a stacked parameter `r × experts` (and
+    /// twice that for a projection fused from two: experts' `gate_up_proj`);
+    /// a linear layer gets `r`.
+    pub fn lora_rank(&self, r: u64) -> u128 {
+        let fused = if self.role == Role::Expert {
+            u128::from(self.proj.0.count_ones().max(1))
+        } else {
+            1
+        };
+        u128::from(r) * fused * u128::from(self.stack)
+    }
 }
 
 /// Where a tensor sits: outside the layers, or in every layer.
@@ -594,6 +626,12 @@ impl Architecture {
             return Err(ArchError::ExpertsPerToken {
                 k: self.experts_per_token,
                 experts: self.experts,
+            });
+        }
+        if self.sliding_layers > self.layers {
+            return Err(ArchError::SlidingLayers {
+                sliding: self.sliding_layers,
+                layers: self.layers,
             });
         }
         if self.dense_layers > self.layers {
@@ -787,17 +825,23 @@ impl Architecture {
         match (kind, spec.moe) {
             (LayerKind::Moe, Some(moe)) => {
                 let (e, mf) = (u64::from(self.experts), u64::from(self.moe_ffn));
+                // LoRA reaches experts and routers only through peft's
+                // conversion (see `Moe::peft_experts`).
+                let via_peft = |p: Proj| if moe.peft_experts { p } else { Proj::NONE };
                 let router = ParamTensor {
                     bias: moe.router == Router::TopKSoftmax,
+                    proj: via_peft(Proj::OTHER),
                     ..ParamTensor::new("router", e, h, Role::Router)
                 };
                 let experts = [
                     ParamTensor {
                         stack: e,
+                        proj: via_peft(Proj::GATE.or(Proj::UP)),
                         ..ParamTensor::new("experts.gate_up_proj", 2 * mf, h, Role::Expert)
                     },
                     ParamTensor {
                         stack: e,
+                        proj: via_peft(Proj::DOWN),
                         ..ParamTensor::new("experts.down_proj", h, mf, Role::Expert)
                     },
                 ];
@@ -807,11 +851,7 @@ impl Architecture {
                     ParamTensor::new("experts.down_proj_bias", e, h, Role::Expert),
                 ];
                 let sf = u64::from(self.shared_experts) * mf;
-                let shared = [
-                    ParamTensor::linear("shared_expert.gate_proj", sf, h, false, Proj::GATE),
-                    ParamTensor::linear("shared_expert.up_proj", sf, h, false, Proj::UP),
-                    ParamTensor::linear("shared_expert.down_proj", h, sf, false, Proj::DOWN),
-                ];
+                let shared = self.mlp_tensors("shared_expert.", sf);
                 let put_experts = |put: &mut dyn FnMut(ParamTensor)| {
                     put(experts[0]);
                     if moe.expert_bias {
@@ -830,7 +870,7 @@ impl Architecture {
                     put(router);
                 }
                 if sf > 0 {
-                    for t in shared {
+                    for t in shared.into_iter().flatten() {
                         put(t);
                     }
                     if moe.shared == Shared::Gated {
@@ -844,27 +884,11 @@ impl Architecture {
                     }
                 }
             }
-            (LayerKind::Dense, _) | (LayerKind::Moe, None) => match spec.mlp {
-                Mlp::Gated => {
-                    put(ParamTensor::linear("gate_proj", ff, h, false, Proj::GATE));
-                    put(ParamTensor::linear("up_proj", ff, h, false, Proj::UP));
-                    put(ParamTensor::linear("down_proj", h, ff, false, Proj::DOWN));
+            (LayerKind::Dense, _) | (LayerKind::Moe, None) => {
+                for t in self.mlp_tensors("", ff).into_iter().flatten() {
+                    put(t);
                 }
-                Mlp::GatedFused => {
-                    put(ParamTensor::linear(
-                        "gate_up_proj",
-                        2 * ff,
-                        h,
-                        false,
-                        Proj::GATE.or(Proj::UP),
-                    ));
-                    put(ParamTensor::linear("down_proj", h, ff, false, Proj::DOWN));
-                }
-                Mlp::Plain => {
-                    put(ParamTensor::linear("c_fc", ff, h, true, Proj::UP));
-                    put(ParamTensor::linear("c_proj", h, ff, true, Proj::DOWN));
-                }
-            },
+            }
         }
         match spec.norm_place {
             NormPlace::Pre if gpt2 => {}
@@ -882,6 +906,75 @@ impl Architecture {
                 put(norm("post_attention_layernorm", h));
                 put(norm("post_feedforward_layernorm", h));
             }
+        }
+    }
+
+    /// A dense MLP's tensors, of width `f`: gate, up and down (or fused
+    /// gate_up), or GPT-2's c_fc and c_proj with biases. Under peft's
+    /// experts conversion these linears are not LoRA targets.
+    fn mlp_tensors(&self, prefix: &'static str, f: u64) -> [Option<ParamTensor>; 3] {
+        let spec = self.family.spec();
+        let h = u64::from(self.hidden);
+        let lora = |p: Proj| {
+            if spec.moe.is_some_and(|m| m.peft_experts) {
+                Proj::NONE
+            } else {
+                p
+            }
+        };
+        let named = |name: &'static str, shared: &'static str| {
+            if prefix.is_empty() {
+                name
+            } else {
+                shared
+            }
+        };
+        match spec.mlp {
+            Mlp::Gated => [
+                Some(ParamTensor::linear(
+                    named("gate_proj", "shared_expert.gate_proj"),
+                    f,
+                    h,
+                    false,
+                    lora(Proj::GATE),
+                )),
+                Some(ParamTensor::linear(
+                    named("up_proj", "shared_expert.up_proj"),
+                    f,
+                    h,
+                    false,
+                    lora(Proj::UP),
+                )),
+                Some(ParamTensor::linear(
+                    named("down_proj", "shared_expert.down_proj"),
+                    h,
+                    f,
+                    false,
+                    lora(Proj::DOWN),
+                )),
+            ],
+            Mlp::GatedFused => [
+                Some(ParamTensor::linear(
+                    "gate_up_proj",
+                    2 * f,
+                    h,
+                    false,
+                    lora(Proj::GATE.or(Proj::UP)),
+                )),
+                Some(ParamTensor::linear(
+                    "down_proj",
+                    h,
+                    f,
+                    false,
+                    lora(Proj::DOWN),
+                )),
+                None,
+            ],
+            Mlp::Plain => [
+                Some(ParamTensor::linear("c_fc", f, h, true, Proj::UP)),
+                Some(ParamTensor::linear("c_proj", h, f, true, Proj::DOWN)),
+                None,
+            ],
         }
     }
 
@@ -1029,6 +1122,22 @@ impl ArchOverrides {
             } else {
                 0
             };
+        }
+        if given(ArchNum::Layers) || self.family.is_some() {
+            // Layer counts that follow the layers: the first dense layers
+            // stay at most all of them; the sliding-window layers follow
+            // the family's rule.
+            if !given(ArchNum::DenseLayers) {
+                a.dense_layers = a.dense_layers.min(a.layers);
+            }
+            if !given(ArchNum::SlidingLayers) && a.sliding_window > 0 {
+                a.sliding_layers = match a.family.spec().sliding {
+                    Sliding::None => 0,
+                    Sliding::All => a.layers,
+                    Sliding::EveryOther => a.layers.div_ceil(2),
+                    Sliding::AllButEvery(n) => a.layers - a.layers / n.max(1),
+                };
+            }
         }
         let (from, to) = (base.family.spec().positions, a.family.spec().positions);
         if !given(ArchNum::Positions) && from != to {

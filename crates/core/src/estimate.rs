@@ -8,7 +8,7 @@
 //! Every byte is a [`Term`] (named factors); each phase's peak and end are
 //! sets of terms. Held to the measured ground truth (`tests/ground_truth.rs`).
 
-use crate::arch::{Architecture, Lora};
+use crate::arch::{Architecture, Lora, ParamTensor};
 use crate::ledger::{self, Ctx, Mode, Saved};
 use crate::report::{tally, Estimate, Method, Moment, Phase, PhaseReport};
 use crate::scenario::{Dtype, Optimizer, Scenario};
@@ -30,14 +30,16 @@ pub struct LoraCount {
 
 /// Counts LoRA's adapters on `a`.
 ///
-/// Source: peft `LoraLayer.update_layer`: `lora_A = nn.Linear(in, r)`,
-/// `lora_B = nn.Linear(r, out)`, both without bias.
+/// Source: peft 0.21 `LoraLayer.update_layer`: `lora_A = nn.Linear(in, r)`,
+/// `lora_B = nn.Linear(r, out)`, both without bias; `ParamWrapper` (a 3-D
+/// experts parameter) the same with `r × experts` (see
+/// [`ParamTensor::lora_rank`]).
 pub fn lora_count(a: &Architecture, lora: &Lora) -> LoraCount {
-    let r = u128::from(lora.r);
     let mut c = LoraCount::default();
     a.for_each_tensor(|at, t| {
         if lora.adapts(t.proj) {
             let (i, o) = (u128::from(t.cols), u128::from(t.rows));
+            let r = t.lora_rank(lora.r);
             let n = at.copies();
             c.params += n * r * (i + o);
             c.tensors += 2 * n;
@@ -54,11 +56,14 @@ pub fn lora_count(a: &Architecture, lora: &Lora) -> LoraCount {
 /// Source: transformers' `Adafactor` state init (`exp_avg_sq_row`,
 /// `exp_avg_sq_col` for ≥ 2-D, `exp_avg_sq` otherwise, all fp32, and a
 /// 0-dim fp32 `RMS`); matches the ground truth's Adafactor rows exactly.
-fn factored_elems(rows: u64, cols: u64) -> u128 {
-    if cols > 1 {
-        u128::from(rows) + u128::from(cols)
+fn factored_elems(t: &ParamTensor) -> u128 {
+    let s = u128::from(t.stack);
+    if t.cols > 1 {
+        // [.., rows, cols]: the row means keep every dimension but the
+        // last, the column means every one but the second to last.
+        s * (u128::from(t.rows) + u128::from(t.cols))
     } else {
-        u128::from(rows)
+        s * u128::from(t.rows)
     }
 }
 
@@ -92,7 +97,7 @@ fn adafactor(a: &Architecture, copies: u128) -> Adafactor {
     let mut total = (0u128, 0u128);
     a.for_each_tensor(|at, t| {
         let n = at.copies();
-        total.0 += n * factored_elems(t.rows, t.cols);
+        total.0 += n * factored_elems(t);
         total.1 += n * t.tensors();
         if t.bias {
             total.0 += n * u128::from(t.rows);
@@ -103,7 +108,7 @@ fn adafactor(a: &Architecture, copies: u128) -> Adafactor {
     let mut largest = (0u128, 0u128);
     a.for_each_tensor(|at, t| {
         let n = at.copies();
-        let f = factored_elems(t.rows, t.cols);
+        let f = factored_elems(t);
         // Earlier copies of this tensor (earlier layers) come first.
         let before = (so_far.0 + (n - 1) * f, so_far.1 + (n - 1));
         let here = (before.0 + f, before.1 + 1);
@@ -157,6 +162,9 @@ pub struct Breakdown {
     pub trainable: u128,
     /// Gradient checkpointing is on (a recompute moment exists).
     pub recompute: bool,
+    /// The head trains under autocast: its gradient is made in bf16, then
+    /// cast to fp32.
+    pub amp_head: bool,
 }
 
 /// The accurate estimate.
@@ -266,14 +274,23 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         &mut put,
     );
 
-    // Activations. Layer 0 differs only when its input needs no gradient
-    // (the frozen embedding under LoRA).
-    let layer = ledger::layer(&c, true);
+    // Activations, per kind of layer (dense, MoE). Layer 0 (of the first
+    // kind) differs only when its input needs no gradient (the frozen
+    // embedding under LoRA).
+    let kinds = a.layer_kinds();
+    let ledgers = kinds.map(|(kind, count)| (ledger::layer(&c, kind, true), u128::from(count)));
+    let first_kind = if kinds[0].1 > 0 { 0 } else { 1 };
     let layer0 = if c.full {
-        layer
+        ledgers[first_kind].0
     } else {
-        ledger::layer(&c, false)
+        ledger::layer(&c, kinds[first_kind].0, false)
     };
+    let layer0_differs = layer0 != ledgers[first_kind].0;
+    // (ledger, count) of each kind, without layer 0 when it differs.
+    let mut groups = ledgers;
+    if layer0_differs {
+        groups[first_kind].1 -= 1;
+    }
     let outer = ledger::outer(&c);
     let res = u128::from(c.mode.residual());
     let key = |x: &Saved| u128::from(x.per_token_key);
@@ -291,8 +308,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
             ),
         );
     } else {
-        let rest = if layer0 == layer { l } else { l - 1 };
-        if layer0 != layer {
+        if layer0_differs {
             put(
                 T::LayerFirst,
                 per_token(bt, seq, &[(tok(&layer0), U::BytesEach)]),
@@ -306,19 +322,52 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
                 ),
             );
         }
+        for ((x, n), (ids, scores)) in groups
+            .iter()
+            .zip([(T::Layers, T::Scores), (T::MoeLayers, T::MoeScores)])
+        {
+            put(
+                ids,
+                per_token(bt, seq, &[(*n, U::Layers), (tok(x), U::BytesEach)]),
+            );
+            put(
+                scores,
+                per_token(
+                    bt,
+                    seq,
+                    &[
+                        (*n, U::Layers),
+                        (seq, U::KeyPositions),
+                        (key(x), U::BytesEach),
+                    ],
+                ),
+            );
+        }
+    }
+    // Sliding-window layers under SDPA: once the sequence reaches the
+    // window transformers passes a mask instead of `is_causal`, and each
+    // such layer's SDPA keeps its own copy in the compute dtype (b × s²).
+    // Source: masking_utils `_ignore_causal_mask_sdpa` (transformers 5.23);
+    // measured on Gemma 3 (30 B × b × s² for 15 sliding layers in bf16).
+    let masked = t.attn == crate::scenario::Attn::Sdpa
+        && a.sliding_window > 0
+        && t.seq.get() >= a.sliding_window;
+    let masks = if masked {
+        u128::from(a.sliding_layers)
+    } else {
+        0
+    };
+    let mask_dt = u128::from(c.mode.act());
+    if !t.grad_ckpt {
         put(
-            T::Layers,
-            per_token(bt, seq, &[(rest, U::Layers), (tok(&layer), U::BytesEach)]),
-        );
-        put(
-            T::Scores,
+            T::SlidingMasks,
             per_token(
                 bt,
                 seq,
                 &[
-                    (rest, U::Layers),
+                    (masks, U::Layers),
                     (seq, U::KeyPositions),
-                    (key(&layer), U::BytesEach),
+                    (mask_dt, U::BytesEach),
                 ],
             ),
         );
@@ -327,15 +376,24 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     // copies of frozen weights live only while autograd saves them, so
     // checkpointing drops them with the layer.
     let wc = |x: &Saved| u128::from(x.weight_copies);
-    let wcf = |x: &Saved| u128::from(x.weight_copies_frozen);
+    let wcf = |x: &Saved| u128::from(x.weight_copies_uncached);
     let wct = |x: &Saved| u128::from(x.weight_copies_transient);
-    let rest = l.saturating_sub(1);
-    let per_layers = |f: &dyn Fn(&Saved) -> u128| f(&layer0) + rest * f(&layer);
+    let per_layers = |f: &dyn Fn(&Saved) -> u128| {
+        groups.iter().map(|(x, n)| n * f(x)).sum::<u128>()
+            + if layer0_differs { f(&layer0) } else { 0 }
+    };
     let (saved_copies, transient_copies) = if t.grad_ckpt {
         (0, per_layers(&wc) + per_layers(&wct))
     } else {
         (per_layers(&wc) + per_layers(&wcf), per_layers(&wct))
     };
+    // The layer backward recomputes under checkpointing: the largest kind.
+    let layer = ledgers
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(x, _)| *x)
+        .max_by_key(|x| x.bytes(bt * seq, seq) + u128::from(x.weight_copies))
+        .unwrap_or_default();
     let copies = |bytes: u128| Term::of(&[(bytes / 2, U::Elements), (2, U::BytesEach)]);
     put(
         T::CopiesSaved,
@@ -393,6 +451,10 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         put(T::LogitsUpcast, logits(1, 4));
     }
     put(T::LogSoftmax, logits(1, 4));
+    if a.family.spec().final_softcap {
+        // Gemma 2: logits / c, tanh (kept for backward), × c.
+        put(T::LogitsSoftcap, logits(1, al));
+    }
     if t.keep_outputs {
         put(T::LogitsKept, logits(1, al));
     }
@@ -452,6 +514,41 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
             ),
         );
         put(T::RecomputeCopies, copies(wc(&layer) + wcf(&layer)));
+        put(
+            T::RecomputeMask,
+            per_token(
+                bt,
+                seq,
+                &[
+                    (masks.min(1), U::Layers),
+                    (seq, U::KeyPositions),
+                    (mask_dt, U::BytesEach),
+                ],
+            ),
+        );
+    }
+    // LoRA on fused experts (peft's ParamWrapper): backward through a
+    // merged weight makes its full-size gradient before reducing it to the
+    // adapters' (down_proj first, the first the layer's backward meets).
+    if let (Some(moe), Some(lo)) = (a.family.spec().moe, lora) {
+        let (e, hh, mf) = (
+            u128::from(a.experts),
+            u128::from(a.hidden),
+            u128::from(a.moe_ffn),
+        );
+        let merged = if !moe.peft_experts || a.layer_kinds()[1].1 == 0 {
+            0
+        } else if lo.adapts(crate::arch::Proj::DOWN) {
+            e * hh * mf
+        } else if lo.adapts(crate::arch::Proj::GATE.or(crate::arch::Proj::UP)) {
+            e * 2 * mf * hh
+        } else {
+            0
+        };
+        put(
+            T::MergedGrad,
+            Term::of(&[(merged, U::Elements), (pb, U::BytesEach)]),
+        );
     }
     put(
         T::Dataset,
@@ -465,6 +562,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         params: n + lc.params,
         trainable,
         recompute: t.grad_ckpt,
+        amp_head: c.full && c.mode == Mode::Amp,
     })
 }
 
@@ -606,6 +704,9 @@ const SAVED: TermSet = TermSet::of(&[
     T::ScoresFirst,
     T::Layers,
     T::Scores,
+    T::MoeLayers,
+    T::MoeScores,
+    T::SlidingMasks,
     T::CkptInputs,
     T::Outer,
     T::PositionTables,
@@ -650,6 +751,7 @@ fn build_phases(
                 T::CopiesSaved,
                 T::LogSoftmax,
                 T::LogitsKept,
+                T::LogitsSoftcap,
             ]));
             // The loss: logits, their fp32 upcast and the log-softmax at once.
             let peak_fwd = end_fwd
@@ -661,15 +763,40 @@ fn build_phases(
                     T::LogitsOut,
                     T::LogitsUpcast,
                 ]));
+            // Under checkpointing, the last layer's own forward: everything
+            // it creates lives until it ends (merged weights included).
+            let peak_fwd = if p.recompute {
+                let layer = start.union(SAVED).union(TermSet::of(&[
+                    T::CopiesTransient,
+                    T::Recompute,
+                    T::RecomputeScores,
+                    T::RecomputeCopies,
+                    T::RecomputeMask,
+                ]));
+                if total(layer) > total(peak_fwd) {
+                    layer
+                } else {
+                    peak_fwd
+                }
+            } else {
+                peak_fwd
+            };
             let logits_moment = end_fwd.with(T::LogitsGrads);
-            let head_moment = start.union(SAVED).union(TermSet::of(&[
+            // The head's backward: its matmul makes the weight's gradient
+            // (of the bf16 copy under autocast) while the logits' gradient
+            // is alive; under autocast the copy's gradient then becomes the
+            // fp32 one, once the logits' gradient is freed.
+            let head = start.union(SAVED).union(TermSet::of(&[
                 T::GradHidden,
                 T::CopiesSaved,
                 T::LogitsKept,
-                T::LogitsGradOut,
-                T::HeadGrad,
-                T::HeadGradCopy,
             ]));
+            let head_moment = if p.amp_head {
+                head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGradCopy]))
+            } else {
+                head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGrad]))
+            };
+            let head_cast = head.union(TermSet::of(&[T::HeadGradCopy, T::HeadGrad]));
             let grads_end = start.with(T::Grads);
             let end_moment = grads_end.union(TermSet::of(&[T::TiedGradSum, T::EmbeddingGrad]));
             let recompute = p.recompute.then(|| {
@@ -679,16 +806,31 @@ fn build_phases(
                         T::Recompute,
                         T::RecomputeScores,
                         T::RecomputeCopies,
+                        T::RecomputeMask,
                         T::GradHidden,
                         T::HeadGrad,
                         T::HeadGradCopy,
+                        T::MergedGrad,
                     ])),
                 )
             });
+            // The last layer's backward, once the head's is done: every
+            // saved tensor, the hidden state's gradient and the layer's
+            // transient gradients (a merged LoRA expert weight's).
+            let layer_moment = (
+                Moment::Start,
+                start.union(SAVED).union(TermSet::of(&[
+                    T::CopiesSaved,
+                    T::GradHidden,
+                    T::MergedGrad,
+                ])),
+            );
             // The highest of the moments that can hold backward's peak (the
             // first of equals, in time order).
             let (at, peak_bwd) = [
                 Some((Moment::Start, head_moment)),
+                p.amp_head.then_some((Moment::Start, head_cast)),
+                Some(layer_moment),
                 Some((Moment::End, end_moment)),
                 recompute,
             ]

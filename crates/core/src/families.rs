@@ -89,6 +89,10 @@ pub enum Norm {
     LayerNorm,
     /// RMSNorm (`x.float()`, `pow(2).mean`, `rsqrt`, `weight * x.to(dtype)`).
     Rms,
+    /// RMSNorm that multiplies by the weight in fp32, then casts:
+    /// `(weight * x).to(dtype)` (OLMo 2, gpt-oss): the fp32 normalised
+    /// input is what the weight's gradient keeps.
+    RmsCastAfter,
     /// Gemma's RMSNorm: normalised in fp32, times `(1 + weight.float())`.
     RmsPlusOne,
 }
@@ -208,6 +212,20 @@ pub struct Moe {
     /// The router is registered before the experts (Mixtral, Qwen2-MoE,
     /// gpt-oss) or after them (Qwen3-MoE, DeepSeek): parameter order.
     pub router_first: bool,
+    /// The top-k probabilities are renormalised to sum to 1 (Mixtral,
+    /// Qwen3-MoE): a clone and the sum are kept.
+    pub normalize_top_k: bool,
+    /// The routing weights are cast back to the logits' dtype (Qwen-MoE);
+    /// otherwise they stay fp32.
+    pub weights_in_logits_dtype: bool,
+    /// peft 0.21 maps LoRA's MLP targets onto the fused experts for this
+    /// family (`utils/transformers_weight_conversion.py`: the names that
+    /// matched transformers 4's per-expert linears become
+    /// `target_parameters` of the 3-D `gate_up_proj`, at twice the rank,
+    /// and `down_proj`; "all-linear" adds the router): gate, up and down
+    /// then name the experts, and the family's dense MLPs and shared
+    /// experts are not adapted. Without it only linear layers are.
+    pub peft_experts: bool,
 }
 
 /// A mixture of experts' shared expert.
@@ -220,6 +238,21 @@ pub enum Shared {
     /// Scaled by `sigmoid(shared_expert_gate(x))` (Qwen2-MoE; the gate is a
     /// linear h → 1).
     Gated,
+}
+
+/// Which layers a config's `sliding_window` applies to, when the config
+/// has no `layer_types` list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sliding {
+    /// The family has no sliding window (or ignores it: Qwen's
+    /// `use_sliding_window: false`).
+    None,
+    /// Every layer (Mistral, Mixtral, Phi-3).
+    All,
+    /// Every other layer, from the first (Gemma 2).
+    EveryOther,
+    /// All but every n-th layer (`sliding_window_pattern`; Gemma 3: 6).
+    AllButEvery(u32),
 }
 
 /// A family's build, as transformers' modeling file writes it.
@@ -252,6 +285,8 @@ pub struct Spec {
     /// RoPE tables: 0 (learned positions), 1, or 2 (Gemma 3's local and
     /// global), each an `inv_freq` and `original_inv_freq` buffer.
     pub rope_tables: u8,
+    /// Which layers use the config's sliding window.
+    pub sliding: Sliding,
 }
 
 const LLAMA: Spec = Spec {
@@ -273,6 +308,7 @@ const LLAMA: Spec = Spec {
     tied_default: false,
     dropout: 0,
     rope_tables: 1,
+    sliding: Sliding::None,
 };
 
 const GPT2: Spec = Spec {
@@ -303,6 +339,9 @@ const MOE: Moe = Moe {
     clamped_swiglu: false,
     shared: Shared::None,
     router_first: true,
+    normalize_top_k: true,
+    weights_in_logits_dtype: false,
+    peft_experts: true,
 };
 
 impl Family {
@@ -319,7 +358,11 @@ impl Family {
                 act: Act::Fused,
                 ..GPT2
             },
-            Family::Llama | Family::Mistral => LLAMA,
+            Family::Llama => LLAMA,
+            Family::Mistral => Spec {
+                sliding: Sliding::All,
+                ..LLAMA
+            },
             Family::Qwen2 => Spec {
                 attn_bias: AttnBias::Qkv,
                 ..LLAMA
@@ -331,6 +374,7 @@ impl Family {
             Family::Phi3 => Spec {
                 qkv: Qkv::Fused,
                 mlp: Mlp::GatedFused,
+                sliding: Sliding::All,
                 ..LLAMA
             },
             Family::Gemma => GEMMA,
@@ -339,6 +383,7 @@ impl Family {
                 attn_softcap: true,
                 embed_scale: EmbedScale::Buffer,
                 final_softcap: true,
+                sliding: Sliding::EveryOther,
                 ..GEMMA
             },
             Family::Gemma3Text => Spec {
@@ -346,21 +391,27 @@ impl Family {
                 qk_norm: QkNorm::PerHead,
                 embed_scale: EmbedScale::Buffer,
                 rope_tables: 2,
+                sliding: Sliding::AllButEvery(6),
                 ..GEMMA
             },
             Family::Olmo2 => Spec {
+                norm: Norm::RmsCastAfter,
                 norm_place: NormPlace::Post,
                 qk_norm: QkNorm::Whole,
                 ..LLAMA
             },
             Family::Mixtral => Spec {
                 moe: Some(MOE),
+                sliding: Sliding::All,
                 ..LLAMA
             },
             Family::Qwen2Moe => Spec {
                 attn_bias: AttnBias::Qkv,
                 moe: Some(Moe {
                     shared: Shared::Gated,
+                    normalize_top_k: false,
+                    weights_in_logits_dtype: true,
+                    peft_experts: false,
                     ..MOE
                 }),
                 ..LLAMA
@@ -369,6 +420,7 @@ impl Family {
                 qk_norm: QkNorm::PerHead,
                 moe: Some(Moe {
                     router_first: false,
+                    weights_in_logits_dtype: true,
                     ..MOE
                 }),
                 ..LLAMA
@@ -379,6 +431,7 @@ impl Family {
                     router: Router::SoftmaxFp32,
                     shared: Shared::Plain,
                     router_first: false,
+                    normalize_top_k: false,
                     ..MOE
                 }),
                 ..LLAMA
@@ -394,6 +447,7 @@ impl Family {
                 ..LLAMA
             },
             Family::GptOss => Spec {
+                norm: Norm::RmsCastAfter,
                 attn_bias: AttnBias::All,
                 sinks: true,
                 moe: Some(Moe {
@@ -402,7 +456,11 @@ impl Family {
                     clamped_swiglu: true,
                     shared: Shared::None,
                     router_first: true,
+                    normalize_top_k: false,
+                    weights_in_logits_dtype: true,
+                    peft_experts: false,
                 }),
+                sliding: Sliding::EveryOther,
                 ..LLAMA
             },
         }

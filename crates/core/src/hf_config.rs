@@ -6,7 +6,7 @@
 //! config as Llama-like is an explicit choice ([`Reading::AsLlama`]).
 
 use crate::arch::{ArchNum, Architecture, Family};
-use crate::families::Positions;
+use crate::families::{Positions, Sliding};
 use crate::query::{self, FieldError};
 use crate::scenario::ShortText;
 use serde_json::{Map, Value};
@@ -188,6 +188,7 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("parallel_attn", Neutral::Off),
     ("new_decoder_architecture", Neutral::Off),
     ("output_router_logits", Neutral::Off),
+    ("use_sliding_window", Neutral::Off),
 ];
 
 /// The value of a memory field that leaves memory as it is.
@@ -654,6 +655,7 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
         num.set(&mut a, v);
     }
     (r.derive)(obj, &mut a)?;
+    sliding(obj, &mut a)?;
     a.tied = boolean(obj, "tie_word_embeddings")?.unwrap_or(family.spec().tied_default);
     a.validate().map_err(ConfigError::Arch)?;
 
@@ -675,6 +677,49 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
         keys,
         assumed,
     })
+}
+
+/// The sliding window and the layers that use it: `layer_types` when the
+/// config lists them, else the family's rule (`Spec::sliding`); none when
+/// the family ignores the window (Qwen's `use_sliding_window: false`).
+fn sliding(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let window = uint(obj, "sliding_window")?.unwrap_or(0);
+    let ignored = boolean(obj, "use_sliding_window")? == Some(false);
+    let rule = a.family.spec().sliding;
+    if window == 0 || ignored || rule == Sliding::None {
+        return Ok(());
+    }
+    let layers = u64::from(a.layers);
+    let listed = match obj.get("layer_types") {
+        Some(Value::Array(types)) => Some(
+            types
+                .iter()
+                .filter(|t| t.as_str() == Some("sliding_attention"))
+                .count() as u64,
+        ),
+        _ => None,
+    };
+    let count = match (listed, rule) {
+        (Some(n), _) => n,
+        (None, Sliding::All) => layers,
+        (None, Sliding::EveryOther) => layers.div_ceil(2),
+        (None, Sliding::AllButEvery(default)) => {
+            let every = ["sliding_window_pattern", "_sliding_window_pattern"]
+                .iter()
+                .find_map(|k| obj.get(*k).and_then(Value::as_u64))
+                .unwrap_or(u64::from(default))
+                .max(1);
+            layers - layers / every
+        }
+        (None, Sliding::None) => 0,
+    };
+    a.sliding_window = checked(
+        ArchNum::SlidingWindow,
+        "sliding_window",
+        window.min(1 << 24),
+    )?;
+    a.sliding_layers = checked(ArchNum::SlidingLayers, "layer_types", count)?;
+    Ok(())
 }
 
 /// Memory-relevant fields present in `obj` at a value that changes memory,

@@ -14,8 +14,11 @@
 //! below are the mechanism behind those numbers, so they extend to sizes
 //! and options the file does not hold.
 
+use crate::arch::LayerKind;
 use crate::arch::{Architecture, Lora, Proj};
-use crate::families::{AttnBias, Layout, Mlp, Norm, Positions, Qkv, Spec};
+use crate::families::{
+    Act, AttnBias, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared, Spec,
+};
 use crate::scenario::{Attn, Dtype, Training};
 
 /// Number formats of the forward pass.
@@ -43,6 +46,14 @@ impl Mode {
         match self {
             Mode::Fp32 => 4,
             Mode::Half | Mode::Amp => 2,
+        }
+    }
+
+    /// Bytes per element of the weights.
+    pub fn param(self) -> u64 {
+        match self {
+            Mode::Half => 2,
+            Mode::Fp32 | Mode::Amp => 4,
         }
     }
 
@@ -75,10 +86,14 @@ pub enum Part {
     Casts,
     /// LoRA adapter inputs and rank-r intermediates.
     Lora,
+    /// An MoE router's probabilities and choices.
+    Router,
+    /// Routed experts' inputs, intermediates and bookkeeping.
+    Experts,
 }
 
 impl Part {
-    pub const ALL: [Part; 8] = [
+    pub const ALL: [Part; 10] = [
         Part::Residual,
         Part::Norm,
         Part::Attention,
@@ -87,6 +102,8 @@ impl Part {
         Part::Dropout,
         Part::Casts,
         Part::Lora,
+        Part::Router,
+        Part::Experts,
     ];
 
     pub fn label(self) -> &'static str {
@@ -99,6 +116,8 @@ impl Part {
             Part::Dropout => "dropout masks",
             Part::Casts => "autocast input copies",
             Part::Lora => "LoRA adapters",
+            Part::Router => "router",
+            Part::Experts => "routed experts",
         }
     }
 
@@ -111,15 +130,17 @@ impl Part {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Saved {
     /// Bytes per token, by [`Part`].
-    pub per_token: [u64; 8],
+    pub per_token: [u64; Part::ALL.len()],
     /// Bytes per token per key position (multiply by tokens × seq).
     pub per_token_key: u64,
     /// Copies of trainable weights saved for backward (autocast), bytes.
     pub weight_copies: u64,
-    /// Copies of frozen weights saved for backward (autocast, LoRA), bytes:
-    /// autocast does not cache them (its cache only takes leaf tensors that
-    /// require grad), so gradient checkpointing drops them with the layer.
-    pub weight_copies_frozen: u64,
+    /// Weight-derived tensors saved for backward that autocast does not
+    /// cache (its cache only takes leaf tensors that require grad): bf16
+    /// copies of frozen weights (LoRA), explicit fp32 casts (DeepSeek's
+    /// router), Gemma's `1 + w`. Gradient checkpointing drops them with the
+    /// layer. Bytes.
+    pub weight_copies_uncached: u64,
     /// Weight copies that only live until autocast exits (cached casts
     /// nothing saved: biases, frozen-input adapters).
     pub weight_copies_transient: u64,
@@ -151,9 +172,9 @@ struct T {
     part: Part,
 }
 
-/// Room for the tensors one layer creates (at most ~50: a LoRA'd Llama
-/// layer under autocast with eager attention; see the test below).
-const MAX_TENSORS: usize = 80;
+/// Room for the tensors one layer creates (at most ~70: an MoE layer with
+/// a shared expert under LoRA and eager attention; see the test below).
+const MAX_TENSORS: usize = 96;
 
 /// The forward ledger of one layer (or the outer parts). A fixed array:
 /// the estimate runs on every keystroke and allocates nothing here.
@@ -162,7 +183,7 @@ struct Ledger<'a> {
     ts: [T; MAX_TENSORS],
     len: usize,
     weight_copies: u64,
-    weight_copies_frozen: u64,
+    weight_copies_uncached: u64,
     weight_copies_transient: u64,
 }
 
@@ -240,7 +261,7 @@ impl<'a> Ledger<'a> {
             ts: [EMPTY; MAX_TENSORS],
             len: 0,
             weight_copies: 0,
-            weight_copies_frozen: 0,
+            weight_copies_uncached: 0,
             weight_copies_transient: 0,
         }
     }
@@ -293,7 +314,7 @@ impl<'a> Ledger<'a> {
     fn result(&self) -> Saved {
         let mut s = Saved {
             weight_copies: self.weight_copies,
-            weight_copies_frozen: self.weight_copies_frozen,
+            weight_copies_uncached: self.weight_copies_uncached,
             weight_copies_transient: self.weight_copies_transient,
             ..Saved::default()
         };
@@ -338,7 +359,7 @@ impl<'a> Ledger<'a> {
             if x_rg && w_tr {
                 self.weight_copies += 2 * n_in * n_out;
             } else if x_rg {
-                self.weight_copies_frozen += 2 * n_in * n_out;
+                self.weight_copies_uncached += 2 * n_in * n_out;
             } else if w_tr {
                 self.weight_copies_transient += 2 * n_in * n_out;
             }
@@ -385,49 +406,67 @@ impl<'a> Ledger<'a> {
         out
     }
 
-    /// Llama's RMSNorm: `x.to(fp32)`, `pow(2).mean`, `x * rsqrt(var + eps)`,
-    /// `weight * hs.to(dtype)`. Gemma's: `x.float()` normalised, times
-    /// `(1 + weight.float())`, then `type_as(x)`.
-    fn rms_norm(&mut self, x: Id, h: u64, gemma: bool) -> Id {
+    /// The family's norm over `width` elements of `x`, normalised in
+    /// `groups` rows per token (1, or the heads of a q/k norm).
+    ///
+    /// RMSNorms: `x.float()` (a copy of a half input), `pow(2).mean`,
+    /// `rsqrt` (fp32, one per row), then Llama's `weight * x.to(dtype)`,
+    /// OLMo 2's `(weight * x).to(dtype)` or Gemma's `x * (1 + w.float())`
+    /// then `.type_as(x)`. What is saved: the fp32 input and the rsqrt when
+    /// the input needs a gradient; the normalised input (in the dtype the
+    /// weight multiplies) when the weight trains; Gemma's `1 + w` (fp32, a
+    /// per-layer constant). `nn.LayerNorm` (GPT-2): the native kernel saves
+    /// the input and the fp32 mean and rstd (CUDA's accumulate type).
+    ///
+    /// Source: each family's `*RMSNorm.forward` in transformers 5.23; the
+    /// per-layer traces of the measured rows.
+    fn norm(&mut self, x: Id, width: u64, groups: u64) -> Id {
         let c = self.c;
         let x_rg = self.rg(x);
         let w_tr = c.full;
         let out_rg = x_rg || w_tr;
-        let half = c.mode == Mode::Half;
-        let xf = if half {
-            self.new_t(h, 4, x_rg, Part::Norm)
-        } else {
-            x
-        };
-        if x_rg {
-            self.save(xf);
-            let r = self.new_t(1, 4, true, Part::Norm);
-            self.save(r);
+        let in_dt = self.dt(x);
+        let param = c.mode.param();
+        match c.spec.norm {
+            Norm::LayerNorm => {
+                let rg = x_rg || w_tr;
+                if rg {
+                    self.save(x);
+                    let stats = self.new_t(2 * groups, 4, true, Part::Norm);
+                    self.save(stats);
+                }
+                let dt = if c.mode == Mode::Half { 2 } else { 4 };
+                self.new_t(width, dt, rg, Part::Norm)
+            }
+            Norm::Rms | Norm::RmsCastAfter | Norm::RmsPlusOne => {
+                let xf = if in_dt == 4 {
+                    x
+                } else {
+                    self.new_t(width, 4, x_rg, Part::Norm)
+                };
+                if x_rg {
+                    self.save(xf);
+                    let r = self.new_t(groups, 4, true, Part::Norm);
+                    self.save(r);
+                }
+                let (hs_dt, out_dt) = match c.spec.norm {
+                    // hs.to(input dtype), times the weight.
+                    Norm::Rms => (in_dt, in_dt.max(param)),
+                    // fp32 hs times the weight, cast to the input dtype.
+                    Norm::RmsCastAfter | Norm::RmsPlusOne => (4, in_dt),
+                    Norm::LayerNorm => (4, 4),
+                };
+                let hs = self.new_t(width, hs_dt, x_rg, Part::Norm);
+                if w_tr {
+                    self.save(hs);
+                }
+                if c.spec.norm == Norm::RmsPlusOne && x_rg {
+                    // (1 + weight.float()): saved for the input's gradient.
+                    self.weight_copies_uncached += 4 * (width / groups.max(1));
+                }
+                self.new_t(width, out_dt, out_rg, Part::Norm)
+            }
         }
-        let hs = if half && !gemma {
-            self.new_t(h, 2, x_rg, Part::Norm)
-        } else {
-            self.new_t(h, 4, x_rg, Part::Norm)
-        };
-        if w_tr {
-            self.save(hs);
-        }
-        let out_dt = if half { 2 } else { 4 };
-        self.new_t(h, out_dt, out_rg, Part::Norm)
-    }
-
-    /// `nn.LayerNorm` (GPT-2): the native kernel saves the input and the
-    /// fp32 mean and rstd (CUDA's accumulate type).
-    fn layer_norm(&mut self, x: Id, h: u64) -> Id {
-        let c = self.c;
-        let rg = self.rg(x) || c.full;
-        if rg {
-            self.save(x);
-            let stats = self.new_t(2, 4, true, Part::Norm);
-            self.save(stats);
-        }
-        let dt = if c.mode == Mode::Half { 2 } else { 4 };
-        self.new_t(h, dt, rg, Part::Norm)
     }
 
     /// Dropout on attention probabilities (eager or math attention): the
@@ -457,28 +496,38 @@ impl<'a> Ledger<'a> {
     }
 }
 
-/// One decoder layer's saved tensors, given whether its input needs a
-/// gradient (not for layer 0 when the embedding is frozen, under LoRA).
-pub fn layer(c: &Ctx, input_rg: bool) -> Saved {
+/// One decoder layer's saved tensors, given its kind (dense or MoE) and
+/// whether its input needs a gradient (not for layer 0 when the embedding is
+/// frozen, under LoRA).
+pub fn layer(c: &Ctx, kind: LayerKind, input_rg: bool) -> Saved {
     let mut l = Ledger::new(c);
     let h = u64::from(c.arch.hidden);
     let x = l.new_t(h, c.mode.residual(), input_rg, Part::Residual);
-    if c.spec.layout == Layout::Gpt2 {
-        gpt2_layer(&mut l, x);
-    } else {
-        llama_layer(&mut l, x);
+    match c.spec.layout {
+        Layout::Gpt2 => gpt2_layer(&mut l, x),
+        Layout::Llama => decoder_layer(&mut l, x, kind),
     }
     l.result()
 }
 
-/// Attention for Llama-likes, after q, k, v projections and RoPE.
+/// The bytes attention keeps q, k and v in: the compute dtype (autocast
+/// casts them to bf16 for SDPA or the eager matmuls).
+fn attn_dt(c: &Ctx) -> u64 {
+    c.mode.act()
+}
+
+/// Attention after the projections (and RoPE): SDPA or eager, with the
+/// family's softcapping or sinks. Returns the tensor `o_proj` reads.
 ///
 /// SDPA (flash / memory-efficient, with or without dropout on CUDA) saves
 /// q, k, v, its output and an fp32 logsumexp per head (transformers passes
 /// `enable_gqa`, so k and v are not repeated). Eager repeats k and v to all
 /// heads and keeps the fp32 softmax and its cast to the compute dtype,
-/// plus dropout's mask and output when p > 0.
-fn llama_attention(l: &mut Ledger, q: Id, k: Id, v: Id) -> Id {
+/// plus dropout's mask and output when p > 0; Gemma 2's softcapping adds
+/// the `tanh` of the scores; gpt-oss softmaxes the scores with one sink
+/// column in the scores' dtype (fp32 under autocast, where the fp32 sinks
+/// promote it) and keeps the row max's indices.
+fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
     let c = l.c;
     let a = c.arch;
     let (qd, nh) = (a.q_dim(), u64::from(a.heads));
@@ -493,19 +542,46 @@ fn llama_attention(l: &mut Ledger, q: Id, k: Id, v: Id) -> Id {
                     l.save(id);
                 }
             }
-            o
+            if q_contiguous {
+                o
+            } else {
+                // A query sliced out of a fused projection: the output's
+                // layout needs a contiguous copy for o_proj.
+                l.new_t(qd, ab, rg, Part::Attention)
+            }
         }
         Attn::Eager => {
             let kr = l.new_t(qd, ab, rg, Part::Attention);
             let vr = l.new_t(qd, ab, rg, Part::Attention);
-            let p32 = l.keyed(nh, 4, rg);
             if rg {
-                for id in [q, kr, vr, p32] {
+                for id in [q, kr, vr] {
                     l.save(id);
                 }
-                if ab == 2 {
-                    let p = l.keyed(nh, 2, rg);
-                    l.save(p);
+                if c.spec.sinks {
+                    // softmax over scores and the sink, in the scores' dtype
+                    // (promoted to fp32 by the fp32 sinks under autocast).
+                    let pd = if c.mode == Mode::Amp { 4 } else { ab };
+                    let p = l.keyed(nh, pd, true);
+                    let sink = l.new_t(nh, pd, true, Part::Scores);
+                    let max_idx = l.new_t(nh, 8, true, Part::Scores);
+                    for id in [p, sink, max_idx] {
+                        l.save(id);
+                    }
+                    if pd != ab {
+                        let p16 = l.keyed(nh, ab, true);
+                        l.save(p16);
+                    }
+                } else {
+                    if c.spec.attn_softcap {
+                        let t = l.keyed(nh, ab, true);
+                        l.save(t);
+                    }
+                    let p32 = l.keyed(nh, 4, true);
+                    l.save(p32);
+                    if ab == 2 {
+                        let p = l.keyed(nh, 2, true);
+                        l.save(p);
+                    }
                 }
                 l.probs_dropout(nh, ab, rg);
             }
@@ -515,41 +591,160 @@ fn llama_attention(l: &mut Ledger, q: Id, k: Id, v: Id) -> Id {
     }
 }
 
-/// `LlamaDecoderLayer` (and Qwen2, Mistral, Phi-3, Gemma, generic):
-/// norm → q, k, v (+ RoPE) → attention → o → residual → norm → gate, up →
-/// act(gate) × up → down → residual.
-fn llama_layer(l: &mut Ledger, x: Id) {
+/// Multi-head latent attention (DeepSeek): q (through `q_a_proj`, its norm
+/// and `q_b_proj` when `q_lora_rank` is set), the compressed kv and a
+/// shared rotary key from `kv_a_proj_with_mqa`, its norm, `kv_b_proj` to
+/// every head's key and value, keys assembled in a new tensor.
+///
+/// With CUDA's kernels SDPA's memory-efficient path takes the unequal
+/// head widths (q/k `head_dim`, v `v_head_dim`) and saves q, k, v, the
+/// output and the logsumexp. PyTorch's CPU flash kernel does not: the math
+/// path runs instead, upcasting to fp32 and keeping q and kᵀ (scaled), v
+/// and the probabilities (`cuda_like = false`, as the measured rows ran).
+/// Returns the tensor `o_proj` reads.
+fn latent_attention(l: &mut Ledger, n1: Id) -> Id {
     let c = l.c;
     let a = c.arch;
-    let (h, qd, kvd, f) = (u64::from(a.hidden), a.q_dim(), a.kv_dim(), u64::from(a.ffn));
-    let spec = c.spec;
-    let gemma = spec.norm == Norm::RmsPlusOne;
-    let bias = spec.attn_bias != AttnBias::None;
-    let n1 = l.rms_norm(x, h, gemma);
-    let (q, k, v) = if spec.qkv == Qkv::Fused {
-        // Fused qkv_proj: q, k, v are slices of one output; v's view keeps
-        // the whole storage alive.
-        let qkv = l.linear(n1, h, qd + 2 * kvd, 0, Proj::Q.or(Proj::K).or(Proj::V));
-        let (rg, dt) = (l.rg(qkv), l.dt(qkv));
-        let q = l.new_t(qd, dt, rg, Part::Attention);
-        let k = l.new_t(kvd, dt, rg, Part::Attention);
-        (q, k, qkv)
+    let (h, nh) = (u64::from(a.hidden), u64::from(a.heads));
+    let (ql, kvl, rope) = (
+        u64::from(a.q_lora_rank),
+        u64::from(a.kv_lora_rank),
+        u64::from(a.rope_dim),
+    );
+    let (qk, vd) = (u64::from(a.head_dim), u64::from(a.v_head_dim));
+    let q = if ql > 0 {
+        let qa = l.linear(n1, h, ql, 0, Proj::OTHER);
+        let qn = l.norm(qa, ql, 1);
+        l.linear(qn, ql, nh * qk, 0, Proj::Q)
     } else {
-        let q = l.linear(n1, h, qd, if bias { qd } else { 0 }, Proj::Q);
-        l.linear(n1, h, kvd, if bias { kvd } else { 0 }, Proj::K);
-        let v = l.linear(n1, h, kvd, if bias { kvd } else { 0 }, Proj::V);
-        // RoPE: q * cos + rotate_half(q) * sin saves only cos and sin.
-        let (rg, dt) = (l.rg(q), l.dt(q));
-        let qe = l.new_t(qd, dt, rg, Part::Attention);
-        let ke = l.new_t(kvd, dt, rg, Part::Attention);
-        (qe, ke, v)
+        l.linear(n1, h, nh * qk, 0, Proj::Q)
     };
-    let o = llama_attention(l, q, k, v);
-    let proj = l.linear(o, qd, h, 0, Proj::O);
-    let r1 = l.new_t(h, c.mode.residual(), l.rg(x) || l.rg(proj), Part::Residual);
-    let n2 = l.rms_norm(r1, h, gemma);
-    let (gate, up) = if spec.mlp == Mlp::GatedFused {
-        let gu = l.linear(n2, h, 2 * f, 0, Proj::GATE.or(Proj::UP));
+    let ckv = l.linear(n1, h, kvl + rope, 0, Proj::K);
+    // The norm reads the compressed slice (a view of ckv).
+    let kvn = l.norm(ckv, kvl, 1);
+    let kv = l.linear(kvn, kvl, nh * (qk - rope + vd), 0, Proj::V);
+    let rg = l.rg(q) || l.rg(kv);
+    let ab = attn_dt(c);
+    if c.attn == Attn::Sdpa && c.cuda {
+        // q and k assembled (cat, new_empty + copy), v a view of kv.
+        let qs = l.new_t(nh * qk, ab, rg, Part::Attention);
+        let ks = l.new_t(nh * qk, ab, rg, Part::Attention);
+        let o = l.new_t(nh * vd, ab, rg, Part::Attention);
+        let lse = l.new_t(nh, 4, rg, Part::Attention);
+        if rg {
+            for id in [qs, ks, kv, o, lse] {
+                l.save(id);
+            }
+        }
+        // transpose + reshape of (b, h, s, d): a copy for o_proj.
+        return l.new_t(nh * vd, ab, rg, Part::Attention);
+    }
+    if rg {
+        let (sd, p_dt) = match c.attn {
+            // The math path upcasts to fp32.
+            Attn::Sdpa => (4, 4),
+            Attn::Eager => (ab, 4),
+        };
+        let qs = l.new_t(nh * qk, sd, true, Part::Attention);
+        let ks = l.new_t(nh * qk, sd, true, Part::Attention);
+        let vs = l.new_t(nh * vd, sd, true, Part::Attention);
+        let p = l.keyed(nh, p_dt, true);
+        for id in [qs, ks, vs, p] {
+            l.save(id);
+        }
+        if c.attn == Attn::Eager && ab == 2 {
+            let p16 = l.keyed(nh, 2, true);
+            l.save(p16);
+        }
+        l.probs_dropout(nh, ab, rg);
+    }
+    l.new_t(nh * vd, ab, rg, Part::Attention)
+}
+
+/// `LlamaDecoderLayer` and the families built like it: norm → attention →
+/// (norm) → residual → norm → MLP or experts → (norm) → residual, with the
+/// family's norm placement, q/k norms, fused projections and experts.
+fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind) {
+    let c = l.c;
+    let a = c.arch;
+    let spec = c.spec;
+    let (h, qd, kvd) = (u64::from(a.hidden), a.q_dim(), a.kv_dim());
+    let (pre, post) = match spec.norm_place {
+        NormPlace::Pre => (true, false),
+        NormPlace::Sandwich => (true, true),
+        NormPlace::Post => (false, true),
+    };
+    let n1 = if pre { l.norm(x, h, 1) } else { x };
+    let attn_out = if spec.qkv == Qkv::Latent {
+        let o = latent_attention(l, n1);
+        l.linear(o, a.o_dim(), h, 0, Proj::O)
+    } else {
+        let bias = spec.attn_bias != AttnBias::None;
+        let b = |n: u64| if bias { n } else { 0 };
+        let (q, k, v) = match spec.qkv {
+            Qkv::Fused => {
+                // q, k, v are slices of one output; v's view keeps the whole
+                // storage alive.
+                let qkv = l.linear(n1, h, qd + 2 * kvd, b(qd + 2 * kvd), Proj::QKV);
+                (qkv, qkv, qkv)
+            }
+            Qkv::Separate | Qkv::Latent => {
+                let q = l.linear(n1, h, qd, b(qd), Proj::Q);
+                let k = l.linear(n1, h, kvd, b(kvd), Proj::K);
+                let v = l.linear(n1, h, kvd, b(kvd), Proj::V);
+                (q, k, v)
+            }
+        };
+        let (q, k) = match spec.qk_norm {
+            QkNorm::None => (q, k),
+            QkNorm::PerHead => (
+                l.norm(q, qd, u64::from(a.heads)),
+                l.norm(k, kvd, u64::from(a.kv_heads)),
+            ),
+            QkNorm::Whole => (l.norm(q, qd, 1), l.norm(k, kvd, 1)),
+        };
+        // RoPE: q * cos + rotate_half(q) * sin saves only cos and sin; the
+        // rotated q and k are new tensors.
+        let ab = attn_dt(c);
+        let qe = l.new_t(qd, ab, l.rg(q), Part::Attention);
+        let ke = l.new_t(kvd, ab, l.rg(k), Part::Attention);
+        let o = attention(l, qe, ke, v, spec.qkv != Qkv::Fused);
+        let o_bias = if spec.attn_bias == AttnBias::All {
+            h
+        } else {
+            0
+        };
+        l.linear(o, qd, h, o_bias, Proj::O)
+    };
+    let attn_out = if post {
+        l.norm(attn_out, h, 1)
+    } else {
+        attn_out
+    };
+    let r1 = l.new_t(
+        h,
+        c.mode.residual(),
+        l.rg(x) || l.rg(attn_out),
+        Part::Residual,
+    );
+    let n2 = if pre { l.norm(r1, h, 1) } else { r1 };
+    let m = match kind {
+        LayerKind::Moe => moe(l, n2),
+        LayerKind::Dense => mlp(l, n2, u64::from(a.ffn)),
+    };
+    if post {
+        l.norm(m, h, 1);
+    }
+}
+
+/// A gated MLP of width `f` (`gate_proj`, `up_proj`, `down_proj`, or
+/// Phi-3's fused `gate_up_proj`): act(gate) saves gate; the product saves
+/// act(gate) and up; down saves the product.
+fn mlp(l: &mut Ledger, x: Id, f: u64) -> Id {
+    let c = l.c;
+    let h = u64::from(c.arch.hidden);
+    let (gate, up) = if c.spec.mlp == Mlp::GatedFused {
+        let gu = l.linear(x, h, 2 * f, 0, Proj::GATE.or(Proj::UP));
         let (rg, dt) = (l.rg(gu), l.dt(gu));
         // chunk(2): both halves are views of gate_up's storage.
         if rg {
@@ -558,13 +753,12 @@ fn llama_layer(l: &mut Ledger, x: Id) {
         (l.new_t(0, dt, rg, Part::Mlp), l.new_t(0, dt, rg, Part::Mlp))
     } else {
         (
-            l.linear(n2, h, f, 0, Proj::GATE),
-            l.linear(n2, h, f, 0, Proj::UP),
+            l.linear(x, h, f, 0, Proj::GATE),
+            l.linear(x, h, f, 0, Proj::UP),
         )
     };
     let gb = l.dt(gate).max(l.dt(up));
     let rg = l.rg(gate) || l.rg(up);
-    // act(gate) saves gate; the product saves act(gate) and up.
     let act = l.new_t(f, gb, rg, Part::Mlp);
     if rg {
         for id in [gate, act, up] {
@@ -573,18 +767,182 @@ fn llama_layer(l: &mut Ledger, x: Id) {
         }
     }
     let prod = l.new_t(f, gb, rg, Part::Mlp);
-    l.linear(prod, f, h, 0, Proj::DOWN);
+    l.linear(prod, f, h, 0, Proj::DOWN)
 }
 
-/// `GPT2Block`: LayerNorm → `c_attn` (addmm, h→3h) → attention → `c_proj` →
-/// dropout → residual → LayerNorm → `c_fc` → `gelu_new` → `c_proj` →
-/// dropout → residual.
+/// A mixture-of-experts block: the router, the routed experts through
+/// transformers 5's default `grouped_mm` path, and the shared expert.
+///
+/// Per token the router keeps its fp32 softmax (or sigmoid) and the top-k
+/// indices (int64); DeepSeek's routes an fp32 copy of the input. Per routed
+/// (token, expert) pair — `k` per token, however they fall — the experts
+/// keep the gathered input, the `gate_up` output, the activation and the
+/// product, the `down` output (for the routing weight's gradient), the
+/// sorted order, its inverse and the token index (int64) and the routing
+/// weight. `grouped_mm` is not autocast: under autocast the experts run in
+/// fp32 on fp32 inputs.
+///
+/// Source: `integrations/moe.py` (`grouped_mm_experts_forward`) and each
+/// family's router in transformers 5.23; per-layer traces of the measured
+/// MoE rows.
+fn moe(l: &mut Ledger, x: Id) -> Id {
+    let c = l.c;
+    let a = c.arch;
+    let Some(spec) = c.spec.moe else {
+        return mlp(l, x, u64::from(a.ffn));
+    };
+    let (h, e, k, f) = (
+        u64::from(a.hidden),
+        u64::from(a.experts),
+        u64::from(a.experts_per_token),
+        u64::from(a.moe_ffn),
+    );
+    let x_rg = l.rg(x);
+    let w_tr = c.full;
+    let xd = l.dt(x);
+    // LoRA on the router and the experts (peft's `ParamWrapper`, through
+    // its conversion for fused experts): the weight is merged with its
+    // delta for the forward, `W + scale · B A` in the weights' dtype (the
+    // fp32 adapters cast to a half base's dtype), and the merged weight,
+    // which needs a gradient, is saved like a trained one's input.
+    let lora = c.lora.filter(|_| spec.peft_experts);
+    let adapts = |p: Proj| lora.is_some_and(|l| l.adapts(p));
+    let (gu_lora, down_lora, router_lora) = (
+        adapts(Proj::GATE.or(Proj::UP)),
+        adapts(Proj::DOWN),
+        adapts(Proj::OTHER),
+    );
+    let pb = c.mode.param();
+    let r = lora.map_or(0, |l| l.r);
+    let casts = if pb == 4 { 0 } else { pb };
+    if gu_lora {
+        l.weight_copies_uncached += pb * e * 2 * f * h + casts * e * 2 * r * (h + 2 * f);
+    }
+    if down_lora {
+        l.weight_copies_uncached += pb * e * h * f + casts * e * r * (h + f);
+    }
+    if router_lora {
+        l.weight_copies_uncached += pb * e * h + casts * r * (h + e);
+    }
+    // The router.
+    let weight_dt = match spec.router {
+        Router::Softmax => {
+            let logits = l.linear(x, h, e, 0, Proj::NONE);
+            if router_lora && x_rg {
+                l.save(x);
+            }
+            let rg = l.rg(logits);
+            if rg {
+                let probs = l.new_t(e, 4, true, Part::Router);
+                l.save(probs);
+                if spec.normalize_top_k {
+                    // router_top_value /= sum: a clone and the sum kept.
+                    let top = l.new_t(k + 1, 4, true, Part::Router);
+                    l.save(top);
+                }
+            }
+            if spec.weights_in_logits_dtype {
+                l.dt(logits)
+            } else {
+                4
+            }
+        }
+        Router::SoftmaxFp32 | Router::SigmoidGrouped => {
+            // F.linear(x.float(), W.float()): an fp32 copy of the input
+            // (saved for the weight's gradient) and of the weight (for the
+            // input's).
+            let xf = l.new_t(h, 4, x_rg, Part::Router);
+            if w_tr {
+                l.save(xf);
+            }
+            if x_rg {
+                l.weight_copies_uncached += 4 * e * h;
+            }
+            let rg = x_rg || w_tr;
+            if rg {
+                let probs = l.new_t(e, 4, true, Part::Router);
+                l.save(probs);
+                if spec.router == Router::SigmoidGrouped {
+                    // gathered weights normalised in place: a clone, and the
+                    // denominator.
+                    let top = l.new_t(k + 1, 4, true, Part::Router);
+                    l.save(top);
+                }
+            }
+            4
+        }
+        Router::TopKSoftmax => {
+            let logits = l.linear(x, h, e, e, Proj::NONE);
+            let dt = l.dt(logits);
+            if l.rg(logits) {
+                // softmax over the k top logits, in their dtype.
+                let p = l.new_t(k, dt, true, Part::Router);
+                l.save(p);
+            }
+            dt
+        }
+    };
+    let rg_any = x_rg || w_tr;
+    let idx = l.new_t(8 * k, 1, rg_any, Part::Router);
+    if rg_any {
+        l.save(idx);
+    }
+    // The routed experts, k per token, in the input's dtype (fp32 under
+    // autocast: grouped_mm is not autocast).
+    let ed = xd;
+    let gathered = l.new_t(k * h, ed, rg_any, Part::Experts);
+    let gate_up = l.new_t(k * 2 * f, ed, rg_any, Part::Experts);
+    // The activation's saved tensors (SiLU's output; gpt-oss's clamped
+    // gate, sigmoid, glu and up + 1), then the product down reads.
+    let acts = if spec.clamped_swiglu { 4 } else { 1 };
+    let act = l.new_t(k * acts * f, ed, rg_any, Part::Experts);
+    let prod = l.new_t(k * f, ed, rg_any, Part::Experts);
+    let down = l.new_t(k * h, ed, rg_any, Part::Experts);
+    // sort order, inverse order, token index: int64 each; the weight.
+    let order = l.new_t(k * 24, 1, rg_any, Part::Experts);
+    let weights = l.new_t(k, weight_dt, rg_any, Part::Experts);
+    if rg_any {
+        for id in [gate_up, act, down, order, weights] {
+            l.save(id);
+        }
+    }
+    // The experts' inputs, for their (merged) weights' gradients.
+    if rg_any && (w_tr || gu_lora) {
+        l.save(gathered);
+    }
+    if rg_any && (w_tr || down_lora) {
+        l.save(prod);
+    }
+    let routed = l.new_t(h, xd, rg_any, Part::Experts);
+    // The shared expert.
+    let sf = u64::from(a.shared_experts) * f;
+    if sf == 0 {
+        return routed;
+    }
+    let shared = mlp(l, x, sf);
+    if spec.shared == Shared::Gated {
+        // sigmoid(shared_expert_gate(x)) * shared: both kept.
+        let g = l.linear(x, h, 1, 0, Proj::OTHER);
+        let rg = l.rg(g) || l.rg(shared);
+        let s = l.new_t(1, l.dt(g), rg, Part::Mlp);
+        if rg {
+            l.save(s);
+            l.save(shared);
+        }
+    }
+    l.new_t(h, xd, true, Part::Experts)
+}
+
+/// `GPT2Block` and `GPTBigCodeBlock`: LayerNorm → `c_attn` (addmm, h → q +
+/// 2 kv) → attention → `c_proj` → dropout → residual → LayerNorm → `c_fc` →
+/// activation → `c_proj` → dropout → residual.
 fn gpt2_layer(l: &mut Ledger, x: Id) {
     let c = l.c;
     let a = c.arch;
     let (h, f, nh) = (u64::from(a.hidden), u64::from(a.ffn), u64::from(a.heads));
-    let n1 = l.layer_norm(x, h);
-    let qkv = l.linear(n1, h, 3 * h, 3 * h, Proj::Q.or(Proj::K).or(Proj::V));
+    let qkv_w = a.q_dim() + 2 * a.kv_dim();
+    let n1 = l.norm(x, h, 1);
+    let qkv = l.linear(n1, h, qkv_w, qkv_w, Proj::QKV);
     let rg = l.rg(qkv);
     let ab = l.dt(qkv);
     // SDPA keeps its fused kernel (no mask, RNG state only) with dropout on
@@ -605,7 +963,7 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
         let pb = if upcast { 4 } else { ab };
         if rg {
             let kept = if upcast {
-                l.new_t(3 * h, 4, rg, Part::Attention)
+                l.new_t(qkv_w, 4, rg, Part::Attention)
             } else {
                 qkv
             };
@@ -619,17 +977,19 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
     let proj = l.linear(o, h, h, h, Proj::O);
     let d1 = l.dropout(proj, h, c.p_resid);
     let r1 = l.new_t(h, c.mode.residual(), l.rg(x) || l.rg(d1), Part::Residual);
-    let n2 = l.layer_norm(r1, h);
+    let n2 = l.norm(r1, h, 1);
     let fc = l.linear(n2, h, f, f, Proj::UP);
     let (rg, gb) = (l.rg(fc), l.dt(fc));
-    // gelu_new in Python: pow saves x, tanh saves its output, and
-    // (0.5 * x) * (1 + tanh(...)) saves both factors.
     if rg {
         l.ts[fc].part = Part::Mlp;
         l.save(fc);
-        for _ in 0..3 {
-            let t = l.new_t(f, gb, true, Part::Mlp);
-            l.save(t);
+        if c.spec.act == Act::GeluNew {
+            // gelu_new in Python: pow saves x, tanh saves its output, and
+            // (0.5 * x) * (1 + tanh(...)) saves both factors.
+            for _ in 0..3 {
+                let t = l.new_t(f, gb, true, Part::Mlp);
+                l.save(t);
+            }
         }
     }
     let g = l.new_t(f, gb, rg, Part::Mlp);
@@ -654,32 +1014,37 @@ pub struct Outer {
 /// The embedding and the head: what they save.
 pub fn outer(c: &Ctx) -> Outer {
     let a = c.arch;
+    let spec = c.spec;
     let h = u64::from(a.hidden);
     let mut l = Ledger::new(c);
     let mut per_position = 0;
-    let last = if c.spec.positions == Positions::Learned {
-        // wte(ids) + wpe(pos): the sum, then embd dropout; wpe's backward
-        // keeps the int64 position ids.
-        let sum = l.new_t(h, c.mode.residual(), c.full, Part::Residual);
-        l.dropout(sum, h, c.p_embd);
-        if c.full {
-            per_position += 8;
+    let last = match spec.positions {
+        Positions::Learned => {
+            // wte(ids) + wpe(pos): the sum, then embd dropout; wpe's backward
+            // keeps the int64 position ids.
+            let sum = l.new_t(h, c.mode.residual(), c.full, Part::Residual);
+            l.dropout(sum, h, c.p_embd);
+            if c.full {
+                per_position += 8;
+            }
+            l.new_t(h, c.mode.residual(), true, Part::Residual)
         }
-        l.new_t(h, c.mode.residual(), true, Part::Residual)
-    } else {
-        // cos and sin of shape (1, seq, head_dim): fp32 unless pure half.
-        per_position += 2 * u64::from(a.head_dim) * if c.mode == Mode::Half { 2 } else { 4 };
-        l.new_t(h, c.mode.residual(), true, Part::Residual)
+        Positions::Rotary => {
+            // cos and sin of shape (1, seq, rotary width) per RoPE table:
+            // fp32 unless pure half.
+            let rotary = match spec.qkv {
+                Qkv::Latent => u64::from(a.rope_dim),
+                Qkv::Separate | Qkv::Fused => u64::from(a.head_dim),
+            };
+            per_position +=
+                u64::from(spec.rope_tables) * 2 * rotary * if c.mode == Mode::Half { 2 } else { 4 };
+            l.new_t(h, c.mode.residual(), true, Part::Residual)
+        }
     };
-    let n = if c.spec.norm == Norm::LayerNorm {
-        l.layer_norm(last, h)
-    } else {
-        l.rms_norm(last, h, c.spec.norm == Norm::RmsPlusOne)
-    };
+    let n = l.norm(last, h, 1);
     // The last layer's output is the final norm's input: count it here.
     l.ts[last].part = Part::Residual;
-    let head = l.linear(n, h, u64::from(a.vocab), 0, Proj::NONE);
-    let _ = head;
+    l.linear(n, h, u64::from(a.vocab), 0, Proj::NONE);
     let final_hidden_transient = if l.ts[n].saved {
         0
     } else {
@@ -718,14 +1083,15 @@ mod tests {
                             };
                             let c = Ctx::new(&p.arch, &t);
                             for rg in [true, false] {
-                                let mut l = Ledger::new(&c);
-                                let x = l.new_t(1, 4, rg, Part::Residual);
-                                if p.arch.family.spec().layout == Layout::Gpt2 {
-                                    gpt2_layer(&mut l, x);
-                                } else {
-                                    llama_layer(&mut l, x);
+                                for kind in [LayerKind::Dense, LayerKind::Moe] {
+                                    let mut l = Ledger::new(&c);
+                                    let x = l.new_t(1, 4, rg, Part::Residual);
+                                    match p.arch.family.spec().layout {
+                                        Layout::Gpt2 => gpt2_layer(&mut l, x),
+                                        Layout::Llama => decoder_layer(&mut l, x, kind),
+                                    }
+                                    most = most.max(l.len);
                                 }
-                                most = most.max(l.len);
                             }
                         }
                     }

@@ -216,7 +216,11 @@ pub const PRESETS: &[Preset] = &[
         id: "mistral-7b",
         name: "Mistral 7B v0.1",
         repo: "mistralai/Mistral-7B-v0.1",
-        arch: dense(Mistral, 4096, 32, 32, 8, 128, 14336, 32000, false, 32768),
+        arch: Architecture {
+            sliding_window: 4096,
+            sliding_layers: 32,
+            ..dense(Mistral, 4096, 32, 32, 8, 128, 14336, 32000, false, 32768)
+        },
         published_params: 7_241_732_096,
     },
     Preset {
@@ -230,7 +234,11 @@ pub const PRESETS: &[Preset] = &[
         id: "phi3-mini",
         name: "Phi-3 mini (3.8B)",
         repo: "microsoft/Phi-3-mini-4k-instruct",
-        arch: dense(Phi3, 3072, 32, 32, 32, 96, 8192, 32064, false, 4096),
+        arch: Architecture {
+            sliding_window: 2047,
+            sliding_layers: 32,
+            ..dense(Phi3, 3072, 32, 32, 32, 96, 8192, 32064, false, 4096)
+        },
         published_params: 3_821_079_552,
     },
     Preset {
@@ -414,6 +422,8 @@ pub const PRESETS: &[Preset] = &[
             vocab: 256000,
             tied: true,
             positions: 8192,
+            sliding_window: 4096,
+            sliding_layers: 13,
             ..Architecture::BLANK
         },
         published_params: 2_614_341_888,
@@ -433,6 +443,8 @@ pub const PRESETS: &[Preset] = &[
             vocab: 256000,
             tied: true,
             positions: 8192,
+            sliding_window: 4096,
+            sliding_layers: 21,
             ..Architecture::BLANK
         },
         published_params: 9_241_705_984,
@@ -452,6 +464,8 @@ pub const PRESETS: &[Preset] = &[
             vocab: 256000,
             tied: true,
             positions: 8192,
+            sliding_window: 4096,
+            sliding_layers: 23,
             ..Architecture::BLANK
         },
         published_params: 27_227_128_320,
@@ -471,6 +485,8 @@ pub const PRESETS: &[Preset] = &[
             vocab: 262144,
             tied: true,
             positions: 32768,
+            sliding_window: 512,
+            sliding_layers: 15,
             ..Architecture::BLANK
         },
         published_params: 268_098_176,
@@ -490,6 +506,8 @@ pub const PRESETS: &[Preset] = &[
             vocab: 262144,
             tied: true,
             positions: 32768,
+            sliding_window: 512,
+            sliding_layers: 22,
             ..Architecture::BLANK
         },
         published_params: 999_885_952,
@@ -509,6 +527,8 @@ pub const PRESETS: &[Preset] = &[
             vocab: 32064,
             tied: false,
             positions: 131072,
+            sliding_window: 262144,
+            sliding_layers: 32,
             ..Architecture::BLANK
         },
         published_params: 3_821_079_552,
@@ -528,6 +548,8 @@ pub const PRESETS: &[Preset] = &[
             vocab: 32064,
             tied: false,
             positions: 4096,
+            sliding_window: 2047,
+            sliding_layers: 40,
             ..Architecture::BLANK
         },
         published_params: 13_960_238_080,
@@ -823,6 +845,7 @@ pub const PRESETS: &[Preset] = &[
             kv_lora_rank: 512,
             rope_dim: 64,
             v_head_dim: 128,
+            ..Architecture::BLANK
         },
         published_params: 15_706_484_224,
     },
@@ -850,6 +873,7 @@ pub const PRESETS: &[Preset] = &[
             kv_lora_rank: 512,
             rope_dim: 64,
             v_head_dim: 128,
+            ..Architecture::BLANK
         },
         published_params: 235_741_434_880,
     },
@@ -877,6 +901,7 @@ pub const PRESETS: &[Preset] = &[
             kv_lora_rank: 512,
             rope_dim: 64,
             v_head_dim: 128,
+            ..Architecture::BLANK
         },
         published_params: 15_960_108_544,
     },
@@ -904,6 +929,7 @@ pub const PRESETS: &[Preset] = &[
             kv_lora_rank: 512,
             rope_dim: 64,
             v_head_dim: 128,
+            ..Architecture::BLANK
         },
         published_params: 671_026_404_352,
     },
@@ -925,6 +951,8 @@ pub const PRESETS: &[Preset] = &[
             experts: 32,
             experts_per_token: 4,
             moe_ffn: 2880,
+            sliding_window: 128,
+            sliding_layers: 12,
             ..Architecture::BLANK
         },
         published_params: 20_914_757_184,
@@ -947,6 +975,8 @@ pub const PRESETS: &[Preset] = &[
             experts: 128,
             experts_per_token: 4,
             moe_ffn: 2880,
+            sliding_window: 128,
+            sliding_layers: 18,
             ..Architecture::BLANK
         },
         published_params: 116_829_156_672,

@@ -556,6 +556,8 @@ pub const FIELDS: &[Field] = &[
     arch_number!(ArchNum::KvLoraRank),
     arch_number!(ArchNum::RopeDim),
     arch_number!(ArchNum::VHeadDim),
+    arch_number!(ArchNum::SlidingWindow),
+    arch_number!(ArchNum::SlidingLayers),
     Field {
         key: "dtype",
         kind: FieldKind::Choice(Dtype::OPTIONS),

@@ -104,6 +104,7 @@ term_ids! {
     HeadGrad = Gradients, "the output head's weight gradient";
     HeadGradCopy = Gradients, "gradient of the head's bf16 weight copy";
     TiedGradSum = Gradients, "embedding and head gradients summed (tied weights)";
+    MergedGrad = Gradients, "gradient of one merged LoRA expert weight (peft ParamWrapper), while its layer runs backward";
     Temps = OptimizerTemporaries, "step temporaries";
     TempsFirstStep = OptimizerTemporaries, "step temporaries (first step)";
     CopiesSaved = WeightCopies, "bf16 weight copies saved for backward";
@@ -114,6 +115,9 @@ term_ids! {
     ScoresFirst = Activations, "attention scores of layer 0 (seq²)";
     Layers = Activations, "saved by each layer";
     Scores = Activations, "attention scores and probabilities (seq²)";
+    MoeLayers = Activations, "saved by each MoE layer";
+    MoeScores = Activations, "attention scores of the MoE layers (seq²)";
+    SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
     CkptInputs = Activations, "checkpointed layer inputs";
     Outer = Activations, "embedding, final norm and head input";
     PositionTables = Activations, "position tables (RoPE cos and sin, position ids)";
@@ -124,10 +128,12 @@ term_ids! {
     Recompute = Activations, "one layer recomputed for backward";
     RecomputeScores = Activations, "its attention scores (seq²)";
     RecomputeCopies = WeightCopies, "its bf16 weight copies";
+    RecomputeMask = Activations, "its sliding-window mask (seq²)";
     LogitsOut = Logits, "logits in the compute dtype";
     LogitsUpcast = Logits, "logits upcast to fp32";
     LogSoftmax = Logits, "fp32 log-softmax saved by the loss";
     LogitsKept = Logits, "logits kept by the output object";
+    LogitsSoftcap = Logits, "tanh of the softcapped logits, kept for backward";
     LogitsGrads = Logits, "gradients of the log-softmax and the logits (fp32)";
     LogitsGradOut = Logits, "gradient of the logits in the compute dtype";
     Dataset = Retained, "data put on the GPU";

@@ -162,10 +162,12 @@ mod properties {
     use vramfit_core::scenario::SeqLen;
     use vramfit_core::Scenario;
 
-    fn with(s: &Scenario, key: &str, v: u32) -> Scenario {
+    /// The scenario with `key` changed, when that is valid (a longer
+    /// sequence may pass a learned-position model's table).
+    fn with(s: &Scenario, key: &str, v: u32) -> Option<Scenario> {
         let mut raw = encode(s);
         raw.set(key, &v.to_string());
-        scenario(&raw.to_query_string())
+        vramfit_core::query::decode_strict(&raw).ok()
     }
 
     proptest! {
@@ -188,8 +190,9 @@ mod properties {
             let e = seed::estimate(&s).expect("estimate").peak_total_bytes;
             let b = s.train.batch.get() + more;
             let l = (s.train.seq.get() + more).min(SeqLen::MAX);
-            prop_assert!(seed::estimate(&with(&s, "batch", b)).expect("estimate").peak_total_bytes >= e);
-            prop_assert!(seed::estimate(&with(&s, "seq", l)).expect("estimate").peak_total_bytes >= e);
+            for bigger in [with(&s, "batch", b), with(&s, "seq", l)].into_iter().flatten() {
+                prop_assert!(seed::estimate(&bigger).expect("estimate").peak_total_bytes >= e);
+            }
         }
     }
 }
