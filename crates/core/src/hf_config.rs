@@ -64,6 +64,9 @@ pub enum ConfigError {
     Invalid { field: &'static str, reason: String },
     /// The numbers do not make a model.
     Arch(crate::arch::ArchError),
+    /// `architectures` names heads that are not a causal language model's
+    /// (a classifier, a masked LM, a bare encoder): their memory differs.
+    NotCausalLm { architectures: Vec<String> },
 }
 
 impl fmt::Display for ConfigError {
@@ -115,11 +118,44 @@ impl fmt::Display for ConfigError {
             ),
             ConfigError::Invalid { field, reason } => write!(f, "`{field}` {reason}"),
             ConfigError::Arch(e) => write!(f, "these numbers do not make a model: {e}"),
+            ConfigError::NotCausalLm { architectures } => write!(
+                f,
+                "{} is not a causal language model (…ForCausalLM): vramfit estimates \
+                 training with a language-modelling head over the vocabulary",
+                list(architectures)
+            ),
         }
     }
 }
 
 impl std::error::Error for ConfigError {}
+
+/// `architectures`, when given, must hold a causal LM: `…ForCausalLM`,
+/// GPT-2's `…LMHeadModel`, or a multimodal `…ForConditionalGeneration`
+/// whose `text_config` is one. Source: transformers' auto classes
+/// (`MODEL_FOR_CAUSAL_LM_MAPPING_NAMES`).
+fn causal_lm(top: &serde_json::Map<String, Value>) -> Result<(), ConfigError> {
+    let Some(Value::Array(names)) = top.get("architectures") else {
+        return Ok(());
+    };
+    let names: Vec<String> = names
+        .iter()
+        .filter_map(Value::as_str)
+        .map(quote)
+        .collect();
+    let causal = |n: &String| {
+        n.ends_with("ForCausalLM")
+            || n.ends_with("LMHeadModel")
+            || (n.ends_with("ForConditionalGeneration") && top.contains_key("text_config"))
+    };
+    if names.is_empty() || names.iter().any(causal) {
+        Ok(())
+    } else {
+        Err(ConfigError::NotCausalLm {
+            architectures: names.into_iter().take(4).collect(),
+        })
+    }
+}
 
 impl ConfigError {
     /// Whether "read it as Llama-like" is a choice to offer.
@@ -574,6 +610,7 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
             })
         }
     };
+    causal_lm(&top)?;
     let known = Family::from_key(&model_type);
     let family = match (known, reading) {
         (Some(f), Reading::AsItSays) => f,
@@ -808,6 +845,7 @@ impl Imported {
                         id: base.id,
                         overrides: crate::arch::ArchOverrides::default(),
                         like_llama: None,
+                        hub: None,
                     },
                     arch: Some(base.arch),
                     ..crate::Scenario::default()

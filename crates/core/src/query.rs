@@ -11,7 +11,7 @@ use crate::families::Positions;
 use crate::presets;
 use crate::scenario::{
     ArchOverrides, Attn, Batch, Capacity, Dtype, Gpus, GradAccum, Iters, Leak, LoraRank, ModelSpec,
-    Optimizer, Overhead, Parallel, ParamCount, Prob, Scenario, SeqLen, ShortText, Training, View,
+    Optimizer, Overhead, Parallel, ParamCount, Prob, Scenario, SeqLen, ShortText, HubId, Training, View,
     ZeroStage,
 };
 use crate::units::{Bytes, DisplayUnit, GIB};
@@ -164,6 +164,8 @@ pub enum FieldError {
     UnknownModel,
     /// Not a GPU id.
     UnknownGpu,
+    /// Not `owner/name` as the Hugging Face Hub writes model ids.
+    NotAHubId,
 }
 
 impl fmt::Display for FieldError {
@@ -185,6 +187,9 @@ impl fmt::Display for FieldError {
             FieldError::UnknownGpu => {
                 f.write_str("is not a GPU in the list: pick one, or choose custom and type its memory")
             }
+            FieldError::NotAHubId => f.write_str(
+                "is not a Hugging Face model id: write it as owner/name with letters, digits, `-`, `_` or `.` (e.g. Qwen/Qwen3-8B)",
+            ),
             FieldError::UnknownModel => {
                 f.write_str("is not a known model: pick one from the list, or change a preset's architecture fields")
             }
@@ -212,6 +217,9 @@ pub enum Notice {
     ParamsIgnored { model: &'static str },
     /// A valid value that the other keys make irrelevant.
     Unused { key: &'static str, because: String },
+    /// `hub` alone: the model's config.json has not been read, so no key
+    /// says its architecture yet.
+    HubNotLoaded { id: String },
 }
 
 impl Notice {
@@ -223,6 +231,7 @@ impl Notice {
                 Some(key)
             }
             Notice::ParamsIgnored { .. } => Some("params"),
+            Notice::HubNotLoaded { .. } => Some("hub"),
             Notice::TooManyPairs { .. } => None,
         }
     }
@@ -253,6 +262,7 @@ impl Notice {
             Notice::Invalid { default, .. } if default.is_empty() => "ignored".into(),
             Notice::Invalid { default, .. } => format!("using the default {default}"),
             Notice::Repeated { .. } => "using the last".into(),
+            Notice::HubNotLoaded { .. } => "showing the default model until it is".into(),
         }
     }
 }
@@ -275,6 +285,10 @@ impl fmt::Display for Notice {
                 write!(f, "more than {MAX_PAIRS} parameters ({dropped} more)")
             }
             Notice::Unused { key, because } => write!(f, "{key} is not used: {because}"),
+            Notice::HubNotLoaded { id } => write!(
+                f,
+                "hub: the config.json of `{id}` is not loaded (the page loads it; the CLI reads it with --config FILE)"
+            ),
             Notice::ParamsIgnored { model } => write!(
                 f,
                 "params is set by the architecture of model `{model}`; remove model to use params alone"
@@ -375,6 +389,8 @@ pub struct Draft {
     pub gpu: Option<GpuKey>,
     /// `like_llama`: the model_type of a config read as Llama-like.
     pub like_llama: Option<ShortText>,
+    /// `hub`: the model id whose config.json set the architecture.
+    pub hub: Option<HubId>,
 }
 
 /// The `gpu` key: a listed GPU, or where the size comes from.
@@ -510,6 +526,22 @@ pub const FIELDS: &[Field] = &[
                 like_llama: Some(t),
                 ..
             } => Some(t.as_str().to_string()),
+            ModelSpec::Preset { .. } | ModelSpec::ParamsOnly { .. } => None,
+        },
+    },
+    Field {
+        key: "hub",
+        kind: FieldKind::Text,
+        group: Group::Model,
+        label: "Hugging Face model id",
+        help: "A model id on the Hugging Face Hub (owner/name): the page loads its config.json and the link reloads it; the CLI reads it from --config.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.hub = Some(HubId::new(v.trim())?);
+            Ok(())
+        },
+        write: |s| match s.model {
+            ModelSpec::Preset { hub: Some(h), .. } => Some(h.as_str().to_string()),
             ModelSpec::Preset { .. } | ModelSpec::ParamsOnly { .. } => None,
         },
     },
@@ -1292,11 +1324,22 @@ fn resolve(
                 because: "a parameter count alone has no architecture".into(),
             });
         }
+        if draft.hub.is_some() {
+            notices.push(Notice::Unused {
+                key: "hub",
+                because: "a parameter count alone has no architecture".into(),
+            });
+        }
         return Scenario {
             model: ModelSpec::ParamsOnly { params },
             arch: None,
             ..base
         };
+    }
+    if let (Some(id), None, true) = (draft.hub, draft.model, draft.overrides.is_empty()) {
+        notices.push(Notice::HubNotLoaded {
+            id: id.as_str().to_string(),
+        });
     }
     let preset = draft
         .model
@@ -1313,6 +1356,7 @@ fn resolve(
                     id: preset.id,
                     overrides: draft.overrides,
                     like_llama: draft.like_llama,
+                    hub: draft.hub,
                 },
                 arch: Some(arch),
                 ..base

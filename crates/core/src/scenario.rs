@@ -176,6 +176,10 @@ pub enum ModelSpec {
         /// A config.json's model_type read as Llama-like by choice.
         #[serde(skip_serializing_if = "Option::is_none")]
         like_llama: Option<ShortText>,
+        /// The Hugging Face model id whose config.json set the architecture
+        /// (the page loads it again when the link is opened).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hub: Option<HubId>,
     },
     /// Only N: the seed formula alone (the accurate method needs a shape).
     ParamsOnly { params: ParamCount },
@@ -279,6 +283,70 @@ impl std::fmt::Debug for ShortText {
 }
 
 impl Serialize for ShortText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A Hugging Face model id, `owner/name`, as the Hub accepts it: letters,
+/// digits, `-`, `_` and `.`; neither part starts or ends with `-` or `.`,
+/// nor holds `--` or `..`; each part at most 96 characters.
+/// Source: huggingface_hub `validate_repo_id` (REPO_ID_REGEX).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HubId {
+    bytes: [u8; HubId::MAX_BYTES],
+    len: u8,
+}
+
+impl HubId {
+    /// Most characters in one part (owner or name).
+    pub const MAX_PART: usize = 96;
+    const MAX_BYTES: usize = 2 * HubId::MAX_PART + 1;
+
+    pub fn new(s: &str) -> Result<Self, crate::query::FieldError> {
+        let bad = crate::query::FieldError::NotAHubId;
+        let (owner, name) = s.split_once('/').ok_or(bad.clone())?;
+        let part_ok = |p: &str| {
+            !p.is_empty()
+                && p.len() <= Self::MAX_PART
+                && p
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+                && !p.starts_with(['-', '.'])
+                && !p.ends_with(['-', '.'])
+                && !p.contains("--")
+                && !p.contains("..")
+        };
+        if !part_ok(owner) || !part_ok(name) {
+            return Err(bad);
+        }
+        let mut out = HubId {
+            bytes: [0; HubId::MAX_BYTES],
+            len: 0,
+        };
+        // Two parts of at most 96 ASCII bytes and a slash: always fits.
+        out.bytes[..s.len()].copy_from_slice(s.as_bytes());
+        out.len = s.len() as u8;
+        Ok(out)
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
+
+    /// Where the Hub serves the model's config.json.
+    pub fn config_url(&self, base: &str) -> String {
+        format!("{}/{}/resolve/main/config.json", base.trim_end_matches('/'), self.as_str())
+    }
+}
+
+impl std::fmt::Debug for HubId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl Serialize for HubId {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
     }
@@ -464,6 +532,7 @@ impl Default for Scenario {
                 id: p.id,
                 overrides: ArchOverrides::default(),
                 like_llama: None,
+                hub: None,
             },
             arch: Some(p.arch),
             train: Training::default(),

@@ -251,13 +251,14 @@ impl TermSet {
 /// The value of every term of one estimate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Terms {
-    items: [Term; TermId::COUNT],
+    /// Boxed: a few kilobytes that an [`crate::Estimate`] carries around.
+    items: Box<[Term; TermId::COUNT]>,
 }
 
 impl Default for Terms {
     fn default() -> Self {
         Terms {
-            items: [Term::ZERO; TermId::COUNT],
+            items: Box::new([Term::ZERO; TermId::COUNT]),
         }
     }
 }

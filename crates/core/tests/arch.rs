@@ -190,6 +190,13 @@ fn broken_configs_say_which_field_is_wrong() {
         r#"{"model_type": 7}"#,
         r#"{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8, "attention_bias": true}"#,
         r#"{"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 8, "n_positions": 64, "resid_pdrop": 0.1, "attn_pdrop": 0.0}"#,
+        // Issue 10: not a causal LM (its head is not over the vocabulary),
+        // and mixture-of-experts numbers that do not make a router.
+        r#"{"model_type": "bert", "architectures": ["BertForMaskedLM"], "hidden_size": 768}"#,
+        r#"{"model_type": "llama", "architectures": ["LlamaForSequenceClassification"], "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8}"#,
+        r#"{"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8, "num_local_experts": 0, "num_experts_per_tok": 2}"#,
+        r#"{"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8, "num_local_experts": 4, "num_experts_per_tok": 5}"#,
+        r#"{"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": -8, "vocab_size": 8, "num_experts": 4, "num_experts_per_tok": 2}"#,
     ];
     let mut out = String::new();
     for c in cases {

@@ -160,6 +160,15 @@ fn notice_messages() {
         "gpu=h100-sxm-80&capacity_gib=12&probe_bytes=1000&probe_adapter=x",
         "gpu=probe&probe_bytes=1000&capacity_gib=12",
         "capacity_gib=12&probe_bytes=1000",
+        // Issue 10: a Hub id is `owner/name` as the Hub writes it, and an
+        // id alone (no config read yet) says so.
+        "hub=Qwen/Qwen3-8B",
+        "hub=Qwen3-8B",
+        "hub=-Qwen/Qwen3-8B",
+        "hub=Qwen/Qwen3--8B",
+        "hub=Qwen/Qwen3/8B",
+        "hub=Qwen/Qwen3%208B",
+        "params=1B&hub=Qwen/Qwen3-8B",
     ];
     let mut out = String::new();
     for q in cases {
@@ -278,6 +287,26 @@ fn sequence_length_against_the_models_positions() {
     assert!(decode(&RawQuery::parse("model=llama2-7b&seq=4096"))
         .notes
         .is_empty());
+}
+
+/// A Hub id next to the keys its config.json set round-trips, with no
+/// notice; the longest ids the Hub allows are kept whole.
+#[test]
+fn a_hub_id_rides_with_the_model_it_loaded() {
+    let d = decode(&RawQuery::parse("model=qwen3-8b&hub=Qwen/Qwen3-8B"));
+    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    assert_eq!(encode(&d.scenario).get("hub"), Some("Qwen/Qwen3-8B"));
+    let long = format!("{}/{}", "o".repeat(96), "n".repeat(96));
+    let d = decode(&RawQuery::parse(&format!("model=qwen3-8b&hub={long}")));
+    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    assert_eq!(encode(&d.scenario).get("hub"), Some(long.as_str()));
+    let too_long = format!("{}/{}", "o".repeat(97), "n");
+    assert_eq!(
+        decode(&RawQuery::parse(&format!("model=qwen3-8b&hub={too_long}")))
+            .notices
+            .len(),
+        1
+    );
 }
 
 /// A config read as Llama-like by choice carries that choice as a note.
