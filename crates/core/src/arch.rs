@@ -417,19 +417,325 @@ impl Proj {
     }
 }
 
-/// What LoRA adapts: every linear layer whose projections are all in the
-/// target set (peft's "all-linear" is every projection; the output head is
-/// never one).
+/// The linear modules a family has, as transformers names them: the last
+/// component of the module's path, which peft's `target_modules` matches
+/// (`model.layers.0.self_attn.q_proj` is `q_proj`).
+///
+/// Source: the `__init__` of each family's attention and MLP modules in
+/// transformers 5.23; peft 0.21 `check_target_module_exists` (a name
+/// matches a module whose path ends with `.name`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ModuleName {
+    QProj,
+    KProj,
+    VProj,
+    OProj,
+    QkvProj,
+    CAttn,
+    /// GPT-2's attention output and MLP down projection share the name.
+    CProjAttn,
+    CFc,
+    CProjMlp,
+    GateProj,
+    UpProj,
+    DownProj,
+    GateUpProj,
+    QAProj,
+    QBProj,
+    KvAProjWithMqa,
+    KvBProj,
+    SharedExpertGate,
+    /// An MoE router, and stacked experts: peft reaches them only through
+    /// its experts conversion ("all-linear"), never by a name here.
+    Router,
+    ExpertsGateUp,
+    ExpertsDown,
+}
+
+impl ModuleName {
+    pub const ALL: [ModuleName; 21] = [
+        ModuleName::QProj,
+        ModuleName::KProj,
+        ModuleName::VProj,
+        ModuleName::OProj,
+        ModuleName::QkvProj,
+        ModuleName::CAttn,
+        ModuleName::CProjAttn,
+        ModuleName::CFc,
+        ModuleName::CProjMlp,
+        ModuleName::GateProj,
+        ModuleName::UpProj,
+        ModuleName::DownProj,
+        ModuleName::GateUpProj,
+        ModuleName::QAProj,
+        ModuleName::QBProj,
+        ModuleName::KvAProjWithMqa,
+        ModuleName::KvBProj,
+        ModuleName::SharedExpertGate,
+        ModuleName::Router,
+        ModuleName::ExpertsGateUp,
+        ModuleName::ExpertsDown,
+    ];
+
+    pub const fn text(self) -> &'static str {
+        match self {
+            ModuleName::QProj => "q_proj",
+            ModuleName::KProj => "k_proj",
+            ModuleName::VProj => "v_proj",
+            ModuleName::OProj => "o_proj",
+            ModuleName::QkvProj => "qkv_proj",
+            ModuleName::CAttn => "c_attn",
+            ModuleName::CProjAttn | ModuleName::CProjMlp => "c_proj",
+            ModuleName::CFc => "c_fc",
+            ModuleName::GateProj => "gate_proj",
+            ModuleName::UpProj => "up_proj",
+            ModuleName::DownProj => "down_proj",
+            ModuleName::GateUpProj => "gate_up_proj",
+            ModuleName::QAProj => "q_a_proj",
+            ModuleName::QBProj => "q_b_proj",
+            ModuleName::KvAProjWithMqa => "kv_a_proj_with_mqa",
+            ModuleName::KvBProj => "kv_b_proj",
+            ModuleName::SharedExpertGate => "shared_expert_gate",
+            ModuleName::Router => "router",
+            ModuleName::ExpertsGateUp => "experts.gate_up_proj",
+            ModuleName::ExpertsDown => "experts.down_proj",
+        }
+    }
+
+    /// Whether `lora_targets` can name it.
+    pub const fn nameable(self) -> bool {
+        match self {
+            ModuleName::Router | ModuleName::ExpertsGateUp | ModuleName::ExpertsDown => false,
+            ModuleName::QProj
+            | ModuleName::KProj
+            | ModuleName::VProj
+            | ModuleName::OProj
+            | ModuleName::QkvProj
+            | ModuleName::CAttn
+            | ModuleName::CProjAttn
+            | ModuleName::CFc
+            | ModuleName::CProjMlp
+            | ModuleName::GateProj
+            | ModuleName::UpProj
+            | ModuleName::DownProj
+            | ModuleName::GateUpProj
+            | ModuleName::QAProj
+            | ModuleName::QBProj
+            | ModuleName::KvAProjWithMqa
+            | ModuleName::KvBProj
+            | ModuleName::SharedExpertGate => true,
+        }
+    }
+
+    /// The projections the module computes (before a family's rules:
+    /// see [`Family::module`]).
+    pub const fn proj(self) -> Proj {
+        match self {
+            ModuleName::QProj | ModuleName::QAProj | ModuleName::QBProj => Proj::Q,
+            ModuleName::KProj => Proj::K,
+            ModuleName::VProj => Proj::V,
+            ModuleName::OProj | ModuleName::CProjAttn => Proj::O,
+            ModuleName::QkvProj | ModuleName::CAttn => Proj::QKV,
+            // DeepSeek's compressed key/value path serves both.
+            ModuleName::KvAProjWithMqa | ModuleName::KvBProj => Proj::K.or(Proj::V),
+            ModuleName::GateProj => Proj::GATE,
+            ModuleName::UpProj | ModuleName::CFc => Proj::UP,
+            ModuleName::DownProj | ModuleName::CProjMlp | ModuleName::ExpertsDown => Proj::DOWN,
+            ModuleName::GateUpProj | ModuleName::ExpertsGateUp => Proj::GATE.or(Proj::UP),
+            ModuleName::SharedExpertGate | ModuleName::Router => Proj::OTHER,
+        }
+    }
+
+    /// Every nameable module called `text`.
+    fn bits_named(text: &str) -> u32 {
+        ModuleName::ALL
+            .into_iter()
+            .filter(|m| m.nameable() && m.text() == text)
+            .fold(0, |b, m| b | m.bit())
+    }
+
+    const fn bit(self) -> u32 {
+        1 << self as u8
+    }
+}
+
+/// A module LoRA may adapt: its name and the projections it computes
+/// (empty: not a target in this family, whatever it is called).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Module {
+    pub name: ModuleName,
+    pub proj: Proj,
+}
+
+impl Module {
+    pub const fn new(name: ModuleName, proj: Proj) -> Module {
+        Module { name, proj }
+    }
+}
+
+/// What `lora_targets` selects: projections by vramfit's names (a module
+/// is adapted when every projection it computes is selected: a fused
+/// `qkv_proj` needs q, k and v) and modules by their transformers names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Targets {
+    pub proj: Proj,
+    names: u32,
+}
+
+impl Targets {
+    /// peft's "all-linear": every linear layer but the output head.
+    pub const ALL: Targets = Targets {
+        proj: Proj::ALL,
+        names: 0,
+    };
+    /// q, k, v and o.
+    pub const ATTN: Targets = Targets {
+        proj: Proj::ATTN,
+        names: 0,
+    };
+
+    pub const fn of(proj: Proj) -> Targets {
+        Targets { proj, names: 0 }
+    }
+
+    /// Whether `m` gets an adapter.
+    pub fn adapts(&self, m: Module) -> bool {
+        !m.proj.is_empty() && (m.proj.within(self.proj) || self.names & m.name.bit() != 0)
+    }
+
+    /// The modules named (not through a projection).
+    pub fn names(self) -> impl Iterator<Item = ModuleName> {
+        ModuleName::ALL
+            .into_iter()
+            .filter(move |m| self.names & m.bit() != 0)
+    }
+
+    /// Reads `all` (or `all-linear`), `attn`, and comma lists of q, k, v,
+    /// o, gate, up, down and module names (`q_proj`, `qkv_proj`, `c_attn`,
+    /// …); the first word it cannot read is the error.
+    pub fn parse(text: &str) -> Result<Targets, String> {
+        let mut t = Targets::default();
+        for word in text.split(',').map(str::trim) {
+            let word_lc = word.to_ascii_lowercase();
+            match word_lc.as_str() {
+                "all" | "all-linear" => t.proj = Proj::ALL,
+                "attn" => t.proj = t.proj.or(Proj::ATTN),
+                w => {
+                    if let Some((p, _)) = Proj::NAMES.iter().find(|(_, n)| *n == w) {
+                        t.proj = t.proj.or(*p);
+                    } else if ModuleName::bits_named(w) != 0 {
+                        t.names |= ModuleName::bits_named(w);
+                    } else {
+                        return Err(word.to_string());
+                    }
+                }
+            }
+        }
+        if t.proj == Proj::ALL {
+            t.names = 0;
+        }
+        Ok(t)
+    }
+
+    /// The query-string text: `all`, `attn`, or a comma list (`q,v`,
+    /// `q_b_proj,kv_b_proj`).
+    pub fn text(self) -> String {
+        if self.names == 0 {
+            return self.proj.text();
+        }
+        let mut words: Vec<&str> = if self.proj == Proj::ATTN {
+            vec!["attn"]
+        } else {
+            self.proj.names().collect()
+        };
+        for n in self.names().map(ModuleName::text) {
+            if !words.contains(&n) {
+                words.push(n);
+            }
+        }
+        words.join(",")
+    }
+
+    /// Why these targets do not fit `a`'s modules, or `None` when they do:
+    /// a name the family does not have, a projection it does not compute,
+    /// or part of a fused module (peft adapts whole modules).
+    pub fn misfit(self, a: &Architecture) -> Option<String> {
+        if self.proj == Proj::ALL {
+            return None;
+        }
+        let mut modules: Vec<Module> = Vec::new();
+        a.for_each_tensor(|_, t| {
+            if let Some(m) = t.module() {
+                if !m.proj.is_empty() && !modules.contains(&m) {
+                    modules.push(m);
+                }
+            }
+        });
+        let fam = a.family.label();
+        let list = |ms: &[Module]| {
+            let mut names: Vec<&str> = Vec::new();
+            for m in ms.iter().filter(|m| m.name.nameable()) {
+                if !names.contains(&m.name.text()) {
+                    names.push(m.name.text());
+                }
+            }
+            names.join(", ")
+        };
+        for n in self.names() {
+            if !modules.iter().any(|m| m.name.text() == n.text()) {
+                return Some(format!(
+                    "{fam} has no module `{}` (its linear layers: {})",
+                    n.text(),
+                    list(&modules)
+                ));
+            }
+        }
+        for (p, word) in Proj::NAMES {
+            if !p.within(self.proj) {
+                continue;
+            }
+            if !modules.iter().any(|m| p.within(m.proj)) {
+                return Some(format!(
+                    "{fam} has no {word} projection (its linear layers: {})",
+                    list(&modules)
+                ));
+            }
+        }
+        for m in &modules {
+            if m.proj.meets(self.proj) && !m.proj.within(self.proj) {
+                let all: Vec<&str> = m.proj.names().collect();
+                return Some(format!(
+                    "{fam} computes {} in one module `{}`: name {} together, or none of them",
+                    all.join(", "),
+                    m.name.text(),
+                    all.join(", ")
+                ));
+            }
+        }
+        None
+    }
+}
+
+impl Serialize for Targets {
+    /// As the query-string text.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text())
+    }
+}
+
+/// What LoRA adapts: see [`Targets`] (peft's "all-linear" is every
+/// projection; the output head is never one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lora {
     pub r: u64,
-    pub targets: Proj,
+    pub targets: Targets,
 }
 
 impl Lora {
-    /// Whether a module computing `proj` gets an adapter.
-    pub fn adapts(&self, proj: Proj) -> bool {
-        !proj.is_empty() && proj.within(self.targets)
+    /// Whether module `m` gets an adapter.
+    pub fn adapts(&self, m: Module) -> bool {
+        self.targets.adapts(m)
     }
 }
 
@@ -457,6 +763,8 @@ pub struct ParamTensor {
     /// The projections it computes: LoRA's targets (empty: not a linear
     /// layer LoRA adapts).
     pub proj: Proj,
+    /// The module it is the weight of, for the ones LoRA can adapt.
+    pub module: Option<ModuleName>,
 }
 
 impl ParamTensor {
@@ -469,23 +777,31 @@ impl ParamTensor {
             bias: false,
             role,
             proj: Proj::NONE,
+            module: None,
         }
     }
 
-    const fn linear(name: &'static str, out: u64, inp: u64, bias: bool, proj: Proj) -> Self {
-        let role = if proj.within(Proj::ATTN) {
+    /// The module LoRA would adapt, if it is one.
+    pub fn module(&self) -> Option<Module> {
+        self.module.map(|n| Module::new(n, self.proj))
+    }
+
+    /// The weight of linear module `m` (`out × inp`).
+    fn linear(m: Module, out: u64, inp: u64, bias: bool) -> Self {
+        let role = if m.name.proj().within(Proj::ATTN) {
             Role::Attention
         } else {
             Role::Mlp
         };
         ParamTensor {
-            name,
+            name: m.name.text(),
             stack: 1,
             rows: out,
             cols: inp,
             bias,
             role,
-            proj,
+            proj: m.proj,
+            module: Some(m.name),
         }
     }
 
@@ -746,30 +1062,58 @@ impl Architecture {
         // Attention.
         match spec.qkv {
             Qkv::Separate => {
-                put(ParamTensor::linear("q_proj", q, h, qkv_bias, Proj::Q));
-                put(ParamTensor::linear("k_proj", kv, h, qkv_bias, Proj::K));
-                put(ParamTensor::linear("v_proj", kv, h, qkv_bias, Proj::V));
-                put(ParamTensor::linear("o_proj", h, o, o_bias, Proj::O));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::QProj),
+                    q,
+                    h,
+                    qkv_bias,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::KProj),
+                    kv,
+                    h,
+                    qkv_bias,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::VProj),
+                    kv,
+                    h,
+                    qkv_bias,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::OProj),
+                    h,
+                    o,
+                    o_bias,
+                ));
             }
             Qkv::Fused if gpt2 => {
                 put(ParamTensor::linear(
-                    "c_attn",
+                    self.family.module(ModuleName::CAttn),
                     q + 2 * kv,
                     h,
                     qkv_bias,
-                    Proj::QKV,
                 ));
-                put(ParamTensor::linear("c_proj", h, o, o_bias, Proj::O));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::CProjAttn),
+                    h,
+                    o,
+                    o_bias,
+                ));
             }
             Qkv::Fused => {
                 // Phi3Attention registers o_proj before qkv_proj.
-                put(ParamTensor::linear("o_proj", h, o, o_bias, Proj::O));
                 put(ParamTensor::linear(
-                    "qkv_proj",
+                    self.family.module(ModuleName::OProj),
+                    h,
+                    o,
+                    o_bias,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::QkvProj),
                     q + 2 * kv,
                     h,
                     qkv_bias,
-                    Proj::QKV,
                 ));
             }
             Qkv::Latent => {
@@ -780,23 +1124,46 @@ impl Architecture {
                 );
                 let nope_v = u64::from(self.heads) * (hd - rope + u64::from(self.v_head_dim));
                 if ql > 0 {
-                    put(ParamTensor::linear("q_a_proj", ql, h, false, Proj::Q));
+                    put(ParamTensor::linear(
+                        self.family.module(ModuleName::QAProj),
+                        ql,
+                        h,
+                        false,
+                    ));
                     put(norm("q_a_layernorm", ql));
-                    put(ParamTensor::linear("q_b_proj", q, ql, false, Proj::Q));
+                    put(ParamTensor::linear(
+                        self.family.module(ModuleName::QBProj),
+                        q,
+                        ql,
+                        false,
+                    ));
                 } else {
-                    put(ParamTensor::linear("q_proj", q, h, false, Proj::Q));
+                    put(ParamTensor::linear(
+                        self.family.module(ModuleName::QProj),
+                        q,
+                        h,
+                        false,
+                    ));
                 }
-                let kvp = Proj::K.or(Proj::V);
                 put(ParamTensor::linear(
-                    "kv_a_proj_with_mqa",
+                    self.family.module(ModuleName::KvAProjWithMqa),
                     kvl + rope,
                     h,
                     false,
-                    kvp,
                 ));
                 put(norm("kv_a_layernorm", kvl));
-                put(ParamTensor::linear("kv_b_proj", nope_v, kvl, false, kvp));
-                put(ParamTensor::linear("o_proj", h, o, false, Proj::O));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::KvBProj),
+                    nope_v,
+                    kvl,
+                    false,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::OProj),
+                    h,
+                    o,
+                    false,
+                ));
             }
         }
         match spec.qk_norm {
@@ -825,23 +1192,23 @@ impl Architecture {
         match (kind, spec.moe) {
             (LayerKind::Moe, Some(moe)) => {
                 let (e, mf) = (u64::from(self.experts), u64::from(self.moe_ffn));
-                // LoRA reaches experts and routers only through peft's
-                // conversion (see `Moe::peft_experts`).
-                let via_peft = |p: Proj| if moe.peft_experts { p } else { Proj::NONE };
                 let router = ParamTensor {
                     bias: moe.router == Router::TopKSoftmax,
-                    proj: via_peft(Proj::OTHER),
+                    proj: self.family.module(ModuleName::Router).proj,
+                    module: Some(ModuleName::Router),
                     ..ParamTensor::new("router", e, h, Role::Router)
                 };
                 let experts = [
                     ParamTensor {
                         stack: e,
-                        proj: via_peft(Proj::GATE.or(Proj::UP)),
+                        proj: self.family.module(ModuleName::ExpertsGateUp).proj,
+                        module: Some(ModuleName::ExpertsGateUp),
                         ..ParamTensor::new("experts.gate_up_proj", 2 * mf, h, Role::Expert)
                     },
                     ParamTensor {
                         stack: e,
-                        proj: via_peft(Proj::DOWN),
+                        proj: self.family.module(ModuleName::ExpertsDown).proj,
+                        module: Some(ModuleName::ExpertsDown),
                         ..ParamTensor::new("experts.down_proj", h, mf, Role::Expert)
                     },
                 ];
@@ -851,7 +1218,7 @@ impl Architecture {
                     ParamTensor::new("experts.down_proj_bias", e, h, Role::Expert),
                 ];
                 let sf = u64::from(self.shared_experts) * mf;
-                let shared = self.mlp_tensors("shared_expert.", sf);
+                let shared = self.mlp_tensors(sf);
                 let put_experts = |put: &mut dyn FnMut(ParamTensor)| {
                     put(experts[0]);
                     if moe.expert_bias {
@@ -875,17 +1242,16 @@ impl Architecture {
                     }
                     if moe.shared == Shared::Gated {
                         put(ParamTensor::linear(
-                            "shared_expert_gate",
+                            self.family.module(ModuleName::SharedExpertGate),
                             1,
                             h,
                             false,
-                            Proj::OTHER,
                         ));
                     }
                 }
             }
             (LayerKind::Dense, _) | (LayerKind::Moe, None) => {
-                for t in self.mlp_tensors("", ff).into_iter().flatten() {
+                for t in self.mlp_tensors(ff).into_iter().flatten() {
                     put(t);
                 }
             }
@@ -912,70 +1278,83 @@ impl Architecture {
     /// A dense MLP's tensors, of width `f`: gate, up and down (or fused
     /// gate_up), or GPT-2's c_fc and c_proj with biases. Under peft's
     /// experts conversion these linears are not LoRA targets.
-    fn mlp_tensors(&self, prefix: &'static str, f: u64) -> [Option<ParamTensor>; 3] {
+    fn mlp_tensors(&self, f: u64) -> [Option<ParamTensor>; 3] {
         let spec = self.family.spec();
         let h = u64::from(self.hidden);
-        let lora = |p: Proj| {
-            if spec.moe.is_some_and(|m| m.peft_experts) {
-                Proj::NONE
-            } else {
-                p
-            }
-        };
-        let named = |name: &'static str, shared: &'static str| {
-            if prefix.is_empty() {
-                name
-            } else {
-                shared
-            }
-        };
         match spec.mlp {
             Mlp::Gated => [
                 Some(ParamTensor::linear(
-                    named("gate_proj", "shared_expert.gate_proj"),
+                    self.family.module(ModuleName::GateProj),
                     f,
                     h,
                     false,
-                    lora(Proj::GATE),
                 )),
                 Some(ParamTensor::linear(
-                    named("up_proj", "shared_expert.up_proj"),
+                    self.family.module(ModuleName::UpProj),
                     f,
                     h,
                     false,
-                    lora(Proj::UP),
                 )),
                 Some(ParamTensor::linear(
-                    named("down_proj", "shared_expert.down_proj"),
+                    self.family.module(ModuleName::DownProj),
                     h,
                     f,
                     false,
-                    lora(Proj::DOWN),
                 )),
             ],
             Mlp::GatedFused => [
                 Some(ParamTensor::linear(
-                    "gate_up_proj",
+                    self.family.module(ModuleName::GateUpProj),
                     2 * f,
                     h,
                     false,
-                    lora(Proj::GATE.or(Proj::UP)),
                 )),
                 Some(ParamTensor::linear(
-                    "down_proj",
+                    self.family.module(ModuleName::DownProj),
                     h,
                     f,
                     false,
-                    lora(Proj::DOWN),
                 )),
                 None,
             ],
             Mlp::Plain => [
-                Some(ParamTensor::linear("c_fc", f, h, true, Proj::UP)),
-                Some(ParamTensor::linear("c_proj", h, f, true, Proj::DOWN)),
+                Some(ParamTensor::linear(
+                    self.family.module(ModuleName::CFc),
+                    f,
+                    h,
+                    true,
+                )),
+                Some(ParamTensor::linear(
+                    self.family.module(ModuleName::CProjMlp),
+                    h,
+                    f,
+                    true,
+                )),
                 None,
             ],
         }
+    }
+
+    /// Visits the tensors of layer 0 (the last layer backward reaches).
+    pub fn for_each_first_layer_tensor(&self, mut f: impl FnMut(&ParamTensor)) {
+        let kind = self
+            .layer_kinds()
+            .into_iter()
+            .find(|(_, n)| *n > 0)
+            .map_or(LayerKind::Dense, |(k, _)| k);
+        self.layer_tensors(kind, Place::Layers { count: 1 }, &mut |_, t| f(t));
+    }
+
+    /// Elements of the tensors outside the layers that backward reaches
+    /// last: the token embedding (and a learned position table).
+    pub fn embedding_params(&self) -> u128 {
+        let mut n = 0;
+        self.for_each_tensor(|at, t| {
+            if at == Place::Before {
+                n += t.elems();
+            }
+        });
+        n
     }
 
     /// Total parameter count N (tied weights counted once).

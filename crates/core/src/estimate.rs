@@ -37,7 +37,7 @@ pub struct LoraCount {
 pub fn lora_count(a: &Architecture, lora: &Lora) -> LoraCount {
     let mut c = LoraCount::default();
     a.for_each_tensor(|at, t| {
-        if lora.adapts(t.proj) {
+        if t.module().is_some_and(|m| lora.adapts(m)) {
             let (i, o) = (u128::from(t.cols), u128::from(t.rows));
             let r = t.lora_rank(lora.r);
             let n = at.copies();
@@ -165,6 +165,9 @@ pub struct Breakdown {
     /// The head trains under autocast: its gradient is made in bf16, then
     /// cast to fp32.
     pub amp_head: bool,
+    /// A trained head tied to the embedding: its gradient waits, unsummed,
+    /// until the embedding's arrives at the end of backward.
+    pub tied_head: bool,
 }
 
 /// The accurate estimate.
@@ -255,6 +258,37 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     put(
         T::Grads,
         Term::of(&[(trainable, U::Params), (grad_bytes, U::BytesEach)]).split(gpus, zero >= 2),
+    );
+    // What layer 0's backward meets already made: every gradient but its
+    // own and the embedding's (a tied head's gradient waits, unsummed, in
+    // `HeadGrad`).
+    let first_layer = {
+        let mut n = 0u128;
+        a.for_each_first_layer_tensor(|t| {
+            n += match lora {
+                None => t.elems(),
+                Some(lo) => {
+                    if t.module().is_some_and(|m| lo.adapts(m)) {
+                        t.lora_rank(lo.r) * (u128::from(t.cols) + u128::from(t.rows))
+                    } else {
+                        0
+                    }
+                }
+            }
+        });
+        n + if lora.is_none() {
+            a.embedding_params()
+        } else {
+            0
+        }
+    };
+    put(
+        T::GradsButFirst,
+        Term::of(&[
+            (trainable.saturating_sub(first_layer), U::Params),
+            (grad_bytes, U::BytesEach),
+        ])
+        .split(gpus, zero >= 2),
     );
     if gpus > 1 && zero == 0 {
         put(
@@ -368,6 +402,27 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
                     (masks, U::Layers),
                     (seq, U::KeyPositions),
                     (mask_dt, U::BytesEach),
+                ],
+            ),
+        );
+    }
+    // The load-balancing loss (`output_router_logits`): the model's output
+    // keeps every MoE layer's router logits (tokens × experts, in the
+    // router's dtype) until the loss is done with them, through backward.
+    // Source: transformers 5.23 `load_balancing_loss_func` and
+    // `MoeCausalLMOutputWithPast.router_logits`; measured on tiny Mixtral
+    // and Qwen3-MoE configs (bf16, amp, fp32: L·B·S·E·bytes, plus 4·E bytes
+    // of per-expert fp32 means left out here).
+    if t.aux_loss {
+        put(
+            T::RouterLogits,
+            per_token(
+                bt,
+                seq,
+                &[
+                    (u128::from(a.layer_kinds()[1].1), U::Layers),
+                    (u128::from(a.experts), U::Experts),
+                    (u128::from(c.mode.act()), U::BytesEach),
                 ],
             ),
         );
@@ -538,9 +593,9 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         );
         let merged = if !moe.peft_experts || a.layer_kinds()[1].1 == 0 {
             0
-        } else if lo.adapts(crate::arch::Proj::DOWN) {
+        } else if lo.adapts(a.family.module(crate::arch::ModuleName::ExpertsDown)) {
             e * hh * mf
-        } else if lo.adapts(crate::arch::Proj::GATE.or(crate::arch::Proj::UP)) {
+        } else if lo.adapts(a.family.module(crate::arch::ModuleName::ExpertsGateUp)) {
             e * 2 * mf * hh
         } else {
             0
@@ -563,6 +618,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         trainable,
         recompute: t.grad_ckpt,
         amp_head: c.full && c.mode == Mode::Amp,
+        tied_head: c.full && a.tied,
     })
 }
 
@@ -707,6 +763,7 @@ const SAVED: TermSet = TermSet::of(&[
     T::MoeLayers,
     T::MoeScores,
     T::SlidingMasks,
+    T::RouterLogits,
     T::CkptInputs,
     T::Outer,
     T::PositionTables,
@@ -799,6 +856,34 @@ fn build_phases(
             let head_cast = head.union(TermSet::of(&[T::HeadGradCopy, T::HeadGrad]));
             let grads_end = start.with(T::Grads);
             let end_moment = grads_end.union(TermSet::of(&[T::TiedGradSum, T::EmbeddingGrad]));
+            // Under checkpointing, layer 0's recompute: every other layer's
+            // gradients are made by then (with accumulation, all of them
+            // from earlier micro-steps are in `start`).
+            let recompute_first = p.recompute.then(|| {
+                let made = if micro > 1 {
+                    TermSet::EMPTY
+                } else {
+                    TermSet::of(&[T::GradsButFirst])
+                };
+                (
+                    Moment::End,
+                    start
+                        .union(SAVED)
+                        .union(made)
+                        .union(TermSet::of(&[
+                            T::Recompute,
+                            T::RecomputeScores,
+                            T::RecomputeCopies,
+                            T::RecomputeMask,
+                            T::GradHidden,
+                        ]))
+                        .union(if p.tied_head {
+                            TermSet::of(&[T::HeadGrad])
+                        } else {
+                            TermSet::EMPTY
+                        }),
+                )
+            });
             let recompute = p.recompute.then(|| {
                 (
                     Moment::Middle,
@@ -833,6 +918,7 @@ fn build_phases(
                 Some(layer_moment),
                 Some((Moment::End, end_moment)),
                 recompute,
+                recompute_first,
             ]
             .into_iter()
             .flatten()

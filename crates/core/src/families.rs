@@ -10,6 +10,7 @@
 //! `hf_config.rs`), its presets with their published parameter counts, and
 //! measured rows in the test fixtures.
 
+use crate::arch::{Module, ModuleName, Proj};
 use crate::choice::choice_enum;
 
 choice_enum! {
@@ -226,6 +227,11 @@ pub struct Moe {
     /// then name the experts, and the family's dense MLPs and shared
     /// experts are not adapted. Without it only linear layers are.
     pub peft_experts: bool,
+    /// transformers computes the load-balancing loss when asked
+    /// (`output_router_logits`, `load_balancing_loss_func`), keeping every
+    /// MoE layer's router logits: Mixtral, Qwen-MoE, gpt-oss; DeepSeek's
+    /// models have none (measured: nothing more is kept).
+    pub aux_loss: bool,
 }
 
 /// A mixture of experts' shared expert.
@@ -342,9 +348,61 @@ const MOE: Moe = Moe {
     normalize_top_k: true,
     weights_in_logits_dtype: false,
     peft_experts: true,
+    aux_loss: true,
 };
 
 impl Family {
+    /// Module `name` as LoRA sees it in this family: the projections it
+    /// computes, or none where peft gives it no adapter. With peft's
+    /// experts conversion (`Moe::peft_experts`) "all-linear" adapts the
+    /// stacked experts and the router, and leaves the dense and shared
+    /// MLPs' linears alone; without it, experts and routers are never
+    /// adapted.
+    ///
+    /// Source: peft 0.21 `tuners/lora/model.py` (experts conversion);
+    /// measured in `tests/fixtures/families.jsonl` (LoRA rows of each MoE
+    /// family, /work notes of the family measurements).
+    pub const fn module(self, name: ModuleName) -> Module {
+        let peft_experts = match self.spec().moe {
+            Some(m) => m.peft_experts,
+            None => false,
+        };
+        let proj = match name {
+            ModuleName::Router | ModuleName::ExpertsGateUp | ModuleName::ExpertsDown => {
+                if peft_experts {
+                    name.proj()
+                } else {
+                    Proj::NONE
+                }
+            }
+            ModuleName::GateProj
+            | ModuleName::UpProj
+            | ModuleName::DownProj
+            | ModuleName::GateUpProj => {
+                if peft_experts {
+                    Proj::NONE
+                } else {
+                    name.proj()
+                }
+            }
+            ModuleName::QProj
+            | ModuleName::KProj
+            | ModuleName::VProj
+            | ModuleName::OProj
+            | ModuleName::QkvProj
+            | ModuleName::CAttn
+            | ModuleName::CProjAttn
+            | ModuleName::CFc
+            | ModuleName::CProjMlp
+            | ModuleName::QAProj
+            | ModuleName::QBProj
+            | ModuleName::KvAProjWithMqa
+            | ModuleName::KvBProj
+            | ModuleName::SharedExpertGate => name.proj(),
+        };
+        Module::new(name, proj)
+    }
+
     /// The family's description.
     ///
     /// Sources: transformers 5.23 `models/<model_type>/modeling_*.py`, the
@@ -432,6 +490,7 @@ impl Family {
                     shared: Shared::Plain,
                     router_first: false,
                     normalize_top_k: false,
+                    aux_loss: false,
                     ..MOE
                 }),
                 ..LLAMA
@@ -442,6 +501,7 @@ impl Family {
                     router: Router::SigmoidGrouped,
                     shared: Shared::Plain,
                     router_first: false,
+                    aux_loss: false,
                     ..MOE
                 }),
                 ..LLAMA
@@ -459,6 +519,7 @@ impl Family {
                     normalize_top_k: false,
                     weights_in_logits_dtype: true,
                     peft_experts: false,
+                    aux_loss: true,
                 }),
                 sliding: Sliding::EveryOther,
                 ..LLAMA

@@ -138,11 +138,7 @@ fn causal_lm(top: &serde_json::Map<String, Value>) -> Result<(), ConfigError> {
     let Some(Value::Array(names)) = top.get("architectures") else {
         return Ok(());
     };
-    let names: Vec<String> = names
-        .iter()
-        .filter_map(Value::as_str)
-        .map(quote)
-        .collect();
+    let names: Vec<String> = names.iter().filter_map(Value::as_str).map(quote).collect();
     let causal = |n: &String| {
         n.ends_with("ForCausalLM")
             || n.ends_with("LMHeadModel")
@@ -225,6 +221,9 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("new_decoder_architecture", Neutral::Off),
     ("output_router_logits", Neutral::Off),
     ("use_sliding_window", Neutral::Off),
+    // transformers' per-expert Python loop keeps more than the default
+    // grouped_mm (measured: tiny-*-eager-experts rows in families.jsonl).
+    ("experts_implementation", Neutral::Text("grouped_mm")),
 ];
 
 /// The value of a memory field that leaves memory as it is.
@@ -234,6 +233,8 @@ enum Neutral {
     Off,
     /// 1 (a factor or a step).
     One,
+    /// This text (a default implementation named), or null.
+    Text(&'static str),
 }
 
 /// How a family's config names its numbers.
@@ -432,11 +433,7 @@ fn deepseek(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
 /// Fields that only shape attention masks or routing choices: transformers
 /// keeps the same tensors whatever their values (SDPA keeps no scores,
 /// eager masks full seq² scores; routing picks which experts, not how many).
-const MASKS_AND_ROUTING: &[&str] = &[
-    "sliding_window_pattern",
-    "norm_topk_prob",
-    "output_router_logits",
-];
+const MASKS_AND_ROUTING: &[&str] = &["sliding_window_pattern", "norm_topk_prob"];
 
 fn reader(family: Family) -> Reader {
     let plain = |nums| Reader {
@@ -456,8 +453,17 @@ fn reader(family: Family) -> Reader {
             plain(LLAMA_NUMS)
         }
         Family::Olmo2 => plain(LLAMA_NUMS),
-        // Phi-4-mini's partial rotary factor is not modelled: refused.
-        Family::Phi3 => plain(LLAMA_NUMS),
+        // Phi-4-mini's partial rotary factor shrinks only the cos/sin
+        // tables (B·L·rot_dim: 64 bytes less at b2 s512, measured in
+        // families.jsonl), which vramfit counts at the full head width.
+        Family::Phi3 => Reader {
+            understood: &[
+                "partial_rotary_factor",
+                "sliding_window_pattern",
+                "norm_topk_prob",
+            ],
+            ..plain(LLAMA_NUMS)
+        },
         Family::Gemma2 => Reader {
             understood: &[
                 "attn_logit_softcapping",
@@ -704,6 +710,12 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     if let Some(p) = dropout(obj, family)? {
         keys.push(("dropout", p));
     }
+    // transformers adds the load-balancing loss when the config asks for
+    // router logits (`output_router_logits`), training or not.
+    let aux = family.spec().moe.is_some_and(|m| m.aux_loss);
+    if aux && boolean(obj, "output_router_logits")? == Some(true) {
+        keys.push(("aux_loss", "true".into()));
+    }
     let assumed = match reading {
         Reading::AsItSays => None,
         Reading::AsLlama => ShortText::new(&model_type).ok(),
@@ -775,6 +787,7 @@ fn neutral(v: &Value, n: Neutral) -> bool {
     match n {
         Neutral::Off => !matters(v),
         Neutral::One => v.is_null() || v.as_f64() == Some(1.0),
+        Neutral::Text(t) => v.is_null() || v.as_str() == Some(t),
     }
 }
 
@@ -869,7 +882,7 @@ pub fn model_keys() -> impl Iterator<Item = &'static str> {
         .iter()
         .filter(|f| matches!(f.group, query::Group::Model | query::Group::Architecture))
         .map(|f| f.key)
-        .chain(["dropout"])
+        .chain(["dropout", "aux_loss"])
 }
 
 /// Every config field the importer reads or refuses, for any family.

@@ -15,7 +15,7 @@
 //! and options the file does not hold.
 
 use crate::arch::LayerKind;
-use crate::arch::{Architecture, Lora, Proj};
+use crate::arch::{Architecture, Lora, ModuleName as M};
 use crate::families::{
     Act, AttnBias, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared, Spec,
 };
@@ -248,9 +248,10 @@ impl Ctx {
         }
     }
 
-    /// Whether LoRA adapts a module computing `proj`.
-    fn adapts(&self, proj: Proj) -> bool {
-        self.lora.is_some_and(|l| l.adapts(proj))
+    /// Whether LoRA adapts module `m` (as this family has it).
+    fn adapts(&self, m: M) -> bool {
+        self.lora
+            .is_some_and(|l| l.adapts(self.arch.family.module(m)))
     }
 }
 
@@ -341,12 +342,22 @@ impl<'a> Ledger<'a> {
     /// Source: peft 0.21 `tuners/lora/layer.py` `Linear.forward`; measured
     /// rows in `tests/fixtures/lora_rows.jsonl` (targets, dropout, amp with
     /// checkpointing).
-    fn linear(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64, proj: Proj) -> Id {
+    fn linear(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64, m: M) -> Id {
+        let lora_on = self.c.adapts(m);
+        self.linear_of(x, n_in, n_out, bias, lora_on)
+    }
+
+    /// A linear layer LoRA never adapts here (a router's logits, whose
+    /// adapter is the experts path's; the output head).
+    fn linear_plain(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64) -> Id {
+        self.linear_of(x, n_in, n_out, bias, false)
+    }
+
+    fn linear_of(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64, lora_on: bool) -> Id {
         let c = self.c;
         let w_tr = c.full;
         let x_rg = self.rg(x);
         let out_rg = x_rg || w_tr;
-        let lora_on = c.adapts(proj);
         let out = if c.mode == Mode::Amp {
             let xc = if self.dt(x) == 2 {
                 x
@@ -613,16 +624,16 @@ fn latent_attention(l: &mut Ledger, n1: Id) -> Id {
     );
     let (qk, vd) = (u64::from(a.head_dim), u64::from(a.v_head_dim));
     let q = if ql > 0 {
-        let qa = l.linear(n1, h, ql, 0, Proj::OTHER);
+        let qa = l.linear(n1, h, ql, 0, M::QAProj);
         let qn = l.norm(qa, ql, 1);
-        l.linear(qn, ql, nh * qk, 0, Proj::Q)
+        l.linear(qn, ql, nh * qk, 0, M::QBProj)
     } else {
-        l.linear(n1, h, nh * qk, 0, Proj::Q)
+        l.linear(n1, h, nh * qk, 0, M::QProj)
     };
-    let ckv = l.linear(n1, h, kvl + rope, 0, Proj::K);
+    let ckv = l.linear(n1, h, kvl + rope, 0, M::KvAProjWithMqa);
     // The norm reads the compressed slice (a view of ckv).
     let kvn = l.norm(ckv, kvl, 1);
-    let kv = l.linear(kvn, kvl, nh * (qk - rope + vd), 0, Proj::V);
+    let kv = l.linear(kvn, kvl, nh * (qk - rope + vd), 0, M::KvBProj);
     let rg = l.rg(q) || l.rg(kv);
     let ab = attn_dt(c);
     if c.attn == Attn::Sdpa && c.cuda {
@@ -677,7 +688,7 @@ fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind) {
     let n1 = if pre { l.norm(x, h, 1) } else { x };
     let attn_out = if spec.qkv == Qkv::Latent {
         let o = latent_attention(l, n1);
-        l.linear(o, a.o_dim(), h, 0, Proj::O)
+        l.linear(o, a.o_dim(), h, 0, M::OProj)
     } else {
         let bias = spec.attn_bias != AttnBias::None;
         let b = |n: u64| if bias { n } else { 0 };
@@ -685,13 +696,13 @@ fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind) {
             Qkv::Fused => {
                 // q, k, v are slices of one output; v's view keeps the whole
                 // storage alive.
-                let qkv = l.linear(n1, h, qd + 2 * kvd, b(qd + 2 * kvd), Proj::QKV);
+                let qkv = l.linear(n1, h, qd + 2 * kvd, b(qd + 2 * kvd), M::QkvProj);
                 (qkv, qkv, qkv)
             }
             Qkv::Separate | Qkv::Latent => {
-                let q = l.linear(n1, h, qd, b(qd), Proj::Q);
-                let k = l.linear(n1, h, kvd, b(kvd), Proj::K);
-                let v = l.linear(n1, h, kvd, b(kvd), Proj::V);
+                let q = l.linear(n1, h, qd, b(qd), M::QProj);
+                let k = l.linear(n1, h, kvd, b(kvd), M::KProj);
+                let v = l.linear(n1, h, kvd, b(kvd), M::VProj);
                 (q, k, v)
             }
         };
@@ -714,7 +725,7 @@ fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind) {
         } else {
             0
         };
-        l.linear(o, qd, h, o_bias, Proj::O)
+        l.linear(o, qd, h, o_bias, M::OProj)
     };
     let attn_out = if post {
         l.norm(attn_out, h, 1)
@@ -744,7 +755,7 @@ fn mlp(l: &mut Ledger, x: Id, f: u64) -> Id {
     let c = l.c;
     let h = u64::from(c.arch.hidden);
     let (gate, up) = if c.spec.mlp == Mlp::GatedFused {
-        let gu = l.linear(x, h, 2 * f, 0, Proj::GATE.or(Proj::UP));
+        let gu = l.linear(x, h, 2 * f, 0, M::GateUpProj);
         let (rg, dt) = (l.rg(gu), l.dt(gu));
         // chunk(2): both halves are views of gate_up's storage.
         if rg {
@@ -753,8 +764,8 @@ fn mlp(l: &mut Ledger, x: Id, f: u64) -> Id {
         (l.new_t(0, dt, rg, Part::Mlp), l.new_t(0, dt, rg, Part::Mlp))
     } else {
         (
-            l.linear(x, h, f, 0, Proj::GATE),
-            l.linear(x, h, f, 0, Proj::UP),
+            l.linear(x, h, f, 0, M::GateProj),
+            l.linear(x, h, f, 0, M::UpProj),
         )
     };
     let gb = l.dt(gate).max(l.dt(up));
@@ -767,7 +778,7 @@ fn mlp(l: &mut Ledger, x: Id, f: u64) -> Id {
         }
     }
     let prod = l.new_t(f, gb, rg, Part::Mlp);
-    l.linear(prod, f, h, 0, Proj::DOWN)
+    l.linear(prod, f, h, 0, M::DownProj)
 }
 
 /// A mixture-of-experts block: the router, the routed experts through
@@ -806,11 +817,11 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
     // fp32 adapters cast to a half base's dtype), and the merged weight,
     // which needs a gradient, is saved like a trained one's input.
     let lora = c.lora.filter(|_| spec.peft_experts);
-    let adapts = |p: Proj| lora.is_some_and(|l| l.adapts(p));
+    let adapts = |m: M| lora.is_some_and(|l| l.adapts(c.arch.family.module(m)));
     let (gu_lora, down_lora, router_lora) = (
-        adapts(Proj::GATE.or(Proj::UP)),
-        adapts(Proj::DOWN),
-        adapts(Proj::OTHER),
+        adapts(M::ExpertsGateUp),
+        adapts(M::ExpertsDown),
+        adapts(M::Router),
     );
     let pb = c.mode.param();
     let r = lora.map_or(0, |l| l.r);
@@ -827,7 +838,7 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
     // The router.
     let weight_dt = match spec.router {
         Router::Softmax => {
-            let logits = l.linear(x, h, e, 0, Proj::NONE);
+            let logits = l.linear_plain(x, h, e, 0);
             if router_lora && x_rg {
                 l.save(x);
             }
@@ -872,7 +883,7 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
             4
         }
         Router::TopKSoftmax => {
-            let logits = l.linear(x, h, e, e, Proj::NONE);
+            let logits = l.linear_plain(x, h, e, e);
             let dt = l.dt(logits);
             if l.rg(logits) {
                 // softmax over the k top logits, in their dtype.
@@ -922,7 +933,7 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
     let shared = mlp(l, x, sf);
     if spec.shared == Shared::Gated {
         // sigmoid(shared_expert_gate(x)) * shared: both kept.
-        let g = l.linear(x, h, 1, 0, Proj::OTHER);
+        let g = l.linear(x, h, 1, 0, M::SharedExpertGate);
         let rg = l.rg(g) || l.rg(shared);
         let s = l.new_t(1, l.dt(g), rg, Part::Mlp);
         if rg {
@@ -942,7 +953,7 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
     let (h, f, nh) = (u64::from(a.hidden), u64::from(a.ffn), u64::from(a.heads));
     let qkv_w = a.q_dim() + 2 * a.kv_dim();
     let n1 = l.norm(x, h, 1);
-    let qkv = l.linear(n1, h, qkv_w, qkv_w, Proj::QKV);
+    let qkv = l.linear(n1, h, qkv_w, qkv_w, M::CAttn);
     let rg = l.rg(qkv);
     let ab = l.dt(qkv);
     // SDPA keeps its fused kernel (no mask, RNG state only) with dropout on
@@ -974,11 +985,11 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
         }
         l.new_t(h, ab, rg, Part::Attention)
     };
-    let proj = l.linear(o, h, h, h, Proj::O);
+    let proj = l.linear(o, h, h, h, M::CProjAttn);
     let d1 = l.dropout(proj, h, c.p_resid);
     let r1 = l.new_t(h, c.mode.residual(), l.rg(x) || l.rg(d1), Part::Residual);
     let n2 = l.norm(r1, h, 1);
-    let fc = l.linear(n2, h, f, f, Proj::UP);
+    let fc = l.linear(n2, h, f, f, M::CFc);
     let (rg, gb) = (l.rg(fc), l.dt(fc));
     if rg {
         l.ts[fc].part = Part::Mlp;
@@ -993,7 +1004,7 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
         }
     }
     let g = l.new_t(f, gb, rg, Part::Mlp);
-    let proj2 = l.linear(g, f, h, h, Proj::DOWN);
+    let proj2 = l.linear(g, f, h, h, M::CProjMlp);
     l.dropout(proj2, h, c.p_resid);
 }
 
@@ -1044,7 +1055,7 @@ pub fn outer(c: &Ctx) -> Outer {
     let n = l.norm(last, h, 1);
     // The last layer's output is the final norm's input: count it here.
     l.ts[last].part = Part::Residual;
-    l.linear(n, h, u64::from(a.vocab), 0, Proj::NONE);
+    l.linear_plain(n, h, u64::from(a.vocab), 0);
     let final_hidden_transient = if l.ts[n].saved {
         0
     } else {

@@ -6,13 +6,13 @@
 //! The page and the CLI share this module, so a link and a command line give
 //! the same scenario.
 
-use crate::arch::{ArchNum, Family, Proj};
+use crate::arch::{ArchNum, Family, Targets};
 use crate::families::Positions;
 use crate::presets;
 use crate::scenario::{
-    ArchOverrides, Attn, Batch, Capacity, Dtype, Gpus, GradAccum, Iters, Leak, LoraRank, ModelSpec,
-    Optimizer, Overhead, Parallel, ParamCount, Prob, Scenario, SeqLen, ShortText, HubId, Training, View,
-    ZeroStage,
+    ArchOverrides, Attn, Batch, Capacity, Dtype, Gpus, GradAccum, HubId, Iters, Leak, LoraRank,
+    ModelSpec, Optimizer, Overhead, Parallel, ParamCount, Prob, Scenario, SeqLen, ShortText,
+    Training, View, ZeroStage,
 };
 use crate::units::{Bytes, DisplayUnit, GIB};
 use std::fmt;
@@ -700,17 +700,18 @@ pub const FIELDS: &[Field] = &[
         kind: FieldKind::Text,
         group: Group::Run,
         label: "LoRA targets",
-        help: "Which projections get adapters: all (every linear layer but the head, peft's all-linear), attn (q, k, v, o), or a list such as q,v or gate,up,down.",
+        help: "Which modules get adapters: all (every linear layer but the head, peft's all-linear), attn (q, k, v, o), or a list of projections (q,v or gate,up,down) or of the model's module names as in peft's target_modules (q_proj,v_proj; qkv_proj; c_attn).",
         implied: |_| "all".into(),
         apply: |d, v| {
-            d.train.lora_targets = Proj::parse(&v.to_ascii_lowercase()).ok_or(
-                FieldError::UnknownChoice {
-                    choices: "all, attn, or a comma list of q, k, v, o, gate, up, down".into(),
-                },
-            )?;
+            d.train.lora_targets = Targets::parse(v).map_err(|word| FieldError::UnknownChoice {
+                choices: format!(
+                    "all, attn, or a comma list of q, k, v, o, gate, up, down or module names such as q_proj (`{}` is neither)",
+                    echo(&word)
+                ),
+            })?;
             Ok(())
         },
-        write: |s| (s.train.lora_targets != Proj::ALL).then(|| s.train.lora_targets.text()),
+        write: |s| (s.train.lora_targets != Targets::ALL).then(|| s.train.lora_targets.text()),
     },
     Field {
         key: "lora_dropout",
@@ -740,6 +741,19 @@ pub const FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| s.train.keep_outputs.then(|| "true".to_string()),
+    },
+    Field {
+        key: "aux_loss",
+        kind: FieldKind::Toggle,
+        group: Group::Run,
+        label: "MoE auxiliary loss",
+        help: "A mixture-of-experts model's load-balancing loss (transformers' output_router_logits): every MoE layer's router logits (tokens × experts) are kept for it through the loss.",
+        implied: |_| "false".into(),
+        apply: |d, v| {
+            d.train.aux_loss = boolean(v)?;
+            Ok(())
+        },
+        write: |s| s.train.aux_loss.then(|| "true".to_string()),
     },
     Field {
         key: "dropout",
@@ -1226,11 +1240,89 @@ pub fn decode(raw: &RawQuery) -> Decoded {
         });
     }
     let mut scenario = resolve(draft, &texts, &mut notices);
+    check_lora(&mut scenario, &texts, &mut notices);
+    check_model_keys(&mut scenario, &mut notices);
     let notes = check_sequence(&mut scenario, &texts, &mut notices);
     Decoded {
         scenario,
         notices,
         notes,
+    }
+}
+
+/// LoRA's keys against the run and the model: without adapters they are
+/// unused (said, and reset); targets must be modules the family has, whole
+/// (peft adapts modules, and refuses names it does not find).
+fn check_lora(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut Vec<Notice>) {
+    let default = Training::default();
+    let t = &mut s.train;
+    if t.lora_r.is_none() {
+        let because = || "lora_r is 0: full fine-tuning has no adapters".to_string();
+        if t.lora_targets != default.lora_targets {
+            notices.push(Notice::Unused {
+                key: "lora_targets",
+                because: because(),
+            });
+            t.lora_targets = default.lora_targets;
+        }
+        if t.lora_dropout != default.lora_dropout {
+            notices.push(Notice::Unused {
+                key: "lora_dropout",
+                because: because(),
+            });
+            t.lora_dropout = default.lora_dropout;
+        }
+        return;
+    }
+    let Some(a) = s.arch else {
+        return;
+    };
+    check_misfit(t, &a, texts, notices);
+}
+
+/// Keys that only some models read: the auxiliary loss needs experts.
+fn check_model_keys(s: &mut Scenario, notices: &mut Vec<Notice>) {
+    let moe = s
+        .arch
+        .and_then(|a| a.family.spec().moe.map(|m| (a.family, m)));
+    let because = match moe {
+        None => Some("the model has no experts (no router logits)".to_string()),
+        Some((f, m)) if !m.aux_loss => Some(format!(
+            "{}'s transformers model has no load-balancing loss",
+            f.label()
+        )),
+        Some(_) => None,
+    };
+    if let (true, Some(because)) = (s.train.aux_loss, because) {
+        notices.push(Notice::Unused {
+            key: "aux_loss",
+            because,
+        });
+        s.train.aux_loss = false;
+    }
+}
+
+/// LoRA targets the family has no module for.
+fn check_misfit(
+    t: &mut Training,
+    a: &crate::arch::Architecture,
+    texts: &[(&'static str, &str)],
+    notices: &mut Vec<Notice>,
+) {
+    let default = Training::default();
+    if let Some(why) = t.lora_targets.misfit(a) {
+        let value = texts
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == "lora_targets")
+            .map_or_else(|| t.lora_targets.text(), |(_, v)| v.to_string());
+        notices.push(Notice::Invalid {
+            key: "lora_targets",
+            value,
+            error: FieldError::Conflict(why),
+            default: default.lora_targets.text(),
+        });
+        t.lora_targets = default.lora_targets;
     }
 }
 

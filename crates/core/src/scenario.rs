@@ -2,7 +2,7 @@
 //! the codec's checks: the estimators take it without re-validating.
 
 pub use crate::arch::ArchOverrides;
-use crate::arch::{Architecture, Proj};
+use crate::arch::{Architecture, Targets};
 use crate::choice::choice_enum;
 use crate::gpus::{self, Gpu};
 use crate::presets::{self, Preset};
@@ -201,11 +201,14 @@ pub struct Training {
     pub lora_r: Option<LoraRank>,
     /// The projections LoRA adapts (peft's `target_modules`); all of them
     /// by default ("all-linear": every linear layer but the head).
-    pub lora_targets: Proj,
+    pub lora_targets: Targets,
     /// peft's `lora_dropout` before `lora_A` (0: none).
     pub lora_dropout: Prob,
     /// The output object (and its logits) is kept alive through backward.
     pub keep_outputs: bool,
+    /// A mixture-of-experts model computes its load-balancing loss
+    /// (`output_router_logits`): every MoE layer's router logits are kept.
+    pub aux_loss: bool,
     /// Dropout probability replacing the model's own; `None` keeps the model's.
     pub dropout: Option<Prob>,
     /// CUDA kernels (1-byte dropout masks, SDPA keeps its fused path with
@@ -309,8 +312,7 @@ impl HubId {
         let part_ok = |p: &str| {
             !p.is_empty()
                 && p.len() <= Self::MAX_PART
-                && p
-                    .bytes()
+                && p.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
                 && !p.starts_with(['-', '.'])
                 && !p.ends_with(['-', '.'])
@@ -336,7 +338,11 @@ impl HubId {
 
     /// Where the Hub serves the model's config.json.
     pub fn config_url(&self, base: &str) -> String {
-        format!("{}/{}/resolve/main/config.json", base.trim_end_matches('/'), self.as_str())
+        format!(
+            "{}/{}/resolve/main/config.json",
+            base.trim_end_matches('/'),
+            self.as_str()
+        )
     }
 }
 
@@ -493,9 +499,10 @@ impl Default for Training {
             grad_ckpt: false,
             attn: Attn::Sdpa,
             lora_r: None,
-            lora_targets: Proj::ALL,
+            lora_targets: Targets::ALL,
             lora_dropout: Prob(0),
             keep_outputs: false,
+            aux_loss: false,
             dropout: None,
             cuda_like: true,
         }

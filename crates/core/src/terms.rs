@@ -32,6 +32,8 @@ pub enum Unit {
     Bytes,
     /// MiB (2^20 bytes).
     Mib,
+    /// Routed experts (E).
+    Experts,
 }
 
 impl Unit {
@@ -49,6 +51,7 @@ impl Unit {
             Unit::KeyPositions => " key positions",
             Unit::Vocab => " vocabulary",
             Unit::Mib => " MiB",
+            Unit::Experts => " experts",
         }
     }
 }
@@ -100,6 +103,7 @@ term_ids! {
     RmsSoFar = OptimizerState, "RMS scalars created so far in the first step";
     Master = OptimizerState, "fp32 master weights and fp32 gradients";
     Grads = Gradients, "gradients";
+    GradsButFirst = Gradients, "gradients made before layer 0's backward (all but layer 0's and the embedding's)";
     DdpBuckets = Gradients, "DDP's bucket copy of the gradients";
     HeadGrad = Gradients, "the output head's weight gradient";
     HeadGradCopy = Gradients, "gradient of the head's bf16 weight copy";
@@ -118,6 +122,7 @@ term_ids! {
     MoeLayers = Activations, "saved by each MoE layer";
     MoeScores = Activations, "attention scores of the MoE layers (seq²)";
     SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
+    RouterLogits = Activations, "every MoE layer's router logits, kept for the auxiliary loss";
     CkptInputs = Activations, "checkpointed layer inputs";
     Outer = Activations, "embedding, final norm and head input";
     PositionTables = Activations, "position tables (RoPE cos and sin, position ids)";
@@ -208,23 +213,23 @@ impl Term {
 
 /// A set of terms alive at one moment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct TermSet(u64);
+pub struct TermSet(u128);
 
 impl TermSet {
     pub const EMPTY: TermSet = TermSet(0);
 
     pub const fn of(ids: &[TermId]) -> TermSet {
-        let mut bits = 0u64;
+        let mut bits = 0u128;
         let mut i = 0;
         while i < ids.len() {
-            bits |= 1 << ids[i] as u64;
+            bits |= 1 << ids[i] as u128;
             i += 1;
         }
         TermSet(bits)
     }
 
     pub const fn with(self, id: TermId) -> TermSet {
-        TermSet(self.0 | 1 << id as u64)
+        TermSet(self.0 | 1 << id as u128)
     }
 
     pub const fn union(self, other: TermSet) -> TermSet {
@@ -236,7 +241,7 @@ impl TermSet {
     }
 
     pub const fn contains(self, id: TermId) -> bool {
-        self.0 & (1 << id as u64) != 0
+        self.0 & (1 << id as u128) != 0
     }
 
     /// The terms, in [`TermId::ALL`] order.
@@ -277,5 +282,5 @@ impl Terms {
     }
 }
 
-// A TermSet is a u64 bitmask: there must be at most 64 kinds of terms.
-const _: () = assert!(TermId::COUNT <= 64);
+// A TermSet is a u128 bitmask: there must be at most 128 kinds of terms.
+const _: () = assert!(TermId::COUNT <= 128);

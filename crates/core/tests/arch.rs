@@ -228,3 +228,13 @@ fn imported_keys_are_valid_query_keys() {
         assert_eq!(f.validate(v), Ok(()), "{k}={v}");
     }
 }
+
+/// A config that asks for router logits turns the auxiliary loss on; the
+/// same config without it does not.
+#[test]
+fn output_router_logits_turns_the_auxiliary_loss_on() {
+    let with = hf_config::parse(&fixture("tiny-mixtral-aux")).expect("aux");
+    assert!(with.changes().contains(&("aux_loss", "true".to_string())));
+    let without = hf_config::parse(&fixture("tiny-mixtral")).expect("plain");
+    assert!(without.changes().iter().all(|(k, _)| *k != "aux_loss"));
+}

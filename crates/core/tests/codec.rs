@@ -169,6 +169,19 @@ fn notice_messages() {
         "hub=Qwen/Qwen3/8B",
         "hub=Qwen/Qwen3%208B",
         "params=1B&hub=Qwen/Qwen3-8B",
+        // Issue 11: LoRA targets are modules the family has, whole; LoRA's
+        // keys without adapters are said to be unused.
+        "model=phi3-mini&lora_r=8&lora_targets=q,v",
+        "model=phi3-mini&lora_r=8&lora_targets=q_proj",
+        "model=gpt2-124m&lora_r=8&lora_targets=gate",
+        "model=llama3.2-1b&lora_r=8&lora_targets=c_attn",
+        "model=deepseek-v2-lite&lora_r=8&lora_targets=k",
+        "model=llama3.2-1b&lora_r=8&lora_targets=q,x_proj",
+        "model=llama3.2-1b&lora_targets=q,v&lora_dropout=0.05",
+        // Issue 10: the load-balancing loss needs a router, and a family
+        // whose transformers model computes it.
+        "model=llama3.2-1b&aux_loss=true",
+        "model=deepseek-v2-lite&aux_loss=true",
     ];
     let mut out = String::new();
     for q in cases {
