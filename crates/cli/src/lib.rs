@@ -121,6 +121,26 @@ fn table(e: &Estimate, out: &mut String) {
             ));
         }
     }
+    if e.host_bytes.get() > 0 {
+        out.push_str(&format!(
+            "host memory: {} bytes ({}) beside the GPU's\n",
+            e.host_bytes.get(),
+            e.host_bytes
+        ));
+        for id in e.host_terms.iter() {
+            out.push_str(&format!(
+                "  {}\n",
+                vramfit_core::explain::term_text(id, e.terms.get(id))
+            ));
+        }
+    }
+    if e.pageable_bytes.get() > 0 {
+        out.push_str(&format!(
+            "pageable: {} bytes ({}) of optimizer state can page out to host memory when the GPU runs short\n",
+            e.pageable_bytes.get(),
+            e.pageable_bytes
+        ));
+    }
 }
 
 fn text(all: &Estimates, s: &Scenario) -> String {

@@ -11,8 +11,9 @@
 use crate::arch::{Architecture, Lora, ParamTensor};
 use crate::ledger::{self, Ctx, Mode, Saved};
 use crate::report::{tally, Estimate, Method, Moment, Phase, PhaseReport};
-use crate::scenario::{Dtype, Optimizer, Scenario};
+use crate::scenario::{Ckpt, Dtype, Offload, Optimizer, Scenario};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
+use crate::units::Bytes;
 use crate::EstimateError;
 
 /// The adapters LoRA adds, counted from the parameter tensors.
@@ -168,6 +169,11 @@ pub struct Breakdown {
     /// A trained head tied to the embedding: its gradient waits, unsummed,
     /// until the embedding's arrives at the end of backward.
     pub tied_head: bool,
+    /// Terms that live in host memory, never on the GPU (offload).
+    pub host: TermSet,
+    /// GPU terms that can page out to host memory (bitsandbytes' paged
+    /// optimizer state).
+    pub pageable: TermSet,
 }
 
 /// The accurate estimate.
@@ -179,13 +185,29 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
     };
     let params = u64::try_from(b.params).map_err(|_| too_large.clone())?;
     let trainable = u64::try_from(b.trainable).map_err(|_| too_large)?;
-    Ok(Estimate::from_phases(
-        Method::Vramfit,
-        params,
-        trainable,
-        phases,
-        b.terms,
-    ))
+    let sum = |set: TermSet| {
+        set.iter()
+            .fold(0u128, |acc, id| acc.saturating_add(b.terms.bytes(id)))
+    };
+    let bytes = |set: TermSet| {
+        u64::try_from(sum(set))
+            .map(Bytes)
+            .map_err(|_| EstimateError::TooLarge {
+                field: "the model size",
+            })
+    };
+    let (host_bytes, pageable_bytes) = (bytes(b.host)?, bytes(b.pageable)?);
+    let host_terms = TermSet::of(
+        &b.host
+            .iter()
+            .filter(|id| b.terms.bytes(*id) > 0)
+            .collect::<Vec<_>>(),
+    );
+    let mut e = Estimate::from_phases(Method::Vramfit, params, trainable, phases, b.terms);
+    e.host_bytes = host_bytes;
+    e.pageable_bytes = pageable_bytes;
+    e.host_terms = host_terms;
+    Ok(e)
 }
 
 /// `B × S × …` factors of a per-token quantity.
@@ -255,10 +277,65 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
 
     // Gradients: partitioned from stage 2; DDP (no ZeRO, several GPUs) keeps
     // a flat bucket copy (gradient_as_bucket_view=False, the default).
-    put(
-        T::Grads,
-        Term::of(&[(trainable, U::Params), (grad_bytes, U::BytesEach)]).split(gpus, zero >= 2),
-    );
+    // Offloading the optimizer (ZeRO-Offload): each gradient is reduced in
+    // a bucket and copied to the host's fp32 partition, so the GPU holds
+    // about two buckets (the one filling, the one being copied). Source:
+    // DeepSpeed `stage_1_and_2.py` (`cpu_offload`: `param.grad = None` after
+    // the copy; `reduce_bucket_size`, which the HF Trainer's "auto" sets to
+    // hidden²). Not measured here.
+    let offload = s.parallel.offload;
+    let grads_on_gpu = match offload {
+        Offload::None => {
+            Term::of(&[(trainable, U::Params), (grad_bytes, U::BytesEach)]).split(gpus, zero >= 2)
+        }
+        Offload::Optimizer | Offload::Params => Term::of(&[
+            (2, U::Copies),
+            ((h * h).min(trainable), U::Elements),
+            (grad_bytes, U::BytesEach),
+        ]),
+    };
+    put(T::Grads, grads_on_gpu);
+    let host_share = |bytes_each: u128| {
+        Term::of(&[(trainable, U::Params), (bytes_each, U::BytesEach)]).split(gpus, true)
+    };
+    let mut host = TermSet::EMPTY;
+    if offload != Offload::None {
+        // DeepSpeed's CPU optimizer: fp32 master weights (unless the
+        // weights are fp32 already), fp32 moments and fp32 gradients, each
+        // GPU's partition. Source: ZeRO-Offload (Ren et al. 2021, §4: 12
+        // bytes per parameter of fp32 state plus the gradients on the CPU).
+        let moments = match t.optim {
+            Optimizer::Lion => 1,
+            Optimizer::AdamW
+            | Optimizer::AdamWForLoop
+            | Optimizer::AdamWFused
+            | Optimizer::AdamW8bit
+            | Optimizer::PagedAdamW
+            | Optimizer::PagedAdamW8bit
+            | Optimizer::Adafactor
+            | Optimizer::SgdMomentum
+            | Optimizer::Sgd => 2,
+        };
+        if grad_bytes < 4 {
+            put(T::HostMaster, host_share(4));
+        }
+        put(
+            T::HostMoments,
+            Term::of(&[
+                (moments, U::Copies),
+                (trainable, U::Params),
+                (4, U::BytesEach),
+            ])
+            .split(gpus, true),
+        );
+        put(T::HostGrads, host_share(4));
+        host = TermSet::of(&[T::HostMaster, T::HostMoments, T::HostGrads]);
+    }
+    if offload == Offload::Params {
+        // ZeRO-3 `offload_param`: the weights live in host memory; the GPU
+        // gathers a module at a time (`ZeroGathered`).
+        host = host.with(T::Weights);
+    }
     // What layer 0's backward meets already made: every gradient but its
     // own and the embedding's (a tied head's gradient waits, unsummed, in
     // `HeadGrad`).
@@ -284,11 +361,15 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     };
     put(
         T::GradsButFirst,
-        Term::of(&[
-            (trainable.saturating_sub(first_layer), U::Params),
-            (grad_bytes, U::BytesEach),
-        ])
-        .split(gpus, zero >= 2),
+        match offload {
+            Offload::None => Term::of(&[
+                (trainable.saturating_sub(first_layer), U::Params),
+                (grad_bytes, U::BytesEach),
+            ])
+            .split(gpus, zero >= 2),
+            // Copied to host bucket by bucket, as above.
+            Offload::Optimizer | Offload::Params => grads_on_gpu,
+        },
     );
     if gpus > 1 && zero == 0 {
         put(
@@ -307,6 +388,23 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         state_dtype,
         &mut put,
     );
+    if offload != Offload::None {
+        // The step runs on the CPU: the GPU makes no state of its own.
+        for id in [
+            T::Moments,
+            T::StepCounters,
+            T::Absmax,
+            T::Factored,
+            T::RmsScalars,
+            T::FactoredSoFar,
+            T::RmsSoFar,
+            T::Master,
+            T::Temps,
+            T::TempsFirstStep,
+        ] {
+            put(id, Term::ZERO);
+        }
+    }
 
     // Activations, per kind of layer (dense, MoE). Layer 0 (of the first
     // kind) differs only when its input needs no gradient (the frozen
@@ -329,7 +427,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     let res = u128::from(c.mode.residual());
     let key = |x: &Saved| u128::from(x.per_token_key);
     let tok = |x: &Saved| u128::from(x.token_bytes());
-    if t.grad_ckpt {
+    if t.grad_ckpt.on() {
         // Non-reentrant checkpointing keeps each layer's input; everything
         // inside is dropped, including the layer's saved weight copies
         // (still cached by autocast until it exits).
@@ -341,6 +439,15 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
                 &[(l, U::Layers), (h, U::Elements), (res, U::BytesEach)],
             ),
         );
+        if t.grad_ckpt == Ckpt::Offload {
+            // `save_on_cpu`: each kept input is copied to host memory when
+            // saved and back when backward needs it, one at a time.
+            // Source: torch.autograd.graph.save_on_cpu (PyTorch 2.x).
+            put(
+                T::CkptInFlight,
+                per_token(bt, seq, &[(h, U::Elements), (res, U::BytesEach)]),
+            );
+        }
     } else {
         if layer0_differs {
             put(
@@ -392,7 +499,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         0
     };
     let mask_dt = u128::from(c.mode.act());
-    if !t.grad_ckpt {
+    if !t.grad_ckpt.on() {
         put(
             T::SlidingMasks,
             per_token(
@@ -437,7 +544,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         groups.iter().map(|(x, n)| n * f(x)).sum::<u128>()
             + if layer0_differs { f(&layer0) } else { 0 }
     };
-    let (saved_copies, transient_copies) = if t.grad_ckpt {
+    let (saved_copies, transient_copies) = if t.grad_ckpt.on() {
         (0, per_layers(&wc) + per_layers(&wct))
     } else {
         (per_layers(&wc) + per_layers(&wcf), per_layers(&wct))
@@ -554,7 +661,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
             per_token(bt, seq, &[(h, U::Elements), (res, U::BytesEach)]),
         );
     }
-    if t.grad_ckpt {
+    if t.grad_ckpt.on() {
         // Backward recomputes one layer's forward at a time.
         put(
             T::Recompute,
@@ -610,13 +717,23 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         Term::of(&[(u128::from(s.view.dataset_mib) << 20, U::Bytes)]),
     );
 
+    if t.grad_ckpt == Ckpt::Offload {
+        host = host.with(T::CkptInputs);
+    }
+    let pageable = if t.optim.paged() {
+        TermSet::of(&[T::Moments, T::Absmax])
+    } else {
+        TermSet::EMPTY
+    };
     Ok(Breakdown {
+        host,
+        pageable,
         terms,
         layer,
         outer: outer.saved,
         params: n + lc.params,
         trainable,
-        recompute: t.grad_ckpt,
+        recompute: t.grad_ckpt.on(),
         amp_head: c.full && c.mode == Mode::Amp,
         tied_head: c.full && a.tied,
     })
@@ -666,6 +783,8 @@ fn optimizer_terms(
         Optimizer::AdamWForLoop | Optimizer::Lion => temps(&largest2),
         Optimizer::AdamWFused
         | Optimizer::AdamW8bit
+        | Optimizer::PagedAdamW
+        | Optimizer::PagedAdamW8bit
         | Optimizer::Adafactor
         | Optimizer::SgdMomentum
         | Optimizer::Sgd => {}
@@ -675,7 +794,15 @@ fn optimizer_terms(
             set(T::Moments, &moments(2));
             set(T::StepCounters, &[(tensors, U::Tensors), (4, U::BytesEach)]);
         }
-        Optimizer::AdamW8bit => {
+        // bitsandbytes' 32-bit state is fp32 whatever the parameter's dtype
+        // (`Optimizer2State.init_state`, `optim_bits=32`).
+        Optimizer::PagedAdamW => {
+            set(
+                T::Moments,
+                &[(2, U::Copies), (elems, U::Params), (4, U::BytesEach)],
+            );
+        }
+        Optimizer::AdamW8bit | Optimizer::PagedAdamW8bit => {
             set(
                 T::Moments,
                 &[(2, U::Copies), (elems, U::Params), (1, U::BytesEach)],
@@ -765,6 +892,7 @@ const SAVED: TermSet = TermSet::of(&[
     T::SlidingMasks,
     T::RouterLogits,
     T::CkptInputs,
+    T::CkptInFlight,
     T::Outer,
     T::PositionTables,
 ]);
@@ -779,7 +907,9 @@ fn build_phases(
     let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
     let pct = u128::from(overhead.reserve_pct);
     let terms = &p.terms;
-    let total = |set: TermSet| tally(terms, set).total();
+    // What the GPU holds of a moment: everything but the host's terms.
+    let gpu = |set: TermSet| set.without(p.host);
+    let total = |set: TermSet| tally(terms, gpu(set)).total();
     // Every iteration holds the parameters, the state so far, DDP's buckets
     // (allocated when it wraps the model), the inputs and retained data.
     let base = |state: TermSet| {
@@ -968,6 +1098,7 @@ fn build_phases(
     let mut high = 0u128;
     let mut out = Vec::with_capacity(raw.len());
     for (iteration, micro, phase, at, peak, end) in raw {
+        let (peak, end) = (gpu(peak), gpu(end));
         let peak_tally = tally(terms, peak);
         high = high.max(peak_tally.total());
         let over = ctx + high * pct / 100;

@@ -10,9 +10,9 @@ use crate::arch::{ArchNum, Family, Targets};
 use crate::families::Positions;
 use crate::presets;
 use crate::scenario::{
-    ArchOverrides, Attn, Batch, Capacity, Dtype, Gpus, GradAccum, HubId, Iters, Leak, LoraRank,
-    ModelSpec, Optimizer, Overhead, Parallel, ParamCount, Prob, Scenario, SeqLen, ShortText,
-    Training, View, ZeroStage,
+    ArchOverrides, Attn, Batch, Capacity, Ckpt, Dtype, Gpus, GradAccum, HubId, Iters, Leak,
+    LoraRank, ModelSpec, Offload, Optimizer, Overhead, Parallel, ParamCount, Prob, Quant, Scenario,
+    SeqLen, ShortText, Training, View, ZeroStage,
 };
 use crate::units::{Bytes, DisplayUnit, GIB};
 use std::fmt;
@@ -657,16 +657,27 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "grad_ckpt",
-        kind: FieldKind::Toggle,
+        kind: FieldKind::Choice(Ckpt::OPTIONS),
         group: Group::Run,
         label: "Gradient checkpointing",
-        help: "Keep only each layer's input and recompute the layer in backward.",
+        help: "Keep only each layer's input and recompute the layer in backward; offload keeps those inputs in host memory.",
         implied: |_| String::new(),
         apply: |d, v| {
-            d.train.grad_ckpt = boolean(v)?;
+            d.train.grad_ckpt = match v.trim().to_ascii_lowercase().as_str() {
+                "offload" => Ckpt::Offload,
+                _ => {
+                    if boolean(v).map_err(|_| FieldError::UnknownChoice {
+                        choices: Ckpt::keys_joined(),
+                    })? {
+                        Ckpt::On
+                    } else {
+                        Ckpt::Off
+                    }
+                }
+            };
             Ok(())
         },
-        write: |s| Some(s.train.grad_ckpt.to_string()),
+        write: |s| Some(s.train.grad_ckpt.key().to_string()),
     },
     Field {
         key: "attn",
@@ -728,6 +739,58 @@ pub const FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| (s.train.lora_dropout.get() > 0).then(|| format_prob(s.train.lora_dropout)),
+    },
+    Field {
+        key: "dora",
+        kind: FieldKind::Toggle,
+        group: Group::Run,
+        label: "DoRA",
+        help: "peft's use_dora: weight-decomposed LoRA, which also computes the norm of each adapted weight with its update in every forward.",
+        implied: |_| "false".into(),
+        apply: |d, v| {
+            d.train.dora = boolean(v)?;
+            Ok(())
+        },
+        write: |s| s.train.dora.then(|| "true".to_string()),
+    },
+    Field {
+        key: "quant",
+        kind: FieldKind::Choice(Quant::OPTIONS),
+        group: Group::Run,
+        label: "Quantized base",
+        help: "The frozen base's linear weights quantized by bitsandbytes (load_in_4bit / load_in_8bit): nf4 or fp4 in blocks of 64 (QLoRA), or int8. Needs LoRA.",
+        implied: |_| "none".into(),
+        apply: |d, v| {
+            d.train.quant = choice(v, Quant::from_key, Quant::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.train.quant != Quant::None).then(|| s.train.quant.key().to_string()),
+    },
+    Field {
+        key: "double_quant",
+        kind: FieldKind::Toggle,
+        group: Group::Run,
+        label: "Double quantization",
+        help: "bnb_4bit_use_double_quant: the 4-bit blocks' fp32 scales quantized again to 8 bits (QLoRA's recipe; off in BitsAndBytesConfig by default).",
+        implied: |_| "false".into(),
+        apply: |d, v| {
+            d.train.double_quant = boolean(v)?;
+            Ok(())
+        },
+        write: |s| s.train.double_quant.then(|| "true".to_string()),
+    },
+    Field {
+        key: "kbit_prep",
+        kind: FieldKind::Toggle,
+        group: Group::Run,
+        label: "prepare_model_for_kbit_training",
+        help: "peft's prepare_model_for_kbit_training, which TRL's SFTTrainer and most QLoRA scripts call: the weights left unquantized (embeddings, head, norms) are upcast to fp32.",
+        implied: |_| "true".into(),
+        apply: |d, v| {
+            d.train.kbit_prep = boolean(v)?;
+            Ok(())
+        },
+        write: |s| (!s.train.kbit_prep).then(|| "false".to_string()),
     },
     Field {
         key: "keep_outputs",
@@ -812,6 +875,19 @@ pub const FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| Some(s.parallel.zero.get().to_string()),
+    },
+    Field {
+        key: "offload",
+        kind: FieldKind::Choice(Offload::OPTIONS),
+        group: Group::Parallel,
+        label: "Offload to host memory",
+        help: "ZeRO-Offload / FSDP CPU offload: the optimizer (fp32 master weights, gradients, state; the step runs on the CPU), or the parameters too (ZeRO-3). Needs ZeRO.",
+        implied: |_| "none".into(),
+        apply: |d, v| {
+            d.parallel.offload = choice(v, Offload::from_key, Offload::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.offload != Offload::None).then(|| s.parallel.offload.key().to_string()),
     },
     Field {
         key: "ctx_mib",
@@ -1240,8 +1316,10 @@ pub fn decode(raw: &RawQuery) -> Decoded {
         });
     }
     let mut scenario = resolve(draft, &texts, &mut notices);
+    check_quant(&mut scenario, &texts, &mut notices);
     check_lora(&mut scenario, &texts, &mut notices);
     check_model_keys(&mut scenario, &mut notices);
+    check_offload(&mut scenario, &texts, &mut notices);
     let notes = check_sequence(&mut scenario, &texts, &mut notices);
     Decoded {
         scenario,
@@ -1272,12 +1350,126 @@ fn check_lora(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut Ve
             });
             t.lora_dropout = default.lora_dropout;
         }
+        if t.dora {
+            notices.push(Notice::Unused {
+                key: "dora",
+                because: because(),
+            });
+            t.dora = false;
+        }
         return;
     }
     let Some(a) = s.arch else {
         return;
     };
     check_misfit(t, &a, texts, notices);
+}
+
+/// The value the query gave for `key` (for a message), or the scenario's.
+fn given(texts: &[(&'static str, &str)], key: &str, otherwise: impl FnOnce() -> String) -> String {
+    texts
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == key)
+        .map_or_else(otherwise, |(_, v)| v.to_string())
+}
+
+/// A refusal of `key`'s value because of the others: said next to the
+/// field, and the key's default used.
+fn conflict(
+    notices: &mut Vec<Notice>,
+    texts: &[(&'static str, &str)],
+    key: &'static str,
+    why: String,
+) {
+    let default = field(key)
+        .map(|f| f.shown_value(&Scenario::default()))
+        .unwrap_or_default();
+    notices.push(Notice::Invalid {
+        key,
+        value: given(texts, key, || default.clone()),
+        error: FieldError::Conflict(why),
+        default,
+    });
+}
+
+/// A quantized base is frozen: it trains through LoRA adapters only.
+/// Double quantization nests the scales of 4-bit blocks; preparing for
+/// k-bit training touches a quantized model only.
+fn check_quant(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut Vec<Notice>) {
+    let t = &mut s.train;
+    let default = Training::default();
+    if t.quant != Quant::None && t.lora_r.is_none() {
+        conflict(
+            notices,
+            texts,
+            "quant",
+            "quantized weights are frozen: train LoRA adapters over them (set lora_r)".into(),
+        );
+        t.quant = Quant::None;
+    }
+    if t.quant != Quant::None && t.dora {
+        conflict(
+            notices,
+            texts,
+            "dora",
+            format!(
+                "DoRA over a {} base is not estimated (peft dequantizes every weight for its norm in each forward); use LoRA, or an unquantized base",
+                t.quant.key()
+            ),
+        );
+        t.dora = false;
+    }
+    let four_bit = matches!(t.quant, Quant::Nf4 | Quant::Fp4);
+    if t.double_quant && !four_bit {
+        notices.push(Notice::Unused {
+            key: "double_quant",
+            because: "only 4-bit weights (nf4, fp4) have scales to quantize again".into(),
+        });
+        t.double_quant = default.double_quant;
+    }
+    if t.kbit_prep != default.kbit_prep && t.quant == Quant::None {
+        notices.push(Notice::Unused {
+            key: "kbit_prep",
+            because: "only a quantized base is prepared for k-bit training".into(),
+        });
+        t.kbit_prep = default.kbit_prep;
+    }
+}
+
+/// Offloading is ZeRO's (DeepSpeed) or FSDP's: the optimizer needs a ZeRO
+/// stage, the parameters stage 3; the step then runs DeepSpeed's CPU Adam
+/// or Lion.
+fn check_offload(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut Vec<Notice>) {
+    let (zero, offload) = (s.parallel.zero.get(), s.parallel.offload);
+    let why = match offload {
+        Offload::None => None,
+        Offload::Optimizer if zero == 0 => Some(
+            "offloading is done by ZeRO (DeepSpeed) or FSDP: set zero to 1, 2 or 3 (one GPU is fine)"
+                .to_string(),
+        ),
+        Offload::Params if zero < 3 => Some(
+            "offloading parameters needs ZeRO stage 3 (or FSDP full sharding): set zero=3".into(),
+        ),
+        Offload::Optimizer | Offload::Params => match s.train.optim {
+            Optimizer::AdamW | Optimizer::AdamWForLoop | Optimizer::AdamWFused | Optimizer::Lion => {
+                None
+            }
+            other @ (Optimizer::AdamW8bit
+            | Optimizer::PagedAdamW
+            | Optimizer::PagedAdamW8bit
+            | Optimizer::Adafactor
+            | Optimizer::SgdMomentum
+            | Optimizer::Sgd) => Some(format!(
+                "the offloaded step runs DeepSpeed's CPU Adam or Lion, not {}: choose adamw or lion",
+                other.key()
+            )),
+        },
+    };
+    if let Some(why) = why {
+        conflict(notices, texts, "offload", why);
+        s.parallel.offload = Offload::None;
+    }
 }
 
 /// Keys that only some models read: the auxiliary loss needs experts.

@@ -334,6 +334,11 @@ pub struct Estimate {
     /// The micro-step of the peak (2 with gradient accumulation when the
     /// gradients of earlier micro-steps are alive at the peak).
     pub peak_micro_step: u32,
+    /// Host (CPU) memory the run keeps beside the GPU's: what is offloaded.
+    pub host_bytes: Bytes,
+    /// Bytes of the GPU peak that can page out to host memory when the GPU
+    /// runs short (bitsandbytes' paged optimizer state).
+    pub pageable_bytes: Bytes,
     /// Every phase in time order: init, then each iteration's phases.
     pub phases: Vec<PhaseReport>,
     /// Where the peak is in `phases`: every breakdown of the peak reads
@@ -343,6 +348,9 @@ pub struct Estimate {
     /// The value of every term; each phase names the ones alive.
     #[serde(skip)]
     pub terms: Terms,
+    /// The terms in host memory (they make `host_bytes`).
+    #[serde(skip)]
+    pub host_terms: TermSet,
 }
 
 impl Estimate {
@@ -383,9 +391,12 @@ impl Estimate {
             peak_phase: phase,
             peak_iteration: iteration,
             peak_micro_step: micro,
+            host_bytes: Bytes::ZERO,
+            pageable_bytes: Bytes::ZERO,
             phases,
             peak_index: index,
             terms,
+            host_terms: TermSet::EMPTY,
         }
     }
 

@@ -64,6 +64,79 @@ choice_enum! {
         SgdMomentum = "sgd_mom", "SGD with momentum",
         /// `torch.optim.SGD` without momentum.
         Sgd = "sgd", "SGD",
+        /// bitsandbytes `PagedAdamW` (32-bit state in CUDA unified memory,
+        /// paged to host memory when the GPU runs short).
+        PagedAdamW = "paged_adamw", "paged AdamW 32-bit (bitsandbytes)",
+        /// bitsandbytes `PagedAdamW8bit`.
+        PagedAdamW8bit = "paged_adamw_8bit", "paged AdamW 8-bit (bitsandbytes)",
+    }
+}
+
+impl Optimizer {
+    /// bitsandbytes' paged optimizers keep their state in CUDA unified
+    /// memory: on the GPU until it runs short, then paged to host memory.
+    pub fn paged(self) -> bool {
+        match self {
+            Optimizer::PagedAdamW | Optimizer::PagedAdamW8bit => true,
+            Optimizer::AdamW
+            | Optimizer::AdamWForLoop
+            | Optimizer::AdamWFused
+            | Optimizer::AdamW8bit
+            | Optimizer::Lion
+            | Optimizer::Adafactor
+            | Optimizer::SgdMomentum
+            | Optimizer::Sgd => false,
+        }
+    }
+}
+
+choice_enum! {
+    /// Gradient checkpointing (`gradient_checkpointing_enable()`,
+    /// non-reentrant).
+    pub enum Ckpt {
+        Off = "false", "off",
+        /// Each layer's input kept; the layer recomputed in backward.
+        On = "true", "on",
+        /// As `On`, with the kept inputs in host memory
+        /// (`torch.autograd.graph.save_on_cpu`; Unsloth's and Axolotl's
+        /// offloaded checkpointing).
+        Offload = "offload", "on, layer inputs in host memory",
+    }
+}
+
+impl Ckpt {
+    pub fn on(self) -> bool {
+        match self {
+            Ckpt::Off => false,
+            Ckpt::On | Ckpt::Offload => true,
+        }
+    }
+}
+
+choice_enum! {
+    /// What ZeRO (DeepSpeed) or FSDP keeps in host memory.
+    pub enum Offload {
+        None = "none", "nothing",
+        /// ZeRO-Offload / FSDP CPU offload of the optimizer: fp32 master
+        /// weights, gradients and state in host memory, the step on the CPU.
+        Optimizer = "optimizer", "optimizer state and master weights",
+        /// ZeRO-3 `offload_param` too: parameters in host memory, gathered
+        /// layer by layer.
+        Params = "params", "parameters and optimizer",
+    }
+}
+
+choice_enum! {
+    /// Frozen base weights quantized by bitsandbytes (transformers'
+    /// `BitsAndBytesConfig`).
+    pub enum Quant {
+        None = "none", "none",
+        /// 4-bit NormalFloat, blocks of 64 (QLoRA).
+        Nf4 = "nf4", "4-bit NormalFloat (QLoRA)",
+        /// 4-bit float, blocks of 64.
+        Fp4 = "fp4", "4-bit float",
+        /// LLM.int8(): int8 weights with one fp32 scale per row.
+        Int8 = "int8", "8-bit (LLM.int8)",
     }
 }
 
@@ -194,7 +267,7 @@ pub struct Training {
     pub seq: SeqLen,
     pub grad_accum: GradAccum,
     /// `model.gradient_checkpointing_enable()` (non-reentrant).
-    pub grad_ckpt: bool,
+    pub grad_ckpt: Ckpt,
     pub attn: Attn,
     /// LoRA's rank (fp32 adapters, as peft keeps them over a half base);
     /// `None` is full fine-tuning.
@@ -204,6 +277,16 @@ pub struct Training {
     pub lora_targets: Targets,
     /// peft's `lora_dropout` before `lora_A` (0: none).
     pub lora_dropout: Prob,
+    /// peft's `use_dora`: weight-decomposed LoRA.
+    pub dora: bool,
+    /// The frozen base's weights quantized (QLoRA and kin).
+    pub quant: Quant,
+    /// bitsandbytes' nested quantization of the 4-bit scales
+    /// (`bnb_4bit_use_double_quant`).
+    pub double_quant: bool,
+    /// peft's `prepare_model_for_kbit_training` (TRL's SFTTrainer calls it
+    /// for a quantized model): unquantized weights upcast to fp32.
+    pub kbit_prep: bool,
     /// The output object (and its logits) is kept alive through backward.
     pub keep_outputs: bool,
     /// A mixture-of-experts model computes its load-balancing loss
@@ -221,6 +304,8 @@ pub struct Training {
 pub struct Parallel {
     pub gpus: Gpus,
     pub zero: ZeroStage,
+    /// What ZeRO / FSDP keeps in host memory.
+    pub offload: Offload,
 }
 
 /// Memory that is not tensors, kept apart from allocated bytes.
@@ -496,11 +581,15 @@ impl Default for Training {
             batch: Batch(8),
             seq: SeqLen(2048),
             grad_accum: GradAccum(1),
-            grad_ckpt: false,
+            grad_ckpt: Ckpt::Off,
             attn: Attn::Sdpa,
             lora_r: None,
             lora_targets: Targets::ALL,
             lora_dropout: Prob(0),
+            dora: false,
+            quant: Quant::None,
+            double_quant: false,
+            kbit_prep: true,
             keep_outputs: false,
             aux_loss: false,
             dropout: None,
@@ -514,6 +603,7 @@ impl Default for Parallel {
         Parallel {
             gpus: Gpus(1),
             zero: ZeroStage(0),
+            offload: Offload::None,
         }
     }
 }

@@ -118,7 +118,7 @@ fn candidates(s: &Scenario) -> Vec<(String, Vec<(&'static str, String)>)> {
             ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
         ));
     };
-    if !t.grad_ckpt {
+    if !t.grad_ckpt.on() {
         add("Turn on gradient checkpointing", &[("grad_ckpt", "true")]);
     }
     if matches!(t.dtype, Dtype::Fp32 | Dtype::AmpBf16 | Dtype::AmpFp16) {

@@ -102,6 +102,9 @@ term_ids! {
     FactoredSoFar = OptimizerState, "factored moments created so far in the first step";
     RmsSoFar = OptimizerState, "RMS scalars created so far in the first step";
     Master = OptimizerState, "fp32 master weights and fp32 gradients";
+    HostMaster = OptimizerState, "fp32 master weights (host)";
+    HostMoments = OptimizerState, "optimizer moments, fp32 (host)";
+    HostGrads = Gradients, "fp32 gradients the CPU optimizer reads (host)";
     Grads = Gradients, "gradients";
     GradsButFirst = Gradients, "gradients made before layer 0's backward (all but layer 0's and the embedding's)";
     DdpBuckets = Gradients, "DDP's bucket copy of the gradients";
@@ -124,6 +127,7 @@ term_ids! {
     SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
     RouterLogits = Activations, "every MoE layer's router logits, kept for the auxiliary loss";
     CkptInputs = Activations, "checkpointed layer inputs";
+    CkptInFlight = Activations, "one checkpointed input, on its way to or from host memory";
     Outer = Activations, "embedding, final norm and head input";
     PositionTables = Activations, "position tables (RoPE cos and sin, position ids)";
     PaddedLabels = Activations, "labels padded by one position while the loss runs (int64)";

@@ -182,6 +182,19 @@ fn notice_messages() {
         // whose transformers model computes it.
         "model=llama3.2-1b&aux_loss=true",
         "model=deepseek-v2-lite&aux_loss=true",
+        // Issue 11: quantized bases train through LoRA; DoRA over one is
+        // not estimated; offloading is ZeRO's.
+        "model=llama3.1-8b&quant=nf4",
+        "model=llama3.1-8b&lora_r=16&quant=nf4&dora=true",
+        "model=llama3.1-8b&lora_r=16&quant=int8&double_quant=true",
+        "model=llama3.1-8b&kbit_prep=false",
+        "model=llama3.1-8b&dora=true",
+        "model=llama3.1-8b&offload=optimizer",
+        "model=llama3.1-8b&gpus=4&offload=optimizer",
+        "model=llama3.1-8b&zero=2&offload=params",
+        "model=llama3.1-8b&zero=2&offload=optimizer&optim=adamw8bit",
+        "quant=nf8",
+        "grad_ckpt=offloaded",
     ];
     let mut out = String::new();
     for q in cases {

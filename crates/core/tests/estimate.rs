@@ -448,3 +448,95 @@ proptest! {
         }
     }
 }
+
+/// Issue 11: offloading the optimizer (ZeRO-Offload) moves the fp32 master
+/// weights, the two fp32 Adam moments and fp32 gradients to host memory,
+/// each GPU's partition; the GPU keeps its weights and two reduction
+/// buckets of hidden² gradients.
+/// Source: Ren et al. 2021, "ZeRO-Offload", §4 (16 bytes per parameter on
+/// the CPU for mixed-precision Adam: fp32 parameters, momentum, variance
+/// and the fp32 gradients the CPU Adam reads); DeepSpeed `stage_1_and_2.py`
+/// (`reduce_bucket_size`, hidden² under the HF Trainer's "auto").
+#[test]
+fn offloading_the_optimizer_moves_its_state_to_host_memory() {
+    let base = "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=1&seq=512&zero=2";
+    let on_gpu = est(base);
+    let off = est(&format!("{base}&offload=optimizer"));
+    assert_eq!(on_gpu.host_bytes.get(), 0);
+    assert_eq!(
+        off.host_bytes.get(),
+        P8B * (4 + 8 + 4),
+        "16 B/param on host"
+    );
+    let step = phase(&off, 2, 1, Phase::OptimizerStep);
+    assert_eq!(step.components.get(Component::OptimizerState).get(), 0);
+    assert_eq!(
+        step.components.get(Component::Gradients).get(),
+        2 * 4096 * 4096 * 2,
+        "two buckets of hidden² bf16 gradients"
+    );
+    let weights = P8B * 2;
+    assert!(
+        off.peak_allocated_bytes.get() < weights + (8 << 30),
+        "{off:?}"
+    );
+    // Over 4 GPUs each holds a quarter of the host state.
+    let four = est(&format!("{base}&gpus=4&offload=optimizer"));
+    assert_eq!(four.host_bytes.get(), (P8B * 16).div_ceil(4));
+}
+
+/// Issue 11: ZeRO-3's `offload_param` moves the weights too; the GPU holds
+/// the largest module gathered with its gradient.
+#[test]
+fn offloading_parameters_leaves_only_the_gathered_module() {
+    let base = "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=1&seq=512&zero=3";
+    let e = est(&format!("{base}&offload=params"));
+    assert_eq!(
+        e.host_bytes.get(),
+        P8B * (2 + 16),
+        "weights and the optimizer"
+    );
+    let init = phase(&e, 0, 1, Phase::Init);
+    // The embedding (128256 × 4096) gathered with its gradient, and RoPE.
+    assert_eq!(
+        init.components.get(Component::Parameters).get(),
+        128_256 * 4096 * 4 + 512
+    );
+}
+
+/// Issue 11: `grad_ckpt=offload` keeps the checkpointed layer inputs in
+/// host memory (`torch.autograd.graph.save_on_cpu`), one at a time on the
+/// GPU.
+#[test]
+fn offloaded_checkpoints_live_in_host_memory() {
+    let base = "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=2&seq=1024";
+    let on = est(&format!("{base}&grad_ckpt=true"));
+    let off = est(&format!("{base}&grad_ckpt=offload"));
+    let per_layer = 2 * 1024 * 4096 * 2;
+    assert_eq!(off.host_bytes.get(), 32 * per_layer);
+    let end_fwd = |e: &Estimate| phase(e, 1, 1, Phase::Forward).end_components.allocated();
+    assert_eq!(end_fwd(&on).get() - end_fwd(&off).get(), 31 * per_layer);
+}
+
+/// Issue 11: bitsandbytes' paged optimizers: 32-bit state is fp32 even over
+/// bf16 weights (`Optimizer2State.init_state`, `optim_bits=32`), 8-bit state
+/// as AdamW8bit; all of it can page out to host memory.
+#[test]
+fn paged_optimizer_state_is_pageable() {
+    let q = |o: &str| format!("model=llama3.1-8b&dtype=bf16&optim={o}&batch=1&seq=512");
+    let paged = est(&q("paged_adamw"));
+    let step = phase(&paged, 2, 1, Phase::OptimizerStep);
+    assert_eq!(
+        step.components.get(Component::OptimizerState).get(),
+        P8B * 8
+    );
+    assert_eq!(paged.pageable_bytes.get(), P8B * 8);
+    let paged8 = est(&q("paged_adamw_8bit"));
+    let plain8 = est(&q("adamw8bit"));
+    assert_eq!(paged8.peak_total_bytes, plain8.peak_total_bytes);
+    assert_eq!(
+        paged8.pageable_bytes.get(),
+        P8B * 2 + 2 * P8B.div_ceil(256) * 4
+    );
+    assert_eq!(plain8.pageable_bytes.get(), 0);
+}
