@@ -25,6 +25,18 @@ fn bench(c: &mut Criterion) {
             "qwen2.5-7b lora zero3",
             "model=qwen2.5-7b&dtype=bf16&lora_r=16&gpus=8&zero=3&grad_accum=4",
         ),
+        (
+            "mixtral-8x7b moe lora ckpt",
+            "model=mixtral-8x7b&dtype=amp_bf16&lora_r=16&grad_ckpt=true&batch=2&seq=4096",
+        ),
+        (
+            "deepseek-v3 moe mla zero3",
+            "model=deepseek-v3&dtype=bf16&gpus=64&zero=3&batch=1&seq=4096",
+        ),
+        (
+            "qwen3-30b-a3b moe aux offload",
+            "model=qwen3-30b-a3b&dtype=bf16&aux_loss=true&zero=2&offload=optimizer&grad_ckpt=offload&batch=4&seq=2048",
+        ),
     ];
     for (name, q) in cases {
         let s = scenario(q);

@@ -1357,6 +1357,23 @@ impl Architecture {
         n
     }
 
+    /// The counts an estimate needs, in one walk over the tensors (the
+    /// single-purpose methods below each walk them again).
+    pub fn stats(&self) -> ParamStats {
+        let mut st = ParamStats::default();
+        self.for_each_tensor(|at, t| {
+            let copies = at.copies();
+            st.params += copies * t.elems();
+            st.tensors += copies * t.tensors();
+            st.largest_tensor = st.largest_tensor.max(t.weight_elems());
+            st.largest_module = st.largest_module.max(t.elems());
+            if at == Place::Before {
+                st.embedding += t.elems();
+            }
+        });
+        st
+    }
+
     /// Total parameter count N (tied weights counted once).
     pub fn params(&self) -> u128 {
         let mut n = 0u128;
@@ -1428,6 +1445,21 @@ impl Architecture {
         };
         rope + scale + correction
     }
+}
+
+/// What [`Architecture::stats`] counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParamStats {
+    /// N, tied weights once ([`Architecture::params`]).
+    pub params: u128,
+    /// Parameter tensors ([`Architecture::param_tensors`]).
+    pub tensors: u128,
+    /// [`Architecture::largest_tensor`].
+    pub largest_tensor: u128,
+    /// [`Architecture::largest_module`].
+    pub largest_module: u128,
+    /// [`Architecture::embedding_params`].
+    pub embedding: u128,
 }
 
 /// Dense layers (an MLP) and MoE layers (routed experts).

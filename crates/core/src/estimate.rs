@@ -10,7 +10,7 @@
 
 use crate::arch::{Architecture, Lora, ParamTensor};
 use crate::ledger::{self, Ctx, Mode, Saved};
-use crate::report::{tally, Estimate, Method, Moment, Phase, PhaseReport};
+use crate::report::{sum, tally, Estimate, Method, Moment, Phase, PhaseReport};
 use crate::scenario::{Ckpt, Dtype, Offload, Optimizer, Scenario};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::units::Bytes;
@@ -212,9 +212,10 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
 
 /// `B × S × …` factors of a per-token quantity.
 fn per_token(b: u128, s: u128, rest: &[(u128, U)]) -> Term {
-    let mut f = vec![(b, U::Batch), (s, U::Seq)];
-    f.extend_from_slice(rest);
-    Term::of(&f)
+    rest.iter().fold(
+        Term::ZERO.times(b, U::Batch).times(s, U::Seq),
+        |t, &(v, u)| t.times(v, u),
+    )
 }
 
 /// The terms of the estimate, before they are laid out in phases.
@@ -222,7 +223,8 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     let a = s.arch.ok_or(EstimateError::NeedsArchitecture)?;
     let t = &s.train;
     let c = Ctx::new(&a, t);
-    let n = a.params();
+    let stats = a.stats();
+    let n = stats.params;
     let l = u128::from(a.layers);
     let (h, v) = (u128::from(a.hidden), u128::from(a.vocab));
     let (bt, seq) = (u128::from(t.batch.get()), u128::from(t.seq.get()));
@@ -258,8 +260,8 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
             n,
             pb,
             if t.dtype == Dtype::MixedBf16 { 4 } else { pb },
-            a.param_tensors(),
-            a.largest_tensor(),
+            stats.tensors,
+            stats.largest_tensor,
         ),
         // Adapters are fp32 (peft's autocast_adapter_dtype).
         Some(_) => (lc.params, 4, 4, lc.tensors, lc.largest),
@@ -269,7 +271,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         put(
             T::ZeroGathered,
             Term::of(&[
-                (a.largest_module(), U::Params),
+                (stats.largest_module, U::Params),
                 (pb + grad_bytes, U::BytesEach),
             ]),
         );
@@ -353,11 +355,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
                 }
             }
         });
-        n + if lora.is_none() {
-            a.embedding_params()
-        } else {
-            0
-        }
+        n + if lora.is_none() { stats.embedding } else { 0 }
     };
     put(
         T::GradsButFirst,
@@ -909,7 +907,7 @@ fn build_phases(
     let terms = &p.terms;
     // What the GPU holds of a moment: everything but the host's terms.
     let gpu = |set: TermSet| set.without(p.host);
-    let total = |set: TermSet| tally(terms, gpu(set)).total();
+    let total = |set: TermSet| sum(terms, gpu(set));
     // Every iteration holds the parameters, the state so far, DDP's buckets
     // (allocated when it wraps the model), the inputs and retained data.
     let base = |state: TermSet| {
@@ -1042,7 +1040,7 @@ fn build_phases(
             );
             // The highest of the moments that can hold backward's peak (the
             // first of equals, in time order).
-            let (at, peak_bwd) = [
+            let (at, peak_bwd, _) = [
                 Some((Moment::Start, head_moment)),
                 p.amp_head.then_some((Moment::Start, head_cast)),
                 Some(layer_moment),
@@ -1052,13 +1050,17 @@ fn build_phases(
             ]
             .into_iter()
             .flatten()
-            .fold((Moment::Start, logits_moment), |best, (m, x)| {
-                if total(x) > total(best.1) {
-                    (m, x)
-                } else {
-                    best
-                }
-            });
+            .fold(
+                (Moment::Start, logits_moment, total(logits_moment)),
+                |best, (m, x)| {
+                    let bytes = total(x);
+                    if bytes > best.2 {
+                        (m, x, bytes)
+                    } else {
+                        best
+                    }
+                },
+            );
             raw.push((
                 iteration,
                 micro,

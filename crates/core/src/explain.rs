@@ -39,12 +39,12 @@ fn factor(f: &Factor) -> String {
 
 /// One term: `label: f₁ × f₂ … (÷ N GPUs) = bytes B`.
 pub fn term_text(id: TermId, t: &Term) -> String {
-    let factors: Vec<String> = t.factors().iter().map(factor).collect();
+    let factors: Vec<String> = t.factors().map(|f| factor(&f)).collect();
     let mut s = format!("{}: {}", id.label(), factors.join(" × "));
     if t.divisor() > 1 {
         s.push_str(&format!(" ÷ {} GPUs (ZeRO)", t.divisor()));
     }
-    let plain = t.factors().len() == 1 && t.factors()[0].unit == Unit::Bytes;
+    let plain = t.factors().len() == 1 && t.factors().all(|f| f.unit == Unit::Bytes);
     if !plain {
         s.push_str(&format!(" = {} B", group(t.bytes())));
     }

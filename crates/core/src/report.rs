@@ -165,11 +165,6 @@ impl Tally {
         Tally::default()
     }
 
-    pub(crate) fn add(mut self, c: Component, v: u128) -> Self {
-        self.at[slot(c)] = self.at[slot(c)].saturating_add(v);
-        self
-    }
-
     pub(crate) fn total(&self) -> u128 {
         self.at.iter().fold(0u128, |a, b| a.saturating_add(*b))
     }
@@ -201,10 +196,19 @@ impl Tally {
     }
 }
 
+/// Live bytes of a set of terms, all components together.
+pub(crate) fn sum(terms: &Terms, set: TermSet) -> u128 {
+    // Each term is at most 2^64 (`Terms::set`): no sum of them overflows.
+    let mut total = 0u128;
+    terms.each(set, |_, b| total += b);
+    total
+}
+
 /// Live bytes per component of a set of terms.
 pub(crate) fn tally(terms: &Terms, set: TermSet) -> Tally {
-    set.iter()
-        .fold(Tally::new(), |t, id| t.add(id.component(), terms.bytes(id)))
+    let mut t = Tally::new();
+    terms.each(set, |c, b| t.at[slot(c)] += b);
+    t
 }
 
 /// The phases of one training step, in order.

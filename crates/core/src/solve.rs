@@ -5,8 +5,9 @@
 //! Every answer re-runs the estimator on a changed query, through the same
 //! codec, so a suggestion applied on the page gives exactly the number shown.
 
+use crate::arch::Targets;
 use crate::query::{self, RawQuery};
-use crate::scenario::{Batch, Dtype, Optimizer, Scenario, SeqLen};
+use crate::scenario::{Batch, Ckpt, Dtype, Offload, Optimizer, Quant, Scenario, SeqLen};
 use crate::units::Bytes;
 use crate::{Estimate, Estimates};
 
@@ -39,9 +40,10 @@ impl Verdict {
     }
 }
 
-/// The peak (overhead included) of the scenario a changed query gives, or
-/// `None` when the change is not valid or cannot be estimated.
-fn peak_with(s: &Scenario, changes: &[(&str, String)]) -> Option<(Scenario, Bytes)> {
+/// What a changed query gives: its scenario and its estimate's peak
+/// (overhead included), host memory and pageable bytes; `None` when the
+/// change is not valid or cannot be estimated.
+fn outcome(s: &Scenario, changes: &[(&str, String)]) -> Option<Outcome> {
     let mut raw = query::encode(s);
     for (k, v) in changes {
         raw.set(k, v);
@@ -50,8 +52,39 @@ fn peak_with(s: &Scenario, changes: &[(&str, String)]) -> Option<(Scenario, Byte
     if !d.notices.is_empty() {
         return None;
     }
-    let peak = peak_of(&d.scenario)?;
-    Some((d.scenario, peak))
+    let all = Estimates::new(&d.scenario);
+    let e = all.primary().ok()?;
+    Some(Outcome {
+        peak: e.peak_total_bytes,
+        host: e.host_bytes,
+        pageable: e.pageable_bytes,
+        scenario: d.scenario,
+    })
+}
+
+/// A changed scenario's numbers.
+struct Outcome {
+    scenario: Scenario,
+    peak: Bytes,
+    host: Bytes,
+    pageable: Bytes,
+}
+
+impl Outcome {
+    /// Fits as it is, or once the pageable state pages out to host memory.
+    fn fit(&self, capacity: Bytes) -> Fit {
+        if self.peak <= capacity {
+            Fit::Yes
+        } else if self.peak.saturating_sub(self.pageable) <= capacity {
+            Fit::Paging
+        } else {
+            Fit::No
+        }
+    }
+}
+
+fn peak_with(s: &Scenario, changes: &[(&str, String)]) -> Option<(Scenario, Bytes)> {
+    outcome(s, changes).map(|o| (o.scenario, o.peak))
 }
 
 /// The primary estimate's peak, overhead included.
@@ -94,69 +127,175 @@ pub fn max_seq(s: &Scenario, capacity: Bytes) -> Option<u32> {
     largest_fitting(s, "seq", SeqLen::MIN, SeqLen::MAX, capacity)
 }
 
+/// Whether a run fits a capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    Yes,
+    /// Only once bitsandbytes pages optimizer state out to host memory.
+    Paging,
+    No,
+}
+
 /// One change that lowers the peak.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Suggestion {
     /// Plain words, e.g. "Turn on gradient checkpointing".
     pub label: String,
+    /// What it costs, in a sentence.
+    pub cost: String,
     /// Query keys to set, in order.
     pub changes: Vec<(&'static str, String)>,
     /// The peak after the change, overhead included.
     pub peak: Bytes,
     /// How much it saves.
     pub saves: Bytes,
+    /// Host memory the changed run needs (offload).
+    pub host: Bytes,
+    /// GPUs the changed run uses.
+    pub gpus: u32,
+    /// Fits as it is (`peak <= capacity`).
     pub fits: bool,
+    /// Fits only by paging optimizer state to host memory.
+    pub fits_paging: bool,
 }
 
-/// Candidate changes that apply to this scenario.
-fn candidates(s: &Scenario) -> Vec<(String, Vec<(&'static str, String)>)> {
+/// A candidate change: label, cost, query keys.
+struct Candidate {
+    label: String,
+    cost: String,
+    changes: Vec<(&'static str, String)>,
+}
+
+/// Candidate changes that apply to this scenario, each with what it costs.
+///
+/// Sources for the costs: checkpointing recomputes each layer's forward
+/// (Chen et al. 2016: one more forward pass); QLoRA (Dettmers et al. 2023)
+/// dequantizes each 4-bit weight per use and reports 16-bit LoRA quality
+/// with NF4 and double quantization; ZeRO-Offload (Ren et al. 2021) runs
+/// the step on the CPU; paged optimizers page state over PCIe only when
+/// the GPU runs short.
+fn candidates(s: &Scenario) -> Vec<Candidate> {
     let t = &s.train;
-    let mut out: Vec<(String, Vec<(&'static str, String)>)> = Vec::new();
-    let mut add = |label: &str, ch: &[(&'static str, &str)]| {
-        out.push((
-            label.to_string(),
-            ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
-        ));
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut add = |label: &str, cost: &str, ch: &[(&'static str, &str)]| {
+        out.push(Candidate {
+            label: label.to_string(),
+            cost: cost.to_string(),
+            changes: ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+        });
     };
-    if !t.grad_ckpt.on() {
-        add("Turn on gradient checkpointing", &[("grad_ckpt", "true")]);
-    }
-    if matches!(t.dtype, Dtype::Fp32 | Dtype::AmpBf16 | Dtype::AmpFp16) {
-        add("Train in pure bf16", &[("dtype", "bf16")]);
-    }
-    if matches!(
+    let adamw_like = matches!(
         t.optim,
         Optimizer::AdamW | Optimizer::AdamWForLoop | Optimizer::AdamWFused
-    ) {
-        add("Use 8-bit AdamW (bitsandbytes)", &[("optim", "adamw8bit")]);
+    );
+    let offloaded = s.parallel.offload != Offload::None;
+    match t.grad_ckpt {
+        Ckpt::Off => add(
+            "Turn on gradient checkpointing",
+            "each layer's forward runs again in backward: about a third more compute per step",
+            &[("grad_ckpt", "true")],
+        ),
+        Ckpt::On => add(
+            "Keep the checkpoints in host memory",
+            "each layer's input crosses PCIe twice a step: slower steps, and host memory",
+            &[("grad_ckpt", "offload")],
+        ),
+        Ckpt::Offload => {}
+    }
+    if matches!(t.dtype, Dtype::Fp32 | Dtype::AmpBf16 | Dtype::AmpFp16) && t.quant == Quant::None {
+        add(
+            "Train in pure bf16",
+            "weights and optimizer state in bf16: updates below bf16's precision are lost",
+            &[("dtype", "bf16")],
+        );
+    }
+    if adamw_like && !offloaded {
+        add(
+            "Use 8-bit AdamW (bitsandbytes)",
+            "optimizer state quantized to 8 bits, in blocks of 256",
+            &[("optim", "adamw8bit")],
+        );
+        add(
+            "Use paged 8-bit AdamW (bitsandbytes)",
+            "8-bit state that pages to host memory when the GPU runs short: slower steps then",
+            &[("optim", "paged_adamw_8bit")],
+        );
     }
     if matches!(t.optim, Optimizer::AdamW | Optimizer::AdamWForLoop) {
         add(
             "Use fused AdamW (no step temporaries)",
+            "none (a CUDA kernel for the whole step)",
             &[("optim", "adamw_fused")],
         );
     }
-    if t.lora_r.is_none() && s.arch.is_some() {
-        add("Fine-tune with LoRA (rank 16)", &[("lora_r", "16")]);
+    if s.arch.is_some() {
+        match (t.lora_r.is_some(), t.quant) {
+            (false, _) => {
+                add(
+                    "Fine-tune with LoRA (rank 16)",
+                    "trains low-rank adapters, not the weights: a fine-tune, which can trail full training",
+                    &[("lora_r", "16")],
+                );
+                add(
+                    "QLoRA: LoRA (rank 16) over a 4-bit base",
+                    "adapters over nf4 weights (double quantization): slower steps, each weight dequantized per use, and a small quality cost",
+                    &[("lora_r", "16"), ("quant", "nf4"), ("double_quant", "true")],
+                );
+            }
+            (true, Quant::None) => add(
+                "Load the base in 4 bits (QLoRA)",
+                "nf4 weights with double quantization: slower steps, each weight dequantized per use, and a small quality cost",
+                &[("quant", "nf4"), ("double_quant", "true"), ("dora", "false")],
+            ),
+            (true, Quant::Nf4 | Quant::Fp4 | Quant::Int8) => {}
+        }
+        if t.lora_r.is_some() && t.lora_targets != Targets::ATTN {
+            add(
+                "LoRA on attention only (q, k, v, o)",
+                "fewer adapters than all linear layers: less capacity to adapt",
+                &[("lora_targets", "attn")],
+            );
+        }
+        if t.quant != Quant::None && t.kbit_prep {
+            add(
+                "Keep the unquantized weights in 16 bits",
+                "skips prepare_model_for_kbit_training's fp32 upcast of embeddings, head and norms: a little less numerical headroom",
+                &[("kbit_prep", "false")],
+            );
+        }
     }
     if t.attn == crate::scenario::Attn::Eager {
-        add("Use SDPA attention", &[("attn", "sdpa")]);
+        add("Use SDPA attention", "none", &[("attn", "sdpa")]);
     }
     if t.keep_outputs {
         add(
             "Drop the outputs before backward",
+            "none (delete the output object, keep the loss)",
             &[("keep_outputs", "false")],
         );
     }
     let (gpus, zero) = (s.parallel.gpus.get(), s.parallel.zero.get());
+    if !offloaded && (adamw_like || t.optim == Optimizer::Lion) {
+        let z = zero.max(2).to_string();
+        add(
+            "Offload the optimizer to host memory (ZeRO-Offload)",
+            "the optimizer step runs on the CPU: much slower steps, and host memory",
+            &[("zero", &z), ("offload", "optimizer")],
+        );
+    }
     if gpus > 1 && zero < 3 {
         let z = (zero + 1).to_string();
-        add(&format!("Shard more with ZeRO stage {z}"), &[("zero", &z)]);
+        add(
+            &format!("Shard more with ZeRO stage {z}"),
+            "more communication between the GPUs",
+            &[("zero", &z)],
+        );
     }
     if gpus * 2 <= crate::scenario::Gpus::MAX {
         let g = (gpus * 2).to_string();
         add(
             &format!("Use {g} GPUs with ZeRO-3"),
+            &format!("needs {g} GPUs; parameters gathered layer by layer over the interconnect"),
             &[("gpus", &g), ("zero", "3")],
         );
     }
@@ -166,65 +305,130 @@ fn candidates(s: &Scenario) -> Vec<(String, Vec<(&'static str, String)>)> {
         let acc = (t.grad_accum.get() * 2).to_string();
         add(
             &format!("Batch {half} with {acc}× gradient accumulation (same effective batch)"),
+            "the same effective batch in more, smaller micro-steps: lower throughput",
             &[("batch", &half), ("grad_accum", &acc)],
         );
     }
     out
 }
 
-/// Changes that lower the peak, most saving first. When none fits alone,
-/// the last entry combines the changes that help, in that order, until it
-/// fits (or all are used).
+/// A candidate's result as a suggestion, when it lowers the peak by at
+/// least 0.5% (less is not worth a line).
+fn suggest(
+    s: &Scenario,
+    now: Bytes,
+    capacity: Bytes,
+    label: String,
+    cost: String,
+    changes: Vec<(&'static str, String)>,
+) -> Option<Suggestion> {
+    let o = outcome(s, &changes)?;
+    let worth = now.get() / 200;
+    if o.peak.get().saturating_add(worth) >= now.get() {
+        return None;
+    }
+    let fit = o.fit(capacity);
+    Some(Suggestion {
+        label,
+        cost: if o.host.get() > 0 {
+            format!("{cost}; needs {} of host memory", o.host)
+        } else {
+            cost
+        },
+        saves: now.saturating_sub(o.peak),
+        fits: fit == Fit::Yes,
+        fits_paging: fit == Fit::Paging,
+        peak: o.peak,
+        host: o.host,
+        gpus: o.scenario.parallel.gpus.get(),
+        changes,
+    })
+}
+
+/// Changes that lower the peak: on one GPU, the changes that keep it first;
+/// then most saving first. When none fits alone, a recipe follows: from
+/// the run as it is, the change that lowers the peak most is applied, again
+/// and again, until the run fits (on the user's one GPU when that can be
+/// done), each step a change the page can apply.
 pub fn suggestions(s: &Scenario, capacity: Bytes) -> Vec<Suggestion> {
     let Some(now) = peak_of(s) else {
         return Vec::new();
     };
+    let gpus = s.parallel.gpus.get();
     let mut out: Vec<Suggestion> = candidates(s)
         .into_iter()
-        .filter_map(|(label, changes)| {
-            let (_, peak) = peak_with(s, &changes)?;
-            // A change that moves the peak by less than 0.5% is not worth a line.
-            let worth = now.get() / 200;
-            (peak.get().saturating_add(worth) < now.get()).then(|| Suggestion {
-                label,
-                saves: now.saturating_sub(peak),
-                fits: peak <= capacity,
-                peak,
-                changes,
-            })
-        })
+        .filter_map(|c| suggest(s, now, capacity, c.label, c.cost, c.changes))
         .collect();
-    out.sort_by(|a, b| b.saves.cmp(&a.saves).then_with(|| a.label.cmp(&b.label)));
-    if now > capacity && !out.is_empty() && !out.iter().any(|x| x.fits) {
-        let mut changes: Vec<(&'static str, String)> = Vec::new();
-        let mut used = Vec::new();
-        let mut best = None;
-        for x in &out {
-            let mut trial = changes.clone();
-            for c in &x.changes {
-                trial.retain(|(k, _)| *k != c.0);
-                trial.push(c.clone());
-            }
-            if let Some((_, peak)) = peak_with(s, &trial) {
-                if best.is_none_or(|b| peak < b) {
-                    changes = trial;
-                    used.push(x.label.to_ascii_lowercase());
-                    best = Some(peak);
-                    if peak <= capacity {
-                        break;
-                    }
-                }
-            }
-        }
-        if let Some(peak) = best.filter(|_| used.len() > 1) {
-            out.push(Suggestion {
-                label: format!("All together: {}", used.join(", ")),
-                saves: now.saturating_sub(peak),
-                fits: peak <= capacity,
-                peak,
-                changes,
-            });
-        }
+    let more_gpus = |x: &Suggestion| x.gpus > gpus;
+    out.sort_by(|a, b| {
+        more_gpus(a)
+            .cmp(&more_gpus(b))
+            .then_with(|| b.saves.cmp(&a.saves))
+            .then_with(|| a.label.cmp(&b.label))
+    });
+    let fits_alone = out.iter().any(|x| x.fits || x.fits_paging);
+    if now > capacity && !fits_alone {
+        let recipe = recipe(s, capacity, true)
+            .filter(|r| r.fits || r.fits_paging)
+            .or_else(|| recipe(s, capacity, false));
+        out.extend(recipe.filter(|r| r.changes.len() > 1 && r.saves.get() > 0));
     }
     out
+}
+
+/// The most changes a recipe combines.
+const RECIPE_STEPS: usize = 8;
+
+/// Greedy: apply the change that lowers the peak most, then again from
+/// there, until the run fits or nothing helps. `same_gpus` keeps the GPU
+/// count.
+fn recipe(s: &Scenario, capacity: Bytes, same_gpus: bool) -> Option<Suggestion> {
+    let now = peak_of(s)?;
+    let gpus = s.parallel.gpus.get();
+    let mut changes: Vec<(&'static str, String)> = Vec::new();
+    let mut labels: Vec<String> = Vec::new();
+    let mut costs: Vec<String> = Vec::new();
+    let mut cur = *s;
+    let mut best: Option<Outcome> = None;
+    for _ in 0..RECIPE_STEPS {
+        let peak_now = best.as_ref().map_or(now, |o| o.peak);
+        let step = candidates(&cur)
+            .into_iter()
+            .filter_map(|c| outcome(&cur, &c.changes).map(|o| (c, o)))
+            .filter(|(_, o)| !same_gpus || o.scenario.parallel.gpus.get() == gpus)
+            .filter(|(_, o)| o.peak.get().saturating_add(peak_now.get() / 200) < peak_now.get())
+            .min_by_key(|(_, o)| o.peak);
+        let Some((c, o)) = step else {
+            break;
+        };
+        for ch in c.changes {
+            changes.retain(|(k, _)| *k != ch.0);
+            changes.push(ch);
+        }
+        labels.push(c.label.to_ascii_lowercase());
+        costs.push(c.cost);
+        cur = o.scenario;
+        let done = o.fit(capacity) != Fit::No;
+        best = Some(o);
+        if done {
+            break;
+        }
+    }
+    let o = best?;
+    let fit = o.fit(capacity);
+    Some(Suggestion {
+        label: format!("Recipe: {}", labels.join(", then ")),
+        cost: if o.host.get() > 0 {
+            format!("{}; needs {} of host memory", costs.join("; "), o.host)
+        } else {
+            costs.join("; ")
+        },
+        saves: now.saturating_sub(o.peak),
+        fits: fit == Fit::Yes,
+        fits_paging: fit == Fit::Paging,
+        peak: o.peak,
+        host: o.host,
+        gpus: o.scenario.parallel.gpus.get(),
+        changes,
+    })
 }

@@ -59,7 +59,7 @@ impl Unit {
 /// One factor of a term.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Factor {
-    pub value: u128,
+    pub value: u64,
     pub unit: Unit,
 }
 
@@ -74,6 +74,8 @@ macro_rules! term_ids {
 
         impl TermId {
             pub const ALL: &'static [TermId] = &[$(TermId::$variant),+];
+            /// Each term's component, by the term's index.
+            pub(crate) const COMPONENTS: &'static [Component] = &[$(Component::$component),+];
             pub const COUNT: usize = TermId::ALL.len();
 
             /// The component its bytes belong to.
@@ -154,9 +156,15 @@ term_ids! {
 }
 
 /// One term: named factors, multiplied, divided by `divisor` (rounded up).
+///
+/// Factors are kept as `u64` (a term is copied often: 64 bytes, not 200): a
+/// factor beyond `u64` is held at `u64::MAX`, which leaves any product with
+/// it beyond `u64` too (or zero), so the checked conversion to bytes fails
+/// exactly as it would have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Term {
-    factors: [Factor; MAX_FACTORS],
+    values: [u64; MAX_FACTORS],
+    units: [Unit; MAX_FACTORS],
     len: u8,
     /// ZeRO's GPUs (1: not divided).
     divisor: u32,
@@ -164,22 +172,30 @@ pub struct Term {
 
 impl Term {
     pub const ZERO: Term = Term {
-        factors: [Factor {
-            value: 0,
-            unit: Unit::Copies,
-        }; MAX_FACTORS],
+        values: [0; MAX_FACTORS],
+        units: [Unit::Copies; MAX_FACTORS],
         len: 0,
         divisor: 1,
     };
 
     /// The product of `factors` (at most six).
     pub fn of(factors: &[(u128, Unit)]) -> Term {
-        let mut t = Term::ZERO;
-        for (i, &(value, unit)) in factors.iter().take(MAX_FACTORS).enumerate() {
-            t.factors[i] = Factor { value, unit };
+        debug_assert!(factors.len() <= MAX_FACTORS, "{factors:?}");
+        factors
+            .iter()
+            .fold(Term::ZERO, |t, &(value, unit)| t.times(value, unit))
+    }
+
+    /// This term times one more factor (a seventh is dropped: terms are
+    /// written with at most six, checked in debug builds).
+    pub fn times(mut self, value: u128, unit: Unit) -> Term {
+        let i = usize::from(self.len);
+        if i < MAX_FACTORS {
+            self.values[i] = u64::try_from(value).unwrap_or(u64::MAX);
+            self.units[i] = unit;
+            self.len += 1;
         }
-        t.len = factors.len().min(MAX_FACTORS) as u8;
-        t
+        self
     }
 
     /// The same term spread over `gpus` (rounded up) when `on`.
@@ -190,8 +206,13 @@ impl Term {
         self
     }
 
-    pub fn factors(&self) -> &[Factor] {
-        &self.factors[..usize::from(self.len)]
+    /// The factors, in order.
+    pub fn factors(&self) -> impl ExactSizeIterator<Item = Factor> + '_ {
+        let n = usize::from(self.len);
+        self.values[..n]
+            .iter()
+            .zip(&self.units[..n])
+            .map(|(&value, &unit)| Factor { value, unit })
     }
 
     pub fn divisor(&self) -> u32 {
@@ -204,14 +225,31 @@ impl Term {
         if self.len == 0 {
             return 0;
         }
-        self.factors()
+        self.values[..usize::from(self.len)]
             .iter()
-            .fold(1u128, |p, f| p.saturating_mul(f.value))
+            .fold(1u128, |p, &v| mul_saturating(p, u128::from(v)))
     }
 
     /// Bytes: the product divided by the GPUs, rounded up.
     pub fn bytes(&self) -> u128 {
-        self.product().div_ceil(u128::from(self.divisor))
+        let p = self.product();
+        if self.divisor == 1 {
+            p
+        } else {
+            p.div_ceil(u128::from(self.divisor))
+        }
+    }
+}
+
+/// `a × b`, saturating at `u128::MAX`: when the operands' bit lengths add
+/// up to at most 128 the product cannot overflow and is a plain multiply
+/// (the usual case, and much cheaper than an overflow-checked one).
+fn mul_saturating(a: u128, b: u128) -> u128 {
+    let bits = (128 - a.leading_zeros()) + (128 - b.leading_zeros());
+    if bits <= 128 {
+        a.wrapping_mul(b)
+    } else {
+        a.saturating_mul(b)
     }
 }
 
@@ -221,6 +259,12 @@ pub struct TermSet(u128);
 
 impl TermSet {
     pub const EMPTY: TermSet = TermSet(0);
+    /// Every term's bit.
+    const ALL_BITS: u128 = if TermId::COUNT == 128 {
+        u128::MAX
+    } else {
+        (1 << TermId::COUNT) - 1
+    };
 
     pub const fn of(ids: &[TermId]) -> TermSet {
         let mut bits = 0u128;
@@ -248,12 +292,17 @@ impl TermSet {
         self.0 & (1 << id as u128) != 0
     }
 
-    /// The terms, in [`TermId::ALL`] order.
+    /// The terms, in [`TermId::ALL`] order (a term's bit is its index).
     pub fn iter(self) -> impl Iterator<Item = TermId> {
-        TermId::ALL
-            .iter()
-            .copied()
-            .filter(move |&t| self.contains(t))
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            TermId::ALL.get(i).copied()
+        })
     }
 }
 
@@ -261,28 +310,54 @@ impl TermSet {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Terms {
     /// Boxed: a few kilobytes that an [`crate::Estimate`] carries around.
-    items: Box<[Term; TermId::COUNT]>,
+    inner: Box<TermsInner>,
+}
+
+/// Each term and its bytes, computed once when it is set (every phase
+/// sums dozens of sets of them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct TermsInner {
+    items: [Term; TermId::COUNT],
+    bytes: [u128; TermId::COUNT],
 }
 
 impl Default for Terms {
     fn default() -> Self {
         Terms {
-            items: Box::new([Term::ZERO; TermId::COUNT]),
+            inner: Box::new(TermsInner {
+                items: [Term::ZERO; TermId::COUNT],
+                bytes: [0; TermId::COUNT],
+            }),
         }
     }
 }
 
 impl Terms {
     pub fn get(&self, id: TermId) -> &Term {
-        &self.items[id as usize]
+        &self.inner.items[id as usize]
     }
 
     pub fn set(&mut self, id: TermId, t: Term) {
-        self.items[id as usize] = t;
+        // Held at 2^64 at most: beyond it no sum converts to bytes anyway,
+        // and sums of up to 128 such values cannot overflow a u128.
+        self.inner.bytes[id as usize] = t.bytes().min(1 << 64);
+        self.inner.items[id as usize] = t;
     }
 
     pub fn bytes(&self, id: TermId) -> u128 {
-        self.get(id).bytes()
+        self.inner.bytes[id as usize]
+    }
+
+    /// Calls `f(component, bytes)` for each term of `set`: the phases' hot
+    /// loop, walking the set's bits.
+    pub(crate) fn each(&self, set: TermSet, mut f: impl FnMut(Component, u128)) {
+        let mut bits = set.0 & TermSet::ALL_BITS;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            // `i` < COUNT: the mask keeps only bits of terms.
+            f(TermId::COMPONENTS[i], self.inner.bytes[i]);
+        }
     }
 }
 
