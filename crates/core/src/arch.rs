@@ -730,6 +730,8 @@ impl Serialize for Targets {
 pub struct Lora {
     pub r: u64,
     pub targets: Targets,
+    /// DoRA: a trainable magnitude per output row of each adapted layer.
+    pub dora: bool,
 }
 
 impl Lora {

@@ -9,9 +9,10 @@
 //! sets of terms. Held to the measured ground truth (`tests/ground_truth.rs`).
 
 use crate::arch::{Architecture, Lora, ParamTensor};
+use crate::families::Mlp;
 use crate::ledger::{self, Ctx, Mode, Saved};
 use crate::report::{sum, tally, Estimate, Method, Moment, Phase, PhaseReport};
-use crate::scenario::{Ckpt, Dtype, Offload, Optimizer, Scenario};
+use crate::scenario::{Ckpt, Dtype, Offload, Optimizer, Quant, Scenario};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::units::Bytes;
 use crate::EstimateError;
@@ -46,6 +47,13 @@ pub fn lora_count(a: &Architecture, lora: &Lora) -> LoraCount {
             c.tensors += 2 * n;
             c.largest = c.largest.max(r * i.max(o));
             c.factored += n * (i + o + 2 * r);
+            if lora.dora {
+                // DoRA's magnitude: one fp32 vector of the output width
+                // (`lora_magnitude_vector`).
+                c.params += n * o;
+                c.tensors += n;
+                c.factored += n * o;
+            }
         }
     });
     c
@@ -210,6 +218,110 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
     Ok(e)
 }
 
+/// DoRA's largest per-layer transient over the layer kinds (0 without
+/// DoRA).
+fn kinds_transient(c: &Ctx, a: &Architecture) -> u128 {
+    if !c.dora {
+        return 0;
+    }
+    a.layer_kinds()
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, _)| u128::from(ledger::layer(c, kind, true).dora_transient))
+        .max()
+        .unwrap_or(0)
+}
+
+/// A quantized base's linear weights (bitsandbytes): what they hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Quantized {
+    /// Weight elements quantized.
+    elems: u128,
+    /// Their packed bytes.
+    packed: u128,
+    /// Quantization constants, bytes.
+    state: u128,
+    /// Elements of the largest quantized weight.
+    largest: u128,
+    /// Bytes per element of its dequantized copies (both, in backward,
+    /// when the load and compute dtypes differ).
+    dequant_bytes: u128,
+    /// Bytes per element of the compute dtype.
+    compute: u128,
+}
+
+/// The base's linear layers under bitsandbytes: each decoder layer's
+/// `nn.Linear` weights (not the embedding, the output head, norms or
+/// biases, which transformers leaves unquantized).
+///
+/// Source: bitsandbytes 0.50 `nn/modules.py` (`Params4bit`, `Int8Params`),
+/// `functional.py` (`quantize_4bit`: blocks of 64, fp32 absmax; double
+/// quantization: absmax as uint8 in blocks of 256 with an fp32 nested
+/// absmax, an fp32 offset and a 256-entry fp32 code per weight; the 4-bit
+/// code table, 16 fp32), transformers' `quantizers/base.py` (what is left
+/// unquantized); measured in `tests/fixtures/quant_rows.jsonl` (static
+/// bytes exact). The dequantized copy exists only around its matmul: in
+/// the compute dtype (4-bit), or, for int8's backward, in the stream's
+/// dtype (`CB.to(A.dtype)`).
+fn quantized(a: &Architecture, t: &crate::scenario::Training) -> Quantized {
+    let four_bit = match t.quant {
+        Quant::None => return Quantized::default(),
+        Quant::Nf4 | Quant::Fp4 => true,
+        Quant::Int8 => false,
+    };
+    // The compute dtype (bnb_4bit_compute_dtype) and the load dtype the
+    // weights were quantized from: backward dequantizes in the load dtype,
+    // then casts to the compute dtype, both alive at once when they differ
+    // (`MatMul4Bit.backward`: `dequantize_4bit(B).to(grad.dtype)`).
+    let compute = if t.compute_fp32 || t.dtype == Dtype::Fp32 {
+        4
+    } else {
+        2
+    };
+    let load = if t.dtype == Dtype::Fp32 { 4 } else { 2 };
+    let mut q = Quantized {
+        compute: if four_bit {
+            compute
+        } else {
+            u128::from(Mode::of_run(t).residual())
+        },
+        dequant_bytes: if four_bit {
+            if compute == load {
+                compute
+            } else {
+                compute + load
+            }
+        } else {
+            u128::from(Mode::of_run(t).residual())
+        },
+        ..Quantized::default()
+    };
+    a.for_each_tensor(|at, tensor| {
+        if !matches!(at, crate::arch::Place::Layers { .. }) || tensor.module.is_none() {
+            return;
+        }
+        let n = at.copies();
+        let (rows, cols) = (u128::from(tensor.rows), u128::from(tensor.cols));
+        let elems = u128::from(tensor.stack) * rows * cols;
+        let (packed, state) = if four_bit {
+            let nb = elems.div_ceil(64);
+            let state = if t.double_quant {
+                nb + 4 * nb.div_ceil(256) + 4 + 1024 + 64
+            } else {
+                4 * nb + 64
+            };
+            (elems.div_ceil(2), state)
+        } else {
+            (elems, 4 * rows)
+        };
+        q.elems += n * elems;
+        q.packed += n * packed;
+        q.state += n * state;
+        q.largest = q.largest.max(elems);
+    });
+    q
+}
+
 /// `B × S × …` factors of a per-token quantity.
 fn per_token(b: u128, s: u128, rest: &[(u128, U)]) -> Term {
     rest.iter().fold(
@@ -230,10 +342,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     let (bt, seq) = (u128::from(t.batch.get()), u128::from(t.seq.get()));
     let gpus = s.parallel.gpus.get();
     let zero = s.parallel.zero.get();
-    let lora = t.lora_r.map(|r| Lora {
-        r: u64::from(r.get()),
-        targets: t.lora_targets,
-    });
+    let lora = t.lora();
     let lc = lora.map(|x| lora_count(&a, &x)).unwrap_or_default();
     let mut terms = Terms::default();
     let mut put = |id: T, term: Term| terms.set(id, term);
@@ -241,9 +350,45 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     // Parameters.
     let pb = u128::from(t.dtype.param_bytes());
     let on3 = zero >= 3;
+    let q = quantized(&a, t);
+    // Unquantized weights: in the load dtype (half but for fp32 runs), or
+    // fp32 once prepared for k-bit training.
+    let plain_bytes = match (t.quant, t.kbit_prep, t.dtype) {
+        (Quant::None, _, _) => pb,
+        (_, true, _) | (_, false, Dtype::Fp32) => 4,
+        (_, false, _) => 2,
+    };
     put(
         T::Weights,
-        Term::of(&[(n, U::Params), (pb, U::BytesEach)]).split(gpus, on3),
+        Term::of(&[(n - q.elems, U::Params), (plain_bytes, U::BytesEach)]).split(gpus, on3),
+    );
+    put(
+        T::QuantWeights,
+        Term::of(&[(q.packed, U::Bytes)]).split(gpus, on3),
+    );
+    put(
+        T::QuantState,
+        Term::of(&[(q.state, U::Bytes)]).split(gpus, on3),
+    );
+    put(
+        T::Dequantized,
+        Term::of(&[(q.largest, U::Elements), (q.dequant_bytes, U::BytesEach)]),
+    );
+    // DoRA's per-layer transient (see `ledger::Ledger::dora`), the largest
+    // of the layer kinds'.
+    let dora_transient = kinds_transient(&c, &a);
+    put(T::DoraTransient, Term::of(&[(dora_transient, U::Bytes)]));
+    // In forward, 4-bit weights are dequantized to the compute dtype (the
+    // CUDA fallback past the fused kernel's few tokens, as on the CPU);
+    // LLM.int8 on CUDA multiplies in int8 (`MatMul8bitLt`: no dequantized
+    // weight), on the CPU dequantizes to the input's dtype (`MatMul8bitFp`).
+    let int8_cuda = t.quant == Quant::Int8 && t.cuda_like;
+    put(
+        T::DequantizedFwd,
+        Term::of(&[
+            (if int8_cuda { 0 } else { q.largest }, U::Elements),
+            (q.compute, U::BytesEach),
+        ]),
     );
     put(
         T::Buffers,
@@ -349,6 +494,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
                 Some(lo) => {
                     if t.module().is_some_and(|m| lo.adapts(m)) {
                         t.lora_rank(lo.r) * (u128::from(t.cols) + u128::from(t.rows))
+                            + if lo.dora { u128::from(t.rows) } else { 0 }
                     } else {
                         0
                     }
@@ -437,6 +583,27 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
                 &[(l, U::Layers), (h, U::Elements), (res, U::BytesEach)],
             ),
         );
+        // Reentrant checkpointing runs the forward without grad: nothing
+        // is held; then the recomputed layer's output lives through its
+        // backward (measured in quant_rows.jsonl: T·h·stream bytes).
+        if t.grad_ckpt == Ckpt::Reentrant {
+            put(
+                T::RecomputeOutput,
+                per_token(bt, seq, &[(h, U::Elements), (res, U::BytesEach)]),
+            );
+        } else {
+            put(
+                T::QuantInputs,
+                per_token(
+                    bt,
+                    seq,
+                    &[
+                        (l, U::Layers),
+                        (u128::from(ledgers[first_kind].0.escaping), U::BytesEach),
+                    ],
+                ),
+            );
+        }
         if t.grad_ckpt == Ckpt::Offload {
             // `save_on_cpu`: each kept input is copied to host memory when
             // saved and back when backward needs it, one at a time.
@@ -665,6 +832,55 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
             T::Recompute,
             per_token(bt, seq, &[(tok(&layer), U::BytesEach)]),
         );
+        // The forward under checkpointing saves nothing: a gated MLP's
+        // highest moment holds the attention block's output and its norm
+        // (h each), act(gate), up and their product (f each); an MoE
+        // layer's, the k routed copies of the token (h) with the experts'
+        // gate_up, act and product (4·moe_ffn), besides the two h. GPT-2's
+        // MLP keeps its whole recompute term (its GELU's temporaries).
+        // Source: LlamaDecoderLayer / LlamaMLP.forward (Python references);
+        // measured with vocabularies too small for the logits to dominate
+        // (llama-20m, tiny Mixtral and Qwen3-MoE at vocab 64) and on
+        // quantized Mistral layers (`quant_rows.jsonl`).
+        let (act, resid) = (u128::from(c.mode.act()), u128::from(c.mode.residual()));
+        // Under autocast grouped_mm runs the experts in fp32.
+        let expert = if c.mode == Mode::Amp { 4 } else { act };
+        let (f, moe_f, k) = (
+            u128::from(a.ffn),
+            u128::from(a.moe_ffn),
+            u128::from(a.experts_per_token),
+        );
+        let per_tok = match (a.layer_kinds()[1].1 > 0, a.family.spec().mlp) {
+            (true, _) => 2 * h * resid + k * (h + 4 * moe_f) * expert,
+            (false, Mlp::Gated | Mlp::GatedFused) => 2 * h * resid + 3 * f * act,
+            (false, Mlp::Plain) => 0,
+        };
+        if per_tok > 0 {
+            put(
+                T::LayerForward,
+                per_token(bt, seq, &[(per_tok, U::BytesEach)]),
+            );
+        }
+        // A quantized gated MLP peaks at up_proj's matmul instead: the two
+        // h, act(gate) (f), the input cast to the compute dtype (h) and the
+        // matmul's output (f) in it, beside the dequantized weight.
+        // Measured on Mistral-7B layers (quant_rows.jsonl, M-qlora).
+        if q.elems > 0 && a.layer_kinds()[1].1 == 0 {
+            // LLM.int8 on CUDA instead: the input in fp16 and int8 (3 bytes
+            // per element), an int32 product and its fp16 dequantization
+            // (6 per output). Source: bitsandbytes 0.50
+            // `backends/cuda/ops.py` (int8_vectorwise_quant, int8_linear_matmul,
+            // int8_mm_dequant); not measured (no GPU).
+            let io = if int8_cuda {
+                3 * h + 6 * f
+            } else {
+                (h + f) * q.compute
+            };
+            put(
+                T::LayerForwardQuant,
+                per_token(bt, seq, &[((2 * h + f) * resid + io, U::BytesEach)]),
+            );
+        }
         put(
             T::RecomputeScores,
             per_token(
@@ -859,7 +1075,14 @@ fn optimizer_terms(
 }
 
 /// The parameters, as created at init.
-const PARAMS: TermSet = TermSet::of(&[T::Weights, T::Buffers, T::LoraAdapters, T::ZeroGathered]);
+const PARAMS: TermSet = TermSet::of(&[
+    T::Weights,
+    T::QuantWeights,
+    T::QuantState,
+    T::Buffers,
+    T::LoraAdapters,
+    T::ZeroGathered,
+]);
 /// The optimizer state once complete.
 const STATE: TermSet = TermSet::of(&[
     T::Moments,
@@ -891,6 +1114,7 @@ const SAVED: TermSet = TermSet::of(&[
     T::RouterLogits,
     T::CkptInputs,
     T::CkptInFlight,
+    T::QuantInputs,
     T::Outer,
     T::PositionTables,
 ]);
@@ -951,20 +1175,39 @@ fn build_phases(
             // Under checkpointing, the last layer's own forward: everything
             // it creates lives until it ends (merged weights included).
             let peak_fwd = if p.recompute {
-                let layer = start.union(SAVED).union(TermSet::of(&[
+                let around = start.union(SAVED).union(TermSet::of(&[
                     T::CopiesTransient,
-                    T::Recompute,
                     T::RecomputeScores,
                     T::RecomputeCopies,
                     T::RecomputeMask,
+                ]));
+                let mlp = if terms.bytes(T::LayerForward) > 0 {
+                    around.with(T::LayerForward)
+                } else {
+                    around.with(T::Recompute)
+                };
+                let matmul = around.union(TermSet::of(&[T::LayerForwardQuant, T::DequantizedFwd]));
+                let dora = around.with(T::DoraTransient);
+                [mlp, matmul, dora].into_iter().fold(peak_fwd, |best, x| {
+                    if total(x) > total(best) {
+                        x
+                    } else {
+                        best
+                    }
+                })
+            } else {
+                // The last layer's forward: DoRA's transient on top of what
+                // every layer saved.
+                let layer = start.union(SAVED).union(TermSet::of(&[
+                    T::CopiesSaved,
+                    T::CopiesTransient,
+                    T::DoraTransient,
                 ]));
                 if total(layer) > total(peak_fwd) {
                     layer
                 } else {
                     peak_fwd
                 }
-            } else {
-                peak_fwd
             };
             let logits_moment = end_fwd.with(T::LogitsGrads);
             // The head's backward: its matmul makes the weight's gradient
@@ -1017,6 +1260,7 @@ fn build_phases(
                     Moment::Middle,
                     start.union(SAVED).union(TermSet::of(&[
                         T::Recompute,
+                        T::RecomputeOutput,
                         T::RecomputeScores,
                         T::RecomputeCopies,
                         T::RecomputeMask,
@@ -1024,6 +1268,8 @@ fn build_phases(
                         T::HeadGrad,
                         T::HeadGradCopy,
                         T::MergedGrad,
+                        T::Dequantized,
+                        T::DoraTransient,
                     ])),
                 )
             });
@@ -1036,6 +1282,8 @@ fn build_phases(
                     T::CopiesSaved,
                     T::GradHidden,
                     T::MergedGrad,
+                    T::Dequantized,
+                    T::DoraTransient,
                 ])),
             );
             // The highest of the moments that can hold backward's peak (the

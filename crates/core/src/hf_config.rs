@@ -716,6 +716,7 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     if aux && boolean(obj, "output_router_logits")? == Some(true) {
         keys.push(("aux_loss", "true".into()));
     }
+    keys.extend(bnb_quantization(&top)?);
     let assumed = match reading {
         Reading::AsItSays => None,
         Reading::AsLlama => ShortText::new(&model_type).ok(),
@@ -726,6 +727,46 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
         keys,
         assumed,
     })
+}
+
+/// A checkpoint saved already quantized by bitsandbytes (its
+/// `quantization_config`, e.g. unsloth's `*-bnb-4bit` repositories): the
+/// keys that load it so. Other methods (fp8, mxfp4) are dequantized to the
+/// compute dtype for training, which is what `from_config` builds.
+/// Source: transformers `BitsAndBytesConfig.to_dict`.
+fn bnb_quantization(top: &Map<String, Value>) -> Result<Vec<(&'static str, String)>, ConfigError> {
+    let Some(Value::Object(qc)) = top.get("quantization_config") else {
+        return Ok(Vec::new());
+    };
+    if qc.get("quant_method").and_then(Value::as_str) != Some("bitsandbytes") {
+        return Ok(Vec::new());
+    }
+    let mut keys = Vec::new();
+    if boolean(qc, "load_in_4bit")? == Some(true) {
+        let kind = match qc.get("bnb_4bit_quant_type").and_then(Value::as_str) {
+            None | Some("fp4") => "fp4",
+            Some("nf4") => "nf4",
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    field: "bnb_4bit_quant_type",
+                    reason: format!("must be nf4 or fp4, not {}", quote(other)),
+                })
+            }
+        };
+        keys.push(("quant", kind.to_string()));
+        if boolean(qc, "bnb_4bit_use_double_quant")? == Some(true) {
+            keys.push(("double_quant", "true".into()));
+        }
+        if matches!(
+            qc.get("bnb_4bit_compute_dtype").and_then(Value::as_str),
+            None | Some("float32")
+        ) {
+            keys.push(("bnb_compute", "fp32".into()));
+        }
+    } else if boolean(qc, "load_in_8bit")? == Some(true) {
+        keys.push(("quant", "int8".into()));
+    }
+    Ok(keys)
 }
 
 /// The sliding window and the layers that use it: `layer_types` when the
@@ -882,7 +923,7 @@ pub fn model_keys() -> impl Iterator<Item = &'static str> {
         .iter()
         .filter(|f| matches!(f.group, query::Group::Model | query::Group::Architecture))
         .map(|f| f.key)
-        .chain(["dropout", "aux_loss"])
+        .chain(["dropout", "aux_loss", "quant", "double_quant", "bnb_compute"])
 }
 
 /// Every config field the importer reads or refuses, for any family.

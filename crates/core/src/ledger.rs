@@ -19,7 +19,7 @@ use crate::arch::{Architecture, Lora, ModuleName as M};
 use crate::families::{
     Act, AttnBias, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared, Spec,
 };
-use crate::scenario::{Attn, Dtype, Training};
+use crate::scenario::{Attn, Dtype, Quant, Training};
 
 /// Number formats of the forward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +38,24 @@ impl Mode {
             Dtype::Fp32 => Mode::Fp32,
             Dtype::Bf16 | Dtype::Fp16 | Dtype::MixedBf16 => Mode::Half,
             Dtype::AmpBf16 | Dtype::AmpFp16 => Mode::Amp,
+        }
+    }
+
+    /// The mode a run computes in. Over a quantized base the unquantized
+    /// weights are loaded in half precision; `prepare_model_for_kbit_training`
+    /// upcasts them to fp32, and the fp32 embedding output then makes the
+    /// whole residual stream fp32 (so every activation is, but for autocast).
+    ///
+    /// Source: peft 0.21 `utils/other.py` (`prepare_model_for_kbit_training`);
+    /// measured in `tests/fixtures/quant_rows.jsonl` (per layer, kbit prep
+    /// keeps the activations of an fp32 model, without it those of a bf16
+    /// model, byte for byte).
+    pub fn of_run(t: &Training) -> Mode {
+        match (t.quant, t.kbit_prep, t.dtype) {
+            (Quant::None, _, d) => Mode::of(d),
+            (_, true, d) if d.autocast() => Mode::Amp,
+            (_, true, _) | (_, false, Dtype::Fp32) => Mode::Fp32,
+            (_, false, _) => Mode::Half,
         }
     }
 
@@ -144,6 +162,10 @@ pub struct Saved {
     /// Weight copies that only live until autocast exits (cached casts
     /// nothing saved: biases, frozen-input adapters).
     pub weight_copies_transient: u64,
+    /// Bytes per token held beyond checkpointing's reach (int8's `ctx.A`).
+    pub escaping: u64,
+    /// DoRA's largest transient in the layer (bytes, not per token).
+    pub dora_transient: u64,
 }
 
 impl Saved {
@@ -175,6 +197,8 @@ struct T {
 /// Room for the tensors one layer creates (at most ~70: an MoE layer with
 /// a shared expert under LoRA and eager attention; see the test below).
 const MAX_TENSORS: usize = 96;
+// `Ledger::held` is a bitmask over tensor ids.
+const _: () = assert!(MAX_TENSORS <= 128);
 
 /// The forward ledger of one layer (or the outer parts). A fixed array:
 /// the estimate runs on every keystroke and allocates nothing here.
@@ -185,6 +209,12 @@ struct Ledger<'a> {
     weight_copies: u64,
     weight_copies_uncached: u64,
     weight_copies_transient: u64,
+    /// Tensors int8 layers hold as `ctx.A` (by id), and their bytes per
+    /// token.
+    held: u128,
+    escaping: u64,
+    /// DoRA's largest transient in this layer, bytes.
+    dora_transient: u64,
 }
 
 const EMPTY: T = T {
@@ -209,6 +239,11 @@ pub struct Ctx {
     /// is on.
     pub lora: Option<Lora>,
     pub lora_dropout: bool,
+    /// peft's DoRA on the adapted layers.
+    pub dora: bool,
+    /// The base's linear weights are quantized (bitsandbytes): no autocast
+    /// copies of them; their dequantized copies are transient.
+    pub quant: Quant,
     pub cuda: bool,
     pub attn: Attn,
     /// Dropout on attention probabilities.
@@ -233,13 +268,12 @@ impl Ctx {
         Ctx {
             arch: *arch,
             spec,
-            mode: Mode::of(t.dtype),
+            mode: Mode::of_run(t),
             full: t.lora_r.is_none(),
-            lora: t.lora_r.map(|r| Lora {
-                r: u64::from(r.get()),
-                targets: t.lora_targets,
-            }),
+            lora: t.lora(),
             lora_dropout: t.lora_dropout.get() > 0,
+            dora: t.dora,
+            quant: t.quant,
             cuda: t.cuda_like,
             attn: t.attn,
             p_attn: attn,
@@ -264,6 +298,9 @@ impl<'a> Ledger<'a> {
             weight_copies: 0,
             weight_copies_uncached: 0,
             weight_copies_transient: 0,
+            held: 0,
+            escaping: 0,
+            dora_transient: 0,
         }
     }
 
@@ -317,6 +354,8 @@ impl<'a> Ledger<'a> {
             weight_copies: self.weight_copies,
             weight_copies_uncached: self.weight_copies_uncached,
             weight_copies_transient: self.weight_copies_transient,
+            escaping: self.escaping,
+            dora_transient: self.dora_transient,
             ..Saved::default()
         };
         for t in self.ts[..self.len].iter().filter(|t| t.saved) {
@@ -344,21 +383,55 @@ impl<'a> Ledger<'a> {
     /// checkpointing).
     fn linear(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64, m: M) -> Id {
         let lora_on = self.c.adapts(m);
-        self.linear_of(x, n_in, n_out, bias, lora_on)
+        let quantized = self.c.quant != Quant::None;
+        self.linear_of(x, n_in, n_out, bias, lora_on, quantized)
     }
 
     /// A linear layer LoRA never adapts here (a router's logits, whose
     /// adapter is the experts path's; the output head).
     fn linear_plain(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64) -> Id {
-        self.linear_of(x, n_in, n_out, bias, false)
+        self.linear_of(x, n_in, n_out, bias, false, false)
     }
 
-    fn linear_of(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64, lora_on: bool) -> Id {
+    fn linear_of(
+        &mut self,
+        x: Id,
+        n_in: u64,
+        n_out: u64,
+        bias: u64,
+        lora_on: bool,
+        quantized: bool,
+    ) -> Id {
         let c = self.c;
         let w_tr = c.full;
         let x_rg = self.rg(x);
         let out_rg = x_rg || w_tr;
-        let out = if c.mode == Mode::Amp {
+        let out = if quantized {
+            // A bitsandbytes layer casts its input to the compute dtype,
+            // multiplies by the dequantized weight and returns the input's
+            // dtype (fp32 under autocast once prepared for k-bit training);
+            // it keeps nothing for backward but the packed weight.
+            // Source: bitsandbytes 0.50 `Linear4bit.forward`,
+            // `MatMul4Bit` (`ctx.tensors = (None, B)`).
+            let dt = if c.mode == Mode::Amp {
+                self.dt(x)
+            } else {
+                c.mode.act()
+            };
+            if c.quant == Quant::Int8 && x_rg {
+                // LLM.int8 keeps its input as `ctx.A`, an attribute that
+                // non-reentrant checkpointing cannot drop: each distinct
+                // input once. Source: bitsandbytes 0.50
+                // `autograd/_functions.py` (MatMul8bitLt, MatMul8bitFp);
+                // measured in quant_rows.jsonl.
+                self.save(x);
+                if self.held & (1 << x) == 0 {
+                    self.held |= 1 << x;
+                    self.escaping += self.ts[x].width * self.dt(x);
+                }
+            }
+            self.new_t(n_out, dt, out_rg || lora_on, Part::Attention)
+        } else if c.mode == Mode::Amp {
             let xc = if self.dt(x) == 2 {
                 x
             } else {
@@ -413,8 +486,46 @@ impl<'a> Ledger<'a> {
                 let a = self.new_t(r, 4, true, Part::Lora);
                 self.save(a);
             }
+            if c.dora {
+                return self.dora(x_rg, out, n_in, n_out, r);
+            }
         }
         out
+    }
+
+    /// peft's DoRA on top of a LoRA layer (`use_dora=True`): the magnitude
+    /// scales the base output and the adapter's by `m / ‖W + s·BA‖` per
+    /// output row.
+    ///
+    /// Saved: lora_B's fp32 output, the base result (with dropout, peft
+    /// computes it again as `F.linear(dropout(x), W)` in fp32, which also
+    /// keeps an fp32 copy of the weight), and three fp32 row vectors (the
+    /// norm, `m / norm`, `m / norm − 1`), constants of the layer. Transient,
+    /// per layer at its largest: an identity of the input's width, the
+    /// `K × r` and `K × N` products that make `BA`, the fp32 weight, its sum
+    /// with `s·BA` and the product (`4K² + 4Kr + 16NK` bytes).
+    ///
+    /// Source: peft 0.21 `tuners/lora/dora.py` (`DoraLinearLayer.forward`,
+    /// `get_weight_norm`), `variants.py`; measured on llama-20m
+    /// (quant_rows.jsonl, A-dora-bf16*).
+    /// Returns the layer's output: base plus DoRA's, a new tensor (the base
+    /// output it saves is another).
+    fn dora(&mut self, x_rg: bool, out: Id, n_in: u64, n_out: u64, r: u64) -> Id {
+        let c = self.c;
+        let b = self.new_t(n_out, 4, true, Part::Lora);
+        self.save(b);
+        if c.lora_dropout {
+            let base = self.new_t(n_out, 4, true, Part::Lora);
+            self.save(base);
+            self.weight_copies_uncached += 4 * n_in * n_out;
+        } else if x_rg {
+            self.save(out);
+        }
+        self.weight_copies_uncached += if x_rg { 12 } else { 8 } * n_out;
+        let transient = 4 * n_in * n_in + 4 * n_in * r + 16 * n_in * n_out;
+        self.dora_transient = self.dora_transient.max(transient);
+        let (dt, rg) = (self.dt(out), self.rg(out));
+        self.new_t(n_out, dt, rg, Part::Lora)
     }
 
     /// The family's norm over `width` elements of `x`, normalised in
@@ -543,6 +654,19 @@ fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
     let a = c.arch;
     let (qd, nh) = (a.q_dim(), u64::from(a.heads));
     let rg = l.rg(q);
+    // Under autocast, fp32 q, k and v (a quantized base's layers return
+    // their fp32 input's dtype) are cast to bf16 for the kernel, which
+    // keeps the casts.
+    let (q, k, v) = if c.mode == Mode::Amp && l.dt(q) == 4 {
+        let (qd, kd) = (a.q_dim(), a.kv_dim());
+        (
+            l.new_t(qd, 2, rg, Part::Casts),
+            l.new_t(kd, 2, rg, Part::Casts),
+            l.new_t(kd, 2, rg, Part::Casts),
+        )
+    } else {
+        (q, k, v)
+    };
     let ab = l.dt(q);
     match c.attn {
         Attn::Sdpa => {

@@ -660,11 +660,12 @@ pub const FIELDS: &[Field] = &[
         kind: FieldKind::Choice(Ckpt::OPTIONS),
         group: Group::Run,
         label: "Gradient checkpointing",
-        help: "Keep only each layer's input and recompute the layer in backward; offload keeps those inputs in host memory.",
+        help: "Keep only each layer's input and recompute the layer in backward (true: non-reentrant, the HF Trainer's default; reentrant: what prepare_model_for_kbit_training selects unless told otherwise); offload keeps those inputs in host memory.",
         implied: |_| String::new(),
         apply: |d, v| {
             d.train.grad_ckpt = match v.trim().to_ascii_lowercase().as_str() {
                 "offload" => Ckpt::Offload,
+                "reentrant" => Ckpt::Reentrant,
                 _ => {
                     if boolean(v).map_err(|_| FieldError::UnknownChoice {
                         choices: Ckpt::keys_joined(),
@@ -778,6 +779,30 @@ pub const FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| s.train.double_quant.then(|| "true".to_string()),
+    },
+    Field {
+        key: "bnb_compute",
+        kind: FieldKind::Choice(&[
+            ("bf16", "bf16 (QLoRA recipes)"),
+            ("fp32", "fp32 (BitsAndBytesConfig's default)"),
+        ]),
+        group: Group::Run,
+        label: "4-bit compute dtype",
+        help: "bnb_4bit_compute_dtype: the dtype 4-bit weights are dequantized to for each matmul. QLoRA recipes set bf16; BitsAndBytesConfig's default is fp32.",
+        implied: |_| "bf16".into(),
+        apply: |d, v| {
+            d.train.compute_fp32 = match v.trim().to_ascii_lowercase().as_str() {
+                "bf16" | "bfloat16" => false,
+                "fp32" | "float32" => true,
+                _ => {
+                    return Err(FieldError::UnknownChoice {
+                        choices: "bf16, fp32".into(),
+                    })
+                }
+            };
+            Ok(())
+        },
+        write: |s| s.train.compute_fp32.then(|| "fp32".to_string()),
     },
     Field {
         key: "kbit_prep",
@@ -1408,6 +1433,15 @@ fn check_quant(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut V
         );
         t.quant = Quant::None;
     }
+    if t.quant != Quant::None && s.arch.is_some_and(|a| a.experts > 0) {
+        conflict(
+            notices,
+            texts,
+            "quant",
+            "a quantized mixture-of-experts base is not estimated: transformers 5 keeps the experts as 3-D parameters, which bitsandbytes' nn.Linear replacement does not quantize".into(),
+        );
+        t.quant = Quant::None;
+    }
     if t.quant != Quant::None && t.dora {
         conflict(
             notices,
@@ -1427,6 +1461,13 @@ fn check_quant(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut V
             because: "only 4-bit weights (nf4, fp4) have scales to quantize again".into(),
         });
         t.double_quant = default.double_quant;
+    }
+    if t.compute_fp32 && !four_bit {
+        notices.push(Notice::Unused {
+            key: "bnb_compute",
+            because: "only 4-bit weights (nf4, fp4) are dequantized to a compute dtype".into(),
+        });
+        t.compute_fp32 = default.compute_fp32;
     }
     if t.kbit_prep != default.kbit_prep && t.quant == Quant::None {
         notices.push(Notice::Unused {

@@ -95,8 +95,14 @@ choice_enum! {
     /// non-reentrant).
     pub enum Ckpt {
         Off = "false", "off",
-        /// Each layer's input kept; the layer recomputed in backward.
+        /// Each layer's input kept; the layer recomputed in backward
+        /// (non-reentrant: the HF Trainer's default).
         On = "true", "on",
+        /// The reentrant implementation (`use_reentrant=True`), which
+        /// `prepare_model_for_kbit_training` selects unless told otherwise:
+        /// its forward runs without grad, and the recomputed layer's output
+        /// lives through the layer's backward.
+        Reentrant = "reentrant", "on, reentrant",
         /// As `On`, with the kept inputs in host memory
         /// (`torch.autograd.graph.save_on_cpu`; Unsloth's and Axolotl's
         /// offloaded checkpointing).
@@ -108,7 +114,7 @@ impl Ckpt {
     pub fn on(self) -> bool {
         match self {
             Ckpt::Off => false,
-            Ckpt::On | Ckpt::Offload => true,
+            Ckpt::On | Ckpt::Reentrant | Ckpt::Offload => true,
         }
     }
 }
@@ -284,6 +290,9 @@ pub struct Training {
     /// bitsandbytes' nested quantization of the 4-bit scales
     /// (`bnb_4bit_use_double_quant`).
     pub double_quant: bool,
+    /// `bnb_4bit_compute_dtype` is fp32 (`BitsAndBytesConfig`'s default)
+    /// rather than bf16 (what QLoRA recipes set).
+    pub compute_fp32: bool,
     /// peft's `prepare_model_for_kbit_training` (TRL's SFTTrainer calls it
     /// for a quantized model): unquantized weights upcast to fp32.
     pub kbit_prep: bool,
@@ -573,6 +582,17 @@ impl Scenario {
     }
 }
 
+impl Training {
+    /// The adapters this run trains, if any.
+    pub fn lora(&self) -> Option<crate::arch::Lora> {
+        self.lora_r.map(|r| crate::arch::Lora {
+            r: u64::from(r.get()),
+            targets: self.lora_targets,
+            dora: self.dora,
+        })
+    }
+}
+
 impl Default for Training {
     fn default() -> Self {
         Training {
@@ -589,6 +609,7 @@ impl Default for Training {
             dora: false,
             quant: Quant::None,
             double_quant: false,
+            compute_fp32: false,
             kbit_prep: true,
             keep_outputs: false,
             aux_loss: false,

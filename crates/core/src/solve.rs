@@ -195,7 +195,7 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
             "each layer's forward runs again in backward: about a third more compute per step",
             &[("grad_ckpt", "true")],
         ),
-        Ckpt::On => add(
+        Ckpt::On | Ckpt::Reentrant => add(
             "Keep the checkpoints in host memory",
             "each layer's input crosses PCIe twice a step: slower steps, and host memory",
             &[("grad_ckpt", "offload")],
@@ -406,7 +406,9 @@ fn recipe(s: &Scenario, capacity: Bytes, same_gpus: bool) -> Option<Suggestion> 
             changes.push(ch);
         }
         labels.push(c.label.to_ascii_lowercase());
-        costs.push(c.cost);
+        if !costs.contains(&c.cost) {
+            costs.push(c.cost);
+        }
         cur = o.scenario;
         let done = o.fit(capacity) != Fit::No;
         best = Some(o);

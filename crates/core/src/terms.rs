@@ -93,6 +93,8 @@ macro_rules! term_ids {
 
 term_ids! {
     Weights = Parameters, "weights";
+    QuantWeights = Parameters, "quantized linear weights (4-bit: two per byte; int8: one)";
+    QuantState = Parameters, "quantization constants (absmax per block, nested absmax and code tables; int8: a scale per row)";
     Buffers = Parameters, "RoPE buffers";
     LoraAdapters = Parameters, "LoRA adapters (fp32)";
     ZeroGathered = Parameters, "largest module gathered with its gradient (ZeRO-3)";
@@ -118,6 +120,9 @@ term_ids! {
     TempsFirstStep = OptimizerTemporaries, "step temporaries (first step)";
     CopiesSaved = WeightCopies, "bf16 weight copies saved for backward";
     CopiesTransient = WeightCopies, "bf16 weight copies cached until autocast exits";
+    Dequantized = WeightCopies, "the largest quantized weight, dequantized for its matmul in backward";
+    DoraTransient = WeightCopies, "DoRA's weight norm at its largest layer: an identity of the input width, BA, the fp32 weight and W + s·BA";
+    DequantizedFwd = WeightCopies, "the largest quantized weight, dequantized for its matmul in forward";
     Inputs = Activations, "token ids and labels the loop keeps (int64)";
     Labels = Activations, "shifted labels (int64)";
     LayerFirst = Activations, "saved by layer 0 (its input needs no gradient)";
@@ -129,6 +134,7 @@ term_ids! {
     SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
     RouterLogits = Activations, "every MoE layer's router logits, kept for the auxiliary loss";
     CkptInputs = Activations, "checkpointed layer inputs";
+    QuantInputs = Activations, "linear inputs LLM.int8 holds beyond checkpointing (ctx.A)";
     CkptInFlight = Activations, "one checkpointed input, on its way to or from host memory";
     Outer = Activations, "embedding, final norm and head input";
     PositionTables = Activations, "position tables (RoPE cos and sin, position ids)";
@@ -137,6 +143,9 @@ term_ids! {
     GradHidden = Activations, "gradient of the last hidden state";
     EmbeddingGrad = Activations, "gradient of the embedding output";
     Recompute = Activations, "one layer recomputed for backward";
+    RecomputeOutput = Activations, "its output, kept through its backward (reentrant checkpointing)";
+    LayerForward = Activations, "a checkpointed layer's forward: the MLP's inputs and outputs at once (nothing saved)";
+    LayerForwardQuant = Activations, "a checkpointed quantized layer's forward at its largest matmul: the MLP's input, its cast and output in the compute dtype";
     RecomputeScores = Activations, "its attention scores (seq²)";
     RecomputeCopies = WeightCopies, "its bf16 weight copies";
     RecomputeMask = Activations, "its sliding-window mask (seq²)";

@@ -195,6 +195,8 @@ fn notice_messages() {
         "model=llama3.1-8b&zero=2&offload=optimizer&optim=adamw8bit",
         "quant=nf8",
         "grad_ckpt=offloaded",
+        "model=llama3.1-8b&lora_r=16&quant=int8&bnb_compute=fp32",
+        "model=mixtral-8x7b&lora_r=16&quant=nf4",
     ];
     let mut out = String::new();
     for q in cases {

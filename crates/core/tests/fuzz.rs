@@ -63,8 +63,7 @@ fn check_estimate(s: &Scenario, e: &Estimate, input: &str) {
         for (_, t) in &r.terms {
             let product = t
                 .factors()
-                .iter()
-                .fold(1u128, |p, f| p.saturating_mul(f.value));
+                .fold(1u128, |p, f| p.saturating_mul(u128::from(f.value)));
             assert_eq!(
                 t.bytes(),
                 product.div_ceil(u128::from(t.divisor())),

@@ -8,7 +8,10 @@
 //! - `lora_rows.jsonl`: LoRA targets, dropout, and mixed precision with
 //!   checkpointing;
 //! - `moe_aux_rows.jsonl`: the load-balancing loss on tiny MoE configs,
-//!   with and without it.
+//!   with and without it;
+//! - `quant_rows.jsonl`: bitsandbytes 4-bit and 8-bit bases under LoRA
+//!   (QLoRA), DoRA, prepare_model_for_kbit_training, with the repo's own
+//!   measurement (`scripts/measure/quant.py`).
 //!
 //! Budget (issue 10): overall peak (allocated bytes) within 1% on every
 //! row, each phase peak of both iterations within 3%. Run with
@@ -35,23 +38,33 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 ///   layer 0's recompute and the end's; the missing one decides the peak
 ///   only where every other tensor is small: the tiny configs (hidden 256,
 ///   vocabulary 1024), 1.0–10.2% low in backward;
-/// - under checkpointing, the forward of a layer that saves nothing frees
-///   its intermediates as it goes; vramfit counts the whole layer alive,
-///   which only a vocabulary too small for the logits to dominate shows
-///   (the tiny configs: 8–26% high in forward, never low).
+/// - under checkpointing, tiny DeepSeek-V3 (CPU math attention) is 8% low
+///   at the loss, with 2 MB of activations alive at that moment that are
+///   not identified (published DeepSeek configs are exact there).
 ///
 /// On published configs the overall peak of every one of these rows is
 /// exact or within 1%, and every phase within 0.2%.
 fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     let tiny = label.starts_with("tiny-");
+    // LLM.int8 measured on the CPU: `MatMul8bitFp` dequantizes each weight
+    // to the input's dtype in forward; vramfit models CUDA's `MatMul8bitLt`,
+    // which multiplies in int8 (no such copy): the Mistral-7B layers' int8
+    // forward is 8.9% below its CPU measurement.
+    if label.contains(" int8") && phase == "peak_fwd" && (-9.0..0.0).contains(&err_pct) {
+        return true;
+    }
     match phase {
         "peak_bwd" => tiny && (-11.0..0.0).contains(&err_pct),
-        "peak_fwd" => tiny && label.contains(" ckpt") && (0.0..27.0).contains(&err_pct),
+        "peak_fwd" => {
+            label.starts_with("tiny-deepseek")
+                && label.contains(" ckpt")
+                && (-8.0..0.0).contains(&err_pct)
+        }
         _ => false,
     }
 }
 
-const FILES: [(&str, &str); 4] = [
+const FILES: [(&str, &str); 5] = [
     (
         "pytorch_training_memory",
         include_str!("fixtures/pytorch_training_memory.jsonl"),
@@ -59,6 +72,7 @@ const FILES: [(&str, &str); 4] = [
     ("families", include_str!("fixtures/families.jsonl")),
     ("lora_rows", include_str!("fixtures/lora_rows.jsonl")),
     ("moe_aux_rows", include_str!("fixtures/moe_aux_rows.jsonl")),
+    ("quant_rows", include_str!("fixtures/quant_rows.jsonl")),
 ];
 
 struct Row {
@@ -77,12 +91,16 @@ fn config_text(model: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
-/// The model keys of a row: its preset, or its config.json as imported.
-fn model_keys(model: &str) -> Result<String, String> {
+/// The model keys of a row: its preset, the config it carries, or its
+/// config.json as imported.
+fn model_keys(model: &str, inline: &Value) -> Result<String, String> {
     if preset(model).is_some() {
         return Ok(format!("model={model}"));
     }
-    let text = config_text(model).ok_or_else(|| format!("{model}: no preset, no config"))?;
+    let text = match inline {
+        Value::Object(_) => inline.to_string(),
+        _ => config_text(model).ok_or_else(|| format!("{model}: no preset, no config"))?,
+    };
     let imported = hf_config::parse(&text).map_err(|e| format!("{model}: {e}"))?;
     let mut raw = RawQuery::default();
     for (k, v) in imported.changes() {
@@ -103,9 +121,9 @@ fn query(r: &Value) -> Result<String, String> {
     let deepseek = s("family").starts_with("deepseek");
     let mut q = format!(
         "{}&dtype={}&optim={}&batch={}&seq={}&grad_ckpt={}&attn={}&keep_outputs={}&cuda_like={}",
-        model_keys(&s("model"))?,
+        model_keys(&s("model"), &r["config"])?,
         s("dtype"),
-        s("optim"),
+        optim(&s("optim")),
         r["batch"],
         r["seq"],
         b("grad_ckpt"),
@@ -125,7 +143,34 @@ fn query(r: &Value) -> Result<String, String> {
     if b("dropout0") {
         q.push_str("&dropout=0");
     }
+    // bitsandbytes bases (quant_rows.jsonl).
+    if let Some(quant) = r["quant"].as_str() {
+        q.push_str(&format!("&quant={quant}"));
+        if b("double_quant") {
+            q.push_str("&double_quant=true");
+        }
+        if !b("kbit_prep") {
+            q.push_str("&kbit_prep=false");
+        }
+        if r["compute_dtype"].as_str() == Some("fp32") {
+            q.push_str("&bnb_compute=fp32");
+        }
+    }
+    if b("dora") {
+        q.push_str("&dora=true");
+    }
+    if b("grad_ckpt") && b("gc_reentrant") {
+        q = q.replace("grad_ckpt=true", "grad_ckpt=reentrant");
+    }
     Ok(q)
+}
+
+/// The HF Trainer's optimizer names as vramfit's.
+fn optim(name: &str) -> &str {
+    match name {
+        "adamw_bnb_8bit" => "adamw8bit",
+        other => other,
+    }
 }
 
 fn label(r: &Value) -> String {
@@ -156,6 +201,10 @@ fn label(r: &Value) -> String {
         ),
         (b("keep_outputs"), " keep".into()),
         (!b("cuda_like"), " cpu".into()),
+        (r["quant"].is_string(), format!(" {}", s("quant"))),
+        (b("double_quant"), " dq".into()),
+        (r["quant"].is_string() && b("kbit_prep"), " kbit".into()),
+        (b("dora"), " dora".into()),
         (s("mode") == "real", " real".into()),
     ] {
         if on {
@@ -170,9 +219,13 @@ fn label(r: &Value) -> String {
 /// `grouped_mm`; its config is refused by the importer, never read as
 /// grouped_mm silently).
 fn refused(r: &Value) -> bool {
-    r["model"]
+    let eager_experts = r["model"]
         .as_str()
-        .is_some_and(|m| m.ends_with("-eager-experts"))
+        .is_some_and(|m| m.ends_with("-eager-experts"));
+    // DoRA over a quantized base: refused as the issue asks (a message
+    // next to `dora`), though measured (its rows stay in the fixture).
+    let quantized_dora = r["quant"].is_string() && r["dora"].as_bool() == Some(true);
+    eager_experts || quantized_dora
 }
 
 fn rows(file: &str) -> Vec<Row> {
@@ -300,6 +353,29 @@ fn lora_targets_dropout_and_checkpointing_within_budget() {
 #[test]
 fn moe_auxiliary_loss_within_budget() {
     check_file("moe_aux_rows", 24);
+}
+
+#[test]
+fn quantized_bases_and_dora_within_budget() {
+    check_file("quant_rows", 36);
+}
+
+/// DoRA over a quantized base is refused next to the field, never
+/// estimated as something else.
+#[test]
+fn dora_over_a_quantized_base_is_refused() {
+    let (_, text) = FILES[4];
+    let mut n = 0;
+    for line in text.lines() {
+        let r: Value = serde_json::from_str(line).expect("json row");
+        if refused(&r) {
+            let q = query(&r).expect("query");
+            let err = decode_strict(&RawQuery::parse(&q)).expect_err(&q);
+            assert!(err.iter().any(|e| e.key() == Some("dora")), "{q}: {err:?}");
+            n += 1;
+        }
+    }
+    assert_eq!(n, 6);
 }
 
 /// Every family vramfit describes has at least six measured rows.
