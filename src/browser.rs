@@ -1,5 +1,6 @@
 //! The few browser calls the app makes: read and replace the URL's query,
-//! copy text. Each degrades to a no-op outside a browser window.
+//! copy text, fetch a text file. Each degrades to a no-op (or "no answer")
+//! outside a browser window.
 
 use wasm_bindgen::JsValue;
 
@@ -41,6 +42,18 @@ pub async fn copy(text: &str) -> bool {
     let Some(w) = window() else { return false };
     let promise = w.navigator().clipboard().write_text(text);
     wasm_bindgen_futures::JsFuture::from(promise).await.is_ok()
+}
+
+/// GETs `url` (a plain CORS request: no credentials, no custom headers, so
+/// no preflight) and reads the body as text. `None` when no answer came:
+/// offline, blocked, refused by CORS, or the body could not be read.
+pub async fn fetch_text(url: &str) -> Option<(u16, String)> {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+    let answer = JsFuture::from(window()?.fetch_with_str(url)).await.ok()?;
+    let response: web_sys::Response = answer.dyn_into().ok()?;
+    let body = JsFuture::from(response.text().ok()?).await.ok()?;
+    Some((response.status(), body.as_string()?))
 }
 
 /// Milliseconds since navigation start (`performance.now()`): charts stamp

@@ -3,11 +3,13 @@
 
 use crate::{browser, keys_of, Page};
 use leptos::prelude::*;
+use vramfit_core::arch::Family;
 use vramfit_core::explain::group;
 use vramfit_core::gpus::{by_kind, GpuKind};
 use vramfit_core::hf_config;
-use vramfit_core::presets::PRESETS;
+use vramfit_core::presets::{Preset, PRESETS};
 use vramfit_core::query::{self, Field, FieldKind, Group};
+use vramfit_core::scenario::ModelSpec;
 use vramfit_core::{DisplayUnit, Notice};
 
 /// Rarely changed run settings, folded under "Advanced".
@@ -26,6 +28,127 @@ fn field_error(page: Page, key: &'static str) -> Option<String> {
             _ => None,
         })
     })
+}
+
+/// What the numbers rest on for this key (true, nothing refused), one
+/// sentence per note; empty when there is none.
+fn field_note(page: Page, key: &str) -> String {
+    // `like_llama` and `hub` have no control of their own: the model's.
+    let mine = |k: &str| k == key || (key == "model" && matches!(k, "like_llama" | "hub"));
+    page.decoded.with(|d| {
+        d.notes
+            .iter()
+            .filter(|n| mine(n.key()))
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
+/// The families in the order the model picker lists them: dense models by
+/// maker, then mixtures of experts. A family not named here (a new one)
+/// follows, in `Family::ALL` order, so no preset is ever left out.
+const FAMILY_ORDER: [Family; 17] = [
+    Family::Llama,
+    Family::Qwen2,
+    Family::Qwen3,
+    Family::Mistral,
+    Family::Gemma,
+    Family::Gemma2,
+    Family::Gemma3Text,
+    Family::Phi3,
+    Family::Olmo2,
+    Family::Gpt2,
+    Family::GptBigcode,
+    Family::Mixtral,
+    Family::Qwen2Moe,
+    Family::Qwen3Moe,
+    Family::DeepseekV2,
+    Family::DeepseekV3,
+    Family::GptOss,
+];
+
+/// The presets grouped by family, in [`FAMILY_ORDER`]; empty families
+/// are left out.
+fn preset_groups() -> Vec<(Family, Vec<&'static Preset>)> {
+    let rest = Family::ALL.iter().filter(|f| !FAMILY_ORDER.contains(f));
+    FAMILY_ORDER
+        .iter()
+        .chain(rest)
+        .map(|f| {
+            (
+                *f,
+                PRESETS
+                    .iter()
+                    .filter(|p| p.arch.family == *f)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .filter(|(_, ps)| !ps.is_empty())
+        .collect()
+}
+
+/// `s` as HTML text (for the preset lists, built as markup once).
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The preset `<option>`s, in family order; with `headings`, under an
+/// `<optgroup>` per family. Markup built once: 59 options as views would
+/// cost kilobytes of code for a list that never changes.
+fn preset_options(headings: bool) -> String {
+    let mut html = String::new();
+    for (family, presets) in preset_groups() {
+        if headings {
+            html.push_str(&format!("<optgroup label=\"{}\">", escape(family.label())));
+        }
+        for p in presets {
+            html.push_str(&format!(
+                "<option value=\"{}\">{}</option>",
+                escape(p.id),
+                escape(p.name)
+            ));
+        }
+        if headings {
+            html.push_str("</optgroup>");
+        }
+    }
+    html
+}
+
+/// The model control: a search box over every preset (a datalist, in
+/// family order) and a list to browse them under a heading per family.
+fn model_control(
+    page: Page,
+    id: String,
+    err_id: String,
+    field: &'static Field,
+    value: impl Fn() -> String + Copy + Send + Sync + 'static,
+    invalid: impl Fn() -> String + Copy + Send + Sync + 'static,
+    set: impl Fn(String) + Copy + Send + Sync + 'static,
+) -> AnyView {
+    // The preset the model starts from; none for a parameter count alone.
+    let chosen = move || page.scenario.with(|s| s.preset().map_or("", |p| p.id));
+    let browse = format!(
+        "<option value=\"\" disabled>Choose a preset…</option>{}",
+        preset_options(true)
+    );
+    // The options go in before the value is set, so it can select one.
+    view! {
+        <input id=id name=field.key type="search" list="presets" autocomplete="off"
+            placeholder="search: llama 8b, qwen, gpt2…" title=field.help aria-invalid=invalid
+            aria-describedby=err_id
+            prop:value=value on:change=move |ev| set(event_target_value(&ev))/>
+        <datalist id="presets" inner_html=preset_options(false)></datalist>
+        <label for="model-browse" class="browse-label">"or browse the presets by family"</label>
+        <select id="model-browse" data-testid="model-browse" inner_html=browse prop:value=chosen
+            on:change=move |ev| set(event_target_value(&ev))>
+        </select>
+    }
+    .into_any()
 }
 
 /// One labelled control whose `name` is its query key.
@@ -53,29 +176,37 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
                     f.remove(k);
                 }
             }
+            // A hand-typed architecture is no longer the Hub's config:
+            // the link then carries the numbers alone.
+            _ if field.group == Group::Architecture => {
+                f.set(key, &v);
+                f.remove("hub");
+            }
             _ => f.set(key, &v),
         })
     };
     let error = move || field_error(page, key);
+    let note = move || field_note(page, key);
     let invalid = move || error().is_some().to_string();
+    let described_by = format!("{err_id} n-{key}");
     let control = match field.kind {
         FieldKind::Count { .. } | FieldKind::Decimal { .. } | FieldKind::Text => view! {
             <input id=id.clone() name=key type="text" inputmode=if field.kind == FieldKind::Text { "text" } else { "decimal" }
                 autocomplete="off" spellcheck="false" title=field.help aria-invalid=invalid
-                aria-describedby=err_id.clone()
+                aria-describedby=described_by.clone()
                 prop:value=value on:input=move |ev| set(event_target_value(&ev))/>
         }
         .into_any(),
         FieldKind::Toggle => view! {
             <input id=id.clone() name=key type="checkbox" title=field.help aria-invalid=invalid
-                aria-describedby=err_id.clone()
+                aria-describedby=described_by.clone()
                 prop:checked=move || value() == "true"
                 on:change=move |ev| set(event_target_checked(&ev).to_string())/>
         }
         .into_any(),
         FieldKind::Choice(options) => view! {
             <select id=id.clone() name=key title=field.help aria-invalid=invalid
-                aria-describedby=err_id.clone()
+                aria-describedby=described_by.clone()
                 prop:value=value on:change=move |ev| set(event_target_value(&ev))>
                 {options
                     .iter()
@@ -84,22 +215,12 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
             </select>
         }
         .into_any(),
-        FieldKind::Model => view! {
-            <input id=id.clone() name=key type="search" list="presets" autocomplete="off"
-                placeholder="search: llama 8b, qwen, gpt2…" title=field.help aria-invalid=invalid
-                aria-describedby=err_id.clone()
-                prop:value=value on:change=move |ev| set(event_target_value(&ev))/>
-            <datalist id="presets">
-                {PRESETS
-                    .iter()
-                    .map(|p| view! { <option value=p.id>{p.name}</option> })
-                    .collect_view()}
-            </datalist>
+        FieldKind::Model => {
+            model_control(page, id.clone(), described_by.clone(), field, value, invalid, set)
         }
-        .into_any(),
         FieldKind::Gpu => view! {
             <select id=id.clone() name=key title=field.help aria-invalid=invalid
-                aria-describedby=err_id.clone()
+                aria-describedby=described_by.clone()
                 prop:value=value on:change=move |ev| set(event_target_value(&ev))>
                 {GpuKind::ALL
                     .iter()
@@ -131,6 +252,7 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
             <p class="field-error" id=err_id data-testid=format!("error-{key}") aria-live="polite">
                 {error}
             </p>
+            <p class="field-note" id=format!("n-{key}") data-testid=format!("note-{key}")>{note}</p>
         </div>
     }
 }
@@ -183,24 +305,37 @@ pub fn ModelPanel(page: Page) -> impl IntoView {
     let model = query::field("model");
     let params = query::field("params");
     let count = move || page.scenario.with(|s| s.params());
-    let described = move || {
-        page.scenario.with(|s| match (s.preset(), s.arch) {
-            (Some(p), Some(a)) if a == p.arch => p.name.to_string(),
-            (Some(p), Some(_)) => format!("{} (modified)", p.name),
-            _ => "a parameter count alone: only the seed formula can use it".to_string(),
-        })
+    // A mixture of experts: the parameters one token goes through.
+    let active = move || {
+        page.scenario
+            .with(|s| s.arch.filter(|a| a.experts > 0).map(|a| a.active_params()))
+    };
+    // " parameters (M active per token) · what it is"
+    let line = move || {
+        // A narrow no-break space: the figure never breaks across lines.
+        let active = active().map(|n| {
+            let n = group(n).replace('\u{2009}', "\u{202F}");
+            format!(" ({n} active per token)")
+        });
+        let what = page.decoded.with(describe_model);
+        format!(" parameters{} · {what}", active.unwrap_or_default())
     };
     view! {
         <details class="panel" open=true>
             <summary><h2>"Model"</h2></summary>
             <div class="fields">
                 {model.map(|f| view! { <FieldInput field=f page=page/> })}
-                <p class="param-count" data-testid="param-count" data-count=move || count().to_string()>
-                    <strong>{move || group(count())}</strong>" parameters · "{described}
+                <p class="param-count" data-testid="param-count" data-count=move || count().to_string()
+                    data-active=move || active().map(|n| n.to_string()).unwrap_or_default()>
+                    <strong>{move || group(count())}</strong>{line}
                 </p>
-                // N alone is for the seed formula: shown without a model, or
-                // when a link gives both (to explain why it is ignored).
-                {move || page.form.with(|f| f.get("model").is_none() || f.get("params").is_some()).then(|| {
+                // N alone is for the seed formula: shown without a model (a
+                // Hub model still loading is one), or when a link gives both
+                // (to explain why it is ignored).
+                {move || page.form.with(|f| {
+                    let no_model = f.get("model").is_none() && f.get("hub").is_none();
+                    no_model || f.get("params").is_some()
+                }).then(|| {
                     params.map(|f| view! { <FieldInput field=f page=page/> })
                 })}
                 <ConfigImport page=page/>
@@ -215,14 +350,46 @@ pub fn ModelPanel(page: Page) -> impl IntoView {
     }
 }
 
-/// Applies an imported config to the form: the model's keys are replaced.
-pub fn apply_import(page: Page, imp: &hf_config::Imported) -> String {
+/// What the model is, for the parameter-count line: the preset (or the
+/// preset it was changed from), the Hub model it was loaded from, or a
+/// parameter count alone.
+fn describe_model(d: &vramfit_core::Decoded) -> String {
+    let s = &d.scenario;
+    let hub = match s.model {
+        ModelSpec::Preset { hub, .. } => hub,
+        ModelSpec::ParamsOnly { .. } => None,
+    };
+    let waiting = d
+        .notices
+        .iter()
+        .any(|n| matches!(n, Notice::HubNotLoaded { .. }));
+    match (s.preset(), s.arch, hub) {
+        (Some(p), Some(_), Some(h)) if waiting => {
+            format!(
+                "{} until the config.json of {} is loaded",
+                p.name,
+                h.as_str()
+            )
+        }
+        (Some(p), Some(a), Some(h)) if a == p.arch => {
+            format!("{} from the Hub (the {} preset)", h.as_str(), p.name)
+        }
+        (_, Some(_), Some(h)) => format!("{} from the Hub", h.as_str()),
+        (Some(p), Some(a), None) if a == p.arch => p.name.to_string(),
+        (Some(p), Some(_), None) => format!("{} (modified)", p.name),
+        _ => "a parameter count alone: only the seed formula can use it".to_string(),
+    }
+}
+
+/// Applies an imported config to the form: the model's keys are replaced
+/// by the import's, then `extra` is set (the Hub id, a link's dropout).
+pub fn apply_import(page: Page, imp: &hf_config::Imported, extra: &[(&str, String)]) -> String {
     let changes = imp.changes();
     page.form.update(|f| {
         for k in hf_config::model_keys() {
             f.remove(k);
         }
-        for (k, v) in &changes {
+        for (k, v) in changes.iter().chain(extra) {
             f.set(k, v);
         }
     });
@@ -253,7 +420,7 @@ pub enum ImportMessage {
 /// The message for one import attempt.
 pub fn import_text(page: Page, text: &str, reading: hf_config::Reading) -> ImportMessage {
     match hf_config::parse_as(text, reading) {
-        Ok(imp) => ImportMessage::Done(apply_import(page, &imp)),
+        Ok(imp) => ImportMessage::Done(apply_import(page, &imp, &[])),
         Err(e) => ImportMessage::Failed {
             why: e.to_string(),
             offer_llama: e.can_read_as_llama(),
@@ -290,18 +457,31 @@ pub fn ImportOutcome(
     }
 }
 
-/// Paste a Hugging Face config.json: its architecture replaces the fields.
+/// A Hugging Face config.json, loaded from the Hub by model id or pasted:
+/// its architecture replaces the fields.
 #[component]
 fn ConfigImport(page: Page) -> impl IntoView {
     let (text, set_text) = signal(String::new());
     let (message, set_message) = signal(None::<ImportMessage>);
     let run =
         move |reading| set_message.set(Some(import_text(page, &text.get_untracked(), reading)));
+    let section = NodeRef::<leptos::html::Details>::new();
+    let area = NodeRef::<leptos::html::Textarea>::new();
+    // "Paste it here" from the Hub box: open the paste section, focus it.
+    let open_paste = Callback::new(move |()| {
+        if let Some(d) = section.get_untracked() {
+            d.set_open(true);
+        }
+        if let Some(a) = area.get_untracked() {
+            let _ = a.focus();
+        }
+    });
     view! {
-        <details class="advanced">
+        <crate::hub::HubLoad page=page paste=open_paste/>
+        <details class="advanced" node_ref=section>
             <summary>"Paste a config.json"</summary>
             <label for="config-json" class="visually-hidden">"config.json"</label>
-            <textarea id="config-json" data-testid="config-json" rows="6" spellcheck="false"
+            <textarea id="config-json" data-testid="config-json" rows="6" spellcheck="false" node_ref=area
                 placeholder="{\"model_type\": \"llama\", \"hidden_size\": 4096, ...}"
                 prop:value=move || text.get()
                 on:input=move |ev| set_text.set(event_target_value(&ev))></textarea>

@@ -12,6 +12,7 @@ mod backend;
 mod browser;
 mod charts;
 mod form;
+mod hub;
 mod probe;
 mod results;
 

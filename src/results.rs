@@ -150,12 +150,32 @@ pub fn Totals(page: Page) -> impl IntoView {
                 )))}
             </p>
             {move || error().map(|e| view! { <p class="error" data-testid="estimate-error">{e}</p> })}
+            <Notes page=page/>
             {move || seed().map(|(s, diff)| view! {
                 <p class="seed" data-testid="seed-total" data-bytes=s.to_string()>
                     {format!("The seed formula says {} ({diff:+.0}% vs vramfit)", page.show(Bytes(s)))}
                 </p>
             })}
         </section>
+    }
+}
+
+/// What the numbers rest on (each note is also shown next to its field).
+#[component]
+fn Notes(page: Page) -> impl IntoView {
+    let notes = move || page.decoded.with(|d| d.notes.clone());
+    move || {
+        let notes = notes();
+        (!notes.is_empty()).then(|| {
+            view! {
+                <ul class="notes" data-testid="notes" aria-label="What these numbers rest on">
+                    {notes
+                        .into_iter()
+                        .map(|n| view! { <li data-key=n.key()>{n.to_string()}</li> })
+                        .collect_view()}
+                </ul>
+            }
+        })
     }
 }
 

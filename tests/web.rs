@@ -218,3 +218,105 @@ async fn a_pasted_config_selects_its_preset() {
     assert!(search.contains("model=qwen2.5-0.5b"), "{search}");
     root.remove();
 }
+
+#[wasm_bindgen_test]
+async fn a_note_is_shown_next_to_its_field_and_in_the_results() {
+    let root = mount_at("model=llama3.2-1b&seq=200000");
+    tick().await;
+    let note = "seq 200000 is longer than the 131072 tokens the model was trained for";
+    assert!(
+        text(&root, "[data-testid=note-seq]").starts_with(note),
+        "{}",
+        text(&root, "[data-testid=note-seq]")
+    );
+    assert!(text(&root, "[data-testid=notes] li[data-key=seq]").starts_with(note));
+    assert_eq!(text(&root, "[data-testid=error-seq]"), "", "not an error");
+    assert_eq!(
+        attr(&root, "[name=seq]", "aria-invalid").as_deref(),
+        Some("false")
+    );
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn a_mixture_of_experts_shows_its_active_parameters() {
+    let root = mount_at("model=mixtral-8x7b");
+    tick().await;
+    let a = vramfit_core::presets::preset("mixtral-8x7b")
+        .expect("preset")
+        .arch;
+    assert_eq!(
+        attr(&root, "[data-testid=param-count]", "data-count"),
+        Some(a.params().to_string())
+    );
+    assert_eq!(
+        attr(&root, "[data-testid=param-count]", "data-active"),
+        Some(a.active_params().to_string())
+    );
+    assert!(text(&root, "[data-testid=param-count]").contains(" active per token) · Mixtral 8x7B"));
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn the_presets_are_listed_under_their_families() {
+    let root = mount_at("model=qwen3-8b");
+    tick().await;
+    let list = root
+        .query_selector("[data-testid=model-browse]")
+        .ok()
+        .flatten()
+        .expect("the family list")
+        .inner_html();
+    let mut families: Vec<_> = vramfit_core::presets::PRESETS
+        .iter()
+        .map(|p| p.arch.family)
+        .collect();
+    families.sort_by_key(|f| f.key());
+    families.dedup();
+    assert_eq!(list.matches("<optgroup").count(), families.len());
+    assert!(
+        list.contains("<optgroup label=\"Llama\"><option value=\"llama-20m\">"),
+        "{list}"
+    );
+    // Every preset once, and the placeholder.
+    assert_eq!(
+        list.matches("<option").count(),
+        vramfit_core::presets::PRESETS.len() + 1
+    );
+    assert_eq!(
+        attr(&root, "[data-testid=model-browse] optgroup", "label").as_deref(),
+        Some("Llama")
+    );
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn an_invalid_hub_id_is_refused_before_anything_is_fetched() {
+    let root = mount_at("model=llama3.2-1b");
+    tick().await;
+    let input: web_sys::HtmlInputElement = root
+        .query_selector("[data-testid=hub-id]")
+        .ok()
+        .flatten()
+        .expect("hub id box")
+        .unchecked_into();
+    input.set_value("not an id");
+    input
+        .dispatch_event(&web_sys::Event::new("input").expect("event"))
+        .expect("dispatch");
+    click(&root, "[data-testid=hub-load]");
+    tick().await;
+    assert_eq!(
+        attr(&root, "[data-testid=hub-status]", "data-state").as_deref(),
+        Some("error")
+    );
+    assert!(text(&root, "[data-testid=hub-status]")
+        .contains("`not an id` is not a Hugging Face model id"));
+    let search = web_sys::window()
+        .expect("window")
+        .location()
+        .search()
+        .expect("search");
+    assert!(!search.contains("hub="), "{search}");
+    root.remove();
+}

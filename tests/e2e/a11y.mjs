@@ -13,7 +13,7 @@ const require = createRequire(import.meta.url);
 const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 
 /** Opens every <details>, including those rendered inside one just opened. */
-async function openAll(page) {
+export async function openAll(page) {
   for (let round = 0; round < 5; round++) {
     const opened = await page.evaluate(() => {
       const closed = [...document.querySelectorAll("details:not([open])")];
@@ -43,7 +43,7 @@ async function violations(page) {
 }
 
 /** Zero violations in the light theme, then in the dark one. */
-async function assertBothThemes(page, shot) {
+export async function assertBothThemes(page, shot) {
   const report = {};
   for (const scheme of ["light", "dark"]) {
     await page.emulateMedia({ colorScheme: scheme });

@@ -288,3 +288,58 @@ test("bad input: reasons appear as you type; a hostile link runs nothing and kee
   await page.waitForFunction(() => document.querySelector('[data-testid="error-batch"]').textContent === "");
   await shot();
 });
+
+test("notes: a sequence past the trained context is noted next to seq and in the results, not as an error", async ({ page, base, shot }) => {
+  await page.goto(`${base}?model=llama3.2-1b&seq=200000`);
+  await ui.ready(page);
+  const note = /^seq 200000 is longer than the 131072 tokens the model was trained for: it runs with rope scaling/;
+  assert.match(await page.textContent('[data-testid="note-seq"]'), note);
+  assert.match(await page.textContent('[data-testid="notes"] li[data-key="seq"]'), note);
+  assert.equal(await ui.fieldError(page, "seq"), "", "a note is not an error");
+  assert.equal(await page.getAttribute('[name="seq"]', "aria-invalid"), "false");
+  assert.equal(await ui.peakBytes(page), cli(ui.urlQuery(page)), "the estimate runs at the longer sequence");
+  await shot();
+  await ui.setField(page, "seq", "4096");
+  await page.waitForFunction(() => !document.querySelector('[data-testid="notes"]'));
+  assert.equal(await page.textContent('[data-testid="note-seq"]'), "");
+});
+
+test("a mixture of experts shows its total and its active parameters", async ({ page, base, shot }) => {
+  await page.goto(`${base}?model=mixtral-8x7b`);
+  await ui.ready(page);
+  assert.equal(await ui.attr(page, "param-count", "data-count"), "46702792704", "data-count stays the total");
+  assert.equal(await ui.attr(page, "param-count", "data-active"), "12879925248");
+  assert.match(
+    await page.textContent('[data-testid="param-count"]'),
+    /^46\u2009702\u2009792\u2009704 parameters \(12\u202f879\u202f925\u202f248 active per token\) · Mixtral 8x7B$/,
+  );
+  await shot();
+  // A dense model has no "active" part.
+  await ui.setField(page, "model", "mistral-7b");
+  await page.waitForFunction(() => document.querySelector('[data-testid="param-count"]').dataset.active === "");
+  assert.doesNotMatch(await page.textContent('[data-testid="param-count"]'), /active/);
+});
+
+test("the presets are listed by family, dense makers first, then mixtures of experts", async ({ page, base }) => {
+  await page.goto(`${base}?model=qwen3-8b`);
+  await ui.ready(page);
+  const groups = await page.$$eval("#model-browse optgroup", (gs) =>
+    gs.map((g) => ({ label: g.label, names: [...g.querySelectorAll("option")].map((o) => o.textContent) })),
+  );
+  assert.deepEqual(groups.map((g) => g.label), [
+    "Llama", "Qwen2", "Qwen3", "Mistral", "Gemma", "Gemma 2", "Gemma 3", "Phi-3", "OLMo 2", "GPT-2",
+    "GPTBigCode (StarCoder)", "Mixtral (MoE)", "Qwen2-MoE", "Qwen3-MoE", "DeepSeek-V2", "DeepSeek-V3", "gpt-oss (MoE)",
+  ]);
+  assert.ok(groups.find((g) => g.label === "Llama").names.includes("Llama 3.1 8B"));
+  // Every preset once, in the list and in the search box's suggestions, in the same order.
+  const listed = groups.flatMap((g) => g.names);
+  const searchable = await page.$$eval("#presets option", (os) => os.map((o) => o.textContent));
+  assert.deepEqual(searchable, listed);
+  assert.equal(new Set(listed).size, listed.length);
+  assert.ok(listed.length >= 59, `${listed.length} presets`);
+  // The list shows the model and picks one.
+  assert.equal(await page.inputValue("#model-browse"), "qwen3-8b");
+  await page.selectOption("#model-browse", "gemma2-9b");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("model") === "gemma2-9b");
+  assert.equal(await ui.fieldValue(page, "model"), "gemma2-9b");
+});

@@ -7,6 +7,7 @@ import * as ui from "./ui.mjs";
 import "./page.mjs";
 import "./probe.mjs";
 import "./a11y.mjs";
+import "./hub.mjs";
 
 test("set a configuration through the form; the page and the CLI agree", async ({ page, base, shot }) => {
   await page.goto(base);
