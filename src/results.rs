@@ -32,13 +32,24 @@ pub fn Verdict(page: Page) -> impl IntoView {
         .into_any(),
         Some(v) => {
             let fits = v.fits();
+            let pageable = page
+                .primary
+                .with_untracked(|e| e.as_ref().map_or(Bytes::ZERO, |e| e.pageable_bytes));
+            // bitsandbytes' paged state can leave the GPU when it runs
+            // short: the run goes on, slower.
+            let paging = !fits && v.short() <= pageable;
             view! {
-                <section class=if fits { "verdict fits" } else { "verdict short" } role="status"
-                    data-testid="fit-verdict" data-fits=fits.to_string()
+                <section class=if fits { "verdict fits" } else if paging { "verdict paging" } else { "verdict short" } role="status"
+                    data-testid="fit-verdict" data-fits=fits.to_string() data-paging=paging.to_string()
                     data-bytes=v.capacity.get().to_string()>
                     <p class="verdict-main">
                         {if fits {
                             format!("Fits, with {} to spare", page.show(v.spare()))
+                        } else if paging {
+                            format!(
+                                "Fits only by paging {} of optimizer state to host memory: slower steps",
+                                page.show(v.short())
+                            )
                         } else {
                             format!("Does not fit: short by {}", page.show(v.short()))
                         }}
@@ -150,6 +161,22 @@ pub fn Totals(page: Page) -> impl IntoView {
                 )))}
             </p>
             {move || error().map(|e| view! { <p class="error" data-testid="estimate-error">{e}</p> })}
+            {move || page.primary.with(|e| e.as_ref().filter(|e| e.host_bytes.get() > 0).map(|e| {
+                let what: Vec<&str> = e.host_terms.iter().map(|id| id.label()).collect();
+                view! {
+                    <p class="host" data-testid="host-memory" data-bytes=e.host_bytes.get().to_string()>
+                        {format!("+ {} of host memory beside the GPU's ({})", page.show(e.host_bytes), what.join("; "))}
+                    </p>
+                }
+            }))}
+            {move || page.primary.with(|e| e.as_ref().filter(|e| e.pageable_bytes.get() > 0).map(|e| view! {
+                <p class="host" data-testid="pageable" data-bytes=e.pageable_bytes.get().to_string()>
+                    {format!(
+                        "{} of it is paged optimizer state: bitsandbytes moves it to host memory when the GPU runs short",
+                        page.show(e.pageable_bytes)
+                    )}
+                </p>
+            }))}
             <Notes page=page/>
             {move || seed().map(|(s, diff)| view! {
                 <p class="seed" data-testid="seed-total" data-bytes=s.to_string()>
@@ -246,15 +273,18 @@ fn SuggestionItem(page: Page, x: Suggestion) -> impl IntoView {
         page.apply(&ch);
     };
     view! {
-        <li class=if x.fits { "fits" } else { "" }>
+        <li class=if x.fits || x.fits_paging { "fits" } else { "" }>
             <button type="button" data-testid="suggestion" data-saves=x.saves.get().to_string()
-                data-peak=x.peak.get().to_string() data-fits=x.fits.to_string() on:click=apply>
+                data-peak=x.peak.get().to_string() data-fits=x.fits.to_string()
+                data-host=x.host.get().to_string() data-gpus=x.gpus.to_string() on:click=apply>
                 {x.label.clone()}
             </button>
             <span class="saves">
                 {format!("saves {} → {}", page.show(x.saves), page.show(x.peak))}
                 {x.fits.then_some(" · fits")}
+                {x.fits_paging.then_some(" · fits by paging")}
             </span>
+            <span class="cost" data-testid="suggestion-cost">{format!("Cost: {}.", x.cost)}</span>
         </li>
     }
 }

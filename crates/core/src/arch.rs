@@ -1011,6 +1011,13 @@ impl Architecture {
     /// parameters (transformers 5 stacks them: `gate_up_proj` [E, 2f, h],
     /// `down_proj` [E, h, f]).
     pub fn for_each_tensor(&self, mut f: impl FnMut(Place, &ParamTensor)) {
+        self.walk_tensors(&mut f);
+    }
+
+    /// The one body of [`Architecture::for_each_tensor`], behind a `dyn`
+    /// callback so the page's wasm holds it once rather than once per
+    /// caller.
+    fn walk_tensors(&self, f: &mut dyn FnMut(Place, &ParamTensor)) {
         let spec = self.family.spec();
         let (h, v) = (u64::from(self.hidden), u64::from(self.vocab));
         let norm = |name, width| ParamTensor {
@@ -1035,7 +1042,7 @@ impl Architecture {
         }
         for (kind, count) in self.layer_kinds() {
             if count > 0 {
-                self.layer_tensors(kind, Place::Layers { count }, &mut f);
+                self.layer_tensors(kind, Place::Layers { count }, f);
             }
         }
         f(Place::After, &norm("norm", h));
@@ -1045,7 +1052,7 @@ impl Architecture {
     }
 
     /// One decoder layer's tensors.
-    fn layer_tensors(&self, kind: LayerKind, at: Place, f: &mut impl FnMut(Place, &ParamTensor)) {
+    fn layer_tensors(&self, kind: LayerKind, at: Place, f: &mut dyn FnMut(Place, &ParamTensor)) {
         let spec = self.family.spec();
         let (h, ff) = (u64::from(self.hidden), u64::from(self.ffn));
         let (q, kv, o) = (self.q_dim(), self.kv_dim(), self.o_dim());
@@ -1344,7 +1351,11 @@ impl Architecture {
             .into_iter()
             .find(|(_, n)| *n > 0)
             .map_or(LayerKind::Dense, |(k, _)| k);
-        self.layer_tensors(kind, Place::Layers { count: 1 }, &mut |_, t| f(t));
+        self.layer_tensors(
+            kind,
+            Place::Layers { count: 1 },
+            &mut |_, t: &ParamTensor| f(t),
+        );
     }
 
     /// Elements of the tensors outside the layers that backward reaches

@@ -923,7 +923,13 @@ pub fn model_keys() -> impl Iterator<Item = &'static str> {
         .iter()
         .filter(|f| matches!(f.group, query::Group::Model | query::Group::Architecture))
         .map(|f| f.key)
-        .chain(["dropout", "aux_loss", "quant", "double_quant", "bnb_compute"])
+        .chain([
+            "dropout",
+            "aux_loss",
+            "quant",
+            "double_quant",
+            "bnb_compute",
+        ])
 }
 
 /// Every config field the importer reads or refuses, for any family.

@@ -243,18 +243,24 @@ fn output_router_logits_turns_the_auxiliary_loss_on() {
 /// (unsloth's `*-bnb-4bit` repositories carry this `quantization_config`).
 #[test]
 fn a_prequantized_checkpoint_imports_its_quantization() {
-    let mut cfg: serde_json::Value =
-        serde_json::from_str(&fixture("llama3.1-8b")).expect("json");
+    let mut cfg: serde_json::Value = serde_json::from_str(&fixture("llama3.1-8b")).expect("json");
     cfg["quantization_config"] = serde_json::json!({
         "quant_method": "bitsandbytes", "load_in_4bit": true,
         "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true,
         "bnb_4bit_compute_dtype": "bfloat16"
     });
-    let changes = hf_config::parse(&cfg.to_string()).expect("import").changes();
-    assert!(changes.contains(&("quant", "nf4".to_string())), "{changes:?}");
+    let changes = hf_config::parse(&cfg.to_string())
+        .expect("import")
+        .changes();
+    assert!(
+        changes.contains(&("quant", "nf4".to_string())),
+        "{changes:?}"
+    );
     assert!(changes.contains(&("double_quant", "true".to_string())));
     assert!(changes.iter().all(|(k, _)| *k != "bnb_compute"));
     cfg["quantization_config"] = serde_json::json!({"quant_method": "fp8"});
-    let changes = hf_config::parse(&cfg.to_string()).expect("import").changes();
+    let changes = hf_config::parse(&cfg.to_string())
+        .expect("import")
+        .changes();
     assert!(changes.iter().all(|(k, _)| *k != "quant"), "{changes:?}");
 }

@@ -387,3 +387,25 @@ fn every_architecture_number_is_a_field() {
         assert_eq!(f.label, n.label());
     }
 }
+
+/// Every query key is documented in the README's key table (one source of
+/// truth for keys is `FIELDS`; this keeps the documentation in step).
+#[test]
+fn every_key_is_in_the_readme_table() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let table = readme
+        .split("### Query keys")
+        .nth(1)
+        .and_then(|rest| rest.split("### JSON fields").next())
+        .expect("the query keys section");
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| `")).collect();
+    for f in FIELDS {
+        let key = format!("`{}`", f.key);
+        assert!(
+            rows.iter()
+                .any(|r| r.split(" | ").next().is_some_and(|c| c.contains(&key))),
+            "README's key table lacks {key}"
+        );
+    }
+}
