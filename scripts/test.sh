@@ -15,8 +15,8 @@ cargo fmt --all -- --check
 step "clippy, native crates"
 cargo clippy --workspace --all-targets --features vramfit-core/fuzz --locked -- -D warnings
 
-step "clippy, web crate, probe and its worker (wasm32)"
-cargo clippy -p vramfit-web -p vramfit-probe-worker --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
+step "clippy, web crate, probe and the workers (wasm32)"
+cargo clippy -p vramfit-web -p vramfit-probe-worker -p vramfit-tools-worker --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
 cargo clippy -p vramfit-probe --features webgpu --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
 
 step "clippy, CLI with the native probe (wgpu)"

@@ -88,3 +88,26 @@ pub fn download_url(filename: &str, url: &str) {
     a.set_download(filename);
     a.click();
 }
+
+/// Starts the Web Worker `name` from Trunk's no-modules build next to the
+/// page (`<name>.js` and `<name>_bg.wasm`).
+pub fn spawn_worker(name: &str) -> Result<web_sys::Worker, String> {
+    let href = window()
+        .and_then(|w| w.location().href().ok())
+        .ok_or("no page location")?;
+    let base = web_sys::Url::new_with_base(".", &href)
+        .map_err(|_| "bad page location")?
+        .href();
+    let script = format!(
+        "importScripts({js:?}); wasm_bindgen({wasm:?});",
+        js = format!("{base}{name}.js"),
+        wasm = format!("{base}{name}_bg.wasm")
+    );
+    let parts = js_sys::Array::of1(&JsValue::from_str(&script));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type("text/javascript");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts)
+        .map_err(|_| "could not build the worker script")?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "no blob URLs")?;
+    web_sys::Worker::new(&url).map_err(|_| "this browser could not start a worker".to_string())
+}

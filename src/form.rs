@@ -10,6 +10,7 @@ use vramfit_core::hf_config;
 use vramfit_core::presets::{Preset, PRESETS};
 use vramfit_core::query::{self, Field, FieldKind, Group};
 use vramfit_core::scenario::ModelSpec;
+use vramfit_core::tools::{ToolReply, ToolRequest};
 use vramfit_core::{DisplayUnit, Notice};
 
 /// Rarely changed run settings, folded under "Advanced".
@@ -382,31 +383,20 @@ fn describe_model(d: &vramfit_core::Decoded) -> String {
 }
 
 /// Applies an imported config to the form: the model's keys are replaced
-/// by the import's, then `extra` is set (the Hub id, a link's dropout).
-pub fn apply_import(page: Page, imp: &hf_config::Imported, extra: &[(&str, String)]) -> String {
-    let changes = imp.changes();
+/// by the import's `changes`, then `extra` is set (the Hub id, a link's
+/// dropout).
+pub fn apply_import(page: Page, changes: &[(String, String)], extra: &[(&str, String)]) {
     page.form.update(|f| {
         for k in hf_config::model_keys() {
             f.remove(k);
         }
-        for (k, v) in changes.iter().chain(extra) {
+        for (k, v) in changes {
+            f.set(k, v);
+        }
+        for (k, v) in extra {
             f.set(k, v);
         }
     });
-    let preset = PRESETS.iter().find(|p| p.arch == imp.arch);
-    format!(
-        "Imported `{}`: {} parameters{}{}.",
-        imp.model_type,
-        group(imp.arch.params()),
-        preset
-            .map(|p| format!(", the {} preset", p.name))
-            .unwrap_or_default(),
-        if imp.assumed.is_some() {
-            ", estimated as a Llama-like decoder (your choice)"
-        } else {
-            ""
-        }
-    )
 }
 
 /// What an import said: done, or why not (and whether reading it as
@@ -417,13 +407,21 @@ pub enum ImportMessage {
     Failed { why: String, offer_llama: bool },
 }
 
-/// The message for one import attempt.
-pub fn import_text(page: Page, text: &str, reading: hf_config::Reading) -> ImportMessage {
-    match hf_config::parse_as(text, reading) {
-        Ok(imp) => ImportMessage::Done(apply_import(page, &imp, &[])),
-        Err(e) => ImportMessage::Failed {
-            why: e.to_string(),
-            offer_llama: e.can_read_as_llama(),
+/// Imports `text` (in the tools worker) and says how it went.
+pub async fn import_text(page: Page, text: String, reading: hf_config::Reading) -> ImportMessage {
+    match crate::tools::ask(&ToolRequest::Import { text, reading }).await {
+        Ok(ToolReply::Imported { summary, changes }) => {
+            apply_import(page, &changes, &[]);
+            ImportMessage::Done(summary)
+        }
+        Ok(ToolReply::Refused { why, offer_llama }) => ImportMessage::Failed { why, offer_llama },
+        Ok(_) => ImportMessage::Failed {
+            why: "the import worker answered another question: reload the page".to_string(),
+            offer_llama: false,
+        },
+        Err(why) => ImportMessage::Failed {
+            why,
+            offer_llama: false,
         },
     }
 }
@@ -463,8 +461,13 @@ pub fn ImportOutcome(
 fn ConfigImport(page: Page) -> impl IntoView {
     let (text, set_text) = signal(String::new());
     let (message, set_message) = signal(None::<ImportMessage>);
-    let run =
-        move |reading| set_message.set(Some(import_text(page, &text.get_untracked(), reading)));
+    let run = move |reading| {
+        let text = text.get_untracked();
+        leptos::task::spawn_local(async move {
+            let m = import_text(page, text, reading).await;
+            set_message.set(Some(m));
+        });
+    };
     let section = NodeRef::<leptos::html::Details>::new();
     let area = NodeRef::<leptos::html::Textarea>::new();
     // "Paste it here" from the Hub box: open the paste section, focus it.

@@ -8,8 +8,9 @@
 use crate::form::apply_import;
 use crate::{browser, Page};
 use leptos::prelude::*;
-use vramfit_core::hf_config::{self, ConfigError, Reading};
+use vramfit_core::hf_config::Reading;
 use vramfit_core::scenario::HubId;
+use vramfit_core::tools::{ToolReply, ToolRequest};
 use vramfit_core::Notice;
 
 /// The Hub the page reads configs from. The end-to-end tests route this
@@ -29,8 +30,12 @@ pub enum LoadError {
     /// Any other HTTP status.
     Status(u16),
     /// An answer that is not a config vramfit can use (not JSON, not a
-    /// causal language model, a field it does not model…).
-    Config(ConfigError),
+    /// causal language model, a field it does not model…): the importer's
+    /// reason.
+    Config(String),
+    /// The import worker could not read it (it did not start, or answered
+    /// something else): the reason.
+    Worker(String),
 }
 
 impl LoadError {
@@ -55,13 +60,17 @@ impl LoadError {
                  config.json below."
             ),
             LoadError::Config(e) => format!("`{id}` on the Hub: {e}"),
+            LoadError::Worker(e) => format!("`{id}` was loaded, but {e}"),
         }
     }
 
     /// Whether the user can get the file another way (the links to open it
     /// on the Hub and to paste it are offered).
     fn paste_instead(&self) -> bool {
-        !matches!(self, LoadError::NotFound | LoadError::Config(_))
+        !matches!(
+            self,
+            LoadError::NotFound | LoadError::Config(_) | LoadError::Worker(_)
+        )
     }
 }
 
@@ -162,10 +171,15 @@ impl Ctx {
                 return;
             }
             let next = match answer(fetched) {
-                Ok(text) => self.finish(id, text, Reading::AsItSays, origin),
-                Err(e) => failed(id, &e),
+                Ok(text) => {
+                    self.finish(id, text, Reading::AsItSays, origin, ticket)
+                        .await
+                }
+                Err(e) => Some(failed(id, &e)),
             };
-            self.state.set(next);
+            if let Some(next) = next {
+                self.state.set(next);
+            }
         });
     }
 
@@ -187,52 +201,85 @@ impl Ctx {
             .flatten()
     }
 
-    /// Imports the fetched text: on success the model's keys are replaced
-    /// and `hub` set; otherwise the text is kept for the Llama-like choice.
-    fn finish(self, id: HubId, text: String, reading: Reading, origin: Origin) -> HubState {
-        match hf_config::parse_as(&text, reading) {
-            Ok(imp) => {
-                let mut extra = vec![("hub", id.as_str().to_string())];
-                if origin == Origin::Link {
-                    // The link's own dropout is a run setting the user may
-                    // have changed after the import: it stays.
-                    let dropout = self
-                        .page
-                        .form
-                        .with_untracked(|f| f.get("dropout").map(str::to_string));
-                    extra.extend(dropout.map(|d| ("dropout", d)));
+    /// Imports the fetched text (in the tools worker): on success the
+    /// model's keys are replaced and `hub` set; otherwise the text is kept
+    /// for the Llama-like choice. `None` when request `ticket` was replaced
+    /// by a later one while the worker read it.
+    async fn finish(
+        self,
+        id: HubId,
+        text: String,
+        mut reading: Reading,
+        origin: Origin,
+        ticket: u32,
+    ) -> Option<HubState> {
+        loop {
+            let request = ToolRequest::Import {
+                text: text.clone(),
+                reading,
+            };
+            let reply = crate::tools::ask(&request).await;
+            if self.latest.try_get_value() != Some(ticket) {
+                return None;
+            }
+            return Some(match reply {
+                Ok(ToolReply::Imported { summary, changes }) => {
+                    let mut extra = vec![("hub", id.as_str().to_string())];
+                    if origin == Origin::Link {
+                        // The link's own dropout is a run setting the user
+                        // may have changed after the import: it stays.
+                        let dropout = self
+                            .page
+                            .form
+                            .with_untracked(|f| f.get("dropout").map(str::to_string));
+                        extra.extend(dropout.map(|d| ("dropout", d)));
+                    }
+                    apply_import(self.page, &changes, &extra);
+                    self.fetched.set_value(None);
+                    HubState::Done {
+                        id,
+                        text: format!("Loaded from the Hub. {summary}"),
+                    }
                 }
-                let summary = apply_import(self.page, &imp, &extra);
-                self.fetched.set_value(None);
-                HubState::Done {
+                Ok(ToolReply::Refused { offer_llama, .. })
+                    if offer_llama
+                        && reading == Reading::AsItSays
+                        && self.link_chose_llama(origin) =>
+                {
+                    reading = Reading::AsLlama;
+                    continue;
+                }
+                Ok(ToolReply::Refused { why, offer_llama }) => {
+                    self.fetched.set_value(Some((id, text, origin)));
+                    HubState::Failed {
+                        why: LoadError::Config(why).message(id),
+                        offer_llama,
+                        paste: None,
+                    }
+                }
+                Ok(_) => failed(
                     id,
-                    text: format!("Loaded from the Hub. {summary}"),
-                }
-            }
-            Err(e)
-                if e.can_read_as_llama()
-                    && reading == Reading::AsItSays
-                    && self.link_chose_llama(origin) =>
-            {
-                self.finish(id, text, Reading::AsLlama, origin)
-            }
-            Err(e) => {
-                let offer_llama = e.can_read_as_llama();
-                self.fetched.set_value(Some((id, text, origin)));
-                HubState::Failed {
-                    why: LoadError::Config(e).message(id),
-                    offer_llama,
-                    paste: None,
-                }
-            }
+                    &LoadError::Worker(
+                        "the import worker answered another question: reload the page".into(),
+                    ),
+                ),
+                Err(why) => failed(id, &LoadError::Worker(why)),
+            });
         }
     }
 
     /// The user chose to read the last fetched config as Llama-like.
     fn as_llama(self) {
         if let Some((id, text, origin)) = self.fetched.get_value() {
-            let next = self.finish(id, text, Reading::AsLlama, origin);
-            self.state.set(next);
+            let ticket = self.latest.get_value();
+            leptos::task::spawn_local(async move {
+                if let Some(next) = self
+                    .finish(id, text, Reading::AsLlama, origin, ticket)
+                    .await
+                {
+                    self.state.set(next);
+                }
+            });
         }
     }
 }
@@ -261,7 +308,7 @@ fn model_id(typed: &str) -> &str {
 }
 
 /// What the user typed, short and clean enough to quote.
-fn clip(s: &str) -> String {
+pub(crate) fn clip(s: &str) -> String {
     let clean: String = s
         .chars()
         .map(|c| if c.is_control() { '\u{FFFD}' } else { c })

@@ -15,6 +15,7 @@ mod form;
 mod hub;
 mod probe;
 mod results;
+mod tools;
 
 use leptos::prelude::*;
 use vramfit_core::query::{self, Group, FIELDS};

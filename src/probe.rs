@@ -21,8 +21,8 @@ use std::rc::Rc;
 use vramfit_core::Bytes;
 use vramfit_probe::protocol::{decode, encode, Reply, Request};
 use vramfit_probe::{
-    document_json, json_data_url, AdapterReport, Outcome, ProbeConfig, ProbeResult, Progress,
-    FALLBACK_CEILING, FALLBACK_NOTE,
+    json_data_url, AdapterReport, Outcome, ProbeConfig, ProbeResult, Progress, FALLBACK_CEILING,
+    FALLBACK_NOTE,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -66,28 +66,6 @@ impl Client {
     }
 }
 
-/// Starts the worker from Trunk's no-modules build next to the page.
-fn spawn_worker() -> Result<web_sys::Worker, String> {
-    let href = web_sys::window()
-        .and_then(|w| w.location().href().ok())
-        .ok_or("no page location")?;
-    let base = web_sys::Url::new_with_base(".", &href)
-        .map_err(|_| "bad page location")?
-        .href();
-    let script = format!(
-        "importScripts({js:?}); wasm_bindgen({wasm:?});",
-        js = format!("{base}vramfit-probe-worker.js"),
-        wasm = format!("{base}vramfit-probe-worker_bg.wasm")
-    );
-    let parts = js_sys::Array::of1(&JsValue::from_str(&script));
-    let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type("text/javascript");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts)
-        .map_err(|_| "could not build the worker script")?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "no blob URLs")?;
-    web_sys::Worker::new(&url).map_err(|_| "this browser could not start a worker".to_string())
-}
-
 /// What a run is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -111,11 +89,16 @@ fn typed(text: &str, unit: u64, what: &str) -> Result<Option<Bytes>, String> {
     if t.is_empty() {
         return Ok(None);
     }
-    match t.parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x * (unit as f64) < 1e15 => {
-            Ok(Some(Bytes((x * unit as f64) as u64)))
-        }
-        _ => Err(format!("{what}: `{t}` is not a positive number")),
+    let bytes = vramfit_core::units::Decimal::parse(t)
+        .filter(|d| !d.negative)
+        .and_then(|d| d.times_floor(unit))
+        .filter(|&b| b > 0 && b < 1_000_000_000_000_000);
+    match bytes.and_then(|b| u64::try_from(b).ok()) {
+        Some(b) => Ok(Some(Bytes(b))),
+        None => Err(format!(
+            "{what}: `{}` is not a positive number",
+            crate::hub::clip(t)
+        )),
     }
 }
 
@@ -253,13 +236,21 @@ pub fn ProbePanel(
     let chunk_text = RwSignal::new(String::new());
     let client: Rc<RefCell<Option<Client>>> = Rc::new(RefCell::new(None));
 
+    // The JSON documents to export, written by the worker: the adapter's
+    // report, then the last probe's.
+    let report_json = RwSignal::new(String::new());
+    let done_json = RwSignal::new(String::new());
     let on_reply = move |reply: Reply| match reply {
         Reply::Ready => {}
-        Reply::Report { report } => adapter.set(Adapter::Ready(report)),
+        Reply::Report { report, json } => {
+            report_json.set(json);
+            adapter.set(Adapter::Ready(report));
+        }
         Reply::Missing { outcome } => adapter.set(Adapter::Missing(outcome)),
         Reply::Progress { progress } => run.set(Run::Running(progress)),
-        Reply::Done { result } => {
+        Reply::Done { result, json } => {
             if let Some((cfg, mode)) = started.get_untracked() {
+                done_json.set(json);
                 run.set(Run::Done(result, cfg, mode));
             }
         }
@@ -272,7 +263,7 @@ pub fn ProbePanel(
                 return;
             }
             adapter.set(Adapter::Asking);
-            let worker = match spawn_worker() {
+            let worker = match crate::browser::spawn_worker("vramfit-probe-worker") {
                 Ok(w) => w,
                 Err(e) => return adapter.set(Adapter::Broken(e)),
             };
@@ -397,8 +388,8 @@ pub fn ProbePanel(
     };
 
     let export = Signal::derive(move || match (adapter.get(), run.get()) {
-        (Adapter::Ready(r), Run::Done(res, cfg, _)) => document_json(&r, &cfg, &res),
-        (Adapter::Ready(r), _) => r.to_json(),
+        (Adapter::Ready(_), Run::Done(..)) => done_json.get(),
+        (Adapter::Ready(_), _) => report_json.get(),
         _ => String::new(),
     });
 

@@ -308,6 +308,7 @@ pub fn Breakdown(page: Page) -> impl IntoView {
         page.primary
             .with(|e| e.as_ref().map_or(1, |e| e.peak_total_bytes.get().max(1)))
     };
+    let (export_error, set_export_error) = signal(None::<String>);
     let export = move |kind: &'static str| {
         let Some(e) = page.primary.get_untracked() else {
             return;
@@ -316,10 +317,20 @@ pub fn Breakdown(page: Page) -> impl IntoView {
         match kind {
             "csv" => browser::download("vramfit-breakdown.csv", "text/csv", &explain::csv(&s, &e)),
             _ => {
-                let all = page.estimates.get_untracked();
-                if let Ok(doc) = all.document(&s) {
-                    browser::download("vramfit-estimate.json", "application/json", &doc.to_json());
-                }
+                // Written by the tools worker, which carries the JSON code.
+                let query = page.form.with_untracked(|f| f.to_query_string());
+                leptos::task::spawn_local(async move {
+                    use vramfit_core::tools::{ToolReply, ToolRequest};
+                    let failed = match crate::tools::ask(&ToolRequest::Export { query }).await {
+                        Ok(ToolReply::Exported { json }) => {
+                            browser::download("vramfit-estimate.json", "application/json", &json);
+                            None
+                        }
+                        Ok(ToolReply::NotExported { why }) | Err(why) => Some(why),
+                        Ok(_) => Some("the export worker answered another question".to_string()),
+                    };
+                    set_export_error.set(failed);
+                });
             }
         }
     };
@@ -361,6 +372,9 @@ pub fn Breakdown(page: Page) -> impl IntoView {
                 <button type="button" data-testid="export-csv" on:click=move |_| export("csv")>"Download CSV"</button>
                 <button type="button" data-testid="export-json" on:click=move |_| export("json")>"Download JSON"</button>
             </div>
+            {move || export_error.get().map(|why| view! {
+                <p class="field-error" data-testid="export-error" aria-live="polite">{format!("No JSON: {why}")}</p>
+            })}
         </section>
     }
 }

@@ -190,36 +190,6 @@ async fn a_suggestion_applies_its_change() {
 }
 
 #[wasm_bindgen_test]
-async fn a_pasted_config_selects_its_preset() {
-    let root = mount_at("model=gpt2-124m");
-    tick().await;
-    let area: web_sys::HtmlTextAreaElement = root
-        .query_selector("[data-testid=config-json]")
-        .ok()
-        .flatten()
-        .expect("textarea")
-        .unchecked_into();
-    area.set_value(include_str!(
-        "../crates/core/tests/fixtures/hf_configs/qwen2.5-0.5b.json"
-    ));
-    area.dispatch_event(&web_sys::Event::new("input").expect("event"))
-        .expect("dispatch");
-    click(&root, "[data-testid=config-import]");
-    tick().await;
-    assert_eq!(
-        attr(&root, "[data-testid=param-count]", "data-count").as_deref(),
-        Some("494032768")
-    );
-    let search = web_sys::window()
-        .expect("window")
-        .location()
-        .search()
-        .expect("search");
-    assert!(search.contains("model=qwen2.5-0.5b"), "{search}");
-    root.remove();
-}
-
-#[wasm_bindgen_test]
 async fn a_note_is_shown_next_to_its_field_and_in_the_results() {
     let root = mount_at("model=llama3.2-1b&seq=200000");
     tick().await;

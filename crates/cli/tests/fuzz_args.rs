@@ -46,6 +46,10 @@ fn generated_argument_vectors() {
                 2 => "--as-llama".into(),
                 3 => "--bogus".into(),
                 4 => "-h".into(),
+                // First, with the probe built in, it would run a real
+                // probe (GPU memory, seconds): its own tests cover that
+                // path (src/probe_cmd.rs); here it is an argument.
+                5 if args.is_empty() && cfg!(feature = "probe") => "--text".into(),
                 5 => "probe".into(),
                 6 => not_utf8(),
                 7 => "--config".into(),

@@ -249,13 +249,13 @@ impl fmt::Display for ArchError {
                 f,
                 "{} has no {}: it must be 0",
                 family.label(),
-                num.label().to_lowercase()
+                num.label().to_ascii_lowercase()
             ),
             ArchError::Needed { num, family } => write!(
                 f,
                 "{} needs {} ({}) of at least 1",
                 family.label(),
-                num.label().to_lowercase(),
+                num.label().to_ascii_lowercase(),
                 num.key()
             ),
             ArchError::ExpertsPerToken { k, experts } => write!(

@@ -23,7 +23,9 @@ pub mod seed;
 pub mod solve;
 pub mod steps;
 pub mod terms;
+pub mod tools;
 pub mod units;
+pub mod wire;
 
 pub use query::{decode, decode_strict, encode, Decoded, Notice, RawQuery};
 pub use report::{Component, Components, Estimate, Method, Moment, Phase, PhaseReport};

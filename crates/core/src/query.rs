@@ -14,7 +14,7 @@ use crate::scenario::{
     LoraRank, ModelSpec, Offload, Optimizer, Overhead, Parallel, ParamCount, Prob, Quant, Scenario,
     SeqLen, ShortText, Training, View, ZeroStage,
 };
-use crate::units::{Bytes, DisplayUnit, GIB};
+use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
 use std::fmt;
 
 /// Longest value accepted for any key; longer ones are rejected unread.
@@ -1212,9 +1212,6 @@ fn format_prob(p: Prob) -> String {
         .unwrap_or_else(|| s.to_string())
 }
 
-/// Largest integer an f64 holds exactly; counts above it must be typed as digits.
-const F64_EXACT: f64 = 9_007_199_254_740_992.0;
-
 /// Reads a whole count in `min..=max`.
 ///
 /// Plain counts (`suffixes == false`: batch, seq, layers, ...) are digits
@@ -1239,35 +1236,30 @@ pub fn parse_count(v: &str, suffixes: bool, min: u64, max: u64) -> Result<u64, F
     let n = if v.bytes().all(|c| c.is_ascii_digit()) {
         v.parse::<u64>().map_err(|_| too_large())?
     } else {
-        let (num, scale) = match v.char_indices().last() {
+        let (num, shift) = match v.char_indices().last() {
             Some((i, c)) if suffixes && c.is_ascii_alphabetic() => {
-                let scale = match c.to_ascii_lowercase() {
-                    'k' => 1e3,
-                    'm' => 1e6,
-                    'b' | 'g' => 1e9,
-                    't' => 1e12,
+                let shift = match c.to_ascii_lowercase() {
+                    'k' => 3,
+                    'm' => 6,
+                    'b' | 'g' => 9,
+                    't' => 12,
                     _ => return Err(FieldError::NotANumber),
                 };
-                (&v[..i], scale)
+                (&v[..i], shift)
             }
-            _ => (v, 1.0),
+            _ => (v, 0),
         };
-        // Only plain decimal syntax: no "inf", "nan" or hex.
-        let plain = num
-            .bytes()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'-' | b'+'));
-        if !plain || !num.bytes().any(|c| c.is_ascii_digit()) {
-            return Err(FieldError::NotANumber);
-        }
-        let x = num.parse::<f64>().map_err(|_| FieldError::NotANumber)? * scale;
-        if !x.is_finite() {
-            return Err(FieldError::NotANumber);
-        }
-        if x < 0.0 {
+        // Plain decimal syntax only (no "inf", "nan" or hex), read exactly.
+        let x = Decimal::parse(num).ok_or(FieldError::NotANumber)?;
+        if x.negative && !x.is_zero() {
             return Err(too_small());
         }
-        if x.fract() != 0.0 {
-            return Err(FieldError::NotWhole);
+        let n = x.count(shift).map_err(|e| match e {
+            NotCount::NotWhole => FieldError::NotWhole,
+            NotCount::TooLarge => too_large(),
+        });
+        if matches!(n, Err(FieldError::NotWhole)) {
+            return n;
         }
         if num.starts_with(['+', '-']) {
             // `+8`, `-0`: a sign on a count is a typo, not a value.
@@ -1276,13 +1268,7 @@ pub fn parse_count(v: &str, suffixes: bool, min: u64, max: u64) -> Result<u64, F
         if !suffixes {
             return Err(FieldError::DigitsOnly);
         }
-        if x < min as f64 {
-            return Err(too_small());
-        }
-        if x > max as f64 || x > F64_EXACT {
-            return Err(too_large());
-        }
-        x as u64
+        n?
     };
     if n < min {
         Err(too_small())

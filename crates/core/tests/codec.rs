@@ -79,7 +79,41 @@ fn counts() {
     check_small("65536", Ok(65_536));
     check_small("65537", Err(max()));
     check_small("1e5", Err(DigitsOnly));
-    check_small("1e400", Err(NotANumber));
+    // Read exactly (no f64): far past f64's range is still a number.
+    check_small("1e400", Err(DigitsOnly));
+    check_small("1e-400", Err(NotWhole));
+    check_small("0e999999999999", Err(DigitsOnly));
+    check_small("e5", Err(NotANumber));
+    check_small(".", Err(NotANumber));
+    check_small("1e", Err(NotANumber));
+    check_small("inf", Err(NotANumber));
+    check_small("0x10", Err(NotANumber));
+    check_small("1.5", Err(NotWhole));
+    check_small("1.50e1", Err(DigitsOnly));
+    // Counts typed with decimals and suffixes are exact past 2^53.
+    check_count("1.5e9", true, Ok(1_500_000_000));
+    check_count("1.5B", true, Ok(1_500_000_000));
+    check_count("0.5k", true, Ok(500));
+    check_count("12345678.9012345678901M", true, Err(NotWhole));
+    check_count("9007199254740993e0", true, Ok(9_007_199_254_740_993));
+    check_count("18446744073709551615e0", true, Ok(u64::MAX));
+    check_count(
+        "18446744073709551616e0",
+        true,
+        Err(TooLarge {
+            max: u64::MAX.to_string(),
+        }),
+    );
+    check_count("1e-400", true, Err(NotWhole));
+    check_count(
+        "1e400",
+        true,
+        Err(TooLarge {
+            max: u64::MAX.to_string(),
+        }),
+    );
+    check_count("1.0e-0", true, Ok(1));
+    check_count("-0.0", true, Err(Signed));
 }
 
 #[test]
@@ -408,4 +442,23 @@ fn every_key_is_in_the_readme_table() {
             "README's key table lacks {key}"
         );
     }
+}
+
+/// Sizes typed in the probe panel (GiB, MiB), read exactly and rounded
+/// down to whole bytes.
+#[test]
+fn decimals_times_a_unit() {
+    use vramfit_core::units::Decimal;
+    let check = |t: &str, unit: u64, expected: Option<u128>| {
+        let got = Decimal::parse(t).and_then(|d| d.times_floor(unit));
+        assert_eq!(got, expected, "{t:?} × {unit}");
+    };
+    check("1.5", 1 << 30, Some(3 << 29));
+    check("0.001", 1 << 30, Some(1_073_741));
+    check("2e3", 1 << 20, Some(2000 << 20));
+    check("1e-40", 1 << 30, Some(0));
+    check("1e40", 1 << 30, None);
+    check("", 1, None);
+    check("1.2.3", 1, None);
+    check("١", 1, None);
 }

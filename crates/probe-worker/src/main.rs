@@ -1,14 +1,15 @@
-//! The probe's Web Worker. The page posts [`Request`]s as JSON; this answers
-//! with [`Reply`]s: the adapter report, progress after every chunk, and the
+//! The probe's Web Worker. The page posts [`Request`]s; this answers with
+//! [`Reply`]s: the adapter report, progress after every chunk, and the
 //! result. wgpu lives here only, so the page downloads it when the probe is
 //! opened, and allocation never blocks the page's thread.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 #[cfg(target_arch = "wasm32")]
 mod worker {
-    use std::cell::Cell;
+    use std::cell::{Cell, RefCell};
     use std::rc::Rc;
     use vramfit_probe::protocol::{decode, encode, Reply, Request};
+    use vramfit_probe::AdapterReport;
     use wasm_bindgen::prelude::*;
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -22,6 +23,8 @@ mod worker {
         let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
         let cancel = Rc::new(Cell::new(false));
         let running = Rc::new(Cell::new(false));
+        // The adapter last reported, for the probe's JSON document.
+        let adapter: Rc<RefCell<AdapterReport>> = Rc::default();
         let handler = {
             let scope = scope.clone();
             Closure::<dyn Fn(MessageEvent)>::new(move |msg: MessageEvent| {
@@ -32,10 +35,16 @@ mod worker {
                 match request {
                     Request::Cancel => cancel.set(true),
                     Request::Report => {
-                        let scope = scope.clone();
+                        let (scope, adapter) = (scope.clone(), adapter.clone());
                         wasm_bindgen_futures::spawn_local(async move {
                             let reply = match vramfit_probe::report().await {
-                                Ok(report) => Reply::Report { report },
+                                Ok(report) => {
+                                    adapter.replace(report.clone());
+                                    Reply::Report {
+                                        json: report.to_json(),
+                                        report,
+                                    }
+                                }
                                 Err(outcome) => Reply::Missing { outcome },
                             };
                             post(&scope, &reply);
@@ -45,8 +54,12 @@ mod worker {
                     Request::Probe { config } if !running.get() => {
                         cancel.set(false);
                         running.set(true);
-                        let (scope, cancel, running) =
-                            (scope.clone(), cancel.clone(), running.clone());
+                        let (scope, cancel, running, adapter) = (
+                            scope.clone(),
+                            cancel.clone(),
+                            running.clone(),
+                            adapter.clone(),
+                        );
                         wasm_bindgen_futures::spawn_local(async move {
                             let progress_scope = scope.clone();
                             let result = vramfit_probe::probe(
@@ -58,7 +71,9 @@ mod worker {
                             )
                             .await;
                             running.set(false);
-                            post(&scope, &Reply::Done { result });
+                            let json =
+                                vramfit_probe::document_json(&adapter.borrow(), &config, &result);
+                            post(&scope, &Reply::Done { result, json });
                         });
                     }
                     Request::Probe { .. } => {}

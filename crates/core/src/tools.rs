@@ -1,0 +1,198 @@
+//! What the page asks of its tools worker: reading a `config.json` and
+//! writing the estimate as JSON. Both need a JSON library the page itself
+//! does not carry (ARCHITECTURE.md, "the page stays small"): the page sends
+//! a [`ToolRequest`] as [`crate::wire`] text, the worker answers with
+//! [`answer`], and the page reads the [`ToolReply`]. Pure and tested
+//! natively, like the rest of the core.
+
+use crate::explain::group;
+use crate::hf_config::{self, Reading};
+use crate::presets::PRESETS;
+use crate::query::{self, RawQuery};
+use crate::wire::{Reader, Writer};
+use crate::Estimates;
+
+/// A request to the tools worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolRequest {
+    /// Read a `config.json` text.
+    Import { text: String, reading: Reading },
+    /// The estimate of the page's query (as typed) as a JSON document,
+    /// the same as `vramfit --json`.
+    Export { query: String },
+}
+
+/// The worker's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolReply {
+    /// The worker's wasm is loaded and listening (sent once, first).
+    Ready,
+    /// The config was read: set these keys after removing the model's
+    /// ([`hf_config::model_keys`]); `summary` says what was imported.
+    Imported {
+        summary: String,
+        changes: Vec<(String, String)>,
+    },
+    /// The config was not read, and why; `offer_llama` when reading it as
+    /// a Llama-like decoder is a choice to offer.
+    Refused { why: String, offer_llama: bool },
+    /// The estimate as pretty-printed JSON.
+    Exported { json: String },
+    /// No estimate to export, and why.
+    NotExported { why: String },
+}
+
+/// The worker's whole job: one reply per request.
+pub fn answer(request: &ToolRequest) -> ToolReply {
+    match request {
+        ToolRequest::Import { text, reading } => import(text, *reading),
+        ToolRequest::Export { query } => export(query),
+    }
+}
+
+fn import(text: &str, reading: Reading) -> ToolReply {
+    match hf_config::parse_as(text, reading) {
+        Ok(imp) => {
+            let preset = PRESETS.iter().find(|p| p.arch == imp.arch);
+            let summary = format!(
+                "Imported `{}`: {} parameters{}{}.",
+                imp.model_type,
+                group(imp.arch.params()),
+                preset
+                    .map(|p| format!(", the {} preset", p.name))
+                    .unwrap_or_default(),
+                if imp.assumed.is_some() {
+                    ", estimated as a Llama-like decoder (your choice)"
+                } else {
+                    ""
+                }
+            );
+            let changes = imp
+                .changes()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            ToolReply::Imported { summary, changes }
+        }
+        Err(e) => ToolReply::Refused {
+            why: e.to_string(),
+            offer_llama: e.can_read_as_llama(),
+        },
+    }
+}
+
+/// The document `vramfit --json` prints for `query`, with the notes the
+/// decoder made (a query with errors is estimated as the page shows it:
+/// each wrong field at its default).
+fn export(query: &str) -> ToolReply {
+    let decoded = query::decode(&RawQuery::parse(query));
+    let all = Estimates::new(&decoded.scenario);
+    match all.document(&decoded.scenario) {
+        Ok(mut doc) => {
+            doc.notes
+                .extend(decoded.notes.iter().map(ToString::to_string));
+            ToolReply::Exported {
+                json: doc.to_json(),
+            }
+        }
+        Err(e) => ToolReply::NotExported { why: e.to_string() },
+    }
+}
+
+fn reading_key(r: Reading) -> &'static str {
+    match r {
+        Reading::AsItSays => "as-it-says",
+        Reading::AsLlama => "as-llama",
+    }
+}
+
+impl ToolRequest {
+    pub fn encode(&self) -> String {
+        match self {
+            ToolRequest::Import { text, reading } => Writer::new()
+                .text("import")
+                .text(reading_key(*reading))
+                .text(text),
+            ToolRequest::Export { query } => Writer::new().text("export").text(query),
+        }
+        .finish()
+    }
+
+    /// `None` for anything that is not a request.
+    pub fn decode(message: &str) -> Option<ToolRequest> {
+        let mut r = Reader::new(message);
+        let request = match r.text()? {
+            "import" => {
+                let reading = match r.text()? {
+                    "as-it-says" => Reading::AsItSays,
+                    "as-llama" => Reading::AsLlama,
+                    _ => return None,
+                };
+                let text = r.text()?.to_string();
+                ToolRequest::Import { text, reading }
+            }
+            "export" => ToolRequest::Export {
+                query: r.text()?.to_string(),
+            },
+            _ => return None,
+        };
+        r.done(request)
+    }
+}
+
+impl ToolReply {
+    pub fn encode(&self) -> String {
+        match self {
+            ToolReply::Ready => Writer::new().text("ready"),
+            ToolReply::Imported { summary, changes } => {
+                let mut w = Writer::new()
+                    .text("imported")
+                    .text(summary)
+                    .num(changes.len());
+                for (k, v) in changes {
+                    w = w.text(k).text(v);
+                }
+                w
+            }
+            ToolReply::Refused { why, offer_llama } => {
+                Writer::new().text("refused").text(why).num(offer_llama)
+            }
+            ToolReply::Exported { json } => Writer::new().text("exported").text(json),
+            ToolReply::NotExported { why } => Writer::new().text("not-exported").text(why),
+        }
+        .finish()
+    }
+
+    /// `None` for anything that is not a reply.
+    pub fn decode(message: &str) -> Option<ToolReply> {
+        let mut r = Reader::new(message);
+        let reply = match r.text()? {
+            "ready" => ToolReply::Ready,
+            "imported" => {
+                let summary = r.text()?.to_string();
+                let n: usize = r.num()?;
+                // Each change is at least two empty fields ("0:0:").
+                if n > message.len() / 4 {
+                    return None;
+                }
+                let mut changes = Vec::with_capacity(n);
+                for _ in 0..n {
+                    changes.push((r.text()?.to_string(), r.text()?.to_string()));
+                }
+                ToolReply::Imported { summary, changes }
+            }
+            "refused" => ToolReply::Refused {
+                why: r.text()?.to_string(),
+                offer_llama: r.num()?,
+            },
+            "exported" => ToolReply::Exported {
+                json: r.text()?.to_string(),
+            },
+            "not-exported" => ToolReply::NotExported {
+                why: r.text()?.to_string(),
+            },
+            _ => return None,
+        };
+        r.done(reply)
+    }
+}

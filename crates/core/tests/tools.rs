@@ -1,0 +1,134 @@
+//! The tools worker's requests and replies (config.json import and JSON
+//! export, moved off the page so its wasm carries no JSON parser): each
+//! message reads back as written, and the answers are the importer's and
+//! `vramfit --json`'s own.
+
+use proptest::prelude::*;
+use vramfit_core::hf_config::Reading;
+use vramfit_core::tools::{answer, ToolReply, ToolRequest};
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/hf_configs/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture")
+}
+
+fn import(text: &str, reading: Reading) -> ToolReply {
+    let request = ToolRequest::Import {
+        text: text.to_string(),
+        reading,
+    };
+    // Through the wire both ways, as the page and the worker see it.
+    let decoded = ToolRequest::decode(&request.encode()).expect("request decodes");
+    assert_eq!(decoded, request);
+    let reply = answer(&decoded);
+    assert_eq!(ToolReply::decode(&reply.encode()).as_ref(), Some(&reply));
+    reply
+}
+
+#[test]
+fn a_known_config_imports_as_its_preset() {
+    let ToolReply::Imported { summary, changes } =
+        import(&fixture("qwen2.5-0.5b"), Reading::AsItSays)
+    else {
+        panic!("imported")
+    };
+    assert_eq!(
+        summary,
+        "Imported `qwen2`: 494\u{2009}032\u{2009}768 parameters, the Qwen2.5 0.5B preset."
+    );
+    assert!(
+        changes.contains(&("model".into(), "qwen2.5-0.5b".into())),
+        "{changes:?}"
+    );
+}
+
+#[test]
+fn a_config_it_cannot_read_says_why_and_offers_llama_when_it_can() {
+    let bert = r#"{"model_type": "bert", "architectures": ["BertForMaskedLM"],
+        "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+        "intermediate_size": 3072, "vocab_size": 30522}"#;
+    let ToolReply::Refused { why, .. } = import(bert, Reading::AsItSays) else {
+        panic!("refused")
+    };
+    assert!(why.contains("BertForMaskedLM"), "{why}");
+    let unknown = fixture("llama3.2-1b").replace("\"llama\"", "\"my_llama\"");
+    assert!(matches!(
+        import(&unknown, Reading::AsItSays),
+        ToolReply::Refused {
+            offer_llama: true,
+            ..
+        }
+    ));
+    let ToolReply::Imported { summary, .. } = import(&unknown, Reading::AsLlama) else {
+        panic!("imported as Llama-like")
+    };
+    assert!(
+        summary.ends_with("estimated as a Llama-like decoder (your choice)."),
+        "{summary}"
+    );
+}
+
+#[test]
+fn the_export_is_the_clis_json_document() {
+    let query = "model=llama3.2-1b&batch=4&seq=1024&lora_r=16";
+    let ToolReply::Exported { json } = answer(&ToolRequest::Export {
+        query: query.to_string(),
+    }) else {
+        panic!("exported")
+    };
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let s = vramfit_core::decode(&vramfit_core::RawQuery::parse(query)).scenario;
+    let e = vramfit_core::Estimates::new(&s);
+    let peak = e.primary().expect("estimate").peak_total_bytes.get();
+    assert_eq!(doc["peak_total_bytes"], serde_json::json!(peak), "{json}");
+    assert!(
+        doc["query"]
+            .as_str()
+            .is_some_and(|q| q.contains("lora_r=16")),
+        "{json}"
+    );
+}
+
+#[test]
+fn what_is_not_a_message_does_not_decode() {
+    for bad in [
+        "",
+        "ready",
+        "5:ready1:x",
+        "6:import5:other0:",
+        "8:imported0:1:9",
+    ] {
+        assert_eq!(ToolReply::decode(bad), None, "{bad:?}");
+        assert_eq!(ToolRequest::decode(bad), None, "{bad:?}");
+    }
+    assert_eq!(ToolReply::decode("5:ready"), Some(ToolReply::Ready));
+}
+
+proptest! {
+    #[test]
+    fn every_message_reads_back_as_written(
+        a in ".*", b in ".*", flag: bool,
+        pairs in proptest::collection::vec(("[a-z_]{0,12}", ".{0,20}"), 0..12),
+    ) {
+        let requests = [
+            ToolRequest::Import { text: a.clone(), reading: if flag { Reading::AsLlama } else { Reading::AsItSays } },
+            ToolRequest::Export { query: b.clone() },
+        ];
+        for r in requests {
+            prop_assert_eq!(ToolRequest::decode(&r.encode()), Some(r));
+        }
+        let replies = [
+            ToolReply::Ready,
+            ToolReply::Imported { summary: a.clone(), changes: pairs },
+            ToolReply::Refused { why: b.clone(), offer_llama: flag },
+            ToolReply::Exported { json: a },
+            ToolReply::NotExported { why: b },
+        ];
+        for r in replies {
+            prop_assert_eq!(ToolReply::decode(&r.encode()), Some(r));
+        }
+    }
+}

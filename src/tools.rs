@@ -1,0 +1,51 @@
+//! The tools worker from the page's side: config.json import and JSON
+//! export run there ([`vramfit_core::tools`]), so the page's wasm carries
+//! no JSON library. One worker per request: it is fetched the first time
+//! (then cached by the browser), answers once and is terminated.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use vramfit_core::tools::{ToolReply, ToolRequest};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// The worker's answer to `request`, or why there is none.
+pub async fn ask(request: &ToolRequest) -> Result<ToolReply, String> {
+    let worker = crate::browser::spawn_worker("vramfit-tools-worker")?;
+    let settle: Rc<RefCell<Option<(js_sys::Function, js_sys::Function)>>> = Rc::default();
+    let on_message = {
+        let (worker, settle, message) = (worker.clone(), settle.clone(), request.encode());
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+            let text = ev.data().as_string().unwrap_or_default();
+            if ToolReply::decode(&text) == Some(ToolReply::Ready) {
+                let _ = worker.post_message(&JsValue::from_str(&message));
+            } else if let Some((resolve, _)) = settle.borrow_mut().take() {
+                let _ = resolve.call1(&JsValue::NULL, &JsValue::from_str(&text));
+            }
+        })
+    };
+    let on_error = {
+        let settle = settle.clone();
+        Closure::<dyn FnMut(JsValue)>::new(move |_| {
+            if let Some((_, reject)) = settle.borrow_mut().take() {
+                let _ = reject.call0(&JsValue::NULL);
+            }
+        })
+    };
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    let promise = js_sys::Promise::new(&mut |resolve, reject| {
+        *settle.borrow_mut() = Some((resolve, reject));
+    });
+    let answer = wasm_bindgen_futures::JsFuture::from(promise).await;
+    worker.terminate();
+    drop((on_message, on_error));
+    let text = answer
+        .ok()
+        .and_then(|v| v.as_string())
+        .ok_or("the import and export worker could not start: reload the page to try again")?;
+    ToolReply::decode(&text).ok_or_else(|| {
+        "the import and export worker gave an answer this page cannot read: reload the page"
+            .to_string()
+    })
+}
