@@ -11,7 +11,7 @@
 use crate::arch::{Architecture, Lora, ParamTensor};
 use crate::families::Mlp;
 use crate::ledger::{self, Ctx, Mode, Saved};
-use crate::report::{sum, tally, Estimate, Method, Moment, Phase, PhaseReport};
+use crate::report::{Estimate, Method, Moment, Phase, PhaseReport, Running};
 use crate::scenario::{Ckpt, Dtype, Offload, Optimizer, Quant, Scenario};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::units::Bytes;
@@ -1131,7 +1131,8 @@ fn build_phases(
     let terms = &p.terms;
     // What the GPU holds of a moment: everything but the host's terms.
     let gpu = |set: TermSet| set.without(p.host);
-    let total = |set: TermSet| sum(terms, gpu(set));
+    let running = std::cell::RefCell::new(Running::new(terms));
+    let total = |set: TermSet| running.borrow_mut().total(gpu(set));
     // Every iteration holds the parameters, the state so far, DDP's buckets
     // (allocated when it wraps the model), the inputs and retained data.
     let base = |state: TermSet| {
@@ -1349,7 +1350,8 @@ fn build_phases(
     let mut out = Vec::with_capacity(raw.len());
     for (iteration, micro, phase, at, peak, end) in raw {
         let (peak, end) = (gpu(peak), gpu(end));
-        let peak_tally = tally(terms, peak);
+        let mut running = running.borrow_mut();
+        let peak_tally = *running.tally(peak);
         high = high.max(peak_tally.total());
         let over = ctx + high * pct / 100;
         let mut report = PhaseReport::new(
@@ -1357,7 +1359,7 @@ fn build_phases(
             phase,
             at,
             peak_tally.components(over)?,
-            tally(terms, end).components(over)?,
+            running.tally(end).components(over)?,
         );
         report.micro_step = micro;
         report.terms = peak;

@@ -196,19 +196,44 @@ impl Tally {
     }
 }
 
-/// Live bytes of a set of terms, all components together.
-pub(crate) fn sum(terms: &Terms, set: TermSet) -> u128 {
-    // Each term is at most 2^64 (`Terms::set`): no sum of them overflows.
-    let mut total = 0u128;
-    terms.each(set, |_, b| total += b);
-    total
+/// Live bytes per component of one set of terms.
+pub(crate) fn tally(terms: &Terms, set: TermSet) -> Tally {
+    *Running::new(terms).tally(set)
 }
 
-/// Live bytes per component of a set of terms.
-pub(crate) fn tally(terms: &Terms, set: TermSet) -> Tally {
-    let mut t = Tally::new();
-    terms.each(set, |c, b| t.at[slot(c)] += b);
-    t
+/// Live bytes per component of one set of terms after another, each
+/// computed from the last by walking only the terms that differ:
+/// consecutive moments of a step differ by a few terms, so the phases' hot
+/// loop stays short. Exact: every term is at most 2^64 (`Terms::set`), so
+/// the sums never saturate and what was added can be taken away.
+pub(crate) struct Running<'a> {
+    terms: &'a Terms,
+    set: TermSet,
+    tally: Tally,
+}
+
+impl<'a> Running<'a> {
+    pub(crate) fn new(terms: &'a Terms) -> Self {
+        Running {
+            terms,
+            set: TermSet::EMPTY,
+            tally: Tally::new(),
+        }
+    }
+
+    /// The tally of `set`.
+    pub(crate) fn tally(&mut self, set: TermSet) -> &Tally {
+        let Running { terms, tally, .. } = self;
+        terms.each(set.without(self.set), |c, b| tally.at[slot(c)] += b);
+        terms.each(self.set.without(set), |c, b| tally.at[slot(c)] -= b);
+        self.set = set;
+        &self.tally
+    }
+
+    /// The bytes of `set`, all components together.
+    pub(crate) fn total(&mut self, set: TermSet) -> u128 {
+        self.tally(set).total()
+    }
 }
 
 /// The phases of one training step, in order.
