@@ -183,6 +183,13 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
                 f.set(key, &v);
                 f.remove("hub");
             }
+            // A listed GPU replaces a typed or measured capacity.
+            _ if key == "gpu" => {
+                f.set(key, &v);
+                for k in query::capacity_keys_unused_by(&v) {
+                    f.remove(k);
+                }
+            }
             _ => f.set(key, &v),
         })
     };

@@ -1758,6 +1758,17 @@ fn capacity(d: &Draft, notices: &mut Vec<Notice>) -> Capacity {
     capacity
 }
 
+/// The capacity keys that `gpu=value` does not read: the page drops them
+/// when the GPU is chosen, so the link carries no ignored key (the decoder
+/// would say each is unused, see [`capacity`]).
+pub fn capacity_keys_unused_by(gpu: &str) -> &'static [&'static str] {
+    match gpu.trim() {
+        "custom" => &["probe_bytes", "probe_adapter"],
+        "probe" => &["capacity_gib"],
+        _ => &["capacity_gib", "probe_bytes", "probe_adapter"],
+    }
+}
+
 /// What the form shows for `key` in `s`.
 fn shown(key: &str, s: &Scenario) -> String {
     field(key).map(|f| f.shown_value(s)).unwrap_or_default()

@@ -8,7 +8,8 @@
 //! - `decode(encode(s)) == s`, with every key;
 //! - peaks never fall when batch or sequence grow;
 //! - a config.json never imports what the codec would refuse;
-//! - every message is under 2 KB.
+//! - every message is under 2 KB;
+//! - the page↔worker messages and typed decimals read any text safely.
 //!
 //! Cases per run: `VRAMFIT_FUZZ_CASES` (default 20 000 query strings and a
 //! quarter as many configs), seed `VRAMFIT_FUZZ_SEED` (default fixed, so CI
@@ -20,6 +21,8 @@ use vramfit_core::fuzz::{self, Rng};
 use vramfit_core::hf_config::{self, Reading};
 use vramfit_core::query::{decode, decode_strict, encode, RawQuery};
 use vramfit_core::report::Component;
+use vramfit_core::tools::{ToolReply, ToolRequest};
+use vramfit_core::units::Decimal;
 use vramfit_core::{explain, solve, steps, Estimate, Estimates, Scenario};
 
 const MAX_MESSAGE: usize = 2048;
@@ -77,6 +80,19 @@ fn check_estimate(s: &Scenario, e: &Estimate, input: &str) {
 
 /// One query string through everything.
 fn check_query(q: &str, r: &mut Rng) {
+    // The page↔worker messages and typed decimals take any text without
+    // panicking, and a decoded message reads back as itself.
+    if let Some(m) = ToolRequest::decode(q) {
+        assert_eq!(ToolRequest::decode(&m.encode()), Some(m), "{q}");
+    }
+    if let Some(m) = ToolReply::decode(q) {
+        assert_eq!(ToolReply::decode(&m.encode()), Some(m), "{q}");
+    }
+    for (_, v) in RawQuery::parse(q).pairs() {
+        if let Some(d) = Decimal::parse(v) {
+            let _ = (d.count(0), d.count(12), d.times_floor(1 << 30));
+        }
+    }
     let d = decode(&RawQuery::parse(q));
     for n in &d.notices {
         short(&n.to_string(), "notice", q);

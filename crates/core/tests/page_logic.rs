@@ -9,7 +9,7 @@ use vramfit_core::explain::{self, group};
 use vramfit_core::scenario::Capacity;
 use vramfit_core::solve::{self, Verdict};
 use vramfit_core::steps;
-use vramfit_core::{Bytes, Component, Estimate, Estimates};
+use vramfit_core::{Bytes, Component, Estimate, Estimates, RawQuery};
 
 const GIB: u64 = 1 << 30;
 
@@ -242,4 +242,28 @@ fn the_laptop_case_ends_with_a_recipe_that_fits_on_one_gpu() {
     let peak = solve::peak_of(&scenario(&q)).expect("peak");
     assert_eq!(peak, last.peak, "{q}");
     println!("{q}\n{}\n{}", last.label, last.cost);
+}
+
+/// Issue 9, finding 7: choosing a GPU from the list leaves no ignored
+/// capacity key behind (the decoder would flag each as unused).
+#[test]
+fn choosing_a_gpu_drops_the_capacity_keys_it_does_not_read() {
+    use vramfit_core::query::capacity_keys_unused_by;
+    let measured = "gpu=probe&probe_bytes=8589934592&probe_adapter=x&capacity_gib=12";
+    let mut kept = RawQuery::parse(measured);
+    kept.set("gpu", "rtx-4090");
+    assert_eq!(
+        vramfit_core::decode(&kept).notices.len(),
+        3,
+        "each one said"
+    );
+    for gpu in ["rtx-4090", "custom", "probe"] {
+        let mut raw = RawQuery::parse(measured);
+        raw.set("gpu", gpu);
+        for k in capacity_keys_unused_by(gpu) {
+            raw.remove(k);
+        }
+        let d = vramfit_core::decode(&raw);
+        assert!(d.notices.is_empty(), "{gpu}: {:?}", d.notices);
+    }
 }
