@@ -405,7 +405,7 @@ fn recipe(s: &Scenario, capacity: Bytes, same_gpus: bool) -> Option<Suggestion> 
             changes.retain(|(k, _)| *k != ch.0);
             changes.push(ch);
         }
-        labels.push(c.label.to_ascii_lowercase());
+        labels.push(mid_sentence(&c.label));
         if !costs.contains(&c.cost) {
             costs.push(c.cost);
         }
@@ -433,4 +433,22 @@ fn recipe(s: &Scenario, capacity: Bytes, same_gpus: bool) -> Option<Suggestion> 
         gpus: o.scenario.parallel.gpus.get(),
         changes,
     })
+}
+
+/// A suggestion's label inside the recipe's sentence: its first word in
+/// lower case unless it is an acronym or a name ("Turn on…" → "turn on…",
+/// "QLoRA: …" and "LoRA…" stay).
+fn mid_sentence(label: &str) -> String {
+    let mut chars = label.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second))
+            if first.is_ascii_uppercase() && !second.is_ascii_uppercase() =>
+        {
+            let mut out = String::with_capacity(label.len());
+            out.push(first.to_ascii_lowercase());
+            out.push_str(&label[1..]);
+            out
+        }
+        _ => label.to_string(),
+    }
 }
