@@ -913,6 +913,23 @@ impl Imported {
         if let Some(t) = self.assumed {
             out.push(("like_llama", t.as_str().to_string()));
         }
+        // A key left out because it equals the preset's can still differ
+        // once others change (head_dim defaults to hidden / heads when
+        // those are overridden): then every key is written.
+        let decoded = |pairs: &[(&str, String)]| {
+            let mut raw = query::RawQuery::default();
+            for (k, v) in pairs {
+                raw.set(k, v);
+            }
+            query::decode(&raw).scenario.arch
+        };
+        if decoded(&out) != Some(self.arch) {
+            out.truncate(1);
+            out.extend(self.keys.iter().map(|(k, v)| (*k, v.clone())));
+            if let Some(t) = self.assumed {
+                out.push(("like_llama", t.as_str().to_string()));
+            }
+        }
         out
     }
 }

@@ -517,12 +517,20 @@ impl<'a> Ledger<'a> {
         if c.lora_dropout {
             let base = self.new_t(n_out, 4, true, Part::Lora);
             self.save(base);
-            self.weight_copies_uncached += 4 * n_in * n_out;
+            self.weight_copies_uncached = self
+                .weight_copies_uncached
+                .saturating_add((4 * n_in).saturating_mul(n_out));
         } else if x_rg {
             self.save(out);
         }
         self.weight_copies_uncached += if x_rg { 12 } else { 8 } * n_out;
-        let transient = 4 * n_in * n_in + 4 * n_in * r + 16 * n_in * n_out;
+        // Weight-sized: the codec's widths keep a product of two of them
+        // within u64 only just, so these saturate (an estimate that large
+        // is refused as too large when it is converted to bytes).
+        let transient = (4 * n_in)
+            .saturating_mul(n_in)
+            .saturating_add((4 * n_in).saturating_mul(r))
+            .saturating_add((16 * n_in).saturating_mul(n_out));
         self.dora_transient = self.dora_transient.max(transient);
         let (dt, rg) = (self.dt(out), self.rg(out));
         self.new_t(n_out, dt, rg, Part::Lora)
