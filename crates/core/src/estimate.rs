@@ -554,7 +554,16 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     // kind) differs only when its input needs no gradient (the frozen
     // embedding under LoRA).
     let kinds = a.layer_kinds();
-    let ledgers = kinds.map(|(kind, count)| (ledger::layer(&c, kind, true), u128::from(count)));
+    // A kind with no layers (the MoE kind of a dense model) adds nothing:
+    // every use below weighs a ledger by its count.
+    let ledgers = kinds.map(|(kind, count)| {
+        let saved = if count > 0 {
+            ledger::layer(&c, kind, true)
+        } else {
+            ledger::Saved::default()
+        };
+        (saved, u128::from(count))
+    });
     let first_kind = if kinds[0].1 > 0 { 0 } else { 1 };
     let layer0 = if c.full {
         ledgers[first_kind].0
