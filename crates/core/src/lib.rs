@@ -77,6 +77,15 @@ impl Estimates {
         }
     }
 
+    /// [`Estimates::primary`] of `s` alone, computing the seed formula only
+    /// when it is the answer (the solver's inner loop).
+    pub fn primary_of(s: &Scenario) -> Result<Estimate, EstimateError> {
+        match estimate::estimate(s) {
+            Err(EstimateError::NeedsArchitecture) => seed::estimate(s),
+            other => other,
+        }
+    }
+
     /// The estimate to lead with: vramfit's, else the seed formula's.
     pub fn primary(&self) -> Result<&Estimate, &EstimateError> {
         match (&self.vramfit, &self.seed) {

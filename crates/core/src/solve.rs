@@ -6,7 +6,7 @@
 //! codec, so a suggestion applied on the page gives exactly the number shown.
 
 use crate::arch::Targets;
-use crate::query::{self, RawQuery};
+use crate::query;
 use crate::scenario::{Batch, Ckpt, Dtype, Offload, Optimizer, Quant, Scenario, SeqLen};
 use crate::units::Bytes;
 use crate::{Estimate, Estimates};
@@ -48,12 +48,11 @@ fn outcome(s: &Scenario, changes: &[(&str, String)]) -> Option<Outcome> {
     for (k, v) in changes {
         raw.set(k, v);
     }
-    let d = query::decode(&RawQuery::parse(&raw.to_query_string()));
+    let d = query::decode(&raw);
     if !d.notices.is_empty() {
         return None;
     }
-    let all = Estimates::new(&d.scenario);
-    let e = all.primary().ok()?;
+    let e = Estimates::primary_of(&d.scenario).ok()?;
     Some(Outcome {
         peak: e.peak_total_bytes,
         host: e.host_bytes,
@@ -63,6 +62,7 @@ fn outcome(s: &Scenario, changes: &[(&str, String)]) -> Option<Outcome> {
 }
 
 /// A changed scenario's numbers.
+#[derive(Clone)]
 struct Outcome {
     scenario: Scenario,
     peak: Bytes,
@@ -89,10 +89,9 @@ fn peak_with(s: &Scenario, changes: &[(&str, String)]) -> Option<(Scenario, Byte
 
 /// The primary estimate's peak, overhead included.
 pub fn peak_of(s: &Scenario) -> Option<Bytes> {
-    Estimates::new(s)
-        .primary()
+    Estimates::primary_of(s)
         .ok()
-        .map(|e: &Estimate| e.peak_total_bytes)
+        .map(|e: Estimate| e.peak_total_bytes)
 }
 
 /// The largest value of `key` in `lo..=hi` whose peak fits, by bisection
@@ -160,6 +159,7 @@ pub struct Suggestion {
 }
 
 /// A candidate change: label, cost, query keys.
+#[derive(Clone)]
 struct Candidate {
     label: String,
     cost: String,
@@ -315,14 +315,13 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
 /// A candidate's result as a suggestion, when it lowers the peak by at
 /// least 0.5% (less is not worth a line).
 fn suggest(
-    s: &Scenario,
     now: Bytes,
     capacity: Bytes,
     label: String,
     cost: String,
     changes: Vec<(&'static str, String)>,
+    o: &Outcome,
 ) -> Option<Suggestion> {
-    let o = outcome(s, &changes)?;
     let worth = now.get() / 200;
     if o.peak.get().saturating_add(worth) >= now.get() {
         return None;
@@ -355,9 +354,23 @@ pub fn suggestions(s: &Scenario, capacity: Bytes) -> Vec<Suggestion> {
         return Vec::new();
     };
     let gpus = s.parallel.gpus.get();
-    let mut out: Vec<Suggestion> = candidates(s)
+    // Each candidate estimated once: the list and the recipes' first step.
+    let first: Vec<(Candidate, Outcome)> = candidates(s)
         .into_iter()
-        .filter_map(|c| suggest(s, now, capacity, c.label, c.cost, c.changes))
+        .filter_map(|c| outcome(s, &c.changes).map(|o| (c, o)))
+        .collect();
+    let mut out: Vec<Suggestion> = first
+        .iter()
+        .filter_map(|(c, o)| {
+            suggest(
+                now,
+                capacity,
+                c.label.clone(),
+                c.cost.clone(),
+                c.changes.clone(),
+                o,
+            )
+        })
         .collect();
     let more_gpus = |x: &Suggestion| x.gpus > gpus;
     out.sort_by(|a, b| {
@@ -368,9 +381,9 @@ pub fn suggestions(s: &Scenario, capacity: Bytes) -> Vec<Suggestion> {
     });
     let fits_alone = out.iter().any(|x| x.fits || x.fits_paging);
     if now > capacity && !fits_alone {
-        let recipe = recipe(s, capacity, true)
+        let recipe = recipe(s, capacity, true, &first)
             .filter(|r| r.fits || r.fits_paging)
-            .or_else(|| recipe(s, capacity, false));
+            .or_else(|| recipe(s, capacity, false, &first));
         out.extend(recipe.filter(|r| r.changes.len() > 1 && r.saves.get() > 0));
     }
     out
@@ -381,8 +394,13 @@ const RECIPE_STEPS: usize = 8;
 
 /// Greedy: apply the change that lowers the peak most, then again from
 /// there, until the run fits or nothing helps. `same_gpus` keeps the GPU
-/// count.
-fn recipe(s: &Scenario, capacity: Bytes, same_gpus: bool) -> Option<Suggestion> {
+/// count; `first` is every candidate of `s` already estimated.
+fn recipe(
+    s: &Scenario,
+    capacity: Bytes,
+    same_gpus: bool,
+    first: &[(Candidate, Outcome)],
+) -> Option<Suggestion> {
     let now = peak_of(s)?;
     let gpus = s.parallel.gpus.get();
     let mut changes: Vec<(&'static str, String)> = Vec::new();
@@ -392,9 +410,16 @@ fn recipe(s: &Scenario, capacity: Bytes, same_gpus: bool) -> Option<Suggestion> 
     let mut best: Option<Outcome> = None;
     for _ in 0..RECIPE_STEPS {
         let peak_now = best.as_ref().map_or(now, |o| o.peak);
-        let step = candidates(&cur)
+        let evaluated: Vec<(Candidate, Outcome)> = if best.is_none() {
+            first.to_vec()
+        } else {
+            candidates(&cur)
+                .into_iter()
+                .filter_map(|c| outcome(&cur, &c.changes).map(|o| (c, o)))
+                .collect()
+        };
+        let step = evaluated
             .into_iter()
-            .filter_map(|c| outcome(&cur, &c.changes).map(|o| (c, o)))
             .filter(|(_, o)| !same_gpus || o.scenario.parallel.gpus.get() == gpus)
             .filter(|(_, o)| o.peak.get().saturating_add(peak_now.get() / 200) < peak_now.get())
             .min_by_key(|(_, o)| o.peak);
