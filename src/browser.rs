@@ -30,11 +30,22 @@ pub fn replace_query(query: &str) {
     }
 }
 
-/// The full current URL.
-pub fn href() -> String {
-    window()
-        .and_then(|w| w.location().href().ok())
-        .unwrap_or_default()
+/// This page's address with `query` (what "Copy link" copies).
+pub fn link(query: &str) -> String {
+    let Some(w) = window() else {
+        return String::new();
+    };
+    let l = w.location();
+    let base = format!(
+        "{}{}",
+        l.origin().unwrap_or_default(),
+        l.pathname().unwrap_or_default()
+    );
+    if query.is_empty() {
+        base
+    } else {
+        format!("{base}?{query}")
+    }
 }
 
 /// Writes `text` to the clipboard; resolves to whether it worked.

@@ -541,11 +541,14 @@ pub fn FitPanel(page: Page) -> impl IntoView {
 
 /// Copies the page's URL, which holds every input.
 #[component]
-pub fn CopyLink() -> impl IntoView {
+pub fn CopyLink(page: Page) -> impl IntoView {
     let (copied, set_copied) = signal(None::<bool>);
     let copy = move |_| {
         leptos::task::spawn_local(async move {
-            set_copied.set(Some(browser::copy(&browser::href()).await));
+            // The link of what the form holds now (the address bar is
+            // written a moment after each change).
+            let query = page.form.with_untracked(|f| f.to_query_string());
+            set_copied.set(Some(browser::copy(&browser::link(&query)).await));
         });
     };
     view! {

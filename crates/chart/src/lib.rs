@@ -155,10 +155,7 @@ fn draw_stacked<DB: DrawingBackend>(
     for b in &bands {
         let c = colour(b.component);
         let outline: Vec<(f64, f64)> = b.polygon().map(|(x, y)| (x, style.scale(y))).collect();
-        chart
-            .draw_series(std::iter::once(Polygon::new(outline, c.mix(0.9).filled())))?
-            .label(b.component.label())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 12, y + 6)], c.filled()));
+        chart.draw_series(std::iter::once(Polygon::new(outline, c.mix(0.9).filled())))?;
     }
 
     if let Some(cap) = style.capacity {
@@ -190,14 +187,62 @@ fn draw_stacked<DB: DrawingBackend>(
         )))?;
     }
 
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(style.bg().mix(0.85))
-        .border_style(fg.mix(0.3))
-        .label_font(text(13))
-        .draw()?;
+    let items: Vec<(&str, RGBColor)> = bands
+        .iter()
+        .map(|b| (b.component.label(), colour(b.component)))
+        .collect();
+    let plot = chart.plotting_area().get_pixel_range();
+    draw_legend(root, plot, &items, &text(13), style)?;
     root.present()
+}
+
+/// The legend in the plot's upper right corner: a swatch and a label per
+/// band. Drawn here rather than by plotters' series labels, which lay
+/// their text out as `MultiLineText`: on the web that measures every label
+/// in the page's DOM, a forced layout of the whole page per label (most of
+/// an update's time in a Chrome CPU profile). Text sizes come from the
+/// backend's `estimate_text_size`.
+fn draw_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    plot: (std::ops::Range<i32>, std::ops::Range<i32>),
+    items: &[(&str, RGBColor)],
+    font: &TextStyle,
+    style: &ChartStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    const LINE: i32 = 20;
+    const PAD: i32 = 8;
+    const SWATCH: i32 = 12;
+    const GAP: i32 = 6;
+    let mut widest = 0;
+    for (label, _) in items {
+        widest = widest.max(i32::try_from(root.estimate_text_size(label, font)?.0).unwrap_or(0));
+    }
+    let rows = i32::try_from(items.len()).unwrap_or(0);
+    let (w, h) = (2 * PAD + SWATCH + GAP + widest, 2 * PAD + LINE * rows);
+    // Pixel ranges are the backend's; the root's own coordinates start at
+    // its base pixel.
+    let (bx, by) = root.get_base_pixel();
+    let (x1, y0) = (plot.0.end - bx - 10, plot.1.start - by + 10);
+    let x0 = x1 - w;
+    let corners = [(x0, y0), (x1, y0 + h)];
+    root.draw(&Rectangle::new(corners, style.bg().mix(0.85).filled()))?;
+    root.draw(&Rectangle::new(corners, style.fg().mix(0.3)))?;
+    let label_style = font.pos(Pos::new(HPos::Left, VPos::Center));
+    for (row, (label, c)) in (0..).zip(items) {
+        let cy = y0 + PAD + LINE * row + LINE / 2;
+        let x = x0 + PAD;
+        root.draw(&Rectangle::new(
+            [(x, cy - 6), (x + SWATCH, cy + 6)],
+            c.filled(),
+        ))?;
+        root.draw(&Text::new(
+            *label,
+            (x + SWATCH + GAP, cy),
+            label_style.clone(),
+        ))?;
+    }
+    Ok(())
 }
 
 /// Memory per phase of a training step (iteration 1, then the steady
