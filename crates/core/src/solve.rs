@@ -312,36 +312,40 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
     out
 }
 
-/// A candidate's result as a suggestion, when it lowers the peak by at
-/// least 0.5% (less is not worth a line).
-fn suggest(
-    now: Bytes,
-    capacity: Bytes,
-    label: String,
-    cost: String,
-    changes: Vec<(&'static str, String)>,
-    o: &Outcome,
-) -> Option<Suggestion> {
-    let worth = now.get() / 200;
-    if o.peak.get().saturating_add(worth) >= now.get() {
-        return None;
+/// Whether a peak of `after` lowers `before` by at least 0.5% (less is
+/// not worth a line).
+fn lowers(before: Bytes, after: Bytes) -> bool {
+    after.get().saturating_add(before.get() / 200) < before.get()
+}
+
+impl Outcome {
+    /// This result as a suggestion to a run now peaking at `now`; its cost
+    /// says the host memory the changed run needs.
+    fn suggestion(
+        &self,
+        now: Bytes,
+        capacity: Bytes,
+        label: String,
+        cost: String,
+        changes: Vec<(&'static str, String)>,
+    ) -> Suggestion {
+        let fit = self.fit(capacity);
+        Suggestion {
+            label,
+            cost: if self.host.get() > 0 {
+                format!("{cost}; needs {} of host memory", self.host)
+            } else {
+                cost
+            },
+            saves: now.saturating_sub(self.peak),
+            fits: fit == Fit::Yes,
+            fits_paging: fit == Fit::Paging,
+            peak: self.peak,
+            host: self.host,
+            gpus: self.scenario.parallel.gpus.get(),
+            changes,
+        }
     }
-    let fit = o.fit(capacity);
-    Some(Suggestion {
-        label,
-        cost: if o.host.get() > 0 {
-            format!("{cost}; needs {} of host memory", o.host)
-        } else {
-            cost
-        },
-        saves: now.saturating_sub(o.peak),
-        fits: fit == Fit::Yes,
-        fits_paging: fit == Fit::Paging,
-        peak: o.peak,
-        host: o.host,
-        gpus: o.scenario.parallel.gpus.get(),
-        changes,
-    })
 }
 
 /// Changes that lower the peak: on one GPU, the changes that keep it first;
@@ -361,14 +365,14 @@ pub fn suggestions(s: &Scenario, capacity: Bytes) -> Vec<Suggestion> {
         .collect();
     let mut out: Vec<Suggestion> = first
         .iter()
-        .filter_map(|(c, o)| {
-            suggest(
+        .filter(|(_, o)| lowers(now, o.peak))
+        .map(|(c, o)| {
+            o.suggestion(
                 now,
                 capacity,
                 c.label.clone(),
                 c.cost.clone(),
                 c.changes.clone(),
-                o,
             )
         })
         .collect();
@@ -381,9 +385,9 @@ pub fn suggestions(s: &Scenario, capacity: Bytes) -> Vec<Suggestion> {
     });
     let fits_alone = out.iter().any(|x| x.fits || x.fits_paging);
     if now > capacity && !fits_alone {
-        let recipe = recipe(s, capacity, true, &first)
+        let recipe = recipe(s, now, capacity, true, &first)
             .filter(|r| r.fits || r.fits_paging)
-            .or_else(|| recipe(s, capacity, false, &first));
+            .or_else(|| recipe(s, now, capacity, false, &first));
         out.extend(recipe.filter(|r| r.changes.len() > 1 && r.saves.get() > 0));
     }
     out
@@ -394,14 +398,15 @@ const RECIPE_STEPS: usize = 8;
 
 /// Greedy: apply the change that lowers the peak most, then again from
 /// there, until the run fits or nothing helps. `same_gpus` keeps the GPU
-/// count; `first` is every candidate of `s` already estimated.
+/// count; `now` is the peak of `s` and `first` every candidate of `s`
+/// already estimated.
 fn recipe(
     s: &Scenario,
+    now: Bytes,
     capacity: Bytes,
     same_gpus: bool,
     first: &[(Candidate, Outcome)],
 ) -> Option<Suggestion> {
-    let now = peak_of(s)?;
     let gpus = s.parallel.gpus.get();
     let mut changes: Vec<(&'static str, String)> = Vec::new();
     let mut labels: Vec<String> = Vec::new();
@@ -421,7 +426,7 @@ fn recipe(
         let step = evaluated
             .into_iter()
             .filter(|(_, o)| !same_gpus || o.scenario.parallel.gpus.get() == gpus)
-            .filter(|(_, o)| o.peak.get().saturating_add(peak_now.get() / 200) < peak_now.get())
+            .filter(|(_, o)| lowers(peak_now, o.peak))
             .min_by_key(|(_, o)| o.peak);
         let Some((c, o)) = step else {
             break;
@@ -442,22 +447,13 @@ fn recipe(
         }
     }
     let o = best?;
-    let fit = o.fit(capacity);
-    Some(Suggestion {
-        label: format!("Recipe: {}", labels.join(", then ")),
-        cost: if o.host.get() > 0 {
-            format!("{}; needs {} of host memory", costs.join("; "), o.host)
-        } else {
-            costs.join("; ")
-        },
-        saves: now.saturating_sub(o.peak),
-        fits: fit == Fit::Yes,
-        fits_paging: fit == Fit::Paging,
-        peak: o.peak,
-        host: o.host,
-        gpus: o.scenario.parallel.gpus.get(),
+    Some(o.suggestion(
+        now,
+        capacity,
+        format!("Recipe: {}", labels.join(", then ")),
+        costs.join("; "),
         changes,
-    })
+    ))
 }
 
 /// A suggestion's label inside the recipe's sentence: its first word in
