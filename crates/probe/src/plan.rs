@@ -466,6 +466,18 @@ impl Tracker {
         }
     }
 
+    /// Adds a chunk's or control's time (made sane) and stops on a failed
+    /// one: `Ok(ms)` to go on judging, `Err` with the decision to return.
+    fn spend(&mut self, elapsed_ms: f64, result: ChunkResult) -> Result<f64, Decision> {
+        let elapsed_ms = sane_ms(elapsed_ms);
+        self.elapsed_ms += elapsed_ms;
+        match result {
+            ChunkResult::Oom => Err(self.stop(Outcome::Oom)),
+            ChunkResult::Lost => Err(self.stop(Outcome::DeviceLost)),
+            ChunkResult::Ok => Ok(elapsed_ms),
+        }
+    }
+
     fn stop(&mut self, outcome: Outcome) -> Decision {
         if self.stopped.is_none() {
             self.stopped = Some(outcome);
@@ -521,13 +533,10 @@ impl Tracker {
         if let Some(Pending::Suspect { .. }) = self.pending.take() {
             return self.stop(Outcome::Swap);
         }
-        let elapsed_ms = sane_ms(elapsed_ms);
-        self.elapsed_ms += elapsed_ms;
-        match result {
-            ChunkResult::Oom => return self.stop(Outcome::Oom),
-            ChunkResult::Lost => return self.stop(Outcome::DeviceLost),
-            ChunkResult::Ok => {}
-        }
+        let elapsed_ms = match self.spend(elapsed_ms, result) {
+            Ok(ms) => ms,
+            Err(stopped) => return stopped,
+        };
         if self.judges_swap() && bytes.get() > 0 {
             let per_byte = elapsed_ms / bytes.get() as f64;
             if self.baseline.len() < self.cfg.baseline_chunks {
@@ -575,13 +584,10 @@ impl Tracker {
         let Some(pending) = self.pending.take() else {
             return self.decision();
         };
-        let elapsed_ms = sane_ms(elapsed_ms);
-        self.elapsed_ms += elapsed_ms;
-        match result {
-            ChunkResult::Oom => return self.stop(Outcome::Oom),
-            ChunkResult::Lost => return self.stop(Outcome::DeviceLost),
-            ChunkResult::Ok => {}
-        }
+        let elapsed_ms = match self.spend(elapsed_ms, result) {
+            Ok(ms) => ms,
+            Err(stopped) => return stopped,
+        };
         let bytes = bytes.get().max(1) as f64;
         let floor = CONTROL_FLOOR_MS / bytes;
         let per_byte = (elapsed_ms / bytes).max(floor);
