@@ -44,8 +44,11 @@ pub async fn ask(request: &ToolRequest) -> Result<ToolReply, String> {
         .ok()
         .and_then(|v| v.as_string())
         .ok_or("the import and export worker could not start: reload the page to try again")?;
-    ToolReply::decode(&text).ok_or_else(|| {
-        "the import and export worker gave an answer this page cannot read: reload the page"
-            .to_string()
-    })
+    match ToolReply::decode(&text) {
+        Some(ToolReply::Unreadable) | None => Err(
+            "the import and export worker is from another version of this page: reload the page"
+                .to_string(),
+        ),
+        Some(reply) => Ok(reply),
+    }
 }

@@ -40,6 +40,9 @@ pub enum ToolReply {
     Exported { json: String },
     /// No estimate to export, and why.
     NotExported { why: String },
+    /// The request could not be read (a page and a worker from different
+    /// builds): said rather than left unanswered.
+    Unreadable,
 }
 
 /// The worker's whole job: one reply per request.
@@ -159,6 +162,7 @@ impl ToolReply {
             }
             ToolReply::Exported { json } => Writer::new().text("exported").text(json),
             ToolReply::NotExported { why } => Writer::new().text("not-exported").text(why),
+            ToolReply::Unreadable => Writer::new().text("unreadable"),
         }
         .finish()
     }
@@ -191,6 +195,7 @@ impl ToolReply {
             "not-exported" => ToolReply::NotExported {
                 why: r.text()?.to_string(),
             },
+            "unreadable" => ToolReply::Unreadable,
             _ => return None,
         };
         r.done(reply)

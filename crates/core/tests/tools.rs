@@ -126,6 +126,7 @@ proptest! {
             ToolReply::Refused { why: b.clone(), offer_llama: flag },
             ToolReply::Exported { json: a },
             ToolReply::NotExported { why: b },
+            ToolReply::Unreadable,
         ];
         for r in replies {
             prop_assert_eq!(ToolReply::decode(&r.encode()), Some(r));

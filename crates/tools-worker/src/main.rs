@@ -21,10 +21,12 @@ mod worker {
         let handler = {
             let scope = scope.clone();
             Closure::<dyn Fn(MessageEvent)>::new(move |msg: MessageEvent| {
-                if let Some(request) = msg.data().as_string().and_then(|t| ToolRequest::decode(&t))
-                {
-                    post(&scope, &answer(&request));
-                }
+                let reply = match msg.data().as_string().and_then(|t| ToolRequest::decode(&t)) {
+                    Some(request) => answer(&request),
+                    // Never leave the page waiting.
+                    None => ToolReply::Unreadable,
+                };
+                post(&scope, &reply);
             })
         };
         scope.set_onmessage(Some(handler.as_ref().unchecked_ref()));
