@@ -12,7 +12,7 @@ use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 use vramfit_chart::{bands, draw_phases, draw_steps, ChartStyle};
 use vramfit_core::query;
-use vramfit_core::steps::Timeline;
+use vramfit_core::train::steps::Timeline;
 use vramfit_core::Estimate;
 
 /// Whether the system asks for a dark theme.

@@ -3,11 +3,11 @@
 
 use crate::{browser, keys_of, Page};
 use leptos::prelude::*;
-use vramfit_core::arch::Family;
 use vramfit_core::explain::group;
 use vramfit_core::gpus::{by_kind, GpuKind};
-use vramfit_core::hf_config;
-use vramfit_core::presets::{Preset, PRESETS};
+use vramfit_core::model::hf_config;
+use vramfit_core::model::presets::{Preset, PRESETS};
+use vramfit_core::model::Family;
 use vramfit_core::query::{self, Field, FieldKind, Group};
 use vramfit_core::scenario::ModelSpec;
 use vramfit_core::tools::{ToolReply, ToolRequest};

@@ -8,7 +8,7 @@
 use crate::form::apply_import;
 use crate::{browser, Page};
 use leptos::prelude::*;
-use vramfit_core::hf_config::Reading;
+use vramfit_core::model::hf_config::Reading;
 use vramfit_core::scenario::HubId;
 use vramfit_core::tools::{ToolReply, ToolRequest};
 use vramfit_core::Notice;

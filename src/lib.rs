@@ -75,7 +75,7 @@ pub struct Page {
     pub capacity: Memo<Bytes>,
     /// Memory over training steps (the steps chart and the verdict's
     /// out-of-memory step read the same one).
-    pub timeline: Memo<Option<vramfit_core::steps::Timeline>>,
+    pub timeline: Memo<Option<vramfit_core::train::steps::Timeline>>,
 }
 
 impl Page {
@@ -89,8 +89,9 @@ impl Page {
         let capacity = Memo::new(move |_| scenario.with(|s| s.view.capacity.bytes()));
         let timeline = Memo::new(move |_| {
             primary.with(|e| {
-                e.as_ref()
-                    .map(|e| scenario.with(|s| vramfit_core::steps::timeline(s, e, capacity.get())))
+                e.as_ref().map(|e| {
+                    scenario.with(|s| vramfit_core::train::steps::timeline(s, e, capacity.get()))
+                })
             })
         });
         Page {

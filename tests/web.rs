@@ -212,7 +212,7 @@ async fn a_note_is_shown_next_to_its_field_and_in_the_results() {
 async fn a_mixture_of_experts_shows_its_active_parameters() {
     let root = mount_at("model=mixtral-8x7b");
     tick().await;
-    let a = vramfit_core::presets::preset("mixtral-8x7b")
+    let a = vramfit_core::model::presets::preset("mixtral-8x7b")
         .expect("preset")
         .arch;
     assert_eq!(
@@ -237,7 +237,7 @@ async fn the_presets_are_listed_under_their_families() {
         .flatten()
         .expect("the family list")
         .inner_html();
-    let mut families: Vec<_> = vramfit_core::presets::PRESETS
+    let mut families: Vec<_> = vramfit_core::model::presets::PRESETS
         .iter()
         .map(|p| p.arch.family)
         .collect();
@@ -251,7 +251,7 @@ async fn the_presets_are_listed_under_their_families() {
     // Every preset once, and the placeholder.
     assert_eq!(
         list.matches("<option").count(),
-        vramfit_core::presets::PRESETS.len() + 1
+        vramfit_core::model::presets::PRESETS.len() + 1
     );
     assert_eq!(
         attr(&root, "[data-testid=model-browse] optgroup", "label").as_deref(),

@@ -8,7 +8,7 @@ pub mod bands;
 use bands::{stack, timeline, Point};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use vramfit_core::steps::Timeline;
+use vramfit_core::train::steps::Timeline;
 use vramfit_core::{Bytes, Component, DisplayUnit, Estimate, Phase};
 
 /// The fixed colour of each component (Okabe–Ito, safe for colour-blind

@@ -4,7 +4,8 @@ use plotters::prelude::*;
 use vramfit_chart::bands::{stack, timeline};
 use vramfit_chart::{draw_phases, draw_steps, ChartStyle};
 use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::{seed, steps, Bytes, Component, DisplayUnit, Estimate, Estimates};
+use vramfit_core::train::{seed, steps};
+use vramfit_core::{Bytes, Component, DisplayUnit, Estimate, Estimates};
 
 fn estimate(q: &str) -> Estimate {
     let s = decode_strict(&RawQuery::parse(q)).expect("valid query");

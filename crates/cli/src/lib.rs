@@ -8,7 +8,7 @@
 mod probe_cmd;
 
 use std::ffi::OsString;
-use vramfit_core::hf_config::{self, Reading};
+use vramfit_core::model::hf_config::{self, Reading};
 use vramfit_core::query::{self, RawQuery, FIELDS};
 use vramfit_core::{Estimate, Estimates, Scenario};
 

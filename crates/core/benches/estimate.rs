@@ -5,7 +5,8 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::{estimate, Estimates, Scenario};
+use vramfit_core::train as estimate;
+use vramfit_core::{Estimates, Scenario};
 
 fn scenario(q: &str) -> Scenario {
     decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"))

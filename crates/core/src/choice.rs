@@ -1,5 +1,6 @@
-//! A small macro for closed sets of named choices (dtype, optimizer, ...):
-//! one place for the query-string value, the label and the list of all values.
+//! Small macros for closed sets of named choices (dtype, optimizer, ...):
+//! one place for the query-string value, the label and the list of all
+//! values; and for whole numbers with inclusive bounds.
 
 /// Declares a `Copy` enum whose variants each have a query value and a label,
 /// with `ALL`, `key()`, `label()`, `from_key()` and serde by key.
@@ -59,3 +60,32 @@ macro_rules! choice_enum {
 }
 
 pub(crate) use choice_enum;
+
+/// Declares a whole-number newtype with inclusive bounds checked by `new`.
+macro_rules! bounded {
+    ($(#[$meta:meta])* $name:ident($inner:ty), $min:expr, $max:expr) => {
+        bounded!(@define $(#[$meta])* $name($inner), $min, $max, #[derive(Serialize)] #[serde(transparent)]);
+    };
+    (@define $(#[$meta:meta])* $name:ident($inner:ty), $min:expr, $max:expr, $(#[$extra:meta])*) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $(#[$extra])*
+        pub struct $name($inner);
+
+        impl $name {
+            pub const MIN: $inner = $min;
+            pub const MAX: $inner = $max;
+
+            /// `None` outside `MIN..=MAX`.
+            pub fn new(v: $inner) -> Option<Self> {
+                (Self::MIN..=Self::MAX).contains(&v).then_some($name(v))
+            }
+
+            pub fn get(self) -> $inner {
+                self.0
+            }
+        }
+    };
+}
+
+pub(crate) use bounded;

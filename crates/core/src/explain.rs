@@ -2,10 +2,10 @@
 //! written from the very terms that made it (each term's factors with the
 //! values substituted), and a CSV export of the same table.
 
-use crate::ledger::Part;
 use crate::report::{Component, Estimate, PhaseReport};
 use crate::scenario::Scenario;
 use crate::terms::{Factor, Term, TermId, Unit};
+use crate::train::ledger::Part;
 use crate::units::Bytes;
 
 /// One row of the breakdown table.
@@ -53,7 +53,7 @@ pub fn term_text(id: TermId, t: &Term) -> String {
 
 /// What one layer saves per token, by part (for the layers' term).
 fn layer_detail(s: &Scenario) -> Option<String> {
-    let b = crate::estimate::breakdown(s).ok()?;
+    let b = crate::train::breakdown(s).ok()?;
     let parts: Vec<String> = Part::ALL
         .iter()
         .zip(&b.layer.per_token)
@@ -80,7 +80,7 @@ fn rows_of(s: &Scenario, e: &Estimate, p: &PhaseReport) -> Vec<Row> {
                 parts.extend(layer_detail(s));
             }
             if terms.iter().any(|(id, _)| *id == TermId::SeedActivations) {
-                let a = crate::seed::activations_per_token(s.params());
+                let a = crate::train::seed::activations_per_token(s.params());
                 let t = &s.train;
                 parts.push(format!(
                     "A = 4.6894e-4 × N + 1.8494e6 = {a:.0}: {a:.0} × {} × {} × {} B",

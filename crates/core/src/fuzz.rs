@@ -7,9 +7,9 @@
 //! largest 64-bit number, signs, exponents, empty, too long, control
 //! characters and other scripts, besides valid values in between.
 
-use crate::arch::{ArchNum, Family};
 use crate::gpus::GPUS;
-use crate::presets::PRESETS;
+use crate::model::presets::PRESETS;
+use crate::model::{ArchNum, Family};
 use crate::query::{FieldKind, RawQuery, FIELDS, MAX_PAIRS};
 
 /// A small, fast, seeded generator (SplitMix64): the same seed gives the
@@ -214,7 +214,7 @@ fn json_value(r: &mut Rng) -> String {
 /// The field names the importer reads for any family, and the
 /// memory-relevant ones it refuses.
 fn config_keys() -> Vec<&'static str> {
-    let mut keys: Vec<&'static str> = crate::hf_config::known_fields().collect();
+    let mut keys: Vec<&'static str> = crate::model::hf_config::known_fields().collect();
     keys.sort_unstable();
     keys.dedup();
     keys
@@ -248,7 +248,7 @@ pub fn config(r: &mut Rng) -> String {
         let v = if r.one_in(3) {
             json_value(r)
         } else {
-            let n = crate::hf_config::number_of(key)
+            let n = crate::model::hf_config::number_of(key)
                 .map(base)
                 .unwrap_or(u32::try_from(r.below(3)).unwrap_or(0));
             n.to_string()

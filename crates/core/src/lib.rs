@@ -5,25 +5,19 @@
 //! and tests natively in seconds, and the web app and the CLI both call it.
 //! All sizes are exact integer [`Bytes`]; GiB exist only in display.
 
-pub mod arch;
 mod choice;
-pub mod estimate;
 pub mod explain;
-pub mod families;
 #[cfg(feature = "fuzz")]
 pub mod fuzz;
 pub mod gpus;
-pub mod hf_config;
-pub mod ledger;
-pub mod presets;
+pub mod model;
 pub mod query;
 pub mod report;
 pub mod scenario;
-pub mod seed;
 pub mod solve;
-pub mod steps;
 pub mod terms;
 pub mod tools;
+pub mod train;
 pub mod units;
 pub mod wire;
 
@@ -72,16 +66,16 @@ pub struct Estimates {
 impl Estimates {
     pub fn new(s: &Scenario) -> Self {
         Estimates {
-            vramfit: estimate::estimate(s),
-            seed: seed::estimate(s),
+            vramfit: train::estimate(s),
+            seed: train::seed::estimate(s),
         }
     }
 
     /// [`Estimates::primary`] of `s` alone, computing the seed formula only
     /// when it is the answer (the solver's inner loop).
     pub fn primary_of(s: &Scenario) -> Result<Estimate, EstimateError> {
-        match estimate::estimate(s) {
-            Err(EstimateError::NeedsArchitecture) => seed::estimate(s),
+        match train::estimate(s) {
+            Err(EstimateError::NeedsArchitecture) => train::seed::estimate(s),
             other => other,
         }
     }

@@ -6,14 +6,15 @@
 //! The page and the CLI share this module, so a link and a command line give
 //! the same scenario.
 
-use crate::arch::{ArchNum, Family, Targets};
-use crate::families::Positions;
-use crate::presets;
+use crate::model::family::Positions;
+use crate::model::presets;
+use crate::model::{ArchNum, Family};
 use crate::scenario::{
     ArchOverrides, Attn, Batch, Capacity, Ckpt, Dtype, Gpus, GradAccum, HubId, Iters, Leak,
     LoraRank, ModelSpec, Offload, Optimizer, Overhead, Parallel, ParamCount, Prob, Quant, Scenario,
     SeqLen, ShortText, Training, View, ZeroStage,
 };
+use crate::train::Targets;
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
 use std::fmt;
 
@@ -350,7 +351,7 @@ pub enum FieldKind {
     Choice(&'static [(&'static str, &'static str)]),
     /// `true` / `false`.
     Toggle,
-    /// A preset id (see [`crate::presets::PRESETS`]).
+    /// A preset id (see [`crate::model::presets::PRESETS`]).
     Model,
     /// A GPU id (see [`crate::gpus::GPUS`]), `custom` or `probe`.
     Gpu,
@@ -1524,7 +1525,7 @@ fn check_model_keys(s: &mut Scenario, notices: &mut Vec<Notice>) {
 /// LoRA targets the family has no module for.
 fn check_misfit(
     t: &mut Training,
-    a: &crate::arch::Architecture,
+    a: &crate::model::Architecture,
     texts: &[(&'static str, &str)],
     notices: &mut Vec<Notice>,
 ) {

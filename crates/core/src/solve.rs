@@ -5,9 +5,9 @@
 //! Every answer re-runs the estimator on a changed query, through the same
 //! codec, so a suggestion applied on the page gives exactly the number shown.
 
-use crate::arch::Targets;
 use crate::query;
 use crate::scenario::{Batch, Ckpt, Dtype, Offload, Optimizer, Quant, Scenario, SeqLen};
+use crate::train::Targets;
 use crate::units::Bytes;
 use crate::{Estimate, Estimates};
 

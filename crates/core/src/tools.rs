@@ -6,8 +6,8 @@
 //! natively, like the rest of the core.
 
 use crate::explain::group;
-use crate::hf_config::{self, Reading};
-use crate::presets::PRESETS;
+use crate::model::hf_config::{self, Reading};
+use crate::model::presets::PRESETS;
 use crate::query::{self, RawQuery};
 use crate::wire::{Reader, Writer};
 use crate::Estimates;

@@ -1,9 +1,9 @@
 //! Architectures: exact parameter counts for every preset, the config.json
 //! importer on real files (both transformers layouts), and its messages.
 
-use vramfit_core::arch::{Architecture, Family};
-use vramfit_core::hf_config::{self, ConfigError, Reading};
-use vramfit_core::presets::{preset, PRESETS};
+use vramfit_core::model::hf_config::{self, ConfigError, Reading};
+use vramfit_core::model::presets::{preset, PRESETS};
+use vramfit_core::model::{Architecture, Family};
 
 #[test]
 fn every_preset_matches_its_published_parameter_count() {

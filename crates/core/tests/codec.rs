@@ -416,7 +416,7 @@ fn every_count_field_takes_exactly_its_stated_bounds() {
 /// Every architecture number is a query key (described once, in `ArchNum`).
 #[test]
 fn every_architecture_number_is_a_field() {
-    for n in vramfit_core::arch::ArchNum::ALL {
+    for n in vramfit_core::model::ArchNum::ALL {
         let f = vramfit_core::query::field(n.key()).unwrap_or_else(|| panic!("{}", n.key()));
         assert_eq!(f.label, n.label());
     }

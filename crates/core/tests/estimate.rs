@@ -5,9 +5,9 @@ mod common;
 
 use common::scenario;
 use proptest::prelude::*;
-use vramfit_core::estimate::{estimate, zero_partition};
-use vramfit_core::presets::preset;
+use vramfit_core::model::presets::preset;
 use vramfit_core::query::{decode, encode, RawQuery};
+use vramfit_core::train::{estimate, zero_partition};
 use vramfit_core::{Bytes, Component, Estimate, EstimateError, Phase, PhaseReport};
 
 fn est(q: &str) -> Estimate {
@@ -356,7 +356,7 @@ fn sizes_beyond_64_bits_are_an_error_naming_the_inputs() {
 
 #[test]
 fn presets_all_estimate() {
-    for p in vramfit_core::presets::PRESETS {
+    for p in vramfit_core::model::presets::PRESETS {
         let e = est(&format!("model={}", p.id));
         assert_eq!(e.params, p.published_params);
         assert!(

@@ -18,12 +18,13 @@
 //! every run.
 
 use vramfit_core::fuzz::{self, Rng};
-use vramfit_core::hf_config::{self, Reading};
+use vramfit_core::model::hf_config::{self, Reading};
 use vramfit_core::query::{decode, decode_strict, encode, RawQuery};
 use vramfit_core::report::Component;
 use vramfit_core::tools::{ToolReply, ToolRequest};
+use vramfit_core::train::steps;
 use vramfit_core::units::Decimal;
-use vramfit_core::{explain, solve, steps, Estimate, Estimates, Scenario};
+use vramfit_core::{explain, solve, Estimate, Estimates, Scenario};
 
 const MAX_MESSAGE: usize = 2048;
 

@@ -18,10 +18,10 @@
 //! `--nocapture` to see the table.
 
 use serde_json::Value;
-use vramfit_core::estimate::estimate;
-use vramfit_core::hf_config;
-use vramfit_core::presets::preset;
+use vramfit_core::model::hf_config;
+use vramfit_core::model::presets::preset;
 use vramfit_core::query::{decode_strict, RawQuery};
+use vramfit_core::train::estimate;
 use vramfit_core::{Estimate, Phase};
 
 const OVERALL_BUDGET_PCT: f64 = 1.0;
@@ -381,7 +381,7 @@ fn dora_over_a_quantized_base_is_refused() {
 /// Every family vramfit describes has at least six measured rows.
 #[test]
 fn every_family_is_measured() {
-    use vramfit_core::arch::Family;
+    use vramfit_core::model::Family;
     let mut count = std::collections::HashMap::<String, usize>::new();
     for (_, text) in FILES {
         for line in text.lines() {

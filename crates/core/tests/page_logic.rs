@@ -8,7 +8,7 @@ use common::scenario;
 use vramfit_core::explain::{self, group};
 use vramfit_core::scenario::Capacity;
 use vramfit_core::solve::{self, Verdict};
-use vramfit_core::steps;
+use vramfit_core::train::steps;
 use vramfit_core::{Bytes, Component, Estimate, Estimates, RawQuery};
 
 const GIB: u64 = 1 << 30;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::scenario;
-use vramfit_core::seed::{self, SeedTerms};
+use vramfit_core::train::seed::{self, SeedTerms};
 use vramfit_core::{Bytes, Component, Phase};
 
 /// `(model, optimizer state, gradients, intermediates, activations)` in bytes.

@@ -4,7 +4,7 @@
 //! `vramfit --json`'s own.
 
 use proptest::prelude::*;
-use vramfit_core::hf_config::Reading;
+use vramfit_core::model::hf_config::Reading;
 use vramfit_core::tools::{answer, ToolReply, ToolRequest};
 
 fn fixture(name: &str) -> String {

@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use proptest::prelude::*;
-use vramfit_core::families::Positions;
-use vramfit_core::presets::PRESETS;
+use vramfit_core::model::family::Positions;
+use vramfit_core::model::presets::PRESETS;
 use vramfit_core::query::{decode_strict, RawQuery};
 use vramfit_core::scenario::{Attn, Dtype, Optimizer};
 use vramfit_core::Scenario;

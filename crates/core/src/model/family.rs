@@ -8,9 +8,9 @@
 //! transformers uses) and its arm in [`Family::spec`] (the compiler points at
 //! every other place that must learn it: the importer's field names in
 //! `hf_config.rs`), its presets with their published parameter counts, and
-//! measured rows in the test fixtures.
+//! measured rows in the test fixtures (ARCHITECTURE.md, "Adding a model
+//! family").
 
-use crate::arch::{Module, ModuleName, Proj};
 use crate::choice::choice_enum;
 
 choice_enum! {
@@ -352,57 +352,6 @@ const MOE: Moe = Moe {
 };
 
 impl Family {
-    /// Module `name` as LoRA sees it in this family: the projections it
-    /// computes, or none where peft gives it no adapter. With peft's
-    /// experts conversion (`Moe::peft_experts`) "all-linear" adapts the
-    /// stacked experts and the router, and leaves the dense and shared
-    /// MLPs' linears alone; without it, experts and routers are never
-    /// adapted.
-    ///
-    /// Source: peft 0.21 `tuners/lora/model.py` (experts conversion);
-    /// measured in `tests/fixtures/families.jsonl` (LoRA rows of each MoE
-    /// family, /work notes of the family measurements).
-    pub const fn module(self, name: ModuleName) -> Module {
-        let peft_experts = match self.spec().moe {
-            Some(m) => m.peft_experts,
-            None => false,
-        };
-        let proj = match name {
-            ModuleName::Router | ModuleName::ExpertsGateUp | ModuleName::ExpertsDown => {
-                if peft_experts {
-                    name.proj()
-                } else {
-                    Proj::NONE
-                }
-            }
-            ModuleName::GateProj
-            | ModuleName::UpProj
-            | ModuleName::DownProj
-            | ModuleName::GateUpProj => {
-                if peft_experts {
-                    Proj::NONE
-                } else {
-                    name.proj()
-                }
-            }
-            ModuleName::QProj
-            | ModuleName::KProj
-            | ModuleName::VProj
-            | ModuleName::OProj
-            | ModuleName::QkvProj
-            | ModuleName::CAttn
-            | ModuleName::CProjAttn
-            | ModuleName::CFc
-            | ModuleName::CProjMlp
-            | ModuleName::QAProj
-            | ModuleName::QBProj
-            | ModuleName::KvAProjWithMqa
-            | ModuleName::KvBProj
-            | ModuleName::SharedExpertGate => name.proj(),
-        };
-        Module::new(name, proj)
-    }
-
     /// The family's description.
     ///
     /// Sources: transformers 5.23 `models/<model_type>/modeling_*.py`, the

@@ -5,8 +5,8 @@
 //! model, is an error that names it, never a silent guess; reading such a
 //! config as Llama-like is an explicit choice ([`Reading::AsLlama`]).
 
-use crate::arch::{ArchNum, Architecture, Family};
-use crate::families::{Positions, Sliding};
+use crate::model::family::{Positions, Sliding};
+use crate::model::{ArchNum, Architecture, Family};
 use crate::query::{self, FieldError};
 use crate::scenario::ShortText;
 use serde_json::{Map, Value};
@@ -63,7 +63,7 @@ pub enum ConfigError {
     /// A field is present but not a usable value.
     Invalid { field: &'static str, reason: String },
     /// The numbers do not make a model.
-    Arch(crate::arch::ArchError),
+    Arch(crate::model::ArchError),
     /// `architectures` names heads that are not a causal language model's
     /// (a classifier, a masked LM, a bare encoder): their memory differs.
     NotCausalLm { architectures: Vec<String> },
@@ -885,19 +885,19 @@ impl Imported {
     /// `like_llama` when it was read as Llama-like by choice. Applying them
     /// after removing the model's keys ([`model_keys`]) gives this model.
     pub fn changes(&self) -> Vec<(&'static str, String)> {
-        let presets = crate::presets::PRESETS;
+        let presets = crate::model::presets::PRESETS;
         let base = presets
             .iter()
             .find(|p| p.arch == self.arch)
             .or_else(|| presets.iter().find(|p| p.arch.family == self.arch.family))
-            .unwrap_or_else(|| crate::presets::default_preset());
+            .unwrap_or_else(|| crate::model::presets::default_preset());
         let mut out = vec![("model", base.id.to_string())];
         for (k, v) in &self.keys {
             let same = query::field(k).is_some_and(|f| {
                 let preset = crate::Scenario {
                     model: crate::scenario::ModelSpec::Preset {
                         id: base.id,
-                        overrides: crate::arch::ArchOverrides::default(),
+                        overrides: crate::model::ArchOverrides::default(),
                         like_llama: None,
                         hub: None,
                     },

@@ -2,7 +2,7 @@
 //! on the Hugging Face Hub, and its published parameter count, which the
 //! architecture must reproduce exactly (tested).
 
-use crate::arch::{Architecture, Family};
+use crate::model::{Architecture, Family};
 
 /// One preset model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

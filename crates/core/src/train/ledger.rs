@@ -14,12 +14,13 @@
 //! below are the mechanism behind those numbers, so they extend to sizes
 //! and options the file does not hold.
 
-use crate::arch::LayerKind;
-use crate::arch::{Architecture, Lora, ModuleName as M};
-use crate::families::{
+use crate::model::family::{
     Act, AttnBias, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared, Spec,
 };
+use crate::model::LayerKind;
+use crate::model::{Architecture, ModuleName as M};
 use crate::scenario::{Attn, Dtype, Quant, Training};
+use crate::train::lora::Lora;
 
 /// Number formats of the forward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1203,7 +1204,7 @@ pub fn outer(c: &Ctx) -> Outer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::presets::PRESETS;
+    use crate::model::presets::PRESETS;
     use crate::scenario::{LoraRank, Prob, Training};
 
     /// Every family, precision and option fits the fixed ledger with room

@@ -43,7 +43,7 @@ pub fn leak_per_step(s: &Scenario) -> Bytes {
             let bytes = u128::from(t.batch.get())
                 * u128::from(t.seq.get())
                 * u128::from(a.vocab)
-                * u128::from(crate::ledger::Mode::of(t.dtype).act())
+                * u128::from(crate::train::ledger::Mode::of(t.dtype).act())
                 * u128::from(t.grad_accum.get());
             Bytes::try_from_u128(bytes).unwrap_or(Bytes(u64::MAX))
         }

@@ -1,0 +1,568 @@
+//! A decoder's numbers ([`Architecture`]), the rules a real model of its
+//! family satisfies ([`ArchError`]), and the numbers a query key can change
+//! ([`ArchNum`], [`ArchOverrides`]).
+//!
+//! Every product of shapes is computed in `u128`: the largest numbers the
+//! codec accepts multiply to about 2^75 elements, which no `u64` holds. The
+//! estimators convert once, checked, and name the inputs when a size does
+//! not fit.
+
+use super::family::{Family, KvHeads, Layout, Positions, Qkv, Shared, Sliding};
+use serde::Serialize;
+use std::fmt;
+
+/// Declares the architecture numbers a query key can set: one entry per
+/// number (key, field, label, help, bounds), from which the codec's fields,
+/// the overrides and the config.json importer's bounds all derive.
+macro_rules! arch_nums {
+    ($( $(#[$m:meta])* $variant:ident = $key:literal, $field:ident, $label:literal, $help:literal, $min:expr, $max:expr; )+) => {
+        /// A whole number of the architecture that a query key sets.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ArchNum { $( $(#[$m])* $variant ),+ }
+
+        impl ArchNum {
+            /// Every number, in form order.
+            pub const ALL: &'static [ArchNum] = &[$(ArchNum::$variant),+];
+            /// How many there are.
+            pub const COUNT: usize = ArchNum::ALL.len();
+
+            /// The query key.
+            pub const fn key(self) -> &'static str {
+                match self { $(ArchNum::$variant => $key),+ }
+            }
+            /// The form label.
+            pub const fn label(self) -> &'static str {
+                match self { $(ArchNum::$variant => $label),+ }
+            }
+            /// One plain-words sentence.
+            pub const fn help(self) -> &'static str {
+                match self { $(ArchNum::$variant => $help),+ }
+            }
+            /// The smallest value the codec accepts.
+            pub const fn min(self) -> u32 {
+                match self { $(ArchNum::$variant => $min),+ }
+            }
+            /// The largest value the codec accepts.
+            pub const fn max(self) -> u32 {
+                match self { $(ArchNum::$variant => $max),+ }
+            }
+            /// The number in `a`.
+            pub fn get(self, a: &Architecture) -> u32 {
+                match self { $(ArchNum::$variant => a.$field),+ }
+            }
+            /// Sets the number in `a`.
+            pub fn set(self, a: &mut Architecture, v: u32) {
+                match self { $(ArchNum::$variant => a.$field = v),+ }
+            }
+            /// The number a query key names.
+            pub fn from_key(key: &str) -> Option<ArchNum> {
+                match key { $($key => Some(ArchNum::$variant),)+ _ => None }
+            }
+            fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+
+arch_nums! {
+    Hidden = "hidden", hidden, "Hidden size", "Model width h (hidden_size, n_embd).", 1, 1 << 20;
+    Layers = "layers", layers, "Layers", "Decoder layers L.", 1, 1 << 14;
+    Heads = "heads", heads, "Attention heads", "Query heads.", 1, 1 << 14;
+    KvHeads = "kv_heads", kv_heads, "Key/value heads",
+        "Key/value heads (fewer than heads with grouped-query attention, 1 with multi-query).", 1, 1 << 14;
+    HeadDim = "head_dim", head_dim, "Head dimension", "Width of one query/key head (default hidden / heads).", 1, 1 << 20;
+    Ffn = "ffn", ffn, "MLP size", "MLP inner width (intermediate_size) of the dense layers.", 1, 1 << 22;
+    Vocab = "vocab", vocab, "Vocabulary", "Vocabulary size: sets the logits' size.", 1, 1 << 24;
+    Positions = "positions", positions, "Positions",
+        "Learned positions (GPT-2's n_positions: a hard limit on seq); with rotary positions the trained context length (0: unknown).",
+        0, 1 << 24;
+    Experts = "experts", experts, "Experts",
+        "Routed experts per MoE layer (num_local_experts, num_experts, n_routed_experts); 0 for a dense model.",
+        0, 1 << 16;
+    ExpertsPerToken = "experts_per_token", experts_per_token, "Experts per token",
+        "Experts each token is routed to (num_experts_per_tok, top-k).", 0, 1 << 16;
+    MoeFfn = "moe_ffn", moe_ffn, "Expert MLP size",
+        "Inner width of one expert (moe_intermediate_size; Mixtral's intermediate_size).", 0, 1 << 22;
+    SharedExperts = "shared_experts", shared_experts, "Shared experts",
+        "Shared experts every token goes through, as multiples of the expert width (DeepSeek n_shared_experts; Qwen2-MoE shared_expert_intermediate_size / moe_intermediate_size).",
+        0, 1 << 10;
+    DenseLayers = "dense_layers", dense_layers, "Dense layers first",
+        "Layers before the first MoE layer, with a dense MLP of ffn (DeepSeek's first_k_dense_replace).", 0, 1 << 14;
+    QLoraRank = "q_lora_rank", q_lora_rank, "Query compression rank",
+        "Multi-head latent attention: rank of the query's low-rank projection (0: a plain q_proj).", 0, 1 << 20;
+    KvLoraRank = "kv_lora_rank", kv_lora_rank, "KV compression rank",
+        "Multi-head latent attention: width of the compressed key/value.", 0, 1 << 20;
+    RopeDim = "rope_dim", rope_dim, "Rotary head part",
+        "Multi-head latent attention: the rotary part of each query/key head (qk_rope_head_dim); head_dim is the whole head.",
+        0, 1 << 20;
+    VHeadDim = "v_head_dim", v_head_dim, "Value head dimension",
+        "Multi-head latent attention: width of one value head.", 0, 1 << 20;
+    SlidingWindow = "sliding_window", sliding_window, "Sliding window",
+        "Tokens a sliding-window layer attends to (0: none). With SDPA and a sequence at least this long, each such layer keeps a seq² mask.",
+        0, 1 << 24;
+    SlidingLayers = "sliding_layers", sliding_layers, "Sliding-window layers",
+        "How many layers use the sliding window (Gemma 2: every other one, Gemma 3: five of six, Mistral: all).",
+        0, 1 << 14;
+}
+
+/// A decoder-only transformer, as its `config.json` describes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Architecture {
+    pub family: Family,
+    /// Model width h (`hidden_size`, `n_embd`).
+    pub hidden: u32,
+    /// Decoder layers L.
+    pub layers: u32,
+    /// Attention heads.
+    pub heads: u32,
+    /// Key/value heads (GQA); equal to `heads` without GQA.
+    pub kv_heads: u32,
+    /// Width of one head.
+    pub head_dim: u32,
+    /// MLP inner width (`intermediate_size`, `n_inner`).
+    pub ffn: u32,
+    pub vocab: u32,
+    /// Output projection shares the embedding matrix.
+    pub tied: bool,
+    /// Learned absolute positions (GPT-2's `n_positions`); for rotary
+    /// families the trained context length, 0 when unknown.
+    pub positions: u32,
+    /// Routed experts per MoE layer (0: dense).
+    pub experts: u32,
+    pub experts_per_token: u32,
+    /// One expert's inner width.
+    pub moe_ffn: u32,
+    /// The shared expert's width in expert widths (0: none).
+    pub shared_experts: u32,
+    /// Dense layers before the MoE layers.
+    pub dense_layers: u32,
+    /// Multi-head latent attention (0 elsewhere): the query's low rank (0:
+    /// none), the compressed kv width, the rotary part of a head, the value
+    /// head width.
+    pub q_lora_rank: u32,
+    pub kv_lora_rank: u32,
+    pub rope_dim: u32,
+    pub v_head_dim: u32,
+    /// Sliding-window attention: the window (0: none) and how many layers
+    /// use it.
+    pub sliding_window: u32,
+    pub sliding_layers: u32,
+}
+
+impl Architecture {
+    /// Every number 0 and the default family: a base for constructors
+    /// (`Architecture { hidden: .., ..Architecture::BLANK }`), never a model.
+    pub const BLANK: Architecture = Architecture {
+        family: Family::Llama,
+        hidden: 0,
+        layers: 0,
+        heads: 0,
+        kv_heads: 0,
+        head_dim: 0,
+        ffn: 0,
+        vocab: 0,
+        tied: false,
+        positions: 0,
+        experts: 0,
+        experts_per_token: 0,
+        moe_ffn: 0,
+        shared_experts: 0,
+        dense_layers: 0,
+        q_lora_rank: 0,
+        kv_lora_rank: 0,
+        rope_dim: 0,
+        v_head_dim: 0,
+        sliding_window: 0,
+        sliding_layers: 0,
+    };
+}
+
+/// Why a set of architecture numbers cannot be a model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArchError {
+    /// `field` is below its smallest value for this family.
+    TooSmall { num: ArchNum, min: u32 },
+    /// `heads` does not divide `hidden` and no `head_dim` was given.
+    HeadsDoNotDivideHidden { heads: u32, hidden: u32 },
+    /// `kv_heads` must divide `heads`.
+    KvHeadsDoNotDivideHeads { kv_heads: u32, heads: u32 },
+    /// A fused `Conv1D` attention (GPT-2) needs `heads × head_dim = hidden`.
+    FusedHeadDim {
+        family: Family,
+        heads: u32,
+        head_dim: u32,
+        hidden: u32,
+    },
+    /// A learned position table needs at least one row.
+    LearnedPositions { family: Family },
+    /// A number this family does not have must be 0.
+    NotInFamily { num: ArchNum, family: Family },
+    /// A number this family needs is 0.
+    Needed { num: ArchNum, family: Family },
+    /// More experts per token than experts.
+    ExpertsPerToken { k: u32, experts: u32 },
+    /// More dense layers than layers.
+    DenseLayers { dense: u32, layers: u32 },
+    /// The rotary part of a latent-attention head must be smaller than it.
+    RopeDim { rope_dim: u32, head_dim: u32 },
+    /// GPTBigCode: kv_heads is 1 (multi-query) or heads.
+    MultiQuery { kv_heads: u32, heads: u32 },
+    /// More sliding-window layers than layers.
+    SlidingLayers { sliding: u32, layers: u32 },
+    /// GPT-2 has no GQA.
+    NoGqa {
+        family: Family,
+        kv_heads: u32,
+        heads: u32,
+    },
+}
+
+impl ArchError {
+    /// The query key the error belongs next to.
+    pub fn field(&self) -> &'static str {
+        match self {
+            ArchError::TooSmall { num, .. } => num.key(),
+            ArchError::LearnedPositions { .. } => "positions",
+            ArchError::NotInFamily { num, .. } | ArchError::Needed { num, .. } => num.key(),
+            ArchError::ExpertsPerToken { .. } => "experts_per_token",
+            ArchError::DenseLayers { .. } => "dense_layers",
+            ArchError::RopeDim { .. } => "rope_dim",
+            ArchError::MultiQuery { .. } => "kv_heads",
+            ArchError::SlidingLayers { .. } => "sliding_layers",
+            ArchError::HeadsDoNotDivideHidden { .. } => "heads",
+            ArchError::KvHeadsDoNotDivideHeads { .. } | ArchError::NoGqa { .. } => "kv_heads",
+            ArchError::FusedHeadDim { .. } => "head_dim",
+        }
+    }
+}
+
+impl fmt::Display for ArchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArchError::TooSmall { num, min } => write!(f, "{} must be at least {min}", num.key()),
+            ArchError::NotInFamily { num, family } => write!(
+                f,
+                "{} has no {}: it must be 0",
+                family.label(),
+                num.label().to_ascii_lowercase()
+            ),
+            ArchError::Needed { num, family } => write!(
+                f,
+                "{} needs {} ({}) of at least 1",
+                family.label(),
+                num.label().to_ascii_lowercase(),
+                num.key()
+            ),
+            ArchError::ExpertsPerToken { k, experts } => write!(
+                f,
+                "experts_per_token ({k}) must be at most experts ({experts})"
+            ),
+            ArchError::DenseLayers { dense, layers } => write!(
+                f,
+                "dense_layers ({dense}) must be at most layers ({layers})"
+            ),
+            ArchError::RopeDim { rope_dim, head_dim } => write!(
+                f,
+                "rope_dim ({rope_dim}) must be less than head_dim ({head_dim}), which includes it"
+            ),
+            ArchError::MultiQuery { kv_heads, heads } => write!(
+                f,
+                "GPTBigCode has multi-query or full attention: kv_heads ({kv_heads}) must be 1 or heads ({heads})"
+            ),
+            ArchError::SlidingLayers { sliding, layers } => write!(
+                f,
+                "sliding_layers ({sliding}) must be at most layers ({layers})"
+            ),
+            ArchError::LearnedPositions { family } => write!(
+                f,
+                "{} learns a position table: positions must be at least 1",
+                family.label()
+            ),
+            ArchError::HeadsDoNotDivideHidden { heads, hidden } => write!(
+                f,
+                "heads ({heads}) must divide hidden ({hidden}), or give head_dim"
+            ),
+            ArchError::KvHeadsDoNotDivideHeads { kv_heads, heads } => {
+                write!(f, "kv_heads ({kv_heads}) must divide heads ({heads})")
+            }
+            ArchError::FusedHeadDim {
+                family,
+                heads,
+                head_dim,
+                hidden,
+            } => write!(
+                f,
+                "{} needs heads × head_dim = hidden ({heads} × {head_dim} ≠ {hidden})",
+                family.label()
+            ),
+            ArchError::NoGqa {
+                family,
+                kv_heads,
+                heads,
+            } => write!(
+                f,
+                "{} has no grouped-query attention: kv_heads ({kv_heads}) must equal heads ({heads})",
+                family.label()
+            ),
+        }
+    }
+}
+
+impl Architecture {
+    /// Checks the cross-field rules a real model of its family satisfies.
+    pub fn validate(&self) -> Result<(), ArchError> {
+        // head_dim 0 means "hidden / heads", which did not divide.
+        if self.head_dim == 0 && self.heads > 0 && self.hidden > 0 {
+            return Err(ArchError::HeadsDoNotDivideHidden {
+                heads: self.heads,
+                hidden: self.hidden,
+            });
+        }
+        let spec = self.family.spec();
+        let family = self.family;
+        for &num in ArchNum::ALL {
+            if num.get(self) < num.min() {
+                return Err(ArchError::TooSmall {
+                    num,
+                    min: num.min(),
+                });
+            }
+        }
+        if spec.positions == Positions::Learned && self.positions == 0 {
+            return Err(ArchError::LearnedPositions { family });
+        }
+        if !self.heads.is_multiple_of(self.kv_heads) {
+            return Err(ArchError::KvHeadsDoNotDivideHeads {
+                kv_heads: self.kv_heads,
+                heads: self.heads,
+            });
+        }
+        match spec.kv_heads {
+            KvHeads::Grouped => {}
+            KvHeads::Same if self.kv_heads != self.heads => {
+                return Err(ArchError::NoGqa {
+                    family,
+                    kv_heads: self.kv_heads,
+                    heads: self.heads,
+                })
+            }
+            KvHeads::OneOrSame if self.kv_heads != 1 && self.kv_heads != self.heads => {
+                return Err(ArchError::MultiQuery {
+                    kv_heads: self.kv_heads,
+                    heads: self.heads,
+                })
+            }
+            KvHeads::Same | KvHeads::OneOrSame => {}
+        }
+        if spec.layout == Layout::Gpt2 && self.q_dim() != u64::from(self.hidden) {
+            // A Conv1D attention: heads × head_dim = hidden.
+            return Err(ArchError::FusedHeadDim {
+                family,
+                heads: self.heads,
+                head_dim: self.head_dim,
+                hidden: self.hidden,
+            });
+        }
+        // Numbers a family has (needed ≥ 1) and has not (must be 0).
+        let moe = spec.moe.is_some();
+        let shared = spec.moe.is_some_and(|m| m.shared != Shared::None);
+        let latent = spec.qkv == Qkv::Latent;
+        for (num, has, needed) in [
+            (ArchNum::Experts, moe, moe),
+            (ArchNum::ExpertsPerToken, moe, moe),
+            (ArchNum::MoeFfn, moe, moe),
+            (ArchNum::SharedExperts, shared, false),
+            (ArchNum::DenseLayers, moe, false),
+            (ArchNum::QLoraRank, latent, false),
+            (ArchNum::KvLoraRank, latent, latent),
+            (ArchNum::RopeDim, latent, latent),
+            (ArchNum::VHeadDim, latent, latent),
+        ] {
+            let v = num.get(self);
+            if !has && v != 0 {
+                return Err(ArchError::NotInFamily { num, family });
+            }
+            if needed && v == 0 {
+                return Err(ArchError::Needed { num, family });
+            }
+        }
+        if self.experts_per_token > self.experts {
+            return Err(ArchError::ExpertsPerToken {
+                k: self.experts_per_token,
+                experts: self.experts,
+            });
+        }
+        if self.sliding_layers > self.layers {
+            return Err(ArchError::SlidingLayers {
+                sliding: self.sliding_layers,
+                layers: self.layers,
+            });
+        }
+        if self.dense_layers > self.layers {
+            return Err(ArchError::DenseLayers {
+                dense: self.dense_layers,
+                layers: self.layers,
+            });
+        }
+        if latent && self.rope_dim >= self.head_dim {
+            return Err(ArchError::RopeDim {
+                rope_dim: self.rope_dim,
+                head_dim: self.head_dim,
+            });
+        }
+        Ok(())
+    }
+
+    /// Width of all query heads together (`heads × head_dim`).
+    pub fn q_dim(&self) -> u64 {
+        u64::from(self.heads) * u64::from(self.head_dim)
+    }
+
+    /// Width of all key (or value) heads together (`kv_heads × head_dim`).
+    pub fn kv_dim(&self) -> u64 {
+        u64::from(self.kv_heads) * u64::from(self.head_dim)
+    }
+
+    /// Width of the attention output (`heads × v_head_dim` with latent
+    /// attention, the query width otherwise).
+    pub fn o_dim(&self) -> u64 {
+        match self.family.spec().qkv {
+            Qkv::Latent => u64::from(self.heads) * u64::from(self.v_head_dim),
+            Qkv::Separate | Qkv::Fused => self.q_dim(),
+        }
+    }
+
+    /// The layers, by kind: dense first, then MoE (a dense family has only
+    /// dense ones).
+    pub fn layer_kinds(&self) -> [(LayerKind, u64); 2] {
+        let moe = if self.family.spec().moe.is_some() {
+            u64::from(self.layers - self.dense_layers.min(self.layers))
+        } else {
+            0
+        };
+        [
+            (LayerKind::Dense, u64::from(self.layers) - moe),
+            (LayerKind::Moe, moe),
+        ]
+    }
+}
+
+/// Dense layers (an MLP) and MoE layers (routed experts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayerKind {
+    Dense,
+    Moe,
+}
+
+/// Architecture numbers that replace a preset's, one slot per [`ArchNum`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ArchOverrides {
+    pub family: Option<Family>,
+    pub tied: Option<bool>,
+    nums: [Option<u32>; ArchNum::COUNT],
+}
+
+impl ArchOverrides {
+    pub fn is_empty(&self) -> bool {
+        *self == ArchOverrides::default()
+    }
+
+    pub fn get(&self, n: ArchNum) -> Option<u32> {
+        self.nums[n.index()]
+    }
+
+    pub fn set(&mut self, n: ArchNum, v: Option<u32>) {
+        self.nums[n.index()] = v;
+    }
+
+    /// Removes the override a query key names; false when none was set.
+    pub fn clear(&mut self, key: &str) -> bool {
+        let was = *self;
+        match key {
+            "family" => self.family = None,
+            "tied" => self.tied = None,
+            k => {
+                if let Some(n) = ArchNum::from_key(k) {
+                    self.set(n, None);
+                }
+            }
+        }
+        *self != was
+    }
+
+    /// The preset's architecture with these numbers replaced. When `heads`
+    /// or `hidden` change and `head_dim` is not given, head_dim follows
+    /// `hidden / heads`, as `config.json` readers do; `kv_heads` follows
+    /// `heads` in a model without GQA; a switch between learned and rotary
+    /// positions resets `positions` (1024 learned, or unknown).
+    pub fn apply(&self, base: &Architecture) -> Architecture {
+        let mut a = *base;
+        if let Some(f) = self.family {
+            a.family = f;
+        }
+        if let Some(t) = self.tied {
+            a.tied = t;
+        }
+        for &n in ArchNum::ALL {
+            if let Some(v) = self.get(n) {
+                n.set(&mut a, v);
+            }
+        }
+        let given = |n: ArchNum| self.get(n).is_some();
+        if !given(ArchNum::KvHeads) && given(ArchNum::Heads) && base.kv_heads == base.heads {
+            a.kv_heads = a.heads;
+        }
+        if !given(ArchNum::HeadDim) && (given(ArchNum::Hidden) || given(ArchNum::Heads)) {
+            a.head_dim = if a.heads > 0 && a.hidden.is_multiple_of(a.heads) {
+                a.hidden / a.heads
+            } else {
+                0
+            };
+        }
+        if given(ArchNum::Layers) || self.family.is_some() {
+            // Layer counts that follow the layers: the first dense layers
+            // stay at most all of them; the sliding-window layers follow
+            // the family's rule.
+            if !given(ArchNum::DenseLayers) {
+                a.dense_layers = a.dense_layers.min(a.layers);
+            }
+            if !given(ArchNum::SlidingLayers) && a.sliding_window > 0 {
+                a.sliding_layers = match a.family.spec().sliding {
+                    Sliding::None => 0,
+                    Sliding::All => a.layers,
+                    Sliding::EveryOther => a.layers.div_ceil(2),
+                    Sliding::AllButEvery(n) => a.layers - a.layers / n.max(1),
+                };
+            }
+        }
+        let (from, to) = (base.family.spec().positions, a.family.spec().positions);
+        if !given(ArchNum::Positions) && from != to {
+            a.positions = match to {
+                Positions::Learned => 1024,
+                Positions::Rotary => 0,
+            };
+        }
+        a
+    }
+}
+
+impl Serialize for ArchOverrides {
+    /// Only the numbers that are set, by query key.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        if let Some(f) = self.family {
+            m.serialize_entry("family", &f)?;
+        }
+        for &n in ArchNum::ALL {
+            if let Some(v) = self.get(n) {
+                m.serialize_entry(n.key(), &v)?;
+            }
+        }
+        if let Some(t) = self.tied {
+            m.serialize_entry("tied", &t)?;
+        }
+        m.end()
+    }
+}

@@ -1,0 +1,619 @@
+//! The parameter tensors of a model, walked in `model.parameters()` order
+//! from the family's [`Spec`](super::Spec) and the [`Architecture`]'s
+//! numbers: the parameter count, the tensor count, the largest tensor and
+//! module, the buffers. Training (optimizer state, LoRA's adapters) and
+//! inference (weights in a format) read this one walk.
+
+use super::arch::{Architecture, LayerKind};
+use super::family::{
+    AttnBias, EmbedScale, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared,
+};
+use super::module::{Module, ModuleKind, ModuleName, Proj};
+
+/// What a parameter is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Embedding,
+    /// A learned position table.
+    PositionTable,
+    Norm,
+    Attention,
+    Mlp,
+    /// The output projection (never a LoRA target).
+    Head,
+    /// An MoE router's weight (a parameter, not a linear layer).
+    Router,
+    /// Stacked experts (3-D parameters, not linear layers).
+    Expert,
+}
+
+/// One parameter tensor (a module's weight, with its bias when it has one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamTensor {
+    /// The module's name in transformers, e.g. `q_proj`.
+    pub name: &'static str,
+    /// Experts stacked in one 3-D parameter (1 otherwise).
+    pub stack: u64,
+    /// Output features (or a vector's length).
+    pub rows: u64,
+    /// Input features; 1 for a vector.
+    pub cols: u64,
+    /// The module also has a bias of `rows` elements (a tensor of its own).
+    pub bias: bool,
+    pub role: Role,
+    /// The projections it computes: LoRA's targets (empty: not a linear
+    /// layer LoRA adapts).
+    pub proj: Proj,
+    /// The module it is the weight of, for the ones LoRA can adapt.
+    pub module: Option<ModuleName>,
+}
+
+impl ParamTensor {
+    const fn new(name: &'static str, rows: u64, cols: u64, role: Role) -> Self {
+        ParamTensor {
+            name,
+            stack: 1,
+            rows,
+            cols,
+            bias: false,
+            role,
+            proj: Proj::NONE,
+            module: None,
+        }
+    }
+
+    /// The module LoRA would adapt, if it is one.
+    pub fn module(&self) -> Option<Module> {
+        self.module.map(|n| Module::new(n, self.proj))
+    }
+
+    /// The weight of linear module `m` (`out × inp`).
+    fn linear(m: Module, out: u64, inp: u64, bias: bool) -> Self {
+        let role = match m.name.kind() {
+            ModuleKind::Attention => Role::Attention,
+            ModuleKind::Mlp | ModuleKind::Gate | ModuleKind::Expert | ModuleKind::Router => {
+                Role::Mlp
+            }
+        };
+        ParamTensor {
+            name: m.name.text(),
+            stack: 1,
+            rows: out,
+            cols: inp,
+            bias,
+            role,
+            proj: m.proj,
+            module: Some(m.name),
+        }
+    }
+
+    /// Elements of the weight.
+    pub fn weight_elems(&self) -> u128 {
+        u128::from(self.stack) * u128::from(self.rows) * u128::from(self.cols)
+    }
+
+    /// Elements of the weight and its bias.
+    pub fn elems(&self) -> u128 {
+        self.weight_elems()
+            + if self.bias {
+                u128::from(self.stack) * u128::from(self.rows)
+            } else {
+                0
+            }
+    }
+
+    /// Tensors: the weight, and the bias.
+    pub fn tensors(&self) -> u128 {
+        1 + u128::from(self.bias)
+    }
+
+    /// The width of LoRA's rank dimension on this tensor, for rank `r`:
+    /// peft's `ParamWrapper` gives a stacked parameter `r × experts` (and
+    /// twice that for a projection fused from two: experts' `gate_up_proj`);
+    /// a linear layer gets `r`.
+    pub fn lora_rank(&self, r: u64) -> u128 {
+        let fused = if self.role == Role::Expert {
+            u128::from(self.proj.count().max(1))
+        } else {
+            1
+        };
+        u128::from(r) * fused * u128::from(self.stack)
+    }
+}
+
+/// Where a tensor sits: outside the layers, or in every layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Before the layers (embeddings).
+    Before,
+    /// In each of `count` layers.
+    Layers { count: u64 },
+    /// After the layers (final norm, head).
+    After,
+}
+
+impl Place {
+    /// How many copies of the tensor exist.
+    pub fn copies(self) -> u128 {
+        match self {
+            Place::Before | Place::After => 1,
+            Place::Layers { count } => u128::from(count),
+        }
+    }
+}
+
+impl Architecture {
+    /// Visits every parameter tensor in `model.parameters()` order, with
+    /// where it sits.
+    ///
+    /// Source: the `__init__` of each family's modules in transformers 5.23
+    /// (GPT-2: `wte`, `wpe`, each `GPT2Block`'s `ln_1`, `c_attn`, `c_proj`,
+    /// `ln_2`, `c_fc`, `c_proj`, then `ln_f`; the others: `embed_tokens`,
+    /// each layer's attention, MLP (or router, experts and shared expert)
+    /// and norms, then `norm` and an untied `lm_head`). Experts are 3-D
+    /// parameters (transformers 5 stacks them: `gate_up_proj` [E, 2f, h],
+    /// `down_proj` [E, h, f]).
+    pub fn for_each_tensor(&self, mut f: impl FnMut(Place, &ParamTensor)) {
+        self.walk_tensors(&mut f);
+    }
+
+    /// The one body of [`Architecture::for_each_tensor`], behind a `dyn`
+    /// callback so the page's wasm holds it once rather than once per
+    /// caller.
+    fn walk_tensors(&self, f: &mut dyn FnMut(Place, &ParamTensor)) {
+        let spec = self.family.spec();
+        let (h, v) = (u64::from(self.hidden), u64::from(self.vocab));
+        let norm = |name, width| ParamTensor {
+            bias: spec.norm == Norm::LayerNorm,
+            ..ParamTensor::new(name, width, 1, Role::Norm)
+        };
+
+        f(
+            Place::Before,
+            &ParamTensor::new("embed_tokens", v, h, Role::Embedding),
+        );
+        if spec.positions == Positions::Learned {
+            f(
+                Place::Before,
+                &ParamTensor::new(
+                    "position_embeddings",
+                    u64::from(self.positions),
+                    h,
+                    Role::PositionTable,
+                ),
+            );
+        }
+        for (kind, count) in self.layer_kinds() {
+            if count > 0 {
+                self.layer_tensors(kind, Place::Layers { count }, f);
+            }
+        }
+        f(Place::After, &norm("norm", h));
+        if !self.tied {
+            f(Place::After, &ParamTensor::new("lm_head", v, h, Role::Head));
+        }
+    }
+
+    /// One decoder layer's tensors.
+    fn layer_tensors(&self, kind: LayerKind, at: Place, f: &mut dyn FnMut(Place, &ParamTensor)) {
+        let spec = self.family.spec();
+        let (h, ff) = (u64::from(self.hidden), u64::from(self.ffn));
+        let (q, kv, o) = (self.q_dim(), self.kv_dim(), self.o_dim());
+        let hd = u64::from(self.head_dim);
+        let mut put = |t: ParamTensor| f(at, &t);
+        let norm = |name, width| ParamTensor {
+            bias: spec.norm == Norm::LayerNorm,
+            ..ParamTensor::new(name, width, 1, Role::Norm)
+        };
+        let qkv_bias = spec.attn_bias != AttnBias::None;
+        let o_bias = spec.attn_bias == AttnBias::All;
+        let gpt2 = spec.layout == Layout::Gpt2;
+        if gpt2 {
+            put(norm("ln_1", h));
+        }
+        // Attention.
+        match spec.qkv {
+            Qkv::Separate => {
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::QProj),
+                    q,
+                    h,
+                    qkv_bias,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::KProj),
+                    kv,
+                    h,
+                    qkv_bias,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::VProj),
+                    kv,
+                    h,
+                    qkv_bias,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::OProj),
+                    h,
+                    o,
+                    o_bias,
+                ));
+            }
+            Qkv::Fused if gpt2 => {
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::CAttn),
+                    q + 2 * kv,
+                    h,
+                    qkv_bias,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::CProjAttn),
+                    h,
+                    o,
+                    o_bias,
+                ));
+            }
+            Qkv::Fused => {
+                // Phi3Attention registers o_proj before qkv_proj.
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::OProj),
+                    h,
+                    o,
+                    o_bias,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::QkvProj),
+                    q + 2 * kv,
+                    h,
+                    qkv_bias,
+                ));
+            }
+            Qkv::Latent => {
+                let (ql, kvl, rope) = (
+                    u64::from(self.q_lora_rank),
+                    u64::from(self.kv_lora_rank),
+                    u64::from(self.rope_dim),
+                );
+                let nope_v = u64::from(self.heads) * (hd - rope + u64::from(self.v_head_dim));
+                if ql > 0 {
+                    put(ParamTensor::linear(
+                        self.family.module(ModuleName::QAProj),
+                        ql,
+                        h,
+                        false,
+                    ));
+                    put(norm("q_a_layernorm", ql));
+                    put(ParamTensor::linear(
+                        self.family.module(ModuleName::QBProj),
+                        q,
+                        ql,
+                        false,
+                    ));
+                } else {
+                    put(ParamTensor::linear(
+                        self.family.module(ModuleName::QProj),
+                        q,
+                        h,
+                        false,
+                    ));
+                }
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::KvAProjWithMqa),
+                    kvl + rope,
+                    h,
+                    false,
+                ));
+                put(norm("kv_a_layernorm", kvl));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::KvBProj),
+                    nope_v,
+                    kvl,
+                    false,
+                ));
+                put(ParamTensor::linear(
+                    self.family.module(ModuleName::OProj),
+                    h,
+                    o,
+                    false,
+                ));
+            }
+        }
+        match spec.qk_norm {
+            QkNorm::None => {}
+            QkNorm::PerHead => {
+                put(norm("q_norm", hd));
+                put(norm("k_norm", hd));
+            }
+            QkNorm::Whole => {
+                put(norm("q_norm", q));
+                put(norm("k_norm", kv));
+            }
+        }
+        if spec.sinks {
+            put(ParamTensor::new(
+                "sinks",
+                u64::from(self.heads),
+                1,
+                Role::Attention,
+            ));
+        }
+        if gpt2 {
+            put(norm("ln_2", h));
+        }
+        // The MLP, or the experts.
+        match (kind, spec.moe) {
+            (LayerKind::Moe, Some(moe)) => {
+                let (e, mf) = (u64::from(self.experts), u64::from(self.moe_ffn));
+                let router = ParamTensor {
+                    bias: moe.router == Router::TopKSoftmax,
+                    proj: self.family.module(ModuleName::Router).proj,
+                    module: Some(ModuleName::Router),
+                    ..ParamTensor::new("router", e, h, Role::Router)
+                };
+                let experts = [
+                    ParamTensor {
+                        stack: e,
+                        proj: self.family.module(ModuleName::ExpertsGateUp).proj,
+                        module: Some(ModuleName::ExpertsGateUp),
+                        ..ParamTensor::new("experts.gate_up_proj", 2 * mf, h, Role::Expert)
+                    },
+                    ParamTensor {
+                        stack: e,
+                        proj: self.family.module(ModuleName::ExpertsDown).proj,
+                        module: Some(ModuleName::ExpertsDown),
+                        ..ParamTensor::new("experts.down_proj", h, mf, Role::Expert)
+                    },
+                ];
+                // 2-D biases [E, out] (gpt-oss), tensors of their own.
+                let biases = [
+                    ParamTensor::new("experts.gate_up_proj_bias", e, 2 * mf, Role::Expert),
+                    ParamTensor::new("experts.down_proj_bias", e, h, Role::Expert),
+                ];
+                let sf = u64::from(self.shared_experts) * mf;
+                let shared = self.mlp_tensors(sf);
+                let put_experts = |put: &mut dyn FnMut(ParamTensor)| {
+                    put(experts[0]);
+                    if moe.expert_bias {
+                        put(biases[0]);
+                    }
+                    put(experts[1]);
+                    if moe.expert_bias {
+                        put(biases[1]);
+                    }
+                };
+                if moe.router_first {
+                    put(router);
+                    put_experts(&mut put);
+                } else {
+                    put_experts(&mut put);
+                    put(router);
+                }
+                if sf > 0 {
+                    for t in shared.into_iter().flatten() {
+                        put(t);
+                    }
+                    if moe.shared == Shared::Gated {
+                        put(ParamTensor::linear(
+                            self.family.module(ModuleName::SharedExpertGate),
+                            1,
+                            h,
+                            false,
+                        ));
+                    }
+                }
+            }
+            (LayerKind::Dense, _) | (LayerKind::Moe, None) => {
+                for t in self.mlp_tensors(ff).into_iter().flatten() {
+                    put(t);
+                }
+            }
+        }
+        match spec.norm_place {
+            NormPlace::Pre if gpt2 => {}
+            NormPlace::Pre => {
+                put(norm("input_layernorm", h));
+                put(norm("post_attention_layernorm", h));
+            }
+            NormPlace::Sandwich => {
+                put(norm("input_layernorm", h));
+                put(norm("post_attention_layernorm", h));
+                put(norm("pre_feedforward_layernorm", h));
+                put(norm("post_feedforward_layernorm", h));
+            }
+            NormPlace::Post => {
+                put(norm("post_attention_layernorm", h));
+                put(norm("post_feedforward_layernorm", h));
+            }
+        }
+    }
+
+    /// A dense MLP's tensors, of width `f`: gate, up and down (or fused
+    /// gate_up), or GPT-2's c_fc and c_proj with biases. Under peft's
+    /// experts conversion these linears are not LoRA targets.
+    fn mlp_tensors(&self, f: u64) -> [Option<ParamTensor>; 3] {
+        let spec = self.family.spec();
+        let h = u64::from(self.hidden);
+        match spec.mlp {
+            Mlp::Gated => [
+                Some(ParamTensor::linear(
+                    self.family.module(ModuleName::GateProj),
+                    f,
+                    h,
+                    false,
+                )),
+                Some(ParamTensor::linear(
+                    self.family.module(ModuleName::UpProj),
+                    f,
+                    h,
+                    false,
+                )),
+                Some(ParamTensor::linear(
+                    self.family.module(ModuleName::DownProj),
+                    h,
+                    f,
+                    false,
+                )),
+            ],
+            Mlp::GatedFused => [
+                Some(ParamTensor::linear(
+                    self.family.module(ModuleName::GateUpProj),
+                    2 * f,
+                    h,
+                    false,
+                )),
+                Some(ParamTensor::linear(
+                    self.family.module(ModuleName::DownProj),
+                    h,
+                    f,
+                    false,
+                )),
+                None,
+            ],
+            Mlp::Plain => [
+                Some(ParamTensor::linear(
+                    self.family.module(ModuleName::CFc),
+                    f,
+                    h,
+                    true,
+                )),
+                Some(ParamTensor::linear(
+                    self.family.module(ModuleName::CProjMlp),
+                    h,
+                    f,
+                    true,
+                )),
+                None,
+            ],
+        }
+    }
+
+    /// Visits the tensors of layer 0 (the last layer backward reaches).
+    pub fn for_each_first_layer_tensor(&self, mut f: impl FnMut(&ParamTensor)) {
+        let kind = self
+            .layer_kinds()
+            .into_iter()
+            .find(|(_, n)| *n > 0)
+            .map_or(LayerKind::Dense, |(k, _)| k);
+        self.layer_tensors(
+            kind,
+            Place::Layers { count: 1 },
+            &mut |_, t: &ParamTensor| f(t),
+        );
+    }
+
+    /// Elements of the tensors outside the layers that backward reaches
+    /// last: the token embedding (and a learned position table).
+    pub fn embedding_params(&self) -> u128 {
+        let mut n = 0;
+        self.for_each_tensor(|at, t| {
+            if at == Place::Before {
+                n += t.elems();
+            }
+        });
+        n
+    }
+
+    /// The counts an estimate needs, in one walk over the tensors (the
+    /// single-purpose methods below each walk them again).
+    pub fn stats(&self) -> ParamStats {
+        let mut st = ParamStats::default();
+        self.for_each_tensor(|at, t| {
+            let copies = at.copies();
+            st.params += copies * t.elems();
+            st.tensors += copies * t.tensors();
+            st.largest_tensor = st.largest_tensor.max(t.weight_elems());
+            st.largest_module = st.largest_module.max(t.elems());
+            if at == Place::Before {
+                st.embedding += t.elems();
+            }
+        });
+        st
+    }
+
+    /// Total parameter count N (tied weights counted once).
+    pub fn params(&self) -> u128 {
+        let mut n = 0u128;
+        self.for_each_tensor(|at, t| n += at.copies() * t.elems());
+        n
+    }
+
+    /// Parameters a token goes through: the experts it is routed to, not
+    /// all of them (MoE's "active" parameters; N for a dense model).
+    pub fn active_params(&self) -> u128 {
+        let mut n = 0u128;
+        let (e, k) = (u128::from(self.experts), u128::from(self.experts_per_token));
+        self.for_each_tensor(|at, t| {
+            let all = at.copies() * t.elems();
+            n += if t.role == Role::Expert && e > 0 {
+                all / e * k
+            } else {
+                all
+            };
+        });
+        n
+    }
+
+    /// Number of parameter tensors (each gets one optimizer step counter).
+    pub fn param_tensors(&self) -> u128 {
+        let mut n = 0u128;
+        self.for_each_tensor(|at, t| n += at.copies() * t.tensors());
+        n
+    }
+
+    /// Elements of the largest single parameter tensor.
+    pub fn largest_tensor(&self) -> u128 {
+        let mut m = 0u128;
+        self.for_each_tensor(|_, t| m = m.max(t.weight_elems()));
+        m
+    }
+
+    /// Parameters of the largest single module: its weight and bias
+    /// (DeepSpeed's "largest layer").
+    pub fn largest_module(&self) -> u128 {
+        let mut m = 0u128;
+        self.for_each_tensor(|_, t| m = m.max(t.elems()));
+        m
+    }
+
+    /// Bytes of non-parameter buffers, for weights of `param_bytes`: RoPE's
+    /// `inv_freq` and `original_inv_freq` (fp32, half the rotary width
+    /// each, per RoPE table), Gemma 2/3's 0-dim `embed_scale`, and
+    /// DeepSeek-V3's per-layer router `e_score_correction_bias`.
+    ///
+    /// Source: measured `buffers` in the ground truth (256 bytes at head_dim
+    /// 64, 512 at 128).
+    pub fn buffer_bytes(&self, param_bytes: u64) -> u64 {
+        let spec = self.family.spec();
+        let rotary = match spec.qkv {
+            Qkv::Latent => u64::from(self.rope_dim),
+            Qkv::Separate | Qkv::Fused => u64::from(self.head_dim),
+        };
+        let rope = u64::from(spec.rope_tables) * 4 * rotary;
+        let scale = match spec.embed_scale {
+            EmbedScale::Buffer => param_bytes,
+            EmbedScale::None | EmbedScale::PerForward => 0,
+        };
+        let correction = match spec.moe.map(|m| m.router) {
+            Some(Router::SigmoidGrouped) => {
+                self.layer_kinds()[1].1 * u64::from(self.experts) * param_bytes
+            }
+            Some(Router::Softmax | Router::SoftmaxFp32 | Router::TopKSoftmax) | None => 0,
+        };
+        rope + scale + correction
+    }
+}
+
+/// What [`Architecture::stats`] counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParamStats {
+    /// N, tied weights once ([`Architecture::params`]).
+    pub params: u128,
+    /// Parameter tensors ([`Architecture::param_tensors`]).
+    pub tensors: u128,
+    /// [`Architecture::largest_tensor`].
+    pub largest_tensor: u128,
+    /// [`Architecture::largest_module`].
+    pub largest_module: u128,
+    /// [`Architecture::embedding_params`].
+    pub embedding: u128,
+}

@@ -1,0 +1,165 @@
+//! Activations: what each layer saves for backward (from the ledger), or
+//! under checkpointing each layer's input; the sliding-window masks; the
+//! router logits of the auxiliary loss; the embedding and head, the
+//! position tables, the inputs and labels.
+
+use super::Inputs;
+use crate::terms::{Term, TermId as T, Unit as U};
+use crate::train::ledger::Saved;
+use crate::train::run::{Attn, Ckpt};
+
+/// The activation terms.
+pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    if x.s.train.grad_ckpt.on() {
+        checkpointed(x, put);
+    } else {
+        saved(x, put);
+        put(T::SlidingMasks, sliding_masks(x, x.mask_layers()));
+    }
+    aux_loss(x, put);
+    outer(x, put);
+}
+
+/// Non-reentrant checkpointing keeps each layer's input; everything inside
+/// is dropped, including the layer's saved weight copies (still cached by
+/// autocast until it exits). Reentrant checkpointing runs the forward
+/// without grad: nothing is held; then the recomputed layer's output lives
+/// through its backward (measured in quant_rows.jsonl: T·h·stream bytes).
+fn checkpointed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let (h, res) = (x.h, x.residual());
+    let ckpt = x.s.train.grad_ckpt;
+    put(
+        T::CkptInputs,
+        x.per_token(&[(x.l, U::Layers), (h, U::Elements), (res, U::BytesEach)]),
+    );
+    if ckpt == Ckpt::Reentrant {
+        put(
+            T::RecomputeOutput,
+            x.per_token(&[(h, U::Elements), (res, U::BytesEach)]),
+        );
+    } else {
+        let first = &x.layers.ledgers[x.layers.first_kind].0;
+        put(
+            T::QuantInputs,
+            x.per_token(&[(x.l, U::Layers), (u128::from(first.escaping), U::BytesEach)]),
+        );
+    }
+    if ckpt == Ckpt::Offload {
+        // `save_on_cpu`: each kept input is copied to host memory when
+        // saved and back when backward needs it, one at a time.
+        // Source: torch.autograd.graph.save_on_cpu (PyTorch 2.x).
+        put(
+            T::CkptInFlight,
+            x.per_token(&[(h, U::Elements), (res, U::BytesEach)]),
+        );
+    }
+}
+
+/// What every layer saves, by kind, and layer 0 apart when it differs.
+fn saved(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let key = |s: &Saved| u128::from(s.per_token_key);
+    let tok = |s: &Saved| u128::from(s.token_bytes());
+    let ly = &x.layers;
+    if ly.layer0_differs {
+        put(
+            T::LayerFirst,
+            x.per_token(&[(tok(&ly.layer0), U::BytesEach)]),
+        );
+        put(
+            T::ScoresFirst,
+            x.per_token(&[(x.seq, U::KeyPositions), (key(&ly.layer0), U::BytesEach)]),
+        );
+    }
+    for ((s, n), (ids, scores)) in ly
+        .groups
+        .iter()
+        .zip([(T::Layers, T::Scores), (T::MoeLayers, T::MoeScores)])
+    {
+        put(ids, x.per_token(&[(*n, U::Layers), (tok(s), U::BytesEach)]));
+        put(
+            scores,
+            x.per_token(&[
+                (*n, U::Layers),
+                (x.seq, U::KeyPositions),
+                (key(s), U::BytesEach),
+            ]),
+        );
+    }
+}
+
+impl Inputs<'_> {
+    /// Sliding-window layers whose SDPA keeps a mask: once the sequence
+    /// reaches the window, transformers passes a mask instead of
+    /// `is_causal`, and each such layer's SDPA keeps its own copy in the
+    /// compute dtype (b × s²).
+    ///
+    /// Source: masking_utils `_ignore_causal_mask_sdpa` (transformers
+    /// 5.23); measured on Gemma 3 (30 B × b × s² for 15 sliding layers in
+    /// bf16).
+    pub fn mask_layers(&self) -> u128 {
+        let g = &self.geometry;
+        let masked = self.s.train.attn == Attn::Sdpa
+            && g.window > 0
+            && u128::from(self.s.train.seq.get()) >= u128::from(g.window);
+        if masked {
+            u128::from(g.sliding_layers)
+        } else {
+            0
+        }
+    }
+}
+
+/// `layers` sliding-window masks of b × s² in the compute dtype.
+pub(super) fn sliding_masks(x: &Inputs, layers: u128) -> Term {
+    x.per_token(&[
+        (layers, U::Layers),
+        (x.seq, U::KeyPositions),
+        (x.act(), U::BytesEach),
+    ])
+}
+
+/// The load-balancing loss (`output_router_logits`): the model's output
+/// keeps every MoE layer's router logits (tokens × experts, in the
+/// router's dtype) until the loss is done with them, through backward.
+///
+/// Source: transformers 5.23 `load_balancing_loss_func` and
+/// `MoeCausalLMOutputWithPast.router_logits`; measured on tiny Mixtral and
+/// Qwen3-MoE configs (bf16, amp, fp32: L·B·S·E·bytes, plus 4·E bytes of
+/// per-expert fp32 means left out here).
+fn aux_loss(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    if x.s.train.aux_loss {
+        put(
+            T::RouterLogits,
+            x.per_token(&[
+                (u128::from(x.a.layer_kinds()[1].1), U::Layers),
+                (u128::from(x.a.experts), U::Experts),
+                (x.act(), U::BytesEach),
+            ]),
+        );
+    }
+}
+
+/// The embedding, final norm and head input; the position tables; the
+/// token ids and labels; and while the loss is computed, the labels padded
+/// by one position and the last hidden state when nothing saved it.
+fn outer(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let o = &x.layers.outer;
+    put(
+        T::Outer,
+        x.per_token(&[(u128::from(o.saved.token_bytes()), U::BytesEach)]),
+    );
+    put(
+        T::PositionTables,
+        Term::of(&[(x.seq, U::Seq), (u128::from(o.per_position), U::BytesEach)]),
+    );
+    put(T::Labels, x.per_token(&[(8, U::BytesEach)]));
+    put(T::Inputs, x.per_token(&[(16, U::BytesEach)]));
+    put(
+        T::PaddedLabels,
+        Term::of(&[(x.bt, U::Batch), (x.seq + 1, U::Seq), (8, U::BytesEach)]),
+    );
+    put(
+        T::LastHidden,
+        x.per_token(&[(u128::from(o.final_hidden_transient), U::BytesEach)]),
+    );
+}

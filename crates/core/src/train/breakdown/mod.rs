@@ -1,0 +1,277 @@
+//! The terms of a training estimate, before they are laid out in phases:
+//! one builder per seam (parameters, gradients and offload, optimizer,
+//! activations, weight copies, logits and the head, recompute), each adding
+//! its terms from the shared [`Inputs`].
+
+mod activations;
+mod copies;
+mod grads;
+mod logits;
+mod params;
+mod recompute;
+
+use super::ledger::{self, Ctx, Saved};
+use super::lora::{lora_count, Lora, LoraCount};
+use super::optim;
+use super::run::{Ckpt, Dtype, Offload};
+use crate::model::{Architecture, KvGeometry, ParamStats};
+use crate::scenario::Scenario;
+use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
+use crate::EstimateError;
+pub(crate) use params::Quantized;
+
+/// Everything the phases are built from: the value of every term, and what
+/// one layer saves (for the explanation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Breakdown {
+    pub terms: Terms,
+    /// What one layer saves (the second and later layers).
+    pub layer: Saved,
+    /// What the embedding and head save.
+    pub outer: Saved,
+    /// Parameter count and trainable parameters.
+    pub params: u128,
+    pub trainable: u128,
+    /// Gradient checkpointing is on (a recompute moment exists).
+    pub recompute: bool,
+    /// The head trains under autocast: its gradient is made in bf16, then
+    /// cast to fp32.
+    pub amp_head: bool,
+    /// A trained head tied to the embedding: its gradient waits, unsummed,
+    /// until the embedding's arrives at the end of backward.
+    pub tied_head: bool,
+    /// Terms that live in host memory, never on the GPU (offload).
+    pub host: TermSet,
+    /// GPU terms that can page out to host memory (bitsandbytes' paged
+    /// optimizer state).
+    pub pageable: TermSet,
+}
+
+/// What every builder reads: the run, the model and the numbers derived
+/// from them once.
+pub(crate) struct Inputs<'a> {
+    pub s: &'a Scenario,
+    pub a: Architecture,
+    pub c: Ctx,
+    pub stats: ParamStats,
+    /// Hidden width, vocabulary, layers, batch and sequence.
+    pub h: u128,
+    pub v: u128,
+    pub l: u128,
+    pub bt: u128,
+    pub seq: u128,
+    pub gpus: u32,
+    pub zero: u8,
+    pub lora: Option<Lora>,
+    pub lc: LoraCount,
+    /// Bytes per stored parameter.
+    pub pb: u128,
+    pub q: Quantized,
+    /// What trains: its elements, the bytes of its gradients and of its
+    /// optimizer state, its tensors and its largest tensor.
+    pub trainable: u128,
+    pub grad_bytes: u128,
+    pub state_dtype: u128,
+    pub tensors: u128,
+    pub largest: u128,
+    pub layers: Layers,
+    /// How the layers attend (sliding windows for the masks).
+    pub geometry: KvGeometry,
+}
+
+/// What the layers save, by kind of layer (dense, MoE).
+pub(crate) struct Layers {
+    /// Each kind's ledger and its number of layers. A kind with no layers
+    /// (the MoE kind of a dense model) has an empty ledger.
+    pub ledgers: [(Saved, u128); 2],
+    /// The kind of layer 0.
+    pub first_kind: usize,
+    /// Layer 0's ledger: it differs only when its input needs no gradient
+    /// (the frozen embedding under LoRA).
+    pub layer0: Saved,
+    pub layer0_differs: bool,
+    /// `ledgers` without layer 0 when it differs.
+    pub groups: [(Saved, u128); 2],
+    /// The embedding and the head.
+    pub outer: ledger::Outer,
+    /// The kind backward recomputes under checkpointing: the largest.
+    pub largest: Saved,
+}
+
+impl Layers {
+    fn new(c: &Ctx, a: &Architecture, bt: u128, seq: u128) -> Layers {
+        let kinds = a.layer_kinds();
+        let ledgers = kinds.map(|(kind, count)| {
+            let saved = if count > 0 {
+                ledger::layer(c, kind, true)
+            } else {
+                Saved::default()
+            };
+            (saved, u128::from(count))
+        });
+        let first_kind = if kinds[0].1 > 0 { 0 } else { 1 };
+        let layer0 = if c.full {
+            ledgers[first_kind].0
+        } else {
+            ledger::layer(c, kinds[first_kind].0, false)
+        };
+        let layer0_differs = layer0 != ledgers[first_kind].0;
+        let mut groups = ledgers;
+        if layer0_differs {
+            groups[first_kind].1 -= 1;
+        }
+        let largest = ledgers
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(x, _)| *x)
+            .max_by_key(|x| x.bytes(bt * seq, seq) + u128::from(x.weight_copies))
+            .unwrap_or_default();
+        Layers {
+            ledgers,
+            first_kind,
+            layer0,
+            layer0_differs,
+            groups,
+            outer: ledger::outer(c),
+            largest,
+        }
+    }
+
+    /// `f` summed over every layer.
+    fn sum(&self, f: impl Fn(&Saved) -> u128) -> u128 {
+        self.groups.iter().map(|(x, n)| n * f(x)).sum::<u128>()
+            + if self.layer0_differs {
+                f(&self.layer0)
+            } else {
+                0
+            }
+    }
+}
+
+impl<'a> Inputs<'a> {
+    fn new(s: &'a Scenario) -> Result<Inputs<'a>, EstimateError> {
+        let a = s.arch.ok_or(EstimateError::NeedsArchitecture)?;
+        let t = &s.train;
+        let c = Ctx::new(&a, t);
+        let stats = a.stats();
+        let lora = t.lora();
+        let lc = lora.map(|x| lora_count(&a, &x)).unwrap_or_default();
+        let pb = u128::from(t.dtype.param_bytes());
+        let (bt, seq) = (u128::from(t.batch.get()), u128::from(t.seq.get()));
+        // What trains, and in which dtype its gradients and state are.
+        let (trainable, grad_bytes, state_dtype, tensors, largest) = match lora {
+            None => (
+                stats.params,
+                pb,
+                if t.dtype == Dtype::MixedBf16 { 4 } else { pb },
+                stats.tensors,
+                stats.largest_tensor,
+            ),
+            // Adapters are fp32 (peft's autocast_adapter_dtype).
+            Some(_) => (lc.params, 4, 4, lc.tensors, lc.largest),
+        };
+        let layers = Layers::new(&c, &a, bt, seq);
+        Ok(Inputs {
+            s,
+            q: params::quantized(&a, t),
+            h: u128::from(a.hidden),
+            v: u128::from(a.vocab),
+            l: u128::from(a.layers),
+            bt,
+            seq,
+            gpus: s.parallel.gpus.get(),
+            zero: s.parallel.zero.get(),
+            a,
+            c,
+            stats,
+            lora,
+            lc,
+            pb,
+            trainable,
+            grad_bytes,
+            state_dtype,
+            tensors,
+            largest,
+            layers,
+            geometry: KvGeometry::of(&a),
+        })
+    }
+
+    /// `B × S × …` factors of a per-token quantity.
+    pub fn per_token(&self, rest: &[(u128, U)]) -> Term {
+        rest.iter().fold(
+            Term::ZERO.times(self.bt, U::Batch).times(self.seq, U::Seq),
+            |t, &(v, u)| t.times(v, u),
+        )
+    }
+
+    /// Bytes per element of the residual stream.
+    pub fn residual(&self) -> u128 {
+        u128::from(self.c.mode.residual())
+    }
+
+    /// Bytes per element of matmul outputs (the compute dtype).
+    pub fn act(&self) -> u128 {
+        u128::from(self.c.mode.act())
+    }
+}
+
+/// The terms of the estimate, before they are laid out in phases.
+pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
+    let x = Inputs::new(s)?;
+    let t = &s.train;
+    let mut terms = Terms::default();
+    let mut put = |id: T, term: Term| terms.set(id, term);
+    params::add(&x, &mut put);
+    let mut host = grads::add(&x, &mut put);
+    optim::add_terms(&x, &mut put);
+    if s.parallel.offload != Offload::None {
+        // The step runs on the CPU: the GPU makes no state of its own.
+        for id in OPTIMIZER_ON_GPU {
+            put(id, Term::ZERO);
+        }
+    }
+    activations::add(&x, &mut put);
+    copies::add(&x, &mut put);
+    logits::add(&x, &mut put);
+    recompute::add(&x, &mut put);
+    put(
+        T::Dataset,
+        Term::of(&[(u128::from(s.view.dataset_mib) << 20, U::Bytes)]),
+    );
+    if t.grad_ckpt == Ckpt::Offload {
+        host = host.with(T::CkptInputs);
+    }
+    let pageable = if t.optim.paged() {
+        TermSet::of(&[T::Moments, T::Absmax])
+    } else {
+        TermSet::EMPTY
+    };
+    Ok(Breakdown {
+        host,
+        pageable,
+        terms,
+        layer: x.layers.largest,
+        outer: x.layers.outer.saved,
+        params: x.stats.params + x.lc.params,
+        trainable: x.trainable,
+        recompute: t.grad_ckpt.on(),
+        amp_head: x.c.full && x.c.mode == ledger::Mode::Amp,
+        tied_head: x.c.full && x.a.tied,
+    })
+}
+
+/// The optimizer's own terms on the GPU (none when DeepSpeed's CPU
+/// optimizer runs the step).
+const OPTIMIZER_ON_GPU: [T; 10] = [
+    T::Moments,
+    T::StepCounters,
+    T::Absmax,
+    T::Factored,
+    T::RmsScalars,
+    T::FactoredSoFar,
+    T::RmsSoFar,
+    T::Master,
+    T::Temps,
+    T::TempsFirstStep,
+];

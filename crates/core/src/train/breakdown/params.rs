@@ -1,0 +1,185 @@
+//! Parameters: the weights (a quantized base's packed weights and their
+//! constants), the buffers, LoRA's adapters, the transient dequantized and
+//! DoRA weights, and under ZeRO-3 the module gathered whole.
+
+use super::Inputs;
+use crate::model::{Architecture, Place};
+use crate::terms::{Term, TermId as T, Unit as U};
+use crate::train::ledger::{self, Ctx, Mode};
+use crate::train::run::{Dtype, Quant, Training};
+
+/// The parameter terms.
+pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let t = &x.s.train;
+    let (a, q, pb, gpus) = (&x.a, &x.q, x.pb, x.gpus);
+    let on3 = x.zero >= 3;
+    // Unquantized weights: in the load dtype (half but for fp32 runs), or
+    // fp32 once prepared for k-bit training.
+    let plain_bytes = match (t.quant, t.kbit_prep, t.dtype) {
+        (Quant::None, _, _) => pb,
+        (_, true, _) | (_, false, Dtype::Fp32) => 4,
+        (_, false, _) => 2,
+    };
+    put(
+        T::Weights,
+        Term::of(&[
+            (x.stats.params - q.elems, U::Params),
+            (plain_bytes, U::BytesEach),
+        ])
+        .split(gpus, on3),
+    );
+    put(
+        T::QuantWeights,
+        Term::of(&[(q.packed, U::Bytes)]).split(gpus, on3),
+    );
+    put(
+        T::QuantState,
+        Term::of(&[(q.state, U::Bytes)]).split(gpus, on3),
+    );
+    put(
+        T::Dequantized,
+        Term::of(&[(q.largest, U::Elements), (q.dequant_bytes, U::BytesEach)]),
+    );
+    // DoRA's per-layer transient (see `ledger::Ledger::dora`), the largest
+    // of the layer kinds'.
+    put(
+        T::DoraTransient,
+        Term::of(&[(kinds_transient(&x.c, a), U::Bytes)]),
+    );
+    // In forward, 4-bit weights are dequantized to the compute dtype (the
+    // CUDA fallback past the fused kernel's few tokens, as on the CPU);
+    // LLM.int8 on CUDA multiplies in int8 (`MatMul8bitLt`: no dequantized
+    // weight), on the CPU dequantizes to the input's dtype (`MatMul8bitFp`).
+    put(
+        T::DequantizedFwd,
+        Term::of(&[
+            (if q.int8_cuda { 0 } else { q.largest }, U::Elements),
+            (q.compute, U::BytesEach),
+        ]),
+    );
+    put(
+        T::Buffers,
+        Term::of(&[(u128::from(a.buffer_bytes(t.dtype.param_bytes())), U::Bytes)]).split(gpus, on3),
+    );
+    put(
+        T::LoraAdapters,
+        Term::of(&[(x.lc.params, U::Params), (4, U::BytesEach)]).split(gpus, on3),
+    );
+    if on3 {
+        // The largest module is gathered whole, with its gradient.
+        put(
+            T::ZeroGathered,
+            Term::of(&[
+                (x.stats.largest_module, U::Params),
+                (pb + x.grad_bytes, U::BytesEach),
+            ]),
+        );
+    }
+}
+
+/// DoRA's largest per-layer transient over the layer kinds (0 without
+/// DoRA).
+fn kinds_transient(c: &Ctx, a: &Architecture) -> u128 {
+    if !c.dora {
+        return 0;
+    }
+    a.layer_kinds()
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, _)| u128::from(ledger::layer(c, kind, true).dora_transient))
+        .max()
+        .unwrap_or(0)
+}
+/// A quantized base's linear weights (bitsandbytes): what they hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Quantized {
+    /// Weight elements quantized.
+    pub elems: u128,
+    /// Their packed bytes.
+    pub packed: u128,
+    /// Quantization constants, bytes.
+    pub state: u128,
+    /// Elements of the largest quantized weight.
+    pub largest: u128,
+    /// Bytes per element of its dequantized copies (both, in backward,
+    /// when the load and compute dtypes differ).
+    pub dequant_bytes: u128,
+    /// Bytes per element of the compute dtype.
+    pub compute: u128,
+    /// LLM.int8 on CUDA's kernels, which multiply in int8 (no dequantized
+    /// weight in forward).
+    pub int8_cuda: bool,
+}
+
+/// The base's linear layers under bitsandbytes: each decoder layer's
+/// `nn.Linear` weights (not the embedding, the output head, norms or
+/// biases, which transformers leaves unquantized).
+///
+/// Source: bitsandbytes 0.50 `nn/modules.py` (`Params4bit`, `Int8Params`),
+/// `functional.py` (`quantize_4bit`: blocks of 64, fp32 absmax; double
+/// quantization: absmax as uint8 in blocks of 256 with an fp32 nested
+/// absmax, an fp32 offset and a 256-entry fp32 code per weight; the 4-bit
+/// code table, 16 fp32), transformers' `quantizers/base.py` (what is left
+/// unquantized); measured in `tests/fixtures/quant_rows.jsonl` (static
+/// bytes exact). The dequantized copy exists only around its matmul: in
+/// the compute dtype (4-bit), or, for int8's backward, in the stream's
+/// dtype (`CB.to(A.dtype)`).
+pub(super) fn quantized(a: &Architecture, t: &Training) -> Quantized {
+    let four_bit = match t.quant {
+        Quant::None => return Quantized::default(),
+        Quant::Nf4 | Quant::Fp4 => true,
+        Quant::Int8 => false,
+    };
+    // The compute dtype (bnb_4bit_compute_dtype) and the load dtype the
+    // weights were quantized from: backward dequantizes in the load dtype,
+    // then casts to the compute dtype, both alive at once when they differ
+    // (`MatMul4Bit.backward`: `dequantize_4bit(B).to(grad.dtype)`).
+    let compute = if t.compute_fp32 || t.dtype == Dtype::Fp32 {
+        4
+    } else {
+        2
+    };
+    let load = if t.dtype == Dtype::Fp32 { 4 } else { 2 };
+    let mut q = Quantized {
+        compute: if four_bit {
+            compute
+        } else {
+            u128::from(Mode::of_run(t).residual())
+        },
+        dequant_bytes: if four_bit {
+            if compute == load {
+                compute
+            } else {
+                compute + load
+            }
+        } else {
+            u128::from(Mode::of_run(t).residual())
+        },
+        int8_cuda: t.quant == Quant::Int8 && t.cuda_like,
+        ..Quantized::default()
+    };
+    a.for_each_tensor(|at, tensor| {
+        if !matches!(at, Place::Layers { .. }) || tensor.module.is_none() {
+            return;
+        }
+        let n = at.copies();
+        let (rows, cols) = (u128::from(tensor.rows), u128::from(tensor.cols));
+        let elems = u128::from(tensor.stack) * rows * cols;
+        let (packed, state) = if four_bit {
+            let nb = elems.div_ceil(64);
+            let state = if t.double_quant {
+                nb + 4 * nb.div_ceil(256) + 4 + 1024 + 64
+            } else {
+                4 * nb + 64
+            };
+            (elems.div_ceil(2), state)
+        } else {
+            (elems, 4 * rows)
+        };
+        q.elems += n * elems;
+        q.packed += n * packed;
+        q.state += n * state;
+        q.largest = q.largest.max(elems);
+    });
+    q
+}

@@ -1,0 +1,123 @@
+//! Under gradient checkpointing, backward recomputes one layer's forward at
+//! a time; and LoRA over fused experts makes a merged weight's gradient.
+
+use super::activations::sliding_masks;
+use super::copies::copies;
+use super::Inputs;
+use crate::model::family::Mlp;
+use crate::model::ModuleName;
+use crate::terms::{Term, TermId as T, Unit as U};
+use crate::train::ledger::Mode;
+
+/// The recompute terms and the merged experts' gradient.
+pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    if x.s.train.grad_ckpt.on() {
+        recomputed(x, put);
+    }
+    merged_grad(x, put);
+}
+
+/// One recomputed layer (the largest kind): what it saves, its scores,
+/// weight copies and sliding-window mask; and the checkpointed forward's
+/// own highest moment.
+fn recomputed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let layer = &x.layers.largest;
+    put(
+        T::Recompute,
+        x.per_token(&[(u128::from(layer.token_bytes()), U::BytesEach)]),
+    );
+    layer_forward(x, put);
+    put(
+        T::RecomputeScores,
+        x.per_token(&[
+            (x.seq, U::KeyPositions),
+            (u128::from(layer.per_token_key), U::BytesEach),
+        ]),
+    );
+    put(
+        T::RecomputeCopies,
+        copies(u128::from(layer.weight_copies) + u128::from(layer.weight_copies_uncached)),
+    );
+    put(T::RecomputeMask, sliding_masks(x, x.mask_layers().min(1)));
+}
+
+/// The forward under checkpointing saves nothing: a gated MLP's highest
+/// moment holds the attention block's output and its norm (h each),
+/// act(gate), up and their product (f each); an MoE layer's, the k routed
+/// copies of the token (h) with the experts' gate_up, act and product
+/// (4·moe_ffn), besides the two h. GPT-2's MLP keeps its whole recompute
+/// term (its GELU's temporaries).
+///
+/// Source: LlamaDecoderLayer / LlamaMLP.forward (Python references);
+/// measured with vocabularies too small for the logits to dominate
+/// (llama-20m, tiny Mixtral and Qwen3-MoE at vocab 64) and on quantized
+/// Mistral layers (`quant_rows.jsonl`).
+fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let (a, h) = (&x.a, x.h);
+    let (act, resid) = (x.act(), x.residual());
+    // Under autocast grouped_mm runs the experts in fp32.
+    let expert = if x.c.mode == Mode::Amp { 4 } else { act };
+    let (f, moe_f, k) = (
+        u128::from(a.ffn),
+        u128::from(a.moe_ffn),
+        u128::from(a.experts_per_token),
+    );
+    let moe = a.layer_kinds()[1].1 > 0;
+    let per_tok = match (moe, x.c.spec.mlp) {
+        (true, _) => 2 * h * resid + k * (h + 4 * moe_f) * expert,
+        (false, Mlp::Gated | Mlp::GatedFused) => 2 * h * resid + 3 * f * act,
+        (false, Mlp::Plain) => 0,
+    };
+    if per_tok > 0 {
+        put(T::LayerForward, x.per_token(&[(per_tok, U::BytesEach)]));
+    }
+    // A quantized gated MLP peaks at up_proj's matmul instead: the two h,
+    // act(gate) (f), the input cast to the compute dtype (h) and the
+    // matmul's output (f) in it, beside the dequantized weight. Measured on
+    // Mistral-7B layers (quant_rows.jsonl, M-qlora).
+    let q = &x.q;
+    if q.elems > 0 && !moe {
+        // LLM.int8 on CUDA instead: the input in fp16 and int8 (3 bytes per
+        // element), an int32 product and its fp16 dequantization (6 per
+        // output). Source: bitsandbytes 0.50 `backends/cuda/ops.py`
+        // (int8_vectorwise_quant, int8_linear_matmul, int8_mm_dequant); not
+        // measured (no GPU).
+        let io = if q.int8_cuda {
+            3 * h + 6 * f
+        } else {
+            (h + f) * q.compute
+        };
+        put(
+            T::LayerForwardQuant,
+            x.per_token(&[((2 * h + f) * resid + io, U::BytesEach)]),
+        );
+    }
+}
+
+/// LoRA on fused experts (peft's ParamWrapper): backward through a merged
+/// weight makes its full-size gradient before reducing it to the adapters'
+/// (down_proj first, the first the layer's backward meets).
+fn merged_grad(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let a = &x.a;
+    let (Some(moe), Some(lo)) = (x.c.spec.moe, x.lora) else {
+        return;
+    };
+    let (e, h, mf) = (
+        u128::from(a.experts),
+        u128::from(a.hidden),
+        u128::from(a.moe_ffn),
+    );
+    let merged = if !moe.peft_experts || a.layer_kinds()[1].1 == 0 {
+        0
+    } else if lo.adapts(a.family.module(ModuleName::ExpertsDown)) {
+        e * h * mf
+    } else if lo.adapts(a.family.module(ModuleName::ExpertsGateUp)) {
+        e * 2 * mf * h
+    } else {
+        0
+    };
+    put(
+        T::MergedGrad,
+        Term::of(&[(merged, U::Elements), (x.pb, U::BytesEach)]),
+    );
+}

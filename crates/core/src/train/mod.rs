@@ -1,0 +1,63 @@
+//! The training workload: live tensor bytes at every phase of the first two
+//! training iterations, from the model's description (`crate::model`), the
+//! ledger of what each layer saves for backward and the optimizer's own
+//! allocations.
+//!
+//! The step is the Hugging Face Trainer's: `loss = model(ids, labels=ids).loss;
+//! loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)`, with the
+//! output object dropped right after `.loss` unless `keep_outputs`. Every
+//! byte is a [`Term`](crate::terms::Term) (named factors); each phase's peak
+//! and end are sets of terms. Held to the measured ground truth
+//! (`tests/ground_truth.rs`).
+//!
+//! Reads `crate::model` and never matches on a family; may not import the
+//! codec (`crate::query`) or anything of the page.
+
+pub mod breakdown;
+pub mod ledger;
+pub mod lora;
+pub mod optim;
+mod phases;
+pub mod run;
+pub mod seed;
+pub mod steps;
+
+pub use breakdown::{breakdown, Breakdown};
+pub use lora::{lora_count, Lora, LoraCount, Targets};
+pub use optim::{zero_partition, OptimSpec};
+pub use run::{Parallel, Training};
+
+use crate::report::{Estimate, Method};
+use crate::scenario::Scenario;
+use crate::terms::TermSet;
+use crate::units::Bytes;
+use crate::EstimateError;
+
+/// The accurate estimate of a training step.
+pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
+    let b = breakdown(s)?;
+    let phases = phases::build(&b, s.train.grad_accum.get() > 1, &s.overhead)?;
+    let too_large = EstimateError::TooLarge {
+        field: "the model size",
+    };
+    let params = u64::try_from(b.params).map_err(|_| too_large.clone())?;
+    let trainable = u64::try_from(b.trainable).map_err(|_| too_large.clone())?;
+    let bytes = |set: TermSet| {
+        let sum = set
+            .iter()
+            .fold(0u128, |acc, id| acc.saturating_add(b.terms.bytes(id)));
+        u64::try_from(sum).map(Bytes).map_err(|_| too_large.clone())
+    };
+    let (host_bytes, pageable_bytes) = (bytes(b.host)?, bytes(b.pageable)?);
+    let host_terms = TermSet::of(
+        &b.host
+            .iter()
+            .filter(|id| b.terms.bytes(*id) > 0)
+            .collect::<Vec<_>>(),
+    );
+    let mut e = Estimate::from_phases(Method::Vramfit, params, trainable, phases, b.terms);
+    e.host_bytes = host_bytes;
+    e.pageable_bytes = pageable_bytes;
+    e.host_terms = host_terms;
+    Ok(e)
+}

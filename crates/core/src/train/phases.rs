@@ -1,0 +1,367 @@
+//! The phases of model init and two training iterations (each with a later
+//! micro-step when gradients accumulate): which terms are alive at each
+//! phase's peak and end, the peak being the highest of the moments that
+//! can hold it; then the overhead on top.
+
+use super::breakdown::Breakdown;
+use crate::report::{Moment, Phase, PhaseReport, Running};
+use crate::scenario::Overhead;
+use crate::terms::{TermId as T, TermSet};
+use crate::EstimateError;
+use std::cell::RefCell;
+
+/// The parameters, as created at init.
+const PARAMS: TermSet = TermSet::of(&[
+    T::Weights,
+    T::QuantWeights,
+    T::QuantState,
+    T::Buffers,
+    T::LoraAdapters,
+    T::ZeroGathered,
+]);
+/// The optimizer state once complete.
+const STATE: TermSet = TermSet::of(&[
+    T::Moments,
+    T::StepCounters,
+    T::Absmax,
+    T::Factored,
+    T::RmsScalars,
+    T::Master,
+]);
+/// The optimizer state at the first step's peak (Adafactor's is partial).
+const STATE_FIRST_STEP: TermSet = TermSet::of(&[
+    T::Moments,
+    T::StepCounters,
+    T::Absmax,
+    T::FactoredSoFar,
+    T::RmsSoFar,
+    T::Master,
+]);
+/// What the layers and the loop keep for backward.
+const SAVED: TermSet = TermSet::of(&[
+    T::Labels,
+    T::LayerFirst,
+    T::ScoresFirst,
+    T::Layers,
+    T::Scores,
+    T::MoeLayers,
+    T::MoeScores,
+    T::SlidingMasks,
+    T::RouterLogits,
+    T::CkptInputs,
+    T::CkptInFlight,
+    T::QuantInputs,
+    T::Outer,
+    T::PositionTables,
+]);
+/// The recomputed layer's own tensors (checkpointing).
+const RECOMPUTED: TermSet = TermSet::of(&[
+    T::Recompute,
+    T::RecomputeScores,
+    T::RecomputeCopies,
+    T::RecomputeMask,
+]);
+
+/// One phase before the overhead: (iteration, micro-step, phase, where its
+/// peak is, the terms at the peak, the terms at the end).
+type Raw = (u32, u32, Phase, Moment, TermSet, TermSet);
+
+/// Sums sets of terms on the GPU (the host's terms left out), each from
+/// the last.
+struct Moments<'a> {
+    p: &'a Breakdown,
+    running: RefCell<Running<'a>>,
+}
+
+impl<'a> Moments<'a> {
+    fn new(p: &'a Breakdown) -> Self {
+        Moments {
+            p,
+            running: RefCell::new(Running::new(&p.terms)),
+        }
+    }
+
+    /// What the GPU holds of a moment: everything but the host's terms.
+    fn gpu(&self, set: TermSet) -> TermSet {
+        set.without(self.p.host)
+    }
+
+    fn total(&self, set: TermSet) -> u128 {
+        self.running.borrow_mut().total(self.gpu(set))
+    }
+
+    /// The highest of `candidates` (the first of equals), or `best`.
+    fn highest(&self, best: TermSet, candidates: &[TermSet]) -> TermSet {
+        candidates.iter().fold(best, |best, &x| {
+            if self.total(x) > self.total(best) {
+                x
+            } else {
+                best
+            }
+        })
+    }
+}
+
+/// The phases of init and two iterations.
+pub(super) fn build(
+    p: &Breakdown,
+    accumulate: bool,
+    overhead: &Overhead,
+) -> Result<Vec<PhaseReport>, EstimateError> {
+    let m = Moments::new(p);
+    let mut raw: Vec<Raw> = Vec::with_capacity(13);
+    raw.push((0, 1, Phase::Init, Moment::End, PARAMS, PARAMS));
+    for iteration in [1u32, 2] {
+        let state = if iteration == 1 {
+            TermSet::EMPTY
+        } else {
+            STATE
+        };
+        let micro_steps: &[u32] = if accumulate { &[1, 2] } else { &[1] };
+        for &micro in micro_steps {
+            // Gradients from earlier micro-steps stay.
+            let start = if micro > 1 {
+                base(state).with(T::Grads)
+            } else {
+                base(state)
+            };
+            let (peak_fwd, end_fwd) = forward(&m, start);
+            let (at, peak_bwd) = backward(&m, start, end_fwd, micro);
+            raw.push((
+                iteration,
+                micro,
+                Phase::Forward,
+                Moment::End,
+                peak_fwd,
+                end_fwd,
+            ));
+            raw.push((
+                iteration,
+                micro,
+                Phase::Backward,
+                at,
+                peak_bwd,
+                start.with(T::Grads),
+            ));
+        }
+        raw.extend(step(iteration));
+    }
+    with_overhead(&m, raw, overhead)
+}
+
+/// Every iteration holds the parameters, the state so far, DDP's buckets
+/// (allocated when it wraps the model), the inputs and retained data.
+fn base(state: TermSet) -> TermSet {
+    PARAMS
+        .union(state)
+        .union(TermSet::of(&[T::DdpBuckets, T::Inputs, T::Dataset]))
+}
+
+/// Forward's peak and end from `start`. The loss holds the logits, their
+/// fp32 upcast and the log-softmax at once; under checkpointing the last
+/// layer's own forward (everything it creates lives until it ends) can be
+/// higher, and without it the last layer's forward with DoRA's transient.
+fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
+    let end_fwd = start.union(SAVED).union(TermSet::of(&[
+        T::CopiesSaved,
+        T::LogSoftmax,
+        T::LogitsKept,
+        T::LogitsSoftcap,
+    ]));
+    let loss = end_fwd
+        .without(TermSet::of(&[T::LogitsKept]))
+        .union(TermSet::of(&[
+            T::PaddedLabels,
+            T::LastHidden,
+            T::CopiesTransient,
+            T::LogitsOut,
+            T::LogitsUpcast,
+        ]));
+    let peak = if m.p.recompute {
+        let around = start.union(SAVED).union(TermSet::of(&[
+            T::CopiesTransient,
+            T::RecomputeScores,
+            T::RecomputeCopies,
+            T::RecomputeMask,
+        ]));
+        let mlp = if m.p.terms.bytes(T::LayerForward) > 0 {
+            around.with(T::LayerForward)
+        } else {
+            around.with(T::Recompute)
+        };
+        let matmul = around.union(TermSet::of(&[T::LayerForwardQuant, T::DequantizedFwd]));
+        let dora = around.with(T::DoraTransient);
+        m.highest(loss, &[mlp, matmul, dora])
+    } else {
+        let layer = start.union(SAVED).union(TermSet::of(&[
+            T::CopiesSaved,
+            T::CopiesTransient,
+            T::DoraTransient,
+        ]));
+        m.highest(loss, &[layer])
+    };
+    (peak, end_fwd)
+}
+
+/// Backward's peak from `start`: the highest of the moments that can hold
+/// it (the first of equals, in time order), from the loss's gradients to
+/// the end's.
+fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Moment, TermSet) {
+    let p = m.p;
+    let logits_moment = end_fwd.with(T::LogitsGrads);
+    // The head's backward: its matmul makes the weight's gradient (of the
+    // bf16 copy under autocast) while the logits' gradient is alive; under
+    // autocast the copy's gradient then becomes the fp32 one, once the
+    // logits' gradient is freed.
+    let head =
+        start
+            .union(SAVED)
+            .union(TermSet::of(&[T::GradHidden, T::CopiesSaved, T::LogitsKept]));
+    let head_moment = if p.amp_head {
+        head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGradCopy]))
+    } else {
+        head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGrad]))
+    };
+    let head_cast = head.union(TermSet::of(&[T::HeadGradCopy, T::HeadGrad]));
+    let end_moment = start
+        .with(T::Grads)
+        .union(TermSet::of(&[T::TiedGradSum, T::EmbeddingGrad]));
+    // The last layer's backward, once the head's is done: every saved
+    // tensor, the hidden state's gradient and the layer's transient
+    // gradients (a merged LoRA expert weight's).
+    let layer_moment = start.union(SAVED).union(TermSet::of(&[
+        T::CopiesSaved,
+        T::GradHidden,
+        T::MergedGrad,
+        T::Dequantized,
+        T::DoraTransient,
+    ]));
+    let (recompute, recompute_first) = if p.recompute {
+        (
+            Some((Moment::Middle, last_recompute(start))),
+            Some((Moment::End, first_recompute(p, start, micro))),
+        )
+    } else {
+        (None, None)
+    };
+    let (at, peak, _) = [
+        Some((Moment::Start, head_moment)),
+        p.amp_head.then_some((Moment::Start, head_cast)),
+        Some((Moment::Start, layer_moment)),
+        Some((Moment::End, end_moment)),
+        recompute,
+        recompute_first,
+    ]
+    .into_iter()
+    .flatten()
+    .fold(
+        (Moment::Start, logits_moment, m.total(logits_moment)),
+        |best, (at, x)| {
+            let bytes = m.total(x);
+            if bytes > best.2 {
+                (at, x, bytes)
+            } else {
+                best
+            }
+        },
+    );
+    (at, peak)
+}
+
+/// Under checkpointing, the last layer's recompute: every saved tensor,
+/// the head's gradients, the layer recomputed with its transients.
+fn last_recompute(start: TermSet) -> TermSet {
+    start.union(SAVED).union(RECOMPUTED).union(TermSet::of(&[
+        T::RecomputeOutput,
+        T::GradHidden,
+        T::HeadGrad,
+        T::HeadGradCopy,
+        T::MergedGrad,
+        T::Dequantized,
+        T::DoraTransient,
+    ]))
+}
+
+/// Under checkpointing, layer 0's recompute: every other layer's gradients
+/// are made by then (with accumulation, all of them from earlier
+/// micro-steps are in `start`).
+fn first_recompute(p: &Breakdown, start: TermSet, micro: u32) -> TermSet {
+    let made = if micro > 1 {
+        TermSet::EMPTY
+    } else {
+        TermSet::of(&[T::GradsButFirst])
+    };
+    let tied = if p.tied_head {
+        TermSet::of(&[T::HeadGrad])
+    } else {
+        TermSet::EMPTY
+    };
+    start
+        .union(SAVED)
+        .union(made)
+        .union(RECOMPUTED)
+        .with(T::GradHidden)
+        .union(tied)
+}
+
+/// The optimizer step and zero_grad of `iteration`: the first step creates
+/// the state (Adafactor's only partly by its peak).
+fn step(iteration: u32) -> [Raw; 2] {
+    let after = base(STATE).with(T::Grads);
+    let step_peak = if iteration == 1 {
+        base(STATE_FIRST_STEP).union(TermSet::of(&[T::Grads, T::TempsFirstStep]))
+    } else {
+        base(STATE).union(TermSet::of(&[T::Grads, T::Temps]))
+    };
+    [
+        (
+            iteration,
+            1,
+            Phase::OptimizerStep,
+            Moment::Middle,
+            step_peak,
+            after,
+        ),
+        (
+            iteration,
+            1,
+            Phase::ZeroGrad,
+            Moment::Start,
+            after,
+            base(STATE),
+        ),
+    ]
+}
+
+/// The reports, with the overhead: the CUDA context from the start, and the
+/// allocator's reserve on top of the highest allocation so far (reserved
+/// memory is not given back without empty_cache()).
+fn with_overhead(
+    m: &Moments,
+    raw: Vec<Raw>,
+    overhead: &Overhead,
+) -> Result<Vec<PhaseReport>, EstimateError> {
+    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let pct = u128::from(overhead.reserve_pct);
+    let mut high = 0u128;
+    let mut out = Vec::with_capacity(raw.len());
+    for (iteration, micro, phase, at, peak, end) in raw {
+        let (peak, end) = (m.gpu(peak), m.gpu(end));
+        let mut running = m.running.borrow_mut();
+        let peak_tally = *running.tally(peak);
+        high = high.max(peak_tally.total());
+        let over = ctx + high * pct / 100;
+        let mut report = PhaseReport::new(
+            iteration,
+            phase,
+            at,
+            peak_tally.components(over)?,
+            running.tally(end).components(over)?,
+        );
+        report.micro_step = micro;
+        report.terms = peak;
+        report.end_terms = end;
+        out.push(report);
+    }
+    Ok(out)
+}

@@ -1,0 +1,289 @@
+//! What a training run does: precision, optimizer, batch and sequence,
+//! checkpointing, attention, LoRA and a quantized base, data parallelism.
+//! Every value here has passed the codec's checks (bounded numbers, closed
+//! choices): the estimator takes it without re-validating.
+
+use super::lora::{Lora, Targets};
+use crate::choice::{bounded, choice_enum};
+use serde::Serialize;
+
+choice_enum! {
+    /// How parameters, gradients and optimizer state are stored, and what
+    /// precision the forward pass computes in.
+    pub enum Dtype {
+        /// Everything in float32.
+        Fp32 = "fp32", "fp32 (full precision)",
+        /// Parameters, gradients and optimizer state all bfloat16.
+        Bf16 = "bf16", "pure bf16",
+        /// Parameters, gradients and optimizer state all float16.
+        Fp16 = "fp16", "pure fp16",
+        /// fp32 weights, gradients and state; forward and loss under
+        /// `torch.autocast(bfloat16)` (PyTorch AMP, the Trainer's `bf16=True`).
+        AmpBf16 = "amp_bf16", "mixed precision: fp32 weights + bf16 autocast",
+        /// As `amp_bf16` with float16 autocast (and a GradScaler).
+        AmpFp16 = "amp_fp16", "mixed precision: fp32 weights + fp16 autocast",
+        /// bf16 weights and gradients; the optimizer keeps fp32 master
+        /// weights, fp32 gradients and its state (DeepSpeed / Megatron style).
+        MixedBf16 = "mixed_bf16", "bf16 weights + fp32 master copy (DeepSpeed)",
+    }
+}
+
+impl Dtype {
+    /// Bytes per stored parameter.
+    pub fn param_bytes(self) -> u64 {
+        match self {
+            Dtype::Fp32 | Dtype::AmpBf16 | Dtype::AmpFp16 => 4,
+            Dtype::Bf16 | Dtype::Fp16 | Dtype::MixedBf16 => 2,
+        }
+    }
+
+    /// Under `torch.autocast`.
+    pub fn autocast(self) -> bool {
+        matches!(self, Dtype::AmpBf16 | Dtype::AmpFp16)
+    }
+}
+
+choice_enum! {
+    /// The optimizer and its implementation.
+    pub enum Optimizer {
+        /// `torch.optim.AdamW(foreach=True)`: the CUDA default.
+        AdamW = "adamw", "AdamW (foreach, PyTorch default)",
+        /// `torch.optim.AdamW(foreach=False)`: one tensor at a time.
+        AdamWForLoop = "adamw_forloop", "AdamW (for-loop)",
+        /// `torch.optim.AdamW(fused=True)`.
+        AdamWFused = "adamw_fused", "AdamW (fused)",
+        /// bitsandbytes `AdamW8bit`: blockwise 8-bit moments.
+        AdamW8bit = "adamw8bit", "AdamW 8-bit (bitsandbytes)",
+        /// Lion (lucidrains' `lion-pytorch`): one momentum buffer.
+        Lion = "lion", "Lion",
+        /// transformers' `Adafactor` (relative step, factored second moments).
+        Adafactor = "adafactor", "Adafactor",
+        /// `torch.optim.SGD` with momentum 0.9.
+        SgdMomentum = "sgd_mom", "SGD with momentum",
+        /// `torch.optim.SGD` without momentum.
+        Sgd = "sgd", "SGD",
+        /// bitsandbytes `PagedAdamW` (32-bit state in CUDA unified memory,
+        /// paged to host memory when the GPU runs short).
+        PagedAdamW = "paged_adamw", "paged AdamW 32-bit (bitsandbytes)",
+        /// bitsandbytes `PagedAdamW8bit`.
+        PagedAdamW8bit = "paged_adamw_8bit", "paged AdamW 8-bit (bitsandbytes)",
+    }
+}
+
+choice_enum! {
+    /// Gradient checkpointing (`gradient_checkpointing_enable()`,
+    /// non-reentrant).
+    pub enum Ckpt {
+        Off = "false", "off",
+        /// Each layer's input kept; the layer recomputed in backward
+        /// (non-reentrant: the HF Trainer's default).
+        On = "true", "on",
+        /// The reentrant implementation (`use_reentrant=True`), which
+        /// `prepare_model_for_kbit_training` selects unless told otherwise:
+        /// its forward runs without grad, and the recomputed layer's output
+        /// lives through the layer's backward.
+        Reentrant = "reentrant", "on, reentrant",
+        /// As `On`, with the kept inputs in host memory
+        /// (`torch.autograd.graph.save_on_cpu`; Unsloth's and Axolotl's
+        /// offloaded checkpointing).
+        Offload = "offload", "on, layer inputs in host memory",
+    }
+}
+
+impl Ckpt {
+    pub fn on(self) -> bool {
+        match self {
+            Ckpt::Off => false,
+            Ckpt::On | Ckpt::Reentrant | Ckpt::Offload => true,
+        }
+    }
+}
+
+choice_enum! {
+    /// What ZeRO (DeepSpeed) or FSDP keeps in host memory.
+    pub enum Offload {
+        None = "none", "nothing",
+        /// ZeRO-Offload / FSDP CPU offload of the optimizer: fp32 master
+        /// weights, gradients and state in host memory, the step on the CPU.
+        Optimizer = "optimizer", "optimizer state and master weights",
+        /// ZeRO-3 `offload_param` too: parameters in host memory, gathered
+        /// layer by layer.
+        Params = "params", "parameters and optimizer",
+    }
+}
+
+choice_enum! {
+    /// Frozen base weights quantized by bitsandbytes (transformers'
+    /// `BitsAndBytesConfig`).
+    pub enum Quant {
+        None = "none", "none",
+        /// 4-bit NormalFloat, blocks of 64 (QLoRA).
+        Nf4 = "nf4", "4-bit NormalFloat (QLoRA)",
+        /// 4-bit float, blocks of 64.
+        Fp4 = "fp4", "4-bit float",
+        /// LLM.int8(): int8 weights with one fp32 scale per row.
+        Int8 = "int8", "8-bit (LLM.int8)",
+    }
+}
+
+choice_enum! {
+    /// The attention implementation (`attn_implementation`).
+    pub enum Attn {
+        /// `torch.nn.functional.scaled_dot_product_attention` (flash or
+        /// memory-efficient kernel): saves the output and an fp32 logsumexp.
+        Sdpa = "sdpa", "SDPA (flash / memory-efficient)",
+        /// Plain matmul + softmax: materialises batch × heads × seq² scores.
+        Eager = "eager", "eager (materialised scores)",
+    }
+}
+
+bounded!(
+    /// Sequences per micro-batch, per GPU.
+    Batch(u32),
+    1,
+    65_536
+);
+bounded!(
+    /// Tokens per sequence.
+    SeqLen(u32),
+    1,
+    4_194_304
+);
+bounded!(
+    /// Micro-batches whose gradients are summed before one optimizer step.
+    GradAccum(u32),
+    1,
+    4096
+);
+bounded!(
+    /// LoRA rank r.
+    LoraRank(u32),
+    1,
+    4096
+);
+bounded!(
+    /// Data-parallel GPUs.
+    Gpus(u32),
+    1,
+    65_536
+);
+bounded!(
+    /// ZeRO stage: 0 none (DDP), 1 optimizer state, 2 + gradients,
+    /// 3 + parameters (FSDP FULL_SHARD).
+    ZeroStage(u8),
+    0,
+    3
+);
+bounded!(@define
+    /// A dropout probability in ten-thousandths (1000 = 0.1).
+    Prob(u16),
+    0,
+    9999,
+);
+
+impl Serialize for Prob {
+    /// As the probability itself (0.1), not ten-thousandths.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(f64::from(self.0) / 10_000.0)
+    }
+}
+
+/// What the training loop does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Training {
+    pub dtype: Dtype,
+    pub optim: Optimizer,
+    pub batch: Batch,
+    pub seq: SeqLen,
+    pub grad_accum: GradAccum,
+    /// `model.gradient_checkpointing_enable()` (non-reentrant).
+    pub grad_ckpt: Ckpt,
+    pub attn: Attn,
+    /// LoRA's rank (fp32 adapters, as peft keeps them over a half base);
+    /// `None` is full fine-tuning.
+    pub lora_r: Option<LoraRank>,
+    /// The projections LoRA adapts (peft's `target_modules`); all of them
+    /// by default ("all-linear": every linear layer but the head).
+    pub lora_targets: Targets,
+    /// peft's `lora_dropout` before `lora_A` (0: none).
+    pub lora_dropout: Prob,
+    /// peft's `use_dora`: weight-decomposed LoRA.
+    pub dora: bool,
+    /// The frozen base's weights quantized (QLoRA and kin).
+    pub quant: Quant,
+    /// bitsandbytes' nested quantization of the 4-bit scales
+    /// (`bnb_4bit_use_double_quant`).
+    pub double_quant: bool,
+    /// `bnb_4bit_compute_dtype` is fp32 (`BitsAndBytesConfig`'s default)
+    /// rather than bf16 (what QLoRA recipes set).
+    pub compute_fp32: bool,
+    /// peft's `prepare_model_for_kbit_training` (TRL's SFTTrainer calls it
+    /// for a quantized model): unquantized weights upcast to fp32.
+    pub kbit_prep: bool,
+    /// The output object (and its logits) is kept alive through backward.
+    pub keep_outputs: bool,
+    /// A mixture-of-experts model computes its load-balancing loss
+    /// (`output_router_logits`): every MoE layer's router logits are kept.
+    pub aux_loss: bool,
+    /// Dropout probability replacing the model's own; `None` keeps the model's.
+    pub dropout: Option<Prob>,
+    /// CUDA kernels (1-byte dropout masks, SDPA keeps its fused path with
+    /// dropout); `false` models PyTorch's CPU kernels.
+    pub cuda_like: bool,
+}
+
+/// Data parallelism.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Parallel {
+    pub gpus: Gpus,
+    pub zero: ZeroStage,
+    /// What ZeRO / FSDP keeps in host memory.
+    pub offload: Offload,
+}
+
+impl Training {
+    /// The adapters this run trains, if any.
+    pub fn lora(&self) -> Option<Lora> {
+        self.lora_r.map(|r| Lora {
+            r: u64::from(r.get()),
+            targets: self.lora_targets,
+            dora: self.dora,
+        })
+    }
+}
+
+impl Default for Training {
+    fn default() -> Self {
+        Training {
+            dtype: Dtype::Bf16,
+            optim: Optimizer::AdamW,
+            batch: Batch(8),
+            seq: SeqLen(2048),
+            grad_accum: GradAccum(1),
+            grad_ckpt: Ckpt::Off,
+            attn: Attn::Sdpa,
+            lora_r: None,
+            lora_targets: Targets::ALL,
+            lora_dropout: Prob(0),
+            dora: false,
+            quant: Quant::None,
+            double_quant: false,
+            compute_fp32: false,
+            kbit_prep: true,
+            keep_outputs: false,
+            aux_loss: false,
+            dropout: None,
+            cuda_like: true,
+        }
+    }
+}
+
+impl Default for Parallel {
+    fn default() -> Self {
+        Parallel {
+            gpus: Gpus(1),
+            zero: ZeroStage(0),
+            offload: Offload::None,
+        }
+    }
+}
