@@ -5,6 +5,7 @@ use crate::{browser, keys_of, Page};
 use leptos::prelude::*;
 use vramfit_core::explain::group;
 use vramfit_core::gpus::{by_kind, GpuKind};
+use vramfit_core::import;
 use vramfit_core::model::hf_config;
 use vramfit_core::model::presets::{Preset, PRESETS};
 use vramfit_core::model::Family;
@@ -173,7 +174,7 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
                 } else {
                     f.set(key, &v);
                 }
-                for k in hf_config::model_keys().filter(|k| !matches!(*k, "model" | "params")) {
+                for k in import::model_keys().filter(|k| !matches!(*k, "model" | "params")) {
                     f.remove(k);
                 }
             }
@@ -394,7 +395,7 @@ fn describe_model(d: &vramfit_core::Decoded) -> String {
 /// dropout).
 pub fn apply_import(page: Page, changes: &[(String, String)], extra: &[(&str, String)]) {
     page.form.update(|f| {
-        for k in hf_config::model_keys() {
+        for k in import::model_keys() {
             f.remove(k);
         }
         for (k, v) in changes {

@@ -8,7 +8,8 @@
 mod probe_cmd;
 
 use std::ffi::OsString;
-use vramfit_core::model::hf_config::{self, Reading};
+use vramfit_core::import;
+use vramfit_core::model::hf_config::Reading;
 use vramfit_core::query::{self, RawQuery, FIELDS};
 use vramfit_core::{Estimate, Estimates, Scenario};
 
@@ -204,7 +205,7 @@ fn with_config(path: &str, reading: Reading, query: &str) -> Result<RawQuery, (u
         )));
     }
     let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    let imported = hf_config::parse_as(&text, reading).map_err(|e| {
+    let imported = import::parse_as(&text, reading).map_err(|e| {
         let hint = if e.can_read_as_llama() && reading == Reading::AsItSays {
             " (add --as-llama to estimate it as a Llama-like decoder anyway)"
         } else {

@@ -10,6 +10,7 @@ pub mod explain;
 #[cfg(feature = "fuzz")]
 pub mod fuzz;
 pub mod gpus;
+pub mod import;
 pub mod model;
 pub mod query;
 pub mod report;

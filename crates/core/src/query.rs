@@ -1479,20 +1479,11 @@ fn check_offload(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut
         Offload::Params if zero < 3 => Some(
             "offloading parameters needs ZeRO stage 3 (or FSDP full sharding): set zero=3".into(),
         ),
-        Offload::Optimizer | Offload::Params => match s.train.optim {
-            Optimizer::AdamW | Optimizer::AdamWForLoop | Optimizer::AdamWFused | Optimizer::Lion => {
-                None
-            }
-            other @ (Optimizer::AdamW8bit
-            | Optimizer::PagedAdamW
-            | Optimizer::PagedAdamW8bit
-            | Optimizer::Adafactor
-            | Optimizer::SgdMomentum
-            | Optimizer::Sgd) => Some(format!(
-                "the offloaded step runs DeepSpeed's CPU Adam or Lion, not {}: choose adamw or lion",
-                other.key()
-            )),
-        },
+        Offload::Optimizer | Offload::Params if s.train.optim.spec().cpu_offload => None,
+        Offload::Optimizer | Offload::Params => Some(format!(
+            "the offloaded step runs DeepSpeed's CPU Adam or Lion, not {}: choose adamw or lion",
+            s.train.optim.key()
+        )),
     };
     if let Some(why) = why {
         conflict(notices, texts, "offload", why);
@@ -1557,20 +1548,21 @@ fn check_sequence(
     let mut notes = Vec::new();
     if let ModelSpec::Preset { like_llama, .. } = &mut s.model {
         if let Some(model_type) = *like_llama {
-            match s.arch.map(|a| a.family) {
-                Some(Family::Llama) => notes.push(Note::ReadAsLlama {
+            let family = s.arch.map(|a| a.family);
+            if family == Some(Family::LLAMA_LIKE) {
+                notes.push(Note::ReadAsLlama {
                     model_type: model_type.as_str().to_string(),
-                }),
-                other => {
-                    notices.push(Notice::Unused {
-                        key: "like_llama",
-                        because: format!(
-                            "the family is {}, not llama",
-                            other.map_or("unknown", Family::key)
-                        ),
-                    });
-                    *like_llama = None;
-                }
+                });
+            } else {
+                notices.push(Notice::Unused {
+                    key: "like_llama",
+                    because: format!(
+                        "the family is {}, not {}",
+                        family.map_or("unknown", Family::key),
+                        Family::LLAMA_LIKE.key()
+                    ),
+                });
+                *like_llama = None;
             }
         }
     }

@@ -6,7 +6,8 @@
 //! codec, so a suggestion applied on the page gives exactly the number shown.
 
 use crate::query;
-use crate::scenario::{Batch, Ckpt, Dtype, Offload, Optimizer, Quant, Scenario, SeqLen};
+use crate::scenario::{Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen};
+use crate::train::optim::StepTemps;
 use crate::train::Targets;
 use crate::units::Bytes;
 use crate::{Estimate, Estimates};
@@ -184,10 +185,8 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
             changes: ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
         });
     };
-    let adamw_like = matches!(
-        t.optim,
-        Optimizer::AdamW | Optimizer::AdamWForLoop | Optimizer::AdamWFused
-    );
+    let optim = t.optim.spec();
+    let adamw_like = optim.torch_adamw;
     let offloaded = s.parallel.offload != Offload::None;
     match t.grad_ckpt {
         Ckpt::Off => add(
@@ -221,7 +220,7 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
             &[("optim", "paged_adamw_8bit")],
         );
     }
-    if matches!(t.optim, Optimizer::AdamW | Optimizer::AdamWForLoop) {
+    if adamw_like && optim.temps != StepTemps::None {
         add(
             "Use fused AdamW (no step temporaries)",
             "none (a CUDA kernel for the whole step)",
@@ -275,7 +274,7 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
         );
     }
     let (gpus, zero) = (s.parallel.gpus.get(), s.parallel.zero.get());
-    if !offloaded && (adamw_like || t.optim == Optimizer::Lion) {
+    if !offloaded && optim.cpu_offload {
         let z = zero.max(2).to_string();
         add(
             "Offload the optimizer to host memory (ZeRO-Offload)",

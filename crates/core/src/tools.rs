@@ -6,7 +6,8 @@
 //! natively, like the rest of the core.
 
 use crate::explain::group;
-use crate::model::hf_config::{self, Reading};
+use crate::import;
+use crate::model::hf_config::Reading;
 use crate::model::presets::PRESETS;
 use crate::query::{self, RawQuery};
 use crate::wire::{Reader, Writer};
@@ -28,7 +29,7 @@ pub enum ToolReply {
     /// The worker's wasm is loaded and listening (sent once, first).
     Ready,
     /// The config was read: set these keys after removing the model's
-    /// ([`hf_config::model_keys`]); `summary` says what was imported.
+    /// ([`import::model_keys`]); `summary` says what was imported.
     Imported {
         summary: String,
         changes: Vec<(String, String)>,
@@ -54,7 +55,7 @@ pub fn answer(request: &ToolRequest) -> ToolReply {
 }
 
 fn import(text: &str, reading: Reading) -> ToolReply {
-    match hf_config::parse_as(text, reading) {
+    match import::parse_as(text, reading) {
         Ok(imp) => {
             let preset = PRESETS.iter().find(|p| p.arch == imp.arch);
             let summary = format!(

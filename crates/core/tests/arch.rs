@@ -1,7 +1,8 @@
 //! Architectures: exact parameter counts for every preset, the config.json
 //! importer on real files (both transformers layouts), and its messages.
 
-use vramfit_core::model::hf_config::{self, ConfigError, Reading};
+use vramfit_core::import::{self as hf_config};
+use vramfit_core::model::hf_config::{ConfigError, Reading};
 use vramfit_core::model::presets::{preset, PRESETS};
 use vramfit_core::model::{Architecture, Family};
 
@@ -263,4 +264,36 @@ fn a_prequantized_checkpoint_imports_its_quantization() {
         .expect("import")
         .changes();
     assert!(changes.iter().all(|(k, _)| *k != "quant"), "{changes:?}");
+}
+
+/// A field a config leaves out takes transformers' default for its model
+/// type (issue 16: gpt-oss without `attention_bias` was refused, although
+/// `GptOssConfig` defaults it to true; Gemma 2 without softcapping fields
+/// defaults to 50 and 30). Turned off explicitly, the description does not
+/// hold and the config is refused.
+/// Source: transformers 5.23 `GptOssConfig.__init__`, `Gemma2Config.__init__`.
+#[test]
+fn left_out_fields_take_the_model_types_defaults() {
+    let oss = fixture("gpt-oss-20b");
+    let mut cfg: serde_json::Value = serde_json::from_str(&oss).expect("json");
+    let with = hf_config::parse(&oss).expect("as published").arch;
+    cfg.as_object_mut().map(|o| o.remove("attention_bias"));
+    let without = hf_config::parse(&cfg.to_string()).expect("default attention_bias");
+    assert_eq!(without.arch, with);
+    cfg["attention_bias"] = serde_json::Value::Bool(false);
+    let off = hf_config::parse(&cfg.to_string()).expect_err("turned off");
+    assert!(off.to_string().contains("attention_bias off"), "{off}");
+
+    let gemma = fixture("gemma2-2b");
+    let mut cfg: serde_json::Value = serde_json::from_str(&gemma).expect("json");
+    let with = hf_config::parse(&gemma).expect("as published").arch;
+    let o = cfg.as_object_mut().expect("object");
+    o.remove("attn_logit_softcapping");
+    o.remove("final_logit_softcapping");
+    assert_eq!(
+        hf_config::parse(&cfg.to_string()).expect("defaults").arch,
+        with
+    );
+    cfg["final_logit_softcapping"] = serde_json::Value::Null;
+    assert!(hf_config::parse(&cfg.to_string()).is_err());
 }

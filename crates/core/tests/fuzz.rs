@@ -18,7 +18,8 @@
 //! every run.
 
 use vramfit_core::fuzz::{self, Rng};
-use vramfit_core::model::hf_config::{self, Reading};
+use vramfit_core::import;
+use vramfit_core::model::hf_config::Reading;
 use vramfit_core::query::{decode, decode_strict, encode, RawQuery};
 use vramfit_core::report::Component;
 use vramfit_core::tools::{ToolReply, ToolRequest};
@@ -153,7 +154,7 @@ fn check_query(q: &str, r: &mut Rng) {
 /// One config.json through the importer, both ways of reading it.
 fn check_config(text: &str) {
     for reading in [Reading::AsItSays, Reading::AsLlama] {
-        match hf_config::parse_as(text, reading) {
+        match import::parse_as(text, reading) {
             Err(e) => short(&e.to_string(), "config error", &text[..text.len().min(200)]),
             Ok(imp) => {
                 // Every key is one the codec takes as it is, and together

@@ -18,7 +18,7 @@
 //! `--nocapture` to see the table.
 
 use serde_json::Value;
-use vramfit_core::model::hf_config;
+use vramfit_core::import;
 use vramfit_core::model::presets::preset;
 use vramfit_core::query::{decode_strict, RawQuery};
 use vramfit_core::train::estimate;
@@ -101,7 +101,7 @@ fn model_keys(model: &str, inline: &Value) -> Result<String, String> {
         Value::Object(_) => inline.to_string(),
         _ => config_text(model).ok_or_else(|| format!("{model}: no preset, no config"))?,
     };
-    let imported = hf_config::parse(&text).map_err(|e| format!("{model}: {e}"))?;
+    let imported = import::parse(&text).map_err(|e| format!("{model}: {e}"))?;
     let mut raw = RawQuery::default();
     for (k, v) in imported.changes() {
         raw.set(k, &v);
@@ -409,7 +409,7 @@ fn eager_experts_configs_are_refused_not_misread() {
         "tiny-qwen3_moe-eager-experts",
         "tiny-gpt_oss-eager-experts",
     ] {
-        let e = hf_config::parse(&config_text(model).expect("config")).expect_err(model);
+        let e = import::parse(&config_text(model).expect("config")).expect_err(model);
         assert!(e.to_string().contains("experts_implementation"), "{e}");
     }
 }

@@ -54,6 +54,17 @@ macro_rules! arch_nums {
             pub fn set(self, a: &mut Architecture, v: u32) {
                 match self { $(ArchNum::$variant => a.$field = v),+ }
             }
+            /// Why `v` cannot be this number, in the codec's words (`None`:
+            /// it can).
+            pub fn out_of_range(self, v: u64) -> Option<String> {
+                if v < u64::from(self.min()) {
+                    Some(format!("must be at least {}", self.min()))
+                } else if v > u64::from(self.max()) {
+                    Some(format!("must be at most {}", self.max()))
+                } else {
+                    None
+                }
+            }
             /// The number a query key names.
             pub fn from_key(key: &str) -> Option<ArchNum> {
                 match key { $($key => Some(ArchNum::$variant),)+ _ => None }

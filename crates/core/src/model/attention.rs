@@ -17,20 +17,24 @@ pub enum LayerAttention {
         kv_heads: u64,
         head_dim: u64,
     },
-    /// DeepSeek's multi-head latent attention: keys and values are
-    /// expanded per head from one compressed vector of `kv_lora_rank`
-    /// plus a rotary key of `rope_dim` shared by every head.
-    /// Source: transformers 5.23 `DeepseekV3Attention.forward`.
-    Latent {
-        heads: u64,
-        /// A query/key head, its rotary part included.
-        qk_head_dim: u64,
-        rope_dim: u64,
-        v_head_dim: u64,
-        kv_lora_rank: u64,
-        /// The query's low rank (0: a plain `q_proj`).
-        q_lora_rank: u64,
-    },
+    /// DeepSeek's multi-head latent attention.
+    Latent(Latent),
+}
+
+/// DeepSeek's multi-head latent attention: keys and values are expanded
+/// per head from one compressed vector of `kv_lora_rank` plus a rotary key
+/// of `rope_dim` shared by every head.
+/// Source: transformers 5.23 `DeepseekV3Attention.forward`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Latent {
+    pub heads: u64,
+    /// A query/key head, its rotary part included.
+    pub qk_head_dim: u64,
+    pub rope_dim: u64,
+    pub v_head_dim: u64,
+    pub kv_lora_rank: u64,
+    /// The query's low rank (0: a plain `q_proj`).
+    pub q_lora_rank: u64,
 }
 
 /// Every layer's attention: its kind, and which layers use a window.
@@ -49,14 +53,14 @@ impl KvGeometry {
     pub fn of(a: &Architecture) -> KvGeometry {
         let n = |x: u32| u64::from(x);
         let layer = match a.family.spec().qkv {
-            Qkv::Latent => LayerAttention::Latent {
+            Qkv::Latent => LayerAttention::Latent(Latent {
                 heads: n(a.heads),
                 qk_head_dim: n(a.head_dim),
                 rope_dim: n(a.rope_dim),
                 v_head_dim: n(a.v_head_dim),
                 kv_lora_rank: n(a.kv_lora_rank),
                 q_lora_rank: n(a.q_lora_rank),
-            },
+            }),
             Qkv::Separate | Qkv::Fused => LayerAttention::Heads {
                 heads: n(a.heads),
                 kv_heads: n(a.kv_heads),
@@ -78,7 +82,8 @@ impl KvGeometry {
     /// Query heads.
     pub fn heads(&self) -> u64 {
         match self.layer {
-            LayerAttention::Heads { heads, .. } | LayerAttention::Latent { heads, .. } => heads,
+            LayerAttention::Heads { heads, .. } => heads,
+            LayerAttention::Latent(m) => m.heads,
         }
     }
 
@@ -88,9 +93,7 @@ impl KvGeometry {
             LayerAttention::Heads {
                 heads, head_dim, ..
             } => heads * head_dim,
-            LayerAttention::Latent {
-                heads, qk_head_dim, ..
-            } => heads * qk_head_dim,
+            LayerAttention::Latent(m) => m.heads * m.qk_head_dim,
         }
     }
 
@@ -102,9 +105,7 @@ impl KvGeometry {
             LayerAttention::Heads {
                 kv_heads, head_dim, ..
             } => kv_heads * head_dim,
-            LayerAttention::Latent {
-                heads, qk_head_dim, ..
-            } => heads * qk_head_dim,
+            LayerAttention::Latent(m) => m.heads * m.qk_head_dim,
         }
     }
 
@@ -115,9 +116,7 @@ impl KvGeometry {
             LayerAttention::Heads {
                 kv_heads, head_dim, ..
             } => kv_heads * head_dim,
-            LayerAttention::Latent {
-                heads, v_head_dim, ..
-            } => heads * v_head_dim,
+            LayerAttention::Latent(m) => m.heads * m.v_head_dim,
         }
     }
 
@@ -125,9 +124,7 @@ impl KvGeometry {
     pub fn o_width(&self) -> u64 {
         match self.layer {
             LayerAttention::Heads { .. } => self.q_width(),
-            LayerAttention::Latent {
-                heads, v_head_dim, ..
-            } => heads * v_head_dim,
+            LayerAttention::Latent(m) => m.heads * m.v_head_dim,
         }
     }
 
@@ -137,11 +134,7 @@ impl KvGeometry {
     pub fn latent_width(&self) -> u64 {
         match self.layer {
             LayerAttention::Heads { .. } => 0,
-            LayerAttention::Latent {
-                kv_lora_rank,
-                rope_dim,
-                ..
-            } => kv_lora_rank + rope_dim,
+            LayerAttention::Latent(m) => m.kv_lora_rank + m.rope_dim,
         }
     }
 
@@ -154,7 +147,7 @@ impl KvGeometry {
     pub fn rotary_width(&self) -> u64 {
         match self.layer {
             LayerAttention::Heads { head_dim, .. } => head_dim,
-            LayerAttention::Latent { rope_dim, .. } => rope_dim,
+            LayerAttention::Latent(m) => m.rope_dim,
         }
     }
 }

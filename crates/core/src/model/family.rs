@@ -352,6 +352,10 @@ const MOE: Moe = Moe {
 };
 
 impl Family {
+    /// The family a decoder of a `model_type` vramfit does not know is read
+    /// as, by the user's choice (`like_llama`).
+    pub const LLAMA_LIKE: Family = Family::Llama;
+
     /// The family's description.
     ///
     /// Sources: transformers 5.23 `models/<model_type>/modeling_*.py`, the

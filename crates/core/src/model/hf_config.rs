@@ -1,22 +1,28 @@
 //! Reads a Hugging Face `config.json` (transformers 4 or 5 layout) into the
-//! query keys that describe the model, through the codec's own fields: a
-//! config never imports a value the codec would refuse. An unknown
-//! `model_type`, or a field that changes memory which vramfit does not
-//! model, is an error that names it, never a silent guess; reading such a
-//! config as Llama-like is an explicit choice ([`Reading::AsLlama`]).
+//! model it describes: the [`Architecture`], and the facts of the checkpoint
+//! that a workload may read (its dropout, whether it asks for router
+//! logits, how it was quantized). An unknown `model_type`, or a field that
+//! changes memory which vramfit does not model, is an error that names it,
+//! never a silent guess; reading such a config as Llama-like is an explicit
+//! choice ([`Reading::AsLlama`]). A field the config leaves out takes
+//! transformers' default for that model type.
+//!
+//! What a family understands and requires is derived from its [`Spec`]
+//! where the description says it; the dense numbers are read through one
+//! shared table. The query keys an import sets are `crate::import`'s: this
+//! module imports nothing of the codec or a workload.
 
-use crate::model::family::{Positions, Sliding};
-use crate::model::{ArchNum, Architecture, Family};
-use crate::query::{self, FieldError};
-use crate::scenario::ShortText;
+use super::arch::{ArchError, ArchNum, Architecture};
+use super::family::{AttnBias, Family, KvHeads, Layout, Positions, Shared, Sliding, Spec};
 use serde_json::{Map, Value};
 use std::fmt;
 
 /// Longest excerpt of a config value quoted in a message.
-const QUOTE: usize = 40;
+pub const QUOTE: usize = 40;
 
-/// A short, clean excerpt of what the config holds, for messages.
-fn quote(s: &str) -> String {
+/// A short, clean excerpt of what the config holds, for messages: control
+/// characters replaced, at most [`QUOTE`] characters.
+pub fn quote(s: &str) -> String {
     let clean: String = s
         .chars()
         .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
@@ -63,7 +69,7 @@ pub enum ConfigError {
     /// A field is present but not a usable value.
     Invalid { field: &'static str, reason: String },
     /// The numbers do not make a model.
-    Arch(crate::model::ArchError),
+    Arch(ArchError),
     /// `architectures` names heads that are not a causal language model's
     /// (a classifier, a masked LM, a bare encoder): their memory differs.
     NotCausalLm { architectures: Vec<String> },
@@ -173,22 +179,45 @@ pub enum Reading {
     AsLlama,
 }
 
-/// An imported model: the query keys that describe it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Imported {
+/// The model a config describes, and the checkpoint's facts a workload
+/// may read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelConfig {
     pub arch: Architecture,
     /// `model_type` as written (clipped).
     pub model_type: String,
-    /// `family`, every architecture number, `tied`, and `dropout` when the
-    /// config sets a dropout, as the codec writes them.
-    pub keys: Vec<(&'static str, String)>,
-    /// Read as Llama-like by choice: the `model_type` it really is.
-    pub assumed: Option<ShortText>,
+    /// Read as Llama-like by the user's choice (`model_type` is what it
+    /// really is).
+    pub read_as_llama: bool,
+    /// The dropout the config sets, when it differs from the family's, and
+    /// the field that set it.
+    pub dropout: Option<(f64, &'static str)>,
+    /// `output_router_logits: true` in a family that computes the
+    /// load-balancing loss then (transformers adds it, training or not).
+    pub router_logits: bool,
+    /// How the checkpoint's weights are quantized (bitsandbytes), when its
+    /// `quantization_config` says so.
+    pub quantization: Option<Bnb>,
+}
+
+/// A checkpoint saved already quantized by bitsandbytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bnb {
+    /// 4-bit: NormalFloat (`nf4`) or float (`fp4`), with or without double
+    /// quantization, computing in fp32 (`BitsAndBytesConfig`'s default) or
+    /// not.
+    FourBit {
+        nf4: bool,
+        double_quant: bool,
+        compute_fp32: bool,
+    },
+    /// LLM.int8().
+    Int8,
 }
 
 /// Reads a `config.json` text as its `model_type` says.
-pub fn parse(text: &str) -> Result<Imported, ConfigError> {
-    parse_as(text, Reading::AsItSays)
+pub fn read(text: &str) -> Result<ModelConfig, ConfigError> {
+    read_as(text, Reading::AsItSays)
 }
 
 /// Config fields that change memory in some family, with the value that
@@ -239,32 +268,21 @@ enum Neutral {
 
 /// How a family's config names its numbers.
 struct Reader {
-    /// (number, config keys in order of preference, default when absent).
-    nums: &'static [(ArchNum, &'static [&'static str], Default)],
-    /// Memory fields this reader reads or knows to leave memory unchanged.
-    understood: &'static [&'static str],
-    /// Memory fields this family must have at a value other than neutral
-    /// (its spec assumes them on), with why.
-    required_on: &'static [&'static str],
+    /// (number, config keys in order of preference, default when absent):
+    /// the dense table, then the family's own entries, which replace the
+    /// dense entry of the same number.
+    nums: [&'static [(ArchNum, &'static [&'static str], Default)]; 2],
+    /// Memory fields this family tolerates although they are not modelled
+    /// exactly (read from the description or named here).
+    tolerated: &'static [&'static str],
     /// Numbers written differently (a ratio, a sum, a flag), after `nums`.
     derive: fn(&Map<String, Value>, &mut Architecture) -> Result<(), ConfigError>,
 }
 
-/// What a number is when the config leaves it out.
-#[derive(Clone, Copy)]
-enum Default {
-    Required,
-    Zero,
-    /// Equal to another number (kv_heads = heads).
-    Same(ArchNum),
-    /// hidden / heads (0 when it does not divide: the architecture check
-    /// names it).
-    HiddenOverHeads,
-    /// 4 × hidden (GPT-2's `n_inner: null`).
-    FourHidden,
-}
+type Nums = &'static [(ArchNum, &'static [&'static str], Default)];
 
-const LLAMA_NUMS: &[(ArchNum, &[&str], Default)] = &[
+/// The numbers every decoder with Llama's config names has.
+const DENSE: Nums = &[
     (ArchNum::Hidden, &["hidden_size"], Default::Required),
     (ArchNum::Layers, &["num_hidden_layers"], Default::Required),
     (ArchNum::Heads, &["num_attention_heads"], Default::Required),
@@ -283,7 +301,8 @@ const LLAMA_NUMS: &[(ArchNum, &[&str], Default)] = &[
     ),
 ];
 
-const GPT2_NUMS: &[(ArchNum, &[&str], Default)] = &[
+/// GPT-2's names (GPTBigCode's too).
+const GPT2: Nums = &[
     (ArchNum::Hidden, &["n_embd"], Default::Required),
     (ArchNum::Layers, &["n_layer"], Default::Required),
     (ArchNum::Heads, &["n_head"], Default::Required),
@@ -295,23 +314,7 @@ const GPT2_NUMS: &[(ArchNum, &[&str], Default)] = &[
 ];
 
 /// Mixtral and gpt-oss: `intermediate_size` is an expert's width.
-const MIXTRAL_NUMS: &[(ArchNum, &[&str], Default)] = &[
-    (ArchNum::Hidden, &["hidden_size"], Default::Required),
-    (ArchNum::Layers, &["num_hidden_layers"], Default::Required),
-    (ArchNum::Heads, &["num_attention_heads"], Default::Required),
-    (
-        ArchNum::KvHeads,
-        &["num_key_value_heads"],
-        Default::Same(ArchNum::Heads),
-    ),
-    (ArchNum::HeadDim, &["head_dim"], Default::HiddenOverHeads),
-    (ArchNum::Ffn, &["intermediate_size"], Default::Required),
-    (ArchNum::Vocab, &["vocab_size"], Default::Required),
-    (
-        ArchNum::Positions,
-        &["max_position_embeddings"],
-        Default::Zero,
-    ),
+const MIXTRAL: Nums = &[
     (ArchNum::Experts, &["num_local_experts"], Default::Required),
     (
         ArchNum::ExpertsPerToken,
@@ -322,23 +325,7 @@ const MIXTRAL_NUMS: &[(ArchNum, &[&str], Default)] = &[
 ];
 
 /// Qwen2-MoE and Qwen3-MoE.
-const QWEN_MOE_NUMS: &[(ArchNum, &[&str], Default)] = &[
-    (ArchNum::Hidden, &["hidden_size"], Default::Required),
-    (ArchNum::Layers, &["num_hidden_layers"], Default::Required),
-    (ArchNum::Heads, &["num_attention_heads"], Default::Required),
-    (
-        ArchNum::KvHeads,
-        &["num_key_value_heads"],
-        Default::Same(ArchNum::Heads),
-    ),
-    (ArchNum::HeadDim, &["head_dim"], Default::HiddenOverHeads),
-    (ArchNum::Ffn, &["intermediate_size"], Default::Required),
-    (ArchNum::Vocab, &["vocab_size"], Default::Required),
-    (
-        ArchNum::Positions,
-        &["max_position_embeddings"],
-        Default::Zero,
-    ),
+const QWEN_MOE: Nums = &[
     (ArchNum::Experts, &["num_experts"], Default::Required),
     (
         ArchNum::ExpertsPerToken,
@@ -353,18 +340,9 @@ const QWEN_MOE_NUMS: &[(ArchNum, &[&str], Default)] = &[
 ];
 
 /// DeepSeek-V2 and V3 (head_dim is derived: nope + rope).
-const DEEPSEEK_NUMS: &[(ArchNum, &[&str], Default)] = &[
-    (ArchNum::Hidden, &["hidden_size"], Default::Required),
-    (ArchNum::Layers, &["num_hidden_layers"], Default::Required),
-    (ArchNum::Heads, &["num_attention_heads"], Default::Required),
+const DEEPSEEK: Nums = &[
     (ArchNum::KvHeads, &[], Default::Same(ArchNum::Heads)),
-    (ArchNum::Ffn, &["intermediate_size"], Default::Required),
-    (ArchNum::Vocab, &["vocab_size"], Default::Required),
-    (
-        ArchNum::Positions,
-        &["max_position_embeddings"],
-        Default::Zero,
-    ),
+    (ArchNum::HeadDim, &[], Default::Zero),
     (ArchNum::Experts, &["n_routed_experts"], Default::Required),
     (
         ArchNum::ExpertsPerToken,
@@ -387,6 +365,122 @@ const DEEPSEEK_NUMS: &[(ArchNum, &[&str], Default)] = &[
     (ArchNum::RopeDim, &["qk_rope_head_dim"], Default::Required),
     (ArchNum::VHeadDim, &["v_head_dim"], Default::Required),
 ];
+
+impl Reader {
+    /// Every number with its config keys: the dense table's, replaced by
+    /// the family's own where it has them, then the family's others.
+    fn numbers(&self) -> impl Iterator<Item = (ArchNum, &'static [&'static str], Default)> + '_ {
+        let [dense, own] = self.nums;
+        let replaced = move |n: ArchNum| own.iter().any(|(m, _, _)| *m == n);
+        dense
+            .iter()
+            .filter(move |(n, _, _)| !replaced(*n))
+            .chain(own.iter())
+            .copied()
+    }
+
+    /// Memory fields this family reads or knows to leave memory unchanged:
+    /// the ones its numbers are read from, what its description says it
+    /// has, and the fields that only shape masks or routing choices.
+    fn understood(&self, spec: &Spec, field: &str) -> bool {
+        let moe = spec.moe;
+        self.numbers().any(|(_, keys, _)| keys.contains(&field))
+            || self.tolerated.contains(&field)
+            || MASKS_AND_ROUTING.contains(&field)
+            || match field {
+                "multi_query" => spec.kv_heads == KvHeads::OneOrSame,
+                "attn_logit_softcapping" => spec.attn_softcap,
+                "final_logit_softcapping" => spec.final_softcap,
+                // GPT-2's layout has biases and no such field: ignored.
+                "attention_bias" => spec.attn_bias == AttnBias::All || spec.layout == Layout::Gpt2,
+                "output_router_logits" => moe.is_some(),
+                "shared_expert_intermediate_size" => moe.is_some_and(|m| m.shared == Shared::Gated),
+                _ => false,
+            }
+    }
+}
+
+/// Memory fields the family's description assumes on: a config that turns
+/// one off (present, at its neutral value) is not this description; left
+/// out, it takes transformers' default for the model type, which is on
+/// (`Gemma2Config`: softcapping 50 and 30; `GptOssConfig`:
+/// `attention_bias=True`).
+fn required_on(spec: &Spec) -> impl Iterator<Item = &'static str> {
+    [
+        ("attn_logit_softcapping", spec.attn_softcap),
+        ("final_logit_softcapping", spec.final_softcap),
+        (
+            "attention_bias",
+            spec.attn_bias == AttnBias::All && spec.layout == Layout::Llama,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, on)| *on)
+    .map(|(k, _)| k)
+}
+
+/// What a number is when the config leaves it out.
+#[derive(Clone, Copy)]
+enum Default {
+    Required,
+    Zero,
+    /// Equal to another number (kv_heads = heads).
+    Same(ArchNum),
+    /// hidden / heads (0 when it does not divide: the architecture check
+    /// names it).
+    HiddenOverHeads,
+    /// 4 × hidden (GPT-2's `n_inner: null`).
+    FourHidden,
+}
+
+/// Fields that only shape attention masks or routing choices: transformers
+/// keeps the same tensors whatever their values (SDPA keeps no scores,
+/// eager masks full seq² scores; routing picks which experts, not how many).
+const MASKS_AND_ROUTING: &[&str] = &["sliding_window_pattern", "norm_topk_prob"];
+
+fn reader(family: Family) -> Reader {
+    let plain = |own| Reader {
+        nums: [DENSE, own],
+        tolerated: &[],
+        derive: nothing,
+    };
+    match family {
+        Family::Gpt2 => Reader {
+            nums: [GPT2, &[]],
+            ..plain(&[])
+        },
+        Family::GptBigcode => Reader {
+            nums: [GPT2, &[]],
+            derive: bigcode,
+            ..plain(&[])
+        },
+        Family::Llama
+        | Family::Mistral
+        | Family::Qwen2
+        | Family::Qwen3
+        | Family::Gemma
+        | Family::Gemma2
+        | Family::Gemma3Text
+        | Family::Olmo2 => plain(&[]),
+        // Phi-4-mini's partial rotary factor shrinks only the cos/sin
+        // tables (B·L·rot_dim: 64 bytes less at b2 s512, measured in
+        // families.jsonl), which vramfit counts at the full head width.
+        Family::Phi3 => Reader {
+            tolerated: &["partial_rotary_factor"],
+            ..plain(&[])
+        },
+        Family::Mixtral | Family::GptOss => plain(MIXTRAL),
+        Family::Qwen2Moe => Reader {
+            derive: qwen2_moe,
+            ..plain(QWEN_MOE)
+        },
+        Family::Qwen3Moe => plain(QWEN_MOE),
+        Family::DeepseekV2 | Family::DeepseekV3 => Reader {
+            derive: deepseek,
+            ..plain(DEEPSEEK)
+        },
+    }
+}
 
 fn nothing(_: &Map<String, Value>, _: &mut Architecture) -> Result<(), ConfigError> {
     Ok(())
@@ -430,113 +524,6 @@ fn deepseek(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
     Ok(())
 }
 
-/// Fields that only shape attention masks or routing choices: transformers
-/// keeps the same tensors whatever their values (SDPA keeps no scores,
-/// eager masks full seq² scores; routing picks which experts, not how many).
-const MASKS_AND_ROUTING: &[&str] = &["sliding_window_pattern", "norm_topk_prob"];
-
-fn reader(family: Family) -> Reader {
-    let plain = |nums| Reader {
-        nums,
-        understood: MASKS_AND_ROUTING,
-        required_on: &[],
-        derive: nothing,
-    };
-    match family {
-        Family::Gpt2 => plain(GPT2_NUMS),
-        Family::GptBigcode => Reader {
-            understood: &["multi_query", "sliding_window_pattern"],
-            derive: bigcode,
-            ..plain(GPT2_NUMS)
-        },
-        Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 | Family::Gemma => {
-            plain(LLAMA_NUMS)
-        }
-        Family::Olmo2 => plain(LLAMA_NUMS),
-        // Phi-4-mini's partial rotary factor shrinks only the cos/sin
-        // tables (B·L·rot_dim: 64 bytes less at b2 s512, measured in
-        // families.jsonl), which vramfit counts at the full head width.
-        Family::Phi3 => Reader {
-            understood: &[
-                "partial_rotary_factor",
-                "sliding_window_pattern",
-                "norm_topk_prob",
-            ],
-            ..plain(LLAMA_NUMS)
-        },
-        Family::Gemma2 => Reader {
-            understood: &[
-                "attn_logit_softcapping",
-                "final_logit_softcapping",
-                "sliding_window_pattern",
-            ],
-            required_on: &["attn_logit_softcapping", "final_logit_softcapping"],
-            ..plain(LLAMA_NUMS)
-        },
-        Family::Gemma3Text => plain(LLAMA_NUMS),
-        Family::Mixtral => Reader {
-            understood: &[
-                "num_local_experts",
-                "num_experts_per_tok",
-                "sliding_window_pattern",
-                "output_router_logits",
-            ],
-            ..plain(MIXTRAL_NUMS)
-        },
-        Family::GptOss => Reader {
-            understood: &[
-                "num_local_experts",
-                "num_experts_per_tok",
-                "attention_bias",
-                "sliding_window_pattern",
-                "output_router_logits",
-            ],
-            required_on: &["attention_bias"],
-            ..plain(MIXTRAL_NUMS)
-        },
-        Family::Qwen2Moe => Reader {
-            understood: &[
-                "num_experts",
-                "num_experts_per_tok",
-                "moe_intermediate_size",
-                "shared_expert_intermediate_size",
-                "norm_topk_prob",
-                "sliding_window_pattern",
-                "output_router_logits",
-            ],
-            derive: qwen2_moe,
-            ..plain(QWEN_MOE_NUMS)
-        },
-        Family::Qwen3Moe => Reader {
-            understood: &[
-                "num_experts",
-                "num_experts_per_tok",
-                "moe_intermediate_size",
-                "norm_topk_prob",
-                "sliding_window_pattern",
-                "output_router_logits",
-            ],
-            ..plain(QWEN_MOE_NUMS)
-        },
-        Family::DeepseekV2 | Family::DeepseekV3 => Reader {
-            understood: &[
-                "n_routed_experts",
-                "num_experts_per_tok",
-                "moe_intermediate_size",
-                "n_shared_experts",
-                "first_k_dense_replace",
-                "kv_lora_rank",
-                "q_lora_rank",
-                "norm_topk_prob",
-                "sliding_window_pattern",
-                "output_router_logits",
-            ],
-            derive: deepseek,
-            ..plain(DEEPSEEK_NUMS)
-        },
-    }
-}
-
 /// A whole number from the config: `Ok(None)` when absent or null.
 fn uint(obj: &Map<String, Value>, field: &'static str) -> Result<Option<u64>, ConfigError> {
     match obj.get(field) {
@@ -559,22 +546,19 @@ fn boolean(obj: &Map<String, Value>, field: &'static str) -> Result<Option<bool>
     }
 }
 
-/// A number the codec accepts for `num`, or why not (the codec's words).
+/// `v` as architecture number `num`, or why not (the codec's bounds, in
+/// its words).
 fn checked(num: ArchNum, field: &'static str, v: u64) -> Result<u32, ConfigError> {
-    let text = v.to_string();
-    let invalid = |e: FieldError| ConfigError::Invalid {
-        field,
-        reason: format!("({}) {e}", num.key()),
-    };
-    match query::field(num.key()) {
-        Some(f) => f.validate(&text).map_err(invalid)?,
-        None => return Err(invalid(FieldError::NotANumber)),
+    match num.out_of_range(v) {
+        Some(why) => Err(ConfigError::Invalid {
+            field,
+            reason: format!("({}) {why}", num.key()),
+        }),
+        None => u32::try_from(v).map_err(|_| ConfigError::Invalid {
+            field,
+            reason: format!("({}) must be at most {}", num.key(), num.max()),
+        }),
     }
-    u32::try_from(v).map_err(|_| {
-        invalid(FieldError::TooLarge {
-            max: num.max().to_string(),
-        })
-    })
 }
 
 /// Whether a config value says "this feature is on".
@@ -590,7 +574,7 @@ fn matters(v: &Value) -> bool {
 }
 
 /// Reads a `config.json` text.
-pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
+pub fn read_as(text: &str, reading: Reading) -> Result<ModelConfig, ConfigError> {
     // serde_json stops at 128 levels of nesting with an error: a deeply
     // nested file is refused, never a stack overflow.
     let v: Value = serde_json::from_str(text).map_err(|e| ConfigError::Json(e.to_string()))?;
@@ -617,37 +601,68 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
         }
     };
     causal_lm(&top)?;
-    let known = Family::from_key(&model_type);
-    let family = match (known, reading) {
+    let family = family_of(obj, &model_type, reading)?;
+    let a = architecture(obj, family, &model_type)?;
+    let aux = family.spec().moe.is_some_and(|m| m.aux_loss);
+    Ok(ModelConfig {
+        arch: a,
+        read_as_llama: reading == Reading::AsLlama,
+        dropout: dropout(obj, family)?,
+        router_logits: aux && boolean(obj, "output_router_logits")? == Some(true),
+        quantization: bnb_quantization(&top)?,
+        model_type,
+    })
+}
+
+/// The family to read `obj` as; reading it as its `model_type` says, a
+/// field that changes memory which the family does not understand, or one
+/// it requires on turned off, is an error.
+fn family_of(
+    obj: &Map<String, Value>,
+    model_type: &str,
+    reading: Reading,
+) -> Result<Family, ConfigError> {
+    let family = match (Family::from_key(model_type), reading) {
         (Some(f), Reading::AsItSays) => f,
-        (_, Reading::AsLlama) => Family::Llama,
+        (_, Reading::AsLlama) => return Ok(Family::LLAMA_LIKE),
         (None, Reading::AsItSays) => {
             return Err(ConfigError::UnknownModelType {
-                not_understood: not_understood(obj, reader(Family::Llama).understood),
-                model_type,
+                not_understood: not_understood(obj, Family::LLAMA_LIKE),
+                model_type: model_type.into(),
             })
         }
     };
-    let r = reader(family);
-    if reading == Reading::AsItSays {
-        let mut fields = not_understood(obj, r.understood);
-        // What the family's description assumes on must be on.
-        for &k in r.required_on {
-            let off = MEMORY_FIELDS
-                .iter()
-                .find(|(f, _)| *f == k)
-                .is_some_and(|(_, n)| obj.get(k).is_none_or(|v| neutral(v, *n)));
-            if off {
-                fields.push(format!(
-                    "{k} off (vramfit models {} with it)",
-                    family.label()
-                ));
-            }
-        }
-        if !fields.is_empty() {
-            return Err(ConfigError::NotUnderstood { model_type, fields });
+    let spec = family.spec();
+    let mut fields = not_understood(obj, family);
+    for k in required_on(&spec) {
+        let off = MEMORY_FIELDS
+            .iter()
+            .find(|(f, _)| *f == k)
+            .is_some_and(|(_, n)| obj.get(k).is_some_and(|v| neutral(v, *n)));
+        if off {
+            fields.push(format!(
+                "{k} off (vramfit models {} with it)",
+                family.label()
+            ));
         }
     }
+    if fields.is_empty() {
+        Ok(family)
+    } else {
+        Err(ConfigError::NotUnderstood {
+            model_type: model_type.into(),
+            fields,
+        })
+    }
+}
+
+/// The architecture numbers of `obj`, as `family` names them.
+fn architecture(
+    obj: &Map<String, Value>,
+    family: Family,
+    model_type: &str,
+) -> Result<Architecture, ConfigError> {
+    let r = reader(family);
     let mut a = Architecture {
         family,
         ..Architecture::BLANK
@@ -655,7 +670,7 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     let rotary = family.spec().positions == Positions::Rotary;
     let mut missing = Vec::new();
     let mut pending = Vec::new();
-    for &(num, keys, default) in r.nums {
+    for (num, keys, default) in r.numbers() {
         let mut found = None;
         for &k in keys {
             if let Some(mut v) = uint(obj, k)? {
@@ -678,7 +693,7 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     }
     if !missing.is_empty() {
         return Err(ConfigError::Missing {
-            model_type,
+            model_type: model_type.into(),
             fields: missing,
         });
     }
@@ -701,51 +716,25 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     sliding(obj, &mut a)?;
     a.tied = boolean(obj, "tie_word_embeddings")?.unwrap_or(family.spec().tied_default);
     a.validate().map_err(ConfigError::Arch)?;
-
-    let mut keys = vec![("family", family.key().to_string())];
-    for &num in ArchNum::ALL {
-        keys.push((num.key(), num.get(&a).to_string()));
-    }
-    keys.push(("tied", a.tied.to_string()));
-    if let Some(p) = dropout(obj, family)? {
-        keys.push(("dropout", p));
-    }
-    // transformers adds the load-balancing loss when the config asks for
-    // router logits (`output_router_logits`), training or not.
-    let aux = family.spec().moe.is_some_and(|m| m.aux_loss);
-    if aux && boolean(obj, "output_router_logits")? == Some(true) {
-        keys.push(("aux_loss", "true".into()));
-    }
-    keys.extend(bnb_quantization(&top)?);
-    let assumed = match reading {
-        Reading::AsItSays => None,
-        Reading::AsLlama => ShortText::new(&model_type).ok(),
-    };
-    Ok(Imported {
-        arch: a,
-        model_type,
-        keys,
-        assumed,
-    })
+    Ok(a)
 }
 
 /// A checkpoint saved already quantized by bitsandbytes (its
-/// `quantization_config`, e.g. unsloth's `*-bnb-4bit` repositories): the
-/// keys that load it so. Other methods (fp8, mxfp4) are dequantized to the
-/// compute dtype for training, which is what `from_config` builds.
+/// `quantization_config`, e.g. unsloth's `*-bnb-4bit` repositories). Other
+/// methods (fp8, mxfp4) are dequantized to the compute dtype for training,
+/// which is what `from_config` builds.
 /// Source: transformers `BitsAndBytesConfig.to_dict`.
-fn bnb_quantization(top: &Map<String, Value>) -> Result<Vec<(&'static str, String)>, ConfigError> {
+fn bnb_quantization(top: &Map<String, Value>) -> Result<Option<Bnb>, ConfigError> {
     let Some(Value::Object(qc)) = top.get("quantization_config") else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     if qc.get("quant_method").and_then(Value::as_str) != Some("bitsandbytes") {
-        return Ok(Vec::new());
+        return Ok(None);
     }
-    let mut keys = Vec::new();
     if boolean(qc, "load_in_4bit")? == Some(true) {
-        let kind = match qc.get("bnb_4bit_quant_type").and_then(Value::as_str) {
-            None | Some("fp4") => "fp4",
-            Some("nf4") => "nf4",
+        let nf4 = match qc.get("bnb_4bit_quant_type").and_then(Value::as_str) {
+            None | Some("fp4") => false,
+            Some("nf4") => true,
             Some(other) => {
                 return Err(ConfigError::Invalid {
                     field: "bnb_4bit_quant_type",
@@ -753,20 +742,19 @@ fn bnb_quantization(top: &Map<String, Value>) -> Result<Vec<(&'static str, Strin
                 })
             }
         };
-        keys.push(("quant", kind.to_string()));
-        if boolean(qc, "bnb_4bit_use_double_quant")? == Some(true) {
-            keys.push(("double_quant", "true".into()));
-        }
-        if matches!(
-            qc.get("bnb_4bit_compute_dtype").and_then(Value::as_str),
-            None | Some("float32")
-        ) {
-            keys.push(("bnb_compute", "fp32".into()));
-        }
+        Ok(Some(Bnb::FourBit {
+            nf4,
+            double_quant: boolean(qc, "bnb_4bit_use_double_quant")? == Some(true),
+            compute_fp32: matches!(
+                qc.get("bnb_4bit_compute_dtype").and_then(Value::as_str),
+                None | Some("float32")
+            ),
+        }))
     } else if boolean(qc, "load_in_8bit")? == Some(true) {
-        keys.push(("quant", "int8".into()));
+        Ok(Some(Bnb::Int8))
+    } else {
+        Ok(None)
     }
-    Ok(keys)
 }
 
 /// The sliding window and the layers that use it: `layer_types` when the
@@ -813,11 +801,12 @@ fn sliding(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigE
 }
 
 /// Memory-relevant fields present in `obj` at a value that changes memory,
-/// which a reader does not use.
-fn not_understood(obj: &Map<String, Value>, understood: &[&str]) -> Vec<String> {
+/// which `family` does not understand.
+fn not_understood(obj: &Map<String, Value>, family: Family) -> Vec<String> {
+    let (r, spec) = (reader(family), family.spec());
     MEMORY_FIELDS
         .iter()
-        .filter(|(k, _)| !understood.contains(k))
+        .filter(|(k, _)| !r.understood(&spec, k))
         .filter(|(k, n)| obj.get(*k).is_some_and(|v| !neutral(v, *n)))
         .map(|(k, _)| k.to_string())
         .collect()
@@ -833,8 +822,11 @@ fn neutral(v: &Value, n: Neutral) -> bool {
 }
 
 /// The dropout a config sets, when it differs from the family's default,
-/// as the `dropout` key's text.
-fn dropout(obj: &Map<String, Value>, family: Family) -> Result<Option<String>, ConfigError> {
+/// and the field it was read from.
+fn dropout(
+    obj: &Map<String, Value>,
+    family: Family,
+) -> Result<Option<(f64, &'static str)>, ConfigError> {
     let keys: &[&'static str] = match family.spec().positions {
         Positions::Learned => &["resid_pdrop", "embd_pdrop", "attn_pdrop"],
         Positions::Rotary => &["attention_dropout"],
@@ -858,95 +850,8 @@ fn dropout(obj: &Map<String, Value>, family: Family) -> Result<Option<String>, C
             _ => seen = Some((p, k)),
         }
     }
-    let Some((p, k)) = seen else {
-        return Ok(None);
-    };
     let default = f64::from(family.spec().dropout) / 10_000.0;
-    if p == default {
-        return Ok(None);
-    }
-    // Four decimals, as the codec takes it.
-    let text = format!("{p:.4}");
-    let text = text.trim_end_matches('0').trim_end_matches('.').to_string();
-    let text = if text.is_empty() { "0".into() } else { text };
-    if let Some(f) = query::field("dropout") {
-        f.validate(&text).map_err(|e| ConfigError::Invalid {
-            field: k,
-            reason: format!("(dropout) `{}` {e}", quote(&p.to_string())),
-        })?;
-    }
-    Ok(Some(text))
-}
-
-impl Imported {
-    /// The query keys that select this model: the preset it is exactly, or
-    /// the first preset of its family (the default one otherwise) with every
-    /// architecture key that differs from it, the config's dropout, and
-    /// `like_llama` when it was read as Llama-like by choice. Applying them
-    /// after removing the model's keys ([`model_keys`]) gives this model.
-    pub fn changes(&self) -> Vec<(&'static str, String)> {
-        let presets = crate::model::presets::PRESETS;
-        let base = presets
-            .iter()
-            .find(|p| p.arch == self.arch)
-            .or_else(|| presets.iter().find(|p| p.arch.family == self.arch.family))
-            .unwrap_or_else(|| crate::model::presets::default_preset());
-        let mut out = vec![("model", base.id.to_string())];
-        for (k, v) in &self.keys {
-            let same = query::field(k).is_some_and(|f| {
-                let preset = crate::Scenario {
-                    model: crate::scenario::ModelSpec::Preset {
-                        id: base.id,
-                        overrides: crate::model::ArchOverrides::default(),
-                        like_llama: None,
-                        hub: None,
-                    },
-                    arch: Some(base.arch),
-                    ..crate::Scenario::default()
-                };
-                f.shown_value(&preset) == *v
-            });
-            if !same {
-                out.push((k, v.clone()));
-            }
-        }
-        if let Some(t) = self.assumed {
-            out.push(("like_llama", t.as_str().to_string()));
-        }
-        // A key left out because it equals the preset's can still differ
-        // once others change (head_dim defaults to hidden / heads when
-        // those are overridden): then every key is written.
-        let decoded = |pairs: &[(&str, String)]| {
-            let mut raw = query::RawQuery::default();
-            for (k, v) in pairs {
-                raw.set(k, v);
-            }
-            query::decode(&raw).scenario.arch
-        };
-        if decoded(&out) != Some(self.arch) {
-            out.truncate(1);
-            out.extend(self.keys.iter().map(|(k, v)| (*k, v.clone())));
-            if let Some(t) = self.assumed {
-                out.push(("like_llama", t.as_str().to_string()));
-            }
-        }
-        out
-    }
-}
-
-/// The keys that describe the model: an import replaces all of them.
-pub fn model_keys() -> impl Iterator<Item = &'static str> {
-    query::FIELDS
-        .iter()
-        .filter(|f| matches!(f.group, query::Group::Model | query::Group::Architecture))
-        .map(|f| f.key)
-        .chain([
-            "dropout",
-            "aux_loss",
-            "quant",
-            "double_quant",
-            "bnb_compute",
-        ])
+    Ok(seen.filter(|(p, _)| *p != default))
 }
 
 /// Every config field the importer reads or refuses, for any family.
@@ -954,10 +859,10 @@ pub fn known_fields() -> impl Iterator<Item = &'static str> {
     Family::ALL
         .iter()
         .flat_map(|f| {
-            reader(*f)
-                .nums
-                .iter()
+            let r = reader(*f);
+            r.numbers()
                 .flat_map(|(_, keys, _)| keys.iter().copied())
+                .collect::<Vec<_>>()
         })
         .chain(MEMORY_FIELDS.iter().map(|(k, _)| *k))
         .chain([
@@ -974,9 +879,8 @@ pub fn known_fields() -> impl Iterator<Item = &'static str> {
 pub fn number_of(field: &str) -> Option<ArchNum> {
     Family::ALL.iter().find_map(|f| {
         reader(*f)
-            .nums
-            .iter()
+            .numbers()
             .find(|(_, keys, _)| keys.contains(&field))
-            .map(|(n, _, _)| *n)
+            .map(|(n, _, _)| n)
     })
 }

@@ -17,7 +17,7 @@ pub mod presets;
 pub mod tensors;
 
 pub use arch::{ArchError, ArchNum, ArchOverrides, Architecture, LayerKind};
-pub use attention::{KvGeometry, LayerAttention};
+pub use attention::{KvGeometry, Latent, LayerAttention};
 pub use family::{Family, Spec};
 pub use module::{Module, ModuleKind, ModuleName, Proj};
 pub use presets::{preset, Preset, PRESETS};

@@ -18,7 +18,7 @@ use crate::model::family::{
     Act, AttnBias, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared, Spec,
 };
 use crate::model::LayerKind;
-use crate::model::{Architecture, ModuleName as M};
+use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
 use crate::scenario::{Attn, Dtype, Quant, Training};
 use crate::train::lora::Lora;
 
@@ -233,6 +233,8 @@ type Id = usize;
 pub struct Ctx {
     pub arch: Architecture,
     pub spec: Spec,
+    /// How the layers attend: the widths attention computes on.
+    pub geometry: KvGeometry,
     pub mode: Mode,
     /// Base weights train (full fine-tuning); false under LoRA.
     pub full: bool,
@@ -269,6 +271,7 @@ impl Ctx {
         Ctx {
             arch: *arch,
             spec,
+            geometry: KvGeometry::of(arch),
             mode: Mode::of_run(t),
             full: t.lora_r.is_none(),
             lora: t.lora(),
@@ -660,14 +663,14 @@ fn attn_dt(c: &Ctx) -> u64 {
 /// promote it) and keeps the row max's indices.
 fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
     let c = l.c;
-    let a = c.arch;
-    let (qd, nh) = (a.q_dim(), u64::from(a.heads));
+    let g = c.geometry;
+    let (qd, nh) = (g.q_width(), g.heads());
     let rg = l.rg(q);
     // Under autocast, fp32 q, k and v (a quantized base's layers return
     // their fp32 input's dtype) are cast to bf16 for the kernel, which
     // keeps the casts.
     let (q, k, v) = if c.mode == Mode::Amp && l.dt(q) == 4 {
-        let (qd, kd) = (a.q_dim(), a.kv_dim());
+        let (qd, kd) = (g.q_width(), g.k_width());
         (
             l.new_t(qd, 2, rg, Part::Casts),
             l.new_t(kd, 2, rg, Part::Casts),
@@ -746,16 +749,11 @@ fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
 /// path runs instead, upcasting to fp32 and keeping q and kᵀ (scaled), v
 /// and the probabilities (`cuda_like = false`, as the measured rows ran).
 /// Returns the tensor `o_proj` reads.
-fn latent_attention(l: &mut Ledger, n1: Id) -> Id {
+fn latent_attention(l: &mut Ledger, n1: Id, m: Latent) -> Id {
     let c = l.c;
-    let a = c.arch;
-    let (h, nh) = (u64::from(a.hidden), u64::from(a.heads));
-    let (ql, kvl, rope) = (
-        u64::from(a.q_lora_rank),
-        u64::from(a.kv_lora_rank),
-        u64::from(a.rope_dim),
-    );
-    let (qk, vd) = (u64::from(a.head_dim), u64::from(a.v_head_dim));
+    let h = u64::from(c.arch.hidden);
+    let (nh, ql, kvl, rope) = (m.heads, m.q_lora_rank, m.kv_lora_rank, m.rope_dim);
+    let (qk, vd) = (m.qk_head_dim, m.v_head_dim);
     let q = if ql > 0 {
         let qa = l.linear(n1, h, ql, 0, M::QAProj);
         let qn = l.norm(qa, ql, 1);
@@ -805,6 +803,49 @@ fn latent_attention(l: &mut Ledger, n1: Id) -> Id {
     l.new_t(nh * vd, ab, rg, Part::Attention)
 }
 
+/// Attention over heads (multi-head, grouped-query, multi-query): the q,
+/// k and v projections (or one fused projection), the family's q/k norms,
+/// RoPE, attention and `o_proj`.
+fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
+    let c = l.c;
+    let spec = c.spec;
+    let h = u64::from(c.arch.hidden);
+    let (qd, kvd) = (c.geometry.q_width(), c.geometry.k_width());
+    let bias = spec.attn_bias != AttnBias::None;
+    let b = |n: u64| if bias { n } else { 0 };
+    let (q, k, v) = match spec.qkv {
+        Qkv::Fused => {
+            // q, k, v are slices of one output; v's view keeps the whole
+            // storage alive.
+            let qkv = l.linear(n1, h, qd + 2 * kvd, b(qd + 2 * kvd), M::QkvProj);
+            (qkv, qkv, qkv)
+        }
+        Qkv::Separate | Qkv::Latent => {
+            let q = l.linear(n1, h, qd, b(qd), M::QProj);
+            let k = l.linear(n1, h, kvd, b(kvd), M::KProj);
+            let v = l.linear(n1, h, kvd, b(kvd), M::VProj);
+            (q, k, v)
+        }
+    };
+    let (q, k) = match spec.qk_norm {
+        QkNorm::None => (q, k),
+        QkNorm::PerHead => (l.norm(q, qd, heads), l.norm(k, kvd, kv_heads)),
+        QkNorm::Whole => (l.norm(q, qd, 1), l.norm(k, kvd, 1)),
+    };
+    // RoPE: q * cos + rotate_half(q) * sin saves only cos and sin; the
+    // rotated q and k are new tensors.
+    let ab = attn_dt(c);
+    let qe = l.new_t(qd, ab, l.rg(q), Part::Attention);
+    let ke = l.new_t(kvd, ab, l.rg(k), Part::Attention);
+    let o = attention(l, qe, ke, v, spec.qkv != Qkv::Fused);
+    let o_bias = if spec.attn_bias == AttnBias::All {
+        h
+    } else {
+        0
+    };
+    l.linear(o, qd, h, o_bias, M::OProj)
+}
+
 /// `LlamaDecoderLayer` and the families built like it: norm → attention →
 /// (norm) → residual → norm → MLP or experts → (norm) → residual, with the
 /// family's norm placement, q/k norms, fused projections and experts.
@@ -812,53 +853,21 @@ fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind) {
     let c = l.c;
     let a = c.arch;
     let spec = c.spec;
-    let (h, qd, kvd) = (u64::from(a.hidden), a.q_dim(), a.kv_dim());
+    let h = u64::from(a.hidden);
     let (pre, post) = match spec.norm_place {
         NormPlace::Pre => (true, false),
         NormPlace::Sandwich => (true, true),
         NormPlace::Post => (false, true),
     };
     let n1 = if pre { l.norm(x, h, 1) } else { x };
-    let attn_out = if spec.qkv == Qkv::Latent {
-        let o = latent_attention(l, n1);
-        l.linear(o, a.o_dim(), h, 0, M::OProj)
-    } else {
-        let bias = spec.attn_bias != AttnBias::None;
-        let b = |n: u64| if bias { n } else { 0 };
-        let (q, k, v) = match spec.qkv {
-            Qkv::Fused => {
-                // q, k, v are slices of one output; v's view keeps the whole
-                // storage alive.
-                let qkv = l.linear(n1, h, qd + 2 * kvd, b(qd + 2 * kvd), M::QkvProj);
-                (qkv, qkv, qkv)
-            }
-            Qkv::Separate | Qkv::Latent => {
-                let q = l.linear(n1, h, qd, b(qd), M::QProj);
-                let k = l.linear(n1, h, kvd, b(kvd), M::KProj);
-                let v = l.linear(n1, h, kvd, b(kvd), M::VProj);
-                (q, k, v)
-            }
-        };
-        let (q, k) = match spec.qk_norm {
-            QkNorm::None => (q, k),
-            QkNorm::PerHead => (
-                l.norm(q, qd, u64::from(a.heads)),
-                l.norm(k, kvd, u64::from(a.kv_heads)),
-            ),
-            QkNorm::Whole => (l.norm(q, qd, 1), l.norm(k, kvd, 1)),
-        };
-        // RoPE: q * cos + rotate_half(q) * sin saves only cos and sin; the
-        // rotated q and k are new tensors.
-        let ab = attn_dt(c);
-        let qe = l.new_t(qd, ab, l.rg(q), Part::Attention);
-        let ke = l.new_t(kvd, ab, l.rg(k), Part::Attention);
-        let o = attention(l, qe, ke, v, spec.qkv != Qkv::Fused);
-        let o_bias = if spec.attn_bias == AttnBias::All {
-            h
-        } else {
-            0
-        };
-        l.linear(o, qd, h, o_bias, M::OProj)
+    let attn_out = match c.geometry.layer {
+        LayerAttention::Latent(m) => {
+            let o = latent_attention(l, n1, m);
+            l.linear(o, m.heads * m.v_head_dim, h, 0, M::OProj)
+        }
+        LayerAttention::Heads {
+            heads, kv_heads, ..
+        } => head_attention(l, n1, heads, kv_heads),
     };
     let attn_out = if post {
         l.norm(attn_out, h, 1)
@@ -1084,7 +1093,8 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
     let c = l.c;
     let a = c.arch;
     let (h, f, nh) = (u64::from(a.hidden), u64::from(a.ffn), u64::from(a.heads));
-    let qkv_w = a.q_dim() + 2 * a.kv_dim();
+    let g = c.geometry;
+    let qkv_w = g.q_width() + g.k_width() + g.v_width();
     let n1 = l.norm(x, h, 1);
     let qkv = l.linear(n1, h, qkv_w, qkv_w, M::CAttn);
     let rg = l.rg(qkv);
@@ -1176,10 +1186,7 @@ pub fn outer(c: &Ctx) -> Outer {
         Positions::Rotary => {
             // cos and sin of shape (1, seq, rotary width) per RoPE table:
             // fp32 unless pure half.
-            let rotary = match spec.qkv {
-                Qkv::Latent => u64::from(a.rope_dim),
-                Qkv::Separate | Qkv::Fused => u64::from(a.head_dim),
-            };
+            let rotary = c.geometry.rotary_width();
             per_position +=
                 u64::from(spec.rope_tables) * 2 * rotary * if c.mode == Mode::Half { 2 } else { 4 };
             l.new_t(h, c.mode.residual(), true, Part::Residual)

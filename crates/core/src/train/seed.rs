@@ -28,11 +28,7 @@ pub fn activations_per_token(params: u128) -> f64 {
 /// counted as Adam, as written. DIFFERENCE: the seed gives no number for SGD;
 /// we read "lower" as one buffer (N × P) with momentum and none without.
 pub fn state_multiplier(optim: Optimizer) -> u64 {
-    match optim {
-        Optimizer::Sgd => 0,
-        Optimizer::SgdMomentum => 1,
-        _ => 2,
-    }
+    u64::from(optim.spec().seed_state)
 }
 
 /// The seed's five quantities for a scenario.

@@ -1,0 +1,166 @@
+//! A Hugging Face `config.json` as the query keys that describe it: the
+//! model the importer reads (`crate::model::hf_config`) and the checkpoint's
+//! facts a run reads (its dropout, the load-balancing loss it asks for, a
+//! bitsandbytes quantization), written through the codec's own fields, so a
+//! config never imports a value the codec would refuse.
+
+use crate::model::hf_config::{self, quote, Bnb, ConfigError, ModelConfig, Reading};
+use crate::model::{ArchNum, Architecture};
+use crate::query;
+use crate::scenario::ShortText;
+
+/// An imported model: the query keys that describe it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Imported {
+    pub arch: Architecture,
+    /// `model_type` as written (clipped).
+    pub model_type: String,
+    /// `family`, every architecture number, `tied`, and `dropout` when the
+    /// config sets a dropout, as the codec writes them.
+    pub keys: Vec<(&'static str, String)>,
+    /// Read as Llama-like by choice: the `model_type` it really is.
+    pub assumed: Option<ShortText>,
+}
+
+/// Reads a `config.json` text as its `model_type` says.
+pub fn parse(text: &str) -> Result<Imported, ConfigError> {
+    parse_as(text, Reading::AsItSays)
+}
+
+/// Reads a `config.json` text, as its `model_type` says or as Llama-like.
+pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
+    let m = hf_config::read_as(text, reading)?;
+    let a = m.arch;
+    let mut keys = vec![("family", a.family.key().to_string())];
+    for &num in ArchNum::ALL {
+        keys.push((num.key(), num.get(&a).to_string()));
+    }
+    keys.push(("tied", a.tied.to_string()));
+    if let Some((p, field)) = m.dropout {
+        keys.push(("dropout", dropout_text(p, field)?));
+    }
+    if m.router_logits {
+        keys.push(("aux_loss", "true".into()));
+    }
+    keys.extend(quantization_keys(&m));
+    let assumed = if m.read_as_llama {
+        ShortText::new(&m.model_type).ok()
+    } else {
+        None
+    };
+    Ok(Imported {
+        arch: a,
+        model_type: m.model_type,
+        keys,
+        assumed,
+    })
+}
+
+/// A dropout probability as the `dropout` key's text: four decimals, as the
+/// codec takes it, or why the codec refuses it.
+fn dropout_text(p: f64, field: &'static str) -> Result<String, ConfigError> {
+    let text = format!("{p:.4}");
+    let text = text.trim_end_matches('0').trim_end_matches('.').to_string();
+    let text = if text.is_empty() { "0".into() } else { text };
+    if let Some(f) = query::field("dropout") {
+        f.validate(&text).map_err(|e| ConfigError::Invalid {
+            field,
+            reason: format!("(dropout) `{}` {e}", quote(&p.to_string())),
+        })?;
+    }
+    Ok(text)
+}
+
+/// The keys that load a bitsandbytes checkpoint as it was saved.
+fn quantization_keys(m: &ModelConfig) -> Vec<(&'static str, String)> {
+    let mut keys = Vec::new();
+    match m.quantization {
+        None => {}
+        Some(Bnb::FourBit {
+            nf4,
+            double_quant,
+            compute_fp32,
+        }) => {
+            keys.push(("quant", if nf4 { "nf4" } else { "fp4" }.to_string()));
+            if double_quant {
+                keys.push(("double_quant", "true".into()));
+            }
+            if compute_fp32 {
+                keys.push(("bnb_compute", "fp32".into()));
+            }
+        }
+        Some(Bnb::Int8) => keys.push(("quant", "int8".into())),
+    }
+    keys
+}
+
+impl Imported {
+    /// The query keys that select this model: the preset it is exactly, or
+    /// the first preset of its family (the default one otherwise) with every
+    /// architecture key that differs from it, the config's dropout, and
+    /// `like_llama` when it was read as Llama-like by choice. Applying them
+    /// after removing the model's keys ([`model_keys`]) gives this model.
+    pub fn changes(&self) -> Vec<(&'static str, String)> {
+        let presets = crate::model::presets::PRESETS;
+        let base = presets
+            .iter()
+            .find(|p| p.arch == self.arch)
+            .or_else(|| presets.iter().find(|p| p.arch.family == self.arch.family))
+            .unwrap_or_else(|| crate::model::presets::default_preset());
+        let mut out = vec![("model", base.id.to_string())];
+        for (k, v) in &self.keys {
+            let same = query::field(k).is_some_and(|f| {
+                let preset = crate::Scenario {
+                    model: crate::scenario::ModelSpec::Preset {
+                        id: base.id,
+                        overrides: crate::model::ArchOverrides::default(),
+                        like_llama: None,
+                        hub: None,
+                    },
+                    arch: Some(base.arch),
+                    ..crate::Scenario::default()
+                };
+                f.shown_value(&preset) == *v
+            });
+            if !same {
+                out.push((k, v.clone()));
+            }
+        }
+        if let Some(t) = self.assumed {
+            out.push(("like_llama", t.as_str().to_string()));
+        }
+        // A key left out because it equals the preset's can still differ
+        // once others change (head_dim defaults to hidden / heads when
+        // those are overridden): then every key is written.
+        let decoded = |pairs: &[(&str, String)]| {
+            let mut raw = query::RawQuery::default();
+            for (k, v) in pairs {
+                raw.set(k, v);
+            }
+            query::decode(&raw).scenario.arch
+        };
+        if decoded(&out) != Some(self.arch) {
+            out.truncate(1);
+            out.extend(self.keys.iter().map(|(k, v)| (*k, v.clone())));
+            if let Some(t) = self.assumed {
+                out.push(("like_llama", t.as_str().to_string()));
+            }
+        }
+        out
+    }
+}
+
+/// The keys that describe the model: an import replaces all of them.
+pub fn model_keys() -> impl Iterator<Item = &'static str> {
+    query::FIELDS
+        .iter()
+        .filter(|f| matches!(f.group, query::Group::Model | query::Group::Architecture))
+        .map(|f| f.key)
+        .chain([
+            "dropout",
+            "aux_loss",
+            "quant",
+            "double_quant",
+            "bnb_compute",
+        ])
+}
