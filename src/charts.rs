@@ -174,8 +174,14 @@ impl PartialEq for Drawing {
 #[component]
 pub fn StepsChart(page: Page) -> impl IntoView {
     let timeline = page.timeline;
-    let what = Memo::new(move |_| timeline.get().map(Drawing::Steps));
-    let oom = move || timeline.with(|t| t.as_ref().and_then(|t| t.oom_step));
+    let what = Memo::new(move |_| timeline.get().and_then(Result::ok).map(Drawing::Steps));
+    let oom = move || {
+        timeline.with(|t| {
+            t.as_ref()
+                .and_then(|t| t.as_ref().ok())
+                .and_then(|t| t.oom_step)
+        })
+    };
     let label = Signal::derive(move || match oom() {
         Some(k) => format!("Memory over training steps: out of memory at step {k}"),
         None => "Memory over training steps".to_string(),
@@ -189,7 +195,9 @@ pub fn StepsChart(page: Page) -> impl IntoView {
             <h2 id="steps-h">"Memory over training steps"</h2>
             <ChartCanvas page=page what=what testid="steps-chart" label=label file="vramfit-steps"/>
             <p class="hint" data-testid="steps-summary" data-oom-step=move || oom().map(|k| k.to_string()).unwrap_or_default()>
-                {move || timeline.with(|t| t.as_ref().map(|t| match t.oom_step {
+                {move || timeline.with(|t| t.as_ref().map(|t| match t {
+                    Err(e) => format!("The steps cannot be drawn: {e}."),
+                    Ok(t) => match t.oom_step {
                     Some(1) => "It does not fit from the first step.".to_string(),
                     Some(k) => format!(
                         "Keeping {} each step runs out of memory at step {k}.",
@@ -201,7 +209,7 @@ pub fn StepsChart(page: Page) -> impl IntoView {
                         t.step_peaks.len()
                     ),
                     None => "Memory settles after the first step; it does not grow step by step.".to_string(),
-                }))}
+                }}))}
             </p>
             <div class="fields inline">
                 {["iters", "leak", "dataset_mib"]

@@ -5,13 +5,12 @@ use crate::{browser, keys_of, Page};
 use leptos::prelude::*;
 use vramfit_core::explain::group;
 use vramfit_core::gpus::{by_kind, GpuKind};
-use vramfit_core::import;
 use vramfit_core::model::hf_config;
 use vramfit_core::model::presets::{Preset, PRESETS};
 use vramfit_core::model::Family;
 use vramfit_core::query::{self, Field, FieldKind, Group};
 use vramfit_core::scenario::ModelSpec;
-use vramfit_core::tools::{ToolReply, ToolRequest};
+use vramfit_core::tools::{ImportOutcome, ToolRequest};
 use vramfit_core::{DisplayUnit, Notice};
 
 /// Rarely changed run settings, folded under "Advanced".
@@ -164,36 +163,7 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
             .with(|f| f.get(key).map(str::to_string))
             .unwrap_or_else(|| page.scenario.with(|s| field.shown_value(s)))
     };
-    let set = move |v: String| {
-        page.form.update(|f| match field.kind {
-            // Choosing "parameter count only" removes the model key; a new
-            // preset starts from its own architecture.
-            FieldKind::Model => {
-                if v.trim().is_empty() {
-                    f.remove(key);
-                } else {
-                    f.set(key, &v);
-                }
-                for k in import::model_keys().filter(|k| !matches!(*k, "model" | "params")) {
-                    f.remove(k);
-                }
-            }
-            // A hand-typed architecture is no longer the Hub's config:
-            // the link then carries the numbers alone.
-            _ if field.group == Group::Architecture => {
-                f.set(key, &v);
-                f.remove("hub");
-            }
-            // A listed GPU replaces a typed or measured capacity.
-            _ if key == "gpu" => {
-                f.set(key, &v);
-                for k in query::capacity_keys_unused_by(&v) {
-                    f.remove(k);
-                }
-            }
-            _ => f.set(key, &v),
-        })
-    };
+    let set = move |v: String| page.form.update(|f| query::edit(f, key, &v));
     let error = move || field_error(page, key);
     let note = move || field_note(page, key);
     let invalid = move || error().is_some().to_string();
@@ -394,17 +364,7 @@ fn describe_model(d: &vramfit_core::Decoded) -> String {
 /// by the import's `changes`, then `extra` is set (the Hub id, a link's
 /// dropout).
 pub fn apply_import(page: Page, changes: &[(String, String)], extra: &[(&str, String)]) {
-    page.form.update(|f| {
-        for k in import::model_keys() {
-            f.remove(k);
-        }
-        for (k, v) in changes {
-            f.set(k, v);
-        }
-        for (k, v) in extra {
-            f.set(k, v);
-        }
-    });
+    page.form.update(|f| query::apply_import(f, changes, extra));
 }
 
 /// What an import said: done, or why not (and whether reading it as
@@ -417,17 +377,13 @@ pub enum ImportMessage {
 
 /// Imports `text` (in the tools worker) and says how it went.
 pub async fn import_text(page: Page, text: String, reading: hf_config::Reading) -> ImportMessage {
-    match crate::tools::ask(&ToolRequest::Import { text, reading }).await {
-        Ok(ToolReply::Imported { summary, changes }) => {
+    match ImportOutcome::of(crate::tools::ask(&ToolRequest::Import { text, reading }).await) {
+        ImportOutcome::Imported { summary, changes } => {
             apply_import(page, &changes, &[]);
             ImportMessage::Done(summary)
         }
-        Ok(ToolReply::Refused { why, offer_llama }) => ImportMessage::Failed { why, offer_llama },
-        Ok(_) => ImportMessage::Failed {
-            why: "the import worker answered another question: reload the page".to_string(),
-            offer_llama: false,
-        },
-        Err(why) => ImportMessage::Failed {
+        ImportOutcome::Refused { why, offer_llama } => ImportMessage::Failed { why, offer_llama },
+        ImportOutcome::WorkerFailed(why) => ImportMessage::Failed {
             why,
             offer_llama: false,
         },

@@ -10,7 +10,7 @@ use crate::{browser, Page};
 use leptos::prelude::*;
 use vramfit_core::model::hf_config::Reading;
 use vramfit_core::scenario::HubId;
-use vramfit_core::tools::{ToolReply, ToolRequest};
+use vramfit_core::tools::{ImportOutcome, ToolRequest};
 use vramfit_core::Notice;
 
 /// The Hub the page reads configs from. The end-to-end tests route this
@@ -147,7 +147,10 @@ impl Ctx {
                 self.latest
                     .set_value(self.latest.get_value().wrapping_add(1));
                 self.state.set(HubState::Failed {
-                    why: format!("`{}` {e}", clip(typed)),
+                    why: format!(
+                        "`{}` {e}",
+                        vramfit_core::clip::clip(typed, vramfit_core::clip::QUOTE)
+                    ),
                     offer_llama: false,
                     paste: None,
                 });
@@ -222,8 +225,8 @@ impl Ctx {
             if self.latest.try_get_value() != Some(ticket) {
                 return None;
             }
-            return Some(match reply {
-                Ok(ToolReply::Imported { summary, changes }) => {
+            return Some(match ImportOutcome::of(reply) {
+                ImportOutcome::Imported { summary, changes } => {
                     let mut extra = vec![("hub", id.as_str().to_string())];
                     if origin == Origin::Link {
                         // The link's own dropout is a run setting the user
@@ -241,7 +244,7 @@ impl Ctx {
                         text: format!("Loaded from the Hub. {summary}"),
                     }
                 }
-                Ok(ToolReply::Refused { offer_llama, .. })
+                ImportOutcome::Refused { offer_llama, .. }
                     if offer_llama
                         && reading == Reading::AsItSays
                         && self.link_chose_llama(origin) =>
@@ -249,7 +252,7 @@ impl Ctx {
                     reading = Reading::AsLlama;
                     continue;
                 }
-                Ok(ToolReply::Refused { why, offer_llama }) => {
+                ImportOutcome::Refused { why, offer_llama } => {
                     self.fetched.set_value(Some((id, text, origin)));
                     HubState::Failed {
                         why: LoadError::Config(why).message(id),
@@ -257,13 +260,7 @@ impl Ctx {
                         paste: None,
                     }
                 }
-                Ok(_) => failed(
-                    id,
-                    &LoadError::Worker(
-                        "the import worker answered another question: reload the page".into(),
-                    ),
-                ),
-                Err(why) => failed(id, &LoadError::Worker(why)),
+                ImportOutcome::WorkerFailed(why) => failed(id, &LoadError::Worker(why)),
             });
         }
     }
@@ -305,20 +302,6 @@ fn model_id(typed: &str) -> &str {
     .find_map(|origin| typed.strip_prefix(origin))
     .unwrap_or(typed);
     id.strip_suffix('/').unwrap_or(id)
-}
-
-/// What the user typed, short and clean enough to quote.
-pub(crate) fn clip(s: &str) -> String {
-    let clean: String = s
-        .chars()
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-        .take(41)
-        .collect();
-    if clean.chars().count() > 40 {
-        format!("{}…", clean.chars().take(40).collect::<String>())
-    } else {
-        clean
-    }
 }
 
 /// What the link says about `hub` (a refused id, a config not loaded yet),

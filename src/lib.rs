@@ -74,8 +74,10 @@ pub struct Page {
     pub unit: Memo<DisplayUnit>,
     pub capacity: Memo<Bytes>,
     /// Memory over training steps (the steps chart and the verdict's
-    /// out-of-memory step read the same one).
-    pub timeline: Memo<Option<vramfit_core::train::steps::Timeline>>,
+    /// out-of-memory step read the same one); an error when what the steps
+    /// keep is too large to count.
+    pub timeline:
+        Memo<Option<Result<vramfit_core::train::steps::Timeline, vramfit_core::EstimateError>>>,
 }
 
 impl Page {

@@ -21,8 +21,7 @@ use std::rc::Rc;
 use vramfit_core::Bytes;
 use vramfit_probe::protocol::{decode, encode, Reply, Request};
 use vramfit_probe::{
-    json_data_url, AdapterReport, Outcome, ProbeConfig, ProbeResult, Progress, FALLBACK_CEILING,
-    FALLBACK_NOTE,
+    json_data_url, AdapterReport, Outcome, ProbeConfig, ProbeResult, Progress, FALLBACK_NOTE,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -97,7 +96,7 @@ fn typed(text: &str, unit: u64, what: &str) -> Result<Option<Bytes>, String> {
         Some(b) => Ok(Some(Bytes(b))),
         None => Err(format!(
             "{what}: `{}` is not a positive number",
-            crate::hub::clip(t)
+            vramfit_core::clip::clip(t, vramfit_core::clip::QUOTE)
         )),
     }
 }
@@ -319,17 +318,14 @@ pub fn ProbePanel(
         let chunk = typed(&chunk_text.get(), 1 << 20, "chunk")?;
         Ok::<_, String>((ceiling, chunk))
     });
-    // Target + margin, or the typed ceiling; never above 2 GiB on a software
-    // adapter, whose "GPU memory" is this machine's RAM.
+    // Target + margin, or the typed ceiling, as the adapter caps it.
     let plan = move |ceiling: Option<Bytes>, chunk: Option<Bytes>| {
         let mut cfg = match (adapter.get(), ceiling) {
             (Adapter::Ready(r), None) => r.probe_config(target.get()),
+            (Adapter::Ready(r), Some(c)) => r.config(c),
             (_, Some(c)) => ProbeConfig::new(c, max_buffer()),
             (_, None) => ProbeConfig::for_target(target.get(), u64::MAX),
         };
-        if fallback() && cfg.ceiling > FALLBACK_CEILING {
-            cfg = ProbeConfig::new(FALLBACK_CEILING, max_buffer());
-        }
         if let Some(ch) = chunk {
             cfg.chunk = ch;
             cfg = cfg.clamped_to(max_buffer());

@@ -5,7 +5,7 @@ use crate::{browser, Page};
 use leptos::prelude::*;
 use vramfit_chart::colour_hex;
 use vramfit_core::explain::{self, group};
-use vramfit_core::solve::{self, Suggestion, Verdict as Fit};
+use vramfit_core::solve::{self, Fit, Suggestion};
 use vramfit_core::{Bytes, Estimate};
 
 /// Fits with X to spare / short by X, on which GPU.
@@ -14,10 +14,16 @@ pub fn Verdict(page: Page) -> impl IntoView {
     let fit = Memo::new(move |_| {
         page.primary.with(|e| {
             e.as_ref()
-                .map(|e| Fit::new(e.peak_total_bytes, page.capacity.get()))
+                .map(|e| solve::Verdict::of(e, page.capacity.get()))
         })
     });
-    let oom_step = Memo::new(move |_| page.timeline.with(|t| t.as_ref().and_then(|t| t.oom_step)));
+    let oom_step = Memo::new(move |_| {
+        page.timeline.with(|t| {
+            t.as_ref()
+                .and_then(|t| t.as_ref().ok())
+                .and_then(|t| t.oom_step)
+        })
+    });
     let on = move || {
         page.scenario
             .with(|s| s.view.capacity.describe(s.view.unit))
@@ -31,28 +37,15 @@ pub fn Verdict(page: Page) -> impl IntoView {
         }
         .into_any(),
         Some(v) => {
-            let fits = v.fits();
-            let pageable = page
-                .primary
-                .with_untracked(|e| e.as_ref().map_or(Bytes::ZERO, |e| e.pageable_bytes));
             // bitsandbytes' paged state can leave the GPU when it runs
             // short: the run goes on, slower.
-            let paging = !fits && v.short() <= pageable;
+            let (fits, paging) = (v.fit() == Fit::Yes, v.fit() == Fit::Paging);
             view! {
                 <section class=if fits { "verdict fits" } else if paging { "verdict paging" } else { "verdict short" } role="status"
                     data-testid="fit-verdict" data-fits=fits.to_string() data-paging=paging.to_string()
                     data-bytes=v.capacity.get().to_string()>
                     <p class="verdict-main">
-                        {if fits {
-                            format!("Fits, with {} to spare", page.show(v.spare()))
-                        } else if paging {
-                            format!(
-                                "Fits only by paging {} of optimizer state to host memory: slower steps",
-                                page.show(v.short())
-                            )
-                        } else {
-                            format!("Does not fit: short by {}", page.show(v.short()))
-                        }}
+                        {v.headline(page.unit.get())}
                     </p>
                     <p class="verdict-on">{move || format!("on {}", on())}</p>
                     {(!fits).then(|| match vramfit_core::gpus::closest_fitting(v.needed) {
@@ -90,14 +83,10 @@ pub fn MiniSummary(page: Page) -> impl IntoView {
     let line = move || {
         page.primary.with(|e| {
             e.as_ref().map(|e| {
-                let v = Fit::new(e.peak_total_bytes, page.capacity.get());
-                let verdict = if v.fits() {
-                    format!("fits, {} spare", page.show(v.spare()))
-                } else {
-                    format!("short by {}", page.show(v.short()))
-                };
+                let v = solve::Verdict::of(e, page.capacity.get());
+                let verdict = v.summary(page.unit.get());
                 (
-                    v.fits(),
+                    v.fit() != Fit::No,
                     format!("{} peak · {verdict}", page.show(e.peak_total_bytes)),
                 )
             })

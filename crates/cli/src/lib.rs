@@ -196,7 +196,15 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// The query keys a config.json file describes (read with the page's
 /// importer), then the query's own keys on top.
 fn with_config(path: &str, reading: Reading, query: &str) -> Result<RawQuery, (u8, String)> {
-    let err = |e: String| (2, format!("vramfit: --config {}: {e}", quote(path)));
+    let err = |e: String| {
+        (
+            2,
+            format!(
+                "vramfit: --config {}: {e}",
+                vramfit_core::clip::clip(path, 80)
+            ),
+        )
+    };
     let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
     if meta.len() > MAX_CONFIG_BYTES {
         return Err(err(format!(
@@ -221,16 +229,6 @@ fn with_config(path: &str, reading: Reading, query: &str) -> Result<RawQuery, (u
         raw.set(k, v);
     }
     Ok(raw)
-}
-
-/// A path or argument, short and printable, for a message.
-fn quote(s: &str) -> String {
-    let clean: String = s.chars().filter(|c| !c.is_control()).take(80).collect();
-    if s.chars().count() > 80 {
-        format!("{clean}…")
-    } else {
-        clean
-    }
 }
 
 /// What one run of the command printed, and its exit code.

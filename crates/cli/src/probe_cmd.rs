@@ -123,6 +123,14 @@ fn text(r: &AdapterReport, cfg: &ProbeConfig, res: &ProbeResult) -> String {
     s
 }
 
+/// The probe `args` ask for on `adapter` (a software adapter caps the
+/// ceiling, as it does in the page).
+fn plan(args: &Args, adapter: &AdapterReport) -> ProbeConfig {
+    let mut cfg = adapter.config(args.ceiling);
+    cfg.time_limit_ms = args.time_limit_ms;
+    cfg
+}
+
 /// Runs `vramfit probe`; `args` are the arguments after `probe`. Returns
 /// the text to print, or the exit code and message.
 pub fn run(args: &[String]) -> Result<String, (u8, String)> {
@@ -141,8 +149,7 @@ pub fn run(args: &[String]) -> Result<String, (u8, String)> {
             format!("vramfit probe: {}{hint}", Outcome::NoAdapter.message()),
         )
     })?;
-    let mut cfg = ProbeConfig::new(args.ceiling, adapter.max_buffer_size());
-    cfg.time_limit_ms = args.time_limit_ms;
+    let cfg = plan(&args, &adapter);
     let quiet = args.quiet;
     let res = block_on(probe(
         cfg,
@@ -177,6 +184,7 @@ pub fn run(args: &[String]) -> Result<String, (u8, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use vramfit_probe::FALLBACK_CEILING;
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|a| a.to_string()).collect()
@@ -223,5 +231,23 @@ mod tests {
         };
         assert_eq!(code, 2);
         assert!(msg.contains("unknown argument '--nope'"));
+    }
+
+    /// Issue 15, finding 3: on a software adapter `vramfit probe` keeps
+    /// the page's 2 GiB ceiling (it used its own 4 GiB default there).
+    #[test]
+    fn a_software_adapter_caps_the_ceiling_as_in_the_page() {
+        let defaults = parse(&[]).expect("defaults").expect("not help");
+        let mut adapter = AdapterReport {
+            limits: vec![("maxBufferSize".into(), 1 << 30)],
+            ..Default::default()
+        };
+        assert_eq!(plan(&defaults, &adapter).ceiling, Bytes(4 * GIB));
+        adapter.fallback = true;
+        assert_eq!(plan(&defaults, &adapter).ceiling, FALLBACK_CEILING);
+        let typed = parse(&args(&["--ceiling-gib", "1"]))
+            .expect("1")
+            .expect("args");
+        assert_eq!(plan(&typed, &adapter).ceiling, Bytes(GIB));
     }
 }

@@ -6,6 +6,7 @@
 //! All sizes are exact integer [`Bytes`]; GiB exist only in display.
 
 mod choice;
+pub mod clip;
 pub mod explain;
 #[cfg(feature = "fuzz")]
 pub mod fuzz;

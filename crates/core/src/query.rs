@@ -240,16 +240,7 @@ impl Notice {
 
 /// Shortens and cleans a user value for echoing in a message.
 fn echo(value: &str) -> String {
-    let clean: String = value
-        .chars()
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-        .collect();
-    if clean.chars().count() > 24 {
-        let head: String = clean.chars().take(24).collect();
-        format!("{head}…")
-    } else {
-        clean
-    }
+    crate::clip::clip(value, 24)
 }
 
 impl Notice {
@@ -1759,6 +1750,55 @@ pub fn capacity_keys_unused_by(gpu: &str) -> &'static [&'static str] {
         "custom" => &["probe_bytes", "probe_adapter"],
         "probe" => &["capacity_gib"],
         _ => &["capacity_gib", "probe_bytes", "probe_adapter"],
+    }
+}
+
+/// Sets `key` to what was typed in the raw form, with the form's rules:
+/// a new model (or none: a parameter count alone) starts from its own
+/// architecture, so the architecture keys go; a typed architecture number
+/// is no longer the Hub's config, so `hub` goes; a listed GPU replaces a
+/// typed or measured capacity. The page's fields all edit through here.
+pub fn edit(form: &mut RawQuery, key: &str, value: &str) {
+    let Some(f) = field(key) else {
+        form.set(key, value);
+        return;
+    };
+    match f.kind {
+        FieldKind::Model => {
+            if value.trim().is_empty() {
+                form.remove(key);
+            } else {
+                form.set(key, value);
+            }
+            for k in crate::import::model_keys().filter(|k| !matches!(*k, "model" | "params")) {
+                form.remove(k);
+            }
+        }
+        _ if f.group == Group::Architecture => {
+            form.set(key, value);
+            form.remove("hub");
+        }
+        FieldKind::Gpu => {
+            form.set(key, value);
+            for k in capacity_keys_unused_by(value) {
+                form.remove(k);
+            }
+        }
+        _ => form.set(key, value),
+    }
+}
+
+/// Replaces the model's keys in the raw form by an import's `changes`,
+/// then sets `extra` (the Hub id, a link's dropout).
+pub fn apply_import(form: &mut RawQuery, changes: &[(String, String)], extra: &[(&str, String)]) {
+    for k in crate::import::model_keys() {
+        form.remove(k);
+    }
+    for (k, v) in changes {
+        form.set(k, v);
+    }
+    for (k, v) in extra {
+        form.set(k, v);
     }
 }
 

@@ -9,25 +9,54 @@ use crate::query;
 use crate::scenario::{Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen};
 use crate::train::optim::StepTemps;
 use crate::train::Targets;
-use crate::units::Bytes;
+use crate::units::{Bytes, DisplayUnit};
 use crate::{Estimate, Estimates};
 
-/// Fits or not, and by how much.
+/// Fits or not, and by how much: the one verdict the page's answer, its
+/// pinned summary and the solver's suggestions all read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdict {
     /// Bytes the GPU offers.
     pub capacity: Bytes,
     /// The estimate's peak, overhead included.
     pub needed: Bytes,
+    /// Bytes of the peak that can page out to host memory when the GPU
+    /// runs short (bitsandbytes' paged optimizer state).
+    pub pageable: Bytes,
 }
 
 impl Verdict {
+    /// `needed` against `capacity`, nothing pageable.
     pub fn new(needed: Bytes, capacity: Bytes) -> Self {
-        Verdict { capacity, needed }
+        Verdict {
+            capacity,
+            needed,
+            pageable: Bytes::ZERO,
+        }
+    }
+
+    /// An estimate against `capacity`.
+    pub fn of(e: &Estimate, capacity: Bytes) -> Self {
+        Verdict {
+            pageable: e.pageable_bytes,
+            ..Verdict::new(e.peak_total_bytes, capacity)
+        }
+    }
+
+    /// Fits as it is, only once the pageable state pages out to host
+    /// memory, or not.
+    pub fn fit(&self) -> Fit {
+        if self.needed <= self.capacity {
+            Fit::Yes
+        } else if self.short() <= self.pageable {
+            Fit::Paging
+        } else {
+            Fit::No
+        }
     }
 
     pub fn fits(&self) -> bool {
-        self.needed <= self.capacity
+        self.fit() == Fit::Yes
     }
 
     /// Bytes to spare when it fits.
@@ -35,9 +64,32 @@ impl Verdict {
         self.capacity.saturating_sub(self.needed)
     }
 
-    /// Bytes missing when it does not.
+    /// Bytes missing when it does not (what pages out when it fits by
+    /// paging).
     pub fn short(&self) -> Bytes {
         self.needed.saturating_sub(self.capacity)
+    }
+
+    /// The answer in a sentence, e.g. "Fits, with 1.20 GiB to spare".
+    pub fn headline(&self, unit: DisplayUnit) -> String {
+        match self.fit() {
+            Fit::Yes => format!("Fits, with {} to spare", self.spare().display(unit)),
+            Fit::Paging => format!(
+                "Fits only by paging {} of optimizer state to host memory: slower steps",
+                self.short().display(unit)
+            ),
+            Fit::No => format!("Does not fit: short by {}", self.short().display(unit)),
+        }
+    }
+
+    /// The answer in a few words, for the pinned summary: "fits, 1.20 GiB
+    /// spare", "fits by paging 0.50 GiB", "short by 3.00 GiB".
+    pub fn summary(&self, unit: DisplayUnit) -> String {
+        match self.fit() {
+            Fit::Yes => format!("fits, {} spare", self.spare().display(unit)),
+            Fit::Paging => format!("fits by paging {}", self.short().display(unit)),
+            Fit::No => format!("short by {}", self.short().display(unit)),
+        }
     }
 }
 
@@ -74,13 +126,12 @@ struct Outcome {
 impl Outcome {
     /// Fits as it is, or once the pageable state pages out to host memory.
     fn fit(&self, capacity: Bytes) -> Fit {
-        if self.peak <= capacity {
-            Fit::Yes
-        } else if self.peak.saturating_sub(self.pageable) <= capacity {
-            Fit::Paging
-        } else {
-            Fit::No
+        Verdict {
+            capacity,
+            needed: self.peak,
+            pageable: self.pageable,
         }
+        .fit()
     }
 }
 

@@ -46,6 +46,45 @@ pub enum ToolReply {
     Unreadable,
 }
 
+/// What an import came to, as the page acts on it: one reading of the
+/// worker's reply, whoever asked (a pasted config, the Hub).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImportOutcome {
+    /// Set these keys after removing the model's ([`query::apply_import`]).
+    Imported {
+        summary: String,
+        changes: Vec<(String, String)>,
+    },
+    /// The config was read and refused, and why.
+    Refused { why: String, offer_llama: bool },
+    /// The worker failed or answered something else.
+    WorkerFailed(String),
+}
+
+impl ImportOutcome {
+    /// The outcome of the worker's `reply` to an import (or the error of
+    /// asking it).
+    pub fn of(reply: Result<ToolReply, String>) -> ImportOutcome {
+        match reply {
+            Ok(ToolReply::Imported { summary, changes }) => {
+                ImportOutcome::Imported { summary, changes }
+            }
+            Ok(ToolReply::Refused { why, offer_llama }) => {
+                ImportOutcome::Refused { why, offer_llama }
+            }
+            Ok(
+                ToolReply::Ready
+                | ToolReply::Exported { .. }
+                | ToolReply::NotExported { .. }
+                | ToolReply::Unreadable,
+            ) => ImportOutcome::WorkerFailed(
+                "the import worker answered another question: reload the page".into(),
+            ),
+            Err(why) => ImportOutcome::WorkerFailed(why),
+        }
+    }
+}
+
 /// The worker's whole job: one reply per request.
 pub fn answer(request: &ToolRequest) -> ToolReply {
     match request {

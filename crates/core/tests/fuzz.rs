@@ -76,8 +76,10 @@ fn check_estimate(s: &Scenario, e: &Estimate, input: &str) {
             );
         }
     }
-    let t = steps::timeline(s, e, s.view.capacity.bytes());
-    assert!(t.points.iter().all(|p| p.x.is_finite()), "{input}");
+    match steps::timeline(s, e, s.view.capacity.bytes()) {
+        Ok(t) => assert!(t.points.iter().all(|p| p.x.is_finite()), "{input}"),
+        Err(e) => short(&e.to_string(), "timeline", input),
+    }
 }
 
 /// One query string through everything.

@@ -186,7 +186,7 @@ fn digits_are_grouped() {
 fn steps_show_the_state_jump_and_a_leak_running_out_of_memory() {
     let (s, e) =
         primary("model=gpt2-124m&dtype=fp32&batch=4&seq=1024&iters=10&gpu=custom&capacity_gib=9");
-    let t = steps::timeline(&s, &e, s.view.capacity.bytes());
+    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
     assert_eq!(t.step_peaks.len(), 10);
     // Step 2 carries the optimizer state step 1 created; later steps repeat it.
     assert!(t.step_peaks[1] > t.step_peaks[0]);
@@ -194,7 +194,7 @@ fn steps_show_the_state_jump_and_a_leak_running_out_of_memory() {
     assert_eq!(t.oom_step, None);
     // Keeping the logits of every step: B × S × V × 4 B more each step.
     let (s, e) = primary("model=gpt2-124m&dtype=fp32&batch=4&seq=1024&iters=10&gpu=custom&capacity_gib=9&leak=logits");
-    let t = steps::timeline(&s, &e, s.view.capacity.bytes());
+    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
     assert_eq!(t.leak_per_step, Bytes(4 * 1024 * 50257 * 4));
     let k = t.oom_step.expect("runs out");
     assert!(t.step_peaks[k as usize - 1] > s.view.capacity.bytes());
@@ -215,7 +215,7 @@ fn data_on_the_gpu_counts_in_every_phase() {
 #[test]
 fn micro_steps_repeat_in_the_steps_chart() {
     let (s, e) = primary("model=gpt2-124m&grad_accum=3&iters=2");
-    let t = steps::timeline(&s, &e, Bytes(u64::MAX));
+    let t = steps::timeline(&s, &e, Bytes(u64::MAX)).expect("timeline");
     // 3 × (forward + backward) + step + zero_grad, 3 points each, 2 steps.
     assert_eq!(t.points.len(), 2 * (3 * 2 + 2) * 3);
 }
@@ -271,4 +271,156 @@ fn choosing_a_gpu_drops_the_capacity_keys_it_does_not_read() {
         let d = vramfit_core::decode(&raw);
         assert!(d.notices.is_empty(), "{gpu}: {:?}", d.notices);
     }
+}
+
+/// Issue 15, finding 1: the logits leak keeps the estimate's own logits
+/// term every step (the output object of each micro-step), not a formula
+/// of its own. Over a quantized base prepared for k-bit training the
+/// residual stream is fp32, so the logits are too: 525,336,576 B at
+/// batch 2 × 512 over Llama 3.2's 128,256 entries (the leak said
+/// 262,668,288 before).
+#[test]
+fn the_logits_leak_keeps_the_estimates_own_logits_term() {
+    let q = "model=llama3.2-1b&batch=2&seq=512&dtype=bf16&lora_r=16&quant=nf4&kbit_prep=true&leak=logits";
+    let (s, e) = primary(q);
+    let logits = e.terms.bytes(vramfit_core::terms::TermId::LogitsOut);
+    assert_eq!(logits, 525_336_576);
+    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
+    assert_eq!(u128::from(t.leak_per_step.get()), logits);
+    let (s, e) = primary(&format!("{q}&grad_accum=3"));
+    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
+    assert_eq!(u128::from(t.leak_per_step.get()), 3 * logits);
+}
+
+/// Issue 15, finding 5: the steps chart follows the estimate's size rule:
+/// what the steps keep beyond 2^64 bytes is an error naming the inputs,
+/// never a total held at 2^64 − 1.
+#[test]
+fn the_steps_chart_refuses_what_the_estimate_would_call_too_large() {
+    let q = "model=qwen3-30b-a3b&batch=5265&seq=3315675&grad_accum=4096&leak=logits";
+    let (s, e) = primary(q);
+    let Err(err) = steps::timeline(&s, &e, s.view.capacity.bytes()) else {
+        panic!("{q}: drawn");
+    };
+    assert_eq!(
+        err.to_string(),
+        "batch × seq × grad_accum (the logits kept every step) is too large: the memory would exceed 16 EiB (2^64 bytes)"
+    );
+    // The leak a typed size keeps cannot exceed 64 bits in 1000 steps
+    // (16 TiB a step at most): it is drawn.
+    let (s, e) = primary("model=gpt2-124m&leak=custom&leak_mib=16777216&iters=1000");
+    assert!(steps::timeline(&s, &e, s.view.capacity.bytes()).is_ok());
+}
+
+/// Issue 15, finding 2: one verdict for the answer, the pinned summary and
+/// the solver. A run whose paged optimizer state pages out to host memory
+/// fits by paging; the summary said "short by" where the answer said it
+/// fits by paging.
+#[test]
+fn the_summary_and_the_answer_agree_on_fitting_by_paging() {
+    let (s, e) = primary("model=llama3.2-1b&dtype=bf16&optim=paged_adamw&batch=1&seq=512");
+    assert!(e.pageable_bytes > Bytes::ZERO);
+    // A GPU short of the peak by less than the pageable state.
+    let capacity = Bytes(e.peak_total_bytes.get() - e.pageable_bytes.get() / 2);
+    let v = Verdict::of(&e, capacity);
+    assert_eq!(v.fit(), solve::Fit::Paging);
+    let unit = s.view.unit;
+    let short = v.short().display(unit);
+    assert_eq!(
+        v.headline(unit),
+        format!("Fits only by paging {short} of optimizer state to host memory: slower steps")
+    );
+    assert_eq!(v.summary(unit), format!("fits by paging {short}"));
+    // Short by more than what can page out: it does not fit, and both say so.
+    let v = Verdict::of(
+        &e,
+        Bytes(e.peak_total_bytes.get() - e.pageable_bytes.get() - (1 << 30)),
+    );
+    assert_eq!(v.fit(), solve::Fit::No);
+    assert!(v.summary(unit).starts_with("short by "));
+    assert!(v.headline(unit).starts_with("Does not fit: short by "));
+}
+
+/// Issue 15, finding 4: the form's edit rules live in the core, where the
+/// page's every field edits through them: a new model starts from its own
+/// architecture (and is no longer the Hub's config), a typed architecture
+/// number drops `hub`, a listed GPU drops the capacity keys it does not
+/// read; an import replaces the model's keys.
+#[test]
+fn the_forms_edit_rules_are_the_cores() {
+    let form = |q: &str| RawQuery::parse(q);
+    for (start, key, value, expected) in [
+        (
+            "model=llama3.1-8b&layers=16&hub=meta-llama/Llama-3.1-8B&batch=2",
+            "model",
+            "qwen3-8b",
+            "model=qwen3-8b&batch=2",
+        ),
+        (
+            "model=llama3.1-8b&layers=16&batch=2",
+            "model",
+            "",
+            "batch=2",
+        ),
+        (
+            "model=llama3.1-8b&hub=meta-llama/Llama-3.1-8B",
+            "layers",
+            "16",
+            "model=llama3.1-8b&layers=16",
+        ),
+        (
+            "gpu=probe&probe_bytes=1000&probe_adapter=x&capacity_gib=3",
+            "gpu",
+            "rtx-4090",
+            "gpu=rtx-4090",
+        ),
+        (
+            "gpu=probe&probe_bytes=1000&capacity_gib=3",
+            "gpu",
+            "custom",
+            "gpu=custom&capacity_gib=3",
+        ),
+        ("batch=2", "seq", "4096", "batch=2&seq=4096"),
+    ] {
+        let mut f = form(start);
+        vramfit_core::query::edit(&mut f, key, value);
+        assert_eq!(f.to_query_string(), expected, "{start} + {key}={value}");
+    }
+    let mut f = form("model=llama3.1-8b&layers=16&dropout=0.1&batch=2");
+    vramfit_core::query::apply_import(
+        &mut f,
+        &[("model".into(), "qwen3-8b".into())],
+        &[("hub", "Qwen/Qwen3-8B".into())],
+    );
+    assert_eq!(
+        f.to_query_string(),
+        "batch=2&model=qwen3-8b&hub=Qwen%2FQwen3-8B"
+    );
+}
+
+/// Issue 15, finding 4: one reading of the tools worker's reply to an
+/// import, for the pasted config and the Hub alike.
+#[test]
+fn an_import_reply_is_read_once() {
+    use vramfit_core::tools::{ImportOutcome, ToolReply};
+    assert_eq!(
+        ImportOutcome::of(Ok(ToolReply::Refused {
+            why: "no".into(),
+            offer_llama: true
+        })),
+        ImportOutcome::Refused {
+            why: "no".into(),
+            offer_llama: true
+        }
+    );
+    assert_eq!(
+        ImportOutcome::of(Ok(ToolReply::Exported { json: "{}".into() })),
+        ImportOutcome::WorkerFailed(
+            "the import worker answered another question: reload the page".into()
+        )
+    );
+    assert_eq!(
+        ImportOutcome::of(Err("offline".into())),
+        ImportOutcome::WorkerFailed("offline".into())
+    );
 }

@@ -87,17 +87,24 @@ impl AdapterReport {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// The default probe on this adapter for a workload peaking at
-    /// `target`: [`ProbeConfig::for_target`] with this adapter's
-    /// `maxBufferSize`, its ceiling capped at [`FALLBACK_CEILING`] on a
-    /// software adapter.
-    pub fn probe_config(&self, target: Bytes) -> ProbeConfig {
-        let cfg = ProbeConfig::for_target(target, self.max_buffer_size());
-        if self.fallback && cfg.ceiling > FALLBACK_CEILING {
-            ProbeConfig::new(FALLBACK_CEILING, self.max_buffer_size())
+    /// The probe this adapter runs up to `ceiling`: chunks this adapter's
+    /// `maxBufferSize` allows, and never above [`FALLBACK_CEILING`] on a
+    /// software adapter, whose "GPU memory" is this machine's RAM (the one
+    /// place that rule lives: the page and `vramfit probe` both plan here).
+    pub fn config(&self, ceiling: Bytes) -> ProbeConfig {
+        let ceiling = if self.fallback {
+            ceiling.min(FALLBACK_CEILING)
         } else {
-            cfg
-        }
+            ceiling
+        };
+        ProbeConfig::new(ceiling, self.max_buffer_size())
+    }
+
+    /// The default probe on this adapter for a workload peaking at
+    /// `target`: its peak plus a margin ([`crate::default_ceiling`]), as
+    /// [`AdapterReport::config`] caps it.
+    pub fn probe_config(&self, target: Bytes) -> ProbeConfig {
+        self.config(crate::plan::default_ceiling(target))
     }
 
     /// The label to show next to a figure from this adapter, if any.

@@ -17,22 +17,9 @@ use super::family::{AttnBias, Family, KvHeads, Layout, Positions, Shared, Slidin
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// Longest excerpt of a config value quoted in a message.
-pub const QUOTE: usize = 40;
-
-/// A short, clean excerpt of what the config holds, for messages: control
-/// characters replaced, at most [`QUOTE`] characters.
+/// A short, clean excerpt of what the config holds, for messages.
 pub fn quote(s: &str) -> String {
-    let clean: String = s
-        .chars()
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-        .take(QUOTE + 1)
-        .collect();
-    if clean.chars().count() > QUOTE {
-        format!("{}…", clean.chars().take(QUOTE).collect::<String>())
-    } else {
-        clean
-    }
+    crate::clip::clip(s, crate::clip::QUOTE)
 }
 
 fn quote_value(v: &Value) -> String {

@@ -5,7 +5,9 @@
 
 use crate::report::{Component, Components, Estimate, Phase, PhaseReport};
 use crate::scenario::{Leak, Scenario};
+use crate::terms::TermId;
 use crate::units::Bytes;
+use crate::EstimateError;
 
 /// Micro-steps drawn one by one; beyond this, one stands for the rest.
 const MAX_MICRO_DRAWN: u32 = 8;
@@ -29,25 +31,20 @@ pub struct Timeline {
     pub step_peaks: Vec<Bytes>,
 }
 
-/// Bytes the chosen leak keeps per optimizer step: the outputs of every
-/// micro-step (logits in the compute dtype), or the typed MiB.
-pub fn leak_per_step(s: &Scenario) -> Bytes {
-    match s.view.leak {
-        Leak::None => Bytes::ZERO,
-        Leak::Custom => Bytes(u64::from(s.view.leak_mib) << 20),
-        Leak::Logits => {
-            let Some(a) = s.arch else {
-                return Bytes::ZERO;
-            };
-            let t = &s.train;
-            let bytes = u128::from(t.batch.get())
-                * u128::from(t.seq.get())
-                * u128::from(a.vocab)
-                * u128::from(crate::train::ledger::Mode::of(t.dtype).act())
-                * u128::from(t.grad_accum.get());
-            Bytes::try_from_u128(bytes).unwrap_or(Bytes(u64::MAX))
-        }
-    }
+/// Bytes the chosen leak keeps per optimizer step: the output object of
+/// every micro-step (its logits, the estimate's own logits term), or the
+/// typed MiB. Too large for 64 bits is the estimate's error, naming the
+/// inputs.
+pub fn leak_per_step(s: &Scenario, e: &Estimate) -> Result<Bytes, EstimateError> {
+    let (bytes, field) = match s.view.leak {
+        Leak::None => return Ok(Bytes::ZERO),
+        Leak::Custom => (u128::from(s.view.leak_mib) << 20, "leak_mib"),
+        Leak::Logits => (
+            e.terms.bytes(TermId::LogitsOut) * u128::from(s.train.grad_accum.get()),
+            "batch × seq × grad_accum (the logits kept every step)",
+        ),
+    };
+    Bytes::try_from_u128(bytes).ok_or(EstimateError::TooLarge { field })
 }
 
 /// The phases of one step of iteration `it` (1 or 2), micro-steps expanded.
@@ -68,16 +65,38 @@ fn step_phases(e: &Estimate, it: u32, accum: u32) -> Vec<&PhaseReport> {
     out
 }
 
-fn with_retained(mut c: Components, extra: Bytes) -> Components {
-    c.set(Component::Retained, c.get(Component::Retained) + extra);
-    c
+/// `c` with `extra` bytes kept across steps, or the leak's error when the
+/// moment no longer fits in 64 bits.
+fn with_retained(
+    mut c: Components,
+    extra: u128,
+    s: &Scenario,
+) -> Result<Components, EstimateError> {
+    let total = u128::from(c.total().get()) + extra;
+    let retained = u128::from(c.get(Component::Retained).get()) + extra;
+    match (u64::try_from(total), u64::try_from(retained)) {
+        (Ok(_), Ok(r)) => {
+            c.set(Component::Retained, Bytes(r));
+            Ok(c)
+        }
+        _ => Err(EstimateError::TooLarge {
+            field: match s.view.leak {
+                Leak::Custom => "leak_mib × iters",
+                Leak::None | Leak::Logits => {
+                    "batch × seq × grad_accum (the logits kept every step)"
+                }
+            },
+        }),
+    }
 }
 
-/// The timeline of `steps` training steps against `capacity`.
-pub fn timeline(s: &Scenario, e: &Estimate, capacity: Bytes) -> Timeline {
+/// The timeline of `steps` training steps against `capacity`; an error
+/// when what the steps keep no longer fits in 64 bits (the estimate's own
+/// size rule).
+pub fn timeline(s: &Scenario, e: &Estimate, capacity: Bytes) -> Result<Timeline, EstimateError> {
     let steps = s.view.iters.get();
     let accum = s.train.grad_accum.get();
-    let leak = leak_per_step(s);
+    let leak = leak_per_step(s, e)?;
     let mut points = Vec::new();
     let mut step_peaks = Vec::new();
     let mut oom_step = None;
@@ -85,21 +104,20 @@ pub fn timeline(s: &Scenario, e: &Estimate, capacity: Bytes) -> Timeline {
     let mut prev = init.map(|p| p.end_components).unwrap_or_default();
     for k in 1..=steps {
         let phases = step_phases(e, k.min(2), accum);
-        let kept = Bytes(leak.get().saturating_mul(u64::from(k - 1)));
+        let kept = u128::from(leak.get()) * u128::from(k - 1);
         let width = 1.0 / phases.len().max(1) as f64;
         let x0 = f64::from(k - 1);
         let mut peak = Bytes::ZERO;
         for (i, p) in phases.iter().enumerate() {
             let x = x0 + i as f64 * width;
-            let last = i + 1 == phases.len();
             // The step's own leak appears when it ends.
-            let end_kept = if last {
-                Bytes(kept.get().saturating_add(leak.get()))
+            let end_kept = if i + 1 == phases.len() {
+                kept + u128::from(leak.get())
             } else {
                 kept
             };
-            let at_peak = with_retained(p.components, kept);
-            let at_end = with_retained(p.end_components, end_kept);
+            let at_peak = with_retained(p.components, kept, s)?;
+            let at_end = with_retained(p.end_components, end_kept, s)?;
             points.push(Point { x, parts: prev });
             points.push(Point {
                 x: x + p.peak_at.fraction() * width,
@@ -117,10 +135,10 @@ pub fn timeline(s: &Scenario, e: &Estimate, capacity: Bytes) -> Timeline {
             oom_step = Some(k);
         }
     }
-    Timeline {
+    Ok(Timeline {
         points,
         leak_per_step: leak,
         oom_step,
         step_peaks,
-    }
+    })
 }
