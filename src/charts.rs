@@ -11,7 +11,7 @@ use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 use vramfit_chart::{bands, draw_phases, draw_steps, ChartStyle};
-use vramfit_core::query;
+use vramfit_core::query::Key;
 use vramfit_core::train::steps::Timeline;
 use vramfit_core::Estimate;
 
@@ -212,12 +212,12 @@ pub fn StepsChart(page: Page) -> impl IntoView {
                 }}))}
             </p>
             <div class="fields inline">
-                {["iters", "leak", "dataset_mib"]
+                {[Key::Iters, Key::Leak, Key::DatasetMib]
                     .into_iter()
-                    .filter_map(query::field)
+                    .filter_map(Key::field)
                     .map(|f| view! { <FieldInput field=f page=page/> })
                     .collect_view()}
-                {move || leak_custom().then(|| query::field("leak_mib").map(|f| view! { <FieldInput field=f page=page/> }))}
+                {move || leak_custom().then(|| Key::LeakMib.field().map(|f| view! { <FieldInput field=f page=page/> }))}
             </div>
         </section>
     }

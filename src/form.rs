@@ -8,22 +8,22 @@ use vramfit_core::gpus::{by_kind, GpuKind};
 use vramfit_core::model::hf_config;
 use vramfit_core::model::presets::{Preset, PRESETS};
 use vramfit_core::model::Family;
-use vramfit_core::query::{self, Field, FieldKind, Group};
+use vramfit_core::query::{self, Field, FieldKind, Group, Key};
 use vramfit_core::scenario::ModelSpec;
 use vramfit_core::tools::{ImportOutcome, ToolRequest};
 use vramfit_core::{DisplayUnit, Notice};
 
 /// Rarely changed run settings, folded under "Advanced".
-const ADVANCED: [&str; 3] = ["keep_outputs", "dropout", "cuda_like"];
+const ADVANCED: [Key; 3] = [Key::KeepOutputs, Key::Dropout, Key::CudaLike];
 
 /// The reason a field's value was refused, with what the page does instead.
-fn field_error(page: Page, key: &'static str) -> Option<String> {
+fn field_error(page: Page, key: Key) -> Option<String> {
     page.decoded.with(|d| {
         d.notices.iter().find_map(|n| match n {
             Notice::Invalid { key: k, .. } if *k == key => {
                 Some(format!("{n}; {}", n.consequence()))
             }
-            Notice::ParamsIgnored { .. } if key == "params" => {
+            Notice::ParamsIgnored { .. } if key == Key::Params => {
                 Some(format!("{n}; {}", n.consequence()))
             }
             _ => None,
@@ -33,9 +33,9 @@ fn field_error(page: Page, key: &'static str) -> Option<String> {
 
 /// What the numbers rest on for this key (true, nothing refused), one
 /// sentence per note; empty when there is none.
-fn field_note(page: Page, key: &str) -> String {
+fn field_note(page: Page, key: Key) -> String {
     // `like_llama` and `hub` have no control of their own: the model's.
-    let mine = |k: &str| k == key || (key == "model" && matches!(k, "like_llama" | "hub"));
+    let mine = |k: Key| k == key || (key == Key::Model && matches!(k, Key::LikeLlama | Key::Hub));
     page.decoded.with(|d| {
         d.notes
             .iter()
@@ -139,7 +139,7 @@ fn model_control(
     );
     // The options go in before the value is set, so it can select one.
     view! {
-        <input id=id name=field.key type="search" list="presets" autocomplete="off"
+        <input id=id name=field.key.text() type="search" list="presets" autocomplete="off"
             placeholder="search: llama 8b, qwen, gpt2…" title=field.help aria-invalid=invalid
             aria-describedby=err_id
             prop:value=value on:change=move |ev| set(event_target_value(&ev))/>
@@ -156,6 +156,7 @@ fn model_control(
 #[component]
 pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
     let key = field.key;
+    let name = key.text();
     let id = format!("f-{key}");
     let err_id = format!("e-{key}");
     let value = move || {
@@ -170,21 +171,21 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
     let described_by = format!("{err_id} n-{key}");
     let control = match field.kind {
         FieldKind::Count { .. } | FieldKind::Decimal { .. } | FieldKind::Text => view! {
-            <input id=id.clone() name=key type="text" inputmode=if field.kind == FieldKind::Text { "text" } else { "decimal" }
+            <input id=id.clone() name=name type="text" inputmode=if field.kind == FieldKind::Text { "text" } else { "decimal" }
                 autocomplete="off" spellcheck="false" title=field.help aria-invalid=invalid
                 aria-describedby=described_by.clone()
                 prop:value=value on:input=move |ev| set(event_target_value(&ev))/>
         }
         .into_any(),
         FieldKind::Toggle => view! {
-            <input id=id.clone() name=key type="checkbox" title=field.help aria-invalid=invalid
+            <input id=id.clone() name=name type="checkbox" title=field.help aria-invalid=invalid
                 aria-describedby=described_by.clone()
                 prop:checked=move || value() == "true"
                 on:change=move |ev| set(event_target_checked(&ev).to_string())/>
         }
         .into_any(),
         FieldKind::Choice(options) => view! {
-            <select id=id.clone() name=key title=field.help aria-invalid=invalid
+            <select id=id.clone() name=name title=field.help aria-invalid=invalid
                 aria-describedby=described_by.clone()
                 prop:value=value on:change=move |ev| set(event_target_value(&ev))>
                 {options
@@ -198,7 +199,7 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
             model_control(page, id.clone(), described_by.clone(), field, value, invalid, set)
         }
         FieldKind::Gpu => view! {
-            <select id=id.clone() name=key title=field.help aria-invalid=invalid
+            <select id=id.clone() name=name title=field.help aria-invalid=invalid
                 aria-describedby=described_by.clone()
                 prop:value=value on:change=move |ev| set(event_target_value(&ev))>
                 {GpuKind::ALL
@@ -248,7 +249,7 @@ pub fn UnitToggle(page: Page) -> impl IntoView {
             "Units "
             <select name="unit" title="GiB (2^30 bytes) as nvidia-smi and PyTorch count, or GB (10^9) as GPU boxes are labelled"
                 prop:value=value
-                on:change=move |ev| page.apply(&[("unit", event_target_value(&ev))])>
+                on:change=move |ev| page.apply(&[(Key::Unit, event_target_value(&ev))])>
                 <option value="gib">"GiB"</option>
                 <option value="gb">"GB"</option>
             </select>
@@ -281,8 +282,8 @@ pub fn GroupPanel(page: Page, group: Group, title: &'static str, open: bool) -> 
 /// config.json, or typed architecture numbers; and the exact count.
 #[component]
 pub fn ModelPanel(page: Page) -> impl IntoView {
-    let model = query::field("model");
-    let params = query::field("params");
+    let model = Key::Model.field();
+    let params = Key::Params.field();
     let count = move || page.scenario.with(|s| s.params());
     // A mixture of experts: the parameters one token goes through.
     let active = move || {
@@ -312,8 +313,8 @@ pub fn ModelPanel(page: Page) -> impl IntoView {
                 // Hub model still loading is one), or when a link gives both
                 // (to explain why it is ignored).
                 {move || page.form.with(|f| {
-                    let no_model = f.get("model").is_none() && f.get("hub").is_none();
-                    no_model || f.get("params").is_some()
+                    let no_model = f.get(Key::Model).is_none() && f.get(Key::Hub).is_none();
+                    no_model || f.get(Key::Params).is_some()
                 }).then(|| {
                     params.map(|f| view! { <FieldInput field=f page=page/> })
                 })}
@@ -363,7 +364,7 @@ fn describe_model(d: &vramfit_core::Decoded) -> String {
 /// Applies an imported config to the form: the model's keys are replaced
 /// by the import's `changes`, then `extra` is set (the Hub id, a link's
 /// dropout).
-pub fn apply_import(page: Page, changes: &[(String, String)], extra: &[(&str, String)]) {
+pub fn apply_import(page: Page, changes: &[(String, String)], extra: &[(Key, String)]) {
     page.form.update(|f| query::apply_import(f, changes, extra));
 }
 
@@ -463,9 +464,9 @@ fn ConfigImport(page: Page) -> impl IntoView {
 /// The GPU to fit on: from the list, typed, or measured by the probe.
 #[component]
 pub fn FitPanel(page: Page) -> impl IntoView {
-    let gpu = query::field("gpu");
-    let typed = query::field("capacity_gib");
-    let custom = move || page.form.with(|f| f.get("gpu") == Some("custom"));
+    let gpu = Key::Gpu.field();
+    let typed = Key::CapacityGib.field();
+    let custom = move || page.form.with(|f| f.get(Key::Gpu) == Some("custom"));
     let target = Signal::derive(move || {
         page.primary.with(|e| {
             e.as_ref()
@@ -475,9 +476,9 @@ pub fn FitPanel(page: Page) -> impl IntoView {
     // A measurement becomes the capacity, with the adapter's name, in the URL.
     let use_probe = Callback::new(move |(bytes, adapter): (vramfit_core::Bytes, String)| {
         page.apply(&[
-            ("gpu", "probe".to_string()),
-            ("probe_bytes", bytes.get().to_string()),
-            ("probe_adapter", adapter.chars().take(64).collect()),
+            (Key::Gpu, "probe".to_string()),
+            (Key::ProbeBytes, bytes.get().to_string()),
+            (Key::ProbeAdapter, adapter.chars().take(64).collect()),
         ]);
     });
     view! {
@@ -490,7 +491,7 @@ pub fn FitPanel(page: Page) -> impl IntoView {
                     {move || page.scenario.with(|s| s.view.capacity.describe(s.view.unit))}
                 </p>
                 <crate::probe::ProbePanel target=target use_result=use_probe
-                    open=page.form.with_untracked(|f| f.get("gpu") == Some("probe"))/>
+                    open=page.form.with_untracked(|f| f.get(Key::Gpu) == Some("probe"))/>
             </div>
         </details>
     }

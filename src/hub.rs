@@ -9,6 +9,7 @@ use crate::form::apply_import;
 use crate::{browser, Page};
 use leptos::prelude::*;
 use vramfit_core::model::hf_config::Reading;
+use vramfit_core::query::Key;
 use vramfit_core::scenario::HubId;
 use vramfit_core::tools::{ImportOutcome, ToolRequest};
 use vramfit_core::Notice;
@@ -193,14 +194,14 @@ impl Ctx {
             && self
                 .page
                 .form
-                .with_untracked(|f| f.get("like_llama").is_some())
+                .with_untracked(|f| f.get(Key::LikeLlama).is_some())
     }
 
     /// The `hub` key of the form now.
     fn form_hub(self) -> Option<String> {
         self.page
             .form
-            .try_with_untracked(|f| f.get("hub").map(str::to_string))
+            .try_with_untracked(|f| f.get(Key::Hub).map(str::to_string))
             .flatten()
     }
 
@@ -227,15 +228,15 @@ impl Ctx {
             }
             return Some(match ImportOutcome::of(reply) {
                 ImportOutcome::Imported { summary, changes } => {
-                    let mut extra = vec![("hub", id.as_str().to_string())];
+                    let mut extra = vec![(Key::Hub, id.as_str().to_string())];
                     if origin == Origin::Link {
                         // The link's own dropout is a run setting the user
                         // may have changed after the import: it stays.
                         let dropout = self
                             .page
                             .form
-                            .with_untracked(|f| f.get("dropout").map(str::to_string));
-                        extra.extend(dropout.map(|d| ("dropout", d)));
+                            .with_untracked(|f| f.get(Key::Dropout).map(str::to_string));
+                        extra.extend(dropout.map(|d| (Key::Dropout, d)));
                     }
                     apply_import(self.page, &changes, &extra);
                     self.fetched.set_value(None);
@@ -310,7 +311,7 @@ fn hub_notice(page: Page) -> Option<String> {
     page.decoded.with(|d| {
         d.notices
             .iter()
-            .find(|n| n.key() == Some("hub") && !matches!(n, Notice::Repeated { .. }))
+            .find(|n| n.field_key() == Some(Key::Hub) && !matches!(n, Notice::Repeated { .. }))
             .map(|n| format!("{n}; {}", n.consequence()))
     })
 }
@@ -326,7 +327,7 @@ pub fn HubLoad(
 ) -> impl IntoView {
     let linked = page
         .form
-        .with_untracked(|f| f.get("hub").map(str::to_string));
+        .with_untracked(|f| f.get(Key::Hub).map(str::to_string));
     let (typed, set_typed) = signal(linked.clone().unwrap_or_default());
     let ctx = Ctx {
         page,
@@ -416,7 +417,7 @@ fn message(ctx: Ctx) -> String {
         // Shown while the model is still the one loaded (a preset picked
         // or a config pasted since replaces it).
         HubState::Done { id, text } => {
-            let current = ctx.page.form.with(|f| f.get("hub") == Some(id.as_str()));
+            let current = ctx.page.form.with(|f| f.get(Key::Hub) == Some(id.as_str()));
             if current {
                 text.clone()
             } else {

@@ -108,11 +108,12 @@ impl Page {
         }
     }
 
-    /// Sets query keys as if typed, in order.
-    pub fn apply(&self, changes: &[(&str, String)]) {
+    /// Sets query keys as if typed, in order (with the form's rules,
+    /// `query::edit`).
+    pub fn apply(&self, changes: &[(query::Key, String)]) {
         self.form.update(|f| {
             for (k, v) in changes {
-                f.set(k, v);
+                query::edit(f, *k, v);
             }
         });
     }

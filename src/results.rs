@@ -5,6 +5,7 @@ use crate::{browser, Page};
 use leptos::prelude::*;
 use vramfit_chart::colour_hex;
 use vramfit_core::explain::{self, group};
+use vramfit_core::query::Key;
 use vramfit_core::solve::{self, Fit, Suggestion};
 use vramfit_core::{Bytes, Estimate};
 
@@ -53,7 +54,7 @@ pub fn Verdict(page: Page) -> impl IntoView {
                             <p class="verdict-hint" data-testid="closest-gpu" data-gpu=g.id>
                                 {format!("The smallest GPU in the list that would hold it: {} ({}).", g.name, page.show(g.usable))}
                                 " "
-                                <button type="button" class="link" on:click=move |_| page.apply(&[("gpu", g.id.to_string())])>
+                                <button type="button" class="link" on:click=move |_| page.apply(&[(Key::Gpu, g.id.to_string())])>
                                     "Use it"
                                 </button>
                             </p>
@@ -187,7 +188,7 @@ fn Notes(page: Page) -> impl IntoView {
                 <ul class="notes" data-testid="notes" aria-label="What these numbers rest on">
                     {notes
                         .into_iter()
-                        .map(|n| view! { <li data-key=n.key()>{n.to_string()}</li> })
+                        .map(|n| view! { <li data-key=n.key().text()>{n.to_string()}</li> })
                         .collect_view()}
                 </ul>
             }
@@ -211,10 +212,10 @@ pub fn WhatFits(page: Page) -> impl IntoView {
     let fits = move || {
         page.primary.with(|e| {
             e.as_ref()
-                .is_some_and(|e| e.peak_total_bytes <= page.capacity.get())
+                .is_some_and(|e| solve::Verdict::of(e, page.capacity.get()).fits())
         })
     };
-    let limit = move |key: &'static str, label: &'static str, v: Option<u32>| {
+    let limit = move |key: Key, label: &'static str, v: Option<u32>| {
         let testid = format!("max-{key}");
         match v {
             Some(n) => view! {
@@ -241,8 +242,8 @@ pub fn WhatFits(page: Page) -> impl IntoView {
                 {move || {
                     let (b, l, _) = answers.get();
                     view! {
-                        {limit("batch", "Largest batch size that fits (this sequence length)", b)}
-                        {limit("seq", "Longest sequence that fits (this batch size)", l)}
+                        {limit(Key::Batch, "Largest batch size that fits (this sequence length)", b)}
+                        {limit(Key::Seq, "Longest sequence that fits (this batch size)", l)}
                     }
                 }}
             </ul>
@@ -257,10 +258,7 @@ pub fn WhatFits(page: Page) -> impl IntoView {
 #[component]
 fn SuggestionItem(page: Page, x: Suggestion) -> impl IntoView {
     let changes = x.changes.clone();
-    let apply = move |_| {
-        let ch: Vec<(&str, String)> = changes.iter().map(|(k, v)| (*k, v.clone())).collect();
-        page.apply(&ch);
-    };
+    let apply = move |_| page.apply(&changes);
     view! {
         <li class=if x.fits || x.fits_paging { "fits" } else { "" }>
             <button type="button" data-testid="suggestion" data-saves=x.saves.get().to_string()

@@ -179,7 +179,7 @@ pub fn query(r: &mut Rng) -> String {
         }
     }
     if r.one_in(10) {
-        raw.set(&garbage(r), &garbage(r));
+        raw.set(garbage(r), &garbage(r));
     }
     let mut q = raw.to_query_string();
     if r.one_in(50) {

@@ -6,7 +6,7 @@
 
 use crate::model::hf_config::{self, quote, Bnb, ConfigError, ModelConfig, Reading};
 use crate::model::{ArchNum, Architecture};
-use crate::query;
+use crate::query::{self, Key};
 use crate::scenario::ShortText;
 
 /// An imported model: the query keys that describe it.
@@ -17,7 +17,7 @@ pub struct Imported {
     pub model_type: String,
     /// `family`, every architecture number, `tied`, and `dropout` when the
     /// config sets a dropout, as the codec writes them.
-    pub keys: Vec<(&'static str, String)>,
+    pub keys: Vec<(Key, String)>,
     /// Read as Llama-like by choice: the `model_type` it really is.
     pub assumed: Option<ShortText>,
 }
@@ -31,16 +31,16 @@ pub fn parse(text: &str) -> Result<Imported, ConfigError> {
 pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     let m = hf_config::read_as(text, reading)?;
     let a = m.arch;
-    let mut keys = vec![("family", a.family.key().to_string())];
+    let mut keys = vec![(Key::Family, a.family.key().to_string())];
     for &num in ArchNum::ALL {
-        keys.push((num.key(), num.get(&a).to_string()));
+        keys.push((Key::Arch(num), num.get(&a).to_string()));
     }
-    keys.push(("tied", a.tied.to_string()));
+    keys.push((Key::Tied, a.tied.to_string()));
     if let Some((p, field)) = m.dropout {
-        keys.push(("dropout", dropout_text(p, field)?));
+        keys.push((Key::Dropout, dropout_text(p, field)?));
     }
     if m.router_logits {
-        keys.push(("aux_loss", "true".into()));
+        keys.push((Key::AuxLoss, "true".into()));
     }
     keys.extend(quantization_keys(&m));
     let assumed = if m.read_as_llama {
@@ -62,7 +62,7 @@ fn dropout_text(p: f64, field: &'static str) -> Result<String, ConfigError> {
     let text = format!("{p:.4}");
     let text = text.trim_end_matches('0').trim_end_matches('.').to_string();
     let text = if text.is_empty() { "0".into() } else { text };
-    if let Some(f) = query::field("dropout") {
+    if let Some(f) = Key::Dropout.field() {
         f.validate(&text).map_err(|e| ConfigError::Invalid {
             field,
             reason: format!("(dropout) `{}` {e}", quote(&p.to_string())),
@@ -72,7 +72,7 @@ fn dropout_text(p: f64, field: &'static str) -> Result<String, ConfigError> {
 }
 
 /// The keys that load a bitsandbytes checkpoint as it was saved.
-fn quantization_keys(m: &ModelConfig) -> Vec<(&'static str, String)> {
+fn quantization_keys(m: &ModelConfig) -> Vec<(Key, String)> {
     let mut keys = Vec::new();
     match m.quantization {
         None => {}
@@ -81,15 +81,15 @@ fn quantization_keys(m: &ModelConfig) -> Vec<(&'static str, String)> {
             double_quant,
             compute_fp32,
         }) => {
-            keys.push(("quant", if nf4 { "nf4" } else { "fp4" }.to_string()));
+            keys.push((Key::Quant, if nf4 { "nf4" } else { "fp4" }.to_string()));
             if double_quant {
-                keys.push(("double_quant", "true".into()));
+                keys.push((Key::DoubleQuant, "true".into()));
             }
             if compute_fp32 {
-                keys.push(("bnb_compute", "fp32".into()));
+                keys.push((Key::BnbCompute, "fp32".into()));
             }
         }
-        Some(Bnb::Int8) => keys.push(("quant", "int8".into())),
+        Some(Bnb::Int8) => keys.push((Key::Quant, "int8".into())),
     }
     keys
 }
@@ -100,16 +100,16 @@ impl Imported {
     /// architecture key that differs from it, the config's dropout, and
     /// `like_llama` when it was read as Llama-like by choice. Applying them
     /// after removing the model's keys ([`model_keys`]) gives this model.
-    pub fn changes(&self) -> Vec<(&'static str, String)> {
+    pub fn changes(&self) -> Vec<(Key, String)> {
         let presets = crate::model::presets::PRESETS;
         let base = presets
             .iter()
             .find(|p| p.arch == self.arch)
             .or_else(|| presets.iter().find(|p| p.arch.family == self.arch.family))
             .unwrap_or_else(|| crate::model::presets::default_preset());
-        let mut out = vec![("model", base.id.to_string())];
+        let mut out = vec![(Key::Model, base.id.to_string())];
         for (k, v) in &self.keys {
-            let same = query::field(k).is_some_and(|f| {
+            let same = k.field().is_some_and(|f| {
                 let preset = crate::Scenario {
                     model: crate::scenario::ModelSpec::Preset {
                         id: base.id,
@@ -123,16 +123,16 @@ impl Imported {
                 f.shown_value(&preset) == *v
             });
             if !same {
-                out.push((k, v.clone()));
+                out.push((*k, v.clone()));
             }
         }
         if let Some(t) = self.assumed {
-            out.push(("like_llama", t.as_str().to_string()));
+            out.push((Key::LikeLlama, t.as_str().to_string()));
         }
         // A key left out because it equals the preset's can still differ
         // once others change (head_dim defaults to hidden / heads when
         // those are overridden): then every key is written.
-        let decoded = |pairs: &[(&str, String)]| {
+        let decoded = |pairs: &[(Key, String)]| {
             let mut raw = query::RawQuery::default();
             for (k, v) in pairs {
                 raw.set(k, v);
@@ -143,7 +143,7 @@ impl Imported {
             out.truncate(1);
             out.extend(self.keys.iter().map(|(k, v)| (*k, v.clone())));
             if let Some(t) = self.assumed {
-                out.push(("like_llama", t.as_str().to_string()));
+                out.push((Key::LikeLlama, t.as_str().to_string()));
             }
         }
         out
@@ -151,16 +151,16 @@ impl Imported {
 }
 
 /// The keys that describe the model: an import replaces all of them.
-pub fn model_keys() -> impl Iterator<Item = &'static str> {
+pub fn model_keys() -> impl Iterator<Item = Key> {
     query::FIELDS
         .iter()
         .filter(|f| matches!(f.group, query::Group::Model | query::Group::Architecture))
         .map(|f| f.key)
         .chain([
-            "dropout",
-            "aux_loss",
-            "quant",
-            "double_quant",
-            "bnb_compute",
+            Key::Dropout,
+            Key::AuxLoss,
+            Key::Quant,
+            Key::DoubleQuant,
+            Key::BnbCompute,
         ])
 }

@@ -5,7 +5,7 @@
 //! Every answer re-runs the estimator on a changed query, through the same
 //! codec, so a suggestion applied on the page gives exactly the number shown.
 
-use crate::query;
+use crate::query::{self, Key};
 use crate::scenario::{Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen};
 use crate::train::optim::StepTemps;
 use crate::train::Targets;
@@ -96,7 +96,7 @@ impl Verdict {
 /// What a changed query gives: its scenario and its estimate's peak
 /// (overhead included), host memory and pageable bytes; `None` when the
 /// change is not valid or cannot be estimated.
-fn outcome(s: &Scenario, changes: &[(&str, String)]) -> Option<Outcome> {
+fn outcome(s: &Scenario, changes: &[(Key, String)]) -> Option<Outcome> {
     let mut raw = query::encode(s);
     for (k, v) in changes {
         raw.set(k, v);
@@ -135,7 +135,7 @@ impl Outcome {
     }
 }
 
-fn peak_with(s: &Scenario, changes: &[(&str, String)]) -> Option<(Scenario, Bytes)> {
+fn peak_with(s: &Scenario, changes: &[(Key, String)]) -> Option<(Scenario, Bytes)> {
     outcome(s, changes).map(|o| (o.scenario, o.peak))
 }
 
@@ -148,7 +148,7 @@ pub fn peak_of(s: &Scenario) -> Option<Bytes> {
 
 /// The largest value of `key` in `lo..=hi` whose peak fits, by bisection
 /// (peaks grow with batch and sequence length; property-tested).
-fn largest_fitting(s: &Scenario, key: &str, lo: u32, hi: u32, capacity: Bytes) -> Option<u32> {
+fn largest_fitting(s: &Scenario, key: Key, lo: u32, hi: u32, capacity: Bytes) -> Option<u32> {
     let fits = |v: u32| peak_with(s, &[(key, v.to_string())]).is_some_and(|(_, p)| p <= capacity);
     if !fits(lo) {
         return None;
@@ -170,12 +170,12 @@ fn largest_fitting(s: &Scenario, key: &str, lo: u32, hi: u32, capacity: Bytes) -
 
 /// The largest batch size that fits, other settings unchanged.
 pub fn max_batch(s: &Scenario, capacity: Bytes) -> Option<u32> {
-    largest_fitting(s, "batch", Batch::MIN, Batch::MAX, capacity)
+    largest_fitting(s, Key::Batch, Batch::MIN, Batch::MAX, capacity)
 }
 
 /// The largest sequence length that fits, other settings unchanged.
 pub fn max_seq(s: &Scenario, capacity: Bytes) -> Option<u32> {
-    largest_fitting(s, "seq", SeqLen::MIN, SeqLen::MAX, capacity)
+    largest_fitting(s, Key::Seq, SeqLen::MIN, SeqLen::MAX, capacity)
 }
 
 /// Whether a run fits a capacity.
@@ -195,7 +195,7 @@ pub struct Suggestion {
     /// What it costs, in a sentence.
     pub cost: String,
     /// Query keys to set, in order.
-    pub changes: Vec<(&'static str, String)>,
+    pub changes: Vec<(Key, String)>,
     /// The peak after the change, overhead included.
     pub peak: Bytes,
     /// How much it saves.
@@ -211,11 +211,11 @@ pub struct Suggestion {
 }
 
 /// A candidate change: label, cost, query keys.
-#[derive(Clone)]
-struct Candidate {
-    label: String,
-    cost: String,
-    changes: Vec<(&'static str, String)>,
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub label: String,
+    pub cost: String,
+    pub changes: Vec<(Key, String)>,
 }
 
 /// Candidate changes that apply to this scenario, each with what it costs.
@@ -226,10 +226,10 @@ struct Candidate {
 /// with NF4 and double quantization; ZeRO-Offload (Ren et al. 2021) runs
 /// the step on the CPU; paged optimizers page state over PCIe only when
 /// the GPU runs short.
-fn candidates(s: &Scenario) -> Vec<Candidate> {
+pub fn candidates(s: &Scenario) -> Vec<Candidate> {
     let t = &s.train;
     let mut out: Vec<Candidate> = Vec::new();
-    let mut add = |label: &str, cost: &str, ch: &[(&'static str, &str)]| {
+    let mut add = |label: &str, cost: &str, ch: &[(Key, &str)]| {
         out.push(Candidate {
             label: label.to_string(),
             cost: cost.to_string(),
@@ -243,12 +243,12 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
         Ckpt::Off => add(
             "Turn on gradient checkpointing",
             "each layer's forward runs again in backward: about a third more compute per step",
-            &[("grad_ckpt", "true")],
+            &[(Key::GradCkpt, "true")],
         ),
         Ckpt::On | Ckpt::Reentrant => add(
             "Keep the checkpoints in host memory",
             "each layer's input crosses PCIe twice a step: slower steps, and host memory",
-            &[("grad_ckpt", "offload")],
+            &[(Key::GradCkpt, "offload")],
         ),
         Ckpt::Offload => {}
     }
@@ -256,72 +256,75 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
         add(
             "Train in pure bf16",
             "weights and optimizer state in bf16: updates below bf16's precision are lost",
-            &[("dtype", "bf16")],
+            &[(Key::Dtype, "bf16")],
         );
     }
     if adamw_like && !offloaded {
         add(
             "Use 8-bit AdamW (bitsandbytes)",
             "optimizer state quantized to 8 bits, in blocks of 256",
-            &[("optim", "adamw8bit")],
+            &[(Key::Optim, "adamw8bit")],
         );
         add(
             "Use paged 8-bit AdamW (bitsandbytes)",
             "8-bit state that pages to host memory when the GPU runs short: slower steps then",
-            &[("optim", "paged_adamw_8bit")],
+            &[(Key::Optim, "paged_adamw_8bit")],
         );
     }
     if adamw_like && optim.temps != StepTemps::None {
         add(
             "Use fused AdamW (no step temporaries)",
             "none (a CUDA kernel for the whole step)",
-            &[("optim", "adamw_fused")],
+            &[(Key::Optim, "adamw_fused")],
         );
     }
-    if s.arch.is_some() {
+    if let Some(a) = s.arch {
+        let quantizable = Quant::refusal(&a).is_none();
         match (t.lora_r.is_some(), t.quant) {
             (false, _) => {
                 add(
                     "Fine-tune with LoRA (rank 16)",
                     "trains low-rank adapters, not the weights: a fine-tune, which can trail full training",
-                    &[("lora_r", "16")],
+                    &[(Key::LoraR, "16")],
                 );
-                add(
-                    "QLoRA: LoRA (rank 16) over a 4-bit base",
-                    "adapters over nf4 weights (double quantization): slower steps, each weight dequantized per use, and a small quality cost",
-                    &[("lora_r", "16"), ("quant", "nf4"), ("double_quant", "true")],
-                );
+                if quantizable {
+                    add(
+                        "QLoRA: LoRA (rank 16) over a 4-bit base",
+                        "adapters over nf4 weights (double quantization): slower steps, each weight dequantized per use, and a small quality cost",
+                        &[(Key::LoraR, "16"), (Key::Quant, "nf4"), (Key::DoubleQuant, "true")],
+                    );
+                }
             }
-            (true, Quant::None) => add(
+            (true, Quant::None) if quantizable => add(
                 "Load the base in 4 bits (QLoRA)",
                 "nf4 weights with double quantization: slower steps, each weight dequantized per use, and a small quality cost",
-                &[("quant", "nf4"), ("double_quant", "true"), ("dora", "false")],
+                &[(Key::Quant, "nf4"), (Key::DoubleQuant, "true"), (Key::Dora, "false")],
             ),
-            (true, Quant::Nf4 | Quant::Fp4 | Quant::Int8) => {}
+            (true, Quant::None | Quant::Nf4 | Quant::Fp4 | Quant::Int8) => {}
         }
         if t.lora_r.is_some() && t.lora_targets != Targets::ATTN {
             add(
                 "LoRA on attention only (q, k, v, o)",
                 "fewer adapters than all linear layers: less capacity to adapt",
-                &[("lora_targets", "attn")],
+                &[(Key::LoraTargets, "attn")],
             );
         }
         if t.quant != Quant::None && t.kbit_prep {
             add(
                 "Keep the unquantized weights in 16 bits",
                 "skips prepare_model_for_kbit_training's fp32 upcast of embeddings, head and norms: a little less numerical headroom",
-                &[("kbit_prep", "false")],
+                &[(Key::KbitPrep, "false")],
             );
         }
     }
     if t.attn == crate::scenario::Attn::Eager {
-        add("Use SDPA attention", "none", &[("attn", "sdpa")]);
+        add("Use SDPA attention", "none", &[(Key::Attn, "sdpa")]);
     }
     if t.keep_outputs {
         add(
             "Drop the outputs before backward",
             "none (delete the output object, keep the loss)",
-            &[("keep_outputs", "false")],
+            &[(Key::KeepOutputs, "false")],
         );
     }
     let (gpus, zero) = (s.parallel.gpus.get(), s.parallel.zero.get());
@@ -330,7 +333,7 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
         add(
             "Offload the optimizer to host memory (ZeRO-Offload)",
             "the optimizer step runs on the CPU: much slower steps, and host memory",
-            &[("zero", &z), ("offload", "optimizer")],
+            &[(Key::Zero, &z), (Key::Offload, "optimizer")],
         );
     }
     if gpus > 1 && zero < 3 {
@@ -338,7 +341,7 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
         add(
             &format!("Shard more with ZeRO stage {z}"),
             "more communication between the GPUs",
-            &[("zero", &z)],
+            &[(Key::Zero, &z)],
         );
     }
     if gpus * 2 <= crate::scenario::Gpus::MAX {
@@ -346,7 +349,7 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
         add(
             &format!("Use {g} GPUs with ZeRO-3"),
             &format!("needs {g} GPUs; parameters gathered layer by layer over the interconnect"),
-            &[("gpus", &g), ("zero", "3")],
+            &[(Key::Gpus, &g), (Key::Zero, "3")],
         );
     }
     let b = t.batch.get();
@@ -356,7 +359,7 @@ fn candidates(s: &Scenario) -> Vec<Candidate> {
         add(
             &format!("Batch {half} with {acc}× gradient accumulation (same effective batch)"),
             "the same effective batch in more, smaller micro-steps: lower throughput",
-            &[("batch", &half), ("grad_accum", &acc)],
+            &[(Key::Batch, &half), (Key::GradAccum, &acc)],
         );
     }
     out
@@ -377,7 +380,7 @@ impl Outcome {
         capacity: Bytes,
         label: String,
         cost: String,
-        changes: Vec<(&'static str, String)>,
+        changes: Vec<(Key, String)>,
     ) -> Suggestion {
         let fit = self.fit(capacity);
         Suggestion {
@@ -458,7 +461,7 @@ fn recipe(
     first: &[(Candidate, Outcome)],
 ) -> Option<Suggestion> {
     let gpus = s.parallel.gpus.get();
-    let mut changes: Vec<(&'static str, String)> = Vec::new();
+    let mut changes: Vec<(Key, String)> = Vec::new();
     let mut labels: Vec<String> = Vec::new();
     let mut costs: Vec<String> = Vec::new();
     let mut cur = *s;

@@ -5,6 +5,7 @@ use vramfit_core::import::{self as hf_config};
 use vramfit_core::model::hf_config::{ConfigError, Reading};
 use vramfit_core::model::presets::{preset, PRESETS};
 use vramfit_core::model::{Architecture, Family};
+use vramfit_core::query::Key;
 
 #[test]
 fn every_preset_matches_its_published_parameter_count() {
@@ -225,7 +226,7 @@ fn hostile_configs_give_short_messages() {
 fn imported_keys_are_valid_query_keys() {
     let got = hf_config::parse(&fixture("llama3.1-8b")).expect("parses");
     for (k, v) in &got.keys {
-        let f = vramfit_core::query::field(k).unwrap_or_else(|| panic!("no key {k}"));
+        let f = k.field().unwrap_or_else(|| panic!("no key {k}"));
         assert_eq!(f.validate(v), Ok(()), "{k}={v}");
     }
 }
@@ -235,9 +236,9 @@ fn imported_keys_are_valid_query_keys() {
 #[test]
 fn output_router_logits_turns_the_auxiliary_loss_on() {
     let with = hf_config::parse(&fixture("tiny-mixtral-aux")).expect("aux");
-    assert!(with.changes().contains(&("aux_loss", "true".to_string())));
+    assert!(with.changes().contains(&(Key::AuxLoss, "true".to_string())));
     let without = hf_config::parse(&fixture("tiny-mixtral")).expect("plain");
-    assert!(without.changes().iter().all(|(k, _)| *k != "aux_loss"));
+    assert!(without.changes().iter().all(|(k, _)| *k != Key::AuxLoss));
 }
 
 /// A checkpoint saved already quantized by bitsandbytes loads as such
@@ -254,16 +255,16 @@ fn a_prequantized_checkpoint_imports_its_quantization() {
         .expect("import")
         .changes();
     assert!(
-        changes.contains(&("quant", "nf4".to_string())),
+        changes.contains(&(Key::Quant, "nf4".to_string())),
         "{changes:?}"
     );
-    assert!(changes.contains(&("double_quant", "true".to_string())));
-    assert!(changes.iter().all(|(k, _)| *k != "bnb_compute"));
+    assert!(changes.contains(&(Key::DoubleQuant, "true".to_string())));
+    assert!(changes.iter().all(|(k, _)| *k != Key::BnbCompute));
     cfg["quantization_config"] = serde_json::json!({"quant_method": "fp8"});
     let changes = hf_config::parse(&cfg.to_string())
         .expect("import")
         .changes();
-    assert!(changes.iter().all(|(k, _)| *k != "quant"), "{changes:?}");
+    assert!(changes.iter().all(|(k, _)| *k != Key::Quant), "{changes:?}");
 }
 
 /// A field a config leaves out takes transformers' default for its model

@@ -163,7 +163,7 @@ fn check_config(text: &str) {
                 // they decode, without a notice, to the same architecture.
                 let mut raw = RawQuery::default();
                 for (k, v) in imp.changes() {
-                    let f = vramfit_core::query::field(k).expect("a codec key");
+                    let f = k.field().expect("a codec key");
                     assert_eq!(f.validate(&v), Ok(()), "{k}={v} from {text}");
                     raw.set(k, &v);
                 }

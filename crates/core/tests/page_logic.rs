@@ -383,6 +383,7 @@ fn the_forms_edit_rules_are_the_cores() {
         ("batch=2", "seq", "4096", "batch=2&seq=4096"),
     ] {
         let mut f = form(start);
+        let key = vramfit_core::query::Key::from_text(key).expect("a key");
         vramfit_core::query::edit(&mut f, key, value);
         assert_eq!(f.to_query_string(), expected, "{start} + {key}={value}");
     }
@@ -390,7 +391,7 @@ fn the_forms_edit_rules_are_the_cores() {
     vramfit_core::query::apply_import(
         &mut f,
         &[("model".into(), "qwen3-8b".into())],
-        &[("hub", "Qwen/Qwen3-8B".into())],
+        &[(vramfit_core::query::Key::Hub, "Qwen/Qwen3-8B".into())],
     );
     assert_eq!(
         f.to_query_string(),
@@ -423,4 +424,44 @@ fn an_import_reply_is_read_once() {
         ImportOutcome::of(Err("offline".into())),
         ImportOutcome::WorkerFailed("offline".into())
     );
+}
+
+/// Issue 15, finding 6: every key is typed, has its field and reads back
+/// from its text; every change the solver suggests decodes with no notice
+/// (a misspelt or refused key would make its suggestion silently vanish).
+#[test]
+fn every_key_has_its_field_and_every_suggestion_decodes() {
+    use vramfit_core::query::{Key, FIELDS};
+    for f in FIELDS {
+        assert_eq!(Key::from_text(f.key.text()), Some(f.key));
+        assert_eq!(FIELDS.iter().filter(|g| g.key == f.key).count(), 1);
+    }
+    for k in Key::all() {
+        assert_eq!(k.field().map(|f| f.key), Some(k), "{k}");
+    }
+    for q in [
+        "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=4096&gpu=rtx-4090-laptop",
+        "model=qwen2.5-7b&lora_r=16&quant=nf4&kbit_prep=true&gpus=2&gpu=rtx-4060-laptop",
+        "model=mixtral-8x7b&optim=adamw_forloop&attn=eager&keep_outputs=true&gpus=4&zero=1",
+        "model=gpt2-124m&dtype=fp32&grad_ckpt=true&batch=2",
+        "model=deepseek-v3&optim=lion&gpus=64&zero=3",
+        "params=7b&dtype=bf16",
+    ] {
+        let (s, _) = primary(q);
+        let all = solve::candidates(&s);
+        assert!(!all.is_empty(), "{q}");
+        for c in all {
+            let mut raw = vramfit_core::encode(&s);
+            for (k, v) in &c.changes {
+                raw.set(k, v);
+            }
+            let d = vramfit_core::decode(&raw);
+            assert!(
+                d.notices.is_empty(),
+                "{q}: {} gives {:?}",
+                c.label,
+                d.notices
+            );
+        }
+    }
 }

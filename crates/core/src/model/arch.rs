@@ -230,20 +230,22 @@ pub enum ArchError {
 }
 
 impl ArchError {
-    /// The query key the error belongs next to.
-    pub fn field(&self) -> &'static str {
+    /// The number the error belongs next to.
+    pub fn field(&self) -> ArchNum {
         match self {
-            ArchError::TooSmall { num, .. } => num.key(),
-            ArchError::LearnedPositions { .. } => "positions",
-            ArchError::NotInFamily { num, .. } | ArchError::Needed { num, .. } => num.key(),
-            ArchError::ExpertsPerToken { .. } => "experts_per_token",
-            ArchError::DenseLayers { .. } => "dense_layers",
-            ArchError::RopeDim { .. } => "rope_dim",
-            ArchError::MultiQuery { .. } => "kv_heads",
-            ArchError::SlidingLayers { .. } => "sliding_layers",
-            ArchError::HeadsDoNotDivideHidden { .. } => "heads",
-            ArchError::KvHeadsDoNotDivideHeads { .. } | ArchError::NoGqa { .. } => "kv_heads",
-            ArchError::FusedHeadDim { .. } => "head_dim",
+            ArchError::TooSmall { num, .. }
+            | ArchError::NotInFamily { num, .. }
+            | ArchError::Needed { num, .. } => *num,
+            ArchError::LearnedPositions { .. } => ArchNum::Positions,
+            ArchError::ExpertsPerToken { .. } => ArchNum::ExpertsPerToken,
+            ArchError::DenseLayers { .. } => ArchNum::DenseLayers,
+            ArchError::RopeDim { .. } => ArchNum::RopeDim,
+            ArchError::SlidingLayers { .. } => ArchNum::SlidingLayers,
+            ArchError::HeadsDoNotDivideHidden { .. } => ArchNum::Heads,
+            ArchError::MultiQuery { .. }
+            | ArchError::KvHeadsDoNotDivideHeads { .. }
+            | ArchError::NoGqa { .. } => ArchNum::KvHeads,
+            ArchError::FusedHeadDim { .. } => ArchNum::HeadDim,
         }
     }
 }
@@ -487,19 +489,11 @@ impl ArchOverrides {
         self.nums[n.index()] = v;
     }
 
-    /// Removes the override a query key names; false when none was set.
-    pub fn clear(&mut self, key: &str) -> bool {
-        let was = *self;
-        match key {
-            "family" => self.family = None,
-            "tied" => self.tied = None,
-            k => {
-                if let Some(n) = ArchNum::from_key(k) {
-                    self.set(n, None);
-                }
-            }
-        }
-        *self != was
+    /// Removes the override of `num`; false when none was set.
+    pub fn clear(&mut self, num: ArchNum) -> bool {
+        let was = self.get(num);
+        self.set(num, None);
+        was.is_some()
     }
 
     /// The preset's architecture with these numbers replaced. When `heads`

@@ -287,3 +287,16 @@ impl Default for Parallel {
         }
     }
 }
+
+impl Quant {
+    /// Why bitsandbytes cannot quantize `a`'s base as vramfit models it
+    /// (`None`: it can): transformers 5 keeps a mixture of experts' experts
+    /// as 3-D parameters, which bitsandbytes' `nn.Linear` replacement does
+    /// not quantize. The codec refuses such a run and the solver does not
+    /// offer it: one rule for both.
+    pub fn refusal(a: &crate::model::Architecture) -> Option<&'static str> {
+        (a.experts > 0).then_some(
+            "a quantized mixture-of-experts base is not estimated: transformers 5 keeps the experts as 3-D parameters, which bitsandbytes' nn.Linear replacement does not quantize",
+        )
+    }
+}

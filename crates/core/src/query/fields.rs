@@ -1,12 +1,8 @@
-//! The URL codec. Two stages, as in ripgrep's low/high-level arguments:
-//! [`RawQuery`] keeps what was typed (decoded, unvalidated, in order), and
-//! [`decode`] turns it into a validated [`Scenario`] plus the [`Notice`]s that
-//! say what was ignored and why. [`encode`] writes the canonical query back.
-//!
-//! The page and the CLI share this module, so a link and a command line give
-//! the same scenario.
+//! One entry per query key ([`FIELDS`]): how it is read into a [`Draft`],
+//! written back from a scenario, labelled and explained.
 
-use crate::model::family::Positions;
+use super::notice::{echo, FieldError};
+use super::{Key, MAX_VALUE_LEN};
 use crate::model::presets;
 use crate::model::{ArchNum, Family};
 use crate::scenario::{
@@ -16,317 +12,6 @@ use crate::scenario::{
 };
 use crate::train::Targets;
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
-use std::fmt;
-
-/// Longest value accepted for any key; longer ones are rejected unread.
-pub const MAX_VALUE_LEN: usize = 64;
-/// Most key/value pairs read from one query string; the rest are ignored.
-pub const MAX_PAIRS: usize = 64;
-
-/// Query parameters exactly as given, percent-decoded, in order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RawQuery {
-    pairs: Vec<(String, String)>,
-    /// Pairs dropped because the query had more than [`MAX_PAIRS`].
-    dropped: usize,
-}
-
-impl RawQuery {
-    /// Splits `a=1&b=2` (a leading `?` is allowed). `+` means a space.
-    /// Never fails: undecodable bytes become U+FFFD.
-    pub fn parse(query: &str) -> Self {
-        let query = query.strip_prefix('?').unwrap_or(query);
-        let mut raw = RawQuery::default();
-        for part in query.split('&').filter(|p| !p.is_empty()) {
-            if raw.pairs.len() == MAX_PAIRS {
-                raw.dropped += 1;
-                continue;
-            }
-            let (k, v) = part.split_once('=').unwrap_or((part, ""));
-            raw.pairs.push((percent_decode(k), percent_decode(v)));
-        }
-        raw
-    }
-
-    /// The last value given for `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Replaces every value of `key` with one, keeping its first position.
-    pub fn set(&mut self, key: &str, value: &str) {
-        match self.pairs.iter().position(|(k, _)| k == key) {
-            Some(i) => {
-                self.pairs[i].1 = value.to_string();
-                let mut seen = false;
-                self.pairs.retain(|(k, _)| {
-                    let dup = k == key && seen;
-                    seen |= k == key;
-                    !dup
-                });
-            }
-            None => self.pairs.push((key.to_string(), value.to_string())),
-        }
-    }
-
-    /// Removes `key` entirely.
-    pub fn remove(&mut self, key: &str) {
-        self.pairs.retain(|(k, _)| k != key);
-    }
-
-    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))
-    }
-
-    /// `k=v&k=v`, percent-encoded, without a leading `?`.
-    pub fn to_query_string(&self) -> String {
-        let mut out = String::new();
-        for (k, v) in &self.pairs {
-            if !out.is_empty() {
-                out.push('&');
-            }
-            percent_encode_into(k, &mut out);
-            out.push('=');
-            percent_encode_into(v, &mut out);
-        }
-        out
-    }
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h << 4 | l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
-}
-
-fn percent_encode_into(s: &str, out: &mut String) {
-    for &c in s.as_bytes() {
-        if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'~') {
-            out.push(c as char);
-        } else {
-            out.push_str(&format!("%{c:02X}"));
-        }
-    }
-}
-
-/// Why one value was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FieldError {
-    Empty,
-    TooLong,
-    NotANumber,
-    NotWhole,
-    /// A plain count written with a sign, decimals or an exponent.
-    DigitsOnly,
-    /// A count written with a sign (`+8`, `-0`).
-    Signed,
-    /// Text with control characters.
-    ControlCharacters,
-    TooSmall {
-        min: String,
-    },
-    TooLarge {
-        max: String,
-    },
-    UnknownChoice {
-        choices: String,
-    },
-    /// The value is fine alone but not with the others (architecture rules).
-    Conflict(String),
-    /// Not a preset id.
-    UnknownModel,
-    /// Not a GPU id.
-    UnknownGpu,
-    /// Not `owner/name` as the Hugging Face Hub writes model ids.
-    NotAHubId,
-}
-
-impl fmt::Display for FieldError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FieldError::Empty => f.write_str("is empty"),
-            FieldError::TooLong => write!(f, "is longer than {MAX_VALUE_LEN} characters"),
-            FieldError::NotANumber => f.write_str("is not a number"),
-            FieldError::NotWhole => f.write_str("is not a whole number"),
-            FieldError::DigitsOnly => {
-                f.write_str("must be written in digits alone (no sign, decimals or exponent)")
-            }
-            FieldError::Signed => f.write_str("must be written without a sign"),
-            FieldError::ControlCharacters => f.write_str("contains control characters"),
-            FieldError::TooSmall { min } => write!(f, "must be at least {min}"),
-            FieldError::TooLarge { max } => write!(f, "must be at most {max}"),
-            FieldError::UnknownChoice { choices } => write!(f, "must be one of: {choices}"),
-            FieldError::Conflict(why) => write!(f, "does not fit: {why}"),
-            FieldError::UnknownGpu => {
-                f.write_str("is not a GPU in the list: pick one, or choose custom and type its memory")
-            }
-            FieldError::NotAHubId => f.write_str(
-                "is not a Hugging Face model id: write it as owner/name with letters, digits, `-`, `_` or `.` (e.g. Qwen/Qwen3-8B)",
-            ),
-            FieldError::UnknownModel => {
-                f.write_str("is not a known model: pick one from the list, or change a preset's architecture fields")
-            }
-        }
-    }
-}
-
-/// Something in the query that was not used as given.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Notice {
-    /// A key vramfit does not know; ignored.
-    UnknownKey { key: String },
-    /// A known key with a refused value; the default is used instead.
-    Invalid {
-        key: &'static str,
-        value: String,
-        error: FieldError,
-        default: String,
-    },
-    /// A key given more than once; the last value is used.
-    Repeated { key: &'static str },
-    /// More than [`MAX_PAIRS`] parameters; the rest were ignored.
-    TooManyPairs { dropped: usize },
-    /// `params` next to a model: the architecture decides N.
-    ParamsIgnored { model: &'static str },
-    /// A valid value that the other keys make irrelevant.
-    Unused { key: &'static str, because: String },
-    /// `hub` alone: the model's config.json has not been read, so no key
-    /// says its architecture yet.
-    HubNotLoaded { id: String },
-}
-
-impl Notice {
-    /// The query key this notice belongs next to, if any.
-    pub fn key(&self) -> Option<&str> {
-        match self {
-            Notice::UnknownKey { key } => Some(key),
-            Notice::Invalid { key, .. } | Notice::Repeated { key } | Notice::Unused { key, .. } => {
-                Some(key)
-            }
-            Notice::ParamsIgnored { .. } => Some("params"),
-            Notice::HubNotLoaded { .. } => Some("hub"),
-            Notice::TooManyPairs { .. } => None,
-        }
-    }
-}
-
-/// Shortens and cleans a user value for echoing in a message.
-fn echo(value: &str) -> String {
-    crate::clip::clip(value, 24)
-}
-
-impl Notice {
-    /// What the page did about it (the CLI refuses instead).
-    pub fn consequence(&self) -> String {
-        match self {
-            Notice::UnknownKey { .. }
-            | Notice::TooManyPairs { .. }
-            | Notice::ParamsIgnored { .. }
-            | Notice::Unused { .. } => "ignored".into(),
-            Notice::Invalid { default, .. } if default.is_empty() => "ignored".into(),
-            Notice::Invalid { default, .. } => format!("using the default {default}"),
-            Notice::Repeated { .. } => "using the last".into(),
-            Notice::HubNotLoaded { .. } => "showing the default model until it is".into(),
-        }
-    }
-}
-
-impl fmt::Display for Notice {
-    /// The problem alone, e.g. "batch: `0` must be at least 1".
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Notice::UnknownKey { key } => write!(f, "unknown parameter `{}`", echo(key)),
-            Notice::Invalid {
-                key,
-                error: FieldError::Empty,
-                ..
-            } => write!(f, "{key} is empty"),
-            Notice::Invalid {
-                key, value, error, ..
-            } => write!(f, "{key}: `{}` {error}", echo(value)),
-            Notice::Repeated { key } => write!(f, "{key} is given more than once"),
-            Notice::TooManyPairs { dropped } => {
-                write!(f, "more than {MAX_PAIRS} parameters ({dropped} more)")
-            }
-            Notice::Unused { key, because } => write!(f, "{key} is not used: {because}"),
-            Notice::HubNotLoaded { id } => write!(
-                f,
-                "hub: the config.json of `{id}` is not loaded (the page loads it; the CLI reads it with --config FILE)"
-            ),
-            Notice::ParamsIgnored { model } => write!(
-                f,
-                "params is set by the architecture of model `{model}`; remove model to use params alone"
-            ),
-        }
-    }
-}
-
-/// Something true of an accepted scenario that the numbers rest on: shown
-/// next to its field, carried in the CLI's JSON; never a refusal.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Note {
-    /// A config.json of an unknown family read as Llama-like, by choice.
-    ReadAsLlama { model_type: String },
-    /// A rotary model run past the context it was trained for: it runs
-    /// (rope scaling), with the memory of the longer sequence.
-    BeyondTrainedContext { seq: u32, positions: u32 },
-}
-
-impl Note {
-    /// The query key it belongs next to.
-    pub fn key(&self) -> &'static str {
-        match self {
-            Note::ReadAsLlama { .. } => "like_llama",
-            Note::BeyondTrainedContext { .. } => "seq",
-        }
-    }
-}
-
-impl fmt::Display for Note {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Note::ReadAsLlama { model_type } => write!(
-                f,
-                "`{}` is not a family vramfit knows: it is estimated as a Llama-like decoder, \
-                 as you chose; fields a Llama does not have are ignored",
-                echo(model_type)
-            ),
-            Note::BeyondTrainedContext { seq, positions } => write!(
-                f,
-                "seq {seq} is longer than the {positions} tokens the model was trained for: \
-                 it runs with rope scaling, at this sequence length's memory"
-            ),
-        }
-    }
-}
 
 /// How a field is entered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -395,14 +80,14 @@ pub enum GpuKey {
 
 /// One query key: how to read it into a draft and write it back.
 pub struct Field {
-    pub key: &'static str,
+    pub key: Key,
     pub kind: FieldKind,
     pub group: Group,
     /// Form label.
     pub label: &'static str,
     /// One plain-words sentence for tooltips and `--help`.
     pub help: &'static str,
-    apply: fn(&mut Draft, &str) -> Result<(), FieldError>,
+    pub(super) apply: fn(&mut Draft, &str) -> Result<(), FieldError>,
     /// The canonical text for a scenario; `None` leaves the key out.
     write: fn(&Scenario) -> Option<String>,
     /// What a left-out key means for a scenario (architecture numbers show
@@ -439,7 +124,7 @@ fn arch_override(s: &Scenario, get: fn(&ArchOverrides) -> Option<String>) -> Opt
 macro_rules! arch_number {
     ($num:expr) => {
         Field {
-            key: $num.key(),
+            key: Key::Arch($num),
             kind: FieldKind::Count {
                 min: $num.min() as u64,
                 max: $num.max() as u64,
@@ -461,7 +146,7 @@ macro_rules! arch_number {
 /// Every key the codec knows, in form order.
 pub const FIELDS: &[Field] = &[
     Field {
-        key: "model",
+        key: Key::Model,
         kind: FieldKind::Model,
         group: Group::Model,
         label: "Model",
@@ -482,7 +167,7 @@ pub const FIELDS: &[Field] = &[
         },
     },
     Field {
-        key: "params",
+        key: Key::Params,
         kind: FieldKind::Count { min: ParamCount::MIN, max: ParamCount::MAX },
         group: Group::Model,
         label: "Parameters (N)",
@@ -499,7 +184,7 @@ pub const FIELDS: &[Field] = &[
         },
     },
     Field {
-        key: "like_llama",
+        key: Key::LikeLlama,
         kind: FieldKind::Text,
         group: Group::Model,
         label: "Read as Llama-like",
@@ -522,7 +207,7 @@ pub const FIELDS: &[Field] = &[
         },
     },
     Field {
-        key: "hub",
+        key: Key::Hub,
         kind: FieldKind::Text,
         group: Group::Model,
         label: "Hugging Face model id",
@@ -538,7 +223,7 @@ pub const FIELDS: &[Field] = &[
         },
     },
     Field {
-        key: "family",
+        key: Key::Family,
         kind: FieldKind::Choice(Family::OPTIONS),
         group: Group::Architecture,
         label: "Family",
@@ -558,7 +243,7 @@ pub const FIELDS: &[Field] = &[
     arch_number!(ArchNum::Ffn),
     arch_number!(ArchNum::Vocab),
     Field {
-        key: "tied",
+        key: Key::Tied,
         kind: FieldKind::Toggle,
         group: Group::Architecture,
         label: "Tied embeddings",
@@ -583,7 +268,7 @@ pub const FIELDS: &[Field] = &[
     arch_number!(ArchNum::SlidingWindow),
     arch_number!(ArchNum::SlidingLayers),
     Field {
-        key: "dtype",
+        key: Key::Dtype,
         kind: FieldKind::Choice(Dtype::OPTIONS),
         group: Group::Run,
         label: "Precision",
@@ -596,7 +281,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.train.dtype.key().to_string()),
     },
     Field {
-        key: "optim",
+        key: Key::Optim,
         kind: FieldKind::Choice(Optimizer::OPTIONS),
         group: Group::Run,
         label: "Optimizer",
@@ -609,7 +294,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.train.optim.key().to_string()),
     },
     Field {
-        key: "batch",
+        key: Key::Batch,
         kind: FieldKind::Count { min: Batch::MIN as u64, max: Batch::MAX as u64 },
         group: Group::Run,
         label: "Batch size",
@@ -622,7 +307,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.train.batch.get().to_string()),
     },
     Field {
-        key: "seq",
+        key: Key::Seq,
         kind: FieldKind::Count { min: SeqLen::MIN as u64, max: SeqLen::MAX as u64 },
         group: Group::Run,
         label: "Sequence length",
@@ -635,7 +320,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.train.seq.get().to_string()),
     },
     Field {
-        key: "grad_accum",
+        key: Key::GradAccum,
         kind: FieldKind::Count { min: GradAccum::MIN as u64, max: GradAccum::MAX as u64 },
         group: Group::Run,
         label: "Gradient accumulation",
@@ -648,7 +333,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.train.grad_accum.get().to_string()),
     },
     Field {
-        key: "grad_ckpt",
+        key: Key::GradCkpt,
         kind: FieldKind::Choice(Ckpt::OPTIONS),
         group: Group::Run,
         label: "Gradient checkpointing",
@@ -673,7 +358,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.train.grad_ckpt.key().to_string()),
     },
     Field {
-        key: "attn",
+        key: Key::Attn,
         kind: FieldKind::Choice(Attn::OPTIONS),
         group: Group::Run,
         label: "Attention",
@@ -686,7 +371,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.train.attn.key().to_string()),
     },
     Field {
-        key: "lora_r",
+        key: Key::LoraR,
         kind: FieldKind::Count { min: 0, max: LoraRank::MAX as u64 },
         group: Group::Run,
         label: "LoRA rank",
@@ -700,7 +385,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.train.lora_r.map_or(0, LoraRank::get).to_string()),
     },
     Field {
-        key: "lora_targets",
+        key: Key::LoraTargets,
         kind: FieldKind::Text,
         group: Group::Run,
         label: "LoRA targets",
@@ -718,7 +403,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.train.lora_targets != Targets::ALL).then(|| s.train.lora_targets.text()),
     },
     Field {
-        key: "lora_dropout",
+        key: Key::LoraDropout,
         kind: FieldKind::Decimal {
             min: "0",
             max: "0.9999",
@@ -734,7 +419,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.train.lora_dropout.get() > 0).then(|| format_prob(s.train.lora_dropout)),
     },
     Field {
-        key: "dora",
+        key: Key::Dora,
         kind: FieldKind::Toggle,
         group: Group::Run,
         label: "DoRA",
@@ -747,7 +432,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| s.train.dora.then(|| "true".to_string()),
     },
     Field {
-        key: "quant",
+        key: Key::Quant,
         kind: FieldKind::Choice(Quant::OPTIONS),
         group: Group::Run,
         label: "Quantized base",
@@ -760,7 +445,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.train.quant != Quant::None).then(|| s.train.quant.key().to_string()),
     },
     Field {
-        key: "double_quant",
+        key: Key::DoubleQuant,
         kind: FieldKind::Toggle,
         group: Group::Run,
         label: "Double quantization",
@@ -773,7 +458,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| s.train.double_quant.then(|| "true".to_string()),
     },
     Field {
-        key: "bnb_compute",
+        key: Key::BnbCompute,
         kind: FieldKind::Choice(&[
             ("bf16", "bf16 (QLoRA recipes)"),
             ("fp32", "fp32 (BitsAndBytesConfig's default)"),
@@ -797,7 +482,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| s.train.compute_fp32.then(|| "fp32".to_string()),
     },
     Field {
-        key: "kbit_prep",
+        key: Key::KbitPrep,
         kind: FieldKind::Toggle,
         group: Group::Run,
         label: "prepare_model_for_kbit_training",
@@ -810,7 +495,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (!s.train.kbit_prep).then(|| "false".to_string()),
     },
     Field {
-        key: "keep_outputs",
+        key: Key::KeepOutputs,
         kind: FieldKind::Toggle,
         group: Group::Run,
         label: "Keep outputs through backward",
@@ -823,7 +508,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| s.train.keep_outputs.then(|| "true".to_string()),
     },
     Field {
-        key: "aux_loss",
+        key: Key::AuxLoss,
         kind: FieldKind::Toggle,
         group: Group::Run,
         label: "MoE auxiliary loss",
@@ -836,7 +521,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| s.train.aux_loss.then(|| "true".to_string()),
     },
     Field {
-        key: "dropout",
+        key: Key::Dropout,
         kind: FieldKind::Decimal { min: "0", max: "0.9999" },
         group: Group::Run,
         label: "Dropout",
@@ -849,7 +534,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| s.train.dropout.map(format_prob),
     },
     Field {
-        key: "cuda_like",
+        key: Key::CudaLike,
         kind: FieldKind::Toggle,
         group: Group::Run,
         label: "CUDA kernels",
@@ -862,7 +547,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (!s.train.cuda_like).then(|| "false".to_string()),
     },
     Field {
-        key: "gpus",
+        key: Key::Gpus,
         kind: FieldKind::Count { min: Gpus::MIN as u64, max: Gpus::MAX as u64 },
         group: Group::Parallel,
         label: "GPUs (data parallel)",
@@ -875,7 +560,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.parallel.gpus.get().to_string()),
     },
     Field {
-        key: "zero",
+        key: Key::Zero,
         kind: FieldKind::Choice(&[
             ("0", "0: none (DDP)"),
             ("1", "1: optimizer state"),
@@ -894,7 +579,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| Some(s.parallel.zero.get().to_string()),
     },
     Field {
-        key: "offload",
+        key: Key::Offload,
         kind: FieldKind::Choice(Offload::OPTIONS),
         group: Group::Parallel,
         label: "Offload to host memory",
@@ -907,7 +592,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.parallel.offload != Offload::None).then(|| s.parallel.offload.key().to_string()),
     },
     Field {
-        key: "ctx_mib",
+        key: Key::CtxMib,
         kind: FieldKind::Count { min: 0, max: 65_536 },
         group: Group::Overhead,
         label: "CUDA context (MiB)",
@@ -921,7 +606,7 @@ pub const FIELDS: &[Field] = &[
             .then(|| s.overhead.cuda_ctx_mib.to_string()),
     },
     Field {
-        key: "reserve_pct",
+        key: Key::ReservePct,
         kind: FieldKind::Count { min: 0, max: 100 },
         group: Group::Overhead,
         label: "Allocator reserve (%)",
@@ -935,7 +620,7 @@ pub const FIELDS: &[Field] = &[
             .then(|| s.overhead.reserve_pct.to_string()),
     },
     Field {
-        key: "gpu",
+        key: Key::Gpu,
         kind: FieldKind::Gpu,
         group: Group::Fit,
         label: "GPU",
@@ -963,7 +648,7 @@ pub const FIELDS: &[Field] = &[
         },
     },
     Field {
-        key: "capacity_gib",
+        key: Key::CapacityGib,
         kind: FieldKind::Decimal { min: "0.001", max: "65536" },
         group: Group::Fit,
         label: "GPU memory (GiB)",
@@ -979,7 +664,7 @@ pub const FIELDS: &[Field] = &[
         },
     },
     Field {
-        key: "probe_bytes",
+        key: Key::ProbeBytes,
         kind: FieldKind::Count { min: 1, max: 1 << 50 },
         group: Group::Fit,
         label: "Measured (bytes)",
@@ -996,7 +681,7 @@ pub const FIELDS: &[Field] = &[
         },
     },
     Field {
-        key: "probe_adapter",
+        key: Key::ProbeAdapter,
         kind: FieldKind::Text,
         group: Group::Fit,
         label: "Measured on",
@@ -1012,7 +697,7 @@ pub const FIELDS: &[Field] = &[
         },
     },
     Field {
-        key: "unit",
+        key: Key::Unit,
         kind: FieldKind::Choice(&[("gib", "GiB (2^30 bytes)"), ("gb", "GB (10^9 bytes)")]),
         group: Group::View,
         label: "Units",
@@ -1030,7 +715,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.view.unit == DisplayUnit::Gb).then(|| "gb".to_string()),
     },
     Field {
-        key: "iters",
+        key: Key::Iters,
         kind: FieldKind::Count { min: Iters::MIN as u64, max: Iters::MAX as u64 },
         group: Group::View,
         label: "Steps shown",
@@ -1043,7 +728,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.view.iters != View::default().iters).then(|| s.view.iters.get().to_string()),
     },
     Field {
-        key: "leak",
+        key: Key::Leak,
         kind: FieldKind::Choice(Leak::OPTIONS),
         group: Group::View,
         label: "Leak",
@@ -1056,7 +741,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.view.leak != Leak::None).then(|| s.view.leak.key().to_string()),
     },
     Field {
-        key: "leak_mib",
+        key: Key::LeakMib,
         kind: FieldKind::Count { min: 0, max: 1 << 24 },
         group: Group::View,
         label: "Leak per step (MiB)",
@@ -1069,7 +754,7 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.view.leak_mib != 0).then(|| s.view.leak_mib.to_string()),
     },
     Field {
-        key: "dataset_mib",
+        key: Key::DatasetMib,
         kind: FieldKind::Count { min: 0, max: 1 << 24 },
         group: Group::View,
         label: "Data on the GPU (MiB)",
@@ -1085,7 +770,7 @@ pub const FIELDS: &[Field] = &[
 
 /// The field for `key`.
 pub fn field(key: &str) -> Option<&'static Field> {
-    FIELDS.iter().find(|f| f.key == key)
+    FIELDS.iter().find(|f| f.key.text() == key)
 }
 
 /// A plain count (no suffixes) in `min..=max`, converted by `new`.
@@ -1269,562 +954,4 @@ pub fn parse_count(v: &str, suffixes: bool, min: u64, max: u64) -> Result<u64, F
     } else {
         Ok(n)
     }
-}
-
-/// A validated scenario and what was ignored on the way.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Decoded {
-    pub scenario: Scenario,
-    pub notices: Vec<Notice>,
-    /// What the numbers rest on that the user should know (nothing refused).
-    pub notes: Vec<Note>,
-}
-
-/// Lenient decoding, for the page: bad values fall back to the defaults and
-/// each one becomes a [`Notice`]. Never fails.
-pub fn decode(raw: &RawQuery) -> Decoded {
-    let mut draft = Draft::default();
-    let mut notices = Vec::new();
-    let mut seen: Vec<&'static str> = Vec::new();
-    let mut texts: Vec<(&'static str, &str)> = Vec::new();
-    for (k, v) in raw.pairs() {
-        let Some(f) = field(k) else {
-            notices.push(Notice::UnknownKey { key: k.to_string() });
-            continue;
-        };
-        if seen.contains(&f.key) {
-            if !notices.contains(&Notice::Repeated { key: f.key }) {
-                notices.push(Notice::Repeated { key: f.key });
-            }
-        } else {
-            seen.push(f.key);
-        }
-        let before = draft;
-        match (f.apply)(&mut draft, v) {
-            Ok(()) => texts.push((f.key, v)),
-            Err(error) => {
-                draft = before;
-                notices.push(Notice::Invalid {
-                    key: f.key,
-                    value: v.to_string(),
-                    error,
-                    default: f.shown_value(&Scenario::default()),
-                });
-            }
-        }
-    }
-    if raw.dropped > 0 {
-        notices.push(Notice::TooManyPairs {
-            dropped: raw.dropped,
-        });
-    }
-    let mut scenario = resolve(draft, &texts, &mut notices);
-    check_quant(&mut scenario, &texts, &mut notices);
-    check_lora(&mut scenario, &texts, &mut notices);
-    check_model_keys(&mut scenario, &mut notices);
-    check_offload(&mut scenario, &texts, &mut notices);
-    let notes = check_sequence(&mut scenario, &texts, &mut notices);
-    Decoded {
-        scenario,
-        notices,
-        notes,
-    }
-}
-
-/// LoRA's keys against the run and the model: without adapters they are
-/// unused (said, and reset); targets must be modules the family has, whole
-/// (peft adapts modules, and refuses names it does not find).
-fn check_lora(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut Vec<Notice>) {
-    let default = Training::default();
-    let t = &mut s.train;
-    if t.lora_r.is_none() {
-        let because = || "lora_r is 0: full fine-tuning has no adapters".to_string();
-        if t.lora_targets != default.lora_targets {
-            notices.push(Notice::Unused {
-                key: "lora_targets",
-                because: because(),
-            });
-            t.lora_targets = default.lora_targets;
-        }
-        if t.lora_dropout != default.lora_dropout {
-            notices.push(Notice::Unused {
-                key: "lora_dropout",
-                because: because(),
-            });
-            t.lora_dropout = default.lora_dropout;
-        }
-        if t.dora {
-            notices.push(Notice::Unused {
-                key: "dora",
-                because: because(),
-            });
-            t.dora = false;
-        }
-        return;
-    }
-    let Some(a) = s.arch else {
-        return;
-    };
-    check_misfit(t, &a, texts, notices);
-}
-
-/// The value the query gave for `key` (for a message), or the scenario's.
-fn given(texts: &[(&'static str, &str)], key: &str, otherwise: impl FnOnce() -> String) -> String {
-    texts
-        .iter()
-        .rev()
-        .find(|(k, _)| *k == key)
-        .map_or_else(otherwise, |(_, v)| v.to_string())
-}
-
-/// A refusal of `key`'s value because of the others: said next to the
-/// field, and the key's default used.
-fn conflict(
-    notices: &mut Vec<Notice>,
-    texts: &[(&'static str, &str)],
-    key: &'static str,
-    why: String,
-) {
-    let default = field(key)
-        .map(|f| f.shown_value(&Scenario::default()))
-        .unwrap_or_default();
-    notices.push(Notice::Invalid {
-        key,
-        value: given(texts, key, || default.clone()),
-        error: FieldError::Conflict(why),
-        default,
-    });
-}
-
-/// A quantized base is frozen: it trains through LoRA adapters only.
-/// Double quantization nests the scales of 4-bit blocks; preparing for
-/// k-bit training touches a quantized model only.
-fn check_quant(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut Vec<Notice>) {
-    let t = &mut s.train;
-    let default = Training::default();
-    if t.quant != Quant::None && t.lora_r.is_none() {
-        conflict(
-            notices,
-            texts,
-            "quant",
-            "quantized weights are frozen: train LoRA adapters over them (set lora_r)".into(),
-        );
-        t.quant = Quant::None;
-    }
-    if t.quant != Quant::None && s.arch.is_some_and(|a| a.experts > 0) {
-        conflict(
-            notices,
-            texts,
-            "quant",
-            "a quantized mixture-of-experts base is not estimated: transformers 5 keeps the experts as 3-D parameters, which bitsandbytes' nn.Linear replacement does not quantize".into(),
-        );
-        t.quant = Quant::None;
-    }
-    if t.quant != Quant::None && t.dora {
-        conflict(
-            notices,
-            texts,
-            "dora",
-            format!(
-                "DoRA over a {} base is not estimated (peft dequantizes every weight for its norm in each forward); use LoRA, or an unquantized base",
-                t.quant.key()
-            ),
-        );
-        t.dora = false;
-    }
-    let four_bit = matches!(t.quant, Quant::Nf4 | Quant::Fp4);
-    if t.double_quant && !four_bit {
-        notices.push(Notice::Unused {
-            key: "double_quant",
-            because: "only 4-bit weights (nf4, fp4) have scales to quantize again".into(),
-        });
-        t.double_quant = default.double_quant;
-    }
-    if t.compute_fp32 && !four_bit {
-        notices.push(Notice::Unused {
-            key: "bnb_compute",
-            because: "only 4-bit weights (nf4, fp4) are dequantized to a compute dtype".into(),
-        });
-        t.compute_fp32 = default.compute_fp32;
-    }
-    if t.kbit_prep != default.kbit_prep && t.quant == Quant::None {
-        notices.push(Notice::Unused {
-            key: "kbit_prep",
-            because: "only a quantized base is prepared for k-bit training".into(),
-        });
-        t.kbit_prep = default.kbit_prep;
-    }
-}
-
-/// Offloading is ZeRO's (DeepSpeed) or FSDP's: the optimizer needs a ZeRO
-/// stage, the parameters stage 3; the step then runs DeepSpeed's CPU Adam
-/// or Lion.
-fn check_offload(s: &mut Scenario, texts: &[(&'static str, &str)], notices: &mut Vec<Notice>) {
-    let (zero, offload) = (s.parallel.zero.get(), s.parallel.offload);
-    let why = match offload {
-        Offload::None => None,
-        Offload::Optimizer if zero == 0 => Some(
-            "offloading is done by ZeRO (DeepSpeed) or FSDP: set zero to 1, 2 or 3 (one GPU is fine)"
-                .to_string(),
-        ),
-        Offload::Params if zero < 3 => Some(
-            "offloading parameters needs ZeRO stage 3 (or FSDP full sharding): set zero=3".into(),
-        ),
-        Offload::Optimizer | Offload::Params if s.train.optim.spec().cpu_offload => None,
-        Offload::Optimizer | Offload::Params => Some(format!(
-            "the offloaded step runs DeepSpeed's CPU Adam or Lion, not {}: choose adamw or lion",
-            s.train.optim.key()
-        )),
-    };
-    if let Some(why) = why {
-        conflict(notices, texts, "offload", why);
-        s.parallel.offload = Offload::None;
-    }
-}
-
-/// Keys that only some models read: the auxiliary loss needs experts.
-fn check_model_keys(s: &mut Scenario, notices: &mut Vec<Notice>) {
-    let moe = s
-        .arch
-        .and_then(|a| a.family.spec().moe.map(|m| (a.family, m)));
-    let because = match moe {
-        None => Some("the model has no experts (no router logits)".to_string()),
-        Some((f, m)) if !m.aux_loss => Some(format!(
-            "{}'s transformers model has no load-balancing loss",
-            f.label()
-        )),
-        Some(_) => None,
-    };
-    if let (true, Some(because)) = (s.train.aux_loss, because) {
-        notices.push(Notice::Unused {
-            key: "aux_loss",
-            because,
-        });
-        s.train.aux_loss = false;
-    }
-}
-
-/// LoRA targets the family has no module for.
-fn check_misfit(
-    t: &mut Training,
-    a: &crate::model::Architecture,
-    texts: &[(&'static str, &str)],
-    notices: &mut Vec<Notice>,
-) {
-    let default = Training::default();
-    if let Some(why) = t.lora_targets.misfit(a) {
-        let value = texts
-            .iter()
-            .rev()
-            .find(|(k, _)| *k == "lora_targets")
-            .map_or_else(|| t.lora_targets.text(), |(_, v)| v.to_string());
-        notices.push(Notice::Invalid {
-            key: "lora_targets",
-            value,
-            error: FieldError::Conflict(why),
-            default: default.lora_targets.text(),
-        });
-        t.lora_targets = default.lora_targets;
-    }
-}
-
-/// The sequence length against the model's positions: past a learned
-/// table PyTorch fails at the position embedding (refused, using the
-/// table's length); past a rotary model's trained context it runs (a note).
-fn check_sequence(
-    s: &mut Scenario,
-    texts: &[(&'static str, &str)],
-    notices: &mut Vec<Notice>,
-) -> Vec<Note> {
-    let mut notes = Vec::new();
-    if let ModelSpec::Preset { like_llama, .. } = &mut s.model {
-        if let Some(model_type) = *like_llama {
-            let family = s.arch.map(|a| a.family);
-            if family == Some(Family::LLAMA_LIKE) {
-                notes.push(Note::ReadAsLlama {
-                    model_type: model_type.as_str().to_string(),
-                });
-            } else {
-                notices.push(Notice::Unused {
-                    key: "like_llama",
-                    because: format!(
-                        "the family is {}, not {}",
-                        family.map_or("unknown", Family::key),
-                        Family::LLAMA_LIKE.key()
-                    ),
-                });
-                *like_llama = None;
-            }
-        }
-    }
-    let Some(a) = s.arch else {
-        return notes;
-    };
-    let seq = s.train.seq.get();
-    if a.positions == 0 || seq <= a.positions {
-        return notes;
-    }
-    match a.family.spec().positions {
-        Positions::Rotary => notes.push(Note::BeyondTrainedContext {
-            seq,
-            positions: a.positions,
-        }),
-        Positions::Learned => {
-            // The default (2048) is the table's length for a model with
-            // fewer positions; a typed length is refused with the reason.
-            let typed = texts.iter().rev().find(|(k, _)| *k == "seq");
-            if let Some((_, value)) = typed {
-                notices.push(Notice::Invalid {
-                    key: "seq",
-                    value: value.to_string(),
-                    error: FieldError::Conflict(format!(
-                        "{} has {} learned positions: seq must be at most {}",
-                        a.family.label(),
-                        a.positions,
-                        a.positions
-                    )),
-                    default: a.positions.to_string(),
-                });
-            }
-            if let Some(max) = SeqLen::new(a.positions) {
-                s.train.seq = max;
-            }
-        }
-    }
-    notes
-}
-
-/// Turns a draft into a scenario: picks the model and checks the
-/// architecture, dropping overrides that break it (each with a notice).
-fn resolve(
-    mut draft: Draft,
-    texts: &[(&'static str, &str)],
-    notices: &mut Vec<Notice>,
-) -> Scenario {
-    let view = View {
-        capacity: capacity(&draft, notices),
-        ..draft.view
-    };
-    let base = Scenario {
-        train: draft.train,
-        parallel: draft.parallel,
-        overhead: draft.overhead,
-        view,
-        ..Scenario::default()
-    };
-    if let (None, true, Some(params)) = (draft.model, draft.overrides.is_empty(), draft.params) {
-        if draft.like_llama.is_some() {
-            notices.push(Notice::Unused {
-                key: "like_llama",
-                because: "a parameter count alone has no architecture".into(),
-            });
-        }
-        if draft.hub.is_some() {
-            notices.push(Notice::Unused {
-                key: "hub",
-                because: "a parameter count alone has no architecture".into(),
-            });
-        }
-        return Scenario {
-            model: ModelSpec::ParamsOnly { params },
-            arch: None,
-            ..base
-        };
-    }
-    if let (Some(id), None, true) = (draft.hub, draft.model, draft.overrides.is_empty()) {
-        notices.push(Notice::HubNotLoaded {
-            id: id.as_str().to_string(),
-        });
-    }
-    let preset = draft
-        .model
-        .and_then(presets::preset)
-        .unwrap_or_else(presets::default_preset);
-    if draft.params.is_some() {
-        notices.push(Notice::ParamsIgnored { model: preset.id });
-    }
-    loop {
-        let arch = draft.overrides.apply(&preset.arch);
-        let Err(e) = arch.validate() else {
-            return Scenario {
-                model: ModelSpec::Preset {
-                    id: preset.id,
-                    overrides: draft.overrides,
-                    like_llama: draft.like_llama,
-                    hub: draft.hub,
-                },
-                arch: Some(arch),
-                ..base
-            };
-        };
-        // Drop the override the rule names; if it was not given, every
-        // override goes (the preset itself is always valid).
-        let key = e.field();
-        let value = texts
-            .iter()
-            .rev()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.to_string());
-        let default = Scenario::default();
-        let preset_scenario = Scenario {
-            arch: Some(preset.arch),
-            ..default
-        };
-        notices.push(Notice::Invalid {
-            key,
-            value: value.clone().unwrap_or_else(|| {
-                shown(
-                    key,
-                    &Scenario {
-                        arch: Some(arch),
-                        ..default
-                    },
-                )
-            }),
-            error: FieldError::Conflict(e.to_string()),
-            default: shown(key, &preset_scenario),
-        });
-        if value.is_some() && draft.overrides.clear(key) {
-            continue;
-        }
-        draft.overrides = ArchOverrides::default();
-    }
-}
-
-/// The capacity the `gpu` key (and its companions) describe. A companion
-/// the chosen `gpu` does not read is reported, never dropped silently.
-fn capacity(d: &Draft, notices: &mut Vec<Notice>) -> Capacity {
-    let default = View::default().capacity;
-    let mut missing = |key: &'static str, why: &str| {
-        notices.push(Notice::Invalid {
-            key,
-            value: String::new(),
-            error: FieldError::Conflict(why.into()),
-            default: "rtx-4090".into(),
-        });
-        default
-    };
-    let capacity = match (d.gpu, d.capacity_typed, d.probe_bytes) {
-        (None, Some(bytes), _) | (Some(GpuKey::Custom), Some(bytes), _) => {
-            Capacity::Typed { bytes }
-        }
-        (Some(GpuKey::Custom), None, _) => missing("capacity_gib", "gpu=custom needs capacity_gib"),
-        (Some(GpuKey::Probe), _, Some(bytes)) => Capacity::Probed {
-            bytes,
-            adapter: d.probe_adapter.unwrap_or(ShortText::EMPTY),
-        },
-        (Some(GpuKey::Probe), _, None) => missing("probe_bytes", "gpu=probe needs probe_bytes"),
-        (Some(GpuKey::Listed(id)), _, _) => Capacity::Gpu { id },
-        (None, None, _) => default,
-    };
-    let (typed_used, probe_used) = match capacity {
-        Capacity::Typed { .. } => (true, false),
-        Capacity::Probed { .. } => (false, true),
-        Capacity::Gpu { .. } => (false, false),
-    };
-    let because = match d.gpu {
-        Some(GpuKey::Listed(id)) => format!("gpu={id} decides the capacity"),
-        Some(GpuKey::Custom) | None => "only gpu=probe reads it".to_string(),
-        Some(GpuKey::Probe) => "gpu=probe uses the measured bytes".to_string(),
-    };
-    for (key, given, used) in [
-        ("capacity_gib", d.capacity_typed.is_some(), typed_used),
-        ("probe_bytes", d.probe_bytes.is_some(), probe_used),
-        ("probe_adapter", d.probe_adapter.is_some(), probe_used),
-    ] {
-        if given && !used {
-            notices.push(Notice::Unused {
-                key,
-                because: because.clone(),
-            });
-        }
-    }
-    capacity
-}
-
-/// The capacity keys that `gpu=value` does not read: the page drops them
-/// when the GPU is chosen, so the link carries no ignored key (the decoder
-/// would say each is unused, see [`capacity`]).
-pub fn capacity_keys_unused_by(gpu: &str) -> &'static [&'static str] {
-    match gpu.trim() {
-        "custom" => &["probe_bytes", "probe_adapter"],
-        "probe" => &["capacity_gib"],
-        _ => &["capacity_gib", "probe_bytes", "probe_adapter"],
-    }
-}
-
-/// Sets `key` to what was typed in the raw form, with the form's rules:
-/// a new model (or none: a parameter count alone) starts from its own
-/// architecture, so the architecture keys go; a typed architecture number
-/// is no longer the Hub's config, so `hub` goes; a listed GPU replaces a
-/// typed or measured capacity. The page's fields all edit through here.
-pub fn edit(form: &mut RawQuery, key: &str, value: &str) {
-    let Some(f) = field(key) else {
-        form.set(key, value);
-        return;
-    };
-    match f.kind {
-        FieldKind::Model => {
-            if value.trim().is_empty() {
-                form.remove(key);
-            } else {
-                form.set(key, value);
-            }
-            for k in crate::import::model_keys().filter(|k| !matches!(*k, "model" | "params")) {
-                form.remove(k);
-            }
-        }
-        _ if f.group == Group::Architecture => {
-            form.set(key, value);
-            form.remove("hub");
-        }
-        FieldKind::Gpu => {
-            form.set(key, value);
-            for k in capacity_keys_unused_by(value) {
-                form.remove(k);
-            }
-        }
-        _ => form.set(key, value),
-    }
-}
-
-/// Replaces the model's keys in the raw form by an import's `changes`,
-/// then sets `extra` (the Hub id, a link's dropout).
-pub fn apply_import(form: &mut RawQuery, changes: &[(String, String)], extra: &[(&str, String)]) {
-    for k in crate::import::model_keys() {
-        form.remove(k);
-    }
-    for (k, v) in changes {
-        form.set(k, v);
-    }
-    for (k, v) in extra {
-        form.set(k, v);
-    }
-}
-
-/// What the form shows for `key` in `s`.
-fn shown(key: &str, s: &Scenario) -> String {
-    field(key).map(|f| f.shown_value(s)).unwrap_or_default()
-}
-
-/// Strict decoding, for the command line: any notice is an error.
-pub fn decode_strict(raw: &RawQuery) -> Result<Scenario, Vec<Notice>> {
-    let d = decode(raw);
-    if d.notices.is_empty() {
-        Ok(d.scenario)
-    } else {
-        Err(d.notices)
-    }
-}
-
-/// The canonical query of a scenario, in [`FIELDS`] order. Keys at their
-/// default that are rarely changed are left out.
-pub fn encode(s: &Scenario) -> RawQuery {
-    let mut raw = RawQuery::default();
-    for f in FIELDS {
-        if let Some(v) = f.value_of(s) {
-            raw.pairs.push((f.key.to_string(), v));
-        }
-    }
-    raw
 }

@@ -1,0 +1,432 @@
+//! The rules across keys (LoRA, a quantized base, offload, the model's
+//! keys, the sequence against the positions) and the model's resolution:
+//! each refusal a notice next to its field.
+
+use super::fields::{Draft, GpuKey};
+use super::notice::{FieldError, Note, Notice};
+use super::{shown, Key};
+use crate::model::family::Positions;
+use crate::model::presets;
+use crate::model::Family;
+use crate::scenario::{
+    ArchOverrides, Capacity, ModelSpec, Offload, Quant, Scenario, SeqLen, ShortText, Training, View,
+};
+
+/// LoRA's keys against the run and the model: without adapters they are
+/// unused (said, and reset); targets must be modules the family has, whole
+/// (peft adapts modules, and refuses names it does not find).
+pub(super) fn check_lora(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let default = Training::default();
+    let t = &mut s.train;
+    if t.lora_r.is_none() {
+        let because = || "lora_r is 0: full fine-tuning has no adapters".to_string();
+        if t.lora_targets != default.lora_targets {
+            notices.push(Notice::Unused {
+                key: Key::LoraTargets,
+                because: because(),
+            });
+            t.lora_targets = default.lora_targets;
+        }
+        if t.lora_dropout != default.lora_dropout {
+            notices.push(Notice::Unused {
+                key: Key::LoraDropout,
+                because: because(),
+            });
+            t.lora_dropout = default.lora_dropout;
+        }
+        if t.dora {
+            notices.push(Notice::Unused {
+                key: Key::Dora,
+                because: because(),
+            });
+            t.dora = false;
+        }
+        return;
+    }
+    let Some(a) = s.arch else {
+        return;
+    };
+    check_misfit(t, &a, texts, notices);
+}
+
+/// The value the query gave for `key` (for a message), or the scenario's.
+fn given(texts: &[(Key, &str)], key: Key, otherwise: impl FnOnce() -> String) -> String {
+    texts
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == key)
+        .map_or_else(otherwise, |(_, v)| v.to_string())
+}
+
+/// A refusal of `key`'s value because of the others: said next to the
+/// field, and the key's default used.
+fn conflict(notices: &mut Vec<Notice>, texts: &[(Key, &str)], key: Key, why: String) {
+    let default = key
+        .field()
+        .map(|f| f.shown_value(&Scenario::default()))
+        .unwrap_or_default();
+    notices.push(Notice::Invalid {
+        key,
+        value: given(texts, key, || default.clone()),
+        error: FieldError::Conflict(why),
+        default,
+    });
+}
+
+/// A quantized base is frozen: it trains through LoRA adapters only.
+/// Double quantization nests the scales of 4-bit blocks; preparing for
+/// k-bit training touches a quantized model only.
+pub(super) fn check_quant(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let t = &mut s.train;
+    let default = Training::default();
+    if t.quant != Quant::None && t.lora_r.is_none() {
+        conflict(
+            notices,
+            texts,
+            Key::Quant,
+            "quantized weights are frozen: train LoRA adapters over them (set lora_r)".into(),
+        );
+        t.quant = Quant::None;
+    }
+    if let (true, Some(why)) = (
+        t.quant != Quant::None,
+        s.arch.as_ref().and_then(Quant::refusal),
+    ) {
+        conflict(notices, texts, Key::Quant, why.into());
+        t.quant = Quant::None;
+    }
+    if t.quant != Quant::None && t.dora {
+        conflict(
+            notices,
+            texts,
+            Key::Dora,
+            format!(
+                "DoRA over a {} base is not estimated (peft dequantizes every weight for its norm in each forward); use LoRA, or an unquantized base",
+                t.quant.key()
+            ),
+        );
+        t.dora = false;
+    }
+    let four_bit = matches!(t.quant, Quant::Nf4 | Quant::Fp4);
+    if t.double_quant && !four_bit {
+        notices.push(Notice::Unused {
+            key: Key::DoubleQuant,
+            because: "only 4-bit weights (nf4, fp4) have scales to quantize again".into(),
+        });
+        t.double_quant = default.double_quant;
+    }
+    if t.compute_fp32 && !four_bit {
+        notices.push(Notice::Unused {
+            key: Key::BnbCompute,
+            because: "only 4-bit weights (nf4, fp4) are dequantized to a compute dtype".into(),
+        });
+        t.compute_fp32 = default.compute_fp32;
+    }
+    if t.kbit_prep != default.kbit_prep && t.quant == Quant::None {
+        notices.push(Notice::Unused {
+            key: Key::KbitPrep,
+            because: "only a quantized base is prepared for k-bit training".into(),
+        });
+        t.kbit_prep = default.kbit_prep;
+    }
+}
+
+/// Offloading is ZeRO's (DeepSpeed) or FSDP's: the optimizer needs a ZeRO
+/// stage, the parameters stage 3; the step then runs DeepSpeed's CPU Adam
+/// or Lion.
+pub(super) fn check_offload(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let (zero, offload) = (s.parallel.zero.get(), s.parallel.offload);
+    let why = match offload {
+        Offload::None => None,
+        Offload::Optimizer if zero == 0 => Some(
+            "offloading is done by ZeRO (DeepSpeed) or FSDP: set zero to 1, 2 or 3 (one GPU is fine)"
+                .to_string(),
+        ),
+        Offload::Params if zero < 3 => Some(
+            "offloading parameters needs ZeRO stage 3 (or FSDP full sharding): set zero=3".into(),
+        ),
+        Offload::Optimizer | Offload::Params if s.train.optim.spec().cpu_offload => None,
+        Offload::Optimizer | Offload::Params => Some(format!(
+            "the offloaded step runs DeepSpeed's CPU Adam or Lion, not {}: choose adamw or lion",
+            s.train.optim.key()
+        )),
+    };
+    if let Some(why) = why {
+        conflict(notices, texts, Key::Offload, why);
+        s.parallel.offload = Offload::None;
+    }
+}
+
+/// Keys that only some models read: the auxiliary loss needs experts.
+pub(super) fn check_model_keys(s: &mut Scenario, notices: &mut Vec<Notice>) {
+    let moe = s
+        .arch
+        .and_then(|a| a.family.spec().moe.map(|m| (a.family, m)));
+    let because = match moe {
+        None => Some("the model has no experts (no router logits)".to_string()),
+        Some((f, m)) if !m.aux_loss => Some(format!(
+            "{}'s transformers model has no load-balancing loss",
+            f.label()
+        )),
+        Some(_) => None,
+    };
+    if let (true, Some(because)) = (s.train.aux_loss, because) {
+        notices.push(Notice::Unused {
+            key: Key::AuxLoss,
+            because,
+        });
+        s.train.aux_loss = false;
+    }
+}
+
+/// LoRA targets the family has no module for.
+fn check_misfit(
+    t: &mut Training,
+    a: &crate::model::Architecture,
+    texts: &[(Key, &str)],
+    notices: &mut Vec<Notice>,
+) {
+    let default = Training::default();
+    if let Some(why) = t.lora_targets.misfit(a) {
+        let value = texts
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == Key::LoraTargets)
+            .map_or_else(|| t.lora_targets.text(), |(_, v)| v.to_string());
+        notices.push(Notice::Invalid {
+            key: Key::LoraTargets,
+            value,
+            error: FieldError::Conflict(why),
+            default: default.lora_targets.text(),
+        });
+        t.lora_targets = default.lora_targets;
+    }
+}
+
+/// The sequence length against the model's positions: past a learned
+/// table PyTorch fails at the position embedding (refused, using the
+/// table's length); past a rotary model's trained context it runs (a note).
+pub(super) fn check_sequence(
+    s: &mut Scenario,
+    texts: &[(Key, &str)],
+    notices: &mut Vec<Notice>,
+) -> Vec<Note> {
+    let mut notes = Vec::new();
+    if let ModelSpec::Preset { like_llama, .. } = &mut s.model {
+        if let Some(model_type) = *like_llama {
+            let family = s.arch.map(|a| a.family);
+            if family == Some(Family::LLAMA_LIKE) {
+                notes.push(Note::ReadAsLlama {
+                    model_type: model_type.as_str().to_string(),
+                });
+            } else {
+                notices.push(Notice::Unused {
+                    key: Key::LikeLlama,
+                    because: format!(
+                        "the family is {}, not {}",
+                        family.map_or("unknown", Family::key),
+                        Family::LLAMA_LIKE.key()
+                    ),
+                });
+                *like_llama = None;
+            }
+        }
+    }
+    let Some(a) = s.arch else {
+        return notes;
+    };
+    let seq = s.train.seq.get();
+    if a.positions == 0 || seq <= a.positions {
+        return notes;
+    }
+    match a.family.spec().positions {
+        Positions::Rotary => notes.push(Note::BeyondTrainedContext {
+            seq,
+            positions: a.positions,
+        }),
+        Positions::Learned => {
+            // The default (2048) is the table's length for a model with
+            // fewer positions; a typed length is refused with the reason.
+            let typed = texts.iter().rev().find(|(k, _)| *k == Key::Seq);
+            if let Some((_, value)) = typed {
+                notices.push(Notice::Invalid {
+                    key: Key::Seq,
+                    value: value.to_string(),
+                    error: FieldError::Conflict(format!(
+                        "{} has {} learned positions: seq must be at most {}",
+                        a.family.label(),
+                        a.positions,
+                        a.positions
+                    )),
+                    default: a.positions.to_string(),
+                });
+            }
+            if let Some(max) = SeqLen::new(a.positions) {
+                s.train.seq = max;
+            }
+        }
+    }
+    notes
+}
+
+/// Turns a draft into a scenario: picks the model and checks the
+/// architecture, dropping overrides that break it (each with a notice).
+pub(super) fn resolve(
+    mut draft: Draft,
+    texts: &[(Key, &str)],
+    notices: &mut Vec<Notice>,
+) -> Scenario {
+    let view = View {
+        capacity: capacity(&draft, notices),
+        ..draft.view
+    };
+    let base = Scenario {
+        train: draft.train,
+        parallel: draft.parallel,
+        overhead: draft.overhead,
+        view,
+        ..Scenario::default()
+    };
+    if let (None, true, Some(params)) = (draft.model, draft.overrides.is_empty(), draft.params) {
+        if draft.like_llama.is_some() {
+            notices.push(Notice::Unused {
+                key: Key::LikeLlama,
+                because: "a parameter count alone has no architecture".into(),
+            });
+        }
+        if draft.hub.is_some() {
+            notices.push(Notice::Unused {
+                key: Key::Hub,
+                because: "a parameter count alone has no architecture".into(),
+            });
+        }
+        return Scenario {
+            model: ModelSpec::ParamsOnly { params },
+            arch: None,
+            ..base
+        };
+    }
+    if let (Some(id), None, true) = (draft.hub, draft.model, draft.overrides.is_empty()) {
+        notices.push(Notice::HubNotLoaded {
+            id: id.as_str().to_string(),
+        });
+    }
+    let preset = draft
+        .model
+        .and_then(presets::preset)
+        .unwrap_or_else(presets::default_preset);
+    if draft.params.is_some() {
+        notices.push(Notice::ParamsIgnored { model: preset.id });
+    }
+    loop {
+        let arch = draft.overrides.apply(&preset.arch);
+        let Err(e) = arch.validate() else {
+            return Scenario {
+                model: ModelSpec::Preset {
+                    id: preset.id,
+                    overrides: draft.overrides,
+                    like_llama: draft.like_llama,
+                    hub: draft.hub,
+                },
+                arch: Some(arch),
+                ..base
+            };
+        };
+        // Drop the override the rule names; if it was not given, every
+        // override goes (the preset itself is always valid).
+        let num = e.field();
+        let key = Key::Arch(num);
+        let value = texts
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.to_string());
+        let default = Scenario::default();
+        let preset_scenario = Scenario {
+            arch: Some(preset.arch),
+            ..default
+        };
+        notices.push(Notice::Invalid {
+            key,
+            value: value.clone().unwrap_or_else(|| {
+                shown(
+                    key,
+                    &Scenario {
+                        arch: Some(arch),
+                        ..default
+                    },
+                )
+            }),
+            error: FieldError::Conflict(e.to_string()),
+            default: shown(key, &preset_scenario),
+        });
+        if value.is_some() && draft.overrides.clear(num) {
+            continue;
+        }
+        draft.overrides = ArchOverrides::default();
+    }
+}
+
+/// The capacity the `gpu` key (and its companions) describe. A companion
+/// the chosen `gpu` does not read is reported, never dropped silently.
+pub(super) fn capacity(d: &Draft, notices: &mut Vec<Notice>) -> Capacity {
+    let default = View::default().capacity;
+    let mut missing = |key: Key, why: &str| {
+        notices.push(Notice::Invalid {
+            key,
+            value: String::new(),
+            error: FieldError::Conflict(why.into()),
+            default: "rtx-4090".into(),
+        });
+        default
+    };
+    let capacity = match (d.gpu, d.capacity_typed, d.probe_bytes) {
+        (None, Some(bytes), _) | (Some(GpuKey::Custom), Some(bytes), _) => {
+            Capacity::Typed { bytes }
+        }
+        (Some(GpuKey::Custom), None, _) => {
+            missing(Key::CapacityGib, "gpu=custom needs capacity_gib")
+        }
+        (Some(GpuKey::Probe), _, Some(bytes)) => Capacity::Probed {
+            bytes,
+            adapter: d.probe_adapter.unwrap_or(ShortText::EMPTY),
+        },
+        (Some(GpuKey::Probe), _, None) => missing(Key::ProbeBytes, "gpu=probe needs probe_bytes"),
+        (Some(GpuKey::Listed(id)), _, _) => Capacity::Gpu { id },
+        (None, None, _) => default,
+    };
+    let (typed_used, probe_used) = match capacity {
+        Capacity::Typed { .. } => (true, false),
+        Capacity::Probed { .. } => (false, true),
+        Capacity::Gpu { .. } => (false, false),
+    };
+    let because = match d.gpu {
+        Some(GpuKey::Listed(id)) => format!("gpu={id} decides the capacity"),
+        Some(GpuKey::Custom) | None => "only gpu=probe reads it".to_string(),
+        Some(GpuKey::Probe) => "gpu=probe uses the measured bytes".to_string(),
+    };
+    for (key, given, used) in [
+        (Key::CapacityGib, d.capacity_typed.is_some(), typed_used),
+        (Key::ProbeBytes, d.probe_bytes.is_some(), probe_used),
+        (Key::ProbeAdapter, d.probe_adapter.is_some(), probe_used),
+    ] {
+        if given && !used {
+            notices.push(Notice::Unused {
+                key,
+                because: because.clone(),
+            });
+        }
+    }
+    capacity
+}
+
+/// The capacity keys that `gpu=value` does not read: the page drops them
+/// when the GPU is chosen, so the link carries no ignored key (the decoder
+/// would say each is unused, see [`capacity`]).
+pub fn capacity_keys_unused_by(gpu: &str) -> &'static [Key] {
+    match gpu.trim() {
+        "custom" => &[Key::ProbeBytes, Key::ProbeAdapter],
+        "probe" => &[Key::CapacityGib],
+        _ => &[Key::CapacityGib, Key::ProbeBytes, Key::ProbeAdapter],
+    }
+}

@@ -1,0 +1,110 @@
+//! Every query key, typed: the codec's fields are keyed by it, and every
+//! other place that names a key (the solver's changes, the importer's keys,
+//! the form's rules, the page) uses it, so a misspelt key does not compile.
+
+use crate::model::ArchNum;
+use std::fmt;
+
+/// Declares the keys that are not architecture numbers, each with its
+/// text; the architecture numbers are [`Key::Arch`].
+macro_rules! keys {
+    ($( $(#[$m:meta])* $variant:ident = $text:literal, )+) => {
+        /// A query key.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Key {
+            $( $(#[$m])* $variant, )+
+            /// An architecture number (`hidden`, `layers`, ...).
+            Arch(ArchNum),
+        }
+
+        impl Key {
+            /// The keys that are not architecture numbers.
+            const NAMED: &'static [Key] = &[$(Key::$variant),+];
+
+            /// Every key: the named ones, then each architecture number.
+            pub fn all() -> impl Iterator<Item = Key> {
+                Key::NAMED
+                    .iter()
+                    .copied()
+                    .chain(ArchNum::ALL.iter().map(|n| Key::Arch(*n)))
+            }
+
+            /// The key as written in a query string.
+            pub const fn text(self) -> &'static str {
+                match self {
+                    $( Key::$variant => $text, )+
+                    Key::Arch(n) => n.key(),
+                }
+            }
+
+            /// The key a query string names, if it is one.
+            pub fn from_text(text: &str) -> Option<Key> {
+                match text {
+                    $( $text => Some(Key::$variant), )+
+                    other => ArchNum::from_key(other).map(Key::Arch),
+                }
+            }
+        }
+    };
+}
+
+keys! {
+    Model = "model",
+    Params = "params",
+    LikeLlama = "like_llama",
+    Hub = "hub",
+    Family = "family",
+    Tied = "tied",
+    Dtype = "dtype",
+    Optim = "optim",
+    Batch = "batch",
+    Seq = "seq",
+    GradAccum = "grad_accum",
+    GradCkpt = "grad_ckpt",
+    Attn = "attn",
+    LoraR = "lora_r",
+    LoraTargets = "lora_targets",
+    LoraDropout = "lora_dropout",
+    Dora = "dora",
+    Quant = "quant",
+    DoubleQuant = "double_quant",
+    BnbCompute = "bnb_compute",
+    KbitPrep = "kbit_prep",
+    KeepOutputs = "keep_outputs",
+    AuxLoss = "aux_loss",
+    Dropout = "dropout",
+    CudaLike = "cuda_like",
+    Gpus = "gpus",
+    Zero = "zero",
+    Offload = "offload",
+    CtxMib = "ctx_mib",
+    ReservePct = "reserve_pct",
+    Gpu = "gpu",
+    CapacityGib = "capacity_gib",
+    ProbeBytes = "probe_bytes",
+    ProbeAdapter = "probe_adapter",
+    Unit = "unit",
+    Iters = "iters",
+    Leak = "leak",
+    LeakMib = "leak_mib",
+    DatasetMib = "dataset_mib",
+}
+
+impl Key {
+    /// The codec's field for this key (every key has one: tested).
+    pub fn field(self) -> Option<&'static super::Field> {
+        super::FIELDS.iter().find(|f| f.key == self)
+    }
+}
+
+impl AsRef<str> for Key {
+    fn as_ref(&self) -> &str {
+        self.text()
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text())
+    }
+}
