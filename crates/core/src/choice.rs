@@ -1,6 +1,8 @@
 //! Small macros for closed sets of named choices (dtype, optimizer, ...):
 //! one place for the query-string value, the label and the list of all
 //! values; and for whole numbers with inclusive bounds.
+//!
+//! Imports nothing of the crate.
 
 /// Declares a `Copy` enum whose variants each have a query value and a label,
 /// with `ALL`, `key()`, `label()`, `from_key()` and serde by key.

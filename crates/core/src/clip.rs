@@ -1,6 +1,8 @@
 //! Short, clean excerpts of what someone typed or a file holds, for
 //! messages: one rule for the codec's notices, the importer's errors, the
 //! page and the command line.
+//!
+//! Imports nothing of the crate.
 
 /// Characters of a config value or a typed text quoted in a message.
 pub const QUOTE: usize = 40;

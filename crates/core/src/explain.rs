@@ -1,6 +1,9 @@
 //! Why each number is what it is: one row per component alive at the peak,
 //! written from the very terms that made it (each term's factors with the
 //! values substituted), and a CSV export of the same table.
+//!
+//! Shared at the top: reads an estimate's terms and report; imports the
+//! training workload only for its per-layer detail and the seed formula.
 
 use crate::report::{Component, Estimate, PhaseReport};
 use crate::scenario::Scenario;

@@ -1,4 +1,5 @@
 //! GPU memory capacities, for the page's "will it fit on my GPU" verdict.
+//! Shared at the top: imports only `choice` and `units`.
 //!
 //! Sizes are nominal and binary: a GPU sold as "80 GB" holds 80 GiB
 //! (80 × 2^30 bytes), which is how `nvidia-smi` and PyTorch count it, so every

@@ -3,6 +3,9 @@
 //! facts a run reads (its dropout, the load-balancing loss it asks for, a
 //! bitsandbytes quantization), written through the codec's own fields, so a
 //! config never imports a value the codec would refuse.
+//!
+//! Between the model's importer and the codec: imports both and the
+//! scenario; nothing of a workload's estimate.
 
 use crate::model::hf_config::{self, quote, Bnb, ConfigError, ModelConfig, Reading};
 use crate::model::{ArchNum, Architecture};

@@ -1,9 +1,13 @@
-//! vramfit's pure core: the validated training [`Scenario`], the URL codec
-//! that builds it from a query string, and the memory estimators.
+//! vramfit's pure core: what a model is (`model`), the workloads that run on
+//! it (`train`), the validated [`Scenario`] and the URL codec that builds
+//! it from a query string (`query`), and what is shared by every workload
+//! (`units`, `terms`, `report`, `explain`, `solve`, `gpus`, `wire`).
 //!
 //! Nothing here knows about a browser, a GPU or a chart library: it compiles
 //! and tests natively in seconds, and the web app and the CLI both call it.
-//! All sizes are exact integer [`Bytes`]; GiB exist only in display.
+//! All sizes are exact integer [`Bytes`]; GiB exist only in display. The
+//! import rules between the wings are held by `tests/layers.rs`.
+#![warn(clippy::too_many_lines)]
 
 mod choice;
 pub mod clip;

@@ -1,6 +1,9 @@
 //! What an estimate says: memory per component, per phase of a training step,
 //! per iteration. Shared by every method so the page, the chart and the CLI
 //! read one shape.
+//!
+//! Shared at the top: imports only `terms` and `units`; knows no workload,
+//! model or codec.
 
 use crate::terms::{TermSet, Terms};
 use crate::units::Bytes;

@@ -1,6 +1,10 @@
 //! The validated description of a workload on a model, and how the page
 //! shows it. Every value here has passed the codec's checks: the estimators
 //! take it without re-validating.
+//!
+//! Shared at the top: holds each workload's validated inputs (the
+//! training run: `crate::train::run`) beside the model and the view;
+//! imports the model's presets, the GPU list and the codec's field errors.
 
 use crate::choice::{bounded, choice_enum};
 use crate::gpus::{self, Gpu};

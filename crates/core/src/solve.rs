@@ -4,6 +4,10 @@
 //!
 //! Every answer re-runs the estimator on a changed query, through the same
 //! codec, so a suggestion applied on the page gives exactly the number shown.
+//!
+//! Shared at the top: the verdict and the search machinery are any
+//! workload's; the changes worth trying are the workload's own
+//! ([`candidates`]). Imports the codec, the scenario and the workloads.
 
 use crate::query::{self, Key};
 use crate::scenario::{Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen};

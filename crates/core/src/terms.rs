@@ -4,6 +4,8 @@
 //! The estimators compute every byte through a [`Term`], the phases are sets
 //! of terms ([`TermSet`]), and the breakdown table renders the terms of the
 //! peak: an explanation can only show the numbers that made the total.
+//!
+//! Shared at the top: imports only `report` (a term's component).
 
 use crate::report::Component;
 

@@ -4,6 +4,9 @@
 //! a [`ToolRequest`] as [`crate::wire`] text, the worker answers with
 //! [`answer`], and the page reads the [`ToolReply`]. Pure and tested
 //! natively, like the rest of the core.
+//!
+//! Imports the importer, the codec and the estimates: it is what the
+//! tools worker runs, never the page itself.
 
 use crate::explain::group;
 use crate::import;

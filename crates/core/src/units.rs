@@ -1,5 +1,7 @@
 //! Byte counts. Every size in vramfit is an exact integer number of bytes;
 //! GiB (2^30) and GB (10^9) exist only when a number is shown to a person.
+//!
+//! Shared at the top: imports nothing of the crate.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -7,6 +7,8 @@
 //! A field is its length in bytes, `:`, then the bytes; nothing needs
 //! escaping, and a truncated or foreign message fails to decode (`None`)
 //! rather than decoding into something else.
+//!
+//! Shared at the top: imports nothing of the crate.
 
 use std::fmt::Display;
 use std::str::FromStr;

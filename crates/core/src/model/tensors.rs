@@ -6,7 +6,7 @@
 
 use super::arch::{Architecture, LayerKind};
 use super::family::{
-    AttnBias, EmbedScale, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared,
+    AttnBias, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared,
 };
 use super::module::{Module, ModuleKind, ModuleName, Proj};
 
@@ -194,139 +194,39 @@ impl Architecture {
         }
     }
 
+    /// A norm's weight (and bias, for LayerNorm) over `width`.
+    fn norm(&self, name: &'static str, width: u64) -> ParamTensor {
+        ParamTensor {
+            bias: self.family.spec().norm == Norm::LayerNorm,
+            ..ParamTensor::new(name, width, 1, Role::Norm)
+        }
+    }
+
+    /// The weight of linear module `name` as this family has it.
+    fn lin(&self, name: ModuleName, out: u64, inp: u64, bias: bool) -> ParamTensor {
+        ParamTensor::linear(self.family.module(name), out, inp, bias)
+    }
+
     /// One decoder layer's tensors.
     fn layer_tensors(&self, kind: LayerKind, at: Place, f: &mut dyn FnMut(Place, &ParamTensor)) {
         let spec = self.family.spec();
-        let (h, ff) = (u64::from(self.hidden), u64::from(self.ffn));
-        let (q, kv, o) = (self.q_dim(), self.kv_dim(), self.o_dim());
-        let hd = u64::from(self.head_dim);
+        let h = u64::from(self.hidden);
         let mut put = |t: ParamTensor| f(at, &t);
-        let norm = |name, width| ParamTensor {
-            bias: spec.norm == Norm::LayerNorm,
-            ..ParamTensor::new(name, width, 1, Role::Norm)
-        };
-        let qkv_bias = spec.attn_bias != AttnBias::None;
-        let o_bias = spec.attn_bias == AttnBias::All;
         let gpt2 = spec.layout == Layout::Gpt2;
         if gpt2 {
-            put(norm("ln_1", h));
+            put(self.norm("ln_1", h));
         }
-        // Attention.
-        match spec.qkv {
-            Qkv::Separate => {
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::QProj),
-                    q,
-                    h,
-                    qkv_bias,
-                ));
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::KProj),
-                    kv,
-                    h,
-                    qkv_bias,
-                ));
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::VProj),
-                    kv,
-                    h,
-                    qkv_bias,
-                ));
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::OProj),
-                    h,
-                    o,
-                    o_bias,
-                ));
-            }
-            Qkv::Fused if gpt2 => {
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::CAttn),
-                    q + 2 * kv,
-                    h,
-                    qkv_bias,
-                ));
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::CProjAttn),
-                    h,
-                    o,
-                    o_bias,
-                ));
-            }
-            Qkv::Fused => {
-                // Phi3Attention registers o_proj before qkv_proj.
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::OProj),
-                    h,
-                    o,
-                    o_bias,
-                ));
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::QkvProj),
-                    q + 2 * kv,
-                    h,
-                    qkv_bias,
-                ));
-            }
-            Qkv::Latent => {
-                let (ql, kvl, rope) = (
-                    u64::from(self.q_lora_rank),
-                    u64::from(self.kv_lora_rank),
-                    u64::from(self.rope_dim),
-                );
-                let nope_v = u64::from(self.heads) * (hd - rope + u64::from(self.v_head_dim));
-                if ql > 0 {
-                    put(ParamTensor::linear(
-                        self.family.module(ModuleName::QAProj),
-                        ql,
-                        h,
-                        false,
-                    ));
-                    put(norm("q_a_layernorm", ql));
-                    put(ParamTensor::linear(
-                        self.family.module(ModuleName::QBProj),
-                        q,
-                        ql,
-                        false,
-                    ));
-                } else {
-                    put(ParamTensor::linear(
-                        self.family.module(ModuleName::QProj),
-                        q,
-                        h,
-                        false,
-                    ));
-                }
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::KvAProjWithMqa),
-                    kvl + rope,
-                    h,
-                    false,
-                ));
-                put(norm("kv_a_layernorm", kvl));
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::KvBProj),
-                    nope_v,
-                    kvl,
-                    false,
-                ));
-                put(ParamTensor::linear(
-                    self.family.module(ModuleName::OProj),
-                    h,
-                    o,
-                    false,
-                ));
-            }
-        }
+        self.attention_tensors(&mut put);
         match spec.qk_norm {
             QkNorm::None => {}
             QkNorm::PerHead => {
-                put(norm("q_norm", hd));
-                put(norm("k_norm", hd));
+                let hd = u64::from(self.head_dim);
+                put(self.norm("q_norm", hd));
+                put(self.norm("k_norm", hd));
             }
             QkNorm::Whole => {
-                put(norm("q_norm", q));
-                put(norm("k_norm", kv));
+                put(self.norm("q_norm", self.q_dim()));
+                put(self.norm("k_norm", self.kv_dim()));
             }
         }
         if spec.sinks {
@@ -338,72 +238,13 @@ impl Architecture {
             ));
         }
         if gpt2 {
-            put(norm("ln_2", h));
+            put(self.norm("ln_2", h));
         }
         // The MLP, or the experts.
         match (kind, spec.moe) {
-            (LayerKind::Moe, Some(moe)) => {
-                let (e, mf) = (u64::from(self.experts), u64::from(self.moe_ffn));
-                let router = ParamTensor {
-                    bias: moe.router == Router::TopKSoftmax,
-                    proj: self.family.module(ModuleName::Router).proj,
-                    module: Some(ModuleName::Router),
-                    ..ParamTensor::new("router", e, h, Role::Router)
-                };
-                let experts = [
-                    ParamTensor {
-                        stack: e,
-                        proj: self.family.module(ModuleName::ExpertsGateUp).proj,
-                        module: Some(ModuleName::ExpertsGateUp),
-                        ..ParamTensor::new("experts.gate_up_proj", 2 * mf, h, Role::Expert)
-                    },
-                    ParamTensor {
-                        stack: e,
-                        proj: self.family.module(ModuleName::ExpertsDown).proj,
-                        module: Some(ModuleName::ExpertsDown),
-                        ..ParamTensor::new("experts.down_proj", h, mf, Role::Expert)
-                    },
-                ];
-                // 2-D biases [E, out] (gpt-oss), tensors of their own.
-                let biases = [
-                    ParamTensor::new("experts.gate_up_proj_bias", e, 2 * mf, Role::Expert),
-                    ParamTensor::new("experts.down_proj_bias", e, h, Role::Expert),
-                ];
-                let sf = u64::from(self.shared_experts) * mf;
-                let shared = self.mlp_tensors(sf);
-                let put_experts = |put: &mut dyn FnMut(ParamTensor)| {
-                    put(experts[0]);
-                    if moe.expert_bias {
-                        put(biases[0]);
-                    }
-                    put(experts[1]);
-                    if moe.expert_bias {
-                        put(biases[1]);
-                    }
-                };
-                if moe.router_first {
-                    put(router);
-                    put_experts(&mut put);
-                } else {
-                    put_experts(&mut put);
-                    put(router);
-                }
-                if sf > 0 {
-                    for t in shared.into_iter().flatten() {
-                        put(t);
-                    }
-                    if moe.shared == Shared::Gated {
-                        put(ParamTensor::linear(
-                            self.family.module(ModuleName::SharedExpertGate),
-                            1,
-                            h,
-                            false,
-                        ));
-                    }
-                }
-            }
+            (LayerKind::Moe, Some(moe)) => self.moe_tensors(moe, &mut put),
             (LayerKind::Dense, _) | (LayerKind::Moe, None) => {
-                for t in self.mlp_tensors(ff).into_iter().flatten() {
+                for t in self.mlp_tensors(u64::from(self.ffn)).into_iter().flatten() {
                     put(t);
                 }
             }
@@ -411,18 +252,120 @@ impl Architecture {
         match spec.norm_place {
             NormPlace::Pre if gpt2 => {}
             NormPlace::Pre => {
-                put(norm("input_layernorm", h));
-                put(norm("post_attention_layernorm", h));
+                put(self.norm("input_layernorm", h));
+                put(self.norm("post_attention_layernorm", h));
             }
             NormPlace::Sandwich => {
-                put(norm("input_layernorm", h));
-                put(norm("post_attention_layernorm", h));
-                put(norm("pre_feedforward_layernorm", h));
-                put(norm("post_feedforward_layernorm", h));
+                put(self.norm("input_layernorm", h));
+                put(self.norm("post_attention_layernorm", h));
+                put(self.norm("pre_feedforward_layernorm", h));
+                put(self.norm("post_feedforward_layernorm", h));
             }
             NormPlace::Post => {
-                put(norm("post_attention_layernorm", h));
-                put(norm("post_feedforward_layernorm", h));
+                put(self.norm("post_attention_layernorm", h));
+                put(self.norm("post_feedforward_layernorm", h));
+            }
+        }
+    }
+
+    /// A layer's attention projections, in registration order.
+    fn attention_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        let spec = self.family.spec();
+        let h = u64::from(self.hidden);
+        let (q, kv, o) = (self.q_dim(), self.kv_dim(), self.o_dim());
+        let qkv_bias = spec.attn_bias != AttnBias::None;
+        let o_bias = spec.attn_bias == AttnBias::All;
+        match spec.qkv {
+            Qkv::Separate => {
+                put(self.lin(ModuleName::QProj, q, h, qkv_bias));
+                put(self.lin(ModuleName::KProj, kv, h, qkv_bias));
+                put(self.lin(ModuleName::VProj, kv, h, qkv_bias));
+                put(self.lin(ModuleName::OProj, h, o, o_bias));
+            }
+            Qkv::Fused if spec.layout == Layout::Gpt2 => {
+                put(self.lin(ModuleName::CAttn, q + 2 * kv, h, qkv_bias));
+                put(self.lin(ModuleName::CProjAttn, h, o, o_bias));
+            }
+            Qkv::Fused => {
+                // Phi3Attention registers o_proj before qkv_proj.
+                put(self.lin(ModuleName::OProj, h, o, o_bias));
+                put(self.lin(ModuleName::QkvProj, q + 2 * kv, h, qkv_bias));
+            }
+            Qkv::Latent => self.latent_tensors(put),
+        }
+    }
+
+    /// DeepSeek's latent attention: q (through a low rank when
+    /// `q_lora_rank` is set), the compressed key/value with its norm, its
+    /// expansion to every head, and the output.
+    fn latent_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        let h = u64::from(self.hidden);
+        let q = self.q_dim();
+        let (ql, kvl, rope) = (
+            u64::from(self.q_lora_rank),
+            u64::from(self.kv_lora_rank),
+            u64::from(self.rope_dim),
+        );
+        let hd = u64::from(self.head_dim);
+        let nope_v = u64::from(self.heads) * (hd - rope + u64::from(self.v_head_dim));
+        if ql > 0 {
+            put(self.lin(ModuleName::QAProj, ql, h, false));
+            put(self.norm("q_a_layernorm", ql));
+            put(self.lin(ModuleName::QBProj, q, ql, false));
+        } else {
+            put(self.lin(ModuleName::QProj, q, h, false));
+        }
+        put(self.lin(ModuleName::KvAProjWithMqa, kvl + rope, h, false));
+        put(self.norm("kv_a_layernorm", kvl));
+        put(self.lin(ModuleName::KvBProj, nope_v, kvl, false));
+        put(self.lin(ModuleName::OProj, h, self.o_dim(), false));
+    }
+
+    /// A mixture of experts' router, stacked experts (with gpt-oss's
+    /// biases) and shared expert, in registration order.
+    fn moe_tensors(&self, moe: Moe, put: &mut dyn FnMut(ParamTensor)) {
+        let h = u64::from(self.hidden);
+        let (e, mf) = (u64::from(self.experts), u64::from(self.moe_ffn));
+        let router = ParamTensor {
+            bias: moe.router == Router::TopKSoftmax,
+            proj: self.family.module(ModuleName::Router).proj,
+            module: Some(ModuleName::Router),
+            ..ParamTensor::new(ModuleName::Router.text(), e, h, Role::Router)
+        };
+        let stacked = |name: ModuleName, rows, cols| ParamTensor {
+            stack: e,
+            proj: self.family.module(name).proj,
+            module: Some(name),
+            ..ParamTensor::new(name.text(), rows, cols, Role::Expert)
+        };
+        let experts = [
+            stacked(ModuleName::ExpertsGateUp, 2 * mf, h),
+            stacked(ModuleName::ExpertsDown, h, mf),
+        ];
+        // 2-D biases [E, out] (gpt-oss), tensors of their own.
+        let biases = [
+            ParamTensor::new("experts.gate_up_proj_bias", e, 2 * mf, Role::Expert),
+            ParamTensor::new("experts.down_proj_bias", e, h, Role::Expert),
+        ];
+        if moe.router_first {
+            put(router);
+        }
+        for (w, b) in experts.into_iter().zip(biases) {
+            put(w);
+            if moe.expert_bias {
+                put(b);
+            }
+        }
+        if !moe.router_first {
+            put(router);
+        }
+        let sf = u64::from(self.shared_experts) * mf;
+        if sf > 0 {
+            for t in self.mlp_tensors(sf).into_iter().flatten() {
+                put(t);
+            }
+            if moe.shared == Shared::Gated {
+                put(self.lin(ModuleName::SharedExpertGate, 1, h, false));
             }
         }
     }
@@ -435,53 +378,18 @@ impl Architecture {
         let h = u64::from(self.hidden);
         match spec.mlp {
             Mlp::Gated => [
-                Some(ParamTensor::linear(
-                    self.family.module(ModuleName::GateProj),
-                    f,
-                    h,
-                    false,
-                )),
-                Some(ParamTensor::linear(
-                    self.family.module(ModuleName::UpProj),
-                    f,
-                    h,
-                    false,
-                )),
-                Some(ParamTensor::linear(
-                    self.family.module(ModuleName::DownProj),
-                    h,
-                    f,
-                    false,
-                )),
+                Some(self.lin(ModuleName::GateProj, f, h, false)),
+                Some(self.lin(ModuleName::UpProj, f, h, false)),
+                Some(self.lin(ModuleName::DownProj, h, f, false)),
             ],
             Mlp::GatedFused => [
-                Some(ParamTensor::linear(
-                    self.family.module(ModuleName::GateUpProj),
-                    2 * f,
-                    h,
-                    false,
-                )),
-                Some(ParamTensor::linear(
-                    self.family.module(ModuleName::DownProj),
-                    h,
-                    f,
-                    false,
-                )),
+                Some(self.lin(ModuleName::GateUpProj, 2 * f, h, false)),
+                Some(self.lin(ModuleName::DownProj, h, f, false)),
                 None,
             ],
             Mlp::Plain => [
-                Some(ParamTensor::linear(
-                    self.family.module(ModuleName::CFc),
-                    f,
-                    h,
-                    true,
-                )),
-                Some(ParamTensor::linear(
-                    self.family.module(ModuleName::CProjMlp),
-                    h,
-                    f,
-                    true,
-                )),
+                Some(self.lin(ModuleName::CFc, f, h, true)),
+                Some(self.lin(ModuleName::CProjMlp, h, f, true)),
                 None,
             ],
         }

@@ -9,6 +9,9 @@
 //! `key` names every key ([`Key`]); `fields` reads and writes each one
 //! ([`FIELDS`]); `notice` says what was not used and why; `checks` holds
 //! the rules across keys and the model's resolution.
+//!
+//! Imports the model, the scenario and the workloads' input types; nothing
+//! of an estimate, and nothing of the page.
 
 mod checks;
 mod fields;
