@@ -135,7 +135,7 @@ fn the_steps_chart_marks_the_step_that_runs_out_of_memory() {
     let q = "model=gpt2-124m&dtype=fp32&batch=4&seq=1024&iters=10&gpu=custom&capacity_gib=9&leak=logits";
     let s = decode_strict(&RawQuery::parse(q)).expect("valid");
     let e = Estimates::new(&s).primary().cloned().expect("estimate");
-    let t = steps::timeline(&s, &e, s.view.capacity.bytes());
+    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
     let k = t.oom_step.expect("runs out of memory");
     let style = ChartStyle {
         dark: false,
