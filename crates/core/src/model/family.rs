@@ -246,6 +246,28 @@ pub enum Shared {
     Gated,
 }
 
+/// How rotary position embeddings are applied (transformers 5.23's
+/// `apply_rotary_pos_emb` of each family), as inference's forward pass
+/// allocates them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RopeStyle {
+    /// Learned positions: no rotary tables.
+    None,
+    /// `q * cos + rotate_half(q) * sin`, cos and sin in the model's dtype.
+    Half,
+    /// As `Half`, then the rotated and pass-through parts concatenated
+    /// (Phi-3's partial rotary).
+    HalfCat,
+    /// cos and sin kept in fp32, so the rotated q and k are fp32 before a
+    /// cast back (OLMo 2).
+    HalfFp32,
+    /// Half-width cos and sin applied to each half of the head, then
+    /// concatenated (gpt-oss).
+    Split,
+    /// A complex64 `freqs_cis` table (DeepSeek).
+    Complex,
+}
+
 /// Which layers a config's `sliding_window` applies to, when the config
 /// has no `layer_types` list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,6 +281,33 @@ pub enum Sliding {
     EveryOther,
     /// All but every n-th layer (`sliding_window_pattern`; Gemma 3: 6).
     AllButEvery(u32),
+}
+
+impl Sliding {
+    /// Whether layer `l` uses the window under this rule (transformers'
+    /// default `layer_types`: Gemma 2 `sliding_attention` when `(l + 1) % 2`,
+    /// Gemma 3 when `(l + 1) % 6`, gpt-oss from the first layer on).
+    pub const fn slides(self, l: u32) -> bool {
+        match self {
+            Sliding::None => false,
+            Sliding::All => true,
+            Sliding::EveryOther => l.is_multiple_of(2),
+            Sliding::AllButEvery(n) => !(l + 1).is_multiple_of(n),
+        }
+    }
+
+    /// How many of `layers` layers use the window under this rule.
+    pub const fn count(self, layers: u32) -> u32 {
+        match self {
+            Sliding::None => 0,
+            Sliding::All => layers,
+            Sliding::EveryOther => layers.div_ceil(2),
+            Sliding::AllButEvery(n) => match layers.checked_div(n) {
+                Some(full) => layers - full,
+                None => layers,
+            },
+        }
+    }
 }
 
 /// A family's build, as transformers' modeling file writes it.
@@ -293,6 +342,11 @@ pub struct Spec {
     pub rope_tables: u8,
     /// Which layers use the config's sliding window.
     pub sliding: Sliding,
+    /// How rotary positions are applied.
+    pub rope: RopeStyle,
+    /// A `(positions, positions)` boolean causal-mask buffer registered at
+    /// init (GPTBigCode's `bias`).
+    pub mask_buffer: bool,
 }
 
 const LLAMA: Spec = Spec {
@@ -315,6 +369,8 @@ const LLAMA: Spec = Spec {
     dropout: 0,
     rope_tables: 1,
     sliding: Sliding::None,
+    rope: RopeStyle::Half,
+    mask_buffer: false,
 };
 
 const GPT2: Spec = Spec {
@@ -329,6 +385,7 @@ const GPT2: Spec = Spec {
     tied_default: true,
     dropout: 1000,
     rope_tables: 0,
+    rope: RopeStyle::None,
     ..LLAMA
 };
 
@@ -367,6 +424,7 @@ impl Family {
             Family::GptBigcode => Spec {
                 kv_heads: KvHeads::OneOrSame,
                 act: Act::Fused,
+                mask_buffer: true,
                 ..GPT2
             },
             Family::Llama => LLAMA,
@@ -384,6 +442,7 @@ impl Family {
             },
             Family::Phi3 => Spec {
                 qkv: Qkv::Fused,
+                rope: RopeStyle::HalfCat,
                 mlp: Mlp::GatedFused,
                 sliding: Sliding::All,
                 ..LLAMA
@@ -407,6 +466,7 @@ impl Family {
             },
             Family::Olmo2 => Spec {
                 norm: Norm::RmsCastAfter,
+                rope: RopeStyle::HalfFp32,
                 norm_place: NormPlace::Post,
                 qk_norm: QkNorm::Whole,
                 ..LLAMA
@@ -438,6 +498,7 @@ impl Family {
             },
             Family::DeepseekV2 => Spec {
                 qkv: Qkv::Latent,
+                rope: RopeStyle::Complex,
                 moe: Some(Moe {
                     router: Router::SoftmaxFp32,
                     shared: Shared::Plain,
@@ -450,6 +511,7 @@ impl Family {
             },
             Family::DeepseekV3 => Spec {
                 qkv: Qkv::Latent,
+                rope: RopeStyle::Complex,
                 moe: Some(Moe {
                     router: Router::SigmoidGrouped,
                     shared: Shared::Plain,
@@ -461,6 +523,7 @@ impl Family {
             },
             Family::GptOss => Spec {
                 norm: Norm::RmsCastAfter,
+                rope: RopeStyle::Split,
                 attn_bias: AttnBias::All,
                 sinks: true,
                 moe: Some(Moe {

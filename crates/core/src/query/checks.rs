@@ -60,7 +60,7 @@ fn given(texts: &[(Key, &str)], key: Key, otherwise: impl FnOnce() -> String) ->
 
 /// A refusal of `key`'s value because of the others: said next to the
 /// field, and the key's default used.
-fn conflict(notices: &mut Vec<Notice>, texts: &[(Key, &str)], key: Key, why: String) {
+pub(super) fn conflict(notices: &mut Vec<Notice>, texts: &[(Key, &str)], key: Key, why: String) {
     let default = key
         .field()
         .map(|f| f.shown_value(&Scenario::default()))
@@ -281,6 +281,8 @@ pub(super) fn resolve(
         ..draft.view
     };
     let base = Scenario {
+        task: draft.task,
+        infer: draft.infer,
         train: draft.train,
         parallel: draft.parallel,
         overhead: draft.overhead,
