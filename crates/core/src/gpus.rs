@@ -6,17 +6,17 @@
 //! entry stores `N * GIB`. (The driver reserves a few hundred MiB of that, which
 //! the estimate does not model.)
 //!
-//! `usable` is the most a training process can allocate. For discrete GPUs it
-//! equals `memory`. Apple silicon shares its memory with the CPU, and macOS caps
-//! what the GPU may use (Metal's `recommendedMaxWorkingSetSize`). The table
-//! uses the commonly reported default: two thirds of unified memory on machines
-//! with 36 GB or less and three quarters above, rounded down to a byte (16 GB →
-//! 10.67 GiB, 32 GB → 21.33 GiB and 64 GB → 48 GiB, as llama.cpp's Metal logs
-//! show; 128 GB → 96 GiB). The `iogpu.wired_limit_mb` sysctl can raise the cap,
-//! and macOS versions may change it; the table keeps the default.
+//! `usable` is the most a process can allocate. For discrete GPUs it equals
+//! `memory`. Apple silicon shares its memory with the CPU, and macOS caps
+//! what the GPU may use (Metal's `recommendedMaxWorkingSetSize`): not a
+//! constant share, but what Macs were measured to report ([`apple`], each
+//! row with its source), the smaller reading where macOS versions differ.
+//! The `iogpu.wired_limit_mb` sysctl replaces it.
 //!
 //! Every entry names its source. Parts whose size we could not pin down (for
 //! example NVIDIA B200, sold as both 180 GB and 192 GB) are left out.
+
+pub mod apple;
 
 use crate::choice::choice_enum;
 use crate::units::{Bytes, GIB};
@@ -68,15 +68,11 @@ const fn gib(n: u64) -> Bytes {
     Bytes(n * GIB)
 }
 
-/// The default macOS GPU share of `n` GiB of unified memory, rounded down:
-/// 2/3 up to 36 GiB, 3/4 above.
+/// What the GPU of a Mac with `n` GiB of unified memory may use, on a
+/// macOS not named ([`apple::gpu_working_set`]: the measured rows).
 const fn apple_share(n: u64) -> Bytes {
-    let total = n * GIB;
-    if n <= 36 {
-        Bytes(total * 2 / 3)
-    } else {
-        Bytes(total * 3 / 4)
-    }
+    let b = apple::gpu_working_set(n as u128 * GIB as u128, None, apple::MacOs::Unknown);
+    Bytes(b as u64)
 }
 
 /// A discrete GPU with `n` GiB, all of it usable.

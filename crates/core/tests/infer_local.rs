@@ -16,7 +16,7 @@
 
 use serde_json::Value;
 use std::fmt::Debug;
-use vramfit_core::infer::local::apple::{gpu_working_set, MacOs};
+use vramfit_core::gpus::apple::{gpu_working_set, MacOs};
 use vramfit_core::infer::local::fit::fit;
 use vramfit_core::infer::local::ggml::{cuda_extra, cuda_row_pad, pad};
 use vramfit_core::infer::local::lmstudio::{lm_studio, LmStudio, LmsGpu};
@@ -2051,62 +2051,16 @@ fn apple_working_set_rows() {
         ],
         |&mb| gpu_working_set(16 * GIB, mb, MacOs::UpTo15),
     );
-    // Unknown macOS: the smaller reading (2/3 at 16 GiB; 3/4 at 128 GiB).
+    // Unknown macOS: the smaller reading (2/3 at 16 GiB; 3/4 at 128 GiB);
+    // between 32 and 64 GiB, unmeasured, the commonly reported boundary:
+    // 2/3 up to 36 GiB, 3/4 above.
     check(
         &[
             (16, 16 * GIB * 2 / 3),
             (128, 128 * GIB * 3 / 4),
-            (48, 48 * GIB * 2 / 3),
+            (36, 36 * GIB * 2 / 3),
+            (48, 48 * GIB * 3 / 4),
         ],
         |&g| gpu_working_set(g * GIB, None, MacOs::Unknown),
     );
-}
-
-// ---------------------------------------------------------------- speed
-
-/// A report, `--fit` and its measurements included, takes microseconds:
-/// no loop runs over tokens (the cache is closed form, MLX's growth steps
-/// by chunk groups), the layer loops are bounded by the model's layers,
-/// and `--fit` measures a few dozen placements. Held loosely here (debug
-/// builds, shared machines); `--release` prints the real figure.
-#[test]
-fn reports_take_microseconds() {
-    let a = arch("qwen3-30b-a3b.json");
-    let m = LocalModel::of(&a, MlaKeys::Present);
-    let layers = vec![qwen3_moe_q8_layer(&a)];
-    let w = ModelBytes {
-        token_embd: GIB / 4,
-        output: Part {
-            bytes: GIB / 4,
-            cuda_extra: 0,
-        },
-        output_norm: 0,
-        tied: false,
-        layers: &layers,
-    };
-    let g = [gpu(Backend::Cuda, 12), gpu(Backend::Cuda, 8)];
-    let p = server();
-    let n = 200u32;
-    let start = std::time::Instant::now();
-    for i in 0..n {
-        let mut q = p;
-        q.fit_ctx = 4096 + 256 * i;
-        let r = llama_cpp(&m, &w, &q, &g, None).expect("loads");
-        assert!(r.fit.is_some());
-    }
-    let each = start.elapsed() / n;
-    let s = Mlx::defaults(100_000, 1000);
-    let t = std::time::Instant::now();
-    let _ = mlx(
-        &arch("llama3.1-8b.json"),
-        &Mlx {
-            prefill_step_size: 7,
-            ..s
-        },
-    );
-    println!(
-        "a llama.cpp report with --fit on 2 GPUs: {each:?}; an MLX report: {:?}",
-        t.elapsed()
-    );
-    assert!(each < std::time::Duration::from_millis(50), "{each:?}");
 }

@@ -19,13 +19,12 @@
 //!   ([`compute`]), which llama.cpp sizes by reserving its graphs.
 //!
 //! Entry points: [`llama_cpp`], [`ollama::ollama`], [`mlx::mlx`],
-//! [`apple::gpu_working_set`].
+//! [`crate::gpus::apple::gpu_working_set`].
 //!
 //! Reads `crate::model` (the architecture, its key/value geometry and its
 //! family's `Spec`), never matches on a family; imports nothing of the
 //! codec.
 
-pub mod apple;
 pub mod compute;
 pub mod fit;
 pub mod ggml;

@@ -16,7 +16,10 @@
 //! up or down (llmfit #754: 12000 and 14000 read back; antirez/ds4 #893:
 //! 114688 read back as 112.00 GiB).
 
-use super::ggml::{GIB, MIB};
+use crate::units::GIB;
+
+const GIB128: u128 = GIB as u128;
+const MIB: u128 = 1 << 20;
 
 /// Which macOS reports the working set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,27 +97,76 @@ pub const ROWS: [Row; 7] = [
     },
 ];
 
-/// The share of `memory` bytes the rows of `macos` give.
-fn share(memory: u128, macos: MacOs) -> u128 {
-    let rows = ROWS.iter().filter(|r| r.macos == macos);
-    let below = rows
-        .clone()
-        .filter(|r| u128::from(r.memory_gib) * GIB <= memory)
-        .max_by_key(|r| r.memory_gib);
-    let row = below.or_else(|| rows.min_by_key(|r| r.memory_gib));
-    row.map_or(0, |r| memory * u128::from(r.num) / u128::from(r.den))
+/// Between two measured sizes whose shares differ, the size up to which
+/// the smaller share holds: the boundary commonly reported for macOS's
+/// default (two thirds up to 36 GB, three quarters above; llama.cpp's
+/// Metal logs agree on both sides of it, 32 and 64 GiB); not measured here.
+const BOUNDARY_GIB: u128 = 36;
+
+/// The share of `memory` bytes the rows of `macos` give: a measured
+/// size's, else the nearest below or above it (across a change of share,
+/// the side of [`BOUNDARY_GIB`] it is on).
+const fn share(memory: u128, macos: MacOs) -> u128 {
+    let (mut below, mut above): (Option<Row>, Option<Row>) = (None, None);
+    let mut i = 0;
+    while i < ROWS.len() {
+        let r = ROWS[i];
+        i += 1;
+        if !same(r.macos, macos) {
+            continue;
+        }
+        let size = r.memory_gib as u128 * GIB128;
+        if size <= memory {
+            if !matches!(below, Some(b) if b.memory_gib >= r.memory_gib) {
+                below = Some(r);
+            }
+        } else if !matches!(above, Some(a) if a.memory_gib <= r.memory_gib) {
+            above = Some(r);
+        }
+    }
+    let row = match (below, above) {
+        (Some(b), Some(a)) if b.num * a.den != a.num * b.den => {
+            if memory > BOUNDARY_GIB * GIB128 {
+                a
+            } else {
+                b
+            }
+        }
+        (Some(r), _) | (None, Some(r)) => r,
+        (None, None) => return 0,
+    };
+    memory * row.num as u128 / row.den as u128
+}
+
+/// `a == b` in a `const fn`.
+const fn same(a: MacOs, b: MacOs) -> bool {
+    a as u8 == b as u8
 }
 
 /// The GPU's working set of a Mac with `unified_memory` bytes, with
 /// `iogpu.wired_limit_mb` when set.
-pub fn gpu_working_set(unified_memory: u128, wired_limit_mb: Option<u32>, macos: MacOs) -> u128 {
-    if let Some(n) = wired_limit_mb.filter(|&n| n > 0) {
-        return u128::from(n) * MIB;
+pub const fn gpu_working_set(
+    unified_memory: u128,
+    wired_limit_mb: Option<u32>,
+    macos: MacOs,
+) -> u128 {
+    if let Some(n) = wired_limit_mb {
+        if n > 0 {
+            return n as u128 * MIB;
+        }
     }
     match macos {
         MacOs::UpTo15 | MacOs::From26 => share(unified_memory, macos),
         MacOs::Unknown => {
-            share(unified_memory, MacOs::UpTo15).min(share(unified_memory, MacOs::From26))
+            let (a, b) = (
+                share(unified_memory, MacOs::UpTo15),
+                share(unified_memory, MacOs::From26),
+            );
+            if a < b {
+                a
+            } else {
+                b
+            }
         }
     }
 }
