@@ -14,7 +14,7 @@ use vramfit_core::query::{self, RawQuery, FIELDS};
 use vramfit_core::{Estimate, Estimates, Scenario};
 
 const USAGE: &str = "\
-usage: vramfit [--text] [--config FILE [--as-llama]] '<query string>'
+usage: vramfit [--text] [--config FILE [--as-llama] | --gguf FILE] '<query string>'
        vramfit probe [--ceiling-gib N] [--json]   (built with --features probe)
 
 Estimates the GPU memory of a training run, or of running a model
@@ -26,10 +26,14 @@ Estimates the GPU memory of a training run, or of running a model
   vramfit 'task=infer&model=llama3.1-8b&weights=nf4&prompt=8192&new=512'
   vramfit 'task=infer&engine=vllm&model=qwen3-8b&ctx=32768&gpu=l4-24'
   vramfit --config config.json 'batch=4&seq=4096'   (a Hugging Face config.json; query keys override)
+  vramfit --gguf Qwen3-8B-Q4_K_M.gguf 'task=infer&engine=llamacpp&ctx=32768'   (a GGUF file's header)
 
 Prints the estimate as JSON; --text prints a table. --as-llama reads a
 config.json of a family vramfit does not know as a Llama-like decoder, by
-your choice (the result says so). Exit code 2 on bad input.
+your choice (the result says so). --gguf reads a GGUF file's header (its
+first megabytes, never the weights): the model, and the exact bytes of its
+tensors, which the link then carries (`file`, `file_bytes`). Exit code 2
+on bad input.
 
 keys:";
 
@@ -42,6 +46,7 @@ struct Args {
     format: Format,
     query: String,
     config: Option<String>,
+    gguf: Option<String>,
     reading: Reading,
 }
 
@@ -49,6 +54,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
     let mut format = Format::Json;
     let mut query = None;
     let mut config = None;
+    let mut gguf = None;
     let mut reading = Reading::AsItSays;
     let mut args = args;
     while let Some(a) = args.next() {
@@ -62,6 +68,11 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
                 Some(_) => return Err("--config is given more than once".into()),
                 None => return Err("--config needs a file".into()),
             },
+            "--gguf" => match args.next() {
+                Some(path) if gguf.is_none() => gguf = Some(path),
+                Some(_) => return Err("--gguf is given more than once".into()),
+                None => return Err("--gguf needs a file".into()),
+            },
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             s if query.is_none() => query = Some(s.to_string()),
             _ => {
@@ -74,10 +85,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
     if reading == Reading::AsLlama && config.is_none() {
         return Err("--as-llama reads a config.json: give --config FILE".into());
     }
+    if config.is_some() && gguf.is_some() {
+        return Err("--config and --gguf both describe the model: give one".into());
+    }
     Ok(Some(Args {
         format,
         query: query.unwrap_or_default(),
         config,
+        gguf,
         reading,
     }))
 }
@@ -115,6 +130,28 @@ fn served(e: &Estimate, out: &mut String) {
     }
     if let (Some(blocks), Some(tokens)) = (v.kv_blocks, v.kv_tokens) {
         out.push_str(&format!("  KV blocks {blocks}, tokens {tokens}\n"));
+    }
+    if let Some(n) = v.n_gpu_layers {
+        out.push_str(&format!("  layers on the GPU (-ngl): {n}\n"));
+    }
+    if let Some(n) = v.n_ctx {
+        out.push_str(&format!("  context (n_ctx): {n} tokens\n"));
+    }
+    if let Some(f) = v.fit {
+        out.push_str(&format!("  --fit: {f}\n"));
+    }
+    if e.host_bytes.get() > 0 {
+        out.push_str(&format!(
+            "host memory: {} bytes ({}) beside the GPU's\n",
+            e.host_bytes.get(),
+            e.host_bytes
+        ));
+        for id in e.host_terms.iter() {
+            out.push_str(&format!(
+                "  {}\n",
+                vramfit_core::explain::term_text(id, e.terms.get(id))
+            ));
+        }
     }
     if let (Some(c), Some(len)) = (v.max_concurrency, v.max_model_len) {
         out.push_str(&format!(
@@ -314,6 +351,63 @@ fn with_config(path: &str, reading: Reading, query: &str) -> Result<RawQuery, (u
     Ok(raw)
 }
 
+/// Most bytes of a GGUF file read for its header (a header with a large
+/// vocabulary is a few MB).
+const MAX_GGUF_HEADER: u64 = 64 << 20;
+
+/// The query keys a GGUF file's header describes (the model, the file and
+/// its bytes), then the query's own keys on top. Reads 1 MiB from the
+/// start, then as much as the header turns out to need.
+fn with_gguf(path: &str, query: &str) -> Result<RawQuery, (u8, String)> {
+    use std::io::Read;
+    let err = |e: String| {
+        (
+            2,
+            format!(
+                "vramfit: --gguf {}: {e}",
+                vramfit_core::clip::clip(path, 80)
+            ),
+        )
+    };
+    let name = std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+    let mut want: u64 = 1 << 20;
+    loop {
+        let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+        let mut bytes = Vec::new();
+        file.take(want)
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(e.to_string()))?;
+        match vramfit_core::tools::gguf_reply(&bytes, &name) {
+            Ok(vramfit_core::tools::ToolReply::Imported { changes, .. }) => {
+                let mut raw = RawQuery::default();
+                for (k, v) in &changes {
+                    raw.set(k, v);
+                }
+                for (k, v) in RawQuery::parse(query).pairs() {
+                    raw.set(k, v);
+                }
+                return Ok(raw);
+            }
+            Ok(vramfit_core::tools::ToolReply::Refused { why, .. }) => return Err(err(why)),
+            Ok(other) => return Err(err(format!("unexpected reply {other:?}"))),
+            Err(at_least) if at_least > MAX_GGUF_HEADER => {
+                return Err(err(format!(
+                    "its header needs {at_least} bytes; vramfit reads at most {MAX_GGUF_HEADER}"
+                )))
+            }
+            Err(at_least) if at_least <= bytes.len() as u64 => {
+                return Err(err(format!(
+                    "the file ends at {} bytes, inside its header",
+                    bytes.len()
+                )))
+            }
+            Err(at_least) => want = at_least.max(want.saturating_mul(2)).min(MAX_GGUF_HEADER),
+        }
+    }
+}
+
 /// What one run of the command printed, and its exit code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -328,9 +422,10 @@ fn estimate(argv: Vec<String>, stderr: &mut String) -> Result<String, (u8, Strin
         Ok(None) => return Ok(usage() + "\n"),
         Err(e) => return Err((2, format!("vramfit: {e}\n\n{}", usage()))),
     };
-    let raw = match &args.config {
-        Some(path) => with_config(path, args.reading, &args.query)?,
-        None => RawQuery::parse(&args.query),
+    let raw = match (&args.config, &args.gguf) {
+        (Some(path), _) => with_config(path, args.reading, &args.query)?,
+        (None, Some(path)) => with_gguf(path, &args.query)?,
+        (None, None) => RawQuery::parse(&args.query),
     };
     let decoded = query::decode(&raw);
     if !decoded.notices.is_empty() {

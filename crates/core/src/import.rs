@@ -34,11 +34,7 @@ pub fn parse(text: &str) -> Result<Imported, ConfigError> {
 pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     let m = hf_config::read_as(text, reading)?;
     let a = m.arch;
-    let mut keys = vec![(Key::Family, a.family.key().to_string())];
-    for &num in ArchNum::ALL {
-        keys.push((Key::Arch(num), num.get(&a).to_string()));
-    }
-    keys.push((Key::Tied, a.tied.to_string()));
+    let mut keys = arch_keys(&a);
     if let Some((p, field)) = m.dropout {
         keys.push((Key::Dropout, dropout_text(p, field)?));
     }
@@ -56,6 +52,66 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
         model_type: m.model_type,
         keys,
         assumed,
+    })
+}
+
+/// `family`, every architecture number and `tied`, as the codec writes them.
+fn arch_keys(a: &Architecture) -> Vec<(Key, String)> {
+    let mut keys = vec![(Key::Family, a.family.key().to_string())];
+    for &num in ArchNum::ALL {
+        keys.push((Key::Arch(num), num.get(a).to_string()));
+    }
+    keys.push((Key::Tied, a.tied.to_string()));
+    keys
+}
+
+/// A GGUF file's header read: the model it describes, as a `config.json`
+/// import gives it, and the file's own keys (its file type, its name, its
+/// bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GgufImport {
+    pub model: Imported,
+    pub file_keys: Vec<(Key, String)>,
+}
+
+/// Why a GGUF header gives no import.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GgufImportError {
+    /// Read at least this many bytes from the file's start, then again.
+    NeedMore { at_least: u64 },
+    /// Not read, and why.
+    Refused(String),
+}
+
+/// Reads the first bytes of a GGUF file named `name` (`hf:repo/path`, or
+/// a file's name on disk).
+pub fn gguf(bytes: &[u8], name: &str) -> Result<GgufImport, GgufImportError> {
+    use crate::infer::local::{FileName, ReadFile};
+    use crate::model::gguf::{architecture_of, read_gguf, FileType, GgufError};
+    let h = read_gguf(bytes).map_err(|e| match e {
+        GgufError::NeedMore { at_least } => GgufImportError::NeedMore { at_least },
+        other => GgufImportError::Refused(other.to_string()),
+    })?;
+    let refused = |why: String| GgufImportError::Refused(why);
+    let a = architecture_of(&h).map_err(|e| refused(e.to_string()))?;
+    let read = ReadFile::of_header(&h).map_err(|e| refused(e.to_string()))?;
+    let name = FileName::new(name).map_err(refused)?;
+    let described = h.model();
+    let mut file_keys = Vec::new();
+    let file_type = described.file_type.and_then(|id| u32::try_from(id).ok());
+    if let Some(t) = file_type.and_then(FileType::from_id) {
+        file_keys.push((Key::Weights, t.key().to_string()));
+    }
+    file_keys.push((Key::File, name.to_string()));
+    file_keys.push((Key::FileBytes, read.to_string()));
+    Ok(GgufImport {
+        model: Imported {
+            arch: a,
+            model_type: quote(&described.architecture),
+            keys: arch_keys(&a),
+            assumed: None,
+        },
+        file_keys,
     })
 }
 
@@ -159,6 +215,8 @@ pub fn model_keys() -> impl Iterator<Item = Key> {
         .iter()
         .filter(|f| matches!(f.group, query::Group::Model | query::Group::Architecture))
         .map(|f| f.key)
+        // What is done with the model is not the model.
+        .filter(|k| *k != Key::Task)
         .chain([
             Key::Dropout,
             Key::AuxLoss,

@@ -480,6 +480,14 @@ pub struct Served {
     pub max_concurrency: Option<Hundredths>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_model_len: Option<u32>,
+    /// llama.cpp: layers on the GPU (the output layer counted, as `-ngl`
+    /// counts it), the context it runs with, what `--fit` did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_gpu_layers: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_ctx: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<&'static str>,
 }
 
 /// A ratio in hundredths, written as a decimal number (vLLM prints its

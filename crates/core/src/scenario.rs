@@ -234,6 +234,12 @@ impl Capacity {
         }
     }
 
+    /// Whether the chosen GPU is an Apple one, whose memory is unified
+    /// with the host's (the local runners' rules differ there).
+    pub fn is_apple(&self) -> bool {
+        self.gpu().is_some_and(|g| g.kind == gpus::GpuKind::Apple)
+    }
+
     /// A short description, e.g. "NVIDIA GeForce RTX 4090 (24 GiB)".
     pub fn describe(&self, unit: DisplayUnit) -> String {
         match self {

@@ -203,11 +203,11 @@ pub fn max_context(s: &Scenario, capacity: Bytes) -> Option<(Key, u32)> {
         Tokens::MAX
     };
     match s.infer.engine {
-        Engine::Transformers => {
+        Engine::Transformers | Engine::Mlx => {
             let room = top.saturating_sub(s.infer.new.get()).max(Tokens::MIN);
             largest_fitting(s, Key::Prompt, Tokens::MIN, room, capacity).map(|n| (Key::Prompt, n))
         }
-        Engine::Vllm => {
+        Engine::Vllm | Engine::Llamacpp | Engine::Ollama => {
             largest_fitting(s, Key::Ctx, Tokens::MIN, top, capacity).map(|n| (Key::Ctx, n))
         }
     }
@@ -373,6 +373,7 @@ fn infer_candidates(s: &Scenario) -> Vec<Candidate> {
             }
         }
         Engine::Vllm => vllm_candidates(s, &mut c),
+        Engine::Llamacpp | Engine::Ollama | Engine::Mlx => {}
     }
     c.0
 }

@@ -188,6 +188,17 @@ term_ids! {
     VllmGraphs = Engine, "CUDA graphs, as vLLM estimates them before the pool (its largest capture and 1 MiB for each further one): vLLM measures it; estimated";
     VllmPool = KvCache, "the key/value pool: blocks × bytes per block (every layer group's pages), the rest of the budget";
     VllmKvNeeded = KvCache, "key/value blocks one request of max_model_len needs, and the null block";
+    LocalWeights = Parameters, "the GGUF's tensors on the GPU (the layers -ngl puts there, the output layer; CUDA pads quantized rows)";
+    LocalKv = KvCache, "key/value cache of the layers on the GPU (n_ctx cells, each row in the cache type's blocks)";
+    LocalCompute = Activations, "compute buffer of the largest graph (llama.cpp sizes it by reserving its graphs: estimated)";
+    LocalHostWeights = Parameters, "the GGUF's tensors in host memory: the token embedding, the layers left on the CPU (host)";
+    LocalHostKv = KvCache, "key/value cache of the layers on the CPU (host)";
+    LocalHostCompute = Activations, "the CPU's compute buffer (host)";
+    LocalOutput = Logits, "the output buffer: logits of a batch's outputs (host)";
+    MlxWeights = Parameters, "weights as mlx_lm.convert writes them (quantized: packed N-bit weights, a scale and a bias per group)";
+    MlxKv = KvCache, "key/value cache, grown in steps of 256 tokens (quantized with kv_bits)";
+    MlxGrowth = KvCache, "the cache's last growth: concatenate holds a layer's old arrays a moment";
+    MlxPrefill = Activations, "one prompt chunk's activations (prefill_step_size tokens; estimated)";
 }
 
 /// One term: named factors, multiplied, divided by `divisor` (rounded up).

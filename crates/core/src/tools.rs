@@ -96,6 +96,48 @@ pub fn answer(request: &ToolRequest) -> ToolReply {
     }
 }
 
+/// The reply to the first `bytes` of a GGUF file named `name` (its header
+/// read: the model and the file's keys, as an import's changes), or
+/// `Err(at_least)`: read that many bytes from the file's start and ask
+/// again. The tools worker reads the file (a picked file's slices, a Hub
+/// file's ranges) and asks this.
+pub fn gguf_reply(bytes: &[u8], name: &str) -> Result<ToolReply, u64> {
+    let imp = match import::gguf(bytes, name) {
+        Ok(imp) => imp,
+        Err(import::GgufImportError::NeedMore { at_least }) => return Err(at_least),
+        Err(import::GgufImportError::Refused(why)) => {
+            return Ok(ToolReply::Refused {
+                why: format!("{}: {why}", crate::model::hf_config::quote(name)),
+                offer_llama: false,
+            })
+        }
+    };
+    let preset = PRESETS.iter().find(|p| p.arch == imp.model.arch);
+    let file_type = imp
+        .file_keys
+        .iter()
+        .find(|(k, _)| *k == query::Key::Weights)
+        .map(|(_, v)| format!(" {v}"))
+        .unwrap_or_default();
+    let summary = format!(
+        "Read {}'s header: `{}`{file_type}, {} parameters{}.",
+        crate::model::hf_config::quote(name),
+        imp.model.model_type,
+        group(imp.model.arch.params()),
+        preset
+            .map(|p| format!(", the {} preset", p.name))
+            .unwrap_or_default(),
+    );
+    let changes = imp
+        .model
+        .changes()
+        .into_iter()
+        .chain(imp.file_keys)
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    Ok(ToolReply::Imported { summary, changes })
+}
+
 fn import(text: &str, reading: Reading) -> ToolReply {
     match import::parse_as(text, reading) {
         Ok(imp) => {

@@ -251,6 +251,20 @@ fn notice_messages() {
         "task=infer&model=mixtral-8x7b&weights=gptq",
         "task=infer&weights=bf16&group_size=64&double_quant=true",
         "task=infer&weights=q4_k_m",
+        // Issue 19: the local runners' keys, weights and files.
+        "task=infer&engine=llamacpp&weights=nf4",
+        "task=infer&engine=mlx&weights=q4_k_m",
+        "task=infer&engine=ollama&weights=q9_k",
+        "task=infer&engine=llamacpp&batch=4&prompt=100",
+        "task=infer&engine=mlx&ctx=8192&n_gpu_layers=10",
+        "task=infer&engine=llamacpp&cache_type_v=q8_0&flash_attn=off",
+        "task=infer&engine=llamacpp&cache_type_k=q3_k",
+        "task=infer&engine=llamacpp&n_gpu_layers=20000",
+        "task=infer&engine=mlx&kv_bits=1",
+        "task=infer&engine=vllm&file=model.gguf",
+        "task=infer&engine=llamacpp&model=qwen3-8b&file_bytes=e1.n2.k1_0_0_2_0_0_0_2.s0r28",
+        "task=infer&engine=llamacpp&file_bytes=e1.n2.k1_2.s0",
+        "task=infer&engine=llamacpp&file=a%07b.gguf",
     ];
     let mut out = String::new();
     for q in cases {

@@ -1,7 +1,9 @@
 //! Invariants of the inference estimates, over presets, engines, weight
 //! formats and sizes: each phase's parts sum to its bytes; more sequences,
 //! a longer prompt or more new tokens never need less; the context chart
-//! never falls; vLLM's pool is what its budget leaves.
+//! never falls; vLLM's pool is what its budget leaves; the local runners'
+//! GPU and host memory together never fall with a longer context, and
+//! `--fit` keeps what it places within the GPU.
 
 use proptest::prelude::*;
 use vramfit_core::infer::{self, context_curve};
@@ -75,6 +77,47 @@ proptest! {
     }
 
     #[test]
+    fn local_runners_parts_sum_and_more_context_never_needs_less(
+        p in 0usize..64, e in 0usize..3, t in 0usize..4, ctx in 256u32..40000, more in 1u32..8000,
+    ) {
+        let preset = &PRESETS[p % PRESETS.len()];
+        let (engine, weights) = [("llamacpp", ["q4_k_m", "q8_0", "f16", "iq4_xs"][t]), ("ollama", "q4_k_m"), ("mlx", ["4bit", "8bit", "bf16", "3bit"][t])][e];
+        // Whole model on the GPU, no --fit: the same placement at every length.
+        let q = |n: u32| match engine {
+            "mlx" => format!("task=infer&engine=mlx&model={}&weights={weights}&prompt={n}&new=64&gpu=m3-max-128", preset.id),
+            "ollama" => format!("task=infer&engine=ollama&model={}&weights={weights}&ctx={n}&num_gpu=16384&gpu=h100-sxm-80", preset.id),
+            _ => format!("task=infer&engine=llamacpp&model={}&weights={weights}&ctx={n}&fit=false&gpu=h100-sxm-80", preset.id),
+        };
+        let Some(s) = decoded(&q(ctx)) else { return Ok(()) };
+        let Ok(now) = infer::estimate(&s) else { return Ok(()) };
+        for ph in &now.phases {
+            prop_assert_eq!(ph.components.total(), ph.peak_bytes);
+            prop_assert!(ph.end_bytes <= ph.peak_bytes, "{:?}", ph.phase);
+        }
+        let Some(s2) = decoded(&q(ctx + more)) else { return Ok(()) };
+        let Ok(after) = infer::estimate(&s2) else { return Ok(()) };
+        let all = |e: &Estimate| e.needed().get() + e.host_bytes.get();
+        prop_assert!(all(&after) >= all(&now), "{}: {} < {}", q(ctx + more), all(&after), all(&now));
+    }
+
+    #[test]
+    fn fit_places_within_the_gpu(p in 0usize..64, ctx in 512u32..131072, g in 0usize..4) {
+        let preset = &PRESETS[p % PRESETS.len()];
+        let gpu = ["rtx-4060-laptop", "rtx-3060-12", "rtx-4090", "l4-24"][g];
+        let q = format!("task=infer&engine=llamacpp&model={}&ctx={ctx}&gpu={gpu}", preset.id);
+        let Some(s) = decoded(&q) else { return Ok(()) };
+        let Ok(e) = infer::estimate(&s) else { return Ok(()) };
+        let fit = e.served.as_ref().and_then(|v| v.fit);
+        if fit != Some("could not fit") {
+            // --fit leaves 1 GiB of the GPU's free memory (capacity less
+            // the CUDA context) unused.
+            let free = s.view.capacity.bytes().get() - (u64::from(s.overhead.cuda_ctx_mib) << 20);
+            let placed = e.peak_allocated_bytes.get();
+            prop_assert!(placed + (1 << 30) <= free, "{q}: {placed} + 1 GiB > {free} ({fit:?})");
+        }
+    }
+
+    #[test]
     fn vllm_pool_is_what_the_budget_leaves(p in 0usize..64, ctx in 64u32..40000, util in 5000u32..9800) {
         let preset = &PRESETS[p % PRESETS.len()];
         let q = format!(
@@ -144,4 +187,29 @@ fn a_padded_mask_makes_a_shorter_prompt_need_more() {
     assert!(need(25_684) > need(32_704));
     // Aligned to 16, it is back in order.
     assert!(need(25_680) < need(32_704));
+}
+
+/// The local runners estimate every preset (the properties above skip a
+/// query the codec or the engine refuses: none is refused here).
+#[test]
+fn local_runners_estimate_every_preset() {
+    let mut failed = Vec::new();
+    for p in PRESETS {
+        for q in [
+            format!(
+                "task=infer&engine=llamacpp&model={}&ctx=8192&gpu=rtx-4090",
+                p.id
+            ),
+            format!("task=infer&engine=ollama&model={}&gpu=rtx-4090", p.id),
+            format!("task=infer&engine=mlx&model={}&gpu=m3-max-128", p.id),
+        ] {
+            if let Err(e) = decoded(&q)
+                .ok_or("refused".to_string())
+                .and_then(|s| infer::estimate(&s).map_err(|e| e.to_string()))
+            {
+                failed.push(format!("{q}: {e}"));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

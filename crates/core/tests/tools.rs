@@ -133,3 +133,82 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------- a GGUF file read
+
+fn gguf_fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/gguf/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture")
+}
+
+/// The worker's loop: the first `chunk` bytes, then as many as asked.
+fn read_header(file: &[u8], name: &str, chunk: usize) -> (ToolReply, usize) {
+    let mut have = chunk.min(file.len());
+    let mut asks = 0;
+    loop {
+        match vramfit_core::tools::gguf_reply(&file[..have], name) {
+            Ok(reply) => return (reply, asks),
+            Err(at_least) => {
+                let next = usize::try_from(at_least).expect("small").min(file.len());
+                assert!(next > have, "asks for more than it has: {next} > {have}");
+                (have, asks) = (next, asks + 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_gguf_header_gives_the_model_and_the_files_exact_bytes() {
+    // Source: tests/fixtures/gguf/tiny-llama-mixed.gguf (made with the
+    // `gguf` package, README.md there): llama, 2 layers, Q4_K_M, 153,852
+    // bytes of tensors (tiny-llama-mixed.expected.json, `tensor_bytes`);
+    // 165,120 parameters: the architecture's count (the file's 165,151
+    // elements less `rope_freqs` (16) and a made `extra_i32` (15)).
+    let file = gguf_fixture("tiny-llama-mixed.gguf");
+    for chunk in [16, 1000, 1 << 20] {
+        let (reply, _) = read_header(&file, "hf:owner/repo/tiny-llama-mixed.gguf", chunk);
+        let ToolReply::Imported { summary, changes } = reply else {
+            panic!("read: {reply:?}")
+        };
+        assert_eq!(
+            summary,
+            "Read hf:owner/repo/tiny-llama-mixed.gguf's header: `llama` q4_k_m, 165\u{2009}120 parameters."
+        );
+        let mut raw = vramfit_core::RawQuery::parse("task=infer&engine=llamacpp&gpu=rtx-4090");
+        vramfit_core::query::apply_import(&mut raw, &changes, &[]);
+        let d = vramfit_core::query::decode(&raw);
+        assert_eq!(d.notices, vec![], "{}", raw.to_query_string());
+        let e = vramfit_core::Estimates::new(&d.scenario)
+            .vramfit
+            .expect("an estimate");
+        let served = e.served.expect("served");
+        assert_eq!(served.weights_bytes.get(), 153_852);
+        assert!(
+            e.caveats.iter().any(|c| c
+                == "the GGUF's bytes are read from hf:owner/repo/tiny-llama-mixed.gguf's header"),
+            "{:?}",
+            e.caveats
+        );
+        // The link carries the file: it decodes to the same scenario.
+        let again = vramfit_core::query::decode(&vramfit_core::RawQuery::parse(
+            &vramfit_core::query::encode(&d.scenario).to_query_string(),
+        ));
+        assert_eq!((again.scenario, again.notices), (d.scenario, vec![]));
+    }
+}
+
+#[test]
+fn a_file_that_is_not_gguf_is_refused_by_name() {
+    let (reply, asks) = read_header(b"PK\x03\x04 not a gguf", "notes.zip", 1 << 20);
+    assert_eq!(asks, 0);
+    assert_eq!(
+        reply,
+        ToolReply::Refused {
+            why: "notes.zip: not a GGUF file (no GGUF magic)".into(),
+            offer_llama: false
+        }
+    );
+}

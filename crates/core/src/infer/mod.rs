@@ -26,6 +26,15 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
     match s.infer.engine {
         Engine::Transformers => transformers::estimate(&a, &s.infer, &s.overhead),
         Engine::Vllm => vllm::estimate(&a, &s.infer, &s.overhead, s.view.capacity.bytes()),
+        Engine::Llamacpp | Engine::Ollama => {
+            let apple = s.view.capacity.is_apple();
+            let d = local::estimate::Device {
+                capacity: s.view.capacity.bytes(),
+                apple,
+            };
+            local::estimate::llama_estimate(&a, &s.infer, &s.overhead, d)
+        }
+        Engine::Mlx => local::estimate::mlx_estimate(&a, &s.infer),
     }
 }
 
@@ -56,8 +65,8 @@ pub struct ContextPoint {
 pub fn context_of(s: &Scenario) -> u32 {
     let i = &s.infer;
     match i.engine {
-        Engine::Transformers => i.prompt.get().saturating_add(i.new.get()),
-        Engine::Vllm => match i.ctx {
+        Engine::Transformers | Engine::Mlx => i.prompt.get().saturating_add(i.new.get()),
+        Engine::Vllm | Engine::Llamacpp | Engine::Ollama => match i.ctx {
             run::MaxLen::Tokens(t) => t.get(),
             run::MaxLen::Model | run::MaxLen::Auto => s.arch.map_or(0, |a| a.positions),
         },
@@ -79,8 +88,8 @@ pub fn context_curve(s: &Scenario, points: usize) -> Vec<ContextPoint> {
     };
     let top = top.min(run::Tokens::MAX);
     let low = now.min(128).max(match s.infer.engine {
-        Engine::Transformers => s.infer.new.get().saturating_add(1),
-        Engine::Vllm => 1,
+        Engine::Transformers | Engine::Mlx => s.infer.new.get().saturating_add(1),
+        Engine::Vllm | Engine::Llamacpp | Engine::Ollama => 1,
     });
     let mut xs: Vec<u32> = (0..points.max(2))
         .map(|k| {
@@ -96,11 +105,13 @@ pub fn context_curve(s: &Scenario, points: usize) -> Vec<ContextPoint> {
         .filter_map(|tokens| {
             let mut t = *s;
             match t.infer.engine {
-                Engine::Transformers => {
+                Engine::Transformers | Engine::Mlx => {
                     let prompt = tokens.checked_sub(t.infer.new.get())?;
                     t.infer.prompt = run::Tokens::new(prompt)?;
                 }
-                Engine::Vllm => t.infer.ctx = run::MaxLen::Tokens(run::Tokens::new(tokens)?),
+                Engine::Vllm | Engine::Llamacpp | Engine::Ollama => {
+                    t.infer.ctx = run::MaxLen::Tokens(run::Tokens::new(tokens)?);
+                }
             }
             let e = estimate(&t).ok()?;
             Some(ContextPoint {

@@ -3,7 +3,9 @@
 //! engine's own knobs as it names them. Every value here has passed the
 //! codec's checks: the estimator takes it without re-validating.
 
+use super::local::{CacheType, FileName, ReadFile};
 use crate::choice::{bounded, choice_enum};
+use crate::model::gguf::FileType;
 use crate::model::{FormatOptions, WeightFormat};
 use crate::scenario::{Attn, Batch};
 use crate::units::Bytes;
@@ -18,7 +20,173 @@ choice_enum! {
         /// vLLM's server or `LLM` class (vLLM 0.33): a pool of key/value
         /// blocks sized from the GPU's memory.
         Vllm = "vllm", "vLLM (0.33)",
+        /// llama.cpp's llama-server (build b10488) on a GGUF file: layers
+        /// on the GPU or in host memory, `--fit` on by default.
+        Llamacpp = "llamacpp", "llama.cpp (b10488)",
+        /// Ollama (fb30760, on llama.cpp b10488): its defaults on top of
+        /// llama-server.
+        Ollama = "ollama", "Ollama (fb30760)",
+        /// mlx-lm's `generate` on Apple silicon (mlx-lm d78bf58e, after
+        /// 0.31.3).
+        Mlx = "mlx", "MLX (mlx-lm 0.31)",
     }
+}
+
+impl Engine {
+    /// Whether it runs GGUF files (llama.cpp and what is built on it).
+    pub const fn reads_gguf(self) -> bool {
+        match self {
+            Engine::Llamacpp | Engine::Ollama => true,
+            Engine::Transformers | Engine::Vllm | Engine::Mlx => false,
+        }
+    }
+}
+
+choice_enum! {
+    /// An MLX model's weights: as converted by `mlx_lm.convert`, 16-bit or
+    /// quantized (`-q --q-bits N`: N-bit weights with a scale and a bias
+    /// per group of `q-group-size` in the model's dtype).
+    pub enum MlxWeights {
+        Bf16 = "bf16", "bf16",
+        Fp16 = "fp16", "fp16",
+        Q8 = "8bit", "8-bit",
+        Q6 = "6bit", "6-bit",
+        Q4 = "4bit", "4-bit",
+        Q3 = "3bit", "3-bit",
+        Q2 = "2bit", "2-bit",
+    }
+}
+
+impl MlxWeights {
+    /// Bits per quantized weight (`None`: 16-bit).
+    pub const fn bits(self) -> Option<u32> {
+        match self {
+            MlxWeights::Bf16 | MlxWeights::Fp16 => None,
+            MlxWeights::Q8 => Some(8),
+            MlxWeights::Q6 => Some(6),
+            MlxWeights::Q4 => Some(4),
+            MlxWeights::Q3 => Some(3),
+            MlxWeights::Q2 => Some(2),
+        }
+    }
+}
+
+choice_enum! {
+    /// llama.cpp's `-fa` (and Ollama's `OLLAMA_FLASH_ATTENTION`).
+    pub enum Flash {
+        Auto = "auto", "auto (on where the GPU has the kernel)",
+        On = "on", "on",
+        Off = "off", "off",
+    }
+}
+
+bounded!(
+    /// Layers placed on the GPU (llama.cpp's `-ngl`, Ollama's `num_gpu`).
+    Layers(u32),
+    0,
+    16_384
+);
+
+bounded!(
+    /// MLX's `kv_bits`: bits of a quantized cache (`mx.quantize` takes 2 to 8).
+    KvBits(u32),
+    2,
+    8
+);
+
+/// llama-server's arguments, as llama.cpp names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LlamaArgs {
+    /// `-np` (`None`: llama-server's automatic 4 slots, one cache).
+    pub n_parallel: Option<Count>,
+    /// `-b`, `-ub`.
+    pub n_batch: Count,
+    pub n_ubatch: Count,
+    /// `-ctk`, `-ctv`.
+    #[serde(serialize_with = "cache_type")]
+    pub cache_type_k: CacheType,
+    #[serde(serialize_with = "cache_type")]
+    pub cache_type_v: CacheType,
+    /// `-fa`.
+    pub flash_attn: Flash,
+    /// `-ngl` (`None`: automatic, every layer, which `--fit` may lower;
+    /// counts the output layer).
+    pub n_gpu_layers: Option<Layers>,
+    /// `--fit` (on by default): lowers the context and the layers on the
+    /// GPU until the load fits with a margin.
+    pub fit: bool,
+}
+
+impl Default for LlamaArgs {
+    /// llama.cpp b10488's defaults (`common/common.h`).
+    fn default() -> Self {
+        LlamaArgs {
+            n_parallel: None,
+            n_batch: Count(2048),
+            n_ubatch: Count(512),
+            cache_type_k: CacheType::F16,
+            cache_type_v: CacheType::F16,
+            flash_attn: Flash::Auto,
+            n_gpu_layers: None,
+            fit: true,
+        }
+    }
+}
+
+/// Ollama's settings, as Ollama names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OllamaArgs {
+    /// `OLLAMA_NUM_PARALLEL`.
+    pub num_parallel: Count,
+    /// `num_gpu` (`None`: llama-server's `--fit` decides).
+    pub num_gpu: Option<Layers>,
+    /// `OLLAMA_KV_CACHE_TYPE`.
+    #[serde(serialize_with = "cache_type")]
+    pub kv_cache_type: CacheType,
+    /// `OLLAMA_FLASH_ATTENTION` (`None`: unset).
+    pub flash_attention: Option<bool>,
+}
+
+impl Default for OllamaArgs {
+    fn default() -> Self {
+        OllamaArgs {
+            num_parallel: Count(1),
+            num_gpu: None,
+            kv_cache_type: CacheType::F16,
+            flash_attention: None,
+        }
+    }
+}
+
+/// mlx-lm's `generate` arguments, as mlx-lm names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MlxArgs {
+    /// `kv_bits` (`None`: an unquantized cache), `kv_group_size`.
+    pub kv_bits: Option<KvBits>,
+    pub kv_group_size: Count,
+    /// `prefill_step_size`.
+    pub prefill_step_size: Count,
+    /// `max_kv_size` (`None`: no rotating cache).
+    pub max_kv_size: Option<Count>,
+    /// The quantized weights' group (`mlx_lm.convert --q-group-size`).
+    pub q_group_size: Count,
+}
+
+impl Default for MlxArgs {
+    /// mlx-lm's defaults (`generate_step`, `convert`).
+    fn default() -> Self {
+        MlxArgs {
+            kv_bits: None,
+            kv_group_size: Count(64),
+            prefill_step_size: Count(2048),
+            max_kv_size: None,
+            q_group_size: Count(64),
+        }
+    }
+}
+
+fn cache_type<S: serde::Serializer>(t: &CacheType, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(t.name())
 }
 
 choice_enum! {
@@ -163,6 +331,35 @@ pub struct Inference {
     /// The attention implementation (transformers).
     pub attn: Attn,
     pub vllm: Vllm,
+    /// The GGUF file type (llama.cpp, Ollama).
+    #[serde(serialize_with = "file_type")]
+    pub gguf: FileType,
+    /// The MLX weights.
+    pub mlx_weights: MlxWeights,
+    pub llama: LlamaArgs,
+    pub ollama: OllamaArgs,
+    pub mlx: MlxArgs,
+    /// The GGUF file read (llama.cpp, Ollama): its name, as the link
+    /// records it.
+    #[serde(serialize_with = "text")]
+    pub file: Option<FileName>,
+    /// The read file's bytes, which replace the prediction for `gguf`.
+    #[serde(serialize_with = "text")]
+    pub file_bytes: Option<ReadFile>,
+}
+
+fn text<T: std::fmt::Display, S: serde::Serializer>(
+    t: &Option<T>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.collect_str(t),
+        None => s.serialize_none(),
+    }
+}
+
+fn file_type<S: serde::Serializer>(t: &FileType, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(t.key())
 }
 
 impl Inference {
@@ -191,6 +388,13 @@ impl Default for Inference {
             kv_dtype: KvDtype::Auto,
             attn: Attn::Sdpa,
             vllm: Vllm::default(),
+            gguf: FileType::Q4KM,
+            mlx_weights: MlxWeights::Q4,
+            llama: LlamaArgs::default(),
+            ollama: OllamaArgs::default(),
+            mlx: MlxArgs::default(),
+            file: None,
+            file_bytes: None,
         }
     }
 }

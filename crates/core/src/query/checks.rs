@@ -9,7 +9,8 @@ use crate::model::family::Positions;
 use crate::model::presets;
 use crate::model::Family;
 use crate::scenario::{
-    ArchOverrides, Capacity, ModelSpec, Offload, Quant, Scenario, SeqLen, ShortText, Training, View,
+    ArchOverrides, Capacity, ModelSpec, Offload, Quant, Scenario, SeqLen, ShortText, Task,
+    Training, View,
 };
 
 /// LoRA's keys against the run and the model: without adapters they are
@@ -244,7 +245,8 @@ pub(super) fn check_sequence(
             }
         }
     }
-    let Some(a) = s.arch else {
+    // An inference run's lengths are its engine's (`tasks::model_limits`).
+    let Some(a) = s.arch.filter(|_| s.task == Task::Train) else {
         return notes;
     };
     let seq = s.train.seq.get();

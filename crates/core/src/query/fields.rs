@@ -3,10 +3,12 @@
 
 use super::notice::{echo, FieldError};
 use super::{Key, MAX_VALUE_LEN};
+use crate::infer::local::{CacheType, FileName, ReadFile};
 use crate::infer::run::{
-    BlockSize, Count, Engine, GroupSize, Inference, KvDtype, MaxLen, MinNew, Share, TensorParallel,
-    Tokens,
+    BlockSize, Count, Engine, Flash, GroupSize, Inference, KvBits, KvDtype, Layers, LlamaArgs,
+    MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share, TensorParallel, Tokens,
 };
+use crate::model::gguf::FileType;
 use crate::model::presets;
 use crate::model::WeightFormat;
 use crate::model::{ArchNum, Family};
@@ -54,6 +56,12 @@ pub enum Group {
     Infer,
     /// vLLM's engine arguments.
     Engine,
+    /// llama-server's arguments.
+    LlamaCpp,
+    /// Ollama's settings.
+    Ollama,
+    /// mlx-lm's arguments.
+    Mlx,
     /// Display and the over-iterations chart.
     View,
 }
@@ -658,13 +666,26 @@ pub const FIELDS: &[Field] = &[
         group: Group::Infer,
         tasks: Tasks::Infer,
         label: "Weights",
-        help: "The format the weights are in: 16 or 32 bits, fp8 with block scales, bitsandbytes 8 or 4 bits, or GPTQ / AWQ 4-bit; norms, embeddings and the output head keep 16 bits.",
+        help: "The format the weights are in. transformers and vLLM: 16 or 32 bits, fp8 with block scales, bitsandbytes 8 or 4 bits, or GPTQ / AWQ 4-bit (norms, embeddings and the head keep 16 bits). llama.cpp and Ollama: a GGUF file type (q4_k_m, q8_0, ...). MLX: bf16, fp16 or N-bit (4bit, 8bit, ...).",
         implied: |_| String::new(),
         apply: |d, v| {
-            d.infer.weights = choice(v, WeightFormat::from_key, WeightFormat::keys_joined)?;
+            let WeightsValue { checkpoint, gguf, mlx } = weights_of(v)?;
+            if let Some(w) = checkpoint {
+                d.infer.weights = w;
+            }
+            if let Some(f) = gguf {
+                d.infer.gguf = f;
+            }
+            if let Some(m) = mlx {
+                d.infer.mlx_weights = m;
+            }
             Ok(())
         },
-        write: |s| Some(s.infer.weights.key().to_string()),
+        write: |s| Some(match s.infer.engine {
+            Engine::Transformers | Engine::Vllm => s.infer.weights.key(),
+            Engine::Llamacpp | Engine::Ollama => s.infer.gguf.key(),
+            Engine::Mlx => s.infer.mlx_weights.key(),
+        }.to_string()),
     },
     Field {
         key: Key::GroupSize,
@@ -868,6 +889,272 @@ pub const FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| s.infer.vllm.kv_cache_memory.map(format_gib),
+    },
+    Field {
+        key: Key::NParallel,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "n_parallel (-np)",
+        help: "Sequences served at once, each with its share of the context (left out: llama-server's automatic 4 slots over one cache).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.llama.n_parallel = Some(count(v, Count::MIN, Count::MAX, Count::new)?);
+            Ok(())
+        },
+        write: |s| s.infer.llama.n_parallel.map(|n| n.get().to_string()),
+    },
+    Field {
+        key: Key::NBatch,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "n_batch (-b)",
+        help: "Tokens one decode call takes (llama.cpp's default 2048).",
+        implied: |_| "2048".into(),
+        apply: |d, v| {
+            d.infer.llama.n_batch = count(v, Count::MIN, Count::MAX, Count::new)?;
+            Ok(())
+        },
+        write: |s| (s.infer.llama.n_batch != LlamaArgs::default().n_batch).then(|| s.infer.llama.n_batch.get().to_string()),
+    },
+    Field {
+        key: Key::NUbatch,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "n_ubatch (-ub)",
+        help: "Tokens one graph computes at once: the compute buffer's size (llama.cpp's default 512).",
+        implied: |_| "512".into(),
+        apply: |d, v| {
+            d.infer.llama.n_ubatch = count(v, Count::MIN, Count::MAX, Count::new)?;
+            Ok(())
+        },
+        write: |s| (s.infer.llama.n_ubatch != LlamaArgs::default().n_ubatch).then(|| s.infer.llama.n_ubatch.get().to_string()),
+    },
+    Field {
+        key: Key::CacheTypeK,
+        kind: FieldKind::Choice(CacheType::OPTIONS),
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "cache_type_k (-ctk)",
+        help: "The keys' type in the cache: f16, or a quantized block (q8_0: 34 bytes per 32 values).",
+        implied: |_| "f16".into(),
+        apply: |d, v| {
+            d.infer.llama.cache_type_k = choice(v, CacheType::from_name, CacheType::names_joined)?;
+            Ok(())
+        },
+        write: |s| (s.infer.llama.cache_type_k != CacheType::F16).then(|| s.infer.llama.cache_type_k.name().to_string()),
+    },
+    Field {
+        key: Key::CacheTypeV,
+        kind: FieldKind::Choice(CacheType::OPTIONS),
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "cache_type_v (-ctv)",
+        help: "The values' type in the cache: a quantized V needs flash attention.",
+        implied: |_| "f16".into(),
+        apply: |d, v| {
+            d.infer.llama.cache_type_v = choice(v, CacheType::from_name, CacheType::names_joined)?;
+            Ok(())
+        },
+        write: |s| (s.infer.llama.cache_type_v != CacheType::F16).then(|| s.infer.llama.cache_type_v.name().to_string()),
+    },
+    Field {
+        key: Key::FlashAttn,
+        kind: FieldKind::Choice(Flash::OPTIONS),
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "flash_attn (-fa)",
+        help: "Flash attention: no attention scores in the compute buffer (auto: on where the GPU has the kernel).",
+        implied: |_| "auto".into(),
+        apply: |d, v| {
+            d.infer.llama.flash_attn = choice(v, Flash::from_key, Flash::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.infer.llama.flash_attn != Flash::Auto).then(|| s.infer.llama.flash_attn.key().to_string()),
+    },
+    Field {
+        key: Key::NGpuLayers,
+        kind: FieldKind::Count { min: Layers::MIN as u64, max: Layers::MAX as u64 },
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "n_gpu_layers (-ngl)",
+        help: "Layers on the GPU, from the last (the output layer counts as one); the rest stay in host memory. Left out: all, which --fit may lower.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.llama.n_gpu_layers = Some(count(v, Layers::MIN, Layers::MAX, Layers::new)?);
+            Ok(())
+        },
+        write: |s| s.infer.llama.n_gpu_layers.map(|n| n.get().to_string()),
+    },
+    Field {
+        key: Key::Fit,
+        kind: FieldKind::Toggle,
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "fit (--fit)",
+        help: "llama-server's --fit (on by default): shortens the context, then moves layers to the CPU, until the load fits the GPU with 1 GiB to spare.",
+        implied: |_| "true".into(),
+        apply: |d, v| {
+            d.infer.llama.fit = boolean(v)?;
+            Ok(())
+        },
+        write: |s| (!s.infer.llama.fit).then(|| "false".to_string()),
+    },
+    Field {
+        key: Key::NumParallel,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::Ollama,
+        tasks: Tasks::Infer,
+        label: "OLLAMA_NUM_PARALLEL",
+        help: "Requests Ollama serves at once: its context is num_ctx times this.",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.infer.ollama.num_parallel = count(v, Count::MIN, Count::MAX, Count::new)?;
+            Ok(())
+        },
+        write: |s| (s.infer.ollama.num_parallel != OllamaArgs::default().num_parallel).then(|| s.infer.ollama.num_parallel.get().to_string()),
+    },
+    Field {
+        key: Key::NumGpu,
+        kind: FieldKind::Count { min: Layers::MIN as u64, max: Layers::MAX as u64 },
+        group: Group::Ollama,
+        tasks: Tasks::Infer,
+        label: "num_gpu",
+        help: "Layers Ollama puts on the GPU (left out: llama-server's --fit decides).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.ollama.num_gpu = Some(count(v, Layers::MIN, Layers::MAX, Layers::new)?);
+            Ok(())
+        },
+        write: |s| s.infer.ollama.num_gpu.map(|n| n.get().to_string()),
+    },
+    Field {
+        key: Key::KvCacheType,
+        kind: FieldKind::Choice(CacheType::OPTIONS),
+        group: Group::Ollama,
+        tasks: Tasks::Infer,
+        label: "OLLAMA_KV_CACHE_TYPE",
+        help: "The cache's type for keys and values (f16, q8_0, q4_0); a quantized cache needs flash attention.",
+        implied: |_| "f16".into(),
+        apply: |d, v| {
+            d.infer.ollama.kv_cache_type = choice(v, CacheType::from_name, CacheType::names_joined)?;
+            Ok(())
+        },
+        write: |s| (s.infer.ollama.kv_cache_type != CacheType::F16).then(|| s.infer.ollama.kv_cache_type.name().to_string()),
+    },
+    Field {
+        key: Key::FlashAttention,
+        kind: FieldKind::Toggle,
+        group: Group::Ollama,
+        tasks: Tasks::Infer,
+        label: "OLLAMA_FLASH_ATTENTION",
+        help: "Flash attention on or off (left out: Ollama's choice by model and GPU).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.ollama.flash_attention = Some(boolean(v)?);
+            Ok(())
+        },
+        write: |s| s.infer.ollama.flash_attention.map(|b| b.to_string()),
+    },
+    Field {
+        key: Key::KvBits,
+        kind: FieldKind::Count { min: KvBits::MIN as u64, max: KvBits::MAX as u64 },
+        group: Group::Mlx,
+        tasks: Tasks::Infer,
+        label: "kv_bits",
+        help: "Bits of a quantized cache (mlx-lm's --kv-bits; left out: the model's dtype).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.mlx.kv_bits = Some(count(v, KvBits::MIN, KvBits::MAX, KvBits::new)?);
+            Ok(())
+        },
+        write: |s| s.infer.mlx.kv_bits.map(|n| n.get().to_string()),
+    },
+    Field {
+        key: Key::KvGroupSize,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::Mlx,
+        tasks: Tasks::Infer,
+        label: "kv_group_size",
+        help: "Values per scale and bias of a quantized cache (64).",
+        implied: |_| "64".into(),
+        apply: |d, v| {
+            d.infer.mlx.kv_group_size = count(v, Count::MIN, Count::MAX, Count::new)?;
+            Ok(())
+        },
+        write: |s| (s.infer.mlx.kv_group_size != MlxArgs::default().kv_group_size).then(|| s.infer.mlx.kv_group_size.get().to_string()),
+    },
+    Field {
+        key: Key::PrefillStepSize,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::Mlx,
+        tasks: Tasks::Infer,
+        label: "prefill_step_size",
+        help: "Prompt tokens per prefill chunk (2048).",
+        implied: |_| "2048".into(),
+        apply: |d, v| {
+            d.infer.mlx.prefill_step_size = count(v, Count::MIN, Count::MAX, Count::new)?;
+            Ok(())
+        },
+        write: |s| (s.infer.mlx.prefill_step_size != MlxArgs::default().prefill_step_size).then(|| s.infer.mlx.prefill_step_size.get().to_string()),
+    },
+    Field {
+        key: Key::MaxKvSize,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::Mlx,
+        tasks: Tasks::Infer,
+        label: "max_kv_size",
+        help: "A rotating cache of this many tokens per layer (left out: the whole context).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.mlx.max_kv_size = Some(count(v, Count::MIN, Count::MAX, Count::new)?);
+            Ok(())
+        },
+        write: |s| s.infer.mlx.max_kv_size.map(|n| n.get().to_string()),
+    },
+    Field {
+        key: Key::File,
+        kind: FieldKind::Text,
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "GGUF file",
+        help: "The GGUF file whose header was read: hf:owner/repo/path.gguf for a Hub repository's file, or a file's name picked from disk (read in the browser, nothing uploaded).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.file = Some(FileName::new(v).map_err(FieldError::Form)?);
+            Ok(())
+        },
+        write: |s| s.infer.file.map(|f| f.as_str().to_string()),
+    },
+    Field {
+        key: Key::FileBytes,
+        kind: FieldKind::Text,
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "The file's bytes",
+        help: "The read file's tensors as llama.cpp places them (written by the page or `vramfit gguf`): they replace the prediction for the file type.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.file_bytes = Some(ReadFile::parse(v).map_err(|e| FieldError::Form(e.to_string()))?);
+            Ok(())
+        },
+        write: |s| s.infer.file_bytes.map(|f| f.to_string()),
+    },
+    Field {
+        key: Key::QGroupSize,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::Mlx,
+        tasks: Tasks::Infer,
+        label: "q_group_size",
+        help: "Weights per scale and bias of the quantized weights (mlx_lm.convert --q-group-size, 64).",
+        implied: |_| "64".into(),
+        apply: |d, v| {
+            d.infer.mlx.q_group_size = count(v, Count::MIN, Count::MAX, Count::new)?;
+            Ok(())
+        },
+        write: |s| (s.infer.mlx.q_group_size != MlxArgs::default().q_group_size).then(|| s.infer.mlx.q_group_size.get().to_string()),
     },
     Field {
         key: Key::Gpus,
@@ -1117,6 +1404,49 @@ fn count<T>(v: &str, min: u32, max: u32, new: fn(u32) -> Option<T>) -> Result<T,
         .ok()
         .and_then(new)
         .ok_or(FieldError::NotANumber)
+}
+
+/// One `weights` value as each family of engines reads it.
+pub(super) struct WeightsValue {
+    pub checkpoint: Option<WeightFormat>,
+    pub gguf: Option<FileType>,
+    pub mlx: Option<MlxWeights>,
+}
+
+/// The `weights` value as each family of engines reads it: a checkpoint
+/// format (transformers, vLLM), a GGUF file type (llama.cpp, Ollama; the
+/// checkpoint names of 16 and 32 bits too), MLX weights; an error when
+/// none reads it.
+pub(super) fn weights_of(v: &str) -> Result<WeightsValue, FieldError> {
+    let v = v.trim().to_ascii_lowercase();
+    if v.is_empty() {
+        return Err(FieldError::Empty);
+    }
+    let gguf = match v.as_str() {
+        "fp16" => Some(FileType::F16),
+        "fp32" => Some(FileType::F32),
+        other => FileType::from_key(other),
+    };
+    let found = WeightsValue {
+        checkpoint: WeightFormat::from_key(&v),
+        gguf,
+        mlx: MlxWeights::from_key(&v),
+    };
+    match found {
+        WeightsValue {
+            checkpoint: None,
+            gguf: None,
+            mlx: None,
+        } => Err(FieldError::UnknownChoice {
+            choices: format!(
+                "{}; a GGUF file type: {}; MLX: {}",
+                WeightFormat::keys_joined(),
+                FileType::keys_joined(),
+                MlxWeights::keys_joined()
+            ),
+        }),
+        found => Ok(found),
+    }
 }
 
 fn choice<T>(v: &str, from: fn(&str) -> Option<T>, all: fn() -> String) -> Result<T, FieldError> {

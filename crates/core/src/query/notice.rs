@@ -35,6 +35,8 @@ pub enum FieldError {
     UnknownGpu,
     /// Not `owner/name` as the Hugging Face Hub writes model ids.
     NotAHubId,
+    /// Not in the value's own form (a read file's bytes), and why.
+    Form(String),
 }
 
 impl fmt::Display for FieldError {
@@ -59,6 +61,7 @@ impl fmt::Display for FieldError {
             FieldError::NotAHubId => f.write_str(
                 "is not a Hugging Face model id: write it as owner/name with letters, digits, `-`, `_` or `.` (e.g. Qwen/Qwen3-8B)",
             ),
+            FieldError::Form(why) => write!(f, "is {why}"),
             FieldError::UnknownModel => {
                 f.write_str("is not a known model: pick one from the list, or change a preset's architecture fields")
             }

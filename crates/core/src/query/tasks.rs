@@ -5,7 +5,7 @@
 use super::checks::{conflict, conflict_using};
 use super::notice::{FieldError, Note, Notice};
 use super::{Field, Group, Key};
-use crate::infer::run::{Engine, Inference, KvDtype, MaxLen, Tokens};
+use crate::infer::run::{Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, Tokens};
 use crate::model::family::Positions;
 use crate::model::WeightFormat;
 use crate::scenario::{Attn, Parallel, Scenario, Task, Training, View};
@@ -42,40 +42,106 @@ pub(super) fn check_task(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut 
     }
 }
 
+/// The engines that read a key outside the engines' own groups (a key
+/// not listed: every engine).
+const READ_BY: &[(Key, &[Engine])] = &[
+    (Key::Prompt, &[Engine::Transformers, Engine::Mlx]),
+    (Key::New, &[Engine::Transformers, Engine::Mlx]),
+    (Key::MinNew, &[Engine::Transformers]),
+    (Key::Batch, &[Engine::Transformers]),
+    (Key::Attn, &[Engine::Transformers]),
+    (Key::Ctx, &[Engine::Vllm, Engine::Llamacpp, Engine::Ollama]),
+    (Key::KvDtype, &[Engine::Transformers, Engine::Vllm]),
+    (Key::GroupSize, &[Engine::Transformers, Engine::Vllm]),
+    (Key::DoubleQuant, &[Engine::Transformers]),
+    (Key::BnbCompute, &[Engine::Transformers]),
+    (Key::File, &[Engine::Llamacpp, Engine::Ollama]),
+    (Key::FileBytes, &[Engine::Llamacpp, Engine::Ollama]),
+];
+
+/// The engine whose own arguments a form group holds.
+fn group_engine(g: Group) -> Option<Engine> {
+    match g {
+        Group::Engine => Some(Engine::Vllm),
+        Group::LlamaCpp => Some(Engine::Llamacpp),
+        Group::Ollama => Some(Engine::Ollama),
+        Group::Mlx => Some(Engine::Mlx),
+        Group::Model
+        | Group::Architecture
+        | Group::Run
+        | Group::Parallel
+        | Group::Overhead
+        | Group::Fit
+        | Group::Infer
+        | Group::View => None,
+    }
+}
+
+/// The engines that read the key of `f`.
+fn readers(f: &Field) -> &'static [Engine] {
+    if let Some(e) = group_engine(f.group) {
+        return match e {
+            Engine::Vllm => &[Engine::Vllm],
+            Engine::Llamacpp => &[Engine::Llamacpp],
+            Engine::Ollama => &[Engine::Ollama],
+            Engine::Mlx => &[Engine::Mlx],
+            Engine::Transformers => &[Engine::Transformers],
+        };
+    }
+    READ_BY
+        .iter()
+        .find(|(k, _)| *k == f.key)
+        .map_or(Engine::ALL, |(_, e)| e)
+}
+
 /// Whether an inference run reads the key of `f`: its engine's keys, its
 /// weights' options. The one rule for saying a key is unused and for
 /// leaving it out of the canonical query.
 pub(super) fn reads(i: &Inference, f: &Field) -> bool {
     let key = f.key;
-    let vllm = i.engine == Engine::Vllm;
-    let vllm_only = f.group == Group::Engine || key == Key::Ctx;
-    let transformers_only = matches!(
-        key,
-        Key::Prompt | Key::New | Key::MinNew | Key::Batch | Key::Attn
-    );
     let grouped = matches!(i.weights, WeightFormat::Gptq | WeightFormat::Awq);
     let bnb4 = matches!(i.weights, WeightFormat::Nf4 | WeightFormat::Fp4);
     let bnb_option = matches!(key, Key::DoubleQuant | Key::BnbCompute);
-    // Each key is read unless it belongs to what the run does not use.
-    (vllm || !vllm_only)
-        && (!vllm || !transformers_only)
-        && (grouped || key != Key::GroupSize)
-        && (bnb4 || !bnb_option)
+    readers(f).contains(&i.engine) && (grouped || key != Key::GroupSize) && (bnb4 || !bnb_option)
 }
 
-/// Why an inference run does not read `key` (see [`reads`]).
-fn unread_because(i: &Inference, key: Key) -> &'static str {
-    if key == Key::GroupSize {
-        "only GPTQ and AWQ weights have groups"
-    } else if matches!(key, Key::DoubleQuant | Key::BnbCompute) {
-        "only 4-bit bitsandbytes weights (nf4, fp4) read it"
+/// Why an inference run does not read the key of `f` (see [`reads`]).
+fn unread_because(i: &Inference, f: &Field) -> String {
+    let by = readers(f);
+    if !by.contains(&i.engine) {
+        let names: Vec<&str> = by.iter().map(|e| e.key()).collect();
+        let (engine, readers) = (i.engine.label(), names.join(" or "));
+        return format!(
+            "{engine} does not read it (engine={readers}){}",
+            sized_by(i.engine, f.key)
+        );
+    }
+    if f.key == Key::GroupSize {
+        "only GPTQ and AWQ weights have groups".into()
     } else {
-        match i.engine {
-            Engine::Vllm => {
-                "vLLM serves requests up to ctx tokens each: set ctx (and max_num_seqs)"
-            }
-            Engine::Transformers => "only vLLM reads it",
+        "only 4-bit bitsandbytes weights (nf4, fp4) read it".into()
+    }
+}
+
+/// How the engine sizes a request, when the unread key is the other way
+/// of saying it (a request's tokens, or its context).
+fn sized_by(engine: Engine, key: Key) -> &'static str {
+    let by_tokens = matches!(key, Key::Prompt | Key::New | Key::MinNew);
+    match engine {
+        Engine::Vllm if key == Key::Batch => {
+            "; it serves up to max_num_seqs requests of up to ctx tokens"
         }
+        Engine::Llamacpp if key == Key::Batch => "; it serves n_parallel sequences sharing ctx",
+        Engine::Ollama if key == Key::Batch => {
+            "; it serves num_parallel requests of ctx tokens each"
+        }
+        Engine::Vllm | Engine::Llamacpp | Engine::Ollama if by_tokens => {
+            "; it sizes a request by ctx (prompt + new tokens)"
+        }
+        Engine::Transformers | Engine::Mlx if key == Key::Ctx => {
+            "; it runs prompt + new tokens: set those"
+        }
+        Engine::Transformers | Engine::Vllm | Engine::Llamacpp | Engine::Ollama | Engine::Mlx => "",
     }
 }
 
@@ -87,24 +153,49 @@ fn unread(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
         if texts.iter().any(|(k, _)| *k == f.key) {
             notices.push(Notice::Unused {
                 key: f.key,
-                because: unread_because(i, f.key).into(),
+                because: unread_because(i, f),
             });
         }
     }
-    let d = Inference::default();
+    *i = kept(i);
+}
+
+/// What of `i` its engine reads, the rest at the defaults.
+fn kept(i: &Inference) -> Inference {
+    let mut out = Inference {
+        engine: i.engine,
+        ..Inference::default()
+    };
     match i.engine {
-        Engine::Vllm => {
-            (i.prompt, i.new, i.min_new) = (d.prompt, d.new, d.min_new);
-            (i.batch, i.attn) = (d.batch, d.attn);
+        Engine::Transformers => {
+            (out.weights, out.batch, out.attn) = (i.weights, i.batch, i.attn);
+            (out.prompt, out.new, out.min_new) = (i.prompt, i.new, i.min_new);
         }
-        Engine::Transformers => (i.ctx, i.vllm) = (d.ctx, d.vllm),
+        Engine::Vllm => {
+            (out.weights, out.ctx, out.kv_dtype, out.vllm) = (i.weights, i.ctx, i.kv_dtype, i.vllm)
+        }
+        Engine::Llamacpp => {
+            (out.gguf, out.ctx, out.llama) = (i.gguf, i.ctx, i.llama);
+            (out.file, out.file_bytes) = (i.file, i.file_bytes);
+        }
+        Engine::Ollama => {
+            (out.gguf, out.ctx, out.ollama) = (i.gguf, i.ctx, i.ollama);
+            (out.file, out.file_bytes) = (i.file, i.file_bytes);
+        }
+        Engine::Mlx => {
+            (out.mlx_weights, out.mlx) = (i.mlx_weights, i.mlx);
+            (out.prompt, out.new) = (i.prompt, i.new);
+        }
     }
-    if !matches!(i.weights, WeightFormat::Gptq | WeightFormat::Awq) {
-        i.group_size = d.group_size;
+    if matches!(i.engine, Engine::Transformers | Engine::Vllm) {
+        if matches!(i.weights, WeightFormat::Gptq | WeightFormat::Awq) {
+            out.group_size = i.group_size;
+        }
+        if matches!(i.weights, WeightFormat::Nf4 | WeightFormat::Fp4) {
+            (out.double_quant, out.compute_fp32) = (i.double_quant, i.compute_fp32);
+        }
     }
-    if !matches!(i.weights, WeightFormat::Nf4 | WeightFormat::Fp4) {
-        (i.double_quant, i.compute_fp32) = (d.double_quant, d.compute_fp32);
-    }
+    out
 }
 
 /// An inference run's keys against its engine, its weights and the model.
@@ -122,9 +213,64 @@ pub(super) fn check_infer(
     notes
 }
 
+/// The weights given against what the engine loads: checkpoints
+/// (transformers, vLLM), GGUF files (llama.cpp, Ollama), MLX's.
+fn weights_for_engine(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let Some((_, v)) = texts.iter().rev().find(|(k, _)| *k == Key::Weights) else {
+        return;
+    };
+    let Ok(given) = super::fields::weights_of(v) else {
+        return;
+    };
+    let d = Inference::default();
+    let i = &mut s.infer;
+    let why = match i.engine {
+        Engine::Transformers | Engine::Vllm if given.checkpoint.is_none() => {
+            i.weights = d.weights;
+            format!(
+                "transformers and vLLM load checkpoints: {} (GGUF file types are llama.cpp's and Ollama's)",
+                WeightFormat::keys_joined()
+            )
+        }
+        Engine::Llamacpp | Engine::Ollama if given.gguf.is_none() => {
+            i.gguf = d.gguf;
+            "llama.cpp and Ollama run GGUF files: a file type such as q4_k_m, q8_0 or f16".into()
+        }
+        Engine::Mlx if given.mlx.is_none() => {
+            i.mlx_weights = d.mlx_weights;
+            format!(
+                "MLX runs its own conversions: {}",
+                MlxWeights::keys_joined()
+            )
+        }
+        Engine::Transformers | Engine::Vllm | Engine::Llamacpp | Engine::Ollama | Engine::Mlx => {
+            return;
+        }
+    };
+    let used = super::shown(Key::Weights, s);
+    conflict_using(notices, texts, Key::Weights, why, used);
+}
+
 /// Settings an engine cannot run: an fp8 cache under transformers,
-/// bitsandbytes under vLLM, quantized experts.
+/// bitsandbytes under vLLM, quantized experts, a quantized V cache
+/// without flash attention in llama.cpp.
 fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    weights_for_engine(s, texts, notices);
+    let l = s.infer.llama;
+    if s.infer.engine == Engine::Llamacpp
+        && l.cache_type_v.is_quantized()
+        && l.flash_attn == Flash::Off
+    {
+        // `llama-context.cpp:461-467`: "quantized V cache was requested,
+        // but this requires Flash Attention".
+        conflict(
+            notices,
+            texts,
+            Key::CacheTypeV,
+            "llama.cpp refuses a quantized V cache without flash attention (flash_attn=off)".into(),
+        );
+        s.infer.llama.cache_type_v = LlamaArgs::default().cache_type_v;
+    }
     let w = s.infer.weights;
     if s.infer.engine == Engine::Transformers && s.infer.kv_dtype != KvDtype::Auto {
         conflict(
@@ -148,8 +294,10 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
         );
         s.infer.weights = Inference::default().weights;
     }
+    let checkpoint = matches!(s.infer.engine, Engine::Transformers | Engine::Vllm);
     let moe = s.arch.is_some_and(|a| a.experts > 0);
-    if moe
+    if checkpoint
+        && moe
         && matches!(
             w,
             WeightFormat::Fp8 | WeightFormat::Gptq | WeightFormat::Awq
@@ -270,6 +418,40 @@ fn model_limits(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notic
                     ),
                 );
                 s.infer.vllm.tensor_parallel_size = Inference::default().vllm.tensor_parallel_size;
+            }
+        }
+        Engine::Llamacpp | Engine::Ollama => {
+            // llama.cpp runs past the trained context (RoPE extrapolates);
+            // said, not refused.
+            if let (MaxLen::Tokens(n), true) = (i.ctx, a.positions > 0) {
+                if n.get() > a.positions {
+                    notes.push(Note::BeyondTrainedContext {
+                        seq: n.get(),
+                        positions: a.positions,
+                    });
+                }
+            }
+            if let Some(f) = i.file_bytes.filter(|f| f.layers() != a.layers) {
+                conflict(
+                    notices,
+                    texts,
+                    Key::FileBytes,
+                    format!(
+                        "the file has {} layers and the model {}: read the model's file, or set the model to the file's",
+                        f.layers(),
+                        a.layers
+                    ),
+                );
+                s.infer.file_bytes = None;
+            }
+        }
+        Engine::Mlx => {
+            let len = i.prompt.get().saturating_add(i.new.get());
+            if a.positions > 0 && len > a.positions {
+                notes.push(Note::BeyondTrainedContext {
+                    seq: len,
+                    positions: a.positions,
+                });
             }
         }
     }

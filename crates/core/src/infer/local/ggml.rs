@@ -73,6 +73,24 @@ impl CacheType {
         self.ggml().name()
     }
 
+    /// `(name, label)` of every type, for a select box.
+    pub const OPTIONS: &'static [(&'static str, &'static str)] = &[
+        ("f32", "f32"),
+        ("f16", "f16 (the default)"),
+        ("bf16", "bf16"),
+        ("q8_0", "q8_0 (34 bytes per 32 values)"),
+        ("q4_0", "q4_0 (18 bytes per 32)"),
+        ("q4_1", "q4_1"),
+        ("q5_0", "q5_0"),
+        ("q5_1", "q5_1"),
+        ("iq4_nl", "iq4_nl"),
+    ];
+
+    /// Every name, for a message.
+    pub fn names_joined() -> String {
+        CacheType::ALL.map(CacheType::name).join(", ")
+    }
+
     /// The type of a name (`None`: not a cache type).
     pub fn from_name(s: &str) -> Option<CacheType> {
         CacheType::ALL.into_iter().find(|t| t.name() == s)

@@ -26,6 +26,7 @@
 //! codec.
 
 pub mod compute;
+pub mod estimate;
 pub mod fit;
 pub mod ggml;
 pub mod kv;
@@ -36,6 +37,7 @@ pub mod ollama;
 pub mod params;
 pub mod placement;
 pub mod plan;
+pub mod read;
 pub mod weights;
 
 pub use fit::{FitAnswer, FitFailure, FitStatus};
@@ -44,7 +46,8 @@ pub use model::{CacheModel, Dims, LocalModel, MlaKeys, Pattern, Width};
 pub use params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp, Resolved, BUILD, MAX_DEVICES};
 pub use placement::{Partial, Place, Placement};
 pub use plan::{DeviceBytes, Plan};
-pub use weights::{Fraction, LayerBytes, ModelBytes, Part};
+pub use read::{FileName, ReadFile, ReadFileError};
+pub use weights::{FileBytes, Fraction, LayerBytes, ModelBytes, Part};
 
 use std::fmt;
 

@@ -216,3 +216,57 @@ impl ModelBytes<'_> {
         self.token_embd + output + self.output_norm + layers
     }
 }
+
+/// A GGUF file's tensors (predicted or read), gathered as llama.cpp
+/// places them: each layer's parts, the token embedding, the output tensor
+/// (with tied embeddings, the token embedding's bytes again) and the
+/// output norm.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileBytes {
+    pub layers: Vec<LayerBytes>,
+    pub token_embd: u128,
+    pub token_embd_part: Part,
+    pub output: Option<Part>,
+    pub output_norm: u128,
+}
+
+impl FileBytes {
+    /// Counts one tensor (`crate::model::gguf::predict_each`'s or
+    /// `GgufHeader::weights_each`'s).
+    pub fn add(&mut self, t: crate::model::gguf::TensorBytes<'_>) {
+        use super::ggml::{cuda_extra, cuda_row_pad};
+        let row_pad = cuda_row_pad(t.ty.block(), t.ty.block_bytes(), t.ne0);
+        let part = Part {
+            bytes: t.bytes,
+            cuda_extra: cuda_extra(t.bytes, row_pad),
+        };
+        match (t.layer, t.name) {
+            (Some(l), name) => {
+                let i = l as usize;
+                if self.layers.len() <= i {
+                    self.layers.resize(i + 1, LayerBytes::default());
+                }
+                self.layers[i].add(name, t.bytes, part.cuda_extra);
+            }
+            (None, "token_embd.weight") => {
+                self.token_embd += t.bytes;
+                self.token_embd_part = self.token_embd_part.plus(part);
+            }
+            (None, "output.weight") => {
+                self.output = Some(self.output.unwrap_or_default().plus(part))
+            }
+            (None, _) => self.output_norm += t.bytes,
+        }
+    }
+
+    /// The weights as [`crate::infer::local::llama_cpp`] reads them.
+    pub fn model(&self) -> ModelBytes<'_> {
+        ModelBytes {
+            token_embd: self.token_embd,
+            output: self.output.unwrap_or(self.token_embd_part),
+            output_norm: self.output_norm,
+            tied: self.output.is_none(),
+            layers: &self.layers,
+        }
+    }
+}

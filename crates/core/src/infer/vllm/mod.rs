@@ -128,6 +128,7 @@ fn served(p: &Plan, pool: &Pool) -> Result<Served, EstimateError> {
             .ok()
             .map(Hundredths),
         max_model_len: Some(p.max_model_len),
+        ..Served::default()
     })
 }
 

@@ -33,7 +33,9 @@ pub use header::{
     read_gguf, GgufError, GgufHeader, MetaArray, MetaKv, MetaValue, TensorInfo, ValueType,
     DEFAULT_ALIGNMENT,
 };
-pub use predict::{predict, predict_with, GgufWeights, PredictError, Recipe};
+pub use predict::{
+    predict, predict_each, predict_with, GgufWeights, PredictError, Recipe, TensorBytes,
+};
 pub use quant::{NoFallback, Rules};
 pub use safetensors::{
     dtype_bits, read_safetensors, SafeTensor, SafetensorsError, SafetensorsHeader,

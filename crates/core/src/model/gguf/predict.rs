@@ -154,6 +154,30 @@ pub fn predict_with(
     ft: FileType,
     recipe: Recipe,
 ) -> Result<GgufWeights, PredictError> {
+    predict_each(a, ft, recipe, &mut |_| {})
+}
+
+/// One tensor of a GGUF file (predicted or read): its layer (`None`:
+/// outside the layers), its name without the `blk.N.` prefix, its type, its
+/// row width and its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorBytes<'a> {
+    pub layer: Option<u32>,
+    pub name: &'a str,
+    pub ty: GgmlType,
+    pub ne0: u64,
+    pub bytes: u128,
+}
+
+/// [`predict_with`], telling `each` every tensor as it is typed (what a
+/// runner that places tensors one by one needs: llama.cpp's layer
+/// offload).
+pub fn predict_each(
+    a: &Architecture,
+    ft: FileType,
+    recipe: Recipe,
+    each: &mut dyn FnMut(TensorBytes<'_>),
+) -> Result<GgufWeights, PredictError> {
     a.validate().map_err(PredictError::Arch)?;
     let layout = Layout::of(a, recipe.rope_tables);
     let has_tied = !layout.outside.iter().any(|s| s.cat == Category::Output);
@@ -167,7 +191,14 @@ pub fn predict_with(
     );
     let mut w = GgufWeights::empty(Some(ft), usize::try_from(a.layers).unwrap_or(0));
     for s in &layout.outside {
-        w.add_outside(&mut q, s)?;
+        let (ty, bytes) = w.add_outside(&mut q, s)?;
+        each(TensorBytes {
+            layer: None,
+            name: s.name,
+            ty,
+            ne0: s.ne[0],
+            bytes,
+        });
     }
     for l in 0..a.layers {
         let slots = match a.kind_of(l) {
@@ -176,9 +207,15 @@ pub fn predict_with(
         };
         let mut layer = 0u128;
         for s in slots {
-            layer = layer
-                .checked_add(w.add(&mut q, s, u64::from(l))?)
-                .ok_or(PredictError::TooLarge)?;
+            let (ty, bytes) = w.add(&mut q, s, u64::from(l))?;
+            each(TensorBytes {
+                layer: Some(l),
+                name: s.name,
+                ty,
+                ne0: s.ne[0],
+                bytes,
+            });
+            layer = layer.checked_add(bytes).ok_or(PredictError::TooLarge)?;
         }
         w.layers.push(layer);
     }
@@ -202,9 +239,14 @@ impl GgufWeights {
         }
     }
 
-    /// Adds tensor `s`, outside the layers, to its part.
-    fn add_outside(&mut self, q: &mut Quantizer, s: &Slot) -> Result<(), PredictError> {
-        let bytes = self.add(q, s, 0)?;
+    /// Adds tensor `s`, outside the layers, to its part: its type and
+    /// bytes.
+    fn add_outside(
+        &mut self,
+        q: &mut Quantizer,
+        s: &Slot,
+    ) -> Result<(GgmlType, u128), PredictError> {
+        let (ty, bytes) = self.add(q, s, 0)?;
         let part = match s.cat {
             Category::TokenEmbd => &mut self.token_embd,
             Category::Output => &mut self.output,
@@ -220,7 +262,7 @@ impl GgufWeights {
             | Category::Other => &mut self.other,
         };
         *part += bytes;
-        Ok(())
+        Ok((ty, bytes))
     }
 
     /// Adds `bytes` of type `ty` to the totals, the data section padded to
@@ -242,8 +284,13 @@ impl GgufWeights {
     }
 
     /// Types tensor `s` of layer `layer` and adds it to the totals; its
-    /// bytes.
-    fn add(&mut self, q: &mut Quantizer, s: &Slot, layer: u64) -> Result<u128, PredictError> {
+    /// type and bytes.
+    fn add(
+        &mut self,
+        q: &mut Quantizer,
+        s: &Slot,
+        layer: u64,
+    ) -> Result<(GgmlType, u128), PredictError> {
         let ty = q.tensor_type(s, layer).map_err(PredictError::NoFallback)?;
         let bytes = ty
             .tensor_bytes(&s.ne)
@@ -253,7 +300,7 @@ impl GgufWeights {
                 ty,
             }))?;
         self.tally(ty, bytes, 32)?;
-        Ok(bytes)
+        Ok((ty, bytes))
     }
 }
 
@@ -304,6 +351,11 @@ impl GgufHeader {
     /// nothing), and the rest. Read from the tensor infos, each tensor's
     /// `ggml_nbytes`.
     pub fn weights(&self) -> GgufWeights {
+        self.weights_each(&mut |_| {})
+    }
+
+    /// [`GgufHeader::weights`], telling `each` every tensor.
+    pub fn weights_each(&self, each: &mut dyn FnMut(TensorBytes<'_>)) -> GgufWeights {
         let ft = self
             .model()
             .file_type
@@ -321,13 +373,25 @@ impl GgufHeader {
             let bytes = u128::from(t.bytes);
             // u64 sizes of fewer than 2^64 tensors: no sum overflows u128.
             let _ = w.tally(t.ty, bytes, u128::from(self.alignment.max(1)));
-            let part = match (t.name.as_str(), layer_of(&t.name)) {
+            let layer = layer_of(&t.name);
+            let part = match (t.name.as_str(), layer) {
                 (_, Some(l)) => &mut w.layers[l],
                 ("token_embd.weight", None) => &mut w.token_embd,
                 ("output.weight", None) => &mut w.output,
                 (_, None) => &mut w.other,
             };
             *part += bytes;
+            let name = match layer {
+                Some(l) => t.name.get(format!("blk.{l}.").len()..).unwrap_or(&t.name),
+                None => &t.name,
+            };
+            each(TensorBytes {
+                layer: layer.and_then(|l| u32::try_from(l).ok()),
+                name,
+                ty: t.ty,
+                ne0: t.ne[0],
+                bytes,
+            });
         }
         w
     }

@@ -1,0 +1,322 @@
+//! The local runners as estimates: llama.cpp and Ollama on a GGUF file
+//! (predicted from the model's description for its file type), MLX on
+//! Apple silicon. What is on the GPU is the estimate; what llama.cpp keeps
+//! in host memory is its `host_bytes`.
+
+use super::mlx::{mlx, Mlx};
+use super::ollama::{ollama, Ollama};
+use super::{
+    llama_cpp, Backend, FileBytes, FitStatus, FlashAttn, Frontend, Gpu, LlamaCpp, LocalModel,
+    MlaKeys, Plan,
+};
+use crate::infer::run::{Engine, Flash, Inference, MaxLen};
+use crate::model::gguf::{predict_each, Recipe};
+use crate::model::{Architecture, Role};
+use crate::report::{Estimate, Method, Moment, Phase, PhaseReport, Served, Tally};
+use crate::scenario::Overhead;
+use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
+use crate::units::Bytes;
+use crate::EstimateError;
+
+/// The GPU the estimate fits on.
+#[derive(Clone, Copy, Debug)]
+pub struct Device {
+    /// What a process may allocate on it (a Mac: its GPU working set).
+    pub capacity: Bytes,
+    /// Apple silicon (Metal), else CUDA.
+    pub apple: bool,
+}
+
+fn bytes(b: u128, field: &'static str) -> Result<Bytes, EstimateError> {
+    u64::try_from(b)
+        .map(Bytes)
+        .map_err(|_| EstimateError::TooLarge { field })
+}
+
+/// The GGUF file of `a`: the one read, or the run's file type predicted,
+/// as llama.cpp places it.
+fn file(a: &Architecture, inf: &Inference) -> Result<FileBytes, EstimateError> {
+    if let Some(read) = inf.file_bytes {
+        if read.layers() != a.layers {
+            return Err(EstimateError::Engine(format!(
+                "the file read has {} layers and the model {}",
+                read.layers(),
+                a.layers
+            )));
+        }
+        return Ok(read.unfold());
+    }
+    let mut f = FileBytes::default();
+    let recipe = Recipe::for_file_type(inf.gguf);
+    predict_each(a, inf.gguf, recipe, &mut |t| f.add(t))
+        .map_err(|e| EstimateError::Engine(format!("llama-quantize refuses it: {e}")))?;
+    Ok(f)
+}
+
+/// The one GPU llama.cpp sees: its free memory is the capacity less the
+/// CUDA context (Metal reports its working set as free).
+fn gpu(d: Device, overhead: &Overhead) -> Gpu {
+    let total = u128::from(d.capacity.get());
+    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    Gpu {
+        backend: if d.apple {
+            Backend::Metal
+        } else {
+            Backend::Cuda
+        },
+        free: if d.apple {
+            total
+        } else {
+            total.saturating_sub(ctx)
+        },
+        total,
+    }
+}
+
+fn flash(f: Flash) -> FlashAttn {
+    match f {
+        Flash::Auto => FlashAttn::Auto,
+        Flash::On => FlashAttn::On,
+        Flash::Off => FlashAttn::Off,
+    }
+}
+
+/// llama-server's parameters for the run.
+fn llama_params(inf: &Inference) -> LlamaCpp {
+    let l = &inf.llama;
+    LlamaCpp {
+        n_ctx: match inf.ctx {
+            MaxLen::Tokens(t) => Some(t.get()),
+            MaxLen::Model | MaxLen::Auto => None,
+        },
+        n_parallel: l.n_parallel.map(|c| c.get()),
+        n_batch: l.n_batch.get(),
+        n_ubatch: l.n_ubatch.get(),
+        cache_type_k: l.cache_type_k,
+        cache_type_v: l.cache_type_v,
+        flash_attn: flash(l.flash_attn),
+        n_gpu_layers: l.n_gpu_layers.map(|n| n.get()),
+        fit: Some(l.fit),
+        ..LlamaCpp::defaults(Frontend::Server)
+    }
+}
+
+/// Ollama's settings for the run.
+fn ollama_params(inf: &Inference) -> Ollama {
+    let o = &inf.ollama;
+    Ollama {
+        num_ctx: match inf.ctx {
+            MaxLen::Tokens(t) => Some(t.get()),
+            MaxLen::Model | MaxLen::Auto => None,
+        },
+        num_parallel: o.num_parallel.get(),
+        num_gpu: o.num_gpu.map(|n| n.get()),
+        kv_cache_type: Some(o.kv_cache_type),
+        flash_attention: o.flash_attention,
+        ..Ollama::DEFAULT
+    }
+}
+
+fn fit_label(s: FitStatus) -> &'static str {
+    match s {
+        FitStatus::Fits => "fits as asked",
+        FitStatus::Context => "context shortened to fit",
+        FitStatus::Layers => "layers moved to the CPU to fit",
+        FitStatus::Failed(_) => "could not fit",
+    }
+}
+
+/// The estimate of llama-server (or Ollama) running `a` on `d`.
+pub fn llama_estimate(
+    a: &Architecture,
+    inf: &Inference,
+    overhead: &Overhead,
+    d: Device,
+) -> Result<Estimate, EstimateError> {
+    let f = file(a, inf)?;
+    let m = LocalModel::of(a, MlaKeys::Present);
+    let gpus = [gpu(d, overhead)];
+    let engine_error = |e: super::LocalError| EstimateError::Engine(e.to_string());
+    let (report, n_ctx) = match inf.engine {
+        Engine::Ollama => {
+            let r =
+                ollama(&m, &f.model(), &ollama_params(inf), &gpus, None).map_err(engine_error)?;
+            (r.report, r.num_ctx)
+        }
+        Engine::Llamacpp | Engine::Transformers | Engine::Vllm | Engine::Mlx => {
+            let r =
+                llama_cpp(&m, &f.model(), &llama_params(inf), &gpus, None).map_err(engine_error)?;
+            (r, r.plan.resolved.n_ctx)
+        }
+    };
+    let p = &report.plan;
+    let mut e = plan_estimate(a, p, overhead)?;
+    let total_weights = f.model().total(m.cache.layers);
+    e.served = Some(Box::new(Served {
+        engine: inf.engine.label(),
+        weights_bytes: bytes(total_weights, "the model size")?,
+        kv_cache_bytes: bytes(p.kv.kv() + p.kv.recurrent, "n_ctx")?,
+        n_gpu_layers: Some(p.n_gpu_layers),
+        n_ctx: Some(n_ctx),
+        fit: report.fit.map(|a| fit_label(a.status)),
+        ..Served::default()
+    }));
+    e.caveats = vec![
+        "llama.cpp sizes its compute buffers by reserving its graphs: vramfit estimates them from the graph's code".into(),
+        file_caveat(inf),
+    ];
+    Ok(e)
+}
+
+/// Where the file's bytes come from.
+fn file_caveat(inf: &Inference) -> String {
+    match (inf.file_bytes, inf.file) {
+        (Some(_), Some(name)) => format!("the GGUF's bytes are read from {name}'s header"),
+        (Some(_), None) => "the GGUF's bytes are read from a file's header".into(),
+        (None, named) => format!(
+            "the GGUF's bytes are predicted for {} (llama.cpp b8973's llama-quantize){}",
+            inf.gguf.label(),
+            match named {
+                Some(name) => format!(": {name} is named but its header was not read"),
+                None => "; a file read gives them exactly".into(),
+            }
+        ),
+    }
+}
+
+/// The phases of a llama.cpp load: the model, then the context.
+fn plan_estimate(
+    a: &Architecture,
+    p: &Plan,
+    overhead: &Overhead,
+) -> Result<Estimate, EstimateError> {
+    let g = p.gpu(0);
+    let mut t = Terms::default();
+    let put = |t: &mut Terms, id, b: u128| t.set(id, Term::of(&[(b, U::Bytes)]));
+    put(&mut t, T::LocalWeights, g.weights);
+    put(&mut t, T::LocalKv, g.kv + g.recurrent);
+    put(&mut t, T::LocalCompute, g.compute);
+    put(&mut t, T::LocalHostWeights, p.host.weights);
+    put(&mut t, T::LocalHostKv, p.host.kv + p.host.recurrent);
+    put(&mut t, T::LocalHostCompute, p.host.compute);
+    put(&mut t, T::LocalOutput, p.output_buffer);
+    let load = TermSet::of(&[T::LocalWeights]);
+    let serve = load.with(T::LocalKv).with(T::LocalCompute);
+    let host = TermSet::of(&[
+        T::LocalHostWeights,
+        T::LocalHostKv,
+        T::LocalHostCompute,
+        T::LocalOutput,
+    ]);
+    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let phases = [
+        (Phase::Load, Moment::End, load),
+        (Phase::Serve, Moment::End, serve),
+    ]
+    .into_iter()
+    .map(|(phase, at, set)| report(&t, phase, at, set, ctx))
+    .collect::<Result<Vec<_>, _>>()?;
+    let params = u64::try_from(a.params()).unwrap_or(u64::MAX);
+    let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, t);
+    let host_bytes: u128 = host.iter().map(|id| e.terms.bytes(id)).sum();
+    e.host_bytes = bytes(host_bytes, "the model size")?;
+    e.host_terms = host;
+    Ok(e)
+}
+
+/// One phase whose peak and end are the terms of `set`.
+fn report(
+    t: &Terms,
+    phase: Phase,
+    at: Moment,
+    set: TermSet,
+    overhead: u128,
+) -> Result<PhaseReport, EstimateError> {
+    let mut tally = Tally::new();
+    for id in set.iter() {
+        tally.add(id.component(), t.bytes(id));
+    }
+    let c = tally.components(overhead)?;
+    let mut r = PhaseReport::new(1, phase, at, c, c);
+    r.terms = set;
+    r.end_terms = set;
+    Ok(r)
+}
+
+/// Bytes of `a`'s weights as `mlx_lm.convert` writes them: with `bits`,
+/// every linear layer and embedding whose input width is a multiple of
+/// the group (`mlx_lm/utils.py: quantize_model`, the class predicate
+/// `hasattr(m, "to_quantized") and m.weight.shape[-1] % group_size == 0`)
+/// holds `bits` per weight, packed in uint32, and a scale and a bias per
+/// group in the model's dtype (`mlx.core.quantize`); the rest (norms,
+/// biases, vectors) in the dtype.
+pub fn mlx_weights(a: &Architecture, bits: Option<u32>, group: u64, dt: u128) -> u128 {
+    let mut total = 0u128;
+    a.for_each_tensor(|at, t| {
+        let n = u128::from(t.stack) * u128::from(t.rows) * u128::from(t.cols);
+        let matrix = t.cols > 1 && !matches!(t.role, Role::Norm);
+        let q = match bits {
+            Some(b) if matrix && group > 0 && t.cols.is_multiple_of(group) => {
+                n * u128::from(b) / 8 + n / u128::from(group) * 2 * dt
+            }
+            Some(_) | None => n * dt,
+        };
+        let bias = if t.bias {
+            u128::from(t.stack) * u128::from(t.rows) * dt
+        } else {
+            0
+        };
+        total += at.copies() * (q + bias);
+    });
+    total
+}
+
+/// The estimate of mlx-lm generating `new` tokens after `prompt` with
+/// `a` (weights and activations in a 16-bit dtype, as `mlx_lm.convert`
+/// writes them).
+pub fn mlx_estimate(a: &Architecture, inf: &Inference) -> Result<Estimate, EstimateError> {
+    let dt = 2;
+    let m = &inf.mlx;
+    let s = Mlx {
+        kv_bits: m.kv_bits.map(|b| b.get()),
+        kv_group_size: m.kv_group_size.get(),
+        prefill_step_size: m.prefill_step_size.get(),
+        max_kv_size: m.max_kv_size.map(|c| c.get()),
+        ..Mlx::defaults(inf.prompt.get(), inf.new.get())
+    };
+    let r = mlx(a, &s).map_err(|e| EstimateError::Engine(e.to_string()))?;
+    let w = mlx_weights(
+        a,
+        inf.mlx_weights.bits(),
+        u64::from(m.q_group_size.get()),
+        dt,
+    );
+    let mut t = Terms::default();
+    let put = |t: &mut Terms, id, b: u128| t.set(id, Term::of(&[(b, U::Bytes)]));
+    put(&mut t, T::MlxWeights, w);
+    put(&mut t, T::MlxKv, r.kv);
+    put(&mut t, T::MlxGrowth, r.growth);
+    put(&mut t, T::MlxPrefill, r.prefill_activations);
+    // The generation's peak (`MlxReport::peak`): the cache at its end, its
+    // last growth and a prompt chunk's activations at once, an upper
+    // bound on what is alive together.
+    let load = TermSet::of(&[T::MlxWeights]);
+    let decode = load.with(T::MlxKv).with(T::MlxGrowth).with(T::MlxPrefill);
+    let phases = [
+        (Phase::Load, Moment::End, load),
+        (Phase::Decode, Moment::End, decode),
+    ]
+    .into_iter()
+    .map(|(phase, at, set)| report(&t, phase, at, set, 0))
+    .collect::<Result<Vec<_>, _>>()?;
+    let params = u64::try_from(a.params()).unwrap_or(u64::MAX);
+    let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, t);
+    e.served = Some(Box::new(Served {
+        engine: inf.engine.label(),
+        weights_bytes: bytes(w, "the model size")?,
+        kv_cache_bytes: bytes(r.kv, "prompt + new")?,
+        ..Served::default()
+    }));
+    e.caveats = vec!["MLX's prompt-chunk activations are estimated (not measured)".into()];
+    Ok(e)
+}
