@@ -153,7 +153,7 @@ enum Proj {
 /// (`std::regex_search`), `ffn_(gate|up|gate_up|down)` and
 /// `ffn_(up|down|gate_up|gate)_(ch|)exps`.
 fn ffn_kind(name: &str) -> Option<(Proj, bool)> {
-    let at = name.find("ffn_")?;
+    let at = crate::model::gguf::find_in_name(name, "ffn_")?;
     let rest = &name[at + 4..];
     let (proj, tail) = if let Some(t) = rest.strip_prefix("gate_up") {
         (Proj::Gate, t)

@@ -63,7 +63,7 @@ impl Category {
         ];
         BY_SUBSTRING
             .iter()
-            .find(|(s, _)| name.contains(s))
+            .find(|(s, _)| super::find_in_name(name, s).is_some())
             .map_or(Category::Other, |&(_, c)| c)
     }
 }
