@@ -347,7 +347,8 @@ fn infer_candidates(s: &Scenario) -> Vec<Candidate> {
     let i = &s.infer;
     let mut c = Changes(Vec::new());
     let now = u128::from(i.weights.plain_bytes().max(1)) * 8;
-    for (w, label, cost) in LIGHTER {
+    let checkpoints = matches!(i.engine, Engine::Transformers | Engine::Vllm);
+    for &(w, label, cost) in LIGHTER.iter().filter(|_| checkpoints) {
         let bits = match w.plain_bytes() {
             0 if matches!(w, WeightFormat::Fp8 | WeightFormat::Int8) => 8,
             0 => 4,
@@ -373,9 +374,83 @@ fn infer_candidates(s: &Scenario) -> Vec<Candidate> {
             }
         }
         Engine::Vllm => vllm_candidates(s, &mut c),
-        Engine::Llamacpp | Engine::Ollama | Engine::Mlx => {}
+        Engine::Llamacpp | Engine::Ollama | Engine::Mlx => local_candidates(s, &mut c),
     }
     c.0
+}
+
+/// The GGUF file types tried, most precise first: the common ones.
+const GGUF_LADDER: [&str; 8] = [
+    "f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k",
+];
+/// MLX's weights tried, most precise first.
+const MLX_LADDER: [&str; 6] = ["bf16", "8bit", "6bit", "4bit", "3bit", "2bit"];
+
+/// The ladder of weights the engine reads, and the run's place on it.
+fn ladder(s: &Scenario) -> (&'static [&'static str], Option<usize>) {
+    let i = &s.infer;
+    let (ladder, now): (&'static [&'static str], &str) = match i.engine {
+        Engine::Llamacpp | Engine::Ollama => (&GGUF_LADDER, i.gguf.key()),
+        Engine::Mlx => (&MLX_LADDER, i.mlx_weights.key()),
+        Engine::Transformers | Engine::Vllm => (&[], ""),
+    };
+    (ladder, ladder.iter().position(|w| *w == now))
+}
+
+/// The local runners' levers: the next lighter weights, a quantized cache.
+fn local_candidates(s: &Scenario, c: &mut Changes) {
+    let (ladder, at) = ladder(s);
+    let lighter = at.map_or(&ladder[..0], |k| &ladder[k + 1..]);
+    for w in lighter.iter().take(2) {
+        c.add(
+            &format!("Use {w} weights"),
+            "fewer bits per weight: a smaller file, some quality lost",
+            &[(Key::Weights, w)],
+        );
+    }
+    let i = &s.infer;
+    match i.engine {
+        Engine::Llamacpp if !i.llama.cache_type_k.is_quantized() => c.add(
+            "Store the KV cache in q8_0 (with flash attention)",
+            "34 bytes per 32 values: about half the cache, a small accuracy cost",
+            &[
+                (Key::CacheTypeK, "q8_0"),
+                (Key::CacheTypeV, "q8_0"),
+                (Key::FlashAttn, "on"),
+            ],
+        ),
+        Engine::Ollama if !i.ollama.kv_cache_type.is_quantized() => c.add(
+            "Store the KV cache in q8_0 (with flash attention)",
+            "34 bytes per 32 values: about half the cache, a small accuracy cost",
+            &[(Key::KvCacheType, "q8_0"), (Key::FlashAttention, "true")],
+        ),
+        Engine::Mlx if i.mlx.kv_bits.is_none() => c.add(
+            "Quantize the KV cache to 8 bits (kv_bits)",
+            "about half the cache, a small accuracy cost",
+            &[(Key::KvBits, "8")],
+        ),
+        Engine::Llamacpp | Engine::Ollama | Engine::Mlx | Engine::Transformers | Engine::Vllm => {}
+    }
+}
+
+/// The local runners' most precise weights that fit whole on the GPU at
+/// the run's context (llama.cpp and Ollama: every layer on the GPU, without
+/// `--fit` moving any to the CPU; MLX: within the GPU's working set), when
+/// the run's do not. `None`: the engine reads checkpoints
+/// ([`weights_that_fit`]), or none fits.
+pub fn local_weights_that_fit(s: &Scenario, capacity: Bytes) -> Option<&'static str> {
+    let (ladder, _) = ladder(s);
+    let whole: &[(Key, &str)] = match s.infer.engine {
+        Engine::Llamacpp => &[(Key::Fit, "false")],
+        Engine::Ollama => &[(Key::NumGpu, "16384")],
+        Engine::Mlx | Engine::Transformers | Engine::Vllm => &[],
+    };
+    ladder.iter().copied().find(|w| {
+        let ch: Vec<(Key, String)> = std::iter::once((Key::Weights, w.to_string()))
+            .chain(whole.iter().map(|(k, v)| (*k, v.to_string())))
+            .collect();
+        peak_with(s, &ch).is_some_and(|(_, p)| p <= capacity)
+    })
 }
 
 /// vLLM's own levers.

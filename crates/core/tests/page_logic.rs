@@ -6,6 +6,7 @@ mod common;
 
 use common::scenario;
 use vramfit_core::explain::{self, group};
+use vramfit_core::query::Key;
 use vramfit_core::scenario::Capacity;
 use vramfit_core::solve::{self, Verdict};
 use vramfit_core::train::steps;
@@ -462,6 +463,53 @@ fn every_key_has_its_field_and_every_suggestion_decodes() {
                 c.label,
                 d.notices
             );
+        }
+    }
+}
+
+#[test]
+fn the_local_runners_best_weights_and_their_levers() {
+    // The most precise GGUF that fits whole on an 8 GB laptop GPU at 8k
+    // tokens: Qwen3-8B at q6_k is 6.3 GiB of tensors (predicted), too much
+    // with the cache and compute buffers; q5_k_m fits. Each answer is
+    // checked against the estimate itself, not against a number.
+    let (s, _) = primary(
+        "task=infer&engine=llamacpp&model=qwen3-8b&weights=f16&ctx=8192&gpu=rtx-4060-laptop",
+    );
+    let cap = s.view.capacity.bytes();
+    let best = solve::local_weights_that_fit(&s, cap).expect("some GGUF fits");
+    let needed = |w: &str| {
+        solve::peak_of(&scenario(&format!(
+            "task=infer&engine=llamacpp&model=qwen3-8b&weights={w}&ctx=8192&fit=false&gpu=rtx-4060-laptop"
+        )))
+        .expect("peak")
+    };
+    assert!(needed(best) <= cap, "{best}");
+    let ladder = [
+        "f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k",
+    ];
+    let at = ladder
+        .iter()
+        .position(|w| *w == best)
+        .expect("on the ladder");
+    assert!(at > 0, "f16 of an 8B model cannot fit 8 GB");
+    assert!(needed(ladder[at - 1]) > cap, "{} fits too", ladder[at - 1]);
+    // MLX on an 18 GB Mac: its GPU working set.
+    let (m, _) = primary("task=infer&engine=mlx&model=qwen3-8b&weights=bf16&gpu=m3-pro-18");
+    let best =
+        solve::local_weights_that_fit(&m, m.view.capacity.bytes()).expect("some MLX weights fit");
+    assert_ne!(best, "bf16");
+    // The levers: lighter weights and a quantized cache, each decoding
+    // with no notice and lowering what is needed.
+    for s in [&s, &m] {
+        let list = solve::suggestions(s, cap);
+        assert!(
+            list.iter()
+                .any(|x| x.changes.iter().any(|(k, _)| *k == Key::Weights)),
+            "{list:?}"
+        );
+        for x in &list {
+            assert!(x.saves.get() > 0, "{x:?}");
         }
     }
 }
