@@ -107,7 +107,7 @@ pub fn gguf_reply(bytes: &[u8], name: &str) -> Result<ToolReply, u64> {
         Err(import::GgufImportError::NeedMore { at_least }) => return Err(at_least),
         Err(import::GgufImportError::Refused(why)) => {
             return Ok(ToolReply::Refused {
-                why: format!("{}: {why}", crate::model::hf_config::quote(name)),
+                why: format!("{}: {why}", name_shown(name)),
                 offer_llama: false,
             })
         }
@@ -121,7 +121,7 @@ pub fn gguf_reply(bytes: &[u8], name: &str) -> Result<ToolReply, u64> {
         .unwrap_or_default();
     let summary = format!(
         "Read {}'s header: `{}`{file_type}, {} parameters{}.",
-        crate::model::hf_config::quote(name),
+        name_shown(name),
         imp.model.model_type,
         group(imp.model.arch.params()),
         preset
@@ -136,6 +136,12 @@ pub fn gguf_reply(bytes: &[u8], name: &str) -> Result<ToolReply, u64> {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     Ok(ToolReply::Imported { summary, changes })
+}
+
+/// A file's name in a message: whole, as the link records it (clipped only
+/// past what a link takes).
+pub fn name_shown(name: &str) -> String {
+    crate::clip::clip(name, crate::infer::local::read::MAX_NAME)
 }
 
 fn import(text: &str, reading: Reading) -> ToolReply {

@@ -66,9 +66,18 @@ pub fn context_of(s: &Scenario) -> u32 {
     let i = &s.infer;
     match i.engine {
         Engine::Transformers | Engine::Mlx => i.prompt.get().saturating_add(i.new.get()),
-        Engine::Vllm | Engine::Llamacpp | Engine::Ollama => match i.ctx {
+        Engine::Vllm => match i.ctx {
             run::MaxLen::Tokens(t) => t.get(),
             run::MaxLen::Model | run::MaxLen::Auto => s.arch.map_or(0, |a| a.positions),
+        },
+        // Left out, the engine decides (Ollama by the GPU's memory,
+        // llama.cpp the model's, which --fit may lower): its n_ctx.
+        Engine::Llamacpp | Engine::Ollama => match i.ctx {
+            run::MaxLen::Tokens(t) => t.get(),
+            run::MaxLen::Model | run::MaxLen::Auto => estimate(s)
+                .ok()
+                .and_then(|e| e.served.and_then(|v| v.n_ctx))
+                .unwrap_or_else(|| s.arch.map_or(0, |a| a.positions)),
         },
     }
 }

@@ -751,9 +751,9 @@ pub const FIELDS: &[Field] = &[
         kind: FieldKind::Text,
         group: Group::Infer,
         tasks: Tasks::Infer,
-        label: "Context (max_model_len)",
-        help: "vLLM's max_model_len: tokens per sequence, prompt and generated together; `auto` for the longest the cache holds; left out, the model's trained context.",
-        implied: |s| s.arch.map(|a| a.positions.to_string()).unwrap_or_default(),
+        label: "Context (ctx)",
+        help: "Tokens of context, prompt and generated together. vLLM: max_model_len per request (`auto`: the longest the cache holds; left out, the model's). llama.cpp: -c, shared by its sequences (left out, the model's, which --fit may lower). Ollama: num_ctx per request (left out, by the GPU's memory).",
+        implied: |s| crate::infer::context_of(s).to_string(),
         apply: |d, v| {
             d.infer.ctx = match v.trim().to_ascii_lowercase().as_str() {
                 "auto" | "-1" => MaxLen::Auto,

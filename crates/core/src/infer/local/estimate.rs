@@ -163,25 +163,24 @@ pub fn llama_estimate(
     }));
     e.caveats = vec![
         "llama.cpp sizes its compute buffers by reserving its graphs: vramfit estimates them from the graph's code".into(),
-        file_caveat(inf),
     ];
+    e.caveats.extend(file_caveat(inf));
     Ok(e)
 }
 
-/// Where the file's bytes come from.
-fn file_caveat(inf: &Inference) -> String {
-    match (inf.file_bytes, inf.file) {
-        (Some(_), Some(name)) => format!("the GGUF's bytes are read from {name}'s header"),
-        (Some(_), None) => "the GGUF's bytes are read from a file's header".into(),
-        (None, named) => format!(
-            "the GGUF's bytes are predicted for {} (llama.cpp b8973's llama-quantize){}",
-            inf.gguf.label(),
-            match named {
-                Some(name) => format!(": {name} is named but its header was not read"),
-                None => "; a file read gives them exactly".into(),
-            }
-        ),
+/// The file's bytes, when they are predicted rather than read.
+fn file_caveat(inf: &Inference) -> Option<String> {
+    if inf.file_bytes.is_some() {
+        return None;
     }
+    Some(format!(
+        "the GGUF's bytes are predicted for {} (llama.cpp b8973's llama-quantize){}",
+        inf.gguf.label(),
+        match inf.file {
+            Some(name) => format!(": {name} is named but its header was not read"),
+            None => "; a file read gives them exactly".into(),
+        }
+    ))
 }
 
 /// The phases of a llama.cpp load: the model, then the context.
