@@ -1,6 +1,8 @@
-//! The two charts on canvases: memory per phase of a step, and memory over
-//! training steps. `vramfit-chart` draws; this module hands it the canvas,
-//! redraws when the estimate changes, and exports PNG and SVG.
+//! The charts on canvases: memory per phase (of a training step, or of an
+//! inference run), memory over training steps, and an inference run's
+//! memory against its context length. `vramfit-chart` draws; this module
+//! hands it the canvas, redraws when the estimate changes, and exports PNG
+//! and SVG.
 
 use crate::backend::AnyBackend;
 use crate::form::FieldInput;
@@ -10,10 +12,14 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
-use vramfit_chart::{bands, draw_phases, draw_steps, ChartStyle};
+use vramfit_chart::context::{self, ContextDrawing, Limit};
+use vramfit_chart::{bands, draw_context, draw_phases, draw_steps, ChartStyle};
+use vramfit_core::explain::group;
+use vramfit_core::infer;
+use vramfit_core::infer::run::Engine;
 use vramfit_core::query::Key;
 use vramfit_core::train::steps::Timeline;
-use vramfit_core::Estimate;
+use vramfit_core::{Estimate, Task};
 
 /// Whether the system asks for a dark theme.
 fn prefers_dark() -> bool {
@@ -24,18 +30,31 @@ fn prefers_dark() -> bool {
 }
 
 fn style(page: Page) -> ChartStyle {
+    let capacity = page.capacity.get();
+    // An engine that takes a share of the GPU (vLLM) must fit in that.
+    let budget = page
+        .primary
+        .with(|e| e.as_ref().map_or(capacity, |e| e.budget(capacity)));
     ChartStyle {
         dark: prefers_dark(),
         unit: page.unit.get(),
-        capacity: Some(page.capacity.get()),
+        capacity: Some(budget),
+        capacity_label: if budget != capacity {
+            "the engine's share of the GPU:"
+        } else if page.scenario.with(|s| s.view.capacity.is_apple()) {
+            "GPU working set"
+        } else {
+            "GPU"
+        },
     }
 }
 
 /// What a chart shows: the estimate, or the steps timeline.
 #[derive(Clone)]
 enum Drawing {
-    Phases(Estimate),
+    Phases(Box<Estimate>),
     Steps(Timeline),
+    Context(ContextDrawing),
 }
 
 /// Draws on either backend; returns the number of bands drawn.
@@ -57,6 +76,10 @@ fn draw(backend: AnyBackend, what: &Drawing, style: &ChartStyle) -> Result<usize
                 })
                 .collect();
             Ok(bands::stack(&points).len())
+        }
+        Drawing::Context(d) => {
+            draw_context(&root, d, style).map_err(|e| e.to_string())?;
+            Ok(bands::stack(&d.points).len())
         }
     }
 }
@@ -82,6 +105,22 @@ fn svg_of(what: &Drawing, style: &ChartStyle) -> String {
     }
 }
 
+/// The canvas's pixels: a narrow screen gets a smaller drawing, so its
+/// labels stay readable once it is scaled to the screen's width.
+fn canvas_size() -> (u32, u32) {
+    let narrow = web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|w| w.as_f64())
+        .is_some_and(|w| w < 600.0);
+    // 440 pixels shown about 330 wide on a phone: 13-pixel labels stay
+    // about 10 pixels tall.
+    if narrow {
+        (440, 400)
+    } else {
+        (960, 440)
+    }
+}
+
 /// A canvas redrawn whenever `what` changes, with its export buttons.
 #[component]
 fn ChartCanvas(
@@ -92,6 +131,7 @@ fn ChartCanvas(
     file: &'static str,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
+    let size = canvas_size();
     let (drawn, set_drawn) = signal(None::<Result<usize, String>>);
     let (drawn_at, set_drawn_at) = signal(0.0f64);
     Effect::new(move |_| {
@@ -119,7 +159,7 @@ fn ChartCanvas(
         }
     };
     view! {
-        <canvas node_ref=canvas width="960" height="440" role="img" aria-label=move || label.get()
+        <canvas node_ref=canvas width=size.0 height=size.1 role="img" aria-label=move || label.get()
             data-testid=testid
             data-bands=move || match drawn.get() { Some(Ok(n)) => n.to_string(), _ => String::new() }
             data-drawn-ms=move || format!("{:.2}", drawn_at.get())>
@@ -135,26 +175,147 @@ fn ChartCanvas(
     }
 }
 
-/// Memory per phase: iteration 1, then the steady state.
+/// Memory per phase: a training step's (iteration 1, then the steady
+/// state), or an inference run's.
 #[component]
 pub fn PhaseChart(page: Page) -> impl IntoView {
-    let what = Memo::new(move |_| page.primary.get().map(Drawing::Phases));
+    let what = Memo::new(move |_| page.primary.get().map(|e| Drawing::Phases(Box::new(e))));
+    let train = move || page.task.get() == Task::Train;
     let label = Signal::derive(move || {
+        let what = if train() {
+            "Memory per phase of a training step"
+        } else {
+            "Memory per phase of the inference run"
+        };
         page.primary.with(|e| match e {
-            Some(e) => format!(
-                "Memory per phase of a training step, {}",
-                peak_line(page, e)
-            ),
+            Some(e) => format!("{what}, {}", peak_line(page, e)),
             None => "No estimate".into(),
         })
     });
+    // What the phases are, for the run shown.
+    let phases = move || {
+        page.scenario.with(|s| match s.infer.engine {
+            Engine::Transformers => {
+                "Loading the weights, the prompt's forward pass (prefill, which fills the key/value \
+                 cache), then generating the new tokens one by one (decode). The red line is the GPU."
+            }
+            Engine::Vllm => {
+                "Loading the weights, vLLM's profiling run (a dummy batch of max_num_batched_tokens), \
+                 then serving with its key/value pool. The red line is the engine's share of the GPU."
+            }
+            Engine::Llamacpp | Engine::Ollama => {
+                "Loading the layers placed on the GPU, then serving: the key/value cache of n_ctx \
+                 tokens and the compute buffers added. What stays in host memory is not drawn. \
+                 The red line is the GPU."
+            }
+            Engine::Mlx => {
+                "Loading the weights, then generating: the cache at its end, its last growth and a \
+                 prompt chunk's activations at once. The red line is the GPU's working set."
+            }
+        })
+    };
     view! {
         <section class="panel chart" aria-labelledby="phase-h">
-            <h2 id="phase-h">"Memory through one training step"</h2>
+            <h2 id="phase-h">{move || if train() { "Memory through one training step" } else { "Memory through the run" }}</h2>
             <ChartCanvas page=page what=what testid="phase-chart" label=label file="vramfit-phases"/>
             <p class="hint">
-                "Iteration 1, then every later step (2): the optimizer state appears at the first step; "
-                "with gradient accumulation, m2 stands for the later micro-steps. The red line is the GPU."
+                {move || if train() {
+                    "Iteration 1, then every later step (2): the optimizer state appears at the first step; \
+                     with gradient accumulation, m2 stands for the later micro-steps. The red line is the GPU."
+                } else {
+                    phases()
+                }}
+            </p>
+        </section>
+    }
+}
+
+/// Lengths the context chart estimates (and the run's own).
+const CONTEXT_POINTS: usize = 24;
+
+/// An inference run's memory against its context length: where it stops
+/// fitting, and the run's own length.
+#[component]
+pub fn ContextChart(page: Page) -> impl IntoView {
+    let what = Memo::new(move |_| {
+        let longest = page.longest_tokens();
+        // llama.cpp's and Ollama's context is what they run with (Ollama's
+        // default, or what --fit left), not what the link asked.
+        let served = page
+            .primary
+            .with(|e| e.as_ref().and_then(|e| e.served.as_ref()?.n_ctx));
+        page.scenario.with(|s| {
+            let curve = infer::context_curve(s, CONTEXT_POINTS);
+            let now = served.unwrap_or_else(|| infer::context_of(s));
+            (!curve.is_empty()).then(|| Drawing::Context(context::drawing(&curve, now, longest)))
+        })
+    });
+    let drawing = move || {
+        what.with(|w| match w {
+            Some(Drawing::Context(d)) => Some((d.limit, d.now, d.points.last().map(|p| p.x))),
+            _ => None,
+        })
+    };
+    let summary = move || {
+        drawing().map(|(limit, now, top)| {
+            let top = top.map_or(0, |x| x.exp2().round() as u64);
+            match limit {
+                Limit::FitsAll => format!(
+                    "It fits at every length drawn, up to {} tokens per sequence.",
+                    group(top)
+                ),
+                Limit::Until(n) => format!(
+                    "It fits up to {} tokens per sequence ({} now); past that the GPU runs out.",
+                    group(n),
+                    group(now)
+                ),
+                Limit::Never => "It does not fit at any length drawn: the weights and the engine's memory alone are too much.".to_string(),
+            }
+        })
+    };
+    let limit = move || {
+        drawing().map_or(String::new(), |(l, _, _)| match l {
+            Limit::Until(n) => n.to_string(),
+            Limit::FitsAll => "all".into(),
+            Limit::Never => "none".into(),
+        })
+    };
+    // What the curve is, where an engine makes it differ.
+    let engine_note = move || {
+        page.scenario.with(|s| match s.infer.engine {
+            Engine::Vllm => Some(
+                " For vLLM, what it needs at each max_model_len: the weights, its profiling run, its graphs \
+                 and the cache of one request that long; the rest of its share becomes its key/value pool.",
+            ),
+            Engine::Llamacpp | Engine::Ollama => {
+                let fit = match s.infer.engine {
+                    Engine::Ollama => s.infer.ollama.num_gpu.is_none(),
+                    Engine::Llamacpp | Engine::Transformers | Engine::Vllm | Engine::Mlx => {
+                        s.infer.llama.fit
+                    }
+                };
+                fit.then_some(
+                    " With --fit on, llama.cpp moves layers to host memory rather than run out: the \
+                     GPU's part levels off as the context grows, and more of the model runs on the CPU.",
+                )
+            }
+            Engine::Transformers | Engine::Mlx => None,
+        })
+    };
+    let label = Signal::derive(move || {
+        summary().map_or_else(
+            || "No estimate".to_string(),
+            |s| format!("Memory against context length. {s}"),
+        )
+    });
+    view! {
+        <section class="panel chart" aria-labelledby="context-h">
+            <h2 id="context-h">"Memory against context length"</h2>
+            <ChartCanvas page=page what=what testid="context-chart" label=label file="vramfit-context"/>
+            <p class="hint" data-testid="context-summary" data-limit=limit>
+                {summary}
+                " Each length is estimated with the other settings as they are; the vertical line is this run."
+                {engine_note}
             </p>
         </section>
     }
@@ -165,6 +326,7 @@ impl PartialEq for Drawing {
         match (self, other) {
             (Drawing::Phases(a), Drawing::Phases(b)) => a == b,
             (Drawing::Steps(a), Drawing::Steps(b)) => a == b,
+            (Drawing::Context(a), Drawing::Context(b)) => a == b,
             _ => false,
         }
     }

@@ -16,15 +16,19 @@ use vramfit_core::{DisplayUnit, Notice};
 /// Rarely changed run settings, folded under "Advanced".
 const ADVANCED: [Key; 3] = [Key::KeepOutputs, Key::Dropout, Key::CudaLike];
 
-/// The reason a field's value was refused, with what the page does instead.
-fn field_error(page: Page, key: Key) -> Option<String> {
+/// The reason a field's value was refused or is not used, with what the
+/// page does instead; `true` for a refusal (the field is marked invalid).
+pub(crate) fn field_error(page: Page, key: Key) -> Option<(String, bool)> {
     page.decoded.with(|d| {
         d.notices.iter().find_map(|n| match n {
             Notice::Invalid { key: k, .. } if *k == key => {
-                Some(format!("{n}; {}", n.consequence()))
+                Some((format!("{n}; {}", n.consequence()), true))
             }
             Notice::ParamsIgnored { .. } if key == Key::Params => {
-                Some(format!("{n}; {}", n.consequence()))
+                Some((format!("{n}; {}", n.consequence()), true))
+            }
+            Notice::Unused { key: k, .. } if *k == key => {
+                Some((format!("{n}; {}", n.consequence()), false))
             }
             _ => None,
         })
@@ -164,10 +168,12 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
             .with(|f| f.get(key).map(str::to_string))
             .unwrap_or_else(|| page.scenario.with(|s| field.shown_value(s)))
     };
-    let set = move |v: String| page.form.update(|f| query::edit(f, key, &v));
-    let error = move || field_error(page, key);
+    let set = move |v: String| page.apply(&[(key, v)]);
+    let problem = Memo::new(move |_| field_error(page, key));
+    let error = move || problem.get().map(|(text, _)| text);
+    let unused = move || problem.with(|p| matches!(p, Some((_, false))));
     let note = move || field_note(page, key);
-    let invalid = move || error().is_some().to_string();
+    let invalid = move || problem.with(|p| matches!(p, Some((_, true)))).to_string();
     let described_by = format!("{err_id} n-{key}");
     let control = match field.kind {
         FieldKind::Count { .. } | FieldKind::Decimal { .. } | FieldKind::Text => view! {
@@ -184,6 +190,30 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
                 on:change=move |ev| set(event_target_checked(&ev).to_string())/>
         }
         .into_any(),
+        // The weights' options are the engine's: checkpoint formats, GGUF
+        // file types or MLX's. The list is made again when the engine
+        // changes, each option selected as it is built.
+        FieldKind::Choice(_) if key == Key::Weights => {
+            let options = Memo::new(move |_| {
+                crate::infer::weights_options(page.scenario.with(|s| s.infer.engine))
+            });
+            let (id, described_by) = (id.clone(), described_by.clone());
+            (move || {
+                let now = value();
+                view! {
+                    <select id=id.clone() name=name title=field.help aria-invalid=invalid
+                        aria-describedby=described_by.clone()
+                        prop:value=value on:change=move |ev| set(event_target_value(&ev))>
+                        {options
+                            .get()
+                            .iter()
+                            .map(|(v, label)| view! { <option value=*v selected=now == *v>{*label}</option> })
+                            .collect_view()}
+                    </select>
+                }
+            })
+            .into_any()
+        }
         FieldKind::Choice(options) => view! {
             <select id=id.clone() name=name title=field.help aria-invalid=invalid
                 aria-describedby=described_by.clone()
@@ -225,12 +255,20 @@ pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
     } else {
         "field"
     };
+    // A key the scenario does not read: said, and a button removes it.
+    let remove = move |_| page.form.update(|f| f.remove(key));
     view! {
-        <div class=class>
+        <div class=class class:unused=unused>
             <label for=id>{field.label}</label>
             {control}
             <p class="field-error" id=err_id data-testid=format!("error-{key}") aria-live="polite">
                 {error}
+                {move || unused().then(|| view! {
+                    " "
+                    <button type="button" class="link" data-testid=format!("remove-{key}") on:click=remove>
+                        "Remove it"
+                    </button>
+                })}
             </p>
             <p class="field-note" id=format!("n-{key}") data-testid=format!("note-{key}")>{note}</p>
         </div>

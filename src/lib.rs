@@ -1,5 +1,6 @@
-//! The vramfit page: pick a model, set the run, see memory phase by phase and
-//! step by step, and know whether it fits.
+//! The vramfit page: pick a model, train it or run it, see memory phase by
+//! phase (and step by step, or against the context length), and know
+//! whether it fits.
 //!
 //! State is the raw form (a [`RawQuery`], exactly what was typed). The
 //! validated scenario, both estimates, the verdict and the URL are derived
@@ -12,14 +13,19 @@ mod backend;
 mod browser;
 mod charts;
 mod form;
+mod gguf;
 mod hub;
+mod infer;
 mod probe;
 mod results;
+pub mod rules;
 mod tools;
 
 use leptos::prelude::*;
-use vramfit_core::query::{self, Group, FIELDS};
-use vramfit_core::{Bytes, Decoded, DisplayUnit, Estimate, Estimates, Notice, RawQuery, Scenario};
+use vramfit_core::query::{self, Group, Key, FIELDS};
+use vramfit_core::{
+    Bytes, Decoded, DisplayUnit, Estimate, Estimates, Notice, RawQuery, Scenario, Task,
+};
 
 /// Removes index.html's "Loading…" line once the app is about to mount.
 pub fn remove_loading_message() {
@@ -78,6 +84,17 @@ pub struct Page {
     /// keep is too large to count.
     pub timeline:
         Memo<Option<Result<vramfit_core::train::steps::Timeline, vramfit_core::EstimateError>>>,
+    /// What is done with the model: which panels, answers and charts show.
+    pub task: Memo<Task>,
+    /// The inference keys the scenario does not read (`rules::unread`):
+    /// their fields are hidden unless the form holds them.
+    pub unread: Memo<Vec<Key>>,
+    /// Settings a change set aside, restored when they are read again.
+    aside: StoredValue<rules::Aside>,
+    /// An inference run's longest context that fits (the solver's key and
+    /// value), for the answers and the context chart; computed only when
+    /// read.
+    pub longest_context: Memo<Option<(Key, u32)>>,
 }
 
 impl Page {
@@ -89,12 +106,21 @@ impl Page {
         let primary = Memo::new(move |_| estimates.with(|e| e.primary().ok().cloned()));
         let unit = Memo::new(move |_| scenario.with(|s| s.view.unit));
         let capacity = Memo::new(move |_| scenario.with(|s| s.view.capacity.bytes()));
+        let task = Memo::new(move |_| scenario.with(|s| s.task));
         let timeline = Memo::new(move |_| {
+            if task.get() != Task::Train {
+                return None;
+            }
             primary.with(|e| {
                 e.as_ref().map(|e| {
                     scenario.with(|s| vramfit_core::train::steps::timeline(s, e, capacity.get()))
                 })
             })
+        });
+        let unread = Memo::new(move |_| form.with(|f| scenario.with(|s| rules::unread(f, s))));
+        let longest_context = Memo::new(move |_| {
+            let cap = capacity.get();
+            scenario.with(|s| vramfit_core::solve::max_context(s, cap))
         });
         Page {
             form,
@@ -105,17 +131,45 @@ impl Page {
             unit,
             capacity,
             timeline,
+            task,
+            unread,
+            aside: StoredValue::new(rules::Aside::default()),
+            longest_context,
         }
     }
 
-    /// Sets query keys as if typed, in order (with the form's rules,
-    /// `query::edit`).
-    pub fn apply(&self, changes: &[(query::Key, String)]) {
+    /// The longest context that fits, in tokens per sequence: the prompt
+    /// and the new tokens (transformers), or `max_model_len` (vLLM).
+    pub fn longest_tokens(&self) -> Option<u32> {
+        let new = self.scenario.with(|s| s.infer.new.get());
+        self.longest_context.get().map(|(key, n)| match key {
+            Key::Prompt => n.saturating_add(new),
+            _ => n,
+        })
+    }
+
+    /// Sets query keys as if typed, in order: with the codec's rules
+    /// (`query::edit`), then the page's (`rules::settle`: the other
+    /// task's settings, and keys the change made unused, set aside).
+    pub fn apply(&self, changes: &[(Key, String)]) {
+        let before = (self.task.get_untracked(), self.unread.get_untracked());
+        let engine = self.scenario.with_untracked(|s| s.infer.engine);
+        let edited: Vec<Key> = changes.iter().map(|(k, _)| *k).collect();
         self.form.update(|f| {
             for (k, v) in changes {
                 query::edit(f, *k, v);
             }
+            self.aside.update_value(|a| {
+                rules::switch_weights(f, a, engine, &edited);
+                rules::settle(f, a, (before.0, &before.1), &edited);
+            });
         });
+    }
+
+    /// Whether the form shows `key`'s field: the scenario reads it, or the
+    /// form holds it (with the notice that says it is not used).
+    pub fn shows(&self, key: Key) -> bool {
+        !self.unread.with(|u| u.contains(&key)) || self.form.with(|f| f.get(key).is_some())
     }
 
     /// Formats bytes in the chosen unit.
@@ -152,10 +206,11 @@ pub fn App() -> impl IntoView {
         }
     });
 
+    let task = page.task;
     view! {
         <header class="top">
             <h1>"vramfit"</h1>
-            <p class="tagline">"How much GPU memory will this training run need, and will it fit?"</p>
+            <p class="tagline">"How much GPU memory will it take to train or to run this model, and will it fit?"</p>
             <div class="header-controls">
                 <form::UnitToggle page=page/>
             </div>
@@ -163,10 +218,23 @@ pub fn App() -> impl IntoView {
         <results::MiniSummary page=page/>
         <main>
             <LinkNotices notices=ignored/>
+            <OtherTaskNotices page=page/>
             <div class="inputs">
+                <infer::TaskSwitch page=page/>
                 <form::ModelPanel page=page/>
-                <form::GroupPanel page=page group=Group::Run title="Training run" open=true/>
-                <form::GroupPanel page=page group=Group::Parallel title="GPUs and sharding" open=true/>
+                {move || match task.get() {
+                    Task::Train => view! {
+                        <form::GroupPanel page=page group=Group::Run title="Training run" open=true/>
+                        <form::GroupPanel page=page group=Group::Parallel title="GPUs and sharding" open=true/>
+                    }
+                    .into_any(),
+                    Task::Infer => view! {
+                        <infer::InferPanel page=page/>
+                        <infer::EnginePanel page=page/>
+                        <gguf::GgufPanel page=page/>
+                    }
+                    .into_any(),
+                }}
                 <form::FitPanel page=page/>
                 <form::GroupPanel page=page group=Group::Overhead title="Overhead (not tensors)" open=false/>
                 <form::CopyLink page=page/>
@@ -174,9 +242,21 @@ pub fn App() -> impl IntoView {
             <div class="results">
                 <results::Verdict page=page/>
                 <results::Totals page=page/>
-                <results::WhatFits page=page/>
-                <charts::PhaseChart page=page/>
-                <charts::StepsChart page=page/>
+                {move || match task.get() {
+                    Task::Train => view! {
+                        <results::WhatFits page=page/>
+                        <charts::PhaseChart page=page/>
+                        <charts::StepsChart page=page/>
+                    }
+                    .into_any(),
+                    Task::Infer => view! {
+                        <infer::EngineFigures page=page/>
+                        <infer::InferFits page=page/>
+                        <charts::PhaseChart page=page/>
+                        <charts::ContextChart page=page/>
+                    }
+                    .into_any(),
+                }}
                 <results::Breakdown page=page/>
             </div>
         </main>
@@ -185,6 +265,54 @@ pub fn App() -> impl IntoView {
             "Bytes are exact; GiB = 2"<sup>"30"</sup>" bytes, GB = 10"<sup>"9"</sup>". "
             "The seed formula is from "<em>"Understanding Model Memory Calculations"</em>"."
         </footer>
+    }
+}
+
+/// Keys of the other task in the link (their fields are not on the page):
+/// what the codec said about them, and a button that drops them.
+#[component]
+fn OtherTaskNotices(page: Page) -> impl IntoView {
+    let other = Memo::new(move |_| {
+        let task = page.task.get();
+        page.decoded.with(|d| {
+            d.notices
+                .iter()
+                .filter(|n| {
+                    n.field_key()
+                        .and_then(Key::field)
+                        .is_some_and(|f| !f.tasks.include(task))
+                })
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    });
+    let drop = move |_| {
+        let keys: Vec<Key> =
+            other.with_untracked(|o| o.iter().filter_map(Notice::field_key).collect());
+        page.form.update(|f| {
+            for k in keys {
+                f.remove(k);
+            }
+        });
+    };
+    move || {
+        let notices = other.get();
+        (!notices.is_empty()).then(|| {
+            view! {
+                <div class="notice" role="status" data-testid="other-task-notices">
+                    <strong>"Not used for this task: "</strong>
+                    <ul>
+                        {notices
+                            .into_iter()
+                            .map(|n| view! { <li>{format!("{n}; {}", n.consequence())}</li> })
+                            .collect_view()}
+                    </ul>
+                    <button type="button" class="link" data-testid="drop-other-task" on:click=drop>
+                        "Remove them from the link"
+                    </button>
+                </div>
+            }
+        })
     }
 }
 

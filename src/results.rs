@@ -25,9 +25,16 @@ pub fn Verdict(page: Page) -> impl IntoView {
                 .and_then(|t| t.oom_step)
         })
     });
+    // A Mac's GPU gets the working set macOS allows, not all its memory.
     let on = move || {
-        page.scenario
-            .with(|s| s.view.capacity.describe(s.view.unit))
+        page.scenario.with(|s| {
+            let gpu = s.view.capacity.describe(s.view.unit);
+            if s.view.capacity.is_apple() {
+                format!("{gpu}: the GPU working set macOS allows")
+            } else {
+                gpu
+            }
+        })
     };
     move || {
         match fit.get() {
@@ -49,6 +56,13 @@ pub fn Verdict(page: Page) -> impl IntoView {
                         {v.headline(page.unit.get())}
                     </p>
                     <p class="verdict-on">{move || format!("on {}", on())}</p>
+                    {move || host_line(page)}
+                    // vLLM takes its share of the GPU (gpu_memory_utilization).
+                    {(v.capacity != page.capacity.get()).then(|| view! {
+                        <p class="verdict-on" data-testid="budget" data-bytes=v.capacity.get().to_string()>
+                            {format!("of which the engine may take {} (gpu_memory_utilization)", page.show(v.capacity))}
+                        </p>
+                    })}
                     {(!fits).then(|| match vramfit_core::gpus::closest_fitting(v.needed) {
                         Some(g) => view! {
                             <p class="verdict-hint" data-testid="closest-gpu" data-gpu=g.id>
@@ -78,6 +92,33 @@ pub fn Verdict(page: Page) -> impl IntoView {
     }
 }
 
+/// llama.cpp's layers left in host memory, beside the verdict: it fits
+/// the GPU because they run on the CPU.
+fn host_line(page: Page) -> Option<impl IntoView> {
+    let total = page
+        .scenario
+        .with(|s| s.arch.map(|a| a.layers.saturating_add(1)))?;
+    page.primary.with(|e| {
+        let e = e.as_ref()?;
+        let on_gpu = e.served.as_ref()?.n_gpu_layers?;
+        (on_gpu < total || e.host_bytes.get() > 0).then(|| {
+            let text = if on_gpu < total {
+                format!(
+                    "with {on_gpu} of {total} layers on the GPU: {} more stay in host memory ({} of RAM), and run slower there",
+                    total - on_gpu,
+                    page.show(e.host_bytes)
+                )
+            } else {
+                format!(
+                    "every layer on the GPU; {} of host memory (RAM) beside it",
+                    page.show(e.host_bytes)
+                )
+            };
+            view! { <p class="verdict-on verdict-host" data-testid="verdict-host">{text}</p> }
+        })
+    })
+}
+
 /// On narrow screens: the answer stays in sight while the inputs scroll.
 #[component]
 pub fn MiniSummary(page: Page) -> impl IntoView {
@@ -86,10 +127,12 @@ pub fn MiniSummary(page: Page) -> impl IntoView {
             e.as_ref().map(|e| {
                 let v = solve::Verdict::of(e, page.capacity.get());
                 let verdict = v.summary(page.unit.get());
-                (
-                    v.fit() != Fit::No,
-                    format!("{} peak · {verdict}", page.show(e.peak_total_bytes)),
-                )
+                // vLLM takes more than it needs: say what it needs.
+                let amount = match e.needed_bytes {
+                    Some(n) => format!("needs {}", page.show(n)),
+                    None => format!("{} peak", page.show(e.peak_total_bytes)),
+                };
+                (v.fit() != Fit::No, format!("{amount} · {verdict}"))
             })
         })
     };
@@ -136,11 +179,7 @@ pub fn Totals(page: Page) -> impl IntoView {
                 <strong data-testid="peak-total" data-bytes=move || peak().to_string()>
                     {move || page.show(Bytes(peak()))}
                 </strong>
-                {move || page.primary.with(|e| e.as_ref().map(|e| format!(
-                    " in the {} of iteration {}",
-                    e.peak_phase.label(),
-                    e.peak_iteration
-                )))}
+                {move || page.primary.with(|e| e.as_ref().map(|e| format!(" {}", peak_place(e))))}
             </p>
             <p class="exact">
                 {move || format!("{} bytes", group(peak()))}
@@ -151,11 +190,24 @@ pub fn Totals(page: Page) -> impl IntoView {
                 )))}
             </p>
             {move || error().map(|e| view! { <p class="error" data-testid="estimate-error">{e}</p> })}
+            {move || page.primary.with(|e| e.as_ref().and_then(|e| e.needed_bytes).map(|n| view! {
+                <p class="host" data-testid="needed" data-bytes=n.get().to_string()>
+                    {format!(
+                        "It needs at least {}: the engine takes what its share of the GPU allows and fills the rest with its key/value pool.",
+                        page.show(n)
+                    )}
+                </p>
+            }))}
             {move || page.primary.with(|e| e.as_ref().filter(|e| e.host_bytes.get() > 0).map(|e| {
-                let what: Vec<&str> = e.host_terms.iter().map(|id| id.label()).collect();
+                // An engine lists its host terms with its figures.
+                let what = if e.served.is_some() {
+                    "what the engine keeps there is listed with its figures below".to_string()
+                } else {
+                    e.host_terms.iter().map(|id| id.label()).collect::<Vec<_>>().join("; ")
+                };
                 view! {
                     <p class="host" data-testid="host-memory" data-bytes=e.host_bytes.get().to_string()>
-                        {format!("+ {} of host memory beside the GPU's ({})", page.show(e.host_bytes), what.join("; "))}
+                        {format!("+ {} of host memory beside the GPU's ({what})", page.show(e.host_bytes))}
                     </p>
                 }
             }))}
@@ -168,6 +220,7 @@ pub fn Totals(page: Page) -> impl IntoView {
                 </p>
             }))}
             <Notes page=page/>
+            <crate::infer::Caveats page=page/>
             {move || seed().map(|(s, diff)| view! {
                 <p class="seed" data-testid="seed-total" data-bytes=s.to_string()>
                     {format!("The seed formula says {} ({diff:+.0}% vs vramfit)", page.show(Bytes(s)))}
@@ -256,7 +309,7 @@ pub fn WhatFits(page: Page) -> impl IntoView {
 
 /// One change, its saving, and a button that applies it.
 #[component]
-fn SuggestionItem(page: Page, x: Suggestion) -> impl IntoView {
+pub fn SuggestionItem(page: Page, x: Suggestion) -> impl IntoView {
     let changes = x.changes.clone();
     let apply = move |_| page.apply(&changes);
     view! {
@@ -366,12 +419,23 @@ pub fn Breakdown(page: Page) -> impl IntoView {
     }
 }
 
+/// Where the peak is: "in the forward of iteration 2", "in the prefill"
+/// (an inference run has no iterations to tell apart).
+pub fn peak_place(e: &Estimate) -> String {
+    if e.peak_phase == vramfit_core::Phase::Serve {
+        "while serving".to_string()
+    } else if vramfit_chart::is_inference(e.peak_phase) {
+        format!("in the {}", e.peak_phase.label())
+    } else {
+        format!(
+            "in the {} of iteration {}",
+            e.peak_phase.label(),
+            e.peak_iteration
+        )
+    }
+}
+
 /// The estimate's peak as a short line (for chart captions).
 pub fn peak_line(page: Page, e: &Estimate) -> String {
-    format!(
-        "peak {} in the {} of iteration {}",
-        page.show(e.peak_total_bytes),
-        e.peak_phase.label(),
-        e.peak_iteration
-    )
+    format!("peak {} {}", page.show(e.peak_total_bytes), peak_place(e))
 }

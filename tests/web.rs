@@ -290,3 +290,126 @@ async fn an_invalid_hub_id_is_refused_before_anything_is_fetched() {
     assert!(!search.contains("hub="), "{search}");
     root.remove();
 }
+
+#[wasm_bindgen_test]
+async fn an_inference_link_shows_its_panels_and_not_the_training_ones() {
+    let q = "task=infer&model=llama3.2-1b&prompt=2048&new=128";
+    let root = mount_at(q);
+    tick().await;
+    assert_eq!(
+        attr(&root, "[data-testid=peak-total]", "data-bytes"),
+        Some(expected_peak(q))
+    );
+    assert!(root
+        .query_selector("[data-testid=infer-panel]")
+        .ok()
+        .flatten()
+        .is_some());
+    for training in ["dtype", "optim", "seq", "gpus"] {
+        let sel = format!("[name={training}]");
+        assert!(
+            root.query_selector(&sel).ok().flatten().is_none(),
+            "{training}"
+        );
+    }
+    // transformers reads neither vLLM's context nor its engine arguments.
+    assert!(root.query_selector("[name=ctx]").ok().flatten().is_none());
+    assert!(root
+        .query_selector("[data-testid=engine-panel]")
+        .ok()
+        .flatten()
+        .is_none());
+    assert!(attr(&root, "[data-testid=context-chart]", "data-bands").is_some_and(|b| !b.is_empty()));
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn switching_the_task_sets_the_other_settings_aside_and_back() {
+    let root = mount_at("model=gpt2-124m&dtype=fp32&seq=512");
+    tick().await;
+    click(&root, "input[name=task][value=infer]");
+    tick().await;
+    tick().await;
+    let search = || {
+        web_sys::window()
+            .expect("window")
+            .location()
+            .search()
+            .expect("search")
+    };
+    assert!(search().contains("task=infer"), "{}", search());
+    assert!(!search().contains("dtype"), "{}", search());
+    assert!(root
+        .query_selector("[name=prompt]")
+        .ok()
+        .flatten()
+        .is_some());
+    click(&root, "input[name=task][value=train]");
+    tick().await;
+    tick().await;
+    assert!(
+        search().contains("dtype=fp32") && search().contains("seq=512"),
+        "{}",
+        search()
+    );
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+fn settle_sets_unread_keys_aside_and_brings_them_back() {
+    use vramfit_core::query::{self, Key};
+    use vramfit_web::rules::{settle, unread, Aside};
+    let mut form = RawQuery::parse("task=infer&model=llama3.2-1b&weights=gptq&group_size=64");
+    let mut aside = Aside::default();
+    let s = query::decode(&form).scenario;
+    let before = unread(&form, &s);
+    assert!(!before.contains(&Key::GroupSize));
+    assert!(before.contains(&Key::Ctx), "transformers does not read ctx");
+    // bf16 weights have no groups: group_size goes aside...
+    query::edit(&mut form, Key::Weights, "bf16");
+    settle(&mut form, &mut aside, (s.task, &before), &[Key::Weights]);
+    assert_eq!(form.get(Key::GroupSize), None);
+    // ...and comes back with GPTQ.
+    let s = query::decode(&form).scenario;
+    let before = unread(&form, &s);
+    query::edit(&mut form, Key::Weights, "gptq");
+    settle(&mut form, &mut aside, (s.task, &before), &[Key::Weights]);
+    assert_eq!(form.get(Key::GroupSize), Some("64"));
+    assert!(query::decode(&form).notices.is_empty());
+}
+
+#[wasm_bindgen_test]
+fn each_kind_of_engine_keeps_its_own_weights() {
+    use vramfit_core::infer::run::Engine;
+    use vramfit_core::query::{self, Key};
+    use vramfit_web::rules::{switch_weights, Aside};
+    let mut form = RawQuery::parse("task=infer&model=qwen3-8b&weights=nf4");
+    let mut aside = Aside::default();
+    // To llama.cpp: a checkpoint's nf4 is no GGUF file type; its default.
+    query::edit(&mut form, Key::Engine, "llamacpp");
+    switch_weights(&mut form, &mut aside, Engine::Transformers, &[Key::Engine]);
+    assert_eq!(form.get(Key::Weights), None);
+    assert!(query::decode(&form).notices.is_empty());
+    query::edit(&mut form, Key::Weights, "q8_0");
+    // Ollama reads the same files: q8_0 stays.
+    query::edit(&mut form, Key::Engine, "ollama");
+    switch_weights(&mut form, &mut aside, Engine::Llamacpp, &[Key::Engine]);
+    assert_eq!(form.get(Key::Weights), Some("q8_0"));
+    // Back to transformers: nf4 again; and to llama.cpp: q8_0 again.
+    query::edit(&mut form, Key::Engine, "transformers");
+    switch_weights(&mut form, &mut aside, Engine::Ollama, &[Key::Engine]);
+    assert_eq!(form.get(Key::Weights), Some("nf4"));
+    query::edit(&mut form, Key::Engine, "llamacpp");
+    switch_weights(&mut form, &mut aside, Engine::Transformers, &[Key::Engine]);
+    assert_eq!(form.get(Key::Weights), Some("q8_0"));
+    // Weights typed with the engine are kept as typed.
+    query::edit(&mut form, Key::Engine, "mlx");
+    query::edit(&mut form, Key::Weights, "8bit");
+    switch_weights(
+        &mut form,
+        &mut aside,
+        Engine::Llamacpp,
+        &[Key::Engine, Key::Weights],
+    );
+    assert_eq!(form.get(Key::Weights), Some("8bit"));
+}

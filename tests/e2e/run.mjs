@@ -8,6 +8,8 @@ import "./page.mjs";
 import "./probe.mjs";
 import "./a11y.mjs";
 import "./hub.mjs";
+import "./infer.mjs";
+import "./gguf.mjs";
 
 test("set a configuration through the form; the page and the CLI agree", async ({ page, base, shot }) => {
   await page.goto(base);

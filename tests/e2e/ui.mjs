@@ -13,6 +13,12 @@ export async function peakBytes(page) {
 
 /** Sets a form control (its `name` is its query key) as a user would. */
 export async function setField(page, key, value) {
+  // A choice shown as radio buttons (the task switch): click the one.
+  const radio = page.locator(`input[type="radio"][name="${key}"]`);
+  if ((await radio.count()) > 0) {
+    await page.locator(`input[type="radio"][name="${key}"][value="${value}"]`).check();
+    return;
+  }
   const el = page.locator(`[name="${key}"]`);
   await ensureVisible(el);
   const kind = await el.evaluate((e) => (e.type === "checkbox" ? "checkbox" : e.tagName));
@@ -52,6 +58,8 @@ export function attr(page, testid, name) {
 
 /** The current value of a form control. */
 export async function fieldValue(page, key) {
+  const radio = page.locator(`input[type="radio"][name="${key}"]`);
+  if ((await radio.count()) > 0) return page.locator(`input[type="radio"][name="${key}"]:checked`).getAttribute("value");
   const el = page.locator(`[name="${key}"]`);
   if ((await el.getAttribute("type")) === "checkbox") return String(await el.isChecked());
   return el.inputValue();
@@ -81,4 +89,9 @@ export async function chartState(page, testid = "phase-chart") {
     }
     return { bands: Number(c.getAttribute("data-bands") || 0), inked };
   }, testid);
+}
+
+/** Whether the field of a query key is on the page. */
+export async function hasField(page, key) {
+  return (await page.locator(`[name="${key}"]`).count()) > 0;
 }

@@ -82,6 +82,7 @@ fn draws_bands_legend_axes_and_peak_to_svg() {
             dark: false,
             unit: DisplayUnit::Gib,
             capacity: None,
+            capacity_label: "GPU",
         };
         draw_phases(&root, &e, &style).expect("draws");
     }
@@ -105,6 +106,7 @@ fn gb_unit_changes_the_axis() {
             dark: true,
             unit: DisplayUnit::Gb,
             capacity: None,
+            capacity_label: "GPU",
         };
         draw_phases(&root, &e, &style).expect("draws");
     }
@@ -119,6 +121,7 @@ fn the_capacity_line_is_drawn_and_labelled() {
         dark: false,
         unit: DisplayUnit::Gib,
         capacity: Some(Bytes(80 << 30)),
+        capacity_label: "GPU",
     };
     let svg = svg_of((900, 420), |root| {
         draw_phases(root, &e, &style).expect("draws")
@@ -141,6 +144,7 @@ fn the_steps_chart_marks_the_step_that_runs_out_of_memory() {
         dark: false,
         unit: DisplayUnit::Gib,
         capacity: Some(s.view.capacity.bytes()),
+        capacity_label: "GPU",
     };
     let svg = svg_of((900, 420), |root| {
         draw_steps(root, &t, &style).expect("draws")
@@ -159,6 +163,7 @@ fn micro_steps_get_their_own_labels() {
         dark: false,
         unit: DisplayUnit::Gib,
         capacity: None,
+        capacity_label: "GPU",
     };
     let svg = svg_of((1200, 420), |root| {
         draw_phases(root, &e, &style).expect("draws")

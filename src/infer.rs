@@ -1,0 +1,579 @@
+//! Running a model: the task switch, the inference run's panels (fields
+//! shown while the scenario reads them), the engine's own figures, and the
+//! answers a click away (the longest context, the most sequences, the most
+//! precise weights that fit, changes that save memory).
+
+use crate::form::{field_error, FieldInput};
+use crate::results::SuggestionItem;
+use crate::{rules, Page};
+use leptos::prelude::*;
+use vramfit_core::explain::group;
+use vramfit_core::infer::run::{Engine, MlxWeights};
+use vramfit_core::model::gguf::FileType;
+use vramfit_core::model::WeightFormat;
+use vramfit_core::query::{Field, FieldKind, Group, Key};
+use vramfit_core::report::Served;
+use vramfit_core::{solve, Bytes};
+
+/// The `weights` options an engine reads: checkpoint formats
+/// (transformers, vLLM), GGUF file types (llama.cpp, Ollama), MLX's
+/// conversions; the core's lists.
+pub fn weights_options(engine: Engine) -> &'static [(&'static str, &'static str)] {
+    match engine {
+        Engine::Transformers | Engine::Vllm => WeightFormat::OPTIONS,
+        Engine::Llamacpp | Engine::Ollama => FileType::OPTIONS,
+        Engine::Mlx => MlxWeights::OPTIONS,
+    }
+}
+
+/// Train the model, or run it: the `task` key, as two buttons.
+#[component]
+pub fn TaskSwitch(page: Page) -> impl IntoView {
+    let field = Key::Task.field();
+    let options = match field.map(|f| f.kind) {
+        Some(FieldKind::Choice(options)) => options,
+        _ => &[],
+    };
+    let label = field.map_or("", |f| f.label);
+    let help = field.map_or("", |f| f.help);
+    let error = move || field_error(page, Key::Task).map(|(text, _)| text);
+    view! {
+        <fieldset class="task-switch" data-testid="task-switch" title=help aria-describedby="e-task">
+            <legend>{label}</legend>
+            <div class="task-options">
+                {options
+                    .iter()
+                    .map(|(value, text)| {
+                        let checked = move || page.task.get().key() == *value;
+                        view! {
+                            <label class="task-option" class:chosen=checked>
+                                <input type="radio" name="task" value=*value prop:checked=checked
+                                    on:change=move |_| page.apply(&[(Key::Task, value.to_string())])/>
+                                <span>{*text}</span>
+                            </label>
+                        }
+                    })
+                    .collect_view()}
+            </div>
+            <p class="field-error" id="e-task" data-testid="error-task" aria-live="polite">{error}</p>
+        </fieldset>
+    }
+}
+
+/// Inference keys rarely changed, folded under "Advanced".
+const ADVANCED: [Key; 2] = [Key::MinNew, Key::Attn];
+
+/// The inference run's panel order: the engine, the weights and their
+/// options, the lengths and the sequences, the cache. A key not named here
+/// (a new one) follows, in `FIELDS` order, so none is left out.
+const ORDER: [Key; 12] = [
+    Key::Engine,
+    Key::Weights,
+    Key::GroupSize,
+    Key::DoubleQuant,
+    Key::BnbCompute,
+    Key::Prompt,
+    Key::New,
+    Key::Batch,
+    Key::Ctx,
+    Key::KvDtype,
+    Key::MinNew,
+    Key::Attn,
+];
+
+/// Keys with a control of their own elsewhere: the GGUF file picker's.
+const PICKED: [Key; 2] = [Key::File, Key::FileBytes];
+
+/// The inference run's fields (all but the engines' own arguments), in
+/// [`ORDER`].
+fn run_fields() -> Vec<&'static Field> {
+    let mut fields: Vec<&'static Field> = rules::infer_keys()
+        .filter(|f| !rules::engine_group(f.group) && !PICKED.contains(&f.key))
+        .collect();
+    fields.sort_by_key(|f| {
+        ORDER
+            .iter()
+            .position(|k| *k == f.key)
+            .unwrap_or(ORDER.len())
+    });
+    fields
+}
+
+/// A field while the scenario reads it (or the form holds it, with the
+/// notice that says it is not used); nothing otherwise. Its control is
+/// made again only when that flips, so typing keeps the focus.
+#[component]
+fn Shown(page: Page, field: &'static Field) -> impl IntoView {
+    let shown = Memo::new(move |_| page.shows(field.key));
+    move || {
+        shown
+            .get()
+            .then(|| view! { <FieldInput field=field page=page/> })
+    }
+}
+
+/// What is run: the engine, the weights, the prompt and new tokens
+/// (transformers) or the context and the cache's dtype (vLLM), the
+/// sequences.
+#[component]
+pub fn InferPanel(page: Page) -> impl IntoView {
+    let (advanced, main): (Vec<&'static Field>, Vec<&'static Field>) = run_fields()
+        .into_iter()
+        .partition(|f| ADVANCED.contains(&f.key));
+    let keys: Vec<Key> = advanced.iter().map(|f| f.key).collect();
+    let any_advanced = Memo::new(move |_| keys.iter().any(|k| page.shows(*k)));
+    view! {
+        <details class="panel" open=true data-testid="infer-panel">
+            <summary><h2>"Inference run"</h2></summary>
+            <div class="fields">
+                {main.into_iter().map(|f| view! { <Shown field=f page=page/> }).collect_view()}
+                <details class="advanced" class:hidden=move || !any_advanced.get()>
+                    <summary>"Advanced"</summary>
+                    {advanced.into_iter().map(|f| view! { <Shown field=f page=page/> }).collect_view()}
+                </details>
+            </div>
+        </details>
+    }
+}
+
+/// The title of an engine's own arguments.
+fn engine_title(group: Group) -> &'static str {
+    match group {
+        Group::Engine => "vLLM engine arguments",
+        Group::LlamaCpp => "llama-server arguments",
+        Group::Ollama => "Ollama settings",
+        Group::Mlx => "mlx-lm arguments",
+        Group::Model
+        | Group::Architecture
+        | Group::Run
+        | Group::Parallel
+        | Group::Overhead
+        | Group::Fit
+        | Group::Infer
+        | Group::View => "Engine arguments",
+    }
+}
+
+/// One engine's own arguments (vLLM's, llama-server's, Ollama's,
+/// mlx-lm's), shown while that engine runs (or while the form holds one
+/// that is not used).
+#[component]
+fn EngineGroupPanel(page: Page, group: Group) -> impl IntoView {
+    let fields: Vec<&'static Field> = rules::infer_keys().filter(|f| f.group == group).collect();
+    let keys: Vec<Key> = fields.iter().map(|f| f.key).collect();
+    let shown = Memo::new(move |_| keys.iter().any(|k| page.shows(*k)));
+    move || {
+        let fields = fields.clone();
+        shown.get().then(|| {
+            view! {
+                <details class="panel" open=true data-testid="engine-panel" data-group=engine_title(group)>
+                    <summary><h2>{engine_title(group)}</h2></summary>
+                    <div class="fields">
+                        {fields.into_iter().map(|f| view! { <Shown field=f page=page/> }).collect_view()}
+                    </div>
+                </details>
+            }
+        })
+    }
+}
+
+/// Every engine's own arguments, each panel shown with its engine.
+#[component]
+pub fn EnginePanel(page: Page) -> impl IntoView {
+    let mut groups: Vec<Group> = Vec::new();
+    for f in rules::infer_keys().filter(|f| rules::engine_group(f.group)) {
+        if !groups.contains(&f.group) {
+            groups.push(f.group);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| view! { <EngineGroupPanel page=page group=g/> })
+        .collect_view()
+}
+
+/// One figure of the engine's, in bytes.
+fn figure(page: Page, testid: &'static str, label: &'static str, b: Bytes) -> impl IntoView {
+    view! {
+        <tr data-testid=testid data-bytes=b.get().to_string()>
+            <th scope="row">{label}</th>
+            <td class="num">{page.show(b)}</td>
+            <td class="num bytes">{group(b.get())}</td>
+        </tr>
+    }
+}
+
+/// What the cache figure is, engine by engine.
+fn cache_label(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Transformers => "KV cache (after the last token)",
+        Engine::Vllm => "KV cache (the pool of blocks)",
+        Engine::Llamacpp | Engine::Ollama => "KV cache (n_ctx tokens, every layer)",
+        Engine::Mlx => "KV cache (prompt and new tokens)",
+    }
+}
+
+/// What the weights figure is, engine by engine.
+fn weights_label(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Transformers | Engine::Vllm => "Weights (as loaded)",
+        Engine::Llamacpp | Engine::Ollama => "Weights (the whole GGUF file's tensors)",
+        Engine::Mlx => "Weights (as mlx_lm.convert writes them)",
+    }
+}
+
+/// The engine's own figures: the weights and the key/value cache; for
+/// vLLM its profiling run, graphs, request and pool as its log prints
+/// them; for llama.cpp and Ollama the layers on the GPU, the context,
+/// what `--fit` did, and the GPU's and the host's shares side by side.
+#[component]
+pub fn EngineFigures(page: Page) -> impl IntoView {
+    let served = Memo::new(move |_| {
+        page.primary
+            .with(|e| e.as_ref().and_then(|e| e.served.clone()))
+    });
+    move || served.get().map(|v| served_view(page, &v))
+}
+
+fn served_view(page: Page, v: &Served) -> impl IntoView {
+    let engine = page.scenario.with(|s| s.infer.engine);
+    let optional = [
+        (
+            "served-activations",
+            "Activation peak (profiling run)",
+            v.activation_peak_bytes,
+        ),
+        (
+            "served-non-torch",
+            "Memory outside PyTorch",
+            v.non_torch_bytes,
+        ),
+        ("served-cudagraphs", "CUDA graphs", v.cudagraph_bytes),
+        (
+            "served-requested",
+            "Requested (gpu_memory_utilization × the GPU)",
+            v.requested_bytes,
+        ),
+    ];
+    let pool = match (v.kv_blocks, v.kv_tokens) {
+        (Some(blocks), Some(tokens)) => Some(format!(
+            "{} blocks of key/value cache: {} tokens.",
+            group(blocks),
+            group(tokens)
+        )),
+        _ => None,
+    };
+    let concurrency = match (v.max_concurrency, v.max_model_len) {
+        (Some(c), Some(len)) => Some(format!(
+            "Maximum concurrency for {} tokens per request: {}.{:02}×.",
+            group(len),
+            c.0 / 100,
+            c.0 % 100
+        )),
+        _ => None,
+    };
+    view! {
+        <section class="panel engine-figures" aria-labelledby="engine-h" data-testid="engine-figures"
+            data-engine=v.engine>
+            <h2 id="engine-h">{format!("What the engine holds: {}", v.engine)}</h2>
+            {(v.n_gpu_layers.is_some() || v.n_ctx.is_some()).then(|| layer_split(page, v))}
+            <div class="table-wrap">
+                <table class="breakdown figures">
+                    <tbody>
+                        {figure(page, "served-weights", weights_label(engine), v.weights_bytes)}
+                        {figure(page, "served-kv", cache_label(engine), v.kv_cache_bytes)}
+                        {optional
+                            .into_iter()
+                            .filter_map(|(id, label, b)| b.map(|b| figure(page, id, label, b)))
+                            .collect_view()}
+                    </tbody>
+                </table>
+            </div>
+            {pool.map(|p| view! { <p class="hint" data-testid="served-pool">{p}</p> })}
+            {concurrency.map(|c| view! { <p class="hint" data-testid="served-concurrency">{c}</p> })}
+        </section>
+    }
+}
+
+/// llama.cpp's placement: the layers on the GPU of all of them, the
+/// context, what `--fit` did; the GPU's figure and the host's beside it,
+/// with the terms that make the host's.
+fn layer_split(page: Page, v: &Served) -> impl IntoView {
+    // `-ngl` counts the output layer: `n_layer + 1` is all of them.
+    let total = page
+        .scenario
+        .with(|s| s.arch.map(|a| a.layers.saturating_add(1)));
+    let (gpu, host, host_terms) = page.primary.with(|e| match e {
+        Some(e) => (
+            e.peak_total_bytes,
+            e.host_bytes,
+            e.host_terms
+                .iter()
+                .map(|id| {
+                    let b = Bytes(e.terms.bytes(id).try_into().unwrap_or(u64::MAX));
+                    (b, id.label())
+                })
+                .filter(|(b, _)| b.get() > 0)
+                .collect::<Vec<_>>(),
+        ),
+        None => (Bytes::ZERO, Bytes::ZERO, Vec::new()),
+    });
+    let apple = page.scenario.with(|s| s.view.capacity.is_apple());
+    let layers = v.n_gpu_layers.map(|n| match total {
+        Some(t) => format!("{n} of {t}"),
+        None => n.to_string(),
+    });
+    view! {
+        <dl class="layer-split" data-testid="layer-split">
+            {layers.map(|l| view! {
+                <div>
+                    <dt>"Layers on the GPU (-ngl, the output layer counted)"</dt>
+                    <dd data-testid="served-ngl" data-value=v.n_gpu_layers.map(|n| n.to_string())
+                        data-total=total.map(|t| t.to_string())>{l}</dd>
+                </div>
+            })}
+            {v.n_ctx.map(|n| view! {
+                <div>
+                    <dt>"Context (n_ctx)"</dt>
+                    <dd data-testid="served-nctx" data-value=n.to_string()>{format!("{} tokens", group(n))}</dd>
+                </div>
+            })}
+            {v.fit.map(|f| view! {
+                <div>
+                    <dt>"--fit"</dt>
+                    <dd data-testid="served-fit">{f}</dd>
+                </div>
+            })}
+        </dl>
+        <div class="split">
+            <div class="split-cell" data-testid="split-gpu" data-bytes=gpu.get().to_string()>
+                <span class="split-what">{if apple { "GPU (working set)" } else { "GPU" }}</span>
+                <strong>{page.show(gpu)}</strong>
+                <span class="bytes">{format!("{} B", group(gpu.get()))}</span>
+            </div>
+            <div class="split-cell host" data-testid="split-host" data-bytes=host.get().to_string()>
+                <span class="split-what">"Host memory (RAM)"</span>
+                <strong>{page.show(host)}</strong>
+                <span class="bytes">{format!("{} B", group(host.get()))}</span>
+            </div>
+        </div>
+        <ul class="host-terms" data-testid="host-terms">
+            {host_terms
+                .into_iter()
+                .map(|(b, label)| view! {
+                    <li data-bytes=b.get().to_string()>
+                        {format!("{label}: {} ({} B)", page.show(b), group(b.get()))}
+                    </li>
+                })
+                .collect_view()}
+        </ul>
+    }
+}
+
+/// What the estimate does not model for this run, next to the answer.
+#[component]
+pub fn Caveats(page: Page) -> impl IntoView {
+    let caveats = Memo::new(move |_| {
+        page.primary
+            .with(|e| e.as_ref().map(|e| e.caveats.clone()).unwrap_or_default())
+    });
+    move || {
+        let c = caveats.get();
+        (!c.is_empty()).then(|| {
+            view! {
+                <div class="caveats" data-testid="caveats">
+                    <p><strong>"Not modelled here:"</strong></p>
+                    <ul>
+                        {c.into_iter().map(|c| view! { <li>{c}</li> }).collect_view()}
+                    </ul>
+                </div>
+            }
+        })
+    }
+}
+
+/// The keys that load the weights in `w`: nf4 as the solver tries it,
+/// with double quantization (QLoRA's recipe).
+fn weights_change(w: WeightFormat) -> Vec<(Key, String)> {
+    let mut ch = vec![(Key::Weights, w.key().to_string())];
+    if w == WeightFormat::Nf4 {
+        ch.push((Key::DoubleQuant, "true".to_string()));
+    }
+    ch
+}
+
+/// The solver's answers for an inference run.
+#[derive(Clone, Debug, PartialEq)]
+struct Answers {
+    /// The longest prompt (transformers) or context (vLLM) that fits.
+    context: Option<(Key, u32)>,
+    /// transformers: the most sequences at once.
+    batch: Option<Option<u32>>,
+    weights: Option<WeightFormat>,
+    /// Whether the engine reads checkpoint formats (the weights answer).
+    checkpoint: bool,
+    /// The local runners' most precise weights that fit whole on the GPU
+    /// (`Some(None)`: none), and the run's own.
+    local: Option<(Option<&'static str>, &'static str)>,
+    suggestions: Vec<solve::Suggestion>,
+}
+
+/// The longest context, the most sequences and the most precise weights
+/// that fit, and changes ranked by saving; each applies with a click.
+#[component]
+pub fn InferFits(page: Page) -> impl IntoView {
+    let answers = Memo::new(move |_| {
+        let cap = page.capacity.get();
+        let reads_batch = page.shows(Key::Batch);
+        page.scenario.with(|s| Answers {
+            context: page.longest_context.get(),
+            batch: reads_batch.then(|| solve::max_batch(s, cap)),
+            // The solver tries checkpoint formats: transformers' and vLLM's.
+            weights: match s.infer.engine {
+                Engine::Transformers | Engine::Vllm => solve::weights_that_fit(s, cap),
+                Engine::Llamacpp | Engine::Ollama | Engine::Mlx => None,
+            },
+            checkpoint: matches!(s.infer.engine, Engine::Transformers | Engine::Vllm),
+            local: match s.infer.engine {
+                Engine::Transformers | Engine::Vllm => None,
+                Engine::Llamacpp | Engine::Ollama => {
+                    Some((solve::local_weights_that_fit(s, cap), s.infer.gguf.key()))
+                }
+                Engine::Mlx => Some((
+                    solve::local_weights_that_fit(s, cap),
+                    s.infer.mlx_weights.key(),
+                )),
+            },
+            suggestions: solve::suggestions(s, cap),
+        })
+    });
+    let fits = move || {
+        page.primary.with(|e| {
+            e.as_ref()
+                .is_some_and(|e| solve::Verdict::of(e, page.capacity.get()).fits())
+        })
+    };
+    let now = move || {
+        page.scenario
+            .with(|s| (s.infer.engine, s.infer.new.get(), s.infer.weights))
+    };
+    let apply = move |changes: Vec<(Key, String)>| move |_| page.apply(&changes);
+    let context = move || {
+        let (engine, new, _) = now();
+        let (label, testid) = match engine {
+            Engine::Transformers | Engine::Mlx => (
+                format!("Longest prompt that fits (with {} new tokens)", group(new)),
+                "max-context",
+            ),
+            Engine::Vllm => (
+                "Longest context (max_model_len) that fits".to_string(),
+                "max-context",
+            ),
+            Engine::Llamacpp => ("Longest context (-c) that fits".to_string(), "max-context"),
+            Engine::Ollama => (
+                "Longest context (num_ctx) that fits".to_string(),
+                "max-context",
+            ),
+        };
+        match answers.with(|a| a.context) {
+            Some((key, n)) => view! {
+                <li>
+                    {label}": "
+                    <button type="button" class="link" data-testid=testid data-key=key.text()
+                        data-value=n.to_string() title="Apply it" on:click=apply(vec![(key, n.to_string())])>
+                        {format!("{} tokens", group(n))}
+                    </button>
+                </li>
+            }
+            .into_any(),
+            None => view! {
+                <li data-testid=testid data-value="">{label}": none fits, even at 1 token"</li>
+            }
+            .into_any(),
+        }
+    };
+    let batch = move || {
+        answers.with(|a| a.batch).map(|b| match b {
+            Some(n) => view! {
+                <li>
+                    "Most sequences at once that fit (this prompt): "
+                    <button type="button" class="link" data-testid="max-batch" data-value=n.to_string()
+                        title="Apply it" on:click=apply(vec![(Key::Batch, n.to_string())])>
+                        {group(n)}
+                    </button>
+                </li>
+            }
+            .into_any(),
+            None => view! {
+                <li data-testid="max-batch" data-value="">"Most sequences at once that fit: none, even 1"</li>
+            }
+            .into_any(),
+        })
+    };
+    let weights = move || {
+        let (_, _, current) = now();
+        if let Some((best, now)) = answers.with(|a| a.local) {
+            let text = "Most precise weights that fit whole on the GPU: ";
+            return Some(match best {
+                Some(w) if w == now => view! {
+                    <li data-testid="weights-that-fit" data-value=w>{format!("{text}{w} (these)")}</li>
+                }
+                .into_any(),
+                Some(w) => view! {
+                    <li>
+                        {text}
+                        <button type="button" class="link" data-testid="weights-that-fit" data-value=w
+                            title="Apply it" on:click=apply(vec![(Key::Weights, w.to_string())])>
+                            {w}
+                        </button>
+                    </li>
+                }
+                .into_any(),
+                None => view! {
+                    <li data-testid="weights-that-fit" data-value="">{format!("{text}none of the common types")}</li>
+                }
+                .into_any(),
+            });
+        }
+        if !answers.with(|a| a.checkpoint) {
+            return None;
+        }
+        Some(match answers.with(|a| a.weights) {
+            Some(w) if w == current => view! {
+                <li data-testid="weights-that-fit" data-value=w.key()>
+                    {format!("Most precise weights that fit: {} (these)", w.label())}
+                </li>
+            }
+            .into_any(),
+            Some(w) => view! {
+                <li>
+                    "Most precise weights that fit: "
+                    <button type="button" class="link" data-testid="weights-that-fit" data-value=w.key()
+                        title="Apply it" on:click=apply(weights_change(w))>
+                        {w.label()}
+                    </button>
+                </li>
+            }
+            .into_any(),
+            None => view! {
+                <li data-testid="weights-that-fit" data-value="">
+                    "Most precise weights that fit: none of the formats, other settings as they are"
+                </li>
+            }
+            .into_any(),
+        })
+    };
+    view! {
+        <section class="panel what-fits" aria-labelledby="fits-h" data-testid="infer-fits">
+            <h2 id="fits-h">{move || if fits() { "Room to grow, and ways to save" } else { "What would fit" }}</h2>
+            <ul class="limits">
+                {context}
+                {batch}
+                {weights}
+            </ul>
+            <ol class="suggestions">
+                {move || answers.get().suggestions.into_iter().map(|x| view! { <SuggestionItem page=page x=x/> }).collect_view()}
+            </ol>
+        </section>
+    }
+}

@@ -1,0 +1,219 @@
+//! What the form does around the codec's own edit rules (`query::edit`):
+//! which inference keys a scenario reads (the form shows those), and the
+//! settings a change sets aside: the other task's when the task changes,
+//! a key the change made unused (vLLM does not read `prompt`), each
+//! restored when it is read again. So the URL carries one workload, the
+//! CLI reads it without a notice, and switching back loses nothing.
+
+use vramfit_core::infer::run::Engine;
+use vramfit_core::query::{self, Field, FieldKind, Group, Key, Tasks, FIELDS};
+use vramfit_core::{Notice, RawQuery, Scenario, Task};
+
+/// Whether a key belongs to one workload's settings (the panels that
+/// change with the task), rather than to the model, the GPU or the view.
+pub fn workload_key(f: &Field) -> bool {
+    match f.group {
+        Group::Run
+        | Group::Parallel
+        | Group::Infer
+        | Group::Engine
+        | Group::LlamaCpp
+        | Group::Ollama
+        | Group::Mlx => true,
+        Group::View => f.tasks != Tasks::Both,
+        Group::Model | Group::Architecture | Group::Overhead | Group::Fit => false,
+    }
+}
+
+/// Whether a group is one engine's own arguments (a panel of its own).
+pub fn engine_group(group: Group) -> bool {
+    match group {
+        Group::Engine | Group::LlamaCpp | Group::Ollama | Group::Mlx => true,
+        Group::Model
+        | Group::Architecture
+        | Group::Run
+        | Group::Parallel
+        | Group::Overhead
+        | Group::Fit
+        | Group::Infer
+        | Group::View => false,
+    }
+}
+
+/// The keys of the inference panels: the run's (`Group::Infer`, and the
+/// run keys both tasks share: batch, attention, the 4-bit options) and
+/// each engine's own arguments.
+pub fn infer_keys() -> impl Iterator<Item = &'static Field> {
+    FIELDS.iter().filter(|f| {
+        f.tasks.include(Task::Infer)
+            && (matches!(f.group, Group::Infer | Group::Run) || engine_group(f.group))
+    })
+}
+
+/// A valid value to give `f` when probing whether it is read: the one the
+/// form shows when it validates (the scenario stays the same), else the
+/// kind's smallest. `kv_dtype` is probed at fp8: transformers refuses any
+/// cache dtype but the model's, which is how the codec says it does not
+/// read it.
+fn probe_value(f: &Field, s: &Scenario) -> Option<String> {
+    if f.key == Key::KvDtype {
+        return Some("fp8".to_string());
+    }
+    let shown = f.shown_value(s);
+    let fallback = match f.kind {
+        FieldKind::Count { min, .. } => min.to_string(),
+        FieldKind::Decimal { min, .. } => min.to_string(),
+        FieldKind::Toggle => "false".to_string(),
+        FieldKind::Choice(options) => options.first().map(|(v, _)| v.to_string())?,
+        FieldKind::Text => "auto".to_string(),
+        FieldKind::Model | FieldKind::Gpu => return None,
+    };
+    [shown, fallback]
+        .into_iter()
+        .find(|v| f.validate(v).is_ok())
+}
+
+/// The inference keys `s` does not read. The codec says so, with a notice
+/// (unused, or a refusal), for a key the query gives: every key the form
+/// leaves out is given here at a value that keeps the scenario, and the
+/// form decoded once more. Empty for a training scenario.
+pub fn unread(form: &RawQuery, s: &Scenario) -> Vec<Key> {
+    if s.task != Task::Infer {
+        return Vec::new();
+    }
+    let mut probe = form.clone();
+    let mut probed = Vec::new();
+    for f in infer_keys() {
+        if form.get(f.key).is_none() {
+            if let Some(v) = probe_value(f, s) {
+                probe.set(f.key, &v);
+                probed.push(f.key);
+            }
+        }
+    }
+    let mut out: Vec<Key> = Vec::new();
+    for n in query::decode(&probe).notices {
+        let key = match n {
+            Notice::Unused { key, .. } => key,
+            Notice::Invalid {
+                key,
+                error: query::FieldError::Conflict(_),
+                ..
+            } if probed.contains(&key) => key,
+            _ => continue,
+        };
+        if !out.contains(&key) && infer_keys().any(|f| f.key == key) {
+            out.push(key);
+        }
+    }
+    out
+}
+
+/// Settings a change set aside, per task, to come back when read again.
+#[derive(Clone, Debug, Default)]
+pub struct Aside {
+    train: RawQuery,
+    infer: RawQuery,
+    /// The `weights` each kind of engine had ([`weights_kind`]).
+    weights: [Option<String>; 3],
+}
+
+/// Which list of weights an engine reads: checkpoint formats, GGUF file
+/// types, MLX's conversions (an index into [`Aside`]'s).
+fn weights_kind(engine: Engine) -> usize {
+    match engine {
+        Engine::Transformers | Engine::Vllm => 0,
+        Engine::Llamacpp | Engine::Ollama => 1,
+        Engine::Mlx => 2,
+    }
+}
+
+/// After the engine changed from `before` (and `weights` was not typed
+/// with it): when the new engine reads another kind of weights, the
+/// form's `weights` goes aside for the old kind and the new kind's comes
+/// back (or its default: q4_k_m for a GGUF, 4bit for MLX). `bf16` means
+/// something to every engine, but a checkpoint's bf16 is rarely the GGUF
+/// one wants.
+pub fn switch_weights(form: &mut RawQuery, aside: &mut Aside, before: Engine, edited: &[Key]) {
+    let s = query::decode(form).scenario;
+    if s.task != Task::Infer || edited.contains(&Key::Weights) {
+        return;
+    }
+    let (old, new) = (weights_kind(before), weights_kind(s.infer.engine));
+    if old == new {
+        return;
+    }
+    aside.weights[old] = form.get(Key::Weights).map(str::to_string);
+    form.remove(Key::Weights);
+    if let Some(w) = aside.weights[new].take() {
+        form.set(Key::Weights, &w);
+    }
+}
+
+impl Aside {
+    fn of(&mut self, task: Task) -> &mut RawQuery {
+        match task {
+            Task::Train => &mut self.train,
+            Task::Infer => &mut self.infer,
+        }
+    }
+}
+
+/// Moves `key` from the form to `to`.
+fn set_aside(form: &mut RawQuery, to: &mut RawQuery, key: &str) {
+    if let Some(v) = form.get(key).map(str::to_string) {
+        to.set(key, &v);
+        form.remove(key);
+    }
+}
+
+/// After the keys `edited` were set in `form` (as typed, through
+/// `query::edit`), given the task and the unread keys before: a new task
+/// sets the old one's settings aside and brings its own back; otherwise a
+/// key the change made unread goes aside, and one set aside that is read
+/// again comes back. The edited keys themselves always stay as typed.
+pub fn settle(
+    form: &mut RawQuery,
+    aside: &mut Aside,
+    (task_before, unread_before): (Task, &[Key]),
+    edited: &[Key],
+) {
+    let s = query::decode(form).scenario;
+    if s.task != task_before {
+        let keys: Vec<String> = form
+            .pairs()
+            .filter(|(k, _)| {
+                query::field(k).is_some_and(|f| workload_key(f) && !edited.contains(&f.key))
+            })
+            .map(|(k, _)| k.to_string())
+            .collect();
+        for k in keys {
+            set_aside(form, aside.of(task_before), &k);
+        }
+        let back = std::mem::take(aside.of(s.task));
+        for (k, v) in back.pairs() {
+            if form.get(k).is_none() {
+                form.set(k, v);
+            }
+        }
+        return;
+    }
+    let now = unread(form, &s);
+    for key in &now {
+        if !unread_before.contains(key) && !edited.contains(key) {
+            set_aside(form, aside.of(s.task), key.text());
+        }
+    }
+    let kept = aside.of(s.task);
+    let back: Vec<(String, String)> = kept
+        .pairs()
+        .filter(|(k, _)| Key::from_text(k).is_some_and(|key| !now.contains(&key)))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for (k, v) in back {
+        kept.remove(&k);
+        if form.get(&k).is_none() {
+            form.set(&k, &v);
+        }
+    }
+}
