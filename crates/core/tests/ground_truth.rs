@@ -30,14 +30,14 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 /// What is not modelled yet, and where it shows (held here so that a
 /// change that widens a gap fails):
 ///
-/// - backward's peak of a mixture-of-experts model can fall inside the
-///   first MoE layer's backward, when its experts' weight gradients are made
-///   while that layer's saved tensors and a few token-sized gradient
-///   temporaries (index_put, clone, the routing weights' products) are
-///   alive. vramfit's backward moments are the head's, the last layer's,
-///   layer 0's recompute and the end's; the missing one decides the peak
-///   only where every other tensor is small: the tiny configs (hidden 256,
-///   vocabulary 1024), 1.0–10.2% low in backward;
+/// - without checkpointing, backward's peak of a mixture-of-experts model
+///   can fall inside a MoE layer's backward at a moment vramfit does not
+///   model (its experts' weight gradients made while the layer's saved
+///   tensors and a few token-sized gradient temporaries are alive; vramfit
+///   has the last layer's and layer 0's, entering the experts and at their
+///   MLP). It decides the peak only where every other tensor is small: the
+///   tiny configs (hidden 256, vocabulary 1024), up to 7.1% low in
+///   backward (with checkpointing these rows are within 2.2%);
 /// - under checkpointing, tiny DeepSeek-V3 (CPU math attention) is 8% low
 ///   at the loss, with 2 MB of activations alive at that moment that are
 ///   not identified (published DeepSeek configs are exact there).
@@ -54,7 +54,7 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
         return true;
     }
     match phase {
-        "peak_bwd" => tiny && (-11.0..0.0).contains(&err_pct),
+        "peak_bwd" => tiny && (-7.1..0.0).contains(&err_pct),
         "peak_fwd" => {
             label.starts_with("tiny-deepseek")
                 && label.contains(" ckpt")
@@ -438,4 +438,47 @@ fn iteration_two_adds_exactly_the_optimizer_state() {
             );
         }
     }
+}
+
+/// Layer 0's backward under checkpointing holds only its own checkpointed
+/// input: the later layers' were released by their backward (issue 16).
+/// Counting all of them put Mistral-7B full fine-tuning at 8 × 4096 7.4 GB
+/// (+11%) above the measured backward. Each case: a query and the measured
+/// row it must match, by tag and transformers version (t4_rows.jsonl,
+/// `scripts/measure/t4/measure48.py`, fake tensors). The row ran
+/// flash-attention 2; SDPA adds its sliding-window mask (seq ≥ 4096) to
+/// layer 0's recompute, 0.4% here.
+#[test]
+fn layer_zero_backward_holds_one_checkpointed_input() {
+    let check = |q: &str, tag: &str, version: &str| {
+        let row = include_str!("fixtures/t4_rows.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("json row"))
+            .find(|r| r["tag"] == tag && r["transformers"] == version)
+            .unwrap_or_else(|| panic!("no row {tag} {version}"));
+        let e = est(q);
+        let m = &row["measured"];
+        let overall = err(
+            e.peak_allocated_bytes.get(),
+            m["peak_overall"].as_u64().expect("peak"),
+        );
+        assert!(
+            overall.abs() <= OVERALL_BUDGET_PCT,
+            "{q}: overall {overall:+.2}%"
+        );
+        for (it, key) in [(1, "iter1"), (2, "iter2")] {
+            let meas = m[key]["peak_bwd"].as_u64().expect("peak_bwd");
+            let ours = phase_peak(&e, it, "peak_bwd").expect("backward");
+            let pe = err(ours, meas);
+            assert!(
+                pe.abs() <= PHASE_BUDGET_PCT,
+                "{q}: {key} backward {pe:+.2}%"
+            );
+        }
+    };
+    check(
+        "model=mistral-7b&dtype=bf16&optim=adamw&batch=8&seq=4096&grad_ckpt=reentrant",
+        "fullft:mistral-7b:full:bf16+amp:reentrant:fa2emu:b8s4096",
+        "5.23.0",
+    );
 }

@@ -167,6 +167,12 @@ pub struct Saved {
     pub escaping: u64,
     /// DoRA's largest transient in the layer (bytes, not per token).
     pub dora_transient: u64,
+    /// Bytes per token the layer's backward holds beyond what it saved at
+    /// its MLP's (or experts') gradients (see [`mlp`], [`moe`]).
+    pub backward_mlp: u64,
+    /// Bytes per token a MoE layer's backward holds beyond what it saved as
+    /// it enters the experts (see [`moe`]).
+    pub backward_entry: u64,
 }
 
 impl Saved {
@@ -216,6 +222,9 @@ struct Ledger<'a> {
     escaping: u64,
     /// DoRA's largest transient in this layer, bytes.
     dora_transient: u64,
+    /// The backward's moments beyond the saved tensors, bytes per token.
+    backward_mlp: u64,
+    backward_entry: u64,
 }
 
 const EMPTY: T = T {
@@ -305,6 +314,8 @@ impl<'a> Ledger<'a> {
             held: 0,
             escaping: 0,
             dora_transient: 0,
+            backward_mlp: 0,
+            backward_entry: 0,
         }
     }
 
@@ -360,6 +371,8 @@ impl<'a> Ledger<'a> {
             weight_copies_transient: self.weight_copies_transient,
             escaping: self.escaping,
             dora_transient: self.dora_transient,
+            backward_mlp: self.backward_mlp,
+            backward_entry: self.backward_entry,
             ..Saved::default()
         };
         for t in self.ts[..self.len].iter().filter(|t| t.saved) {
@@ -920,7 +933,17 @@ fn mlp(l: &mut Ledger, x: Id, f: u64) -> Id {
         }
     }
     let prod = l.new_t(f, gb, rg, Part::Mlp);
-    l.linear(prod, f, h, 0, M::DownProj)
+    let out = l.linear(prod, f, h, 0, M::DownProj);
+    if rg {
+        // Backward: down's input gradient (f), then the product's two
+        // (act(gate)'s and up's, f each) while it is alive; the product
+        // itself, when down saved it, was released with down's node.
+        // Measured: the recompute of layer 0 of Mistral-7B full fine-tuning
+        // at 8 × 4096 (t4_rows.jsonl, 5.23.0), and its allocation trace.
+        let freed = if l.ts[prod].saved { f * gb } else { 0 };
+        l.backward_mlp = l.backward_mlp.max(3 * f * gb - freed);
+    }
+    out
 }
 
 /// A mixture-of-experts block: the router, the routed experts through
@@ -1066,6 +1089,21 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
     if rg_any && (w_tr || down_lora) {
         l.save(prod);
     }
+    if rg_any {
+        // Backward, entering the experts: the output's gradient made
+        // contiguous per (token, expert) pair, then `index_put`'s zeros and
+        // result for the inverse order (k·h each), beside every saved
+        // tensor. Then at the experts' MLP: down's input gradient and the
+        // two of the gate (k·f each) once the down output (k·h, saved for
+        // the routing weight's gradient) and the product (when saved) are
+        // released. Measured: tiny-qwen3_moe with checkpointing
+        // (moe_aux_rows.jsonl), its allocation trace (transformers 5.23
+        // `grouped_mm_experts_forward`).
+        let prod_saved = if l.ts[prod].saved { f } else { 0 };
+        l.backward_entry = l.backward_entry.max(3 * k * h * ed);
+        let mlp = (3 * f).saturating_sub(prod_saved + h);
+        l.backward_mlp = l.backward_mlp.max(k * mlp * ed);
+    }
     let routed = l.new_t(h, xd, rg_any, Part::Experts);
     // The shared expert.
     let sf = u64::from(a.shared_experts) * f;
@@ -1157,6 +1195,10 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
 pub struct Outer {
     /// Saved per token (embedding dropout mask, final norm, head input).
     pub saved: Saved,
+    /// Of `saved`, bytes per token the embedding saves (its dropout mask):
+    /// alive until the end of backward, where the rest goes with the head's
+    /// backward.
+    pub embedding: u64,
     /// Bytes per token of the final hidden state when nothing saves it: it
     /// is still alive while the loss is computed (the forward peak).
     pub final_hidden_transient: u64,
@@ -1192,6 +1234,7 @@ pub fn outer(c: &Ctx) -> Outer {
             l.new_t(h, c.mode.residual(), true, Part::Residual)
         }
     };
+    let embedding = l.result().token_bytes();
     let n = l.norm(last, h, 1);
     // The last layer's output is the final norm's input: count it here.
     l.ts[last].part = Part::Residual;
@@ -1203,6 +1246,7 @@ pub fn outer(c: &Ctx) -> Outer {
     };
     Outer {
         saved: l.result(),
+        embedding,
         final_hidden_transient,
         per_position,
     }

@@ -52,13 +52,35 @@ const SAVED: TermSet = TermSet::of(&[
     T::CkptInFlight,
     T::QuantInputs,
     T::Outer,
+    T::OuterEmbedding,
     T::PositionTables,
 ]);
+/// What is still saved when layer 0's backward runs: the later layers'
+/// checkpoints and saved tensors, the final norm's and the head's, are
+/// released by their backward.
+const SAVED_AT_FIRST: TermSet = TermSet::of(&[
+    T::Labels,
+    T::RouterLogits,
+    T::CkptInputFirst,
+    T::CkptInFlight,
+    T::QuantInputsFirst,
+    T::OuterEmbedding,
+    T::PositionTables,
+]);
+
 /// The recomputed layer's own tensors (checkpointing).
 const RECOMPUTED: TermSet = TermSet::of(&[
     T::Recompute,
     T::RecomputeScores,
     T::RecomputeCopies,
+    T::RecomputeMask,
+]);
+
+/// Layer 0 recomputed (checkpointing).
+const RECOMPUTED_FIRST: TermSet = TermSet::of(&[
+    T::RecomputeFirst,
+    T::RecomputeScoresFirst,
+    T::RecomputeCopiesFirst,
     T::RecomputeMask,
 ]);
 
@@ -71,13 +93,19 @@ type Raw = (u32, u32, Phase, Moment, TermSet, TermSet);
 struct Moments<'a> {
     p: &'a Breakdown,
     running: RefCell<Running<'a>>,
+    /// The bytes each of a layer's backward moments adds to what is alive
+    /// around it ([`INSIDE`]; 0: the moment is not there).
+    inside: [[u128; 3]; 2],
 }
 
 impl<'a> Moments<'a> {
     fn new(p: &'a Breakdown) -> Self {
+        // Never host terms: the GPU holds them.
+        let bytes = |set: TermSet| set.iter().map(|id| p.terms.bytes(id)).sum::<u128>();
         Moments {
             p,
             running: RefCell::new(Running::new(&p.terms)),
+            inside: INSIDE.map(|sets| sets.map(bytes)),
         }
     }
 
@@ -226,66 +254,84 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
     let end_moment = start
         .with(T::Grads)
         .union(TermSet::of(&[T::TiedGradSum, T::EmbeddingGrad]));
-    // The last layer's backward, once the head's is done: every saved
-    // tensor, the hidden state's gradient and the layer's transient
-    // gradients (a merged LoRA expert weight's).
-    let layer_moment = start.union(SAVED).union(TermSet::of(&[
-        T::CopiesSaved,
-        T::GradHidden,
-        T::MergedGrad,
-        T::Dequantized,
-        T::DoraTransient,
-    ]));
-    let (recompute, recompute_first) = if p.recompute {
-        (
-            Some((Moment::Middle, last_recompute(start))),
-            Some((Moment::End, first_recompute(p, start, micro))),
-        )
-    } else {
-        (None, None)
+    let mut best = (Moment::Start, logits_moment, m.total(logits_moment));
+    let mut consider = |at: Moment, x: TermSet, bytes: u128| {
+        if bytes > best.2 {
+            best = (at, x, bytes);
+        }
     };
-    let (at, peak, _) = [
-        Some((Moment::Start, head_moment)),
-        p.amp_head.then_some((Moment::Start, head_cast)),
-        Some((Moment::Start, layer_moment)),
-        Some((Moment::End, end_moment)),
-        recompute,
-        recompute_first,
-    ]
-    .into_iter()
-    .flatten()
-    .fold(
-        (Moment::Start, logits_moment, m.total(logits_moment)),
-        |best, (at, x)| {
-            let bytes = m.total(x);
-            if bytes > best.2 {
-                (at, x, bytes)
-            } else {
-                best
-            }
-        },
-    );
-    (at, peak)
+    consider(Moment::Start, head_moment, m.total(head_moment));
+    if p.amp_head {
+        consider(Moment::Start, head_cast, m.total(head_cast));
+    }
+    // The last layer's backward, once the head's is done: every saved
+    // tensor, the hidden state's gradient and the layer's own moments.
+    let layer_base = start
+        .union(SAVED)
+        .union(TermSet::of(&[T::CopiesSaved, T::GradHidden]));
+    inside(m, layer_base, false, |x, b| consider(Moment::Start, x, b));
+    consider(Moment::End, end_moment, m.total(end_moment));
+    if p.recompute {
+        let last = last_recompute(start);
+        inside(m, last, false, |x, b| consider(Moment::Middle, x, b));
+    }
+    let first = first_layer(p, start, micro);
+    inside(m, first, true, |x, b| consider(Moment::End, x, b));
+    (best.0, best.1)
 }
 
-/// Under checkpointing, the last layer's recompute: every saved tensor,
-/// the head's gradients, the layer recomputed with its transients.
+/// The terms that make each of a layer's backward moments (see
+/// [`inside`]): the last layer's, then layer 0's.
+const INSIDE: [[TermSet; 3]; 2] = [
+    [
+        TermSet::of(&[T::MergedGrad, T::Dequantized, T::DoraTransient]),
+        TermSet::of(&[T::LayerBackward, T::LayerWeightGrad]),
+        TermSet::of(&[T::LayerBackwardEntry]),
+    ],
+    [
+        TermSet::of(&[T::MergedGrad, T::Dequantized, T::DoraTransient]),
+        TermSet::of(&[T::LayerBackwardFirst, T::LayerWeightGradFirst]),
+        TermSet::of(&[T::LayerBackwardEntryFirst]),
+    ],
+];
+
+/// A layer's backward from `base` (what is alive around it): at its
+/// transients (a merged LoRA expert weight's gradient, a dequantized
+/// weight, DoRA's norm), at its MLP's gradients with the first weight
+/// gradient made, and (a MoE layer) entering its experts; each only when
+/// its terms hold bytes (`base` alone is below the head's moment). Layer
+/// 0's (`first`) are its own kind's. Calls `f` with each moment and its
+/// bytes: `base`'s, summed once, plus the moment's own.
+fn inside(m: &Moments, base: TermSet, first: bool, mut f: impl FnMut(TermSet, u128)) {
+    let i = usize::from(first && m.p.first_own);
+    let around = m.total(base);
+    for (set, extra) in INSIDE[i].iter().zip(m.inside[i]) {
+        if extra > 0 {
+            f(base.union(*set), around + extra);
+        }
+    }
+}
+
+/// Under checkpointing, around the last layer's recompute and backward:
+/// every saved tensor, the head's gradients, the layer recomputed.
 fn last_recompute(start: TermSet) -> TermSet {
     start.union(SAVED).union(RECOMPUTED).union(TermSet::of(&[
         T::RecomputeOutput,
         T::GradHidden,
         T::HeadGrad,
         T::HeadGradCopy,
-        T::MergedGrad,
-        T::Dequantized,
-        T::DoraTransient,
     ]))
 }
 
-/// Under checkpointing, layer 0's recompute: every other layer's gradients
-/// are made by then (with accumulation, all of them from earlier
-/// micro-steps are in `start`).
-fn first_recompute(p: &Breakdown, start: TermSet, micro: u32) -> TermSet {
+/// Around layer 0's backward (recomputed under checkpointing): every
+/// other layer's gradients are made by then (with accumulation, all of
+/// them from earlier micro-steps are in `start`), and of the activations
+/// only its own saved tensors (or checkpointed input) are left: the later
+/// ones were released by their layers' backward. Counting every
+/// checkpointed input overstated Mistral-7B full fine-tuning at 8 × 4096
+/// by 7.4 GB (t4_rows.jsonl); without checkpointing, the tiny MoE rows'
+/// backward peak is here (moe_aux_rows.jsonl).
+fn first_layer(p: &Breakdown, start: TermSet, micro: u32) -> TermSet {
     let made = if micro > 1 {
         TermSet::EMPTY
     } else {
@@ -297,10 +343,14 @@ fn first_recompute(p: &Breakdown, start: TermSet, micro: u32) -> TermSet {
         TermSet::EMPTY
     };
     start
-        .union(SAVED)
+        .union(SAVED_AT_FIRST)
         .union(made)
-        .union(RECOMPUTED)
-        .with(T::GradHidden)
+        .union(if p.first_own {
+            RECOMPUTED_FIRST
+        } else {
+            RECOMPUTED
+        })
+        .union(TermSet::of(&[T::GradHidden, T::RecomputeOutput]))
         .union(tied)
 }
 

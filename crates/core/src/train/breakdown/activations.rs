@@ -32,6 +32,15 @@ fn checkpointed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         T::CkptInputs,
         x.per_token(&[(x.l, U::Layers), (h, U::Elements), (res, U::BytesEach)]),
     );
+    // By layer 0's backward every later layer's backward has run and
+    // released its checkpoint: one input is left (offloaded, it is the one
+    // in flight).
+    if ckpt != Ckpt::Offload {
+        put(
+            T::CkptInputFirst,
+            x.per_token(&[(h, U::Elements), (res, U::BytesEach)]),
+        );
+    }
     if ckpt == Ckpt::Reentrant {
         put(
             T::RecomputeOutput,
@@ -42,6 +51,10 @@ fn checkpointed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         put(
             T::QuantInputs,
             x.per_token(&[(x.l, U::Layers), (u128::from(first.escaping), U::BytesEach)]),
+        );
+        put(
+            T::QuantInputsFirst,
+            x.per_token(&[(u128::from(first.escaping), U::BytesEach)]),
         );
     }
     if ckpt == Ckpt::Offload {
@@ -139,14 +152,22 @@ fn aux_loss(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     }
 }
 
-/// The embedding, final norm and head input; the position tables; the
+/// The embedding's and the final norm's and head's saved tensors; the
+/// position tables; the
 /// token ids and labels; and while the loss is computed, the labels padded
 /// by one position and the last hidden state when nothing saved it.
 fn outer(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let o = &x.layers.outer;
     put(
         T::Outer,
-        x.per_token(&[(u128::from(o.saved.token_bytes()), U::BytesEach)]),
+        x.per_token(&[(
+            u128::from(o.saved.token_bytes() - o.embedding),
+            U::BytesEach,
+        )]),
+    );
+    put(
+        T::OuterEmbedding,
+        x.per_token(&[(u128::from(o.embedding), U::BytesEach)]),
     );
     put(
         T::PositionTables,

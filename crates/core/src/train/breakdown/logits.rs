@@ -9,16 +9,15 @@ use crate::train::ledger::Mode;
 
 /// `copies` × B × S × V × `bytes`.
 fn logits(x: &Inputs, copies: u128, bytes: u128) -> Term {
-    let mut f = vec![
+    let f = [
+        (copies, U::Copies),
         (x.bt, U::Batch),
         (x.seq, U::Seq),
         (x.v, U::Vocab),
         (bytes, U::BytesEach),
     ];
-    if copies != 1 {
-        f.insert(0, (copies, U::Copies));
-    }
-    Term::of(&f)
+    // One copy goes without saying.
+    Term::of(if copies == 1 { &f[1..] } else { &f })
 }
 
 /// The logits terms and the head's backward.

@@ -34,6 +34,9 @@ pub struct Breakdown {
     pub trainable: u128,
     /// Gradient checkpointing is on (a recompute moment exists).
     pub recompute: bool,
+    /// Layer 0 is recomputed with terms of its own (its kind or its
+    /// ledger differs from the last layer's); otherwise it shares theirs.
+    pub first_own: bool,
     /// The head trains under autocast: its gradient is made in bf16, then
     /// cast to fp32.
     pub amp_head: bool,
@@ -96,6 +99,7 @@ pub(crate) struct Layers {
     pub outer: ledger::Outer,
     /// The kind backward recomputes under checkpointing: the largest.
     pub largest: Saved,
+    pub largest_kind: usize,
 }
 
 impl Layers {
@@ -120,11 +124,12 @@ impl Layers {
         if layer0_differs {
             groups[first_kind].1 -= 1;
         }
-        let largest = ledgers
+        let (largest_kind, largest) = ledgers
             .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(x, _)| *x)
-            .max_by_key(|x| x.bytes(bt * seq, seq) + u128::from(x.weight_copies))
+            .enumerate()
+            .filter(|(_, (_, n))| *n > 0)
+            .map(|(i, (x, _))| (i, *x))
+            .max_by_key(|(_, x)| x.bytes(bt * seq, seq) + u128::from(x.weight_copies))
             .unwrap_or_default();
         Layers {
             ledgers,
@@ -134,7 +139,15 @@ impl Layers {
             groups,
             outer: ledger::outer(c),
             largest,
+            largest_kind,
         }
+    }
+
+    /// Layer 0 differs from the layer recomputed last (the largest kind):
+    /// its own kind, or its own ledger (under LoRA its input needs no
+    /// gradient).
+    pub fn first_own(&self) -> bool {
+        self.first_kind != self.largest_kind || self.layer0 != self.largest
     }
 
     /// `f` summed over every layer.
@@ -256,6 +269,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         params: x.stats.params + x.lc.params,
         trainable: x.trainable,
         recompute: t.grad_ckpt.on(),
+        first_own: x.layers.first_own(),
         amp_head: x.c.full && x.c.mode == ledger::Mode::Amp,
         tied_head: x.c.full && x.a.tied,
     })
