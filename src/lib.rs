@@ -166,6 +166,7 @@ pub fn App() -> impl IntoView {
             <div class="inputs">
                 <form::ModelPanel page=page/>
                 <form::GroupPanel page=page group=Group::Run title="Training run" open=true/>
+                <form::GroupPanel page=page group=Group::Stack title="Software stack" open=false/>
                 <form::GroupPanel page=page group=Group::Parallel title="GPUs and sharding" open=true/>
                 <form::FitPanel page=page/>
                 <form::GroupPanel page=page group=Group::Overhead title="Overhead (not tensors)" open=false/>

@@ -66,7 +66,7 @@ pub struct Factor {
 }
 
 /// Most factors a term has.
-const MAX_FACTORS: usize = 6;
+const MAX_FACTORS: usize = 5;
 
 macro_rules! term_ids {
     ($( $(#[$m:meta])* $variant:ident = $component:ident, $label:literal; )+) => {
@@ -95,11 +95,16 @@ macro_rules! term_ids {
 
 term_ids! {
     Weights = Parameters, "weights";
+    WeightsRecast = Parameters, "embeddings and head back in bf16 (TRL's SFTTrainer after k-bit preparation)";
     QuantWeights = Parameters, "quantized linear weights (4-bit: two per byte; int8: one)";
     QuantState = Parameters, "quantization constants (absmax per block, nested absmax and code tables; int8: a scale per row)";
-    Buffers = Parameters, "RoPE buffers";
+    Buffers = Parameters, "buffers (RoPE tables, a causal mask)";
     LoraAdapters = Parameters, "LoRA adapters (fp32)";
     ZeroGathered = Parameters, "largest module gathered with its gradient (ZeRO-3)";
+    FsdpRoot = Parameters, "FSDP1's root unit gathered whole (embeddings, final norm, head), from the first forward to the end of backward";
+    FsdpLayer = Parameters, "one decoder layer gathered whole (FSDP1)";
+    FsdpPrefetch = Parameters, "the next decoder layer, gathered ahead (FSDP1's backward prefetch)";
+    FsdpHeadPrefetch = Parameters, "the last decoder layer, gathered ahead of the head's backward (FSDP1's backward prefetch)";
     Moments = OptimizerState, "moments";
     StepCounters = OptimizerState, "step counters";
     Absmax = OptimizerState, "8-bit block scales (fp32 absmax per 256 elements)";
@@ -117,6 +122,7 @@ term_ids! {
     HeadGrad = Gradients, "the output head's weight gradient";
     HeadGradCopy = Gradients, "gradient of the head's bf16 weight copy";
     LayerWeightGrad = Gradients, "the first weight gradient a layer's backward makes (its MLP's down projection)";
+    FsdpLayerGrad = Gradients, "a decoder layer's unsharded flat gradient, until its reduce-scatter (FSDP1)";
     LayerWeightGradFirst = Gradients, "the first weight gradient layer 0's backward makes (its MLP's down projection)";
     TiedGradSum = Gradients, "embedding and head gradients summed (tied weights)";
     MergedGrad = Gradients, "gradient of one merged LoRA expert weight (peft ParamWrapper), while its layer runs backward";
@@ -125,6 +131,7 @@ term_ids! {
     CopiesSaved = WeightCopies, "bf16 weight copies saved for backward";
     CopiesTransient = WeightCopies, "bf16 weight copies cached until autocast exits";
     Dequantized = WeightCopies, "the largest quantized weight, dequantized for its matmul in backward";
+    DequantizedIo = Activations, "that matmul's incoming gradient and the input's gradient, in the compute dtype";
     DoraTransient = WeightCopies, "DoRA's weight norm at its largest layer: an identity of the input width, BA, the fp32 weight and W + s·BA";
     DequantizedFwd = WeightCopies, "the largest quantized weight, dequantized for its matmul in forward";
     Inputs = Activations, "token ids and labels the loop keeps (int64)";
@@ -138,7 +145,8 @@ term_ids! {
     SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
     RouterLogits = Activations, "every MoE layer's router logits, kept for the auxiliary loss";
     CkptInputs = Activations, "checkpointed layer inputs";
-    CkptInputFirst = Activations, "layer 0's checkpointed input (the others are freed by its backward)";
+    CkptInputFirst = Activations, "checkpointed inputs left at layer 0's backward (its own; every layer's when FSDP1 keeps them)";
+    FsdpKeptGrads = Activations, "every layer's input gradient, kept by FSDP1's hooks until backward ends (reentrant checkpointing around frozen units, transformers ≤ 4.51)";
     QuantInputs = Activations, "linear inputs LLM.int8 holds beyond checkpointing (ctx.A)";
     QuantInputsFirst = Activations, "layer 0's linear inputs LLM.int8 holds (ctx.A)";
     CkptInFlight = Activations, "one checkpointed input, on its way to or from host memory";
@@ -146,6 +154,7 @@ term_ids! {
     OuterEmbedding = Activations, "what the embedding saves (its dropout mask)";
     PositionTables = Activations, "position tables (RoPE cos and sin, position ids)";
     PaddedLabels = Activations, "labels padded by one position while the loss runs (int64)";
+    CachePresents = Activations, "every layer's key/value cache, kept under checkpointing until the outputs are dropped (GPTBigCode, transformers ≤ 4.52)";
     LastHidden = Activations, "the last hidden state while the loss runs";
     GradHidden = Activations, "gradient of the last hidden state";
     EmbeddingGrad = Activations, "gradient of the embedding output";
@@ -165,6 +174,7 @@ term_ids! {
     LayerBackwardEntryFirst = Activations, "layer 0's gradients entering its experts' backward (MoE): three hidden-wide per routed token";
     LogitsOut = Logits, "logits in the compute dtype";
     LogitsUpcast = Logits, "logits upcast to fp32";
+    LogitsShifted = Logits, "logits shifted by one position, a contiguous copy (transformers 4.46 to 4.48)";
     LogSoftmax = Logits, "fp32 log-softmax saved by the loss";
     LogitsKept = Logits, "logits kept by the output object";
     LogitsSoftcap = Logits, "tanh of the softcapped logits, kept for backward";
@@ -180,7 +190,7 @@ term_ids! {
 
 /// One term: named factors, multiplied, divided by `divisor` (rounded up).
 ///
-/// Factors are kept as `u64` (a term is copied often: 64 bytes, not 200): a
+/// Factors are kept as `u64` (a term is copied often: 56 bytes, not 200): a
 /// factor beyond `u64` is held at `u64::MAX`, which leaves any product with
 /// it beyond `u64` too (or zero), so the checked conversion to bytes fails
 /// exactly as it would have.
@@ -201,7 +211,7 @@ impl Term {
         divisor: 1,
     };
 
-    /// The product of `factors` (at most six).
+    /// The product of `factors` (at most five).
     pub fn of(factors: &[(u128, Unit)]) -> Term {
         debug_assert!(factors.len() <= MAX_FACTORS, "{factors:?}");
         factors
@@ -209,8 +219,8 @@ impl Term {
             .fold(Term::ZERO, |t, &(value, unit)| t.times(value, unit))
     }
 
-    /// This term times one more factor (a seventh is dropped: terms are
-    /// written with at most six, checked in debug builds).
+    /// This term times one more factor (a sixth is dropped: terms are
+    /// written with at most five, checked in debug builds).
     pub fn times(mut self, value: u128, unit: Unit) -> Term {
         let i = usize::from(self.len);
         if i < MAX_FACTORS {
@@ -311,6 +321,11 @@ impl TermSet {
         TermSet(self.0 & !other.0)
     }
 
+    /// The terms in both.
+    pub const fn and(self, other: TermSet) -> TermSet {
+        TermSet(self.0 & other.0)
+    }
+
     pub const fn contains(self, id: TermId) -> bool {
         self.0 & (1 << id as u128) != 0
     }
@@ -343,6 +358,8 @@ struct TermsInner {
     items: [Term; TermId::COUNT],
     /// Padded to 128 (a [`TermSet`]'s bits): the hot loop indexes it by bit.
     bytes: [u128; 128],
+    /// The terms that hold bytes.
+    present: TermSet,
 }
 
 impl Default for Terms {
@@ -351,6 +368,7 @@ impl Default for Terms {
             inner: Box::new(TermsInner {
                 items: [Term::ZERO; TermId::COUNT],
                 bytes: [0; 128],
+                present: TermSet::EMPTY,
             }),
         }
     }
@@ -364,8 +382,20 @@ impl Terms {
     pub fn set(&mut self, id: TermId, t: Term) {
         // Held at 2^64 at most: beyond it no sum converts to bytes anyway,
         // and sums of up to 128 such values cannot overflow a u128.
-        self.inner.bytes[id as usize] = t.bytes().min(1 << 64);
+        let bytes = t.bytes().min(1 << 64);
+        self.inner.bytes[id as usize] = bytes;
         self.inner.items[id as usize] = t;
+        let bit = TermSet::of(&[id]);
+        self.inner.present = if bytes > 0 {
+            self.inner.present.union(bit)
+        } else {
+            self.inner.present.without(bit)
+        };
+    }
+
+    /// The terms that hold bytes: a moment's other terms add nothing.
+    pub fn present(&self) -> TermSet {
+        self.inner.present
     }
 
     pub fn bytes(&self, id: TermId) -> u128 {

@@ -19,7 +19,9 @@ mod key;
 mod notice;
 
 pub use checks::capacity_keys_unused_by;
-use checks::{check_lora, check_model_keys, check_offload, check_quant, check_sequence, resolve};
+use checks::{
+    check_lora, check_model_keys, check_offload, check_quant, check_sequence, check_stack, resolve,
+};
 pub use fields::{field, parse_count, Draft, Field, FieldKind, GpuKey, Group, FIELDS};
 pub use key::Key;
 pub use notice::{FieldError, Note, Notice};
@@ -200,6 +202,7 @@ pub fn decode(raw: &RawQuery) -> Decoded {
     check_lora(&mut scenario, &texts, &mut notices);
     check_model_keys(&mut scenario, &mut notices);
     check_offload(&mut scenario, &texts, &mut notices);
+    check_stack(&mut scenario, &texts, &mut notices);
     let notes = check_sequence(&mut scenario, &texts, &mut notices);
     Decoded {
         scenario,

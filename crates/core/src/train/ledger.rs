@@ -19,8 +19,9 @@ use crate::model::family::{
 };
 use crate::model::LayerKind;
 use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
-use crate::scenario::{Attn, Dtype, Quant, Training};
+use crate::scenario::{Attn, Ckpt, Dtype, Quant, Training};
 use crate::train::lora::Lora;
+use crate::train::stack::StackSpec;
 
 /// Number formats of the forward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +38,7 @@ impl Mode {
     pub fn of(dtype: Dtype) -> Mode {
         match dtype {
             Dtype::Fp32 => Mode::Fp32,
-            Dtype::Bf16 | Dtype::Fp16 | Dtype::MixedBf16 => Mode::Half,
+            Dtype::Bf16 | Dtype::Fp16 | Dtype::MixedBf16 | Dtype::Bf16Autocast => Mode::Half,
             Dtype::AmpBf16 | Dtype::AmpFp16 => Mode::Amp,
         }
     }
@@ -54,7 +55,7 @@ impl Mode {
     pub fn of_run(t: &Training) -> Mode {
         match (t.quant, t.kbit_prep, t.dtype) {
             (Quant::None, _, d) => Mode::of(d),
-            (_, true, d) if d.autocast() => Mode::Amp,
+            (_, true, d) if d.autocast() || d.autocast_half() => Mode::Amp,
             (_, true, _) | (_, false, Dtype::Fp32) => Mode::Fp32,
             (_, false, _) => Mode::Half,
         }
@@ -258,6 +259,17 @@ pub struct Ctx {
     pub quant: Quant,
     pub cuda: bool,
     pub attn: Attn,
+    /// Half weights under autocast (`bf16_autocast`): CUDA's autocast runs
+    /// LayerNorm in fp32.
+    pub autocast_half: bool,
+    /// What the transformers release does.
+    pub stack: StackSpec,
+    /// The head is bf16 over an fp32-prepared base (TRL's recast): no
+    /// autocast copy of it.
+    pub head_half: bool,
+    /// Keys and values copied by the cache's concatenation and saved
+    /// ([`crate::model::family::Spec::cache_copies`]).
+    pub cache_copies: bool,
     /// Dropout on attention probabilities.
     pub p_attn: bool,
     /// Dropout after attention and MLP (GPT-2's resid_pdrop).
@@ -289,9 +301,27 @@ impl Ctx {
             quant: t.quant,
             cuda: t.cuda_like,
             attn: t.attn,
+            autocast_half: t.dtype.autocast_half(),
+            head_half: t.recasts_embeddings(),
+            stack: t.stack(),
+            cache_copies: spec.cache_copies
+                && t.stack().cache_copies
+                && t.use_cache
+                && !Ctx::ckpt_of(t, &spec).on(),
             p_attn: attn,
             p_resid: other,
             p_embd: other,
+        }
+    }
+
+    /// The checkpointing that runs: `true` is the release's default
+    /// (reentrant in 4.x), and a family whose layers ignore it in this
+    /// release runs without.
+    pub fn ckpt_of(t: &Training, spec: &Spec) -> Ckpt {
+        if spec.legacy.ckpt_ignored && t.stack().ckpt_ignored {
+            Ckpt::Off
+        } else {
+            t.ckpt()
         }
     }
 
@@ -469,8 +499,15 @@ impl<'a> Ledger<'a> {
             }
             self.new_t(n_out, 2, out_rg || lora_on, Part::Attention)
         } else {
+            // Half weights under autocast: an fp32 input (CUDA autocast's
+            // LayerNorm output) is cast to bf16 for the matmul.
+            let xs = if c.autocast_half && self.dt(x) == 4 {
+                self.new_t(n_in, 2, x_rg, Part::Casts)
+            } else {
+                x
+            };
             if w_tr {
-                self.save(x);
+                self.save(xs);
             }
             self.new_t(n_out, c.mode.act(), out_rg || lora_on, Part::Attention)
         };
@@ -577,12 +614,26 @@ impl<'a> Ledger<'a> {
         match c.spec.norm {
             Norm::LayerNorm => {
                 let rg = x_rg || w_tr;
+                // CUDA's autocast runs `layer_norm` in fp32 (an fp32 policy
+                // kernel; CPU autocast has none): a half input is copied to
+                // fp32, which is what is saved, with fp32 copies of the
+                // weight and bias, and the output is fp32. Source: torch
+                // `aten::layer_norm` dispatch (AutocastCUDA); measured on
+                // starcoderbase-1b with the CUDA policy emulated
+                // (t4_rows.jsonl): 2·B·S·h + 8·h bytes more per LayerNorm.
+                let fp32 = c.cuda && c.autocast_half && in_dt == 2;
                 if rg {
-                    self.save(x);
+                    let kept = if fp32 {
+                        self.weight_copies_uncached += 8 * width;
+                        self.new_t(width, 4, x_rg, Part::Norm)
+                    } else {
+                        x
+                    };
+                    self.save(kept);
                     let stats = self.new_t(2 * groups, 4, true, Part::Norm);
                     self.save(stats);
                 }
-                let dt = if c.mode == Mode::Half { 2 } else { 4 };
+                let dt = if c.mode == Mode::Half && !fp32 { 2 } else { 4 };
                 self.new_t(width, dt, rg, Part::Norm)
             }
             Norm::Rms | Norm::RmsCastAfter | Norm::RmsPlusOne => {
@@ -694,7 +745,21 @@ fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
     };
     let ab = l.dt(q);
     match c.attn {
-        Attn::Sdpa => {
+        Attn::Sdpa | Attn::FlashAttention2 => {
+            // transformers 4.48's SDPA repeats grouped keys and values to
+            // every head (`repeat_kv`: copies) and makes the query
+            // contiguous; flash-attn and later SDPA keep them as they are.
+            // Source: 4.48.1 `integrations/sdpa_attention.py`; measured:
+            // SDPA − flash-attn = 4·B·S·(heads − kv heads)·head_dim bytes
+            // per layer (t4_rows.jsonl, Mistral-7B).
+            let (k, v) = if c.attn == Attn::Sdpa && c.stack.sdpa_repeats_kv && l.ts[k].width < qd {
+                (
+                    l.new_t(qd, ab, rg, Part::Attention),
+                    l.new_t(qd, ab, rg, Part::Attention),
+                )
+            } else {
+                (k, v)
+            };
             let o = l.new_t(qd, ab, rg, Part::Attention);
             let lse = l.new_t(nh, 4, rg, Part::Attention);
             if rg {
@@ -780,7 +845,7 @@ fn latent_attention(l: &mut Ledger, n1: Id, m: Latent) -> Id {
     let kv = l.linear(kvn, kvl, nh * (qk - rope + vd), 0, M::KvBProj);
     let rg = l.rg(q) || l.rg(kv);
     let ab = attn_dt(c);
-    if c.attn == Attn::Sdpa && c.cuda {
+    if matches!(c.attn, Attn::Sdpa | Attn::FlashAttention2) && c.cuda {
         // q and k assembled (cat, new_empty + copy), v a view of kv.
         let qs = l.new_t(nh * qk, ab, rg, Part::Attention);
         let ks = l.new_t(nh * qk, ab, rg, Part::Attention);
@@ -796,8 +861,9 @@ fn latent_attention(l: &mut Ledger, n1: Id, m: Latent) -> Id {
     }
     if rg {
         let (sd, p_dt) = match c.attn {
-            // The math path upcasts to fp32.
-            Attn::Sdpa => (4, 4),
+            // The math path upcasts to fp32 (flash-attn has no CPU kernel:
+            // the codec refuses it without CUDA).
+            Attn::Sdpa | Attn::FlashAttention2 => (4, 4),
             Attn::Eager => (ab, 4),
         };
         let qs = l.new_t(nh * qk, sd, true, Part::Attention);
@@ -1140,7 +1206,7 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
     // SDPA keeps its fused kernel (no mask, RNG state only) with dropout on
     // CUDA; on CPU dropout sends it to the math path, which upcasts half
     // inputs to fp32 and materialises probabilities, mask and output.
-    let fused = c.attn == Attn::Sdpa && (c.cuda || !c.p_attn);
+    let fused = c.attn != Attn::Eager && (c.cuda || !c.p_attn);
     let o = if fused {
         let o = l.new_t(h, ab, rg, Part::Attention);
         let lse = l.new_t(nh, 4, rg, Part::Attention);
@@ -1148,6 +1214,10 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
             l.save(qkv);
             l.save(o);
             l.save(lse);
+            if c.cache_copies {
+                let kv = l.new_t(g.k_width() + g.v_width(), ab, rg, Part::Attention);
+                l.save(kv);
+            }
         }
         o
     } else {
@@ -1238,7 +1308,12 @@ pub fn outer(c: &Ctx) -> Outer {
     let n = l.norm(last, h, 1);
     // The last layer's output is the final norm's input: count it here.
     l.ts[last].part = Part::Residual;
+    let copies = l.weight_copies_uncached;
     l.linear_plain(n, h, u64::from(a.vocab), 0);
+    if c.head_half {
+        // A bf16 head under autocast is used as it is.
+        l.weight_copies_uncached = copies;
+    }
     let final_hidden_transient = if l.ts[n].saved {
         0
     } else {

@@ -13,6 +13,7 @@ use std::cell::RefCell;
 /// The parameters, as created at init.
 const PARAMS: TermSet = TermSet::of(&[
     T::Weights,
+    T::WeightsRecast,
     T::QuantWeights,
     T::QuantState,
     T::Buffers,
@@ -96,6 +97,8 @@ struct Moments<'a> {
     /// The bytes each of a layer's backward moments adds to what is alive
     /// around it ([`INSIDE`]; 0: the moment is not there).
     inside: [[u128; 3]; 2],
+    /// The terms that hold bytes on the GPU.
+    on_gpu: TermSet,
 }
 
 impl<'a> Moments<'a> {
@@ -106,12 +109,15 @@ impl<'a> Moments<'a> {
             p,
             running: RefCell::new(Running::new(&p.terms)),
             inside: INSIDE.map(|sets| sets.map(bytes)),
+            on_gpu: p.terms.present().without(p.host),
         }
     }
 
-    /// What the GPU holds of a moment: everything but the host's terms.
+    /// What the GPU holds of a moment: everything but the host's terms,
+    /// and only terms that hold bytes (a moment's sets name many that are
+    /// zero for a given run: left out, the running sums never walk them).
     fn gpu(&self, set: TermSet) -> TermSet {
-        set.without(self.p.host)
+        set.and(self.on_gpu)
     }
 
     fn total(&self, set: TermSet) -> u128 {
@@ -195,6 +201,7 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         T::LogSoftmax,
         T::LogitsKept,
         T::LogitsSoftcap,
+        T::FsdpRoot,
     ]));
     let loss = end_fwd
         .without(TermSet::of(&[T::LogitsKept]))
@@ -204,6 +211,8 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::CopiesTransient,
             T::LogitsOut,
             T::LogitsUpcast,
+            T::LogitsShifted,
+            T::CachePresents,
         ]));
     let peak = if m.p.recompute {
         let around = start.union(SAVED).union(TermSet::of(&[
@@ -211,6 +220,8 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::RecomputeScores,
             T::RecomputeCopies,
             T::RecomputeMask,
+            T::FsdpRoot,
+            T::FsdpLayer,
         ]));
         let mlp = if m.p.terms.bytes(T::LayerForward) > 0 {
             around.with(T::LayerForward)
@@ -225,6 +236,8 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::CopiesSaved,
             T::CopiesTransient,
             T::DoraTransient,
+            T::FsdpRoot,
+            T::FsdpLayer,
         ]));
         m.highest(loss, &[layer])
     };
@@ -236,24 +249,31 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
 /// the end's.
 fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Moment, TermSet) {
     let p = m.p;
-    let logits_moment = end_fwd.with(T::LogitsGrads);
+    // Under FSDP1 the root stays gathered through backward, and from the
+    // head's backward on the next layer is gathered ahead (`fsdp.rs`).
+    let logits_moment = end_fwd.with(T::LogitsGrads).with(T::FsdpHeadPrefetch);
     // The head's backward: its matmul makes the weight's gradient (of the
     // bf16 copy under autocast) while the logits' gradient is alive; under
     // autocast the copy's gradient then becomes the fp32 one, once the
     // logits' gradient is freed.
-    let head =
-        start
-            .union(SAVED)
-            .union(TermSet::of(&[T::GradHidden, T::CopiesSaved, T::LogitsKept]));
+    let head = start.union(SAVED).union(TermSet::of(&[
+        T::GradHidden,
+        T::CopiesSaved,
+        T::LogitsKept,
+        T::FsdpRoot,
+        T::FsdpHeadPrefetch,
+    ]));
     let head_moment = if p.amp_head {
         head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGradCopy]))
     } else {
         head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGrad]))
     };
     let head_cast = head.union(TermSet::of(&[T::HeadGradCopy, T::HeadGrad]));
-    let end_moment = start
-        .with(T::Grads)
-        .union(TermSet::of(&[T::TiedGradSum, T::EmbeddingGrad]));
+    let end_moment = start.with(T::Grads).union(TermSet::of(&[
+        T::TiedGradSum,
+        T::EmbeddingGrad,
+        T::FsdpRoot,
+    ]));
     let mut best = (Moment::Start, logits_moment, m.total(logits_moment));
     let mut consider = |at: Moment, x: TermSet, bytes: u128| {
         if bytes > best.2 {
@@ -266,9 +286,13 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
     }
     // The last layer's backward, once the head's is done: every saved
     // tensor, the hidden state's gradient and the layer's own moments.
-    let layer_base = start
-        .union(SAVED)
-        .union(TermSet::of(&[T::CopiesSaved, T::GradHidden]));
+    let layer_base = start.union(SAVED).union(TermSet::of(&[
+        T::CopiesSaved,
+        T::GradHidden,
+        T::FsdpRoot,
+        T::FsdpLayer,
+        T::FsdpPrefetch,
+    ]));
     inside(m, layer_base, false, |x, b| consider(Moment::Start, x, b));
     consider(Moment::End, end_moment, m.total(end_moment));
     if p.recompute {
@@ -284,12 +308,22 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
 /// [`inside`]): the last layer's, then layer 0's.
 const INSIDE: [[TermSet; 3]; 2] = [
     [
-        TermSet::of(&[T::MergedGrad, T::Dequantized, T::DoraTransient]),
+        TermSet::of(&[
+            T::MergedGrad,
+            T::Dequantized,
+            T::DequantizedIo,
+            T::DoraTransient,
+        ]),
         TermSet::of(&[T::LayerBackward, T::LayerWeightGrad]),
         TermSet::of(&[T::LayerBackwardEntry]),
     ],
     [
-        TermSet::of(&[T::MergedGrad, T::Dequantized, T::DoraTransient]),
+        TermSet::of(&[
+            T::MergedGrad,
+            T::Dequantized,
+            T::DequantizedIo,
+            T::DoraTransient,
+        ]),
         TermSet::of(&[T::LayerBackwardFirst, T::LayerWeightGradFirst]),
         TermSet::of(&[T::LayerBackwardEntryFirst]),
     ],
@@ -320,6 +354,9 @@ fn last_recompute(start: TermSet) -> TermSet {
         T::GradHidden,
         T::HeadGrad,
         T::HeadGradCopy,
+        T::FsdpRoot,
+        T::FsdpLayer,
+        T::FsdpPrefetch,
     ]))
 }
 
@@ -350,7 +387,13 @@ fn first_layer(p: &Breakdown, start: TermSet, micro: u32) -> TermSet {
         } else {
             RECOMPUTED
         })
-        .union(TermSet::of(&[T::GradHidden, T::RecomputeOutput]))
+        .union(TermSet::of(&[
+            T::GradHidden,
+            T::RecomputeOutput,
+            T::FsdpRoot,
+            T::FsdpLayer,
+            T::FsdpKeptGrads,
+        ]))
         .union(tied)
 }
 

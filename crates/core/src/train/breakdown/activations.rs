@@ -7,10 +7,11 @@ use super::Inputs;
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::Saved;
 use crate::train::run::{Attn, Ckpt};
+use crate::train::stack::Loss;
 
 /// The activation terms.
 pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
-    if x.s.train.grad_ckpt.on() {
+    if x.ckpt.on() {
         checkpointed(x, put);
     } else {
         saved(x, put);
@@ -27,18 +28,19 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
 /// through its backward (measured in quant_rows.jsonl: T·h·stream bytes).
 fn checkpointed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let (h, res) = (x.h, x.residual());
-    let ckpt = x.s.train.grad_ckpt;
+    let ckpt = x.ckpt;
     put(
         T::CkptInputs,
         x.per_token(&[(x.l, U::Layers), (h, U::Elements), (res, U::BytesEach)]),
     );
     // By layer 0's backward every later layer's backward has run and
     // released its checkpoint: one input is left (offloaded, it is the one
-    // in flight).
+    // in flight); FSDP1's hooks keep them all in one case (`fsdp.rs`).
     if ckpt != Ckpt::Offload {
+        let left = if x.fsdp_keeps_inputs() { x.l } else { 1 };
         put(
             T::CkptInputFirst,
-            x.per_token(&[(h, U::Elements), (res, U::BytesEach)]),
+            x.per_token(&[(left, U::Layers), (h, U::Elements), (res, U::BytesEach)]),
         );
     }
     if ckpt == Ckpt::Reentrant {
@@ -173,14 +175,59 @@ fn outer(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         T::PositionTables,
         Term::of(&[(x.seq, U::Seq), (u128::from(o.per_position), U::BytesEach)]),
     );
-    put(T::Labels, x.per_token(&[(8, U::BytesEach)]));
     put(T::Inputs, x.per_token(&[(16, U::BytesEach)]));
-    put(
-        T::PaddedLabels,
-        Term::of(&[(x.bt, U::Batch), (x.seq + 1, U::Seq), (8, U::BytesEach)]),
-    );
+    let shifted =
+        x.c.stack.loss == Loss::Shifted || (x.c.spec.legacy.own_loss && x.c.stack.own_loss);
+    if shifted {
+        // `labels[..., 1:].contiguous()`: a copy unless the batch is one
+        // sequence (transformers 4.46 to 4.48).
+        let copy = if x.bt > 1 { 8 } else { 0 };
+        put(
+            T::Labels,
+            Term::of(&[
+                (x.bt, U::Batch),
+                (x.seq.saturating_sub(1), U::Seq),
+                (copy, U::BytesEach),
+            ]),
+        );
+    } else {
+        put(T::Labels, x.per_token(&[(8, U::BytesEach)]));
+        put(
+            T::PaddedLabels,
+            Term::of(&[(x.bt, U::Batch), (x.seq + 1, U::Seq), (8, U::BytesEach)]),
+        );
+    }
+    cache_presents(x, put);
     put(
         T::LastHidden,
         x.per_token(&[(u128::from(o.final_hidden_transient), U::BytesEach)]),
     );
+}
+
+/// A family that keeps its key/value cache under checkpointing in this
+/// release, with `use_cache` on: every layer's cache is a view of its
+/// fused `c_attn` output (h + 2 × kv width per token), returned with the
+/// outputs and kept until the output object is dropped after the loss.
+///
+/// Source: transformers 4.48.1 `GPTBigCodeModel.forward` (`presents`) and
+/// `GPTBigCodeAttention.forward`; measured: starcoderbase-1b b4s2048 with
+/// and without `use_cache` (t4_rows.jsonl): 905,969,664 bytes =
+/// 24 · 4 · 2048 · 2304 · 2 at the forward peak.
+fn cache_presents(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let t = &x.s.train;
+    if x.c.spec.legacy.cache_under_ckpt && x.c.stack.cache_under_ckpt && t.use_cache && x.ckpt.on()
+    {
+        let g = &x.geometry;
+        put(
+            T::CachePresents,
+            x.per_token(&[
+                (x.l, U::Layers),
+                (
+                    u128::from(g.q_width() + g.k_width() + g.v_width()),
+                    U::Elements,
+                ),
+                (x.act(), U::BytesEach),
+            ]),
+        );
+    }
 }

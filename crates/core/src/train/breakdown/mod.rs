@@ -5,6 +5,7 @@
 
 mod activations;
 mod copies;
+mod fsdp;
 mod grads;
 mod logits;
 mod params;
@@ -13,7 +14,7 @@ mod recompute;
 use super::ledger::{self, Ctx, Saved};
 use super::lora::{lora_count, Lora, LoraCount};
 use super::optim;
-use super::run::{Ckpt, Dtype, Offload};
+use super::run::{Ckpt, Dtype, Offload, Quant};
 use crate::model::{Architecture, KvGeometry, ParamStats};
 use crate::scenario::Scenario;
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
@@ -80,6 +81,8 @@ pub(crate) struct Inputs<'a> {
     pub layers: Layers,
     /// How the layers attend (sliding windows for the masks).
     pub geometry: KvGeometry,
+    /// The checkpointing that runs (see [`Ctx::ckpt_of`]).
+    pub ckpt: Ckpt,
 }
 
 /// What the layers save, by kind of layer (dense, MoE).
@@ -103,7 +106,9 @@ pub(crate) struct Layers {
 }
 
 impl Layers {
-    fn new(c: &Ctx, a: &Architecture, bt: u128, seq: u128) -> Layers {
+    /// `first_input_grad`: layer 0's input needs a gradient (see
+    /// `Inputs::first_input_grad`).
+    fn new(c: &Ctx, a: &Architecture, bt: u128, seq: u128, first_input_grad: bool) -> Layers {
         let kinds = a.layer_kinds();
         let ledgers = kinds.map(|(kind, count)| {
             let saved = if count > 0 {
@@ -114,7 +119,7 @@ impl Layers {
             (saved, u128::from(count))
         });
         let first_kind = if kinds[0].1 > 0 { 0 } else { 1 };
-        let layer0 = if c.full {
+        let layer0 = if first_input_grad {
             ledgers[first_kind].0
         } else {
             ledger::layer(c, kinds[first_kind].0, false)
@@ -183,8 +188,10 @@ impl<'a> Inputs<'a> {
             // Adapters are fp32 (peft's autocast_adapter_dtype).
             Some(_) => (lc.params, 4, 4, lc.tensors, lc.largest),
         };
-        let layers = Layers::new(&c, &a, bt, seq);
+        let ckpt = Ctx::ckpt_of(t, &c.spec);
+        let layers = Layers::new(&c, &a, bt, seq, Inputs::first_input_grad(&c, ckpt));
         Ok(Inputs {
+            ckpt,
             s,
             q: params::quantized(&a, t),
             h: u128::from(a.hidden),
@@ -210,6 +217,16 @@ impl<'a> Inputs<'a> {
         })
     }
 
+    /// Layer 0's input needs a gradient: in full fine-tuning (the
+    /// embedding trains), under reentrant checkpointing (which trains
+    /// nothing inside otherwise: TRL and peft call
+    /// `enable_input_require_grads`), and under transformers 5's
+    /// checkpointing, which always does. Otherwise (LoRA) layer 0 saves
+    /// less.
+    fn first_input_grad(c: &Ctx, ckpt: Ckpt) -> bool {
+        c.full || ckpt == Ckpt::Reentrant || (ckpt.on() && c.stack.ckpt_input_grads)
+    }
+
     /// `B × S × …` factors of a per-token quantity.
     pub fn per_token(&self, rest: &[(u128, U)]) -> Term {
         rest.iter().fold(
@@ -221,6 +238,17 @@ impl<'a> Inputs<'a> {
     /// Bytes per element of the residual stream.
     pub fn residual(&self) -> u128 {
         u128::from(self.c.mode.residual())
+    }
+
+    /// Bytes per unquantized stored weight: the load dtype (half but for
+    /// fp32 runs), or fp32 once prepared for k-bit training.
+    pub fn plain_bytes(&self) -> u128 {
+        let t = &self.s.train;
+        match (t.quant, t.kbit_prep, t.dtype) {
+            (Quant::None, _, _) => self.pb,
+            (_, true, _) | (_, false, Dtype::Fp32) => 4,
+            (_, false, _) => 2,
+        }
     }
 
     /// Bytes per element of matmul outputs (the compute dtype).
@@ -248,11 +276,12 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     copies::add(&x, &mut put);
     logits::add(&x, &mut put);
     recompute::add(&x, &mut put);
+    fsdp::add(&x, &mut put);
     put(
         T::Dataset,
         Term::of(&[(u128::from(s.view.dataset_mib) << 20, U::Bytes)]),
     );
-    if t.grad_ckpt == Ckpt::Offload {
+    if x.ckpt == Ckpt::Offload {
         host = host.with(T::CkptInputs);
     }
     let pageable = if t.optim.paged() {
@@ -268,7 +297,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         outer: x.layers.outer.saved,
         params: x.stats.params + x.lc.params,
         trainable: x.trainable,
-        recompute: t.grad_ckpt.on(),
+        recompute: x.ckpt.on(),
         first_own: x.layers.first_own(),
         amp_head: x.c.full && x.c.mode == ledger::Mode::Amp,
         tied_head: x.c.full && x.a.tied,

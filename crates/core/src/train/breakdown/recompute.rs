@@ -15,7 +15,7 @@ use crate::train::ledger::{Mode, Saved};
 /// gradient.
 pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let ly = &x.layers;
-    let ckpt = x.s.train.grad_ckpt.on();
+    let ckpt = x.ckpt.on();
     // The last layer's (the largest kind's) and layer 0's; when layer 0 is
     // like the last layer it is estimated with the last layer's terms.
     // Layer 0's saved tensors are what is left of the activations by its
