@@ -427,9 +427,10 @@ pub struct Estimate {
     /// The terms in host memory (they make `host_bytes`).
     #[serde(skip)]
     pub host_terms: TermSet,
-    /// An inference engine's own figures (none for training).
+    /// An inference engine's own figures (none for training; boxed: a
+    /// training estimate does not carry their room).
     #[serde(flatten)]
-    pub served: Option<Served>,
+    pub served: Option<Box<Served>>,
     /// What the estimate does not model for this scenario, in words (shown
     /// beside the answer; an estimate is never silently partial).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -28,13 +28,26 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
     }
 }
 
+/// What must fit, by component: the peak's, or for an engine that takes
+/// more than it needs (vLLM's pool) the peak with the key/value cache it
+/// needs in place of the pool.
+pub fn needed_components(e: &Estimate) -> Option<crate::report::Components> {
+    use crate::report::Component;
+    let mut c = e.peak()?.components;
+    if let Some(needed) = e.needed_bytes {
+        let others = c.allocated().saturating_sub(c.get(Component::KvCache));
+        c.set(Component::KvCache, needed.saturating_sub(others));
+    }
+    Some(c)
+}
+
 /// One point of the context chart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ContextPoint {
     /// Tokens per sequence: transformers' prompt and new tokens, vLLM's
     /// `max_model_len`.
     pub tokens: u32,
-    /// What is alive at the run's peak there, overhead included.
+    /// What must fit there ([`needed_components`]), overhead included.
     pub peak: crate::report::Components,
 }
 
@@ -91,7 +104,7 @@ pub fn context_curve(s: &Scenario, points: usize) -> Vec<ContextPoint> {
             let e = estimate(&t).ok()?;
             Some(ContextPoint {
                 tokens,
-                peak: e.peak()?.components,
+                peak: needed_components(&e)?,
             })
         })
         .collect()

@@ -229,12 +229,12 @@ pub fn estimate(
     }
     let params = u64::try_from(a.params()).unwrap_or(u64::MAX);
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
-    e.served = Some(Served {
+    e.served = Some(Box::new(Served {
         engine: Engine::Transformers.label(),
         weights_bytes: bytes(w)?,
         kv_cache_bytes: bytes(run.kv_cache)?,
         ..Served::default()
-    });
+    }));
     e.caveats = caveats(inf);
     Ok(e)
 }

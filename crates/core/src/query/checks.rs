@@ -65,11 +65,23 @@ pub(super) fn conflict(notices: &mut Vec<Notice>, texts: &[(Key, &str)], key: Ke
         .field()
         .map(|f| f.shown_value(&Scenario::default()))
         .unwrap_or_default();
+    conflict_using(notices, texts, key, why, default);
+}
+
+/// As [`conflict`], when what is used instead is not the key's default
+/// (the model's own limit, the only value the model allows).
+pub(super) fn conflict_using(
+    notices: &mut Vec<Notice>,
+    texts: &[(Key, &str)],
+    key: Key,
+    why: String,
+    used: String,
+) {
     notices.push(Notice::Invalid {
         key,
-        value: given(texts, key, || default.clone()),
+        value: given(texts, key, || used.clone()),
         error: FieldError::Conflict(why),
-        default,
+        default: used,
     });
 }
 

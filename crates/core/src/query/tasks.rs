@@ -2,7 +2,7 @@
 //! key of the other workload is unused; an inference run's keys against
 //! its engine, its weights and the model.
 
-use super::checks::conflict;
+use super::checks::{conflict, conflict_using};
 use super::notice::{FieldError, Note, Notice};
 use super::{Field, Group, Key};
 use crate::infer::run::{Engine, Inference, KvDtype, MaxLen, Tokens};
@@ -219,7 +219,7 @@ fn model_limits(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notic
                 // modeling_gpt_oss.py): asked for, SDPA is refused; left
                 // out, transformers picks eager.
                 if texts.iter().any(|(k, _)| *k == Key::Attn) {
-                    conflict(
+                    conflict_using(
                         notices,
                         texts,
                         Key::Attn,
@@ -227,6 +227,7 @@ fn model_limits(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notic
                             "transformers has no SDPA for {} (softcapping, attention sinks): it runs eager attention",
                             a.family.label()
                         ),
+                        Attn::Eager.key().to_string(),
                     );
                 }
                 s.infer.attn = Attn::Eager;
@@ -244,7 +245,7 @@ fn model_limits(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notic
         Engine::Vllm => {
             if let MaxLen::Tokens(n) = i.ctx {
                 if a.positions > 0 && n.get() > a.positions {
-                    conflict(
+                    conflict_using(
                         notices,
                         texts,
                         Key::Ctx,
@@ -252,6 +253,7 @@ fn model_limits(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notic
                             "vLLM refuses a max_model_len above the model's {} positions",
                             a.positions
                         ),
+                        a.positions.to_string(),
                     );
                     s.infer.ctx = MaxLen::Model;
                 }

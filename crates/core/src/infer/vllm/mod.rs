@@ -107,7 +107,7 @@ pub fn estimate(
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
     e.needed_bytes = Some(bytes(needed)?);
     e.budget_share = Some(inf.vllm.gpu_memory_utilization.get());
-    e.served = Some(served(&p, &pool)?);
+    e.served = Some(Box::new(served(&p, &pool)?));
     e.caveats = caveats(&p, &pool, inf, total, ctx);
     Ok(e)
 }
