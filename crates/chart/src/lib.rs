@@ -16,6 +16,8 @@ use vramfit_core::{Bytes, Component, DisplayUnit, Estimate, Phase};
 pub fn colour(c: Component) -> RGBColor {
     match c {
         Component::Parameters => RGBColor(0x00, 0x72, 0xB2),
+        // Paul Tol's teal and wine, for inference's cache and engine.
+        Component::KvCache => RGBColor(0x44, 0xAA, 0x99),
         Component::OptimizerState => RGBColor(0x00, 0x9E, 0x73),
         Component::Gradients => RGBColor(0xF0, 0xE4, 0x42),
         Component::OptimizerTemporaries => RGBColor(0x56, 0xB4, 0xE9),
@@ -23,6 +25,7 @@ pub fn colour(c: Component) -> RGBColor {
         Component::Activations => RGBColor(0xE6, 0x9F, 0x00),
         Component::Logits => RGBColor(0xD5, 0x5E, 0x00),
         Component::Retained => RGBColor(0x7F, 0x3C, 0x8D),
+        Component::Engine => RGBColor(0x88, 0x22, 0x55),
         Component::Overhead => RGBColor(0x99, 0x99, 0x99),
     }
 }
@@ -82,6 +85,11 @@ pub fn phase_label(iteration: u32, micro: u32, phase: Phase) -> String {
         Phase::Backward => "bwd",
         Phase::OptimizerStep => "step",
         Phase::ZeroGrad => "zero",
+        Phase::Load => "load",
+        Phase::Prefill => "prefill",
+        Phase::Decode => "decode",
+        Phase::Profile => "profile",
+        Phase::Serve => "serve",
     };
     match (iteration, micro) {
         (0, _) => name.to_string(),

@@ -17,11 +17,14 @@ const USAGE: &str = "\
 usage: vramfit [--text] [--config FILE [--as-llama]] '<query string>'
        vramfit probe [--ceiling-gib N] [--json]   (built with --features probe)
 
-Estimates the GPU memory of a training run. The query string is the part of
-a vramfit page link after '?', e.g.
+Estimates the GPU memory of a training run, or of running a model
+(task=infer). The query string is the part of a vramfit page link after
+'?', e.g.
 
   vramfit 'model=llama3.1-8b&dtype=amp_bf16&optim=adamw&batch=4&seq=2048'
   vramfit 'params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048'   (seed formula only)
+  vramfit 'task=infer&model=llama3.1-8b&weights=nf4&prompt=8192&new=512'
+  vramfit 'task=infer&engine=vllm&model=qwen3-8b&ctx=32768&gpu=l4-24'
   vramfit --config config.json 'batch=4&seq=4096'   (a Hugging Face config.json; query keys override)
 
 Prints the estimate as JSON; --text prints a table. --as-llama reads a
@@ -87,7 +90,47 @@ fn usage() -> String {
     s
 }
 
+/// An inference engine's figures, one per line.
+fn served(e: &Estimate, out: &mut String) {
+    let Some(v) = &e.served else {
+        return;
+    };
+    out.push_str(&format!("engine: {}\n", v.engine));
+    let bytes = [
+        ("weights", Some(v.weights_bytes)),
+        ("KV cache", Some(v.kv_cache_bytes)),
+        ("activation peak (profiling run)", v.activation_peak_bytes),
+        ("non-torch memory", v.non_torch_bytes),
+        ("CUDA graphs", v.cudagraph_bytes),
+        ("requested (utilization × total)", v.requested_bytes),
+    ];
+    for (name, b) in bytes {
+        if let Some(b) = b {
+            out.push_str(&format!(
+                "  {name:<34} {:>18} {:>10.3} GiB\n",
+                b.get(),
+                b.gib()
+            ));
+        }
+    }
+    if let (Some(blocks), Some(tokens)) = (v.kv_blocks, v.kv_tokens) {
+        out.push_str(&format!("  KV blocks {blocks}, tokens {tokens}\n"));
+    }
+    if let (Some(c), Some(len)) = (v.max_concurrency, v.max_model_len) {
+        out.push_str(&format!(
+            "  maximum concurrency for {len} tokens per request: {:.2}x\n",
+            c.0 as f64 / 100.0
+        ));
+    }
+    for c in &e.caveats {
+        out.push_str(&format!("not modelled: {c}\n"));
+    }
+}
+
 fn table(e: &Estimate, out: &mut String) {
+    if e.served.is_some() {
+        return infer_table(e, out);
+    }
     out.push_str(&format!(
         "{:<4} {:<5} {:<15} {:>18} {:>10} {:>18} {:>10}\n",
         "iter", "micro", "phase", "peak bytes", "peak GiB", "end bytes", "end GiB"
@@ -144,6 +187,43 @@ fn table(e: &Estimate, out: &mut String) {
     }
 }
 
+/// The phases of one inference request, the peak's parts, the engine's
+/// figures.
+fn infer_table(e: &Estimate, out: &mut String) {
+    out.push_str(&format!(
+        "{:<15} {:>18} {:>10} {:>18} {:>10}\n",
+        "phase", "peak bytes", "peak GiB", "end bytes", "end GiB"
+    ));
+    for p in &e.phases {
+        out.push_str(&format!(
+            "{:<15} {:>18} {:>10.3} {:>18} {:>10.3}\n",
+            p.phase.key(),
+            p.peak_bytes.get(),
+            p.peak_bytes.gib(),
+            p.end_bytes.get(),
+            p.end_bytes.gib(),
+        ));
+    }
+    out.push_str(&format!(
+        "peak: {} bytes ({}) in {}; allocated {} bytes\n",
+        e.peak_total_bytes.get(),
+        e.peak_total_bytes,
+        e.peak_phase.key(),
+        e.peak_allocated_bytes.get(),
+    ));
+    if let Some(p) = e.peak() {
+        for (c, b) in p.components.iter() {
+            out.push_str(&format!(
+                "  {:<26} {:>18} {:>10.3} GiB\n",
+                c.label(),
+                b.get(),
+                b.gib()
+            ));
+        }
+    }
+    served(e, out);
+}
+
 fn text(all: &Estimates, s: &Scenario) -> String {
     let mut out = format!("vramfit: {}\n", query::encode(s).to_query_string());
     match s.arch {
@@ -162,6 +242,9 @@ fn text(all: &Estimates, s: &Scenario) -> String {
         None => out.push_str(&format!("model: {} parameters (no architecture)\n", s.params())),
     }
     for (name, r) in [("vramfit", &all.vramfit), ("seed formula", &all.seed)] {
+        if s.task == vramfit_core::Task::Infer && name == "seed formula" {
+            continue;
+        }
         out.push_str(&format!("\n== {name}\n"));
         match r {
             Ok(e) => table(e, &mut out),

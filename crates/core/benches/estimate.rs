@@ -45,6 +45,38 @@ fn bench(c: &mut Criterion) {
             b.iter(|| estimate::estimate(black_box(&s)))
         });
     }
+    let infer = [
+        (
+            "llama3.1-8b nf4 P8192 N512",
+            "task=infer&model=llama3.1-8b&weights=nf4&double_quant=true&prompt=8192&new=512",
+        ),
+        (
+            "gemma3-1b sliding P32768",
+            "task=infer&model=gemma3-1b&prompt=32768&new=64",
+        ),
+        (
+            "mixtral-8x7b B16",
+            "task=infer&model=mixtral-8x7b&batch=16&prompt=1024&new=16",
+        ),
+        (
+            "gpt-oss-20b eager",
+            "task=infer&model=gpt-oss-20b&prompt=4096&new=256",
+        ),
+        (
+            "vllm qwen3-8b L4",
+            "task=infer&engine=vllm&model=qwen3-8b&ctx=32768&gpu=l4-24",
+        ),
+        (
+            "vllm gpt-oss-20b auto H100",
+            "task=infer&engine=vllm&model=gpt-oss-20b&ctx=auto&gpu=h100-sxm-80",
+        ),
+    ];
+    for (name, q) in infer {
+        let s = scenario(q);
+        c.bench_function(&format!("infer/{name}"), |b| {
+            b.iter(|| vramfit_core::infer::estimate(black_box(&s)))
+        });
+    }
     let s = scenario(cases[0].1);
     c.bench_function("both methods", |b| b.iter(|| Estimates::new(black_box(&s))));
     c.bench_function("decode + both methods", |b| {

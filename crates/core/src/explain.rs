@@ -93,10 +93,17 @@ fn rows_of(s: &Scenario, e: &Estimate, p: &PhaseReport) -> Vec<Row> {
                 ));
             }
             if component == Component::Overhead {
-                parts.push(format!(
-                    "CUDA context {} MiB + {}% caching-allocator reserve over the highest allocation so far",
-                    s.overhead.cuda_ctx_mib, s.overhead.reserve_pct
-                ));
+                parts.push(match e.budget_share {
+                    // vLLM's budget already holds the allocator's cache.
+                    Some(_) => format!(
+                        "CUDA context {} MiB, outside vLLM's budget",
+                        s.overhead.cuda_ctx_mib
+                    ),
+                    None => format!(
+                        "CUDA context {} MiB + {}% caching-allocator reserve over the highest allocation so far",
+                        s.overhead.cuda_ctx_mib, s.overhead.reserve_pct
+                    ),
+                });
             }
             Row {
                 component,

@@ -16,6 +16,7 @@ pub mod explain;
 pub mod fuzz;
 pub mod gpus;
 pub mod import;
+pub mod infer;
 pub mod model;
 pub mod query;
 pub mod report;
@@ -29,7 +30,7 @@ pub mod wire;
 
 pub use query::{decode, decode_strict, encode, Decoded, Notice, RawQuery};
 pub use report::{Component, Components, Estimate, Method, Moment, Phase, PhaseReport};
-pub use scenario::Scenario;
+pub use scenario::{Scenario, Task};
 pub use units::{Bytes, DisplayUnit};
 
 use std::fmt;
@@ -42,6 +43,11 @@ pub enum EstimateError {
     TooLarge { field: &'static str },
     /// The accurate method needs an architecture, not just a parameter count.
     NeedsArchitecture,
+    /// The seed formula is for training.
+    TrainingOnly,
+    /// The engine refuses the settings before it reads any memory (its
+    /// message).
+    Engine(String),
 }
 
 impl fmt::Display for EstimateError {
@@ -55,6 +61,10 @@ impl fmt::Display for EstimateError {
                 "the vramfit estimate needs a model's architecture: choose a model \
                  (a parameter count alone only feeds the seed formula)",
             ),
+            EstimateError::TrainingOnly => f.write_str(
+                "the seed formula estimates training only; running a model needs its architecture",
+            ),
+            EstimateError::Engine(why) => f.write_str(why),
         }
     }
 }
@@ -71,18 +81,27 @@ pub struct Estimates {
 
 impl Estimates {
     pub fn new(s: &Scenario) -> Self {
-        Estimates {
-            vramfit: train::estimate(s),
-            seed: train::seed::estimate(s),
+        match s.task {
+            Task::Train => Estimates {
+                vramfit: train::estimate(s),
+                seed: train::seed::estimate(s),
+            },
+            Task::Infer => Estimates {
+                vramfit: infer::estimate(s),
+                seed: Err(EstimateError::TrainingOnly),
+            },
         }
     }
 
     /// [`Estimates::primary`] of `s` alone, computing the seed formula only
     /// when it is the answer (the solver's inner loop).
     pub fn primary_of(s: &Scenario) -> Result<Estimate, EstimateError> {
-        match train::estimate(s) {
-            Err(EstimateError::NeedsArchitecture) => train::seed::estimate(s),
-            other => other,
+        match s.task {
+            Task::Train => match train::estimate(s) {
+                Err(EstimateError::NeedsArchitecture) => train::seed::estimate(s),
+                other => other,
+            },
+            Task::Infer => infer::estimate(s),
         }
     }
 

@@ -1,5 +1,6 @@
-//! What an estimate says: memory per component, per phase of a training step,
-//! per iteration. Shared by every method so the page, the chart and the CLI
+//! What an estimate says: memory per component, per phase of a workload
+//! (a training step's phases, an inference request's), per iteration.
+//! Shared by every workload and method so the page, the chart and the CLI
 //! read one shape.
 //!
 //! Shared at the top: imports only `terms` and `units`; knows no workload,
@@ -10,7 +11,7 @@ use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// What a byte of training memory is for.
+/// What a byte of memory is for, in any workload.
 ///
 /// The order is the stacking order of the chart, bottom to top.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -18,6 +19,9 @@ use std::fmt;
 pub enum Component {
     /// Model weights and buffers, in their storage dtype.
     Parameters,
+    /// The key/value cache of an inference engine (or the pool it sets
+    /// aside for it).
+    KvCache,
     /// Optimizer state (Adam moments, momentum buffers, step counters).
     OptimizerState,
     /// Gradients of the trainable parameters.
@@ -33,13 +37,17 @@ pub enum Component {
     Logits,
     /// Kept across steps: data put on the GPU, and leaks.
     Retained,
+    /// An inference engine's own buffers: CUDA graphs, its profiling run's
+    /// activations, memory outside PyTorch.
+    Engine,
     /// CUDA context and caching-allocator reserve: not tensors.
     Overhead,
 }
 
 impl Component {
-    pub const ALL: [Component; 9] = [
+    pub const ALL: [Component; 11] = [
         Component::Parameters,
+        Component::KvCache,
         Component::OptimizerState,
         Component::Gradients,
         Component::OptimizerTemporaries,
@@ -47,6 +55,7 @@ impl Component {
         Component::Activations,
         Component::Logits,
         Component::Retained,
+        Component::Engine,
         Component::Overhead,
     ];
 
@@ -54,6 +63,7 @@ impl Component {
     pub fn key(self) -> &'static str {
         match self {
             Component::Parameters => "parameters",
+            Component::KvCache => "kv_cache",
             Component::OptimizerState => "optimizer_state",
             Component::Gradients => "gradients",
             Component::OptimizerTemporaries => "optimizer_temporaries",
@@ -61,6 +71,7 @@ impl Component {
             Component::Activations => "activations",
             Component::Logits => "logits",
             Component::Retained => "retained",
+            Component::Engine => "engine",
             Component::Overhead => "overhead",
         }
     }
@@ -69,6 +80,7 @@ impl Component {
     pub fn label(self) -> &'static str {
         match self {
             Component::Parameters => "Parameters",
+            Component::KvCache => "KV cache",
             Component::OptimizerState => "Optimizer state",
             Component::Gradients => "Gradients",
             Component::OptimizerTemporaries => "Optimizer temporaries",
@@ -76,6 +88,7 @@ impl Component {
             Component::Activations => "Activations",
             Component::Logits => "Logits & loss",
             Component::Retained => "Kept across steps",
+            Component::Engine => "Engine buffers",
             Component::Overhead => "CUDA context & allocator",
         }
     }
@@ -88,7 +101,7 @@ impl Component {
 
 /// Bytes per component at one moment. Always sums to its total.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Components([Bytes; 9]);
+pub struct Components([Bytes; 11]);
 
 impl Components {
     pub fn get(&self, c: Component) -> Bytes {
@@ -141,12 +154,13 @@ impl Serialize for Components {
 /// methods build their phases from it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Tally {
-    at: [u128; 8],
+    at: [u128; 10],
 }
 
 /// The allocated components in declaration order (all but overhead).
-const ALLOC: [Component; 8] = [
+const ALLOC: [Component; 10] = [
     Component::Parameters,
+    Component::KvCache,
     Component::OptimizerState,
     Component::Gradients,
     Component::OptimizerTemporaries,
@@ -154,6 +168,7 @@ const ALLOC: [Component; 8] = [
     Component::Activations,
     Component::Logits,
     Component::Retained,
+    Component::Engine,
 ];
 
 /// A component's place in a [`Tally`]: `ALLOC` follows the declaration
@@ -172,6 +187,13 @@ impl Tally {
         self.at.iter().fold(0u128, |a, b| a.saturating_add(*b))
     }
 
+    /// Adds `bytes` to `c` (Overhead is never tallied: it is given to
+    /// [`Tally::components`]).
+    pub(crate) fn add(&mut self, c: Component, bytes: u128) {
+        let i = slot(c);
+        self.at[i] = self.at[i].saturating_add(bytes);
+    }
+
     /// The checked conversion: an error naming what drives the largest
     /// part when the moment (with `overhead`) does not fit in 64 bits.
     pub(crate) fn components(&self, overhead: u128) -> Result<Components, crate::EstimateError> {
@@ -180,12 +202,14 @@ impl Tally {
             let i = (0..ALLOC.len()).max_by_key(|&i| self.at[i]).unwrap_or(0);
             let field = match ALLOC[i] {
                 Component::Activations | Component::Logits => "batch × seq",
+                Component::KvCache => "batch × context",
                 Component::Parameters
                 | Component::OptimizerState
                 | Component::Gradients
                 | Component::OptimizerTemporaries
                 | Component::WeightCopies
                 | Component::Retained
+                | Component::Engine
                 | Component::Overhead => "the model size",
             };
             return Err(crate::EstimateError::TooLarge { field });
@@ -243,12 +267,22 @@ impl<'a> Running<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
-    /// The model is built and moved to the GPU.
+    /// The model is built and moved to the GPU (training).
     Init,
     Forward,
     Backward,
     OptimizerStep,
     ZeroGrad,
+    /// The weights are loaded (inference).
+    Load,
+    /// The prompt's forward pass, which fills the key/value cache.
+    Prefill,
+    /// The steps that generate one token each.
+    Decode,
+    /// vLLM's start-up profiling run: a dummy batch through the model.
+    Profile,
+    /// vLLM serving: the key/value pool allocated.
+    Serve,
 }
 
 impl Phase {
@@ -259,6 +293,11 @@ impl Phase {
             Phase::Backward => "backward",
             Phase::OptimizerStep => "optimizer_step",
             Phase::ZeroGrad => "zero_grad",
+            Phase::Load => "load",
+            Phase::Prefill => "prefill",
+            Phase::Decode => "decode",
+            Phase::Profile => "profile",
+            Phase::Serve => "serve",
         }
     }
 
@@ -269,6 +308,11 @@ impl Phase {
             Phase::Backward => "backward",
             Phase::OptimizerStep => "optimizer step",
             Phase::ZeroGrad => "zero_grad",
+            Phase::Load => "load",
+            Phase::Prefill => "prefill",
+            Phase::Decode => "decode",
+            Phase::Profile => "profiling run",
+            Phase::Serve => "serving",
         }
     }
 }
@@ -383,6 +427,70 @@ pub struct Estimate {
     /// The terms in host memory (they make `host_bytes`).
     #[serde(skip)]
     pub host_terms: TermSet,
+    /// An inference engine's own figures (none for training; boxed: a
+    /// training estimate does not carry their room).
+    #[serde(flatten)]
+    pub served: Option<Box<Served>>,
+    /// What the estimate does not model for this scenario, in words (shown
+    /// beside the answer; an estimate is never silently partial).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
+    /// The least memory the run needs within its budget, when the engine
+    /// takes more than it needs (vLLM fills its budget with the key/value
+    /// pool): what "will it fit" compares. `None`: the peak.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needed_bytes: Option<Bytes>,
+    /// The share of the GPU the engine may take, in ten-thousandths (vLLM's
+    /// `gpu_memory_utilization`; `None`: all of it).
+    #[serde(skip)]
+    pub budget_share: Option<u16>,
+}
+
+/// What an inference engine says beside the phases: the figures its users
+/// read (transformers: the weights and the cache after the last token;
+/// vLLM: its start-up log's).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Served {
+    /// The engine and the version modelled.
+    pub engine: &'static str,
+    pub weights_bytes: Bytes,
+    /// transformers: the cache after the last forward; vLLM: the pool of
+    /// key/value blocks.
+    pub kv_cache_bytes: Bytes,
+    /// vLLM: the profiling run's activation peak (vLLM measures it; an
+    /// estimate here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub activation_peak_bytes: Option<Bytes>,
+    /// vLLM: memory outside PyTorch in its budget (estimated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub non_torch_bytes: Option<Bytes>,
+    /// vLLM: the CUDA graphs' memory (estimated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cudagraph_bytes: Option<Bytes>,
+    /// vLLM: `gpu_memory_utilization` × the GPU's memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_bytes: Option<Bytes>,
+    /// vLLM: key/value blocks in the pool, the tokens they hold, and how
+    /// many requests of `max_model_len` tokens fit at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_blocks: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<Hundredths>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_model_len: Option<u32>,
+}
+
+/// A ratio in hundredths, written as a decimal number (vLLM prints its
+/// concurrency with two decimals).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hundredths(pub u64);
+
+impl Serialize for Hundredths {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0 as f64 / 100.0)
+    }
 }
 
 impl Estimate {
@@ -429,13 +537,41 @@ impl Estimate {
             peak_index: index,
             terms,
             host_terms: TermSet::EMPTY,
+            served: None,
+            caveats: Vec::new(),
+            needed_bytes: None,
+            budget_share: None,
         }
+    }
+
+    /// What must fit: the least the run needs ([`Estimate::needed_bytes`]),
+    /// else its peak.
+    pub fn needed(&self) -> Bytes {
+        self.needed_bytes.unwrap_or(self.peak_total_bytes)
+    }
+
+    /// What a GPU of `capacity` gives the run: all of it, or vLLM's
+    /// `ceil(gpu_memory_utilization × total)` (`v1/worker/utils.py:724`).
+    pub fn budget(&self, capacity: Bytes) -> Bytes {
+        budget(self.budget_share, capacity)
     }
 
     /// The phase report holding the overall peak: the same report the
     /// summary fields were read from (its components sum to the peak).
     pub fn peak(&self) -> Option<&PhaseReport> {
         self.phases.get(self.peak_index)
+    }
+}
+
+/// What a GPU of `capacity` gives a run that may take `share`
+/// ten-thousandths of it (`None`: all of it).
+pub fn budget(share: Option<u16>, capacity: Bytes) -> Bytes {
+    match share {
+        None => capacity,
+        Some(share) => {
+            let b = crate::units::share_ceil(u128::from(capacity.get()), share);
+            Bytes(u64::try_from(b).unwrap_or(u64::MAX))
+        }
     }
 }
 

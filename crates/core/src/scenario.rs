@@ -8,6 +8,7 @@
 
 use crate::choice::{bounded, choice_enum};
 use crate::gpus::{self, Gpu};
+pub use crate::infer::run::Inference;
 use crate::model::presets::{self, Preset};
 pub use crate::model::ArchOverrides;
 use crate::model::Architecture;
@@ -24,6 +25,25 @@ bounded!(
     1_000,
     100_000_000_000_000
 );
+
+choice_enum! {
+    /// What is done with the model.
+    pub enum Task {
+        /// Training or fine-tuning it (`crate::train`).
+        Train = "train", "train or fine-tune",
+        /// Running it: generating text (`crate::infer`).
+        Infer = "infer", "run (inference)",
+    }
+}
+
+// `choice_enum!` writes the derives; training is what a link without
+// `task` has always meant.
+#[allow(clippy::derivable_impls)]
+impl Default for Task {
+    fn default() -> Self {
+        Task::Train
+    }
+}
 
 /// Which model: a preset (possibly modified) or only a parameter count.
 // The scenario stays `Copy` (it is rebuilt on every keystroke and copied by
@@ -281,15 +301,19 @@ impl Default for View {
     }
 }
 
-/// One training run, and how the page shows it.
+/// One workload on one model, and how the page shows it: a training run
+/// (`train`, `parallel`) or an inference run (`infer`), as `task` says; the
+/// other workload's inputs stay at their defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Scenario {
+    pub task: Task,
     pub model: ModelSpec,
     /// The resolved, validated architecture (`None` for a parameter count
     /// alone). Derived from `model`; the codec keeps them in step.
     pub arch: Option<Architecture>,
     pub train: Training,
     pub parallel: Parallel,
+    pub infer: Inference,
     pub overhead: Overhead,
     pub view: View,
 }
@@ -330,6 +354,7 @@ impl Default for Scenario {
     fn default() -> Self {
         let p = presets::default_preset();
         Scenario {
+            task: Task::Train,
             model: ModelSpec::Preset {
                 id: p.id,
                 overrides: ArchOverrides::default(),
@@ -339,6 +364,7 @@ impl Default for Scenario {
             arch: Some(p.arch),
             train: Training::default(),
             parallel: Parallel::default(),
+            infer: Inference::default(),
             overhead: Overhead::default(),
             view: View::default(),
         }

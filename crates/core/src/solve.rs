@@ -9,8 +9,10 @@
 //! workload's; the changes worth trying are the workload's own
 //! ([`candidates`]). Imports the codec, the scenario and the workloads.
 
+use crate::infer::run::{Engine, KvDtype, Tokens};
+use crate::model::WeightFormat;
 use crate::query::{self, Key};
-use crate::scenario::{Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen};
+use crate::scenario::{Attn, Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen, Task};
 use crate::train::optim::StepTemps;
 use crate::train::Targets;
 use crate::units::{Bytes, DisplayUnit};
@@ -39,11 +41,12 @@ impl Verdict {
         }
     }
 
-    /// An estimate against `capacity`.
+    /// An estimate against a GPU of `capacity`: what the run needs
+    /// against what the GPU gives it (vLLM: its share of the GPU).
     pub fn of(e: &Estimate, capacity: Bytes) -> Self {
         Verdict {
             pageable: e.pageable_bytes,
-            ..Verdict::new(e.peak_total_bytes, capacity)
+            ..Verdict::new(e.needed(), e.budget(capacity))
         }
     }
 
@@ -111,18 +114,21 @@ fn outcome(s: &Scenario, changes: &[(Key, String)]) -> Option<Outcome> {
     }
     let e = Estimates::primary_of(&d.scenario).ok()?;
     Some(Outcome {
-        peak: e.peak_total_bytes,
+        peak: e.needed(),
+        budget_share: e.budget_share,
         host: e.host_bytes,
         pageable: e.pageable_bytes,
         scenario: d.scenario,
     })
 }
 
-/// A changed scenario's numbers.
+/// A changed scenario's numbers: what it needs (its peak, or vLLM's
+/// least), and what it may take of a GPU.
 #[derive(Clone)]
 struct Outcome {
     scenario: Scenario,
     peak: Bytes,
+    budget_share: Option<u16>,
     host: Bytes,
     pageable: Bytes,
 }
@@ -131,11 +137,16 @@ impl Outcome {
     /// Fits as it is, or once the pageable state pages out to host memory.
     fn fit(&self, capacity: Bytes) -> Fit {
         Verdict {
-            capacity,
+            capacity: self.budget(capacity),
             needed: self.peak,
             pageable: self.pageable,
         }
         .fit()
+    }
+
+    /// What a GPU of `capacity` gives the run ([`Estimate::budget`]).
+    fn budget(&self, capacity: Bytes) -> Bytes {
+        crate::report::budget(self.budget_share, capacity)
     }
 }
 
@@ -143,17 +154,16 @@ fn peak_with(s: &Scenario, changes: &[(Key, String)]) -> Option<(Scenario, Bytes
     outcome(s, changes).map(|o| (o.scenario, o.peak))
 }
 
-/// The primary estimate's peak, overhead included.
+/// What the primary estimate needs ([`Estimate::needed`]).
 pub fn peak_of(s: &Scenario) -> Option<Bytes> {
-    Estimates::primary_of(s)
-        .ok()
-        .map(|e: Estimate| e.peak_total_bytes)
+    Estimates::primary_of(s).ok().map(|e: Estimate| e.needed())
 }
 
-/// The largest value of `key` in `lo..=hi` whose peak fits, by bisection
-/// (peaks grow with batch and sequence length; property-tested).
+/// The largest value of `key` in `lo..=hi` that fits, by bisection (needs
+/// grow with batch, sequence and context lengths; property-tested).
 fn largest_fitting(s: &Scenario, key: Key, lo: u32, hi: u32, capacity: Bytes) -> Option<u32> {
-    let fits = |v: u32| peak_with(s, &[(key, v.to_string())]).is_some_and(|(_, p)| p <= capacity);
+    let fits =
+        |v: u32| outcome(s, &[(key, v.to_string())]).is_some_and(|o| o.fit(capacity) == Fit::Yes);
     if !fits(lo) {
         return None;
     }
@@ -180,6 +190,55 @@ pub fn max_batch(s: &Scenario, capacity: Bytes) -> Option<u32> {
 /// The largest sequence length that fits, other settings unchanged.
 pub fn max_seq(s: &Scenario, capacity: Bytes) -> Option<u32> {
     largest_fitting(s, Key::Seq, SeqLen::MIN, SeqLen::MAX, capacity)
+}
+
+/// An inference run's longest context that fits: transformers' longest
+/// prompt (with `new` tokens after it), vLLM's longest `max_model_len`;
+/// at most the model's positions when it has them.
+pub fn max_context(s: &Scenario, capacity: Bytes) -> Option<(Key, u32)> {
+    let positions = s.arch.map_or(0, |a| a.positions);
+    let top = if positions > 0 {
+        positions
+    } else {
+        Tokens::MAX
+    };
+    match s.infer.engine {
+        Engine::Transformers => {
+            let room = top.saturating_sub(s.infer.new.get()).max(Tokens::MIN);
+            largest_fitting(s, Key::Prompt, Tokens::MIN, room, capacity).map(|n| (Key::Prompt, n))
+        }
+        Engine::Vllm => {
+            largest_fitting(s, Key::Ctx, Tokens::MIN, top, capacity).map(|n| (Key::Ctx, n))
+        }
+    }
+}
+
+/// The most precise weight format that fits, other settings unchanged
+/// (16-bit, then fp8, int8, AWQ, GPTQ, nf4), when the run's does not.
+pub fn weights_that_fit(s: &Scenario, capacity: Bytes) -> Option<WeightFormat> {
+    let plain = match s.infer.weights.plain_bytes() {
+        4 => WeightFormat::Fp32,
+        _ => WeightFormat::Bf16,
+    };
+    std::iter::once(plain)
+        .chain(LIGHTER.iter().map(|(w, _, _)| *w))
+        .find(|w| {
+            let ch: Vec<(Key, String)> = format_change(*w)
+                .iter()
+                .map(|(k, v)| (*k, v.to_string()))
+                .collect();
+            peak_with(s, &ch).is_some_and(|(_, p)| p <= capacity)
+        })
+}
+
+/// The keys that load the weights in `w` (nf4 with double quantization,
+/// as QLoRA's recipe).
+fn format_change(w: WeightFormat) -> Vec<(Key, &'static str)> {
+    let mut ch = vec![(Key::Weights, w.key())];
+    if w == WeightFormat::Nf4 {
+        ch.push((Key::DoubleQuant, "true"));
+    }
+    ch
 }
 
 /// Whether a run fits a capacity.
@@ -231,6 +290,122 @@ pub struct Candidate {
 /// the step on the CPU; paged optimizers page state over PCIe only when
 /// the GPU runs short.
 pub fn candidates(s: &Scenario) -> Vec<Candidate> {
+    match s.task {
+        Task::Train => train_candidates(s),
+        Task::Infer => infer_candidates(s),
+    }
+}
+
+/// A run's changes worth trying, as label, cost and query keys.
+struct Changes(Vec<Candidate>);
+
+impl Changes {
+    fn add(&mut self, label: &str, cost: &str, ch: &[(Key, &str)]) {
+        self.0.push(Candidate {
+            label: label.to_string(),
+            cost: cost.to_string(),
+            changes: ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+        });
+    }
+}
+
+/// Weight formats to offer, most precise first, with what each costs
+/// (Dettmers et al. 2022, LLM.int8(); 2023, QLoRA's NF4; Frantar et al.
+/// 2023, GPTQ; Lin et al. 2024, AWQ: 8-bit near lossless, 4-bit a small
+/// quality cost).
+const LIGHTER: [(WeightFormat, &str, &str); 5] = [
+    (
+        WeightFormat::Fp8,
+        "Use fp8 weights (an FP8 checkpoint)",
+        "8-bit floats with block scales: close to 16-bit quality; needs the FP8 checkpoint",
+    ),
+    (
+        WeightFormat::Int8,
+        "Load the weights in 8 bits (LLM.int8, bitsandbytes)",
+        "int8 weights with outlier columns in 16 bits: close to 16-bit quality, slower matmuls",
+    ),
+    (
+        WeightFormat::Awq,
+        "Use AWQ 4-bit weights (an AWQ checkpoint)",
+        "4-bit weights, group 128: a small quality cost; needs the AWQ checkpoint",
+    ),
+    (
+        WeightFormat::Gptq,
+        "Use GPTQ 4-bit weights (a GPTQ checkpoint)",
+        "4-bit weights, group 128: a small quality cost; needs the GPTQ checkpoint",
+    ),
+    (
+        WeightFormat::Nf4,
+        "Load the weights in 4 bits (nf4, bitsandbytes)",
+        "4-bit NormalFloat with double quantization: a small quality cost, each weight dequantized per prefill matmul",
+    ),
+];
+
+/// Changes worth trying for an inference run: lighter weights, an fp8
+/// cache, fewer sequences, no CUDA graphs, more GPUs (vLLM).
+fn infer_candidates(s: &Scenario) -> Vec<Candidate> {
+    let i = &s.infer;
+    let mut c = Changes(Vec::new());
+    let now = u128::from(i.weights.plain_bytes().max(1)) * 8;
+    for (w, label, cost) in LIGHTER {
+        let bits = match w.plain_bytes() {
+            0 if matches!(w, WeightFormat::Fp8 | WeightFormat::Int8) => 8,
+            0 => 4,
+            b => u128::from(b) * 8,
+        };
+        if bits < now && w != i.weights {
+            c.add(label, cost, &format_change(w));
+        }
+    }
+    match i.engine {
+        Engine::Transformers => {
+            if i.attn == Attn::Eager {
+                c.add("Use SDPA attention", "none", &[(Key::Attn, "sdpa")]);
+            }
+            let b = i.batch.get();
+            if b >= 2 {
+                let half = (b / 2).to_string();
+                c.add(
+                    &format!("Generate {half} sequences at once"),
+                    "half the sequences per call: more calls for the same work",
+                    &[(Key::Batch, &half)],
+                );
+            }
+        }
+        Engine::Vllm => vllm_candidates(s, &mut c),
+    }
+    c.0
+}
+
+/// vLLM's own levers.
+fn vllm_candidates(s: &Scenario, c: &mut Changes) {
+    let v = &s.infer.vllm;
+    if s.infer.kv_dtype == KvDtype::Auto {
+        c.add(
+            "Store the KV cache in fp8",
+            "one byte per element: twice the tokens, a small accuracy cost",
+            &[(Key::KvDtype, "fp8")],
+        );
+    }
+    if !v.enforce_eager {
+        c.add(
+            "Run without CUDA graphs (enforce_eager)",
+            "no graph memory; slower decoding at small batches",
+            &[(Key::EnforceEager, "true")],
+        );
+    }
+    let tp = v.tensor_parallel_size.get() * 2;
+    if s.arch.is_some_and(|a| a.heads % tp == 0) {
+        let t = tp.to_string();
+        c.add(
+            &format!("Split the model over {t} GPUs (tensor parallel)"),
+            &format!("needs {t} GPUs; every layer communicates between them"),
+            &[(Key::TensorParallelSize, &t)],
+        );
+    }
+}
+
+fn train_candidates(s: &Scenario) -> Vec<Candidate> {
     let t = &s.train;
     let mut out: Vec<Candidate> = Vec::new();
     let mut add = |label: &str, cost: &str, ch: &[(Key, &str)]| {

@@ -36,6 +36,8 @@ pub enum Unit {
     Mib,
     /// Routed experts (E).
     Experts,
+    /// Key/value blocks (vLLM's pool).
+    Blocks,
 }
 
 impl Unit {
@@ -54,6 +56,7 @@ impl Unit {
             Unit::Vocab => " vocabulary",
             Unit::Mib => " MiB",
             Unit::Experts => " experts",
+            Unit::Blocks => " blocks",
         }
     }
 }
@@ -186,6 +189,27 @@ term_ids! {
     SeedGrads = Gradients, "gradients = N × P";
     SeedIntermediates = OptimizerTemporaries, "optimizer intermediates = N × P";
     SeedActivations = Activations, "activations = A × B × S × P, A = 4.6894e-4 × N + 1.8494e6";
+    PrefillKv = KvCache, "key/value cache of the full-attention layers run so far (sequences × tokens × layers × bytes per token)";
+    PrefillKvSliding = KvCache, "key/value cache of the sliding-window layers run so far";
+    PrefillKvGrowing = KvCache, "the running layer's new keys and values";
+    PrefillActivations = Activations, "the forward's live tensors at its largest moment";
+    PrefillLogits = Logits, "logits of the last position and their fp32 copies (generate's scores, the logits processors' outputs)";
+    PrefillState = Engine, "the prompt's ids and mask, generate's position ids, the ids' clone and flags (int64)";
+    DecodeKv = KvCache, "key/value cache of the full-attention layers this step has run (sequences × tokens × layers × bytes per token)";
+    DecodeKvSliding = KvCache, "key/value cache of the sliding-window layers this step has run (at most the window)";
+    DecodeKvBehind = KvCache, "key/value cache of the full-attention layers this step has not reached (one token fewer)";
+    DecodeKvSlidingBehind = KvCache, "key/value cache of the sliding-window layers this step has not reached";
+    DecodeKvGrowing = KvCache, "the running layer's cache as torch.cat grows it: its old and new keys (and values) at once";
+    DecodeActivations = Activations, "the step's live tensors at its largest moment";
+    DecodeLogits = Logits, "this step's logits and the fp32 scores of this step and the last (generate, the logits processors)";
+    DecodeState = Engine, "the prompt's ids and mask, generate's position and token ids so far and flags (int64)";
+    VllmWeights = Parameters, "weights as vLLM loads them (its layout, this GPU's share, the allocator's 512-byte blocks), with the rotary cache and the attention scales";
+    VllmRunner = Engine, "the model runner's buffers (the sampler's penalty counts per sequence and vocabulary entry, the input buffers)";
+    VllmActivation = Activations, "the profiling run's peak, kept in reserve for serving (max_num_batched_tokens through the model, then the sampler): vLLM measures it; estimated";
+    VllmNonTorch = Engine, "memory outside PyTorch counted in the budget (libraries' buffers, lazily loaded kernels): vLLM measures it; an allowance";
+    VllmGraphs = Engine, "CUDA graphs, as vLLM estimates them before the pool (its largest capture and 1 MiB for each further one): vLLM measures it; estimated";
+    VllmPool = KvCache, "the key/value pool: blocks × bytes per block (every layer group's pages), the rest of the budget";
+    VllmKvNeeded = KvCache, "key/value blocks one request of max_model_len needs, and the null block";
 }
 
 /// One term: named factors, multiplied, divided by `divisor` (rounded up).

@@ -245,3 +245,16 @@ impl<'a> Decimal<'a> {
         }
     }
 }
+
+/// `ceil(total × share / 10000)` in floating point: vLLM's
+/// `math.ceil(total_memory * gpu_memory_utilization)`
+/// (`v1/worker/utils.py:724-726`), which a budget must match to the byte.
+#[allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+pub fn share_ceil(total: u128, ten_thousandths: u16) -> u128 {
+    let util = f64::from(ten_thousandths) / 10_000.0;
+    (total as f64 * util).ceil() as u128
+}

@@ -231,6 +231,26 @@ fn notice_messages() {
         "grad_ckpt=offloaded",
         "model=llama3.1-8b&lora_r=16&quant=int8&bnb_compute=fp32",
         "model=mixtral-8x7b&lora_r=16&quant=nf4",
+        // Issue 18: inference keys against the task, the engine, the
+        // weights and the model.
+        "prompt=512",
+        "task=infer&seq=4096&optim=adamw8bit",
+        "task=run",
+        "task=infer&engine=tgi",
+        "task=infer&engine=vllm&weights=nf4",
+        "task=infer&engine=vllm&prompt=512&new=64&batch=4",
+        "task=infer&kv_dtype=fp8",
+        "task=infer&ctx=4096",
+        "task=infer&engine=vllm&gpu_memory_utilization=1.2",
+        "task=infer&engine=vllm&gpu_memory_utilization=0",
+        "task=infer&engine=vllm&model=llama3.1-8b&tensor_parallel_size=3",
+        "task=infer&engine=vllm&model=llama3.1-8b&ctx=200000",
+        "task=infer&engine=vllm&ctx=auto&block_size=0",
+        "task=infer&model=gpt2-124m&prompt=1000&new=100",
+        "task=infer&model=gemma2-2b&attn=sdpa",
+        "task=infer&model=mixtral-8x7b&weights=gptq",
+        "task=infer&weights=bf16&group_size=64&double_quant=true",
+        "task=infer&weights=q4_k_m",
     ];
     let mut out = String::new();
     for q in cases {

@@ -1,7 +1,7 @@
 //! The core's wings keep to their lanes (ARCHITECTURE.md, "Invariants"):
 //! the model's description imports nothing of a workload, the codec or the
-//! report; the training workload nothing of the codec, the solver or the
-//! page's tools; and no code outside `model/` names a family's variant
+//! report; the training and inference workloads nothing of the codec, the
+//! solver or the page's tools (nor of each other); and no code outside `model/` names a family's variant
 //! (what differs between families is read from the description).
 
 use std::path::{Path, PathBuf};
@@ -87,5 +87,22 @@ fn no_family_is_named_outside_the_model() {
                 && rest.chars().any(char::is_lowercase);
             assert!(!is_variant, "{} names Family::{rest}", p.display());
         }
+    }
+}
+
+#[test]
+fn inference_imports_nothing_of_training_the_codec_the_solver_or_the_tools() {
+    let allowed = [
+        "model",
+        "infer",
+        "terms",
+        "report",
+        "units",
+        "scenario",
+        "choice",
+        "EstimateError",
+    ];
+    for (file, m) in uses("infer") {
+        assert!(allowed.contains(&m.as_str()), "{file} uses crate::{m}");
     }
 }

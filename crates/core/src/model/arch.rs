@@ -7,7 +7,7 @@
 //! estimators convert once, checked, and name the inputs when a size does
 //! not fit.
 
-use super::family::{Family, KvHeads, Layout, Positions, Qkv, Shared, Sliding};
+use super::family::{Family, KvHeads, Layout, Positions, Qkv, Shared};
 use serde::Serialize;
 use std::fmt;
 
@@ -446,6 +446,31 @@ impl Architecture {
         }
     }
 
+    /// Whether layer `l` attends within the sliding window: the family's
+    /// rule when the model has as many sliding layers as the rule gives,
+    /// else (a count set by hand or a config's own `layer_types`) the
+    /// first `sliding_layers` layers.
+    pub fn slides(&self, l: u32) -> bool {
+        if self.sliding_window == 0 {
+            return false;
+        }
+        let rule = self.family.spec().sliding;
+        if rule.count(self.layers) == self.sliding_layers {
+            rule.slides(l)
+        } else {
+            l < self.sliding_layers
+        }
+    }
+
+    /// Layer `l`'s kind (dense layers first, then MoE).
+    pub fn kind_of(&self, l: u32) -> LayerKind {
+        if self.family.spec().moe.is_some() && l >= self.dense_layers {
+            LayerKind::Moe
+        } else {
+            LayerKind::Dense
+        }
+    }
+
     /// The layers, by kind: dense first, then MoE (a dense family has only
     /// dense ones).
     pub fn layer_kinds(&self) -> [(LayerKind, u64); 2] {
@@ -533,12 +558,7 @@ impl ArchOverrides {
                 a.dense_layers = a.dense_layers.min(a.layers);
             }
             if !given(ArchNum::SlidingLayers) && a.sliding_window > 0 {
-                a.sliding_layers = match a.family.spec().sliding {
-                    Sliding::None => 0,
-                    Sliding::All => a.layers,
-                    Sliding::EveryOther => a.layers.div_ceil(2),
-                    Sliding::AllButEvery(n) => a.layers - a.layers / n.max(1),
-                };
+                a.sliding_layers = a.family.spec().sliding.count(a.layers);
             }
         }
         let (from, to) = (base.family.spec().positions, a.family.spec().positions);

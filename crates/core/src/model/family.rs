@@ -246,6 +246,28 @@ pub enum Shared {
     Gated,
 }
 
+/// How rotary position embeddings are applied (transformers 5.23's
+/// `apply_rotary_pos_emb` of each family), as inference's forward pass
+/// allocates them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RopeStyle {
+    /// Learned positions: no rotary tables.
+    None,
+    /// `q * cos + rotate_half(q) * sin`, cos and sin in the model's dtype.
+    Half,
+    /// As `Half`, then the rotated and pass-through parts concatenated
+    /// (Phi-3's partial rotary).
+    HalfCat,
+    /// cos and sin kept in fp32, so the rotated q and k are fp32 before a
+    /// cast back (OLMo 2).
+    HalfFp32,
+    /// Half-width cos and sin applied to each half of the head, then
+    /// concatenated (gpt-oss).
+    Split,
+    /// A complex64 `freqs_cis` table (DeepSeek).
+    Complex,
+}
+
 /// Which layers a config's `sliding_window` applies to, when the config
 /// has no `layer_types` list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,6 +307,33 @@ pub const NO_LEGACY: Legacy = Legacy {
     cache_under_ckpt: false,
     ckpt_ignored: false,
 };
+
+impl Sliding {
+    /// Whether layer `l` uses the window under this rule (transformers'
+    /// default `layer_types`: Gemma 2 `sliding_attention` when `(l + 1) % 2`,
+    /// Gemma 3 when `(l + 1) % 6`, gpt-oss from the first layer on).
+    pub const fn slides(self, l: u32) -> bool {
+        match self {
+            Sliding::None => false,
+            Sliding::All => true,
+            Sliding::EveryOther => l.is_multiple_of(2),
+            Sliding::AllButEvery(n) => !(l + 1).is_multiple_of(n),
+        }
+    }
+
+    /// How many of `layers` layers use the window under this rule.
+    pub const fn count(self, layers: u32) -> u32 {
+        match self {
+            Sliding::None => 0,
+            Sliding::All => layers,
+            Sliding::EveryOther => layers.div_ceil(2),
+            Sliding::AllButEvery(n) => match layers.checked_div(n) {
+                Some(full) => layers - full,
+                None => layers,
+            },
+        }
+    }
+}
 
 /// A family's build, as transformers' modeling file writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -326,9 +375,10 @@ pub struct Spec {
     /// multi-query cache; measured: +2 · kv width · 2 bytes per token and
     /// layer, `scripts/measure/t4/NOTES.md`; Mistral keeps nothing more).
     pub cache_copies: bool,
-    /// A boolean causal mask over every position, `(positions,
-    /// positions)`, registered as a buffer (GPTBigCode's `bias`; measured
-    /// in every row of it: 2048² or 8192² bytes).
+    /// How rotary positions are applied.
+    pub rope: RopeStyle,
+    /// A `(positions, positions)` boolean causal-mask buffer registered at
+    /// init (GPTBigCode's `bias`).
     pub mask_buffer: bool,
 }
 
@@ -354,6 +404,7 @@ const LLAMA: Spec = Spec {
     sliding: Sliding::None,
     legacy: NO_LEGACY,
     cache_copies: false,
+    rope: RopeStyle::Half,
     mask_buffer: false,
 };
 
@@ -369,6 +420,7 @@ const GPT2: Spec = Spec {
     tied_default: true,
     dropout: 1000,
     rope_tables: 0,
+    rope: RopeStyle::None,
     ..LLAMA
 };
 
@@ -431,6 +483,7 @@ impl Family {
             },
             Family::Phi3 => Spec {
                 qkv: Qkv::Fused,
+                rope: RopeStyle::HalfCat,
                 mlp: Mlp::GatedFused,
                 sliding: Sliding::All,
                 ..LLAMA
@@ -454,6 +507,7 @@ impl Family {
             },
             Family::Olmo2 => Spec {
                 norm: Norm::RmsCastAfter,
+                rope: RopeStyle::HalfFp32,
                 norm_place: NormPlace::Post,
                 qk_norm: QkNorm::Whole,
                 ..LLAMA
@@ -485,6 +539,7 @@ impl Family {
             },
             Family::DeepseekV2 => Spec {
                 qkv: Qkv::Latent,
+                rope: RopeStyle::Complex,
                 moe: Some(Moe {
                     router: Router::SoftmaxFp32,
                     shared: Shared::Plain,
@@ -497,6 +552,7 @@ impl Family {
             },
             Family::DeepseekV3 => Spec {
                 qkv: Qkv::Latent,
+                rope: RopeStyle::Complex,
                 moe: Some(Moe {
                     router: Router::SigmoidGrouped,
                     shared: Shared::Plain,
@@ -508,6 +564,7 @@ impl Family {
             },
             Family::GptOss => Spec {
                 norm: Norm::RmsCastAfter,
+                rope: RopeStyle::Split,
                 attn_bias: AttnBias::All,
                 sinks: true,
                 moe: Some(Moe {

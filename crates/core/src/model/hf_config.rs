@@ -766,8 +766,9 @@ fn sliding(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigE
     };
     let count = match (listed, rule) {
         (Some(n), _) => n,
-        (None, Sliding::All) => layers,
-        (None, Sliding::EveryOther) => layers.div_ceil(2),
+        (None, Sliding::All | Sliding::EveryOther | Sliding::None) => {
+            u64::from(rule.count(a.layers))
+        }
         (None, Sliding::AllButEvery(default)) => {
             let every = ["sliding_window_pattern", "_sliding_window_pattern"]
                 .iter()
@@ -776,7 +777,6 @@ fn sliding(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigE
                 .max(1);
             layers - layers / every
         }
-        (None, Sliding::None) => 0,
     };
     a.sliding_window = checked(
         ArchNum::SlidingWindow,

@@ -15,6 +15,7 @@ pub mod hf_config;
 pub mod module;
 pub mod presets;
 pub mod tensors;
+pub mod weights;
 
 pub use arch::{ArchError, ArchNum, ArchOverrides, Architecture, LayerKind};
 pub use attention::{KvGeometry, Latent, LayerAttention};
@@ -22,3 +23,4 @@ pub use family::{Family, Spec};
 pub use module::{Module, ModuleKind, ModuleName, Proj};
 pub use presets::{preset, Preset, PRESETS};
 pub use tensors::{ParamStats, ParamTensor, Place, Role};
+pub use weights::{FormatOptions, Holder, Quantized, WeightFormat};

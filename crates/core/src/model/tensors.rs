@@ -521,6 +521,8 @@ impl Architecture {
             }
             Some(Router::Softmax | Router::SoftmaxFp32 | Router::TopKSoftmax) | None => 0,
         };
+        // GPTBigCode registers `bias = tril(ones(n, n, bool))` over its
+        // positions (`GPTBigCodeModel.__init__`), one byte each.
         let mask = if spec.mask_buffer {
             u64::from(self.positions) * u64::from(self.positions)
         } else {

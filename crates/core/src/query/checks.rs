@@ -61,16 +61,28 @@ fn given(texts: &[(Key, &str)], key: Key, otherwise: impl FnOnce() -> String) ->
 
 /// A refusal of `key`'s value because of the others: said next to the
 /// field, and the key's default used.
-fn conflict(notices: &mut Vec<Notice>, texts: &[(Key, &str)], key: Key, why: String) {
+pub(super) fn conflict(notices: &mut Vec<Notice>, texts: &[(Key, &str)], key: Key, why: String) {
     let default = key
         .field()
         .map(|f| f.shown_value(&Scenario::default()))
         .unwrap_or_default();
+    conflict_using(notices, texts, key, why, default);
+}
+
+/// As [`conflict`], when what is used instead is not the key's default
+/// (the model's own limit, the only value the model allows).
+pub(super) fn conflict_using(
+    notices: &mut Vec<Notice>,
+    texts: &[(Key, &str)],
+    key: Key,
+    why: String,
+    used: String,
+) {
     notices.push(Notice::Invalid {
         key,
-        value: given(texts, key, || default.clone()),
+        value: given(texts, key, || used.clone()),
         error: FieldError::Conflict(why),
-        default,
+        default: used,
     });
 }
 
@@ -341,6 +353,8 @@ pub(super) fn resolve(
         ..draft.view
     };
     let base = Scenario {
+        task: draft.task,
+        infer: draft.infer,
         train: draft.train,
         parallel: draft.parallel,
         overhead: draft.overhead,

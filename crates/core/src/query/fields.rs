@@ -3,12 +3,17 @@
 
 use super::notice::{echo, FieldError};
 use super::{Key, MAX_VALUE_LEN};
+use crate::infer::run::{
+    BlockSize, Count, Engine, GroupSize, Inference, KvDtype, MaxLen, MinNew, Share, TensorParallel,
+    Tokens,
+};
 use crate::model::presets;
+use crate::model::WeightFormat;
 use crate::model::{ArchNum, Family};
 use crate::scenario::{
     ArchOverrides, Attn, Batch, Capacity, Ckpt, Dtype, Gpus, GradAccum, HubId, Iters, Leak,
     LoraRank, ModelSpec, Offload, Optimizer, Overhead, Parallel, ParamCount, Prob, Quant, Scenario,
-    SeqLen, Shard, ShortText, Trainer, Training, Transformers, View, ZeroStage,
+    SeqLen, Shard, ShortText, Task, Trainer, Training, Transformers, View, ZeroStage,
 };
 use crate::train::Targets;
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
@@ -47,18 +52,45 @@ pub enum Group {
     Overhead,
     /// The GPU to fit on.
     Fit,
+    /// What is run: the engine, the weights, the sequences.
+    Infer,
+    /// vLLM's engine arguments.
+    Engine,
     /// Display and the over-iterations chart.
     View,
+}
+
+/// The workloads a key belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tasks {
+    /// The model, the GPU, the display: every workload.
+    Both,
+    /// A training key.
+    Train,
+    /// An inference key.
+    Infer,
+}
+
+impl Tasks {
+    /// Whether a scenario of `task` reads it.
+    pub fn include(self, task: Task) -> bool {
+        match (self, task) {
+            (Tasks::Both, _) | (Tasks::Train, Task::Train) | (Tasks::Infer, Task::Infer) => true,
+            (Tasks::Train, Task::Infer) | (Tasks::Infer, Task::Train) => false,
+        }
+    }
 }
 
 /// Everything the query sets, before the model is resolved and checked.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Draft {
+    pub task: Task,
     pub model: Option<&'static str>,
     pub params: Option<ParamCount>,
     pub overrides: ArchOverrides,
     pub train: Training,
     pub parallel: Parallel,
+    pub infer: Inference,
     pub overhead: Overhead,
     pub view: View,
     /// `gpu=custom` / `gpu=probe` wait for their sizes.
@@ -85,6 +117,8 @@ pub struct Field {
     pub key: Key,
     pub kind: FieldKind,
     pub group: Group,
+    /// The workloads that read it.
+    pub tasks: Tasks,
     /// Form label.
     pub label: &'static str,
     /// One plain-words sentence for tooltips and `--help`.
@@ -132,6 +166,7 @@ macro_rules! arch_number {
                 max: $num.max() as u64,
             },
             group: Group::Architecture,
+            tasks: Tasks::Both,
             label: $num.label(),
             help: $num.help(),
             implied: |s| s.arch.map(|a| $num.get(&a).to_string()).unwrap_or_default(),
@@ -148,9 +183,24 @@ macro_rules! arch_number {
 /// Every key the codec knows, in form order.
 pub const FIELDS: &[Field] = &[
     Field {
+        key: Key::Task,
+        kind: FieldKind::Choice(Task::OPTIONS),
+        group: Group::Model,
+        tasks: Tasks::Both,
+        label: "What to do",
+        help: "Train or fine-tune the model, or run it (generate text): each has its own settings below.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.task = choice(v, Task::from_key, Task::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.task != Task::Train).then(|| s.task.key().to_string()),
+    },
+    Field {
         key: Key::Model,
         kind: FieldKind::Model,
         group: Group::Model,
+        tasks: Tasks::Both,
         label: "Model",
         help: "A preset model; architecture fields below change it.",
         implied: |_| String::new(),
@@ -172,6 +222,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Params,
         kind: FieldKind::Count { min: ParamCount::MIN, max: ParamCount::MAX },
         group: Group::Model,
+        tasks: Tasks::Both,
         label: "Parameters (N)",
         help: "Parameter count alone (seed formula only), e.g. 1.5e9, 1.5B or 124M.",
         implied: |s| s.params().to_string(),
@@ -189,6 +240,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::LikeLlama,
         kind: FieldKind::Text,
         group: Group::Model,
+        tasks: Tasks::Both,
         label: "Read as Llama-like",
         help: "The model_type of a config.json vramfit does not know, estimated as a Llama-like decoder by your choice.",
         implied: |_| String::new(),
@@ -212,6 +264,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Hub,
         kind: FieldKind::Text,
         group: Group::Model,
+        tasks: Tasks::Both,
         label: "Hugging Face model id",
         help: "A model id on the Hugging Face Hub (owner/name): the page loads its config.json and the link reloads it; the CLI reads it from --config.",
         implied: |_| String::new(),
@@ -228,6 +281,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Family,
         kind: FieldKind::Choice(Family::OPTIONS),
         group: Group::Architecture,
+        tasks: Tasks::Both,
         label: "Family",
         help: "How the layers are built (norms, MLP, biases, positions).",
         implied: |s| s.arch.map(|a| a.family.key().to_string()).unwrap_or_default(),
@@ -248,6 +302,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Tied,
         kind: FieldKind::Toggle,
         group: Group::Architecture,
+        tasks: Tasks::Both,
         label: "Tied embeddings",
         help: "The output head shares the input embedding matrix.",
         implied: |s| s.arch.map(|a| a.tied.to_string()).unwrap_or_default(),
@@ -273,6 +328,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Dtype,
         kind: FieldKind::Choice(Dtype::OPTIONS),
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "Precision",
         help: "How weights, gradients and optimizer state are stored, and what forward computes in.",
         implied: |_| String::new(),
@@ -286,6 +342,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Optim,
         kind: FieldKind::Choice(Optimizer::OPTIONS),
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "Optimizer",
         help: "The optimizer and its implementation: it decides the state and the step's temporaries.",
         implied: |_| String::new(),
@@ -299,19 +356,25 @@ pub const FIELDS: &[Field] = &[
         key: Key::Batch,
         kind: FieldKind::Count { min: Batch::MIN as u64, max: Batch::MAX as u64 },
         group: Group::Run,
+        tasks: Tasks::Both,
         label: "Batch size",
-        help: "Sequences in one forward/backward pass, per GPU and micro-step.",
+        help: "Training: sequences in one forward/backward pass, per GPU and micro-step. Inference: sequences generated at once.",
         implied: |_| String::new(),
         apply: |d, v| {
             d.train.batch = count(v, Batch::MIN, Batch::MAX, Batch::new)?;
+            d.infer.batch = d.train.batch;
             Ok(())
         },
-        write: |s| Some(s.train.batch.get().to_string()),
+        write: |s| Some(match s.task {
+            Task::Train => s.train.batch,
+            Task::Infer => s.infer.batch,
+        }.get().to_string()),
     },
     Field {
         key: Key::Seq,
         kind: FieldKind::Count { min: SeqLen::MIN as u64, max: SeqLen::MAX as u64 },
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "Sequence length",
         help: "Tokens per sequence.",
         implied: |_| String::new(),
@@ -325,6 +388,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::GradAccum,
         kind: FieldKind::Count { min: GradAccum::MIN as u64, max: GradAccum::MAX as u64 },
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "Gradient accumulation",
         help: "Micro-batches summed before each optimizer step (gradients stay alive between them).",
         implied: |_| String::new(),
@@ -338,6 +402,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::GradCkpt,
         kind: FieldKind::Choice(Ckpt::OPTIONS),
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "Gradient checkpointing",
         help: "Keep only each layer's input and recompute the layer in backward (true: the release's default, non-reentrant in transformers 5 and reentrant in 4.x; non_reentrant or reentrant whatever the release; reentrant is also what prepare_model_for_kbit_training selects unless told otherwise); offload keeps those inputs in host memory.",
         implied: |_| String::new(),
@@ -364,19 +429,25 @@ pub const FIELDS: &[Field] = &[
         key: Key::Attn,
         kind: FieldKind::Choice(Attn::OPTIONS),
         group: Group::Run,
+        tasks: Tasks::Both,
         label: "Attention",
         help: "SDPA (PyTorch's flash / memory-efficient kernels), eager attention (stores seq² scores) or flash-attn's FlashAttention-2 (keeps grouped keys as they are and never a mask).",
         implied: |_| String::new(),
         apply: |d, v| {
             d.train.attn = choice(v, Attn::from_key, Attn::keys_joined)?;
+            d.infer.attn = d.train.attn;
             Ok(())
         },
-        write: |s| Some(s.train.attn.key().to_string()),
+        write: |s| Some(match s.task {
+            Task::Train => s.train.attn,
+            Task::Infer => s.infer.attn,
+        }.key().to_string()),
     },
     Field {
         key: Key::LoraR,
         kind: FieldKind::Count { min: 0, max: LoraRank::MAX as u64 },
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "LoRA rank",
         help: "LoRA adapters of this rank on every linear layer (0: full fine-tuning).",
         implied: |_| String::new(),
@@ -391,6 +462,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::LoraTargets,
         kind: FieldKind::Text,
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "LoRA targets",
         help: "Which modules get adapters: all (every linear layer but the head, peft's all-linear), attn (q, k, v, o), or a list of projections (q,v or gate,up,down) or of the model's module names as in peft's target_modules (q_proj,v_proj; qkv_proj; c_attn).",
         implied: |_| "all".into(),
@@ -412,6 +484,7 @@ pub const FIELDS: &[Field] = &[
             max: "0.9999",
         },
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "LoRA dropout",
         help: "peft's lora_dropout before each adapter: a mask and a dropped copy of the input are kept for backward.",
         implied: |_| "0".into(),
@@ -425,6 +498,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Dora,
         kind: FieldKind::Toggle,
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "DoRA",
         help: "peft's use_dora: weight-decomposed LoRA, which also computes the norm of each adapted weight with its update in every forward.",
         implied: |_| "false".into(),
@@ -438,6 +512,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Quant,
         kind: FieldKind::Choice(Quant::OPTIONS),
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "Quantized base",
         help: "The frozen base's linear weights quantized by bitsandbytes (load_in_4bit / load_in_8bit): nf4 or fp4 in blocks of 64 (QLoRA), or int8. Needs LoRA.",
         implied: |_| "none".into(),
@@ -451,14 +526,20 @@ pub const FIELDS: &[Field] = &[
         key: Key::DoubleQuant,
         kind: FieldKind::Toggle,
         group: Group::Run,
+        tasks: Tasks::Both,
         label: "Double quantization",
         help: "bnb_4bit_use_double_quant: the 4-bit blocks' fp32 scales quantized again to 8 bits (QLoRA's recipe; off in BitsAndBytesConfig by default).",
         implied: |_| "false".into(),
         apply: |d, v| {
             d.train.double_quant = boolean(v)?;
+            d.infer.double_quant = d.train.double_quant;
             Ok(())
         },
-        write: |s| s.train.double_quant.then(|| "true".to_string()),
+        write: |s| match s.task {
+            Task::Train => s.train.double_quant,
+            Task::Infer => s.infer.double_quant,
+        }
+        .then(|| "true".to_string()),
     },
     Field {
         key: Key::BnbCompute,
@@ -467,6 +548,7 @@ pub const FIELDS: &[Field] = &[
             ("fp32", "fp32 (BitsAndBytesConfig's default)"),
         ]),
         group: Group::Run,
+        tasks: Tasks::Both,
         label: "4-bit compute dtype",
         help: "bnb_4bit_compute_dtype: the dtype 4-bit weights are dequantized to for each matmul. QLoRA recipes set bf16; BitsAndBytesConfig's default is fp32.",
         implied: |_| "bf16".into(),
@@ -480,14 +562,20 @@ pub const FIELDS: &[Field] = &[
                     })
                 }
             };
+            d.infer.compute_fp32 = d.train.compute_fp32;
             Ok(())
         },
-        write: |s| s.train.compute_fp32.then(|| "fp32".to_string()),
+        write: |s| match s.task {
+            Task::Train => s.train.compute_fp32,
+            Task::Infer => s.infer.compute_fp32,
+        }
+        .then(|| "fp32".to_string()),
     },
     Field {
         key: Key::KbitPrep,
         kind: FieldKind::Toggle,
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "prepare_model_for_kbit_training",
         help: "peft's prepare_model_for_kbit_training, which TRL's SFTTrainer and most QLoRA scripts call: the weights left unquantized (embeddings, head, norms) are upcast to fp32.",
         implied: |_| "true".into(),
@@ -501,6 +589,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::KeepOutputs,
         kind: FieldKind::Toggle,
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "Keep outputs through backward",
         help: "`out = model(x); out.loss.backward()` keeps the logits alive until backward ends.",
         implied: |_| "false".into(),
@@ -514,6 +603,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::AuxLoss,
         kind: FieldKind::Toggle,
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "MoE auxiliary loss",
         help: "A mixture-of-experts model's load-balancing loss (transformers' output_router_logits): every MoE layer's router logits (tokens × experts) are kept for it through the loss.",
         implied: |_| "false".into(),
@@ -527,6 +617,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Dropout,
         kind: FieldKind::Decimal { min: "0", max: "0.9999" },
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "Dropout",
         help: "Dropout probability replacing the model's own (GPT-2 uses 0.1, Llama-like 0).",
         implied: |_| String::new(),
@@ -540,6 +631,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::CudaLike,
         kind: FieldKind::Toggle,
         group: Group::Run,
+        tasks: Tasks::Train,
         label: "CUDA kernels",
         help: "CUDA's kernels (1-byte dropout masks, fused SDPA with dropout); false models PyTorch's CPU kernels.",
         implied: |_| "true".into(),
@@ -553,6 +645,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::UseCache,
         kind: FieldKind::Toggle,
         group: Group::Stack,
+        tasks: Tasks::Train,
         label: "use_cache",
         help: "The model's use_cache as its config.json sets it (the Hub's are on and the Trainer leaves it; TRL's SFTTrainer turns it off under checkpointing when it loads the model itself). Only GPTBigCode keeps memory for it: every layer's cache under checkpointing through transformers 4.52, and copies of its keys and values without checkpointing in transformers 5.",
         implied: |_| "true".into(),
@@ -566,6 +659,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Transformers,
         kind: FieldKind::Choice(Transformers::OPTIONS),
         group: Group::Stack,
+        tasks: Tasks::Train,
         label: "transformers version",
         help: "The transformers release the model runs on: 5 (5.0 and later), 4.57 (4.54 to 4.57, the last 4.x) or 4.48 (4.46 to 4.48). They differ in the loss (4.46 to 4.48 copy the shifted logits in fp32), checkpointing (reentrant by default in 4.x), SDPA (4.48 repeats grouped keys and keeps a mask in the model's dtype), mixture-of-experts experts (linear layers in 4.x: bitsandbytes quantizes them, LoRA adapts them) and GPTBigCode (its own loss through 4.48.2, its cache under checkpointing through 4.52, checkpointing ignored in 4.54 to 4.57). 4.49 to 4.53 fall between two values.",
         implied: |_| "5".into(),
@@ -579,6 +673,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Trainer,
         kind: FieldKind::Choice(Trainer::OPTIONS),
         group: Group::Stack,
+        tasks: Tasks::Train,
         label: "Trainer",
         help: "The training loop: the Hugging Face Trainer, or TRL's SFTTrainer, which after preparing a 4-bit model (prepare_model_for_kbit_training) puts its embeddings and head back in bf16 when training in bf16; otherwise they keep the same memory.",
         implied: |_| "hf".into(),
@@ -589,9 +684,241 @@ pub const FIELDS: &[Field] = &[
         write: |s| (s.train.trainer != Trainer::Hf).then(|| s.train.trainer.key().to_string()),
     },
     Field {
+        key: Key::Engine,
+        kind: FieldKind::Choice(Engine::OPTIONS),
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "Engine",
+        help: "The program that runs the model, at the version vramfit models: transformers' generate, or vLLM's server.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.engine = choice(v, Engine::from_key, Engine::keys_joined)?;
+            Ok(())
+        },
+        write: |s| Some(s.infer.engine.key().to_string()),
+    },
+    Field {
+        key: Key::Weights,
+        kind: FieldKind::Choice(WeightFormat::OPTIONS),
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "Weights",
+        help: "The format the weights are in: 16 or 32 bits, fp8 with block scales, bitsandbytes 8 or 4 bits, or GPTQ / AWQ 4-bit; norms, embeddings and the output head keep 16 bits.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.weights = choice(v, WeightFormat::from_key, WeightFormat::keys_joined)?;
+            Ok(())
+        },
+        write: |s| Some(s.infer.weights.key().to_string()),
+    },
+    Field {
+        key: Key::GroupSize,
+        kind: FieldKind::Count { min: GroupSize::MIN as u64, max: GroupSize::MAX as u64 },
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "Group size (GPTQ / AWQ)",
+        help: "Input columns sharing one scale and zero (quantization_config.group_size; 0 for -1: one group over the whole row).",
+        implied: |_| "128".into(),
+        apply: |d, v| {
+            d.infer.group_size = count(v, GroupSize::MIN, GroupSize::MAX, GroupSize::new)?;
+            Ok(())
+        },
+        write: |s| {
+            (s.infer.group_size != Inference::default().group_size)
+                .then(|| s.infer.group_size.get().to_string())
+        },
+    },
+    Field {
+        key: Key::Prompt,
+        kind: FieldKind::Count { min: Tokens::MIN as u64, max: Tokens::MAX as u64 },
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "Prompt tokens",
+        help: "Tokens of each prompt (transformers).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.prompt = count(v, Tokens::MIN, Tokens::MAX, Tokens::new)?;
+            Ok(())
+        },
+        write: |s| Some(s.infer.prompt.get().to_string()),
+    },
+    Field {
+        key: Key::New,
+        kind: FieldKind::Count { min: Tokens::MIN as u64, max: Tokens::MAX as u64 },
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "New tokens",
+        help: "Tokens generated per sequence: generate's max_new_tokens (transformers).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.new = count(v, Tokens::MIN, Tokens::MAX, Tokens::new)?;
+            Ok(())
+        },
+        write: |s| Some(s.infer.new.get().to_string()),
+    },
+    Field {
+        key: Key::MinNew,
+        kind: FieldKind::Count { min: MinNew::MIN as u64, max: MinNew::MAX as u64 },
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "Minimum new tokens",
+        help: "generate's min_new_tokens (0: none). Above 0, and with an end-of-sequence token, two logits processors copy the vocabulary-sized scores each step.",
+        implied: |_| "0".into(),
+        apply: |d, v| {
+            d.infer.min_new = count(v, MinNew::MIN, MinNew::MAX, MinNew::new)?;
+            Ok(())
+        },
+        write: |s| (s.infer.min_new.get() > 0).then(|| s.infer.min_new.get().to_string()),
+    },
+    Field {
+        key: Key::Ctx,
+        kind: FieldKind::Text,
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "Context (max_model_len)",
+        help: "vLLM's max_model_len: tokens per sequence, prompt and generated together; `auto` for the longest the cache holds; left out, the model's trained context.",
+        implied: |s| s.arch.map(|a| a.positions.to_string()).unwrap_or_default(),
+        apply: |d, v| {
+            d.infer.ctx = match v.trim().to_ascii_lowercase().as_str() {
+                "auto" | "-1" => MaxLen::Auto,
+                _ => MaxLen::Tokens(count(v, Tokens::MIN, Tokens::MAX, Tokens::new)?),
+            };
+            Ok(())
+        },
+        write: |s| match s.infer.ctx {
+            MaxLen::Model => None,
+            MaxLen::Auto => Some("auto".into()),
+            MaxLen::Tokens(n) => Some(n.get().to_string()),
+        },
+    },
+    Field {
+        key: Key::KvDtype,
+        kind: FieldKind::Choice(KvDtype::OPTIONS),
+        group: Group::Infer,
+        tasks: Tasks::Infer,
+        label: "KV cache dtype",
+        help: "The key/value cache's dtype: the model's (auto) or fp8 (vLLM's kv_cache_dtype).",
+        implied: |_| "auto".into(),
+        apply: |d, v| {
+            d.infer.kv_dtype = choice(v, KvDtype::from_key, KvDtype::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.infer.kv_dtype != KvDtype::Auto).then(|| s.infer.kv_dtype.key().to_string()),
+    },
+    Field {
+        key: Key::GpuMemoryUtilization,
+        kind: FieldKind::Decimal { min: "0.0001", max: "1" },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "gpu_memory_utilization",
+        help: "The share of the GPU's total memory vLLM takes (weights, activations and the key/value pool); 0.92 by default in vLLM 0.33.",
+        implied: |_| "0.92".into(),
+        apply: |d, v| {
+            d.infer.vllm.gpu_memory_utilization = share(v)?;
+            Ok(())
+        },
+        write: |s| {
+            let u = s.infer.vllm.gpu_memory_utilization;
+            (u != Inference::default().vllm.gpu_memory_utilization)
+                .then(|| ten_thousandths_text(u.get()))
+        },
+    },
+    Field {
+        key: Key::MaxNumSeqs,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "max_num_seqs",
+        help: "Most sequences vLLM runs at once (left out: vLLM's default for the GPU, 256 or 1024).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.vllm.max_num_seqs = Some(count(v, Count::MIN, Count::MAX, Count::new)?);
+            Ok(())
+        },
+        write: |s| s.infer.vllm.max_num_seqs.map(|n| n.get().to_string()),
+    },
+    Field {
+        key: Key::MaxNumBatchedTokens,
+        kind: FieldKind::Count { min: Count::MIN as u64, max: Count::MAX as u64 },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "max_num_batched_tokens",
+        help: "Most tokens vLLM puts in one step, and the size of its profiling run (left out: vLLM's default for the GPU).",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.vllm.max_num_batched_tokens = Some(count(v, Count::MIN, Count::MAX, Count::new)?);
+            Ok(())
+        },
+        write: |s| s.infer.vllm.max_num_batched_tokens.map(|n| n.get().to_string()),
+    },
+    Field {
+        key: Key::BlockSize,
+        kind: FieldKind::Count { min: BlockSize::MIN as u64, max: BlockSize::MAX as u64 },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "block_size",
+        help: "Tokens per key/value block (vLLM's default 16).",
+        implied: |_| "16".into(),
+        apply: |d, v| {
+            d.infer.vllm.block_size = count(v, BlockSize::MIN, BlockSize::MAX, BlockSize::new)?;
+            Ok(())
+        },
+        write: |s| {
+            (s.infer.vllm.block_size != Inference::default().vllm.block_size)
+                .then(|| s.infer.vllm.block_size.get().to_string())
+        },
+    },
+    Field {
+        key: Key::EnforceEager,
+        kind: FieldKind::Toggle,
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "enforce_eager",
+        help: "No CUDA graphs: vLLM then sets no memory aside for them.",
+        implied: |_| "false".into(),
+        apply: |d, v| {
+            d.infer.vllm.enforce_eager = boolean(v)?;
+            Ok(())
+        },
+        write: |s| s.infer.vllm.enforce_eager.then(|| "true".to_string()),
+    },
+    Field {
+        key: Key::TensorParallelSize,
+        kind: FieldKind::Count { min: TensorParallel::MIN as u64, max: TensorParallel::MAX as u64 },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "tensor_parallel_size",
+        help: "GPUs the model is split over (each holds its share of the weights and of the key/value heads; the estimate is per GPU).",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.infer.vllm.tensor_parallel_size =
+                count(v, TensorParallel::MIN, TensorParallel::MAX, TensorParallel::new)?;
+            Ok(())
+        },
+        write: |s| {
+            let tp = s.infer.vllm.tensor_parallel_size;
+            (tp.get() > 1).then(|| tp.get().to_string())
+        },
+    },
+    Field {
+        key: Key::KvCacheMemory,
+        kind: FieldKind::Decimal { min: "0.001", max: "65536" },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "kv_cache_memory (GiB)",
+        help: "vLLM's kv_cache_memory_bytes, in GiB: the pool's size given, instead of what the profiling run leaves.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.vllm.kv_cache_memory = Some(gib_value(v)?);
+            Ok(())
+        },
+        write: |s| s.infer.vllm.kv_cache_memory.map(format_gib),
+    },
+    Field {
         key: Key::Gpus,
         kind: FieldKind::Count { min: Gpus::MIN as u64, max: Gpus::MAX as u64 },
         group: Group::Parallel,
+        tasks: Tasks::Train,
         label: "GPUs (data parallel)",
         help: "Data-parallel GPUs; the estimate is per GPU.",
         implied: |_| String::new(),
@@ -610,6 +937,7 @@ pub const FIELDS: &[Field] = &[
             ("3", "3: + parameters (FSDP FULL_SHARD)"),
         ]),
         group: Group::Parallel,
+        tasks: Tasks::Train,
         label: "ZeRO stage",
         help: "What is partitioned across the GPUs.",
         implied: |_| String::new(),
@@ -624,6 +952,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Offload,
         kind: FieldKind::Choice(Offload::OPTIONS),
         group: Group::Parallel,
+        tasks: Tasks::Train,
         label: "Offload to host memory",
         help: "ZeRO-Offload / FSDP CPU offload: the optimizer (fp32 master weights, gradients, state; the step runs on the CPU), or the parameters too (ZeRO-3). Needs ZeRO.",
         implied: |_| "none".into(),
@@ -637,6 +966,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Shard,
         kind: FieldKind::Choice(Shard::OPTIONS),
         group: Group::Parallel,
+        tasks: Tasks::Train,
         label: "Sharding library",
         help: "Who shards over the GPUs: ZeRO's stages as the paper describes them (no particular library), or PyTorch's FSDP1 as accelerate's FSDP plugin sets it up (full sharding: zero=3; whole decoder layers and, under LoRA, each adapter as units).",
         implied: |_| "generic".into(),
@@ -650,6 +980,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::BackwardPrefetch,
         kind: FieldKind::Toggle,
         group: Group::Parallel,
+        tasks: Tasks::Train,
         label: "FSDP backward prefetch",
         help: "FSDP1's backward_prefetch: BACKWARD_PRE (on, accelerate's default answer) gathers the next layer while one runs backward, two layers at once; off is NONE (FullyShardedDataParallel's own default).",
         implied: |_| "true".into(),
@@ -663,6 +994,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::CtxMib,
         kind: FieldKind::Count { min: 0, max: 65_536 },
         group: Group::Overhead,
+        tasks: Tasks::Both,
         label: "CUDA context (MiB)",
         help: "Memory the CUDA context and kernels take before any tensor (not in allocated bytes).",
         implied: |_| Overhead::default().cuda_ctx_mib.to_string(),
@@ -677,6 +1009,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::ReservePct,
         kind: FieldKind::Count { min: 0, max: 100 },
         group: Group::Overhead,
+        tasks: Tasks::Both,
         label: "Allocator reserve (%)",
         help: "What PyTorch's caching allocator holds above the live tensors at the peak, in percent.",
         implied: |_| Overhead::default().reserve_pct.to_string(),
@@ -691,6 +1024,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Gpu,
         kind: FieldKind::Gpu,
         group: Group::Fit,
+        tasks: Tasks::Both,
         label: "GPU",
         help: "The GPU to fit on; custom: type its memory; probe: use what this browser measured.",
         implied: |s| match s.view.capacity {
@@ -719,6 +1053,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::CapacityGib,
         kind: FieldKind::Decimal { min: "0.001", max: "65536" },
         group: Group::Fit,
+        tasks: Tasks::Both,
         label: "GPU memory (GiB)",
         help: "Your GPU's memory in GiB (2^30 bytes), as nvidia-smi shows it; decimals allowed.",
         implied: |s| format_gib(s.view.capacity.bytes()),
@@ -735,6 +1070,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::ProbeBytes,
         kind: FieldKind::Count { min: 1, max: 1 << 50 },
         group: Group::Fit,
+        tasks: Tasks::Both,
         label: "Measured (bytes)",
         help: "What the in-page probe could allocate: a lower bound of the GPU's memory.",
         implied: |_| String::new(),
@@ -752,6 +1088,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::ProbeAdapter,
         kind: FieldKind::Text,
         group: Group::Fit,
+        tasks: Tasks::Both,
         label: "Measured on",
         help: "The adapter the probe ran on.",
         implied: |_| String::new(),
@@ -768,6 +1105,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Unit,
         kind: FieldKind::Choice(&[("gib", "GiB (2^30 bytes)"), ("gb", "GB (10^9 bytes)")]),
         group: Group::View,
+        tasks: Tasks::Both,
         label: "Units",
         help: "GiB as nvidia-smi and PyTorch count, or GB as GPU boxes are labelled.",
         implied: |_| "gib".into(),
@@ -786,6 +1124,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Iters,
         kind: FieldKind::Count { min: Iters::MIN as u64, max: Iters::MAX as u64 },
         group: Group::View,
+        tasks: Tasks::Train,
         label: "Steps shown",
         help: "Training steps drawn in the memory-over-steps chart.",
         implied: |_| View::default().iters.get().to_string(),
@@ -799,6 +1138,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::Leak,
         kind: FieldKind::Choice(Leak::OPTIONS),
         group: Group::View,
+        tasks: Tasks::Train,
         label: "Leak",
         help: "Memory the loop keeps every step by mistake, e.g. appending the outputs to a list.",
         implied: |_| "none".into(),
@@ -812,6 +1152,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::LeakMib,
         kind: FieldKind::Count { min: 0, max: 1 << 24 },
         group: Group::View,
+        tasks: Tasks::Train,
         label: "Leak per step (MiB)",
         help: "MiB kept every step when the leak is custom.",
         implied: |_| "0".into(),
@@ -825,6 +1166,7 @@ pub const FIELDS: &[Field] = &[
         key: Key::DatasetMib,
         kind: FieldKind::Count { min: 0, max: 1 << 24 },
         group: Group::View,
+        tasks: Tasks::Train,
         label: "Data on the GPU (MiB)",
         help: "A dataset or other tensors put on the GPU once; counted in every phase.",
         implied: |_| "0".into(),
@@ -870,8 +1212,8 @@ fn boolean(v: &str) -> Result<bool, FieldError> {
     }
 }
 
-/// A probability in [0, 1) with at most four decimals, as ten-thousandths.
-fn probability(v: &str) -> Result<Prob, FieldError> {
+/// A decimal in ten-thousandths (at most four decimals), at most `max`.
+fn ten_thousandths(v: &str, max: u16, max_text: &str) -> Result<u16, FieldError> {
     let v = v.trim();
     if v.is_empty() {
         return Err(FieldError::Empty);
@@ -883,21 +1225,36 @@ fn probability(v: &str) -> Result<Prob, FieldError> {
     if frac.len() > 4 {
         return Err(FieldError::Conflict("use at most 4 decimals".into()));
     }
+    let too_large = || FieldError::TooLarge {
+        max: max_text.into(),
+    };
     let int: u32 = if int.is_empty() {
         0
     } else {
-        int.parse().map_err(|_| FieldError::TooLarge {
-            max: "0.9999".into(),
-        })?
+        int.parse().map_err(|_| too_large())?
     };
     let frac_n: u32 = format!("{frac:0<4}").parse().unwrap_or(0);
     let n = int.saturating_mul(10_000).saturating_add(frac_n);
     u16::try_from(n)
         .ok()
-        .and_then(Prob::new)
-        .ok_or(FieldError::TooLarge {
-            max: "0.9999".into(),
-        })
+        .filter(|n| *n <= max)
+        .ok_or_else(too_large)
+}
+
+/// A probability in [0, 1) with at most four decimals, as ten-thousandths.
+fn probability(v: &str) -> Result<Prob, FieldError> {
+    let n = ten_thousandths(v, 9999, "0.9999")?;
+    Prob::new(n).ok_or(FieldError::TooLarge {
+        max: "0.9999".into(),
+    })
+}
+
+/// A share of the GPU's memory in (0, 1], as ten-thousandths.
+fn share(v: &str) -> Result<Share, FieldError> {
+    let n = ten_thousandths(v, 10_000, "1")?;
+    Share::new(n).ok_or(FieldError::TooSmall {
+        min: "0.0001".into(),
+    })
 }
 
 /// GiB with up to three decimals (`23.5`), as exact bytes (rounded to
@@ -950,7 +1307,12 @@ fn format_gib(b: Bytes) -> String {
 
 /// `1000` → `0.1`.
 fn format_prob(p: Prob) -> String {
-    let s = format!("{}.{:04}", p.get() / 10_000, p.get() % 10_000);
+    ten_thousandths_text(p.get())
+}
+
+/// Ten-thousandths as a decimal: `9200` → `0.92`, `10000` → `1`.
+fn ten_thousandths_text(n: u16) -> String {
+    let s = format!("{}.{:04}", n / 10_000, n % 10_000);
     let s = s.trim_end_matches('0');
     s.strip_suffix('.')
         .map(|i| i.to_string())

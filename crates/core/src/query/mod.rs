@@ -17,12 +17,13 @@ mod checks;
 mod fields;
 mod key;
 mod notice;
+mod tasks;
 
 pub use checks::capacity_keys_unused_by;
 use checks::{
     check_lora, check_model_keys, check_offload, check_quant, check_sequence, check_stack, resolve,
 };
-pub use fields::{field, parse_count, Draft, Field, FieldKind, GpuKey, Group, FIELDS};
+pub use fields::{field, parse_count, Draft, Field, FieldKind, GpuKey, Group, Tasks, FIELDS};
 pub use key::Key;
 pub use notice::{FieldError, Note, Notice};
 
@@ -198,12 +199,14 @@ pub fn decode(raw: &RawQuery) -> Decoded {
         });
     }
     let mut scenario = resolve(draft, &texts, &mut notices);
+    tasks::check_task(&mut scenario, &texts, &mut notices);
     check_quant(&mut scenario, &texts, &mut notices);
     check_lora(&mut scenario, &texts, &mut notices);
     check_model_keys(&mut scenario, &mut notices);
     check_offload(&mut scenario, &texts, &mut notices);
     check_stack(&mut scenario, &texts, &mut notices);
-    let notes = check_sequence(&mut scenario, &texts, &mut notices);
+    let mut notes = check_sequence(&mut scenario, &texts, &mut notices);
+    notes.extend(tasks::check_infer(&mut scenario, &texts, &mut notices));
     Decoded {
         scenario,
         notices,
@@ -280,7 +283,11 @@ pub fn decode_strict(raw: &RawQuery) -> Result<Scenario, Vec<Notice>> {
 /// default that are rarely changed are left out.
 pub fn encode(s: &Scenario) -> RawQuery {
     let mut raw = RawQuery::default();
-    for f in FIELDS {
+    let read = |f: &Field| match s.task {
+        crate::scenario::Task::Train => true,
+        crate::scenario::Task::Infer => tasks::reads(&s.infer, f),
+    };
+    for f in FIELDS.iter().filter(|f| f.tasks.include(s.task) && read(f)) {
         if let Some(v) = f.value_of(s) {
             raw.pairs.push((f.key.text().to_string(), v));
         }

@@ -178,6 +178,11 @@ bounded!(
     1,
     65_536
 );
+impl Batch {
+    /// One sequence.
+    pub const ONE: Batch = Batch(1);
+}
+
 bounded!(
     /// Tokens per sequence.
     SeqLen(u32),

@@ -3,7 +3,7 @@
 //! DoRA weights, and under ZeRO-3 the module gathered whole.
 
 use super::Inputs;
-use crate::model::{Architecture, Place};
+use crate::model::{Architecture, FormatOptions, Holder, WeightFormat};
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::{self, Ctx, Mode};
 use crate::train::run::{Dtype, Quant, Shard, Training};
@@ -174,32 +174,21 @@ pub(super) fn quantized(a: &Architecture, t: &Training) -> Quantized {
         int8_cuda: t.quant == Quant::Int8 && t.cuda_like,
         ..Quantized::default()
     };
-    a.for_each_tensor(|at, tensor| {
-        if !matches!(at, Place::Layers { .. }) || tensor.module.is_none() {
-            return;
-        }
-        let n = at.copies();
-        let (rows, cols) = (u128::from(tensor.rows), u128::from(tensor.cols));
-        let elems = u128::from(tensor.stack) * rows * cols;
-        let (packed, state) = if four_bit {
-            let nb = elems.div_ceil(64);
-            let state = if t.double_quant {
-                nb + 4 * nb.div_ceil(256) + 4 + 1024 + 64
-            } else {
-                4 * nb + 64
-            };
-            (elems.div_ceil(2), state)
-        } else {
-            (elems, 4 * rows)
-        };
-        q.elems += n * elems;
-        q.packed += n * packed;
-        q.state += n * state;
-        if elems > q.largest {
-            q.largest = elems;
-            q.largest_io = rows + cols;
-        }
-    });
+    let format = match t.quant {
+        Quant::Nf4 => WeightFormat::Nf4,
+        Quant::Fp4 => WeightFormat::Fp4,
+        Quant::Int8 | Quant::None => WeightFormat::Int8,
+    };
+    let opts = FormatOptions {
+        double_quant: t.double_quant,
+        ..FormatOptions::default()
+    };
+    let held = a.quantized_linears(format, opts, Holder::Checkpoint, true);
+    q.elems = held.elems;
+    q.packed = held.packed;
+    q.state = held.state;
+    q.largest = held.largest;
+    q.largest_io = held.largest_io;
     q
 }
 

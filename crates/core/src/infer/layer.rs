@@ -1,0 +1,1234 @@
+//! One decoder layer's forward pass under `generate` (no gradients), op by
+//! op: what it allocates and frees, family by family as the model's
+//! description says (norms, rotary style, fused projections, q/k norms,
+//! latent attention, the attention kernel, the MLP or the experts).
+//!
+//! Source: transformers 5.23 `models/*/modeling_*.py` (each family's
+//! attention, MLP and decoder layer), `integrations/sdpa_attention.py`,
+//! `integrations/moe.py` (`grouped_mm_experts_forward`,
+//! `batched_mm_experts_forward`), `masking_utils.py`; torch 2.15's CUDA
+//! SDPA kernel choice (`sdp_utils.cpp`). Transcribed from the measurement's
+//! own replay (`scripts/measure/infer/generate.py`, `GenerateProgram`),
+//! which reproduces every measured row to the byte.
+
+use super::sim::{Cat, Id, Run, Sim, Stage};
+use crate::model::family::{
+    Act, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, RopeStyle, Router, Shared, Spec,
+};
+use crate::model::{Architecture, KvGeometry, LayerKind};
+use crate::scenario::Attn;
+
+/// Whether a layer attends to every earlier token or within a window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Span {
+    Full = 0,
+    Sliding = 1,
+}
+
+/// The numbers the forward pass reads, in bytes and elements.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    /// Sequences, prompt tokens, new tokens.
+    pub b: u128,
+    pub p: u128,
+    /// Bytes per element of the model's dtype.
+    pub dt: u128,
+    pub h: u128,
+    pub heads: u128,
+    pub kv_heads: u128,
+    pub head_dim: u128,
+    pub ffn: u128,
+    pub vocab: u128,
+    /// Rotary width of a head.
+    pub rd: u128,
+    pub window: u128,
+    pub experts: u128,
+    pub top_k: u128,
+    pub moe_ffn: u128,
+    /// Shared experts' width (in elements).
+    pub shared_ffn: u128,
+    /// Latent attention: compressed key/value width, rotary part, value
+    /// head.
+    pub latent: u128,
+    pub rope: u128,
+    pub v_head: u128,
+}
+
+impl Dims {
+    pub fn of(a: &Architecture, b: u128, p: u128, dt: u128) -> Dims {
+        let n = |x: u32| u128::from(x);
+        let g = KvGeometry::of(a);
+        Dims {
+            b,
+            p,
+            dt,
+            h: n(a.hidden),
+            heads: n(a.heads),
+            kv_heads: n(a.kv_heads),
+            head_dim: n(a.head_dim),
+            ffn: n(a.ffn),
+            vocab: n(a.vocab),
+            rd: u128::from(g.rotary_width()),
+            window: u128::from(g.window),
+            experts: n(a.experts),
+            top_k: n(a.experts_per_token),
+            moe_ffn: n(a.moe_ffn),
+            shared_ffn: n(a.shared_experts) * n(a.moe_ffn),
+            latent: n(a.kv_lora_rank),
+            rope: n(a.rope_dim),
+            v_head: n(a.v_head_dim),
+        }
+    }
+
+    /// Bytes per token per layer the cache stores: keys and values of the
+    /// key/value heads, or latent attention's compressed latent and its
+    /// rotary key (DeepSeek caches those, `DeepseekV2Attention.forward`).
+    pub fn kv_token_bytes(&self, latent: bool) -> u128 {
+        if latent {
+            (self.latent + self.rope) * self.dt
+        } else {
+            2 * self.kv_heads * self.head_dim * self.dt
+        }
+    }
+}
+
+/// One forward pass's allocations through a simulation of live bytes.
+pub struct Forward<'a> {
+    pub d: &'a Dims,
+    pub spec: Spec,
+    pub attn: Attn,
+    pub sim: Sim,
+    /// MoE layers in decode gather whole experts (`batched_mm`, what
+    /// generate switches to on a GPU).
+    pub batched_decode: bool,
+    /// The decoder layers' linear weights are 4-bit (bitsandbytes).
+    pub dequant: Option<Dequant>,
+}
+
+/// bitsandbytes 4-bit linears: how a matmul that is not the custom
+/// kernel's dequantizes its weight.
+#[derive(Clone, Copy, Debug)]
+pub struct Dequant {
+    /// Nested quantization: the absmax is dequantized first.
+    pub double_quant: bool,
+}
+
+/// bitsandbytes 0.50 `backends/cuda/ops.py`: at most this many input
+/// rows always take the custom 4-bit kernel (`_GEMM_4BIT_CUSTOM_FLOOR_M`);
+/// above it `_gemm_4bit_use_custom_cuda` decides by GPU and shape, and past
+/// 1536 rows never. vramfit takes the dequantizing fallback above the
+/// floor: what an H100 does with a prefill's rows (measured: every quant row
+/// of `infer_transformers.jsonl`), an upper bound on GPUs whose heuristic
+/// keeps the custom kernel up to 512 rows.
+const CUSTOM_4BIT_ROWS: u128 = 4;
+
+/// What a forward carries through every layer.
+pub struct Carried {
+    pub masks: [Option<Id>; 2],
+}
+
+impl Forward<'_> {
+    fn s(&mut self) -> &mut Sim {
+        &mut self.sim
+    }
+
+    /// A linear layer's output on `t` rows (`inp` to `out` features, in the
+    /// model's dtype). A 4-bit weight on more rows than the custom kernel
+    /// takes is dequantized first (`_dequant_linear_fallback`: with nested
+    /// quantization the absmax in fp32 and plus its offset, then the whole
+    /// weight in the input's dtype), alive during `F.linear`.
+    fn lin(&mut self, t: u128, inp: u128, out: u128) -> Id {
+        let dt = self.d.dt;
+        let Some(dq) = self.dequant.filter(|_| t > CUSTOM_4BIT_ROWS) else {
+            return self.sim.a(dt * t * out);
+        };
+        let s = &mut self.sim;
+        let blocks = (inp * out).div_ceil(64);
+        let absmax = [
+            s.a_if(dq.double_quant, 4 * blocks),
+            s.a_if(dq.double_quant, 4 * blocks),
+        ];
+        let w = s.a(dt * inp * out);
+        let o = s.a(dt * t * out);
+        s.f(&absmax);
+        s.free(w);
+        o
+    }
+
+    // ------------------------------------------------------------ norms
+
+    /// The family's norm over `n` elements in `rows` rows.
+    pub fn norm(&mut self, rows: u128, n: u128) -> Id {
+        match self.spec.norm {
+            Norm::Rms => self.rms(rows, n, false),
+            Norm::RmsCastAfter => self.rms(rows, n, true),
+            Norm::RmsPlusOne => self.gemma_norm(rows, n, self.d.h),
+            Norm::LayerNorm => self.layer_norm(rows, n),
+        }
+    }
+
+    /// LlamaRMSNorm (`x.to(fp32)`, `pow(2).mean`, `rsqrt`, `x * rsqrt`,
+    /// `.to(dtype)`, `weight * x`); with `weight_first`, OLMo 2's and
+    /// gpt-oss's `(weight * x_fp32).to(dtype)`.
+    fn rms(&mut self, rows: u128, n: u128, weight_first: bool) -> Id {
+        let dt = self.d.dt;
+        let mut s = Run::default();
+        let c32 = s.a_if(dt != 4, 4 * n);
+        let p = s.a(4 * n);
+        let m = s.a(4 * rows);
+        s.f(&[p]);
+        let e = s.a(4 * rows);
+        let r = s.a(4 * rows);
+        s.f(&[e]);
+        let y = s.a(4 * n);
+        s.f(&[r, c32]);
+        let o = if weight_first {
+            let w = s.a(4 * n);
+            if dt != 4 {
+                let o = s.a(dt * n);
+                s.f(&[w]);
+                o
+            } else {
+                w
+            }
+        } else if dt != 4 {
+            let c2 = s.a(dt * n);
+            let o = s.a(dt * n);
+            s.f(&[c2]);
+            o
+        } else {
+            s.a(4 * n)
+        };
+        s.f(&[y, m]);
+        let [o] = self.sim.burst(s.max(), [o]);
+        o
+    }
+
+    /// GemmaRMSNorm: `_norm(x.float()) * (1 + weight.float())`, cast back.
+    fn gemma_norm(&mut self, rows: u128, n: u128, width: u128) -> Id {
+        let dt = self.d.dt;
+        let mut s = Run::default();
+        let c32 = s.a_if(dt != 4, 4 * n);
+        let p = s.a(4 * n);
+        let m = s.a(4 * rows);
+        s.f(&[p]);
+        let e = s.a(4 * rows);
+        s.f(&[m]);
+        let r = s.a(4 * rows);
+        s.f(&[e]);
+        let y = s.a(4 * n);
+        s.f(&[r, c32]);
+        let wf = s.a_if(dt != 4, 4 * width);
+        let wa = s.a(4 * width);
+        s.f(&[wf]);
+        let o32 = s.a(4 * n);
+        s.f(&[wa, y]);
+        let o = if dt != 4 {
+            let o = s.a(dt * n);
+            s.f(&[o32]);
+            o
+        } else {
+            o32
+        };
+        let [o] = self.sim.burst(s.max(), [o]);
+        o
+    }
+
+    /// `nn.LayerNorm`: the output, mean and rstd (dropped at once).
+    fn layer_norm(&mut self, rows: u128, n: u128) -> Id {
+        let dt = self.d.dt;
+        let s = self.s();
+        let o = s.a(dt * n);
+        let mu = s.a(dt * rows);
+        let rs = s.a(dt * rows);
+        s.f(&[Some(mu), Some(rs)]);
+        o
+    }
+
+    // ------------------------------------------------------------ rotary
+
+    /// The rotary tables of one forward (`T` tokens), kept to its end: a
+    /// cos and a sin per table (Gemma 3: two tables), DeepSeek's one
+    /// complex table.
+    pub fn rotary_tables(&mut self, t: u128) -> [Option<Id>; 4] {
+        let (dt, rd) = (self.d.dt, self.d.rd);
+        let mut out = [None; 4];
+        let mut put = |k: usize, ids: [Option<Id>; 2]| out[2 * k..2 * k + 2].copy_from_slice(&ids);
+        match self.spec.rope {
+            RopeStyle::None => {}
+            RopeStyle::Half | RopeStyle::HalfCat => {
+                for k in 0..usize::from(self.spec.rope_tables.clamp(1, 2)) {
+                    put(k, self.rotary(t, rd, dt != 4));
+                }
+            }
+            RopeStyle::HalfFp32 => put(0, self.rotary(t, rd, false)),
+            RopeStyle::Split => put(0, self.rotary_split(t, rd)),
+            RopeStyle::Complex => put(0, self.rotary_complex(t, self.d.rope)),
+        }
+        out
+    }
+
+    /// `LlamaRotaryEmbedding`: `inv_freq @ positions` in fp32, cat, cos and
+    /// sin times the attention scaling, cast to the model's dtype unless
+    /// `cast` is false.
+    fn rotary(&mut self, t: u128, rd: u128, cast: bool) -> [Option<Id>; 2] {
+        let dt = self.d.dt;
+        let mut s = Run::default();
+        let pf = s.a(4 * t);
+        let fr = s.a(4 * t * rd / 2);
+        s.f(&[pf]);
+        let em = s.a(4 * t * rd);
+        let c = s.a(4 * t * rd);
+        let cm = s.a(4 * t * rd);
+        s.f(&[c]);
+        let sn = s.a(4 * t * rd);
+        let sm = s.a(4 * t * rd);
+        s.f(&[sn]);
+        let out = if cast {
+            let cd = s.a(dt * t * rd);
+            let sd = s.a(dt * t * rd);
+            s.f(&[fr, em, cm, sm]);
+            [cd, sd]
+        } else {
+            s.f(&[fr, em]);
+            [cm, sm]
+        };
+        self.sim.burst(s.max(), out).map(Some)
+    }
+
+    /// gpt-oss: cos and sin over `rd/2` frequencies (no cat).
+    fn rotary_split(&mut self, t: u128, rd: u128) -> [Option<Id>; 2] {
+        let dt = self.d.dt;
+        let mut s = Run::default();
+        let pf = s.a(4 * t);
+        let fr = s.a(4 * t * rd / 2);
+        s.f(&[pf]);
+        let c = s.a(4 * t * rd / 2);
+        let cm = s.a(4 * t * rd / 2);
+        s.f(&[c]);
+        let sn = s.a(4 * t * rd / 2);
+        let sm = s.a(4 * t * rd / 2);
+        s.f(&[sn]);
+        let out = if dt != 4 {
+            let cd = s.a(dt * t * rd / 2);
+            let sd = s.a(dt * t * rd / 2);
+            s.f(&[fr, cm, sm]);
+            [cd, sd]
+        } else {
+            s.f(&[fr]);
+            [cm, sm]
+        };
+        self.sim.burst(s.max(), out).map(Some)
+    }
+
+    /// DeepSeek: `freqs_cis = polar(1, freqs)`, complex64 (T, r/2).
+    fn rotary_complex(&mut self, t: u128, r: u128) -> [Option<Id>; 2] {
+        let mut s = Run::default();
+        let pf = s.a(4 * t);
+        let fr = s.a(4 * t * r / 2);
+        s.f(&[pf]);
+        let on = s.a(4 * t * r / 2);
+        let po = s.a(8 * t * r / 2);
+        s.f(&[on]);
+        let fc = s.a(8 * t * r / 2);
+        s.f(&[po, fr]);
+        let [fc] = self.sim.burst(s.max(), [fc]);
+        [Some(fc), None]
+    }
+
+    /// `apply_rotary_pos_emb` on `n` elements of q or k.
+    fn rope_apply(&mut self, n: u128) -> Id {
+        let dt = self.d.dt;
+        let mut s = Run::default();
+        let qe = match self.spec.rope {
+            RopeStyle::Split => {
+                let (m1, m2) = (s.a(dt * n / 2), s.a(dt * n / 2));
+                let sb = s.a(dt * n / 2);
+                s.f(&[m1, m2]);
+                let (m3, m4) = (s.a(dt * n / 2), s.a(dt * n / 2));
+                let ad = s.a(dt * n / 2);
+                s.f(&[m3, m4]);
+                let qe = s.a(dt * n);
+                s.f(&[sb, ad]);
+                qe
+            }
+            RopeStyle::HalfFp32 => {
+                // q (model dtype) × cos (fp32) promotes to fp32.
+                let qc = s.a(4 * n);
+                let ng = s.a(dt * n / 2);
+                let ct = s.a(dt * n);
+                s.f(&[ng]);
+                let qs = s.a(4 * n);
+                s.f(&[ct]);
+                let qe = s.a(4 * n);
+                s.f(&[qc, qs]);
+                qe
+            }
+            RopeStyle::None | RopeStyle::Half | RopeStyle::HalfCat | RopeStyle::Complex => {
+                let qc = s.a(dt * n);
+                let ng = s.a(dt * n / 2);
+                let ct = s.a(dt * n);
+                s.f(&[ng]);
+                let qs = s.a(dt * n);
+                s.f(&[ct]);
+                let qe = s.a(dt * n);
+                s.f(&[qc, qs]);
+                qe
+            }
+        };
+        let [qe] = self.sim.burst(s.max(), [qe]);
+        qe
+    }
+
+    // ------------------------------------------------------------ masks
+
+    /// `sdpa_mask` with the sliding overlay: a bool (1, 1, q, kv).
+    fn sliding_mask(&mut self, q: u128, kv: u128) -> Id {
+        let b = self.d.b;
+        let mut s = Run::default();
+        let ab = s.a(8 * b);
+        let ah = s.a(8);
+        let t = s.a(8 * q);
+        let qa = s.a(8 * q);
+        s.f(&[t]);
+        let t = s.a(8 * kv);
+        let ka = s.a(8 * kv);
+        s.f(&[t]);
+        let one = s.a(1);
+        let sub = s.a(8 * q);
+        let gt = s.a(q * kv);
+        s.f(&[sub]);
+        let an = s.a(q * kv);
+        s.f(&[gt, one]);
+        let le = s.a(q * kv);
+        let m = s.a(q * kv);
+        s.f(&[le, an, ab, ah, qa, ka]);
+        let [m] = self.sim.burst(s.max(), [m]);
+        m
+    }
+
+    /// `eager_mask`: the bool mask, then `where(mask, 0, min)` as a float
+    /// (B, 1, q, kv).
+    fn eager_mask(&mut self, q: u128, kv: u128, sliding: bool) -> Id {
+        let (b, dt) = (self.d.b, self.d.dt);
+        let m = if sliding {
+            self.sliding_mask(q, kv)
+        } else {
+            let s = self.s();
+            let ab = s.a(8 * b);
+            let ah = s.a(8);
+            let t = s.a(8 * q);
+            let qa = s.a(8 * q);
+            s.free(t);
+            let t = s.a(8 * kv);
+            let ka = s.a(8 * kv);
+            s.free(t);
+            let m = s.a(q * kv);
+            s.f(&[Some(ab), Some(ah), Some(qa), Some(ka)]);
+            m
+        };
+        let s = self.s();
+        let z = s.a(dt);
+        let sc = s.a(dt);
+        let w = s.a(dt * b * q * kv);
+        s.f(&[Some(sc), Some(z), Some(m)]);
+        w
+    }
+
+    /// The masks of one forward, by span (`create_causal_mask`,
+    /// `create_sliding_window_causal_mask`): under SDPA, no mask for full
+    /// layers (`is_causal`) and a sliding layer's once its keys reach the
+    /// window; eager builds both as floats.
+    pub fn masks(&mut self, q: u128, spans: &[(Span, u128)]) -> Carried {
+        let mut masks = [None, None];
+        for &(span, kv) in spans {
+            masks[span as usize] = match (self.attn, span) {
+                (Attn::Sdpa, Span::Full) => None,
+                (Attn::Sdpa, Span::Sliding) => {
+                    (kv >= self.d.window).then(|| self.sliding_mask(q, kv))
+                }
+                (Attn::Eager, span) => Some(self.eager_mask(q, kv, span == Span::Sliding)),
+                // flash-attn takes no mask (the codec refuses it here: not
+                // measured for inference).
+                (Attn::FlashAttention2, _) => None,
+            };
+        }
+        Carried { masks }
+    }
+
+    // ------------------------------------------------------------ attention
+
+    /// The attention on query (B, H, q, hdq) and the cache's keys and
+    /// values (B, Hkv, kv, ·): returns the output and what the layer keeps
+    /// to its end (eager's weights).
+    fn attention(
+        &mut self,
+        q: u128,
+        kv: u128,
+        mask: bool,
+        hd: (u128, u128),
+        heads: (u128, u128),
+    ) -> (Id, Option<Id>) {
+        let (hdq, hdv) = hd;
+        let (h, hkv) = heads;
+        let (dt, b) = (self.d.dt, self.d.b);
+        if self.attn == Attn::Eager {
+            return self.attn_eager(q, kv, mask, hd, heads);
+        }
+        let (mut hq, mut hk) = (h, hkv);
+        let mut rep = [None, None];
+        if h != hkv {
+            if !mask && hdq == hdv && hdq <= 256 {
+                // use_gqa_in_sdpa: enable_gqa=True
+            } else if q == 1 {
+                // pack_gqa: (B, Hkv, n_rep, d) queries, views
+                hq = hkv;
+            } else {
+                if hkv > 1 {
+                    rep = [
+                        Some(self.sim.a(dt * b * h * kv * hdq)),
+                        Some(self.sim.a(dt * b * h * kv * hdv)),
+                    ];
+                }
+                hk = h;
+            }
+        }
+        let qq = if h != hkv && q == 1 && hq == hkv {
+            h / hkv
+        } else {
+            q
+        };
+        let out = self.attn_kernel(qq, (hq, hk), kv, hd, mask, q);
+        self.sim.f(&rep);
+        (out, None)
+    }
+
+    /// CUDA's SDPA backend choice (flash, then memory-efficient, then
+    /// math) and what that kernel allocates.
+    fn attn_kernel(
+        &mut self,
+        q: u128,
+        heads: (u128, u128),
+        kv: u128,
+        hd: (u128, u128),
+        mask: bool,
+        qm: u128,
+    ) -> Id {
+        let (hq, hk) = heads;
+        let (hdq, hdv) = hd;
+        let (b, dt) = (self.d.b, self.d.dt);
+        let half = dt == 2;
+        if !mask && half && hdq == hdv && hdq <= 256 {
+            let out = self.sim.a(dt * b * q * hq * hdv);
+            let lse = self.sim.a(4 * b * hq * q);
+            self.sim.free(lse);
+            return out;
+        }
+        let align = if half { 8 } else { 4 };
+        if !(hdq % align == 0 && hdv % align == 0 && hq == hk) {
+            return self.attn_math(q, heads, kv, hd, !mask && qm > 1);
+        }
+        let s = self.s();
+        let mut m = None;
+        if mask {
+            // convert_boolean_attn_mask: zeros_like (batch-expanded), logical_not
+            let z = s.a(dt * b * qm * kv);
+            let nm = s.a(b * qm * kv);
+            s.free(nm);
+            m = Some(z);
+            if !kv.is_multiple_of(16) {
+                // preprocess_mask: padded to 16, expanded to all heads
+                let pd = s.a(dt * b * hq * q * (kv + 16 - kv % 16));
+                s.f(&[m]);
+                m = Some(pd);
+            }
+        }
+        let out = s.a(dt * b * q * hq * hdv);
+        s.f(&[m]);
+        out
+    }
+
+    /// `_scaled_dot_product_attention_math` (fp32; the only path here in
+    /// which it runs is an fp32 model with grouped-query heads).
+    fn attn_math(
+        &mut self,
+        q: u128,
+        heads: (u128, u128),
+        kv: u128,
+        hd: (u128, u128),
+        causal: bool,
+    ) -> Id {
+        let (hq, hk) = heads;
+        let (hdq, hdv) = hd;
+        let (b, e) = (self.d.b, 4);
+        let s = self.s();
+        let qs = s.a(e * b * hq * q * hdq);
+        let mut wm = None;
+        if causal {
+            let o1 = s.a(q * kv);
+            let tr = s.a(q * kv);
+            s.free(o1);
+            let (s1, s2) = (s.a(4), s.a(4));
+            wm = Some(s.a(4 * q * kv));
+            s.f(&[Some(s2), Some(s1), Some(tr)]);
+        }
+        let rep = if hq != hk {
+            [
+                Some(s.a(e * b * hq * kv * hdq)),
+                Some(s.a(e * b * hq * kv * hdv)),
+            ]
+        } else {
+            [None, None]
+        };
+        let kt = s.a(e * b * hq * hdq * kv);
+        let qc = s.a_if(q > 1, e * b * hq * q * hdq);
+        let mut sc = s.a(e * b * hq * q * kv);
+        s.f(&[qc, Some(kt)]);
+        if wm.is_some() {
+            let ad = s.a(e * b * hq * q * kv);
+            s.free(sc);
+            sc = ad;
+        }
+        let sm = s.a(e * b * hq * q * kv);
+        s.free(sc);
+        let mut o = s.a(e * b * hq * q * hdv);
+        s.f(&rep);
+        s.f(&[Some(qs), wm, Some(sm)]);
+        if q > 1 {
+            let oc = s.a(e * b * hq * q * hdv);
+            s.free(o);
+            o = oc;
+        }
+        o
+    }
+
+    /// `eager_attention_forward`: repeat_kv, scores, softcapping, the mask,
+    /// the softmax in fp32 (gpt-oss: over a sink column, in the model's
+    /// dtype), the weights cast back (kept to the end of the layer), the
+    /// output made contiguous.
+    fn attn_eager(
+        &mut self,
+        q: u128,
+        kv: u128,
+        mask: bool,
+        hd: (u128, u128),
+        heads: (u128, u128),
+    ) -> (Id, Option<Id>) {
+        let (hdq, hdv) = hd;
+        let (h, hkv) = heads;
+        let (b, dt) = (self.d.b, self.d.dt);
+        let spec = self.spec;
+        let s = &mut self.sim;
+        let rep = if h != hkv && hkv > 1 {
+            [
+                Some(s.a(dt * b * h * kv * hdq)),
+                Some(s.a(dt * b * h * kv * hdv)),
+            ]
+        } else {
+            [None, None]
+        };
+        // The rotated query is a permuted view for rotate_half RoPE: bmm
+        // copies it.
+        let qc = s.a_if(q > 1 && spec.rope != RopeStyle::Split, dt * b * h * q * hdq);
+        let n = b * h * q * kv;
+        let sc = s.a(dt * n);
+        s.f(&[qc]);
+        let mut x = s.a(dt * n);
+        s.free(sc);
+        if spec.attn_softcap {
+            let d = s.a(dt * n);
+            s.free(x);
+            let t = s.a(dt * n);
+            s.free(d);
+            x = s.a(dt * n);
+            s.free(t);
+        }
+        if mask {
+            let y = s.a(dt * n);
+            s.free(x);
+            x = y;
+        }
+        let (w, keep_sub) = if spec.sinks {
+            let n1 = b * h * q * (kv + 1);
+            let cb = s.a(dt * n1);
+            let mv = s.a(dt * b * h * q);
+            let mi = s.a(8 * b * h * q);
+            s.free(mi);
+            let sb = s.a(dt * n1);
+            s.f(&[Some(mv), Some(cb)]);
+            let w = s.a(dt * n1);
+            s.free(x);
+            (w, Some(sb))
+        } else if dt != 4 {
+            let c = s.a(4 * n);
+            let smx = s.a(4 * n);
+            s.free(c);
+            let w = s.a(dt * n);
+            s.f(&[Some(smx), Some(x)]);
+            (w, None)
+        } else {
+            let w = s.a(4 * n);
+            s.free(x);
+            (w, None)
+        };
+        let mut o = s.a(dt * b * h * q * hdv);
+        if q > 1 {
+            let oc = s.a(dt * b * h * q * hdv);
+            s.free(o);
+            o = oc;
+        }
+        s.f(&rep);
+        s.f(&[keep_sub]);
+        (o, Some(w))
+    }
+
+    // ------------------------------------------------------------ the layer
+
+    /// The cache's update in a layer: `DynamicLayer.update` (keys = cat,
+    /// then values = cat, each replacing the old one) or
+    /// `DynamicSlidingWindowLayer.update` (both cats before either is
+    /// replaced). `old` are the layer's cached keys and values.
+    fn cache_update(
+        &mut self,
+        span: Span,
+        old: [Option<Id>; 2],
+        stored: u128,
+        kv_bytes: (u128, u128),
+    ) -> [Id; 2] {
+        let b = self.d.b;
+        let s = self.s();
+        s.tag(Cat::Kv);
+        let kn = s.a(b * kv_bytes.0 * stored);
+        let vn = match span {
+            Span::Sliding => {
+                let vn = s.a(b * kv_bytes.1 * stored);
+                s.f(&old);
+                vn
+            }
+            Span::Full => {
+                s.f(&old[..1]);
+                let vn = s.a(b * kv_bytes.1 * stored);
+                s.f(&old[1..]);
+                vn
+            }
+        };
+        s.tag(Cat::Act);
+        [kn, vn]
+    }
+}
+
+/// One layer's place in a forward: its span and kind, the tokens its
+/// cache stores after the update and the keys attention sees, and its
+/// cached keys and values before it.
+#[derive(Clone, Copy, Debug)]
+pub struct LayerAt {
+    pub span: Span,
+    pub kind: LayerKind,
+    /// Query tokens per sequence (P in prefill, 1 in decode).
+    pub q: u128,
+    pub stored: u128,
+    pub kv: u128,
+    pub old: [Option<Id>; 2],
+}
+
+impl Forward<'_> {
+    /// A decoder layer on input `x` (`T = B·q` tokens): its output, with
+    /// its cache's new keys and values.
+    pub fn layer(&mut self, at: LayerAt, masks: [bool; 2]) -> (Id, [Id; 2]) {
+        let d = self.d;
+        let t = d.b * at.q;
+        let mask = masks[at.span as usize];
+        self.sim.stage(Stage::Attention);
+        let (o, keep, cache) = self.attn_block(t, at, mask);
+        self.sim.stage(Stage::Mlp);
+        let dt = d.dt;
+        let h = d.h;
+        let out = match (self.spec.norm_place, self.spec.layout) {
+            (NormPlace::Sandwich, _) => {
+                let on = self.norm(t, t * h);
+                self.sim.free(o);
+                let r1 = self.sim.a(dt * t * h);
+                self.sim.free(on);
+                let n2 = self.norm(t, t * h);
+                let m = self.ffn(t, at.kind);
+                self.sim.free(n2);
+                let dn = self.norm(t, t * h);
+                self.sim.free(m);
+                let r2 = self.sim.a(dt * t * h);
+                self.sim.f(&[Some(dn), Some(r1), keep[0], keep[1]]);
+                r2
+            }
+            (NormPlace::Post, _) => {
+                let on = self.norm(t, t * h);
+                self.sim.free(o);
+                let r1 = self.sim.a(dt * t * h);
+                self.sim.free(on);
+                let m = self.ffn(t, at.kind);
+                let dn = self.norm(t, t * h);
+                self.sim.free(m);
+                let r2 = self.sim.a(dt * t * h);
+                self.sim.f(&[Some(dn), Some(r1), keep[0], keep[1]]);
+                r2
+            }
+            (NormPlace::Pre, Layout::Gpt2) => {
+                let r1 = self.sim.a(dt * t * h);
+                // ln_1's output, released after the residual add.
+                self.sim.f(&[keep[1]]);
+                let n2 = self.norm(t, t * h);
+                let m = self.ffn(t, at.kind);
+                let r2 = self.sim.a(dt * t * h);
+                self.sim.f(&[Some(n2), Some(r1), Some(o), Some(m), keep[0]]);
+                r2
+            }
+            (NormPlace::Pre, Layout::Llama) => {
+                let r1 = self.sim.a(dt * t * h);
+                self.sim.free(o);
+                let n2 = self.norm(t, t * h);
+                let m = self.ffn(t, at.kind);
+                self.sim.free(n2);
+                let r2 = self.sim.a(dt * t * h);
+                self.sim.f(&[Some(m), Some(r1), keep[0], keep[1]]);
+                r2
+            }
+        };
+        (out, cache)
+    }
+
+    /// Self-attention: returns the output projection, what the layer keeps
+    /// to its end (eager's weights; GPT-2 layout: ln_1's output) and the
+    /// cache's new keys and values.
+    fn attn_block(&mut self, t: u128, at: LayerAt, mask: bool) -> (Id, [Option<Id>; 2], [Id; 2]) {
+        let d = self.d;
+        let (dt, h, hq, hkv, hd) = (d.dt, d.h, d.heads, d.kv_heads, d.head_dim);
+        let spec = self.spec;
+        if spec.rope == RopeStyle::Complex {
+            return self.attn_latent(t, at, mask);
+        }
+        let half = (hkv * hd * dt, hkv * hd * dt);
+        let n1 = match spec.norm_place {
+            NormPlace::Post => None,
+            NormPlace::Pre | NormPlace::Sandwich => Some(self.norm(t, t * h)),
+        };
+        if spec.layout == Layout::Gpt2 {
+            let qkv = self.lin(t, h, h + 2 * hkv * hd);
+            let cache = self.cache_update(at.span, at.old, at.stored, half);
+            let (out, keep) = self.attention(at.q, at.kv, mask, (hd, hd), (hq, hkv));
+            let o = self.lin(t, h, h);
+            self.sim.f(&[Some(out), Some(qkv)]);
+            return (o, [keep, n1], cache);
+        }
+        let (qe, vp) = if spec.rope == RopeStyle::HalfCat {
+            // Phi-3: one qkv_proj (q, k, v are views); rotated parts
+            // concatenated with the pass-through ones.
+            let qkv = self.lin(t, h, (hq + 2 * hkv) * hd);
+            let qr = self.rope_apply(t * hq * hd);
+            let qe = self.sim.a(dt * t * hq * hd);
+            self.sim.free(qr);
+            let kr = self.rope_apply(t * hkv * hd);
+            let ke = self.sim.a(dt * t * hkv * hd);
+            self.sim.free(kr);
+            let cache = self.cache_update(at.span, at.old, at.stored, half);
+            self.sim.free(ke);
+            let (out, keep) = self.attention(at.q, at.kv, mask, (hd, hd), (hq, hkv));
+            let o = self.lin(t, hq * hd, h);
+            self.sim.f(&[Some(out), Some(qkv), Some(qe), n1]);
+            return (o, [keep, None], cache);
+        } else {
+            self.projections(t)
+        };
+        let cache = self.cache_update(at.span, at.old, at.stored, half);
+        self.sim.f(&[Some(qe.1), Some(vp)]);
+        let (out, keep) = self.attention(at.q, at.kv, mask, (hd, hd), (hq, hkv));
+        let o = self.lin(t, hq * hd, h);
+        self.sim.f(&[Some(out), Some(qe.0), n1]);
+        (o, [keep, None], cache)
+    }
+
+    /// q, k and v projections with the family's q/k norms and RoPE:
+    /// returns the rotated (q, k) and v.
+    fn projections(&mut self, t: u128) -> ((Id, Id), Id) {
+        let d = self.d;
+        let (dt, hq, hkv, hd, h) = (d.dt, d.heads, d.kv_heads, d.head_dim, d.h);
+        let (qn, kn) = (t * hq * hd, t * hkv * hd);
+        let qp = self.lin(t, h, hq * hd);
+        match self.spec.qk_norm {
+            QkNorm::PerHead if self.spec.norm == Norm::RmsPlusOne => {
+                // Gemma 3: q, k, v projected, then q_norm and k_norm.
+                let kp = self.lin(t, h, hkv * hd);
+                let vp = self.lin(t, h, hkv * hd);
+                let qq = self.gemma_norm(t * hq, qn, hd);
+                self.sim.free(qp);
+                let kk = self.gemma_norm(t * hkv, kn, hd);
+                self.sim.free(kp);
+                let qe = self.rope_apply(qn);
+                let ke = self.rope_apply(kn);
+                self.sim.f(&[Some(qq), Some(kk)]);
+                ((qe, ke), vp)
+            }
+            QkNorm::PerHead | QkNorm::Whole => {
+                // Qwen3: q_proj → q_norm, k_proj → k_norm, v_proj; OLMo 2
+                // the same over the whole projection.
+                let rows = |heads| {
+                    if self.spec.qk_norm == QkNorm::Whole {
+                        t
+                    } else {
+                        t * heads
+                    }
+                };
+                let (rq, rk) = (rows(hq), rows(hkv));
+                let qq = self.norm(rq, qn);
+                self.sim.free(qp);
+                let kp = self.lin(t, h, hkv * hd);
+                let kk = self.norm(rk, kn);
+                self.sim.free(kp);
+                let vp = self.lin(t, h, hkv * hd);
+                let qe = self.rope_apply(qn);
+                let ke = self.rope_apply(kn);
+                let (qe, ke) = if self.spec.rope == RopeStyle::HalfFp32 && dt != 4 {
+                    let q2 = self.sim.a(dt * qn);
+                    let k2 = self.sim.a(dt * kn);
+                    self.sim.f(&[Some(qe), Some(ke)]);
+                    (q2, k2)
+                } else {
+                    (qe, ke)
+                };
+                self.sim.f(&[Some(qq), Some(kk)]);
+                ((qe, ke), vp)
+            }
+            QkNorm::None => {
+                let kp = self.lin(t, h, hkv * hd);
+                let vp = self.lin(t, h, hkv * hd);
+                let qe = self.rope_apply(qn);
+                let ke = self.rope_apply(kn);
+                self.sim.f(&[Some(qp), Some(kp)]);
+                ((qe, ke), vp)
+            }
+        }
+    }
+
+    /// DeepSeek's latent attention (`q_lora_rank` none): q_proj, the
+    /// compressed kv and rotary key, the cache of the latent, `kv_b_proj`
+    /// over every cached token, keys assembled, SDPA with unequal head
+    /// widths.
+    fn attn_latent(&mut self, t: u128, at: LayerAt, mask: bool) -> (Id, [Option<Id>; 2], [Id; 2]) {
+        let d = self.d;
+        let (dt, h, hq, b) = (d.dt, d.h, d.heads, d.b);
+        let (r_lat, r, vd) = (d.latent, d.rope, d.v_head);
+        let qk = d.head_dim;
+        let nope = qk - r;
+        let n1 = self.norm(t, t * h);
+        let qp = self.lin(t, h, hq * qk);
+        let ckv = self.lin(t, h, r_lat + r);
+        let kn = self.norm(t, t * r_lat);
+        let s = &mut self.sim;
+        let xq = s.a(4 * t * hq * r);
+        let xk = s.a(4 * t * r);
+        let cq = s.a(4 * t * hq * r);
+        let qpe = s.a(dt * t * hq * r);
+        s.free(cq);
+        let ck = s.a(4 * t * r);
+        let kpe = s.a(dt * t * r);
+        s.f(&[Some(ck), Some(xq), Some(xk)]);
+        let cache = self.cache_update(at.span, at.old, at.stored, (r_lat * dt, r * dt));
+        let s = &mut self.sim;
+        s.f(&[Some(kn), Some(kpe)]);
+        let qs = s.a(dt * t * hq * qk);
+        let kvb = self.lin(b * at.kv, r_lat, hq * (nope + vd));
+        let ks = self.sim.a(dt * b * hq * at.kv * qk);
+        let (out, keep) = self.attention(at.q, at.kv, mask, (qk, vd), (hq, hq));
+        let o = self.lin(t, hq * vd, h);
+        let s = &mut self.sim;
+        s.f(&[
+            Some(out),
+            Some(qp),
+            Some(qpe),
+            Some(ckv),
+            Some(qs),
+            Some(ks),
+            Some(kvb),
+            Some(n1),
+        ]);
+        (o, [keep, None], cache)
+    }
+
+    // ------------------------------------------------------------ MLP
+
+    /// The layer's MLP or experts on `T` tokens.
+    fn ffn(&mut self, t: u128, kind: LayerKind) -> Id {
+        match (kind, self.spec.moe) {
+            (LayerKind::Moe, Some(moe)) => {
+                self.sim.stage(Stage::Experts);
+                self.moe(t, moe)
+            }
+            (LayerKind::Dense, _) | (LayerKind::Moe, None) => self.mlp(t, self.d.ffn),
+        }
+    }
+
+    /// A dense MLP of width `f`: gate/up/down (Phi-3 fused), or GPT-2's
+    /// c_fc → activation → c_proj.
+    fn mlp(&mut self, t: u128, f: u128) -> Id {
+        let (dt, h) = (self.d.dt, self.d.h);
+        let act = self.spec.act;
+        match self.spec.mlp {
+            Mlp::GatedFused => {
+                let gu = self.lin(t, h, 2 * f);
+                let s = &mut self.sim;
+                let sg = s.a(dt * t * f);
+                let m = s.a(dt * t * f);
+                s.free(sg);
+                let d = self.lin(t, f, h);
+                self.sim.f(&[Some(m), Some(gu)]);
+                d
+            }
+            Mlp::Plain => {
+                let fc = self.lin(t, h, f);
+                let s = &mut self.sim;
+                // transformers' Python gelu_new: pow, tanh and products.
+                let extra = match act {
+                    Act::GeluNew => [Some(s.a(dt * t * f)), Some(s.a(dt * t * f))],
+                    Act::Fused => [None, None],
+                };
+                let g = s.a(dt * t * f);
+                s.f(&extra);
+                s.free(fc);
+                let d = self.lin(t, f, h);
+                self.sim.free(g);
+                d
+            }
+            Mlp::Gated => {
+                let g = self.lin(t, h, f);
+                let sg = self.sim.a(dt * t * f);
+                self.sim.free(g);
+                let u = self.lin(t, h, f);
+                let m = self.sim.a(dt * t * f);
+                self.sim.f(&[Some(sg), Some(u)]);
+                let d = self.lin(t, f, h);
+                self.sim.free(m);
+                d
+            }
+        }
+    }
+
+    /// A sparse MoE block: the router, then the experts (grouped in prefill,
+    /// gathered per token in decode on a GPU), and the shared expert.
+    fn moe(&mut self, t: u128, moe: Moe) -> Id {
+        let d = self.d;
+        let (dt, h, e, k) = (d.dt, d.h, d.experts, d.top_k);
+        let s = &mut self.sim;
+        let (keep, wbytes) = match moe.router {
+            Router::SoftmaxFp32 | Router::SigmoidGrouped => {
+                // F.linear(hidden.float(), weight.float())
+                let hf = s.a(4 * t * h);
+                let wf = s.a(4 * e * h);
+                let rl = s.a(4 * t * e);
+                s.f(&[Some(hf), Some(wf)]);
+                let sm = s.a(4 * t * e);
+                let tv = s.a(4 * t * k);
+                let ti = s.a(8 * t * k);
+                let tw = s.a(4 * t * k);
+                s.f(&[Some(tv), Some(sm)]);
+                ([rl, tw, ti], 4)
+            }
+            Router::TopKSoftmax => {
+                let rl = s.a(dt * t * e);
+                let tv = s.a(dt * t * k);
+                let ti = s.a(8 * t * k);
+                let tw = s.a(dt * t * k);
+                s.free(tv);
+                ([rl, ti, tw], dt)
+            }
+            Router::Softmax => {
+                let rl = s.a(dt * t * e);
+                let rf = s.a(4 * t * e);
+                let sm = s.a(4 * t * e);
+                s.free(rf);
+                let tv = s.a(4 * t * k);
+                let ti = s.a(8 * t * k);
+                if moe.normalize_top_k {
+                    let su = s.a(4 * t);
+                    s.free(su);
+                }
+                if moe.weights_in_logits_dtype {
+                    let tw = s.a(dt * t * k);
+                    s.f(&[Some(tv), Some(sm)]);
+                    ([rl, ti, tw], dt)
+                } else {
+                    s.free(sm);
+                    ([rl, tv, ti], 4)
+                }
+            }
+        };
+        let rows = t * k;
+        let mut out = if self.batched_decode {
+            self.experts_batched(t, rows, wbytes, moe)
+        } else {
+            self.experts_grouped(t, rows, wbytes, moe)
+        };
+        if d.shared_ffn > 0 {
+            let sh = self.mlp(t, d.shared_ffn);
+            let gate = (moe.shared == Shared::Gated).then(|| self.sim.a(dt * t));
+            let y = self.sim.a(dt * t * h);
+            self.sim.f(&[Some(sh), Some(out), gate]);
+            out = y;
+        }
+        self.sim.f(&keep.map(Some));
+        out
+    }
+
+    /// The experts' activation: SiLU(gate) × up, or gpt-oss's clamped GLU.
+    fn gate_glu(&mut self, rows: u128, moe: Moe) -> Id {
+        let (dt, f) = (self.d.dt, self.d.moe_ffn);
+        let s = &mut self.sim;
+        if moe.clamped_swiglu {
+            let g = s.a(dt * rows * f);
+            let u = s.a(dt * rows * f);
+            let m = s.a(dt * rows * f);
+            let sg = s.a(dt * rows * f);
+            s.free(m);
+            let gl = s.a(dt * rows * f);
+            s.free(sg);
+            let ad = s.a(dt * rows * f);
+            let o = s.a(dt * rows * f);
+            s.f(&[Some(ad), Some(g), Some(u), Some(gl)]);
+            return o;
+        }
+        let sg = s.a(dt * rows * f);
+        let m = s.a(dt * rows * f);
+        s.free(sg);
+        m
+    }
+
+    /// `grouped_mm_experts_forward`: sorted by expert, the tokens gathered
+    /// (`rows = T·k`), grouped_mm up, the activation, grouped_mm down,
+    /// weighted, un-permuted, summed over k.
+    fn experts_grouped(&mut self, t: u128, rows: u128, wbytes: u128, moe: Moe) -> Id {
+        let d = self.d;
+        let (dt, h, e, f) = (d.dt, d.h, d.experts, d.moe_ffn);
+        let s = &mut self.sim;
+        let (sv, pm) = (s.a(8 * rows), s.a(8 * rows));
+        let fd = s.a(8 * rows);
+        let hs = s.a(dt * rows * h);
+        s.free(fd);
+        let sw = s.a(wbytes * rows);
+        let hi = s.a(4 * rows);
+        let hc = s.a(4 * e);
+        let of = s.a(4 * e);
+        let gb = s.a_if(moe.expert_bias, dt * rows * 2 * f);
+        let gu = s.a(dt * rows * 2 * f);
+        let act = self.gate_glu(rows, moe);
+        let s = &mut self.sim;
+        s.free(gu);
+        let db = s.a_if(moe.expert_bias, dt * rows * h);
+        s.f(&[gb]);
+        let dn = s.a(dt * rows * h);
+        s.free(act);
+        let wo = s.a(wbytes * rows * h);
+        let ip = s.a(8 * rows);
+        let ar = s.a(8 * rows);
+        s.free(ar);
+        let ro = s.a(wbytes * rows * h);
+        s.free(wo);
+        let sm = s.a(wbytes * t * h);
+        s.f(&[
+            Some(sv),
+            Some(pm),
+            Some(hs),
+            Some(sw),
+            Some(hi),
+            Some(hc),
+            Some(of),
+            db,
+            Some(dn),
+            Some(ro),
+            Some(ip),
+        ]);
+        if wbytes != dt {
+            let out = s.a(dt * t * h);
+            s.free(sm);
+            out
+        } else {
+            sm
+        }
+    }
+
+    /// `batched_mm_experts_forward`: every selected expert's weights
+    /// gathered per (token, expert) pair; the up and down gathers alive
+    /// together.
+    fn experts_batched(&mut self, t: u128, rows: u128, wbytes: u128, moe: Moe) -> Id {
+        let d = self.d;
+        let (dt, h, f) = (d.dt, d.h, d.moe_ffn);
+        let s = &mut self.sim;
+        let hs = s.a(dt * rows * h);
+        let gw = s.a(dt * rows * 2 * f * h);
+        let gb = s.a_if(moe.expert_bias, dt * rows * 2 * f);
+        let bm = s.a(dt * rows * 2 * f);
+        let act = self.gate_glu(rows, moe);
+        let s = &mut self.sim;
+        s.free(bm);
+        let dw = s.a(dt * rows * h * f);
+        s.free(gw);
+        let db = s.a_if(moe.expert_bias, dt * rows * h);
+        s.f(&[gb]);
+        let dn = s.a(dt * rows * h);
+        s.free(act);
+        let wo = s.a(wbytes * rows * h);
+        let sm = s.a(wbytes * t * h);
+        s.f(&[Some(hs), Some(dw), db, Some(dn), Some(wo)]);
+        if wbytes != dt {
+            let out = s.a(dt * t * h);
+            s.free(sm);
+            out
+        } else {
+            sm
+        }
+    }
+
+    /// The embeddings of a forward's tokens: returns what the layers read
+    /// and what stays to the end (GPT-2 layout: token and position
+    /// embeddings; Gemma: the scaled copy replaces the lookup).
+    pub fn embed(&mut self, t: u128) -> (Id, [Option<Id>; 2]) {
+        let (dt, h) = (self.d.dt, self.d.h);
+        let s = &mut self.sim;
+        match (self.spec.layout, self.spec.embed_scale) {
+            (Layout::Gpt2, _) => {
+                let te = s.a(dt * t * h);
+                let pe = s.a(dt * t * h);
+                let emb = s.a(dt * t * h);
+                (emb, [Some(te), Some(pe)])
+            }
+            (Layout::Llama, EmbedScale::Buffer | EmbedScale::PerForward) => {
+                let e = s.a(dt * t * h);
+                let emb = s.a(dt * t * h);
+                s.free(e);
+                (emb, [None, None])
+            }
+            (Layout::Llama, EmbedScale::None) => (s.a(dt * t * h), [None, None]),
+        }
+    }
+
+    /// The final norm and the head on the last position
+    /// (`logits_to_keep=1`), Gemma 2's final softcapping: frees the last
+    /// hidden state `x` and what the forward carried (`rest`), and returns
+    /// the logits (B × V, tagged as logits).
+    pub fn head(&mut self, t: u128, x: Id, rest: &[Option<Id>]) -> Id {
+        let (dt, b, v, h) = (self.d.dt, self.d.b, self.d.vocab, self.d.h);
+        self.sim.stage(Stage::Head);
+        let nf = self.norm(t, t * h);
+        self.sim.free(x);
+        self.sim.f(rest);
+        self.sim.tag(Cat::Logits);
+        let mut logits = self.sim.a(dt * b * v);
+        self.sim.free(nf);
+        if self.spec.final_softcap {
+            let s = &mut self.sim;
+            let dd = s.a(dt * b * v);
+            s.free(logits);
+            let tt = s.a(dt * b * v);
+            s.free(dd);
+            logits = s.a(dt * b * v);
+            s.free(tt);
+        }
+        self.sim.tag(Cat::Act);
+        logits
+    }
+}

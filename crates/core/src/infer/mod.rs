@@ -1,0 +1,111 @@
+//! The inference workload: what running a model takes of a GPU, engine by
+//! engine, phase by phase (load, prefill, decode; vLLM's profiling run and
+//! its key/value pool), from the model's description (`crate::model`).
+//!
+//! Reads `crate::model` and never matches on a family; imports nothing of
+//! the codec.
+
+pub mod generate;
+pub mod layer;
+pub mod run;
+pub mod sim;
+pub mod transformers;
+pub mod vllm;
+
+use crate::report::Estimate;
+use crate::scenario::Scenario;
+use crate::EstimateError;
+use run::Engine;
+
+/// The estimate of the scenario's inference run, by its engine.
+pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
+    let Some(a) = s.arch else {
+        return Err(EstimateError::NeedsArchitecture);
+    };
+    match s.infer.engine {
+        Engine::Transformers => transformers::estimate(&a, &s.infer, &s.overhead),
+        Engine::Vllm => vllm::estimate(&a, &s.infer, &s.overhead, s.view.capacity.bytes()),
+    }
+}
+
+/// What must fit, by component: the peak's, or for an engine that takes
+/// more than it needs (vLLM's pool) the peak with the key/value cache it
+/// needs in place of the pool.
+pub fn needed_components(e: &Estimate) -> Option<crate::report::Components> {
+    use crate::report::Component;
+    let mut c = e.peak()?.components;
+    if let Some(needed) = e.needed_bytes {
+        let others = c.allocated().saturating_sub(c.get(Component::KvCache));
+        c.set(Component::KvCache, needed.saturating_sub(others));
+    }
+    Some(c)
+}
+
+/// One point of the context chart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContextPoint {
+    /// Tokens per sequence: transformers' prompt and new tokens, vLLM's
+    /// `max_model_len`.
+    pub tokens: u32,
+    /// What must fit there ([`needed_components`]), overhead included.
+    pub peak: crate::report::Components,
+}
+
+/// The run's context, as the chart's x axis counts it.
+pub fn context_of(s: &Scenario) -> u32 {
+    let i = &s.infer;
+    match i.engine {
+        Engine::Transformers => i.prompt.get().saturating_add(i.new.get()),
+        Engine::Vllm => match i.ctx {
+            run::MaxLen::Tokens(t) => t.get(),
+            run::MaxLen::Model | run::MaxLen::Auto => s.arch.map_or(0, |a| a.positions),
+        },
+    }
+}
+
+/// The peak against the context, on `points` log-spaced lengths from 128
+/// tokens (fewer when the run's is shorter) to the model's positions (four
+/// times the run's when it has none, or when the run's is longer), the
+/// run's own length among them; the other settings as they are. A length
+/// that cannot be estimated is left out.
+pub fn context_curve(s: &Scenario, points: usize) -> Vec<ContextPoint> {
+    let now = context_of(s).max(1);
+    let positions = s.arch.map_or(0, |a| a.positions);
+    let top = if positions >= now {
+        positions
+    } else {
+        now.saturating_mul(4)
+    };
+    let top = top.min(run::Tokens::MAX);
+    let low = now.min(128).max(match s.infer.engine {
+        Engine::Transformers => s.infer.new.get().saturating_add(1),
+        Engine::Vllm => 1,
+    });
+    let mut xs: Vec<u32> = (0..points.max(2))
+        .map(|k| {
+            let f = k as f64 / (points.max(2) - 1) as f64;
+            let x = f64::from(low) * (f64::from(top) / f64::from(low)).powf(f);
+            x.round() as u32
+        })
+        .collect();
+    xs.push(now);
+    xs.sort_unstable();
+    xs.dedup();
+    xs.into_iter()
+        .filter_map(|tokens| {
+            let mut t = *s;
+            match t.infer.engine {
+                Engine::Transformers => {
+                    let prompt = tokens.checked_sub(t.infer.new.get())?;
+                    t.infer.prompt = run::Tokens::new(prompt)?;
+                }
+                Engine::Vllm => t.infer.ctx = run::MaxLen::Tokens(run::Tokens::new(tokens)?),
+            }
+            let e = estimate(&t).ok()?;
+            Some(ContextPoint {
+                tokens,
+                peak: needed_components(&e)?,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,270 @@
+//! The transformers engine as an estimate: the weights as loaded, then
+//! `generate`'s phases (`super::generate`), each broken into the terms the
+//! page explains.
+
+use super::generate::{Generate, Generated, KvSplit, Moment, Request};
+use super::layer::Dequant;
+use super::run::{Engine, Inference};
+use super::sim::Parts;
+use crate::model::{Architecture, Holder, WeightFormat};
+use crate::report::{self, Component, Estimate, Method, Phase, PhaseReport, Served, Tally};
+use crate::scenario::Overhead;
+use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
+use crate::units::Bytes;
+use crate::EstimateError;
+
+/// Bytes per element of the tensors a format leaves in the model's dtype
+/// (and of the activations): the format's own for bf16, fp16 and fp32; the
+/// half-precision dtype quantized checkpoints are loaded with otherwise.
+pub fn act_bytes(inf: &Inference) -> u64 {
+    match inf.weights.plain_bytes() {
+        0 => 2,
+        b => b,
+    }
+}
+
+/// The weights and buffers as transformers loads them: the decoder layers'
+/// linears in the format (packed, with their scales and zeros), the rest
+/// in the model's dtype. Sets the weight terms; returns their sum.
+pub fn weights(a: &Architecture, inf: &Inference, terms: &mut Terms) -> u128 {
+    let dt = act_bytes(inf);
+    let q = a.quantized_linears(inf.weights, inf.format_options(), Holder::Checkpoint, false);
+    let plain = a.params().saturating_sub(q.elems);
+    let parts = [
+        (
+            T::Weights,
+            Term::of(&[(plain, U::Params), (u128::from(dt), U::BytesEach)]),
+        ),
+        (T::QuantWeights, Term::of(&[(q.packed, U::Bytes)])),
+        (T::QuantState, Term::of(&[(q.state, U::Bytes)])),
+        (
+            T::Buffers,
+            Term::of(&[(u128::from(a.buffer_bytes(dt)), U::Bytes)]),
+        ),
+    ];
+    parts.iter().fold(0, |sum, (id, t)| {
+        terms.set(*id, *t);
+        sum + t.bytes()
+    })
+}
+
+/// The terms of one `generate` phase.
+struct PhaseIds {
+    kv: [T; 4],
+    growing: T,
+    act: T,
+    logits: T,
+    state: T,
+}
+
+const PREFILL: PhaseIds = PhaseIds {
+    kv: [
+        T::PrefillKv,
+        T::PrefillKvSliding,
+        T::PrefillKv,
+        T::PrefillKvSliding,
+    ],
+    growing: T::PrefillKvGrowing,
+    act: T::PrefillActivations,
+    logits: T::PrefillLogits,
+    state: T::PrefillState,
+};
+
+const DECODE: PhaseIds = PhaseIds {
+    kv: [
+        T::DecodeKv,
+        T::DecodeKvSliding,
+        T::DecodeKvBehind,
+        T::DecodeKvSlidingBehind,
+    ],
+    growing: T::DecodeKvGrowing,
+    act: T::DecodeActivations,
+    logits: T::DecodeLogits,
+    state: T::DecodeState,
+};
+
+const WEIGHTS: TermSet = TermSet::of(&[T::Weights, T::QuantWeights, T::QuantState, T::Buffers]);
+
+/// Sets the terms of a phase's highest moment; returns their set.
+fn moment_terms(split: &KvSplit, m: &Moment, ids: &PhaseIds, terms: &mut Terms) -> TermSet {
+    let groups = [
+        split.full,
+        split.sliding,
+        split.full_behind,
+        split.sliding_behind,
+    ];
+    let mut set = WEIGHTS;
+    for (id, (layers, tokens)) in ids.kv.iter().zip(groups) {
+        if layers == 0 {
+            continue;
+        }
+        terms.set(
+            *id,
+            Term::of(&[
+                (split.batch, U::Batch),
+                (tokens, U::Seq),
+                (layers, U::Layers),
+                (split.token_bytes, U::BytesEach),
+            ]),
+        );
+        set = set.with(*id);
+    }
+    let bytes = [
+        (ids.growing, split.growing),
+        (ids.act, m.parts[2]),
+        (ids.logits, m.parts[3]),
+        (ids.state, m.parts[4]),
+    ];
+    for (id, b) in bytes {
+        terms.set(id, Term::of(&[(b, U::Bytes)]));
+        set = set.with(id);
+    }
+    set
+}
+
+/// Live bytes by component, from the replay's categories.
+fn tally(parts: &Parts) -> Tally {
+    let mut t = Tally::new();
+    let components = [
+        Component::Parameters,
+        Component::KvCache,
+        Component::Activations,
+        Component::Logits,
+        Component::Engine,
+    ];
+    for (c, b) in components.iter().zip(parts) {
+        t.add(*c, *b);
+    }
+    t
+}
+
+/// The request `generate` is given.
+fn request(inf: &Inference, weights: u128) -> Request {
+    let bnb4 = matches!(inf.weights, WeightFormat::Nf4 | WeightFormat::Fp4);
+    Request {
+        batch: u128::from(inf.batch.get()),
+        prompt: u128::from(inf.prompt.get()),
+        new: u128::from(inf.new.get()),
+        dtype_bytes: u128::from(act_bytes(inf)),
+        weights,
+        attn: inf.attn,
+        min_new: inf.min_new.get() > 0,
+        dequant: bnb4.then_some(Dequant {
+            double_quant: inf.double_quant,
+        }),
+    }
+}
+
+/// One phase: the highest moment (with its terms) and the end.
+struct Raw {
+    phase: Phase,
+    at: report::Moment,
+    peak: Parts,
+    peak_terms: TermSet,
+    end: Parts,
+}
+
+fn raw_phases(a: &Architecture, g: &Generate, run: &Generated, terms: &mut Terms) -> Vec<Raw> {
+    let weights = run.end[0];
+    let mut out = vec![Raw {
+        phase: Phase::Load,
+        at: report::Moment::End,
+        peak: [weights, 0, 0, 0, 0],
+        peak_terms: WEIGHTS,
+        end: [weights, 0, 0, 0, 0],
+    }];
+    let split = g.kv_split(a, &run.prefill);
+    out.push(Raw {
+        phase: Phase::Prefill,
+        at: report::Moment::Middle,
+        peak: run.prefill.parts,
+        peak_terms: moment_terms(&split, &run.prefill, &PREFILL, terms),
+        end: run.prefill_end,
+    });
+    if let Some(d) = run.decode {
+        let split = g.kv_split(a, &d);
+        out.push(Raw {
+            phase: Phase::Decode,
+            at: if d.step == 1 {
+                report::Moment::Start
+            } else {
+                report::Moment::End
+            },
+            peak: d.parts,
+            peak_terms: moment_terms(&split, &d, &DECODE, terms),
+            end: run.end,
+        });
+    }
+    out
+}
+
+/// The estimate of `generate` on `a` with the run `inf`.
+pub fn estimate(
+    a: &Architecture,
+    inf: &Inference,
+    overhead: &Overhead,
+) -> Result<Estimate, EstimateError> {
+    let mut terms = Terms::default();
+    let w = weights(a, inf, &mut terms);
+    let g = Generate::new(a, request(inf, w));
+    let run = g.run();
+    let raw = raw_phases(a, &g, &run, &mut terms);
+    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let pct = u128::from(overhead.reserve_pct);
+    let mut high = 0u128;
+    let mut phases = Vec::with_capacity(raw.len());
+    for r in raw {
+        let peak = tally(&r.peak);
+        high = high.max(peak.total());
+        let over = ctx + high * pct / 100;
+        let mut report = PhaseReport::new(
+            1,
+            r.phase,
+            r.at,
+            peak.components(over)?,
+            tally(&r.end).components(over)?,
+        );
+        report.terms = r.peak_terms;
+        phases.push(report);
+    }
+    let params = u64::try_from(a.params()).unwrap_or(u64::MAX);
+    let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
+    e.served = Some(Box::new(Served {
+        engine: Engine::Transformers.label(),
+        weights_bytes: bytes(w)?,
+        kv_cache_bytes: bytes(run.kv_cache)?,
+        ..Served::default()
+    }));
+    e.caveats = caveats(inf);
+    Ok(e)
+}
+
+fn bytes(b: u128) -> Result<Bytes, EstimateError> {
+    u64::try_from(b)
+        .map(Bytes)
+        .map_err(|_| EstimateError::TooLarge {
+            field: "batch × context",
+        })
+}
+
+/// What this estimate leaves out for these weights.
+fn caveats(inf: &Inference) -> Vec<String> {
+    let mut out = Vec::new();
+    match inf.weights {
+        WeightFormat::Fp8 | WeightFormat::Gptq | WeightFormat::Awq => out.push(
+            "the fp8, GPTQ and AWQ kernels' own workspaces in transformers are not modelled (not measured); their weights are exact".into(),
+        ),
+        WeightFormat::Nf4 | WeightFormat::Fp4 if inf.compute_fp32 => out.push(
+            "bitsandbytes computing in fp32: the casts of each linear's input and output are not modelled".into(),
+        ),
+        WeightFormat::Int8 => out.push(
+            "LLM.int8: CUDA's int8 matmul temporaries (the quantized input, the int32 product) are not modelled (measured on the CPU path)".into(),
+        ),
+        WeightFormat::Bf16
+        | WeightFormat::Fp16
+        | WeightFormat::Fp32
+        | WeightFormat::Nf4
+        | WeightFormat::Fp4 => {}
+    }
+    out
+}

@@ -1,0 +1,191 @@
+//! The vLLM engine as an estimate: its budget on the GPU, what the model,
+//! the runner and the profiling run take of it, and the key/value pool the
+//! rest becomes (`plan`: the arithmetic, rule by rule).
+//!
+//! vLLM takes `gpu_memory_utilization` of the GPU whatever the model
+//! needs, and fills what is left with the pool. So the estimate's phases
+//! say what vLLM holds (load, the profiling run, serving with its whole
+//! pool), and what must fit ([`Estimate::needed_bytes`]) is what vLLM's
+//! start-up check asks of that budget: everything but the pool, and the
+//! blocks of one request of `max_model_len` with the null block (R21).
+
+pub mod plan;
+
+pub use plan::*;
+
+use super::run::{Engine, Inference};
+use crate::model::Architecture;
+use crate::report::{Estimate, Method, Phase, PhaseReport, Served, Tally};
+use crate::report::{Hundredths, Moment};
+use crate::scenario::Overhead;
+use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
+use crate::units::Bytes;
+use crate::EstimateError;
+
+const LOAD: TermSet = TermSet::of(&[T::VllmWeights, T::VllmRunner]);
+const PROFILE: TermSet = LOAD.with(T::VllmActivation).with(T::VllmNonTorch);
+const BUDGET: TermSet = PROFILE.with(T::VllmGraphs);
+
+/// The terms of a plan; the key/value term is the pool, or, when the pool
+/// cannot hold one request, the blocks one request needs.
+fn terms(p: &Plan, kv: KvTerm) -> Terms {
+    let mut t = Terms::default();
+    let bytes = |b: u128| Term::of(&[(b, U::Bytes)]);
+    t.set(T::VllmWeights, bytes(p.weights));
+    t.set(T::VllmRunner, bytes(p.runner));
+    t.set(T::VllmActivation, bytes(p.activation_peak));
+    t.set(T::VllmNonTorch, bytes(p.non_torch));
+    t.set(T::VllmGraphs, bytes(p.cudagraphs));
+    let blocks = |n: u128| Term::of(&[(n, U::Blocks), (p.bytes_per_block, U::BytesEach)]);
+    t.set(T::VllmPool, blocks(kv.pool_blocks));
+    t.set(T::VllmKvNeeded, blocks(p.blocks_per_request + 1));
+    t
+}
+
+/// The pool's blocks, and whether they hold one request.
+#[derive(Clone, Copy)]
+struct KvTerm {
+    pool_blocks: u128,
+    fits: bool,
+}
+
+/// Live bytes by component of a set of terms.
+fn tally(terms: &Terms, set: TermSet) -> Tally {
+    let mut out = Tally::new();
+    for id in set.iter() {
+        out.add(id.component(), terms.bytes(id));
+    }
+    out
+}
+
+fn bytes(b: u128) -> Result<Bytes, EstimateError> {
+    u64::try_from(b)
+        .map(Bytes)
+        .map_err(|_| EstimateError::TooLarge {
+            field: "max_model_len",
+        })
+}
+
+/// The estimate of vLLM serving `a` with `inf` on a GPU of `capacity`.
+pub fn estimate(
+    a: &Architecture,
+    inf: &Inference,
+    overhead: &Overhead,
+    capacity: Bytes,
+) -> Result<Estimate, EstimateError> {
+    let total = u128::from(capacity.get());
+    let p = plan(a, inf, Some(total)).map_err(|e| EstimateError::Engine(e.to_string()))?;
+    let pool = p
+        .pool
+        .unwrap_or_else(|| p.kv.pool(None, 0, p.max_model_len));
+    let kv = KvTerm {
+        pool_blocks: pool.blocks,
+        fits: pool.fits,
+    };
+    let terms = terms(&p, kv);
+    let serve = BUDGET.with(if kv.fits {
+        T::VllmPool
+    } else {
+        T::VllmKvNeeded
+    });
+    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let raw = [
+        (Phase::Load, Moment::End, LOAD),
+        (Phase::Profile, Moment::Middle, PROFILE),
+        (Phase::Serve, Moment::End, serve),
+    ];
+    let mut phases = Vec::with_capacity(raw.len());
+    for (phase, at, set) in raw {
+        let c = tally(&terms, set).components(ctx)?;
+        let mut r = PhaseReport::new(1, phase, at, c, c);
+        r.terms = set;
+        r.end_terms = set;
+        phases.push(r);
+    }
+    let params = u64::try_from(a.params()).unwrap_or(u64::MAX);
+    let needed = p.non_kv() + (p.blocks_per_request + 1) * p.bytes_per_block;
+    let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
+    e.needed_bytes = Some(bytes(needed)?);
+    e.budget_share = Some(inf.vllm.gpu_memory_utilization.get());
+    e.served = Some(Box::new(served(&p, &pool)?));
+    e.caveats = caveats(&p, &pool, inf, total, ctx);
+    Ok(e)
+}
+
+/// vLLM's start-up log figures.
+fn served(p: &Plan, pool: &Pool) -> Result<Served, EstimateError> {
+    Ok(Served {
+        engine: Engine::Vllm.label(),
+        weights_bytes: bytes(p.weights)?,
+        kv_cache_bytes: bytes(pool.blocks * p.bytes_per_block)?,
+        activation_peak_bytes: Some(bytes(p.logged_activation())?),
+        non_torch_bytes: Some(bytes(p.non_torch)?),
+        cudagraph_bytes: Some(bytes(p.cudagraphs)?),
+        requested_bytes: pool.requested.map(bytes).transpose()?,
+        kv_blocks: u64::try_from(pool.blocks).ok(),
+        kv_tokens: u64::try_from(pool.tokens).ok(),
+        max_concurrency: u64::try_from(pool.max_concurrency_milli / 10)
+            .ok()
+            .map(Hundredths),
+        max_model_len: Some(p.max_model_len),
+    })
+}
+
+/// What the answer rests on that vLLM measures, and why it would refuse.
+fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Vec<String> {
+    let mut out = vec![
+        "vLLM measures its profiling run's peak, memory outside PyTorch and its CUDA graphs at start-up: vramfit estimates them from the code".to_string(),
+    ];
+    if let (false, Some(len)) = (pool.fits, pool.estimated_max_len) {
+        out.push(format!(
+            "vLLM refuses to start: one request of {} tokens needs more key/value cache than the pool holds; the longest that fits is {len} tokens",
+            p.max_model_len
+        ));
+    }
+    if let Some(req) = pool.requested {
+        if req + ctx > total {
+            out.push(format!(
+                "vLLM refuses to start: gpu_memory_utilization {} of the GPU is more than is free beside the CUDA context",
+                f64::from(inf.vllm.gpu_memory_utilization.get()) / 10_000.0
+            ));
+        }
+    }
+    if p.max_model_len > p.model_len {
+        out.push(format!(
+            "max_model_len is past the model's {} positions: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set",
+            p.model_len
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The serving phase is the whole budget when the pool holds a
+    /// request, and its components sum to it.
+    #[test]
+    fn serving_fills_the_budget() {
+        let a = crate::model::preset("qwen3-8b").map(|p| p.arch);
+        let a = a.unwrap_or(Architecture::BLANK);
+        let inf = Inference {
+            engine: Engine::Vllm,
+            ..Inference::default()
+        };
+        let cap = Bytes(24 << 30);
+        let e = estimate(&a, &inf, &Overhead::default(), cap).map_err(|e| e.to_string());
+        let e = e.unwrap_or_else(|m| panic!("{m}"));
+        let serve = e.phases.last().map(|p| p.components.allocated());
+        let budget = e.budget(cap);
+        let pool = e
+            .served
+            .as_ref()
+            .map(|s| s.kv_cache_bytes.get())
+            .unwrap_or(0);
+        // The pool is what the budget leaves, down to part of a block.
+        let left = budget.get() - serve.map_or(0, |b| b.get());
+        assert!(pool > 0 && left < (1 << 20), "left {left}");
+        assert!(e.needed() < budget);
+    }
+}

@@ -1,0 +1,798 @@
+//! vLLM 0.33's memory arithmetic: the budget a GPU gives the engine, what
+//! the model, the model runner and the profiling run take of it, and the
+//! key/value pool the rest becomes (blocks, tokens, concurrency, the fit
+//! check and the longest sequence that fits).
+//!
+//! Source: the vLLM 0.33.0 release wheel (its `.py` files are the tagged
+//! sources); each rule carries its name in `scripts/measure/vllm/NOTES.md`
+//! (R1–R22) and its `file:line`. Held to published start-up logs in
+//! `tests/infer_vllm.rs` (`tests/fixtures/vllm_logs.jsonl`).
+//!
+//! Exact where vLLM computes: the budget (R1, R2, R7), the scheduler's
+//! defaults (R11), the pool (R12–R22). Estimates where vLLM measures: the
+//! weights (R4: torch's allocated bytes after loading, held to the logs
+//! within 1%), the profiling run's peak (R8, R9), memory outside torch, and
+//! the CUDA-graph estimate (R6); each says what it counts.
+//!
+//! One rank of `tensor_parallel_size`: vLLM's pool is per GPU, and every
+//! rank takes the same number of blocks (the minimum over ranks, R18).
+//!
+//! Reads `crate::model` and the inference inputs; never matches on a
+//! family.
+
+use crate::infer::run::{Inference, MaxLen};
+use crate::model::family::Mlp;
+use crate::model::{
+    Architecture, Holder, KvGeometry, LayerAttention, LayerKind, ModuleName, ParamTensor, Place,
+    Role,
+};
+use std::fmt;
+
+const GIB: u128 = 1 << 30;
+const MIB: u128 = 1 << 20;
+
+/// The CUDA caching allocator hands out multiples of 512 bytes
+/// (`kMinBlockSize`, `round_size` in c10 `CUDACachingAllocator.cpp`), and
+/// `max_memory_allocated` counts the rounded blocks.
+const GRAIN: u128 = 512;
+
+/// `DEFAULT_VOCAB_PADDING_SIZE` (`model_executor/layers/vocab_parallel_embedding.py:36`).
+const VOCAB_PAD: u128 = 64;
+
+/// The length vLLM assumes when the config names none
+/// (`config/model.py:2586-2596`).
+const DEFAULT_LEN: u32 = 2048;
+
+/// CUDA memory outside torch that appears after vLLM's baseline snapshot
+/// and so is counted in the budget: kernel modules loaded lazily by the
+/// profiling run's first launches, libraries' own buffers. vLLM measures
+/// it (`utils/mem_utils.py:312`, `init_free - free_after_profile`); no
+/// code computes it. An allowance of the order the published single-GPU
+/// log shows (0.06 GiB, v0.26); NCCL's lazily connected buffers under
+/// tensor parallelism are not in it.
+const NON_TORCH: u128 = 64 * MIB;
+
+/// Where vLLM is started from (`UsageContext`): its defaults differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// `vllm serve` (`OPENAI_API_SERVER`).
+    Server,
+    /// The `LLM` class (`LLM_CLASS`).
+    LlmClass,
+}
+
+/// Why vLLM refuses the settings at start-up, before any memory is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VllmError {
+    /// "Total number of attention heads must be divisible by tensor
+    /// parallel size" (`config/model.py:1557-1564`).
+    HeadsNotDivisible {
+        heads: u32,
+        tensor_parallel_size: u32,
+    },
+    /// "max_num_batched_tokens must be greater than or equal to
+    /// max_num_seqs" (`config/scheduler.py:331-336`).
+    BatchedTokensBelowSeqs {
+        max_num_batched_tokens: u32,
+        max_num_seqs: u32,
+    },
+}
+
+impl fmt::Display for VllmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VllmError::HeadsNotDivisible {
+                heads,
+                tensor_parallel_size,
+            } => write!(
+                f,
+                "vLLM needs tensor_parallel_size ({tensor_parallel_size}) to divide the attention heads ({heads})"
+            ),
+            VllmError::BatchedTokensBelowSeqs {
+                max_num_batched_tokens,
+                max_num_seqs,
+            } => write!(
+                f,
+                "vLLM needs max_num_batched_tokens ({max_num_batched_tokens}) to be at least max_num_seqs ({max_num_seqs})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for VllmError {}
+
+/// What vLLM 0.33 does with one GPU (one rank) for one model and settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// R4: torch bytes `load_model` leaves, in vLLM's layout
+    /// ([`Holder::Vllm`]), with the buffers vLLM's model keeps (the rotary
+    /// cos/sin cache, the attention layers' scale scalars).
+    pub weights: u128,
+    /// Torch buffers the model runner allocates outside `load_model` and
+    /// before profiling (the sampler's penalty counts, input buffers):
+    /// counted in vLLM's "consumed" memory.
+    pub runner: u128,
+    /// R9: what the profiling run adds at its highest moment (the dummy
+    /// batch of `max_num_batched_tokens` through the model, then the
+    /// sampler on `num_reqs` rows). An estimate of a measured quantity.
+    pub activation_peak: u128,
+    /// Memory outside torch counted in the budget ([`NON_TORCH`]).
+    pub non_torch: u128,
+    /// R6: the CUDA-graph estimate subtracted from the budget (0 with
+    /// `enforce_eager`). An estimate of a measured quantity.
+    pub cudagraphs: u128,
+    /// R11: the scheduler's limits, vLLM's defaults for the GPU when not
+    /// given.
+    pub max_num_seqs: u32,
+    pub max_num_batched_tokens: u32,
+    pub block_size: u32,
+    /// R22: the length the model's config gives (its positions, else 2048).
+    pub model_len: u32,
+    /// R22: the length vLLM runs with (`MaxLen::Model`: `model_len`;
+    /// `Auto`: the longest that fits the pool, when the pool is known). A
+    /// length above `model_len` is computed as asked; vLLM refuses it unless
+    /// `VLLM_ALLOW_LONG_MAX_MODEL_LEN` is set (`config/model.py:2657-2690`).
+    pub max_model_len: u32,
+    /// R12–R17: the pool's layout on one rank.
+    pub kv: KvLayout,
+    /// R18: bytes one block takes over every layer group.
+    pub bytes_per_block: u128,
+    /// R19: blocks one request of `max_model_len` tokens takes, summed over
+    /// the groups.
+    pub blocks_per_request: u128,
+    /// R1, R7, R18–R21: the pool, when the GPU's total memory or the pool's
+    /// size (`kv_cache_memory`) is known.
+    pub pool: Option<Pool>,
+}
+
+impl Plan {
+    /// vLLM's logged "peak activation": the transient peak and the applied
+    /// CUDA-graph estimate together (R8, `v1/worker/gpu_worker.py:748`).
+    pub fn logged_activation(&self) -> u128 {
+        self.activation_peak + self.cudagraphs
+    }
+
+    /// Everything but the pool that the budget pays for (R7).
+    pub fn non_kv(&self) -> u128 {
+        self.weights + self.runner + self.activation_peak + self.non_torch + self.cudagraphs
+    }
+
+    /// Pool bytes `seqs` requests of `len` tokens take, with these
+    /// settings ([`KvLayout::bytes_for`]).
+    pub fn kv_bytes_for(&self, seqs: u128, len: u128) -> u128 {
+        self.kv.bytes_for(seqs, len)
+    }
+}
+
+/// The key/value pool on one GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pool {
+    /// R1: `ceil(total × gpu_memory_utilization)` (`None`: the GPU is not
+    /// known and the pool's size was given).
+    pub requested: Option<u128>,
+    /// R7: what is left for the pool (`kv_cache_memory` when given).
+    pub available: u128,
+    /// R18: `available // bytes_per_block` (the null block included).
+    pub blocks: u128,
+    /// R20: vLLM's "GPU KV cache size" (`int(concurrency × max_model_len)`,
+    /// not the token slots of a hybrid model).
+    pub tokens: u128,
+    /// R19: blocks one request of `max_model_len` takes.
+    pub blocks_per_request: u128,
+    /// R20: requests of `max_model_len` at once, in thousandths, rounded
+    /// down (`blocks / blocks_per_request`; [`Pool::max_concurrency`]).
+    pub max_concurrency_milli: u128,
+    /// R21: one request of `max_model_len` fits beside the null block.
+    pub fits: bool,
+    /// R21: when it does not, the longest that would (0: not one token).
+    pub estimated_max_len: Option<u32>,
+}
+
+impl Pool {
+    /// vLLM's "Maximum concurrency" (`v1/core/kv_cache_utils.py:1061-1094`),
+    /// as the float it prints with `%.2f`.
+    #[allow(clippy::cast_precision_loss)]
+    pub fn max_concurrency(&self) -> f64 {
+        self.blocks as f64 / self.blocks_per_request.max(1) as f64
+    }
+}
+
+/// The pool's layout on one rank: the page of one layer and the groups of
+/// layers that share a block table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KvLayout {
+    /// Tokens per block.
+    pub block_size: u128,
+    /// R14: bytes of one layer's block.
+    pub layer_page: u128,
+    /// R17: groups of full-attention and of sliding-window layers.
+    pub full_groups: u128,
+    pub sliding_groups: u128,
+    /// R17: layers of the widest group (padding included).
+    pub layers_per_group: u128,
+    /// The sliding window, tokens (0: none).
+    pub window: u128,
+    /// R19: tokens scheduled but not yet freed (`2 × max_num_batched_tokens`).
+    pub in_flight: u128,
+}
+
+impl KvLayout {
+    /// The layout of `a` with these settings, `mnbt` tokens per step.
+    pub fn of(a: &Architecture, inf: &Inference, mnbt: u32) -> KvLayout {
+        let g = KvGeometry::of(a);
+        let tp = u128::from(inf.vllm.tensor_parallel_size.get());
+        let bs = u128::from(inf.vllm.block_size.get());
+        let dt = u128::from(inf.kv_dtype.bytes(model_dtype(inf)));
+        // R12, R13, R14 (`config/model.py:1663-1683`,
+        // `v1/kv_cache_interface.py:584-602`): a head slot per key/value
+        // head kept on this rank (at least one: replicas below tp), key and
+        // value each `head_dim`; latent attention one slot of
+        // `kv_lora_rank + rope_dim` (`head_size_v = 0`, `:743`), on every
+        // rank.
+        let (per_token, can_slide) = match g.layer {
+            LayerAttention::Heads {
+                kv_heads, head_dim, ..
+            } => (
+                (u128::from(kv_heads) / tp).max(1) * 2 * u128::from(head_dim),
+                true,
+            ),
+            LayerAttention::Latent(_) => (u128::from(g.latent_width()), false),
+        };
+        let layers = u128::from(g.layers).max(1);
+        let sliding = if can_slide && g.window > 0 {
+            u128::from(g.sliding_layers).min(layers)
+        } else {
+            0
+        };
+        let (full_groups, sliding_groups, layers_per_group) = groups(layers - sliding, sliding);
+        KvLayout {
+            block_size: bs,
+            layer_page: bs * per_token * dt,
+            full_groups,
+            sliding_groups,
+            layers_per_group,
+            window: u128::from(g.window),
+            in_flight: max_in_flight(mnbt),
+        }
+    }
+
+    /// R18: bytes one block takes, the widest group's pages
+    /// (`v1/core/kv_cache_planning.py:574-605`).
+    pub fn bytes_per_block(&self) -> u128 {
+        self.layer_page * self.layers_per_group
+    }
+
+    /// R19: blocks one request of `len` tokens takes over the groups
+    /// (`v1/kv_cache_interface.py:643-648` full attention, `cdiv(len, bs)`;
+    /// `:914-956` a sliding window, `cdiv(min(window - 1 + in_flight,
+    /// len), bs) + 1`).
+    pub fn blocks_per_request(&self, len: u128) -> u128 {
+        let bs = self.block_size.max(1);
+        let full = self.full_groups * len.div_ceil(bs);
+        let kept = (self.window.saturating_sub(1) + self.in_flight).min(len);
+        let sliding = self.sliding_groups * (kept.div_ceil(bs) + 1);
+        full + sliding
+    }
+
+    /// R21: bytes one request of `len` tokens needs
+    /// (`v1/core/kv_cache_planning.py:1253-1285`).
+    pub fn needed(&self, len: u128) -> u128 {
+        self.bytes_per_block() * self.blocks_per_request(len)
+    }
+
+    /// Pool bytes `seqs` requests of `len` tokens take: their blocks and
+    /// the null block the pool keeps (`v1/core/block_pool.py:929`).
+    pub fn bytes_for(&self, seqs: u128, len: u128) -> u128 {
+        (seqs * self.blocks_per_request(len) + 1) * self.bytes_per_block()
+    }
+
+    /// R21/R22: the longest length in `1..=upto` whose request needs at
+    /// most `memory` bytes, by vLLM's binary search (0: not even one token;
+    /// `v1/core/kv_cache_planning.py:1288-1334`).
+    pub fn longest_within(&self, memory: u128, upto: u32) -> u32 {
+        if self.needed(1) > memory {
+            return 0;
+        }
+        let (mut lo, mut hi, mut best) = (1u64, u64::from(upto), 1u64);
+        while lo <= hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.needed(u128::from(mid)) <= memory {
+                best = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        u32::try_from(best).unwrap_or(upto)
+    }
+
+    /// R18–R21: the pool `available` bytes make for requests of `len`.
+    pub fn pool(&self, requested: Option<u128>, available: u128, len: u32) -> Pool {
+        let bpb = self.bytes_per_block().max(1);
+        let per_request = self.blocks_per_request(u128::from(len)).max(1);
+        let blocks = available / bpb;
+        // The fit checks plan against the blocks left beside the null
+        // block, and refuse a pool of none (`kv_cache_planning.py:50-87`,
+        // `:1536-1543`).
+        let usable = available.saturating_sub(bpb);
+        let fits = available > bpb && self.needed(u128::from(len)) <= usable;
+        Pool {
+            requested,
+            available,
+            blocks,
+            tokens: vllm_tokens(blocks, per_request, len),
+            blocks_per_request: per_request,
+            max_concurrency_milli: blocks * 1000 / per_request,
+            fits,
+            estimated_max_len: (!fits).then(|| self.longest_within(usable, len)),
+        }
+    }
+}
+
+/// R17: (full groups, sliding groups, layers of the widest group) for
+/// `full` and `sliding` layers of one page size
+/// (`v1/core/kv_cache_planning.py:1113-1200`, `:416-556`): one group when
+/// every layer is alike; else groups of the smaller count's size (the
+/// larger's when it is under 1.5 times the smaller), each kind split into
+/// `cdiv(n, size)` groups taking `layers[i::groups]`.
+fn groups(full: u128, sliding: u128) -> (u128, u128, u128) {
+    if full == 0 || sliding == 0 {
+        return (u128::from(full > 0), u128::from(full == 0), full + sliding);
+    }
+    let (small, large) = (full.min(sliding), full.max(sliding));
+    let size = if 2 * large < 3 * small { large } else { small };
+    let (fg, sg) = (full.div_ceil(size), sliding.div_ceil(size));
+    (fg, sg, full.div_ceil(fg).max(sliding.div_ceil(sg)))
+}
+
+/// R19: `max_in_flight_tokens = max_concurrent_batches × mnbt`, two batches
+/// with the V2 runner's async scheduling at one pipeline stage
+/// (`config/vllm.py:588-609`).
+fn max_in_flight(mnbt: u32) -> u128 {
+    2 * u128::from(mnbt)
+}
+
+/// R20: `int(max_concurrency × max_model_len)` in floating point, as vLLM
+/// computes it (`v1/core/kv_cache_utils.py:1120-1125`).
+#[allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+fn vllm_tokens(blocks: u128, per_request: u128, len: u32) -> u128 {
+    let c = blocks as f64 / per_request as f64;
+    (c * f64::from(len)) as u128
+}
+
+/// R1: `math.ceil(total_memory × gpu_memory_utilization)` in floating
+/// point, as vLLM computes it (`v1/worker/utils.py:724-726`).
+pub fn requested(total: u128, share: crate::infer::run::Share) -> u128 {
+    crate::units::share_ceil(total, share.get())
+}
+
+/// R11: vLLM's default `(max_num_batched_tokens, max_num_seqs)` for a
+/// device of `total` bytes (`engine/arg_utils.py:2940-3039`); an unknown
+/// device takes the smallest tier, as vLLM does when it cannot read one.
+/// Not told apart: an A100 or GB10 of 70 GiB or more, which vLLM keeps on
+/// the smallest tier.
+pub fn batch_defaults(total: Option<u128>, entry: Entry) -> (u32, u32) {
+    let total = total.unwrap_or(0);
+    let (server, llm, seqs) = if total >= 160 * GIB {
+        (16384, 16384, 1024)
+    } else if total >= 70 * GIB {
+        (8192, 16384, 1024)
+    } else {
+        (2048, 8192, 256)
+    };
+    match entry {
+        Entry::Server => (server, seqs),
+        Entry::LlmClass => (llm, seqs),
+    }
+}
+
+/// R22: the length the config gives (`max_position_embeddings`, else
+/// 2048; `transformers_utils/model_arch_config_convertor.py:374-401`,
+/// `config/model.py:2586-2596`). The RoPE scaling factor vLLM multiplies
+/// some lengths by (`:2600-2635`) is not in the model's description.
+pub fn model_len(a: &Architecture) -> u32 {
+    if a.positions > 0 {
+        a.positions
+    } else {
+        DEFAULT_LEN
+    }
+}
+
+/// R11: `(max_num_batched_tokens, max_num_seqs)`, given or defaulted for
+/// the server (`engine/arg_utils.py:3151-3224`: a default batch is at most
+/// `max_num_seqs × max_model_len`).
+fn batch(inf: &Inference, gpu: Option<u128>, len: u32) -> (u32, u32) {
+    let (default_tokens, default_seqs) = batch_defaults(gpu, Entry::Server);
+    let seqs = inf.vllm.max_num_seqs.map_or(default_seqs, |c| c.get());
+    let tokens = match inf.vllm.max_num_batched_tokens {
+        Some(c) => c.get(),
+        None => {
+            let cap = u64::from(seqs) * u64::from(len);
+            u32::try_from(cap.min(u64::from(default_tokens))).unwrap_or(default_tokens)
+        }
+    };
+    (tokens, seqs)
+}
+
+/// R11: the batch, and vLLM's check between its two numbers.
+fn scheduler(inf: &Inference, gpu: Option<u128>, len: u32) -> Result<(u32, u32), VllmError> {
+    let (tokens, seqs) = batch(inf, gpu, len);
+    if tokens < seqs {
+        return Err(VllmError::BatchedTokensBelowSeqs {
+            max_num_batched_tokens: tokens,
+            max_num_seqs: seqs,
+        });
+    }
+    Ok((tokens, seqs))
+}
+
+/// Bytes per element of the model's dtype: the format's, or for a
+/// quantized format its 16-bit compute dtype (bf16 or fp16).
+fn model_dtype(inf: &Inference) -> u64 {
+    match inf.weights.plain_bytes() {
+        0 => 2,
+        b => b,
+    }
+}
+
+/// What vLLM 0.33 does with one GPU for `a` and `inf`; `gpu_total` is the
+/// device's total memory (`None`: not known, no pool unless
+/// `kv_cache_memory` is given).
+pub fn plan(a: &Architecture, inf: &Inference, gpu_total: Option<u128>) -> Result<Plan, VllmError> {
+    let v = &inf.vllm;
+    let tp = v.tensor_parallel_size.get();
+    if !a.heads.is_multiple_of(tp) {
+        return Err(VllmError::HeadsNotDivisible {
+            heads: a.heads,
+            tensor_parallel_size: tp,
+        });
+    }
+    let model_len = model_len(a);
+    let asked = match inf.ctx {
+        MaxLen::Tokens(t) => t.get(),
+        MaxLen::Model | MaxLen::Auto => model_len,
+    };
+    let (mnbt, seqs) = scheduler(inf, gpu_total, asked)?;
+    let kv = KvLayout::of(a, inf, mnbt);
+    let costs = Costs::of(a, inf, mnbt, seqs);
+    let requested = gpu_total.map(|t| requested(t, v.gpu_memory_utilization));
+    let available = v
+        .kv_cache_memory
+        .map(|b| u128::from(b.get()))
+        .or_else(|| requested.map(|r| r.saturating_sub(costs.total())));
+    let (max_model_len, pool) = match available {
+        None => (asked, None),
+        Some(av) => settle(&kv, inf.ctx, asked, requested, av),
+    };
+    Ok(Plan {
+        weights: costs.weights,
+        runner: costs.runner,
+        activation_peak: costs.activation,
+        non_torch: NON_TORCH,
+        cudagraphs: costs.cudagraphs,
+        max_num_seqs: seqs,
+        max_num_batched_tokens: mnbt,
+        block_size: v.block_size.get(),
+        model_len,
+        max_model_len,
+        kv,
+        bytes_per_block: kv.bytes_per_block(),
+        blocks_per_request: kv.blocks_per_request(u128::from(max_model_len)),
+        pool,
+    })
+}
+
+/// R22 then R18–R21: `auto` fits the length to the pool (the longest that
+/// fits beside the null block, `v1/core/kv_cache_planning.py:1337-1410`,
+/// `:1545-1548`; none fitting, vLLM refuses and the length stays), then
+/// the pool for that length.
+fn settle(
+    kv: &KvLayout,
+    ctx: MaxLen,
+    asked: u32,
+    requested: Option<u128>,
+    available: u128,
+) -> (u32, Option<Pool>) {
+    let len = match ctx {
+        MaxLen::Auto => {
+            match kv.longest_within(available.saturating_sub(kv.bytes_per_block()), asked) {
+                0 => asked,
+                fit => fit,
+            }
+        }
+        MaxLen::Model | MaxLen::Tokens(_) => asked,
+    };
+    (len, Some(kv.pool(requested, available, len)))
+}
+
+/// Pool bytes `seqs` concurrent requests of `len` tokens need, the null
+/// block included, with the scheduler's batch as `inf` gives it (or vLLM's
+/// default for an unknown GPU, `len` as `max_model_len`): for answers
+/// without a GPU and for solvers. [`Plan::kv_bytes_for`] uses the plan's.
+pub fn kv_bytes_for(a: &Architecture, inf: &Inference, seqs: u128, len: u128) -> u128 {
+    let (mnbt, _) = batch(inf, None, u32::try_from(len).unwrap_or(u32::MAX));
+    KvLayout::of(a, inf, mnbt).bytes_for(seqs, len)
+}
+
+/// What the budget pays for besides the pool, on one rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Costs {
+    weights: u128,
+    runner: u128,
+    activation: u128,
+    cudagraphs: u128,
+}
+
+impl Costs {
+    fn of(a: &Architecture, inf: &Inference, mnbt: u32, seqs: u32) -> Costs {
+        let d = Dims::of(a, inf);
+        let (t, s) = (u128::from(mnbt), u128::from(seqs));
+        let per_token = d.forward_per_token(a);
+        let activation = (t * per_token).max(d.sampler(t, t.min(s)));
+        let cudagraphs = if inf.vllm.enforce_eager {
+            0
+        } else {
+            graphs(per_token, s, t)
+        };
+        Costs {
+            weights: weights(a, inf),
+            runner: d.runner(t, s),
+            activation,
+            cudagraphs,
+        }
+    }
+
+    fn total(&self) -> u128 {
+        self.weights + self.runner + self.activation + self.cudagraphs + NON_TORCH
+    }
+}
+
+/// Round `b` up to the allocator's grain.
+fn grain(b: u128) -> u128 {
+    b.div_ceil(GRAIN) * GRAIN
+}
+
+/// R4: the weights as `load_model` leaves them on one rank
+/// (`v1/worker/gpu/model_runner.py:397-427`: `DeviceMemoryProfiler` reads
+/// `max_memory_allocated` just after resetting the peak, so torch's
+/// allocated bytes, transients not counted; `platforms/cuda.py:369-374`):
+/// every parameter split as vLLM's parallel layers split it ([`shard`]),
+/// the linear layers of the decoder in the weights' format in vLLM's layout
+/// ([`Holder::Vllm`]; routers and the shared expert's gate stay
+/// unquantized), the rest in the model's dtype, each tensor in allocator
+/// blocks; then the rotary cos/sin cache and the attention layers' scale
+/// scalars.
+pub fn weights(a: &Architecture, inf: &Inference) -> u128 {
+    let tp = u128::from(inf.vllm.tensor_parallel_size.get());
+    let dt = u128::from(model_dtype(inf));
+    let (format, opts) = (inf.weights, inf.format_options());
+    let mut total = 0u128;
+    a.for_each_tensor(|at, t| {
+        let (stack, rows, cols) = shard(a, t, tp);
+        let quantized = format.quantized()
+            && matches!(at, Place::Layers { .. })
+            && t.module
+                .is_some_and(|m| !matches!(m, ModuleName::Router | ModuleName::SharedExpertGate));
+        let weight = if quantized {
+            let (packed, state) = format.linear_bytes(stack, rows, cols, opts, Holder::Vllm);
+            grain(packed) + grain(state)
+        } else {
+            grain(stack * rows * cols * dt)
+        };
+        let bias = if t.bias { grain(stack * rows * dt) } else { 0 };
+        total += at.copies() * (weight + bias);
+    });
+    total + rope_cache(a, dt) + attention_scales(a)
+}
+
+/// A tensor's `(stack, rows, cols)` on one of `tp` ranks, as vLLM's
+/// parallel layers split it (`model_executor/layers/linear.py`:
+/// column-parallel layers split the outputs, row-parallel ones the inputs,
+/// `QKVParallelLinear` keeps `max(1, kv_heads / tp)` key/value heads;
+/// `vocab_parallel_embedding.py:286-305`: the vocabulary padded to 64,
+/// then split; norms, routers and latent attention's down-projections
+/// replicated; experts split along their width, vLLM's default without
+/// expert parallelism, gpt-oss's expert biases counted whole).
+fn shard(a: &Architecture, t: &ParamTensor, tp: u128) -> (u128, u128, u128) {
+    let (s, r, c) = (u128::from(t.stack), u128::from(t.rows), u128::from(t.cols));
+    let hd = u128::from(a.head_dim);
+    let kv = (u128::from(a.kv_heads) / tp).max(1) * hd;
+    let column = (s, r.div_ceil(tp), c);
+    let row = (s, r, c.div_ceil(tp));
+    let whole = (s, r, c);
+    match t.module {
+        Some(name) => match name {
+            ModuleName::QProj
+            | ModuleName::QBProj
+            | ModuleName::KvBProj
+            | ModuleName::CFc
+            | ModuleName::GateProj
+            | ModuleName::UpProj
+            | ModuleName::GateUpProj
+            | ModuleName::ExpertsGateUp => column,
+            ModuleName::KProj | ModuleName::VProj => (s, kv, c),
+            ModuleName::QkvProj | ModuleName::CAttn => {
+                (s, u128::from(a.heads).div_ceil(tp) * hd + 2 * kv, c)
+            }
+            ModuleName::OProj
+            | ModuleName::CProjAttn
+            | ModuleName::CProjMlp
+            | ModuleName::DownProj
+            | ModuleName::ExpertsDown => row,
+            ModuleName::QAProj
+            | ModuleName::KvAProjWithMqa
+            | ModuleName::SharedExpertGate
+            | ModuleName::Router => whole,
+        },
+        None => match t.role {
+            Role::Embedding | Role::Head => {
+                (s, (r.div_ceil(VOCAB_PAD) * VOCAB_PAD).div_ceil(tp), c)
+            }
+            // Attention sinks, one per query head.
+            Role::Attention => column,
+            Role::Norm | Role::PositionTable | Role::Mlp | Role::Expert | Role::Router => whole,
+        },
+    }
+}
+
+/// The rotary cos/sin cache: `[max_position_embeddings, rotary_dim]` in the
+/// model's dtype, one per RoPE table the model builds
+/// (`model_executor/layers/rotary_embedding/base.py:58-63, 94-103`;
+/// `get_rope` shares one instance between the layers).
+fn rope_cache(a: &Architecture, dt: u128) -> u128 {
+    let tables = u128::from(a.family.spec().rope_tables);
+    let width = u128::from(KvGeometry::of(a).rotary_width());
+    tables * grain(u128::from(model_len(a)) * width * dt)
+}
+
+/// Each attention layer registers `_k_scale`, `_v_scale`, `_q_scale` and
+/// `_prob_scale`, fp32 scalars on the GPU, one allocator block each
+/// (`model_executor/layers/attention/attention.py:133-139, 188`).
+fn attention_scales(a: &Architecture) -> u128 {
+    4 * GRAIN * u128::from(a.layers)
+}
+
+/// The widths one rank computes with.
+#[derive(Clone, Copy, Debug)]
+struct Dims {
+    /// Bytes per element of the model's dtype.
+    dt: u128,
+    hidden: u128,
+    vocab: u128,
+    tp: u128,
+}
+
+impl Dims {
+    fn of(a: &Architecture, inf: &Inference) -> Dims {
+        Dims {
+            dt: u128::from(model_dtype(inf)),
+            hidden: u128::from(a.hidden),
+            vocab: u128::from(a.vocab),
+            tp: u128::from(inf.vllm.tensor_parallel_size.get()),
+        }
+    }
+
+    /// R9: bytes per token at the dummy forward's highest moment
+    /// (`v1/worker/gpu/model_runner.py:1022-1040`, attention skipped,
+    /// `:1036`): the hidden state and the residual, and the widest
+    /// section's outputs alive at once: attention's projections and output
+    /// buffer, a dense MLP's gate/up and activation, or an MoE layer's
+    /// router logits, top-k weights and ids and the fused experts'
+    /// workspaces (`model_executor/layers/fused_moe/experts/triton_moe.py:251-254`:
+    /// `(M, topk, max(N/2, K))` and `(M, topk, max(N, K))`, and the output).
+    fn forward_per_token(&self, a: &Architecture) -> u128 {
+        let (dt, h, tp) = (self.dt, self.hidden, self.tp);
+        let g = KvGeometry::of(a);
+        let attention = match g.layer {
+            LayerAttention::Heads {
+                heads,
+                kv_heads,
+                head_dim,
+            } => {
+                let (hd, q) = (u128::from(head_dim), u128::from(heads).div_ceil(tp));
+                let kv = (u128::from(kv_heads) / tp).max(1);
+                (2 * q + 2 * kv) * hd
+            }
+            LayerAttention::Latent(m) => {
+                let hr = u128::from(m.heads).div_ceil(tp);
+                let (qk, rope, v) = (
+                    u128::from(m.qk_head_dim),
+                    u128::from(m.rope_dim),
+                    u128::from(m.v_head_dim),
+                );
+                hr * qk + u128::from(g.latent_width()) + hr * (qk - rope.min(qk) + 2 * v)
+            }
+        };
+        let mut widest = dt * attention;
+        for (kind, n) in a.layer_kinds() {
+            if n == 0 {
+                continue;
+            }
+            let bytes = match kind {
+                LayerKind::Dense => dt * mlp_width(a, u128::from(a.ffn).div_ceil(tp)),
+                LayerKind::Moe => self.moe_per_token(a),
+            };
+            widest = widest.max(bytes);
+        }
+        2 * dt * h + widest
+    }
+
+    /// An MoE layer's bytes per token beside the hidden state and residual:
+    /// the shared expert's MLP first, then (its output kept) the router's
+    /// logits, fp32 top-k weights and int32 ids, the experts' workspaces
+    /// and output; experts split along their width over the ranks.
+    fn moe_per_token(&self, a: &Architecture) -> u128 {
+        let (dt, h) = (self.dt, self.hidden);
+        let k = u128::from(a.experts_per_token);
+        let width = u128::from(a.moe_ffn).div_ceil(self.tp);
+        let shared = u128::from(a.shared_experts) * width;
+        let routed = u128::from(a.experts)
+            + k * (width.max(h) + (2 * width).max(h))
+            + h
+            + if shared > 0 { h } else { 0 };
+        let shared_mlp = if shared > 0 { mlp_width(a, shared) } else { 0 };
+        dt * routed.max(shared_mlp) + 8 * k
+    }
+
+    /// R9: the sampler after the forward (`v1/worker/gpu/model_runner.py:993-1014`),
+    /// the forward's hidden states still alive (`:1050`): the rows of the
+    /// `reqs` requests, their logits in the model's dtype, and the
+    /// warm-up pass's fp32 copy of them (`v1/worker/gpu/sample/sampler.py:242`).
+    fn sampler(&self, tokens: u128, reqs: u128) -> u128 {
+        let (dt, h, v) = (self.dt, self.hidden, self.vocab);
+        tokens * h * dt + reqs * h * dt + reqs * v * (dt + 4)
+    }
+
+    /// Torch buffers the V2 model runner allocates before profiling: the
+    /// penalties' `output_bin_counts` `[max_num_seqs, vocab]` and
+    /// `prompt_bin_mask` `[max_num_seqs, vocab / 32]`, int32
+    /// (`v1/worker/gpu/sample/penalties.py:43-50`), the structured-output
+    /// bitmask `[max_num_seqs, vocab / 32]` int32
+    /// (`v1/worker/gpu/structured_outputs.py:60-65`), and the input ids,
+    /// positions and padding flags of `max_num_batched_tokens`
+    /// (`v1/worker/gpu/input_batch.py:29-31`).
+    fn runner(&self, tokens: u128, seqs: u128) -> u128 {
+        let v = self.vocab;
+        grain(4 * seqs * v) + 2 * grain(4 * seqs * v.div_ceil(32)) + grain(13 * tokens)
+    }
+}
+
+/// A dense MLP's width per token beside the hidden state: gate and up (or
+/// GPT-2's `c_fc`) and the activation's output.
+fn mlp_width(a: &Architecture, f: u128) -> u128 {
+    match a.family.spec().mlp {
+        Mlp::Gated | Mlp::GatedFused => 3 * f,
+        Mlp::Plain => 2 * f,
+    }
+}
+
+/// R6: the CUDA-graph estimate (`v1/worker/gpu/cudagraph_utils.py:922-1039`):
+/// the first, largest capture holds the forward's activations for the
+/// largest captured batch; every further graph costs what capturing it
+/// measures, of which vramfit takes the code's floor, 1 MiB
+/// (`_MIN_PER_GRAPH_BYTES`): a lower bound. Graphs: one piecewise graph
+/// per capture size, one full graph per size up to `max_num_seqs`
+/// (`FULL_AND_PIECEWISE`, `config/vllm.py:311`); sizes 1, 2, 4, multiples
+/// of 8 below 256 and of 16 from 256, up to `min(2 × max_num_seqs, 512,
+/// max_num_batched_tokens)`, with `max_num_batched_tokens` and
+/// `max_num_seqs` when they fit (`config/vllm.py:2452-2605`).
+fn graphs(per_token: u128, seqs: u128, mnbt: u128) -> u128 {
+    let cap = (2 * seqs).min(512).min(mnbt);
+    let listed = |s: u128| {
+        matches!(s, 1 | 2 | 4)
+            || (s.is_multiple_of(8) && s < 256)
+            || (s >= 256 && (s - 256).is_multiple_of(16))
+            || s == mnbt
+            || s == seqs
+    };
+    let (mut piecewise, mut full) = (0u128, 0u128);
+    for s in (1..=cap).filter(|&s| listed(s)) {
+        piecewise += 1;
+        full += u128::from(s <= seqs);
+    }
+    per_token * cap + MIB * (piecewise + full).saturating_sub(1)
+}

@@ -1,0 +1,208 @@
+//! Weight formats: how a checkpoint stores a model's linear weights, and
+//! what a loaded model holds of them, described once (packed weights,
+//! scales, zeros, the tensors each format leaves unquantized). Training's
+//! quantized bases and inference's `weights` both read it.
+
+use super::arch::Architecture;
+use super::tensors::{Place, Role};
+use crate::choice::choice_enum;
+
+choice_enum! {
+    /// A format of the weights.
+    pub enum WeightFormat {
+        /// bfloat16 (what most checkpoints hold).
+        Bf16 = "bf16", "bf16",
+        /// float16.
+        Fp16 = "fp16", "fp16",
+        /// float32.
+        Fp32 = "fp32", "fp32",
+        /// float8 (e4m3) linear weights with an fp32 scale per 128 × 128
+        /// block (`quant_method: fp8`, `weight_block_size: [128, 128]`: the
+        /// Qwen3 and DeepSeek FP8 checkpoints).
+        Fp8 = "fp8", "fp8 (128 × 128 block scales)",
+        /// bitsandbytes LLM.int8(): int8 weights, an fp32 scale per row.
+        Int8 = "int8", "int8 (bitsandbytes)",
+        /// bitsandbytes 4-bit NormalFloat, blocks of 64.
+        Nf4 = "nf4", "nf4 (bitsandbytes 4-bit)",
+        /// bitsandbytes 4-bit float, blocks of 64.
+        Fp4 = "fp4", "fp4 (bitsandbytes 4-bit)",
+        /// GPTQ 4-bit: packed int32 weights, int32 zeros and fp16 scales per
+        /// group, a group index per input.
+        Gptq = "gptq", "GPTQ 4-bit",
+        /// AWQ 4-bit (GEMM layout): packed int32 weights, zeros and fp16
+        /// scales per group.
+        Awq = "awq", "AWQ 4-bit",
+    }
+}
+
+/// Who holds the weights: the layout a loader leaves them in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    /// The checkpoint's own tensors (transformers keeps them as stored).
+    Checkpoint,
+    /// vLLM's layout: fp8 scales always fp32; GPTQ repacked for Marlin
+    /// without zeros or group index.
+    Vllm,
+}
+
+/// The options a format takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FormatOptions {
+    /// bitsandbytes' nested quantization of the 4-bit blocks' absmax.
+    pub double_quant: bool,
+    /// GPTQ / AWQ group size (0: one group over the whole input).
+    pub group: u32,
+}
+
+impl Default for FormatOptions {
+    fn default() -> Self {
+        FormatOptions {
+            double_quant: false,
+            group: 128,
+        }
+    }
+}
+
+/// What a model's linear weights hold in a format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Quantized {
+    /// Weight elements stored in the format (the rest keep the model's
+    /// dtype).
+    pub elems: u128,
+    /// Their packed bytes.
+    pub packed: u128,
+    /// Scales, zeros, group indices and code tables, bytes.
+    pub state: u128,
+    /// Elements of the largest quantized weight.
+    pub largest: u128,
+    /// Its input and output widths together.
+    pub largest_io: u128,
+}
+
+impl WeightFormat {
+    /// Bytes per element of an unquantized format (0 for a quantized one).
+    pub const fn plain_bytes(self) -> u64 {
+        match self {
+            WeightFormat::Bf16 | WeightFormat::Fp16 => 2,
+            WeightFormat::Fp32 => 4,
+            WeightFormat::Fp8
+            | WeightFormat::Int8
+            | WeightFormat::Nf4
+            | WeightFormat::Fp4
+            | WeightFormat::Gptq
+            | WeightFormat::Awq => 0,
+        }
+    }
+
+    /// Whether the format quantizes the linear layers.
+    pub const fn quantized(self) -> bool {
+        self.plain_bytes() == 0
+    }
+
+    /// The packed bytes and the constants of one `out × inp` linear weight
+    /// (`stack` of them for stacked experts).
+    ///
+    /// Sources (scripts/measure/weights/NOTES.md): bitsandbytes 0.50
+    /// `functional.py` (`quantize_4bit`: blocks of 64, fp32 absmax; double
+    /// quantization: uint8 absmax, an fp32 absmax per 256 blocks, an fp32
+    /// offset and a 256-entry fp32 code; the 4-bit code, 16 fp32;
+    /// `Int8Params`: int8 and an fp32 `SCB` per row); transformers 5.23
+    /// `integrations/finegrained_fp8.py` (`weight_scale_inv` of
+    /// ⌈out/128⌉ × ⌈in/128⌉; vLLM keeps it fp32); optimum / gptqmodel
+    /// `QuantLinear` (qweight int32 [in·bits/32, out], qzeros int32
+    /// [groups, out·bits/32], scales fp16 [groups, out], g_idx int32 [in];
+    /// vLLM's Marlin repack keeps only the weights and scales); autoawq
+    /// `WQLinear_GEMM` (qweight [in, out/8], qzeros [in/g, out/8], scales
+    /// fp16 [in/g, out]). Checked against published checkpoint sizes in
+    /// `tests/fixtures/weight_formats.jsonl`.
+    pub fn linear_bytes(
+        self,
+        stack: u128,
+        out: u128,
+        inp: u128,
+        opts: FormatOptions,
+        holder: Holder,
+    ) -> (u128, u128) {
+        let n = stack * out * inp;
+        let groups = |g: u32| {
+            if g == 0 {
+                1
+            } else {
+                inp.div_ceil(u128::from(g))
+            }
+        };
+        match self {
+            WeightFormat::Bf16 | WeightFormat::Fp16 | WeightFormat::Fp32 => {
+                (n * u128::from(self.plain_bytes()), 0)
+            }
+            WeightFormat::Nf4 | WeightFormat::Fp4 => {
+                let nb = n.div_ceil(64);
+                let state = if opts.double_quant {
+                    nb + 4 * nb.div_ceil(256) + 4 + 1024 + 64
+                } else {
+                    4 * nb + 64
+                };
+                (n.div_ceil(2), state)
+            }
+            WeightFormat::Int8 => (n, stack * 4 * out),
+            WeightFormat::Fp8 => (n, stack * 4 * out.div_ceil(128) * inp.div_ceil(128)),
+            WeightFormat::Gptq => {
+                let ng = groups(opts.group);
+                let packed = stack * 4 * inp.div_ceil(8) * out;
+                let scales = stack * 2 * ng * out;
+                match holder {
+                    Holder::Checkpoint => (
+                        packed,
+                        scales + stack * 4 * ng * out.div_ceil(8) + stack * 4 * inp,
+                    ),
+                    Holder::Vllm => (packed, scales),
+                }
+            }
+            WeightFormat::Awq => {
+                let ng = groups(opts.group);
+                (
+                    stack * 4 * inp * out.div_ceil(8),
+                    stack * (4 * ng * out.div_ceil(8) + 2 * ng * out),
+                )
+            }
+        }
+    }
+}
+
+impl Architecture {
+    /// The decoder layers' linear weights in `format` (not the embedding,
+    /// the output head, norms or biases, which every format here leaves in
+    /// the model's dtype; stacked experts only when `experts` says the
+    /// loader quantizes them).
+    pub fn quantized_linears(
+        &self,
+        format: WeightFormat,
+        opts: FormatOptions,
+        holder: Holder,
+        experts: bool,
+    ) -> Quantized {
+        let mut q = Quantized::default();
+        if !format.quantized() {
+            return q;
+        }
+        self.for_each_tensor(|at, t| {
+            let in_layer = matches!(at, Place::Layers { .. });
+            let expert = matches!(t.role, Role::Expert | Role::Router);
+            if !in_layer || t.module.is_none() || (expert && !experts) {
+                return;
+            }
+            let n = at.copies();
+            let (stack, rows, cols) = (u128::from(t.stack), u128::from(t.rows), u128::from(t.cols));
+            let (packed, state) = format.linear_bytes(stack, rows, cols, opts, holder);
+            let elems = stack * rows * cols;
+            q.elems += n * elems;
+            q.packed += n * packed;
+            q.state += n * state;
+            if elems > q.largest {
+                q.largest = elems;
+                q.largest_io = rows + cols;
+            }
+        });
+        q
+    }
+}

@@ -1,0 +1,147 @@
+//! Invariants of the inference estimates, over presets, engines, weight
+//! formats and sizes: each phase's parts sum to its bytes; more sequences,
+//! a longer prompt or more new tokens never need less; the context chart
+//! never falls; vLLM's pool is what its budget leaves.
+
+use proptest::prelude::*;
+use vramfit_core::infer::{self, context_curve};
+use vramfit_core::model::presets::PRESETS;
+use vramfit_core::query::{decode_strict, RawQuery};
+use vramfit_core::{Component, Estimate, Scenario};
+
+fn scenario(q: &str) -> Scenario {
+    decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"))
+}
+
+/// A transformers query on a preset, as the page would write it.
+fn transformers(p: usize, weights: &str, batch: u32, prompt: u32, new: u32) -> String {
+    let preset = &PRESETS[p % PRESETS.len()];
+    let dq = if weights == "nf4" {
+        "&double_quant=true"
+    } else {
+        ""
+    };
+    format!(
+        "task=infer&model={}&weights={weights}{dq}&batch={batch}&prompt={prompt}&new={new}",
+        preset.id
+    )
+}
+
+/// The query decoded, or `None` when the codec refuses it (a learned
+/// position table too short, a format the model's experts cannot take).
+fn decoded(q: &str) -> Option<Scenario> {
+    decode_strict(&RawQuery::parse(q)).ok()
+}
+
+fn needed(s: &Scenario) -> Option<u64> {
+    infer::estimate(s).ok().map(|e: Estimate| e.needed().get())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn parts_sum_to_every_phase(p in 0usize..64, w in 0usize..4, b in 1u32..9, prompt in 1u32..3000, new in 1u32..300) {
+        let weights = ["bf16", "nf4", "int8", "fp32"][w];
+        let Some(s) = decoded(&transformers(p, weights, b, prompt, new)) else { return Ok(()) };
+        let e = infer::estimate(&s).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for ph in &e.phases {
+            prop_assert_eq!(ph.components.total(), ph.peak_bytes);
+            prop_assert_eq!(ph.end_components.total(), ph.end_bytes);
+            prop_assert!(ph.end_bytes <= ph.peak_bytes, "{:?}", ph.phase);
+        }
+        let served = e.served.as_ref().map(|v| v.kv_cache_bytes.get()).unwrap_or(0);
+        prop_assert!(served > 0);
+    }
+
+    #[test]
+    fn more_never_needs_less(p in 0usize..64, b in 1u32..9, prompt in 1u32..3000, new in 1u32..300, more in 1u32..200) {
+        // Sliding-window models are the exception: their padded masks
+        // (`a_padded_mask_makes_a_shorter_prompt_need_more`).
+        if PRESETS[p % PRESETS.len()].arch.sliding_window > 0 {
+            return Ok(());
+        }
+        let q = transformers(p, "bf16", b, prompt, new);
+        let Some(now) = decoded(&q).as_ref().and_then(needed) else { return Ok(()) };
+        for q2 in [
+            transformers(p, "bf16", b + 1, prompt, new),
+            transformers(p, "bf16", b, prompt + more, new),
+            transformers(p, "bf16", b, prompt, new + more),
+        ] {
+            if let Some(after) = decoded(&q2).as_ref().and_then(needed) {
+                prop_assert!(after >= now, "{q2}: {after} < {now} ({q})");
+            }
+        }
+    }
+
+    #[test]
+    fn vllm_pool_is_what_the_budget_leaves(p in 0usize..64, ctx in 64u32..40000, util in 5000u32..9800) {
+        let preset = &PRESETS[p % PRESETS.len()];
+        let q = format!(
+            "task=infer&engine=vllm&model={}&ctx={ctx}&gpu_memory_utilization=0.{util:04}&gpu=h100-sxm-80",
+            preset.id
+        );
+        let Some(s) = decoded(&q) else { return Ok(()) };
+        let Ok(e) = infer::estimate(&s) else { return Ok(()) };
+        let cap = s.view.capacity.bytes();
+        let budget = e.budget(cap);
+        let serve = e.phases.last().map(|ph| ph.components).expect("a serving phase");
+        let v = e.served.as_ref().expect("vLLM's figures");
+        if e.needed() <= budget {
+            // The pool fills the budget, less than one block short.
+            let left = budget.get() - serve.allocated().get();
+            let blocks = v.kv_blocks.unwrap_or(0).max(1);
+            prop_assert!(left < v.kv_cache_bytes.get() / blocks + 1, "{q}: {left} left");
+        } else {
+            // Short: serving shows the blocks one request needs.
+            prop_assert_eq!(serve.allocated(), e.needed(), "{}", q);
+            prop_assert!(serve.get(Component::KvCache).get() > 0);
+        }
+    }
+}
+
+/// The context chart never falls, for each engine, where the attention
+/// needs no mask (see the next test for where it does).
+#[test]
+fn the_context_chart_never_falls() {
+    for q in [
+        "task=infer&model=llama3.1-8b&weights=nf4&double_quant=true&new=512",
+        "task=infer&model=gpt-oss-20b&new=16",
+        "task=infer&model=deepseek-v2-lite&new=16",
+        "task=infer&engine=vllm&model=qwen3-8b&gpu=l4-24",
+        "task=infer&engine=vllm&model=gemma3-1b&kv_dtype=fp8&gpu=rtx-4090",
+    ] {
+        let curve = context_curve(&scenario(q), 24);
+        assert!(curve.len() >= 20, "{q}: {} points", curve.len());
+        for w in curve.windows(2) {
+            assert!(w[0].tokens < w[1].tokens, "{q}");
+            assert!(
+                w[0].peak.total() <= w[1].peak.total(),
+                "{q}: {} tokens {} > {} tokens {}",
+                w[0].tokens,
+                w[0].peak.total(),
+                w[1].tokens,
+                w[1].peak.total()
+            );
+        }
+    }
+}
+
+/// A sliding-window layer under SDPA gets a boolean mask once the keys
+/// reach the window; CUDA's memory-efficient kernel converts it and, when
+/// the keys are not a multiple of 16, pads it and expands it to every head
+/// (`preprocess_mask`; measured, `scripts/measure/infer/NOTES.md` §5). So a
+/// shorter prompt can need more: on Gemma 3 1B, 25 684 prompt tokens need
+/// more than 32 704.
+#[test]
+fn a_padded_mask_makes_a_shorter_prompt_need_more() {
+    let need = |prompt: u32| {
+        let s = scenario(&format!(
+            "task=infer&model=gemma3-1b&prompt={prompt}&new=64"
+        ));
+        infer::estimate(&s).map(|e| e.needed().get()).unwrap_or(0)
+    };
+    assert!(need(25_684) > need(32_704));
+    // Aligned to 16, it is back in order.
+    assert!(need(25_680) < need(32_704));
+}

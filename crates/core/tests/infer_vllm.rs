@@ -1,0 +1,1020 @@
+//! vLLM 0.33's memory arithmetic (`infer::vllm`) held to its code and to
+//! published start-up logs.
+//!
+//! 1. One test per rule (R1, R2, R4, R7, R11–R15, R17–R22 of
+//!    `scripts/measure/vllm/NOTES.md`), each expected number worked by
+//!    hand from the formula in vLLM's code that the comment names.
+//! 2. Every row of `fixtures/vllm_logs.jsonl` whose arithmetic is the one
+//!    vramfit models (the single-rank rows of every V1 era, one layer group
+//!    each, and V0's block count): the logged available memory taken as
+//!    given, the logged blocks, tokens, concurrency and fit-check figures
+//!    reproduced as `scripts/measure/vllm/check_logs.py` reproduces them
+//!    (exactly where it does, else inside the rounding of the logged GiB);
+//!    the two TP rows of 0.10 printed, not held (per-rank lines).
+//! 3. The logged weights, activation peaks and memory outside torch against
+//!    vramfit's estimates, printed as a table (`--nocapture`).
+
+use serde_json::Value;
+use vramfit_core::infer::run::{
+    BlockSize, Count, Engine, GroupSize, Inference, KvDtype, MaxLen, Share, TensorParallel, Tokens,
+    Vllm,
+};
+use vramfit_core::infer::vllm::{
+    batch_defaults, kv_bytes_for, model_len, plan, requested, weights, Entry, KvLayout, Plan, Pool,
+    VllmError,
+};
+use vramfit_core::model::{hf_config, Architecture, WeightFormat};
+use vramfit_core::Bytes;
+
+const GIB: u128 = 1 << 30;
+const MIB: u128 = 1 << 20;
+
+// ---------------------------------------------------------------- helpers
+
+/// A fixture config's model.
+fn arch(file: &str) -> Architecture {
+    let text = match file {
+        "llama3.1-8b.json" => include_str!("fixtures/hf_configs/llama3.1-8b.json"),
+        "qwen3-235b-a22b.json" => include_str!("fixtures/hf_configs/qwen3-235b-a22b.json"),
+        "qwen3-14b.json" => include_str!("fixtures/hf_configs/qwen3-14b.json"),
+        "qwen3-30b-a3b.json" => include_str!("fixtures/hf_configs/qwen3-30b-a3b.json"),
+        "deepseek-v2-lite.json" => include_str!("fixtures/hf_configs/deepseek-v2-lite.json"),
+        "qwen2.5-7b.json" => include_str!("fixtures/hf_configs/qwen2.5-7b.json"),
+        "gemma3-1b.json" => include_str!("fixtures/hf_configs/gemma3-1b.json"),
+        "gpt-oss-20b.json" => include_str!("fixtures/hf_configs/gpt-oss-20b.json"),
+        "mistral-7b.json" => include_str!("fixtures/hf_configs/mistral-7b.json"),
+        "gpt2-124m.json" => include_str!("fixtures/hf_configs/gpt2-124m.json"),
+        other => panic!("no fixture config {other}"),
+    };
+    hf_config::read(text)
+        .unwrap_or_else(|e| panic!("{file}: {e}"))
+        .arch
+}
+
+/// Llama-3.1-8B with another attention geometry: the rows whose model is
+/// given only as `{attn_layers, kv_heads, head_dim}` (`arch_override`);
+/// only the key/value pool is read from it.
+fn with_attention(layers: u32, kv_heads: u32, head_dim: u32) -> Architecture {
+    let mut a = arch("llama3.1-8b.json");
+    a.layers = layers;
+    a.kv_heads = kv_heads;
+    a.head_dim = head_dim;
+    a
+}
+
+/// Llama-3.1-70B, not among the fixtures: the numbers of its published
+/// `config.json` (meta-llama/Llama-3.1-70B: hidden 8192, 80 layers, 64
+/// heads, 8 key/value heads, intermediate 28672, vocabulary 128256, 131072
+/// positions, untied).
+fn llama_70b() -> Architecture {
+    let mut a = arch("llama3.1-8b.json");
+    a.hidden = 8192;
+    a.layers = 80;
+    a.heads = 64;
+    a.kv_heads = 8;
+    a.head_dim = 128;
+    a.ffn = 28672;
+    a
+}
+
+fn vllm(f: impl FnOnce(&mut Inference)) -> Inference {
+    let mut i = Inference {
+        engine: Engine::Vllm,
+        ..Inference::default()
+    };
+    f(&mut i);
+    i
+}
+
+fn tokens(n: u32) -> MaxLen {
+    MaxLen::Tokens(Tokens::new(n).expect("a length the codec accepts"))
+}
+
+fn count(n: u32) -> Option<Count> {
+    Some(Count::new(n).expect("a count the codec accepts"))
+}
+
+fn ok(a: &Architecture, i: &Inference, gpu: Option<u128>) -> Plan {
+    plan(a, i, gpu).expect("settings vLLM accepts")
+}
+
+fn layout(a: &Architecture, f: impl FnOnce(&mut Inference), mnbt: u32) -> KvLayout {
+    KvLayout::of(a, &vllm(f), mnbt)
+}
+
+/// `(input, expected)` rows, each failure named.
+fn check<I: std::fmt::Debug, T: PartialEq + std::fmt::Debug>(rows: &[(I, T)], f: impl Fn(&I) -> T) {
+    let bad: Vec<String> = rows
+        .iter()
+        .filter_map(|(i, want)| {
+            let got = f(i);
+            (got != *want).then(|| format!("{i:?}: got {got:?}, want {want:?}"))
+        })
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+// ---------------------------------------------------------------- 1. rules
+
+/// R1: `requested = math.ceil(total_memory * gpu_memory_utilization)`
+/// (`v1/worker/utils.py:724`), in floating point as Python computes it.
+#[test]
+fn r1_requested_is_the_ceiling_of_total_times_utilization() {
+    check(
+        &[
+            // 80 GiB × 0.92 = 79,027,398,246.4 → 79,027,398,247.
+            ((80 * GIB, 9200), 79_027_398_247u128),
+            // 24 GiB × 0.9 = 23,192,823,398.4 → 23,192,823,399.
+            ((24 * GIB, 9000), 23_192_823_399),
+            // 16 GiB × 0.5 = 8 GiB exactly.
+            ((16 * GIB, 5000), 8 * GIB),
+            // The whole GPU.
+            ((40 * GIB, 10_000), 40 * GIB),
+        ],
+        |&(total, share)| requested(total, Share::new(share).expect("a share")),
+    );
+}
+
+/// R2: `gpu_memory_utilization` defaults to 0.92 (`config/cache.py:215`);
+/// with it an 80 GiB GPU requests 79,027,398,247 bytes (R1).
+#[test]
+fn r2_default_utilization_is_0_92() {
+    assert_eq!(Vllm::default().gpu_memory_utilization.get(), 9200);
+    let a = arch("llama3.1-8b.json");
+    let p = ok(&a, &vllm(|_| {}), Some(80 * GIB));
+    assert_eq!(
+        p.pool.expect("a pool").requested,
+        Some(79_027_398_247),
+        "ceil(80 GiB × 0.92)"
+    );
+}
+
+/// R4: the weights by hand, each tensor a whole number of 512-byte
+/// allocator blocks (all of these are), plus the rotary cache
+/// `[positions, head_dim]` in the model's dtype and four fp32 scale
+/// scalars (one 512-byte block each) per attention layer.
+#[test]
+fn r4_weights_by_hand() {
+    let llama = arch("llama3.1-8b.json");
+    let gpt2 = arch("gpt2-124m.json");
+    let tp = |n| TensorParallel::new(n).expect("a tp");
+    check(
+        &[
+            // Llama-3.1-8B: 8,030,261,248 parameters × 2 B, the cache
+            // 131,072 × 128 × 2 B = 33,554,432, 32 × 2048 B of scales.
+            (("llama", 1u32), 16_060_522_496u128 + 33_554_432 + 65_536),
+            // At tp 2: embedding and head 64,128 × 4096 × 2 B each; per
+            // layer q 2048 × 4096, k and v 4 heads × 128 = 512 × 4096, o
+            // 4096 × 2048, gate and up 7168 × 4096, down 4096 × 7168, two
+            // norms of 4096 (218,120,192 B); the final norm 8192 B.
+            (
+                ("llama", 2),
+                2 * 525_336_576 + 32 * 218_120_192 + 8192 + 33_554_432 + 65_536,
+            ),
+            // GPT-2 (124,439,808 parameters, tied): the vocabulary padded
+            // from 50,257 to 50,304 rows of 768; learned positions, no
+            // rotary cache; 12 × 2048 B of scales.
+            (("gpt2", 1), (124_439_808 + 47 * 768) * 2 + 12 * 2048),
+        ],
+        |&(m, n)| {
+            let a = if m == "gpt2" { &gpt2 } else { &llama };
+            weights(a, &vllm(|i| i.vllm.tensor_parallel_size = tp(n)))
+        },
+    );
+}
+
+/// R11: the scheduler's defaults by device memory
+/// (`engine/arg_utils.py:2970-3009`): ≥ 160 GiB 16384 tokens and 1024
+/// sequences; ≥ 70 GiB 8192 (server) or 16384 (`LLM`) and 1024; else 2048
+/// or 8192 and 256; a device vLLM cannot read takes the last. A default
+/// batch is at most `max_num_seqs × max_model_len` (`:3219-3224`), and
+/// fewer batched tokens than sequences is refused
+/// (`config/scheduler.py:331-336`).
+#[test]
+fn r11_scheduler_defaults_follow_the_gpu() {
+    check(
+        &[
+            ((None, Entry::Server), (2048u32, 256u32)),
+            ((None, Entry::LlmClass), (8192, 256)),
+            ((Some(24 * GIB), Entry::Server), (2048, 256)),
+            ((Some(70 * GIB - 1), Entry::Server), (2048, 256)),
+            ((Some(70 * GIB), Entry::Server), (8192, 1024)),
+            ((Some(80 * GIB), Entry::LlmClass), (16384, 1024)),
+            ((Some(160 * GIB - 1), Entry::Server), (8192, 1024)),
+            ((Some(160 * GIB), Entry::Server), (16384, 1024)),
+            ((Some(192 * GIB), Entry::LlmClass), (16384, 1024)),
+        ],
+        |&(gpu, entry)| batch_defaults(gpu, entry),
+    );
+    let a = arch("llama3.1-8b.json");
+    let resolved = |f: fn(&mut Inference), gpu: Option<u128>| {
+        let p = ok(&a, &vllm(f), gpu);
+        (p.max_num_batched_tokens, p.max_num_seqs)
+    };
+    // Server on an 80 GiB GPU: 8192 and 1024.
+    assert_eq!(resolved(|_| {}, Some(80 * GIB)), (8192, 1024));
+    // A 4-token max_model_len: min(256 × 4, 2048) = 1024.
+    assert_eq!(resolved(|i| i.ctx = tokens(4), None), (1024, 256));
+    // Given values stay.
+    assert_eq!(
+        resolved(
+            |i| {
+                i.vllm.max_num_batched_tokens = count(512);
+                i.vllm.max_num_seqs = count(8);
+            },
+            None
+        ),
+        (512, 8)
+    );
+    // 4096 sequences beside the default 2048 tokens: refused.
+    let i = vllm(|i| i.vllm.max_num_seqs = count(4096));
+    assert_eq!(
+        plan(&a, &i, None),
+        Err(VllmError::BatchedTokensBelowSeqs {
+            max_num_batched_tokens: 2048,
+            max_num_seqs: 4096
+        })
+    );
+}
+
+/// R12: key/value heads per rank `max(1, total // tp)`, 1 for latent
+/// attention on every rank (`config/model.py:1663-1683`); the page of one
+/// layer is `block_size × heads × 2 × head_dim × dtype` (R14).
+#[test]
+fn r12_kv_heads_per_rank() {
+    let qwen = arch("qwen3-235b-a22b.json"); // 4 key/value heads of 128
+    let mla = arch("deepseek-v2-lite.json"); // latent 512 + rope 64
+    check(
+        &[
+            // 16 × 4 × 2 × 128 × 2 B.
+            (("qwen3-235b", 1u32), 32_768u128),
+            // 2 heads at tp 2.
+            (("qwen3-235b", 2), 16_384),
+            // 4 // 8 = 0 → 1 (replicated): 16 × 1 × 2 × 128 × 2 B.
+            (("qwen3-235b", 8), 8_192),
+            // Latent: 16 × 576 × 2 B whatever tp.
+            (("deepseek-v2-lite", 1), 18_432),
+            (("deepseek-v2-lite", 8), 18_432),
+        ],
+        |&(m, tp)| {
+            let a = if m == "deepseek-v2-lite" { &mla } else { &qwen };
+            let tp = TensorParallel::new(tp).expect("a tp");
+            layout(a, |i| i.vllm.tensor_parallel_size = tp, 2048).layer_page
+        },
+    );
+    // vLLM refuses a tp that does not divide the query heads (64 here).
+    let i = vllm(|i| i.vllm.tensor_parallel_size = TensorParallel::new(3).expect("a tp"));
+    assert_eq!(
+        plan(&qwen, &i, None),
+        Err(VllmError::HeadsNotDivisible {
+            heads: 64,
+            tensor_parallel_size: 3
+        })
+    );
+}
+
+/// R13: the head size is `head_dim` when the config gives it (Gemma 3 1B:
+/// 256, not hidden / heads = 1152 / 4 = 288), else hidden / heads, and
+/// `kv_lora_rank + qk_rope_head_dim` with latent attention
+/// (`transformers_utils/model_arch_config_convertor.py:91-118`).
+#[test]
+fn r13_head_size() {
+    check(
+        &[
+            // 16 × 1 head × 2 × 256 × 2 B.
+            ("gemma3-1b.json", 16_384u128),
+            // Llama-3.1-8B: 4096 / 32 = 128 = head_dim; 16 × 8 × 2 × 128 × 2.
+            ("llama3.1-8b.json", 65_536),
+            // DeepSeek-V2-Lite: 512 + 64 = 576; 16 × 576 × 2.
+            ("deepseek-v2-lite.json", 18_432),
+        ],
+        |f| layout(&arch(f), |_| {}, 2048).layer_page,
+    );
+}
+
+/// R14: `page = num_heads × block_size × (head_size + head_size_v) ×
+/// dtype` (`v1/kv_cache_interface.py:584-602`), so it scales with the
+/// block size.
+#[test]
+fn r14_page_bytes_per_layer() {
+    let a = arch("llama3.1-8b.json");
+    check(
+        &[
+            // 16 × 8 × (128 + 128) × 2 B.
+            (16u32, 65_536u128),
+            (32, 131_072),
+            (1, 4_096),
+        ],
+        |&bs| {
+            let bs = BlockSize::new(bs).expect("a block size");
+            layout(&a, |i| i.vllm.block_size = bs, 2048).layer_page
+        },
+    );
+}
+
+/// R15: `auto` is the model's dtype; fp8 (e4m3 or e5m2) is one byte per
+/// element with no scale bytes in the pool (`v1/kv_cache_interface.py:147-148`);
+/// a quantized checkpoint's model dtype is 16-bit.
+#[test]
+fn r15_kv_dtype() {
+    let a = arch("llama3.1-8b.json");
+    check(
+        &[
+            ((KvDtype::Auto, WeightFormat::Bf16), 65_536u128),
+            ((KvDtype::Auto, WeightFormat::Fp32), 131_072),
+            ((KvDtype::Auto, WeightFormat::Awq), 65_536),
+            ((KvDtype::Fp8, WeightFormat::Bf16), 32_768),
+            ((KvDtype::Fp8E4m3, WeightFormat::Bf16), 32_768),
+            ((KvDtype::Fp8E5m2, WeightFormat::Fp32), 32_768),
+        ],
+        |&(kv, w)| {
+            layout(
+                &a,
+                |i| {
+                    i.kv_dtype = kv;
+                    i.weights = w;
+                },
+                2048,
+            )
+            .layer_page
+        },
+    );
+}
+
+/// R17: layer groups (`v1/core/kv_cache_planning.py:416-556`): one group
+/// when every layer is alike; else groups of the smaller kind's count (the
+/// larger's when it is under 1.5 times the smaller), each kind split into
+/// `cdiv(n, size)` groups; a block holds the widest group's pages (R18).
+#[test]
+fn r17_hybrid_groups() {
+    let oss = arch("gpt-oss-20b.json");
+    let gemma = arch("gemma3-1b.json");
+    let mistral = arch("mistral-7b.json");
+    let shaped = |base: &Architecture, layers: u32, sliding: u32| {
+        let mut a = *base;
+        a.layers = layers;
+        a.sliding_layers = sliding;
+        a
+    };
+    check(
+        &[
+            // gpt-oss-20b: 12 full + 12 sliding → 2 groups of 12.
+            (("gpt-oss-20b", 24, 12), (1u128, 1u128, 12u128)),
+            // Gemma 3 1B: 26 layers, 5 of 6 sliding → 4 full + 22 sliding;
+            // size 4: 1 full group, cdiv(22, 4) = 6 sliding groups of ≤ 4.
+            (("gemma3-1b", 26, 22), (1, 6, 4)),
+            // Gemma-3-like 10 full + 50 sliding → 6 groups of 10 (the
+            // check_logs.py self-test).
+            (("gemma3-1b", 60, 50), (1, 5, 10)),
+            // 13 full + 12 sliding: 13 < 1.5 × 12, so groups of 13 (the
+            // gpt-oss + EAGLE case the code comments).
+            (("gpt-oss-20b", 25, 12), (1, 1, 13)),
+            // 20 full + 10 sliding: groups of 10 → 2 full, 1 sliding.
+            (("gpt-oss-20b", 30, 10), (2, 1, 10)),
+            // Mistral 7B v0.1: every layer slides → one group of 32.
+            (("mistral-7b", 32, 32), (0, 1, 32)),
+        ],
+        |&(m, layers, sliding)| {
+            let base = match m {
+                "gemma3-1b" => &gemma,
+                "mistral-7b" => &mistral,
+                _ => &oss,
+            };
+            let k = layout(&shaped(base, layers, sliding), |_| {}, 2048);
+            (k.full_groups, k.sliding_groups, k.layers_per_group)
+        },
+    );
+    assert_eq!(gemma.sliding_layers, 22, "Gemma 3 1B's 5:1 pattern");
+    // Gemma 3 1B: a block is 4 layers of 16,384 B.
+    assert_eq!(layout(&gemma, |_| {}, 2048).bytes_per_block(), 65_536);
+}
+
+/// R18: `num_blocks = available // bytes_per_block`
+/// (`v1/core/kv_cache_planning.py:1571-1573`); a block is every layer's
+/// page for a uniform model (Llama-3.1-8B: 32 × 65,536 = 2 MiB).
+#[test]
+fn r18_blocks() {
+    let a = arch("llama3.1-8b.json");
+    let k = layout(&a, |_| {}, 2048);
+    assert_eq!(k.bytes_per_block(), 2 * MIB);
+    check(
+        &[
+            (10 * GIB, 5120u128),
+            (10 * GIB - 1, 5119),
+            (2 * MIB - 1, 0),
+            (0, 0),
+        ],
+        |&av| k.pool(None, av, 32_768).blocks,
+    );
+}
+
+/// R19: blocks per request: full attention `cdiv(L, bs)`
+/// (`v1/kv_cache_interface.py:643-648`); a sliding window
+/// `cdiv(min(window - 1 + 2 × mnbt, L), bs) + 1` (`:914-956`,
+/// `config/vllm.py:588-609`: two batches in flight).
+#[test]
+fn r19_blocks_per_request() {
+    let llama = layout(&arch("llama3.1-8b.json"), |_| {}, 2048);
+    let oss = layout(&arch("gpt-oss-20b.json"), |_| {}, 2048);
+    check(
+        &[
+            // cdiv(29000, 16) = 1813 (check_logs.py self-test).
+            (("llama", 29_000u128), 1813u128),
+            (("llama", 32_768), 2048),
+            (("llama", 1), 1),
+            // gpt-oss-20b, window 128: full cdiv(131072, 16) = 8192; sliding
+            // min(127 + 4096, 131072) = 4223 → cdiv(4223, 16) + 1 = 265.
+            (("gpt-oss", 131_072), 8192 + 265),
+            // Short: full cdiv(100, 16) = 7; sliding min(4223, 100) = 100 →
+            // 7 + 1 = 8.
+            (("gpt-oss", 100), 15),
+        ],
+        |&(m, len)| match m {
+            "llama" => llama.blocks_per_request(len),
+            _ => oss.blocks_per_request(len),
+        },
+    );
+}
+
+/// R20: `max_concurrency = num_blocks / blocks_per_request`,
+/// `tokens = int(max_concurrency × max_model_len)`
+/// (`v1/core/kv_cache_utils.py:1061-1125`): for a hybrid model not its
+/// token slots.
+#[test]
+fn r20_tokens_and_concurrency() {
+    let llama = layout(&arch("llama3.1-8b.json"), |_| {}, 2048);
+    let oss = layout(&arch("gpt-oss-20b.json"), |_| {}, 2048);
+    // gpt-oss-20b: a block is 12 pages of 16 × 8 × 2 × 64 × 2 = 32,768 B.
+    let oss_block = 12 * 32_768;
+    assert_eq!(oss.bytes_per_block(), oss_block);
+    check(
+        &[
+            // 8 GiB / 2 MiB = 4096 blocks; 4096 / 2048 = 2.00x; 65,536.
+            (
+                ("llama", 8 * GIB, 32_768u32),
+                (4096u128, 65_536u128, 2000u128),
+            ),
+            // 25,371 = 3 × 8457 blocks: 3.00x, 3 × 131,072 tokens.
+            (
+                ("gpt-oss", 25_371 * oss_block, 131_072),
+                (25_371, 393_216, 3000),
+            ),
+            // 10,000 blocks: 10000 / 8457 = 1.182..x;
+            // int(1.18245... × 131072) = 154,986.
+            (
+                ("gpt-oss", 10_000 * oss_block, 131_072),
+                (10_000, 154_986, 1182),
+            ),
+        ],
+        |&(m, av, len)| {
+            let k = if m == "llama" { llama } else { oss };
+            let p = k.pool(None, av, len);
+            (p.blocks, p.tokens, p.max_concurrency_milli)
+        },
+    );
+    let p = oss.pool(None, 10_000 * oss_block, 131_072);
+    assert_eq!(format!("{:.2}", p.max_concurrency()), "1.18");
+}
+
+/// R21: the fit check needs `bytes_per_block × blocks_per_request` within
+/// `available - bytes_per_block` (the null block), refuses an empty pool,
+/// and estimates the longest length by binary search
+/// (`v1/core/kv_cache_planning.py:50-87`, `:1253-1334`, `:1536-1560`).
+#[test]
+fn r21_fit_check_and_estimate() {
+    let k = layout(&arch("llama3.1-8b.json"), |_| {}, 2048);
+    // 32,768 tokens: 2048 blocks of 2 MiB = 4 GiB.
+    assert_eq!(k.needed(32_768), 4 * GIB);
+    check(
+        &[
+            // 4 GiB + the null block: fits.
+            (4 * GIB + 2 * MIB, (true, None)),
+            // One byte less: 4 GiB - 1 usable holds 2047 blocks → 32,752.
+            (4 * GIB + 2 * MIB - 1, (false, Some(32_752u32))),
+            // A single block: nothing usable, not one token.
+            (2 * MIB, (false, Some(0))),
+            (0, (false, Some(0))),
+        ],
+        |&av| {
+            let p = k.pool(None, av, 32_768);
+            (p.fits, p.estimated_max_len)
+        },
+    );
+}
+
+/// R22: `max_model_len` defaults to the config's positions (2048 when it
+/// names none, `config/model.py:2586-2593`); `auto` lowers it to the
+/// longest that fits beside the null block
+/// (`v1/core/kv_cache_planning.py:1337-1410`).
+#[test]
+fn r22_max_model_len() {
+    let a = arch("llama3.1-8b.json");
+    let mut unknown = a;
+    unknown.positions = 0;
+    assert_eq!(model_len(&a), 131_072);
+    assert_eq!(model_len(&unknown), 2048);
+    let len = |ctx: MaxLen, kv: Option<u64>| {
+        let i = vllm(|i| {
+            i.ctx = ctx;
+            i.vllm.kv_cache_memory = kv.map(Bytes);
+        });
+        let p = ok(&a, &i, None);
+        (
+            p.max_model_len,
+            p.pool.map(|q| (q.fits, q.estimated_max_len)),
+        )
+    };
+    let four_gib = Some(4 << 30);
+    check(
+        &[
+            ((MaxLen::Model, None), (131_072u32, None)),
+            ((tokens(1000), None), (1000, None)),
+            // Without a pool, auto is the model's length.
+            ((MaxLen::Auto, None), (131_072, None)),
+            // 4 GiB: 2047 usable blocks of 16 tokens = 32,752.
+            ((MaxLen::Auto, four_gib), (32_752, Some((true, None)))),
+            // Not one block usable: vLLM refuses; the length stays.
+            (
+                (MaxLen::Auto, Some(1 << 20)),
+                (131_072, Some((false, Some(0)))),
+            ),
+            // The full length does not fit 4 GiB.
+            (
+                (MaxLen::Model, four_gib),
+                (131_072, Some((false, Some(32_752)))),
+            ),
+        ],
+        |&(ctx, kv)| len(ctx, kv),
+    );
+}
+
+/// The null block and whole blocks per request: `kv_bytes_for`.
+#[test]
+fn kv_bytes_for_counts_blocks_and_the_null_block() {
+    let a = arch("llama3.1-8b.json");
+    let i = vllm(|_| {});
+    check(
+        &[
+            // 4 × cdiv(1000, 16) = 4 × 63 blocks + 1, of 2 MiB.
+            ((4u128, 1000u128), (4 * 63 + 1) * 2 * MIB),
+            ((1, 16), 2 * 2 * MIB),
+            ((0, 16), 2 * MIB),
+        ],
+        |&(seqs, len)| kv_bytes_for(&a, &i, seqs, len),
+    );
+    let p = ok(&a, &i, Some(80 * GIB));
+    assert_eq!(p.kv_bytes_for(4, 1000), (4 * 63 + 1) * 2 * MIB);
+}
+
+/// The budget (R7): the pool is what the request leaves after everything
+/// else, and `kv_cache_memory` replaces it.
+#[test]
+fn r7_available_is_the_request_less_the_rest() {
+    let a = arch("llama3.1-8b.json");
+    let p = ok(&a, &vllm(|_| {}), Some(80 * GIB));
+    let pool = p.pool.expect("a pool");
+    assert_eq!(pool.available, 79_027_398_247 - p.non_kv());
+    let given = vllm(|i| i.vllm.kv_cache_memory = Some(Bytes(5 << 30)));
+    assert_eq!(
+        ok(&a, &given, Some(80 * GIB)).pool.map(|q| q.available),
+        Some(5 * GIB)
+    );
+    // Eager: no graph estimate.
+    let eager = ok(&a, &vllm(|i| i.vllm.enforce_eager = true), Some(80 * GIB));
+    assert_eq!(eager.cudagraphs, 0);
+    assert!(p.cudagraphs > 0);
+}
+
+// ---------------------------------------------------------------- 2. logs
+
+fn log_rows() -> Vec<Value> {
+    include_str!("fixtures/vllm_logs.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect()
+}
+
+fn num(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+fn int(v: &Value, key: &str) -> Option<u32> {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+/// The row's model: its fixture config, or its `arch_override`'s geometry.
+fn row_arch(row: &Value) -> Option<Architecture> {
+    if let Some(o) = row.get("arch_override").filter(|o| o.is_object()) {
+        let n = |k| int(o, k).expect("an override number");
+        return Some(with_attention(
+            n("attn_layers"),
+            n("kv_heads"),
+            n("head_dim"),
+        ));
+    }
+    row["hf_config"].as_str().map(arch)
+}
+
+/// The row's settings as vLLM's arguments (what the row leaves out takes
+/// vLLM's default).
+fn row_inference(row: &Value, len: u32) -> Inference {
+    let s = &row["settings"];
+    vllm(|i| {
+        i.ctx = tokens(len);
+        if let Some(bs) = int(s, "block_size") {
+            i.vllm.block_size = BlockSize::new(bs).expect("a block size");
+        }
+        if let Some(tp) = int(s, "tensor_parallel_size") {
+            i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("a tp");
+        }
+        i.vllm.max_num_batched_tokens = int(s, "max_num_batched_tokens").and_then(Count::new);
+        i.vllm.max_num_seqs = int(s, "max_num_seqs").and_then(Count::new);
+        i.vllm.enforce_eager = s["enforce_eager"].as_bool() == Some(true);
+        if let Some(u) = num(s, "gpu_memory_utilization") {
+            i.vllm.gpu_memory_utilization =
+                Share::new((u * 10_000.0).round() as u16).expect("a share");
+        }
+        i.kv_dtype = match s["kv_cache_dtype"].as_str() {
+            Some("fp8") => KvDtype::Fp8,
+            _ => KvDtype::Auto,
+        };
+    })
+}
+
+/// GiB as logged, in bytes, as check_logs.py computes them (`x * 2**30`).
+fn gib(x: f64) -> u128 {
+    (x * (1u64 << 30) as f64) as u128
+}
+
+/// What a row's logged numbers are held to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hold {
+    /// The value the logged GiB gives reproduces the logged figure exactly
+    /// (check_logs.py residual 0).
+    Exact,
+    /// The logged figure lies inside what the GiB's rounding (±0.005)
+    /// allows.
+    Rounding,
+    /// Printed, not held: the TP rows of 0.10, where each rank logs its own
+    /// figures before the minimum over ranks, so the quoted "Available" and
+    /// "GPU KV cache size" lines may be different ranks' (check_logs.py
+    /// "n/a").
+    Shown,
+}
+
+/// Every row, and how closely it is held. Left out inside rows: V0's token
+/// and concurrency figures for a length that is not whole blocks (V0
+/// counted `blocks × block_size` tokens).
+const ROWS: &[(&str, Hold)] = &[
+    ("v0-llama31-8b-3090-20k", Hold::Rounding),
+    ("v0-llama31-8b-3090-29k", Hold::Rounding),
+    ("v0-llama32-11b-vision-h100", Hold::Rounding),
+    ("v1-llama31-70b-w8a8-2048", Hold::Exact),
+    ("v1-unnamed-2048-log-format", Hold::Exact),
+    ("v1-llama31-8b-l40s-32k", Hold::Exact),
+    ("v1-llama31-8b-eagle-h100-128k", Hold::Exact),
+    ("v1-qwen3-14b-32k", Hold::Exact),
+    ("v1-qwen3-30b-a3b-fp8kv-100k", Hold::Rounding),
+    ("v1-qwen3-30b-a3b-fp8kv-221k-error", Hold::Rounding),
+    ("v1-qwen3-coder-480b-fp8-dp8-util090-error", Hold::Exact),
+    ("v1-qwen3-coder-480b-fp8-dp8-util095-error", Hold::Rounding),
+    ("v1-deepseek-v2-lite-mla-32k-error", Hold::Exact),
+    ("v1-qwen25-7b-awq-rtx4080-32k", Hold::Rounding),
+    ("v1-qwen3-235b-fp8-tp4-h100", Hold::Shown),
+    ("v1-qwen3-235b-2507-fp8-tp8-l40s", Hold::Shown),
+];
+
+/// One logged figure against vramfit's.
+struct Line {
+    id: String,
+    what: &'static str,
+    logged: String,
+    ours: String,
+    ok: bool,
+}
+
+/// The length the row's figures are for.
+fn row_len(row: &Value) -> u32 {
+    int(&row["settings"], "max_model_len")
+        .or_else(|| int(&row["logged"], "concurrency_len"))
+        .unwrap_or(16)
+}
+
+/// The pools the logged available memory makes: at the logged GiB, and at
+/// the two ends of its rounding (±0.005 GiB).
+fn pools_from(k: &KvLayout, avail_gib: f64, len: u32) -> [Pool; 3] {
+    [
+        gib(avail_gib),
+        gib(avail_gib - 0.005),
+        gib(avail_gib + 0.005).saturating_sub(1),
+    ]
+    .map(|b| k.pool(None, b, len))
+}
+
+/// Whether a logged figure is held: exactly what the logged GiB gives, or
+/// inside what its rounding allows.
+fn held(hold: Hold, logged: u128, [at, lo, hi]: [u128; 3]) -> bool {
+    match hold {
+        Hold::Exact => logged == at,
+        Hold::Rounding => (lo..=hi).contains(&logged),
+        Hold::Shown => true,
+    }
+}
+
+/// The logged blocks: given, or the count near `near` whose token figure
+/// is the logged one (V1 logs tokens, not blocks, from 0.8.5 on).
+fn logged_blocks(k: &KvLayout, lg: &Value, len: u32, near: u128) -> Option<u128> {
+    if let Some(b) = lg.get("kv_blocks").and_then(Value::as_u64) {
+        return Some(u128::from(b));
+    }
+    let t = u128::from(lg.get("kv_tokens")?.as_u64()?);
+    let bpb = k.bytes_per_block();
+    (near.saturating_sub(2000)..near + 2000).find(|&b| k.pool(None, b * bpb, len).tokens == t)
+}
+
+/// Blocks and tokens from the logged available memory; tokens and
+/// concurrency from the logged blocks. V0 counted tokens as `blocks ×
+/// block_size` and concurrency as tokens / max_model_len: the same
+/// arithmetic only when the length is whole blocks.
+fn pool_lines(row: &Value, k: &KvLayout, hold: Hold, out: &mut Vec<Line>) {
+    let (id, lg, len) = (
+        row["id"].as_str().unwrap_or("?"),
+        &row["logged"],
+        row_len(row),
+    );
+    let same = row["rules_era"] != "v0" || u128::from(len) % k.block_size == 0;
+    let tokens = lg.get("kv_tokens").and_then(Value::as_u64).map(u128::from);
+    let given = lg.get("kv_blocks").and_then(Value::as_u64).map(u128::from);
+    let mut put = |what, logged: String, ours: String, ok| {
+        out.push(Line {
+            id: id.into(),
+            what,
+            logged,
+            ours,
+            ok,
+        });
+    };
+    let per_request = k.blocks_per_request(u128::from(len));
+    let mut near = tokens.unwrap_or(0) * per_request / u128::from(len);
+    if let Some(g) = num(lg, "available_kv_gib") {
+        let p = pools_from(k, g, len);
+        let blocks = p.map(|q| q.blocks);
+        near = blocks[0];
+        if let Some(b) = given {
+            put(
+                "blocks",
+                b.to_string(),
+                format!("{blocks:?}"),
+                held(hold, b, blocks),
+            );
+        }
+        if let (Some(t), true) = (tokens, same) {
+            let ours = p.map(|q| q.tokens);
+            put(
+                "tokens",
+                t.to_string(),
+                format!("{ours:?}"),
+                held(hold, t, ours),
+            );
+        }
+    }
+    if let (Some(t), Some(bytes)) = (tokens, lg.get("kv_bytes_in_use").and_then(Value::as_u64)) {
+        let ours = k.pool(None, u128::from(bytes), len).tokens;
+        put(
+            "tokens (TP2's bytes)",
+            t.to_string(),
+            ours.to_string(),
+            held(hold, t, [ours; 3]),
+        );
+    }
+    let Some(b) = logged_blocks(k, lg, len, near) else {
+        put("blocks", "none".into(), near.to_string(), false);
+        return;
+    };
+    let p = k.pool(None, b * k.bytes_per_block(), len);
+    if let (Some(t), Some(_), true, None) = (tokens, given, same, num(lg, "available_kv_gib")) {
+        put(
+            "tokens from blocks",
+            t.to_string(),
+            p.tokens.to_string(),
+            t == p.tokens,
+        );
+    }
+    if let (Some(c), true) = (num(lg, "max_concurrency"), same) {
+        let (want, ours) = (format!("{c:.2}"), format!("{:.2}", p.max_concurrency()));
+        put("concurrency", want.clone(), ours.clone(), ours == want);
+    }
+}
+
+/// The fit-check error: GiB needed, and the estimated length. Before 0.2x
+/// the estimate searched within all the available memory (no null block
+/// reserved), so it is computed that way here.
+fn error_lines(row: &Value, k: &KvLayout, hold: Hold, out: &mut Vec<Line>) {
+    let (id, lg, len) = (
+        row["id"].as_str().unwrap_or("?"),
+        &row["logged"],
+        row_len(row),
+    );
+    let needed = k.needed(u128::from(len)) as f64 / GIB as f64;
+    let want = num(lg, "needed_kv_gib").unwrap_or(f64::NAN);
+    out.push(Line {
+        id: id.into(),
+        what: "GiB needed",
+        logged: format!("{want:.2}"),
+        ours: format!("{needed:.4}"),
+        ok: format!("{needed:.2}") == format!("{want:.2}"),
+    });
+    let (Some(est), Some(g)) = (
+        int(lg, "estimated_max_model_len"),
+        num(lg, "available_kv_gib"),
+    ) else {
+        return;
+    };
+    let ours = [g, g - 0.005, g + 0.005].map(|x| u128::from(k.longest_within(gib(x), len)));
+    out.push(Line {
+        id: id.into(),
+        what: "estimated max len",
+        logged: est.to_string(),
+        ours: format!("{ours:?}"),
+        ok: held(hold, u128::from(est), ours),
+    });
+}
+
+#[test]
+fn published_logs_reproduce() {
+    let mut lines = Vec::new();
+    for row in log_rows() {
+        let id = row["id"].as_str().unwrap_or("?");
+        let Some(&(_, hold)) = ROWS.iter().find(|(r, _)| *r == id) else {
+            continue;
+        };
+        // A row without a model checks the formulas only: any model's
+        // blocks per request is cdiv(len, 16) with one group.
+        let a = row_arch(&row).unwrap_or_else(|| arch("llama3.1-8b.json"));
+        let len = row_len(&row);
+        let i = row_inference(&row, len);
+        let mnbt = i.vllm.max_num_batched_tokens.map_or(2048, |c| c.get());
+        let k = KvLayout::of(&a, &i, mnbt);
+        if row["logged"].get("needed_kv_gib").is_some() {
+            error_lines(&row, &k, hold, &mut lines);
+        } else {
+            pool_lines(&row, &k, hold, &mut lines);
+        }
+    }
+    println!(
+        "\n{:<44} {:<18} {:>12}  vramfit",
+        "row", "quantity", "logged"
+    );
+    let shown = |id: &str| ROWS.contains(&(id, Hold::Shown));
+    for l in &lines {
+        let mark = match (l.ok, shown(&l.id)) {
+            (_, true) => "n/a",
+            (true, false) => "ok ",
+            (false, false) => "BAD",
+        };
+        println!(
+            "{mark} {:<40} {:<18} {:>12}  {}",
+            l.id, l.what, l.logged, l.ours
+        );
+    }
+    let bad: Vec<_> = lines
+        .iter()
+        .filter(|l| !l.ok)
+        .map(|l| format!("{} {}", l.id, l.what))
+        .collect();
+    assert!(bad.is_empty(), "not reproduced: {bad:?}");
+    let held = lines.iter().filter(|l| !shown(&l.id)).count();
+    assert_eq!(held, 23, "every covered row's figures checked");
+    assert_eq!(ROWS.len(), log_rows().len(), "every row listed");
+}
+
+// ---------------------------------------------------------------- 3. estimates
+
+/// The weights' format of a row's checkpoint, where vramfit has it.
+fn row_format(row: &Value) -> Option<(WeightFormat, &'static str)> {
+    let model = row["model"].as_str().unwrap_or("");
+    if model.contains("Vision") {
+        None // Mllama's vision tower and cross-attention: not modelled.
+    } else if model.contains("AWQ") {
+        Some((WeightFormat::Awq, "AWQ 4-bit, group 128"))
+    } else if model.contains("FP8") {
+        Some((WeightFormat::Fp8, "fp8, 128 × 128 blocks"))
+    } else if model.contains("w8a8") {
+        // compressed-tensors W8A8 int8, channelwise: int8 weights and an
+        // fp32 scale per output row, the bytes of the int8 format.
+        Some((WeightFormat::Int8, "int8 + fp32 row scales (W8A8)"))
+    } else {
+        Some((WeightFormat::Bf16, "bf16"))
+    }
+}
+
+/// A row's plan for its estimates: the row's model (Llama-3.1-70B for the
+/// W8A8 row, whose override gives only its attention), format and
+/// settings; the GPU's total when the row states it.
+fn row_plan(row: &Value, format: WeightFormat, len: u32) -> Option<Plan> {
+    let a = if row["id"] == "v1-llama31-70b-w8a8-2048" {
+        llama_70b()
+    } else {
+        row["hf_config"].as_str().map(arch)?
+    };
+    let mut i = row_inference(row, len);
+    i.weights = format;
+    i.group_size = GroupSize::new(128).expect("a group");
+    // V0 without chunked prefill profiled a batch of max_model_len tokens
+    // over 256 sequences (its defaults).
+    if row["rules_era"] == "v0" {
+        i.vllm.max_num_batched_tokens = Count::new(len);
+        i.vllm.max_num_seqs = count(256);
+    }
+    let gpu = num(row, "gpu_total_gib").map(gib);
+    plan(&a, &i, gpu).ok()
+}
+
+#[test]
+fn estimates_against_the_logs() {
+    let g = |b: u128| b as f64 / GIB as f64;
+    println!(
+        "\n{:<36} {:<30} {:>9} {:>9} {:>8}",
+        "row", "quantity [GiB]", "logged", "vramfit", "error"
+    );
+    for row in log_rows() {
+        let (id, lg) = (row["id"].as_str().unwrap_or("?"), &row["logged"]);
+        let len = row_len(&row);
+        let Some((format, label)) = row_format(&row) else {
+            println!("{id:<36} weights: Mllama not modelled");
+            continue;
+        };
+        let Some(p) = row_plan(&row, format, len) else {
+            continue;
+        };
+        let show = |what: &str, logged: f64, ours: f64| {
+            println!(
+                "{id:<36} {what:<30} {logged:>9.4} {ours:>9.4} {:>+7.1}%",
+                100.0 * (ours - logged) / logged
+            );
+        };
+        if let Some(w) = num(lg, "weights_gib") {
+            show(&format!("weights ({label})"), w, g(p.weights));
+            // The quoted "Model loading took" lines: within 1%. The AWQ
+            // row's 5.29 is a note's reading of its v0.26 log (the row's
+            // `notes`), not a quoted line; vramfit is 0.07 GiB (1.3%)
+            // under it, unexplained (the packed weights, scales and zeros
+            // of every linear, the fp16 embeddings and head and the rotary
+            // cache are counted): held to 1.5%.
+            let tolerance = if format == WeightFormat::Awq {
+                0.015
+            } else {
+                0.01
+            };
+            assert!(
+                (g(p.weights) - w).abs() <= tolerance * w,
+                "{id}: weights {} vs {w}",
+                g(p.weights)
+            );
+        }
+        // What each era logs as the activation peak: V0 the torch peak less
+        // the weights; 0.10 the torch peak's increase (graphs unbudgeted);
+        // from 0.21 the transient peak and the graph estimate (R8).
+        let activation = num(lg, "activation_peak_gib")
+            .or_else(|| Some(num(lg, "peak_torch_gib")? - num(lg, "weights_gib")?));
+        if let Some(act) = activation {
+            let ours = match row["rules_era"].as_str() {
+                Some("v1_0.26" | "v1_0.33") => p.logged_activation(),
+                _ => p.activation_peak,
+            };
+            show("activation peak", act, g(ours));
+            // Measured in vLLM (a torch allocator peak); vramfit's profile
+            // is 0.33's V2 runner: its sampler warm-up copies the logits
+            // once to fp32, where the V1 runner of 0.10–0.26 (the two V1
+            // rows) sorted the vocabulary for top-k/top-p (values and int64
+            // indices, softmax, cumsum: ~25 B per logit of 256 rows), which
+            // vramfit does not count; V0 profiled max_model_len tokens,
+            // whose per-token forward term vramfit holds to 10%. Held here:
+            // V0 within 10%, the V1 rows within 1.2 GiB.
+            let tolerance = if row["rules_era"] == "v0" {
+                0.10 * act
+            } else {
+                1.2
+            };
+            assert!(
+                (g(ours) - act).abs() <= tolerance,
+                "{id}: activation {} vs {act}",
+                g(ours)
+            );
+        }
+        if let (Some(nt), false) = (num(lg, "non_torch_gib"), row["rules_era"] == "v0") {
+            show("non-torch", nt, g(p.non_torch));
+            // Measured (free memory's drop less torch's); vramfit's is a
+            // 64 MiB allowance; the TP8 row adds NCCL's buffers: 0.16 GiB.
+            assert!((g(p.non_torch) - nt).abs() <= 0.16, "{id}: non-torch");
+        }
+        if let Some(cg) = num(lg, "cudagraph_gib") {
+            // The pool measured after capture, against vramfit's estimate
+            // (a floor: 1 MiB per graph beyond the first).
+            show("CUDA graphs (not asserted)", cg, g(p.cudagraphs));
+        }
+    }
+}
