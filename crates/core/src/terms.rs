@@ -184,6 +184,7 @@ term_ids! {
     LogitsGrads = Logits, "gradients of the log-softmax and the logits (fp32)";
     LogitsGradOut = Logits, "gradient of the logits in the compute dtype";
     Dataset = Retained, "data put on the GPU";
+    CublasWorkspaces = Retained, "cuBLAS workspaces: the forward's and the backward's threads (CUDA only)";
     SeedModel = Parameters, "model = N × P";
     SeedState = OptimizerState, "optimizer state = k × N × P";
     SeedGrads = Gradients, "gradients = N × P";

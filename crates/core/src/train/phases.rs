@@ -184,11 +184,15 @@ pub(super) fn build(
 }
 
 /// Every iteration holds the parameters, the state so far, DDP's buckets
-/// (allocated when it wraps the model), the inputs and retained data.
+/// (allocated when it wraps the model), the inputs, retained data and
+/// cuBLAS's workspaces (from the first matmul on).
 fn base(state: TermSet) -> TermSet {
-    PARAMS
-        .union(state)
-        .union(TermSet::of(&[T::DdpBuckets, T::Inputs, T::Dataset]))
+    PARAMS.union(state).union(TermSet::of(&[
+        T::DdpBuckets,
+        T::Inputs,
+        T::Dataset,
+        T::CublasWorkspaces,
+    ]))
 }
 
 /// Forward's peak and end from `start`. The loss holds the logits, their

@@ -5,6 +5,7 @@
 
 mod activations;
 mod copies;
+mod cuda;
 mod fsdp;
 mod grads;
 mod logits;
@@ -277,6 +278,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     logits::add(&x, &mut put);
     recompute::add(&x, &mut put);
     fsdp::add(&x, &mut put);
+    cuda::add(&x, &mut put);
     put(
         T::Dataset,
         Term::of(&[(u128::from(s.view.dataset_mib) << 20, U::Bytes)]),
