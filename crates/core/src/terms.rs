@@ -146,6 +146,9 @@ term_ids! {
     MoeLayers = Activations, "saved by each MoE layer";
     MoeScores = Activations, "attention scores of the MoE layers (seq²)";
     SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
+    CausalMasks = Activations, "the causal or sliding-window masks a forward builds once, kept through backward (seq²)";
+    CausalMasksForward = Activations, "the causal or sliding-window masks a forward builds once (seq²)";
+    MaskedKv = Activations, "keys and values repeated to every head where SDPA gets a mask";
     RouterLogits = Activations, "every MoE layer's router logits, kept for the auxiliary loss";
     CkptInputs = Activations, "checkpointed layer inputs";
     CkptInputFirst = Activations, "checkpointed inputs left at layer 0's backward (its own; every layer's when FSDP1 keeps them)";
@@ -170,6 +173,11 @@ term_ids! {
     RecomputeScores = Activations, "its attention scores (seq²)";
     RecomputeCopies = WeightCopies, "its bf16 weight copies";
     RecomputeMask = Activations, "its sliding-window mask (seq²)";
+    RecomputeMaskedKv = Activations, "its keys and values repeated to every head (SDPA with a mask)";
+    RecomputeAttn = Activations, "its attention's saved tensors (the MLP's released)";
+    ScoresTransient = Activations, "attention's score-sized temporaries in a layer's forward (eager with sinks, the math kernel; seq²)";
+    ScoresMask = Activations, "the math kernel's fp32 copy of the (seq, seq) mask in forward";
+    ScoresTransientBwd = Activations, "attention's score-sized gradients in a layer's backward (eager with sinks, the math kernel; seq²)";
     RecomputeFirst = Activations, "layer 0's saved tensors (recomputed under checkpointing)";
     RecomputeScoresFirst = Activations, "its attention scores (seq²)";
     RecomputeCopiesFirst = WeightCopies, "its bf16 weight copies";

@@ -174,6 +174,17 @@ pub struct Saved {
     /// Bytes per token a MoE layer's backward holds beyond what it saved as
     /// it enters the experts (see [`moe`]).
     pub backward_entry: u64,
+    /// Bytes per token more it saves when SDPA gets a mask (see
+    /// [`attention`]).
+    pub masked_kv: u64,
+    /// Bytes per token per key position its attention holds beyond what it
+    /// saves, at once, in forward and in backward (eager with sinks, the
+    /// math kernel: see [`attention`], [`latent_attention`]).
+    pub scores_fwd_extra: u64,
+    pub scores_bwd_extra: u64,
+    /// Bytes per element of the (S, S) mask the math kernel makes in
+    /// forward (0: none).
+    pub scores_mask: u64,
 }
 
 impl Saved {
@@ -226,6 +237,10 @@ struct Ledger<'a> {
     /// The backward's moments beyond the saved tensors, bytes per token.
     backward_mlp: u64,
     backward_entry: u64,
+    masked_kv: u64,
+    scores_fwd_extra: u64,
+    scores_bwd_extra: u64,
+    scores_mask: u64,
 }
 
 const EMPTY: T = T {
@@ -346,6 +361,10 @@ impl<'a> Ledger<'a> {
             dora_transient: 0,
             backward_mlp: 0,
             backward_entry: 0,
+            masked_kv: 0,
+            scores_fwd_extra: 0,
+            scores_bwd_extra: 0,
+            scores_mask: 0,
         }
     }
 
@@ -403,6 +422,10 @@ impl<'a> Ledger<'a> {
             dora_transient: self.dora_transient,
             backward_mlp: self.backward_mlp,
             backward_entry: self.backward_entry,
+            masked_kv: self.masked_kv,
+            scores_fwd_extra: self.scores_fwd_extra,
+            scores_bwd_extra: self.scores_bwd_extra,
+            scores_mask: self.scores_mask,
             ..Saved::default()
         };
         for t in self.ts[..self.len].iter().filter(|t| t.saved) {
@@ -767,6 +790,23 @@ fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
                     l.save(id);
                 }
             }
+            // Transformers 5's SDPA passes `enable_gqa` only without a mask
+            // (`use_gqa_in_sdpa`): with one (a reached sliding window)
+            // `repeat_kv` copies keys and values to every head and SDPA saves
+            // the copies; one key/value head's repeat is a view, which only
+            // autocast's cast of the key materialises. Measured: long_rows
+            // (Mistral 7B: 2 · (32 − 8) · 128 · 2 bytes per token and layer;
+            // Gemma 3 1B under autocast: (4 − 1) · 256 · 2;
+            // `scripts/measure/long/NOTES.md` §4.2).
+            if c.attn == Attn::Sdpa && !c.stack.sdpa_repeats_kv && rg {
+                let kd = l.ts[k].width;
+                l.masked_kv = match (kd < qd, kd * nh == qd) {
+                    (false, _) => 0,
+                    (true, true) if c.mode == Mode::Amp => (qd - kd) * 2,
+                    (true, true) => 0,
+                    (true, false) => 2 * (qd - kd) * ab,
+                };
+            }
             if q_contiguous {
                 o
             } else {
@@ -796,6 +836,16 @@ fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
                         let p16 = l.keyed(nh, ab, true);
                         l.save(p16);
                     }
+                    // Forward holds the masked scores and their
+                    // concatenation with the sink minus its max beside the
+                    // probabilities (saved above); backward holds the
+                    // softmax's gradient and the max's (`new_zeros`,
+                    // `scatter`) together. Source: transformers 5.23
+                    // `models/gpt_oss/modeling_gpt_oss.py`
+                    // (`eager_attention_forward`); traced at 16k tokens
+                    // (`scripts/measure/long/NOTES.md` §9).
+                    l.scores_fwd_extra = 2 * pd * nh;
+                    l.scores_bwd_extra = 2 * pd * nh;
                 } else {
                     if c.spec.attn_softcap {
                         let t = l.keyed(nh, ab, true);
@@ -876,6 +926,19 @@ fn latent_attention(l: &mut Ledger, n1: Id, m: Latent) -> Id {
         if c.attn == Attn::Eager && ab == 2 {
             let p16 = l.keyed(nh, 2, true);
             l.save(p16);
+        }
+        if c.attn != Attn::Eager {
+            // The math kernel: forward holds the fp32 scores (`bmm`) and
+            // them plus the mask at once, with the mask made fp32 (`where`,
+            // one (S, S)); backward the softmax's output
+            // again (`_safe_softmax`), the probabilities' gradient (`bmm`)
+            // and the softmax's (`_softmax_backward_data`) where one is
+            // saved. Source: torch `_scaled_dot_product_attention_math`;
+            // traced on DeepSeek-V2-Lite at 16k tokens
+            // (`scripts/measure/long/NOTES.md` §9).
+            l.scores_fwd_extra = 4 * nh;
+            l.scores_bwd_extra = 2 * 4 * nh;
+            l.scores_mask = 4;
         }
         l.probs_dropout(nh, ab, rg);
     }
@@ -1007,7 +1070,18 @@ fn mlp(l: &mut Ledger, x: Id, f: u64) -> Id {
         // Measured: the recompute of layer 0 of Mistral-7B full fine-tuning
         // at 8 × 4096 (t4_rows.jsonl, 5.23.0), and its allocation trace.
         let freed = if l.ts[prod].saved { f * gb } else { 0 };
-        l.backward_mlp = l.backward_mlp.max(3 * f * gb - freed);
+        let grads = if c.quant == Quant::None {
+            3 * f * gb - freed
+        } else {
+            // A quantized down projection's backward peaks at its own
+            // matmul instead (the dequantized weight is its moment): the
+            // product's gradient and the incoming one, in the stream's
+            // dtype. Measured: Mistral's layout shrunk, nf4, 1 × 8192 with
+            // checkpointing (long_rows.jsonl: f·4 + h·4 per token over the
+            // recomputed layer, `scripts/measure/long/NOTES.md` §10).
+            (f + h) * c.mode.residual()
+        };
+        l.backward_mlp = l.backward_mlp.max(grads);
     }
     out
 }

@@ -48,6 +48,8 @@ const SAVED: TermSet = TermSet::of(&[
     T::MoeLayers,
     T::MoeScores,
     T::SlidingMasks,
+    T::CausalMasks,
+    T::MaskedKv,
     T::RouterLogits,
     T::CkptInputs,
     T::CkptInFlight,
@@ -61,6 +63,7 @@ const SAVED: TermSet = TermSet::of(&[
 /// released by their backward.
 const SAVED_AT_FIRST: TermSet = TermSet::of(&[
     T::Labels,
+    T::CausalMasks,
     T::RouterLogits,
     T::CkptInputFirst,
     T::CkptInFlight,
@@ -75,6 +78,7 @@ const RECOMPUTED: TermSet = TermSet::of(&[
     T::RecomputeScores,
     T::RecomputeCopies,
     T::RecomputeMask,
+    T::RecomputeMaskedKv,
 ]);
 
 /// Layer 0 recomputed (checkpointing).
@@ -83,6 +87,7 @@ const RECOMPUTED_FIRST: TermSet = TermSet::of(&[
     T::RecomputeScoresFirst,
     T::RecomputeCopiesFirst,
     T::RecomputeMask,
+    T::RecomputeMaskedKv,
 ]);
 
 /// One phase before the overhead: (iteration, micro-step, phase, where its
@@ -224,6 +229,8 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::RecomputeScores,
             T::RecomputeCopies,
             T::RecomputeMask,
+            T::RecomputeMaskedKv,
+            T::CausalMasksForward,
             T::FsdpRoot,
             T::FsdpLayer,
         ]));
@@ -234,16 +241,19 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         };
         let matmul = around.union(TermSet::of(&[T::LayerForwardQuant, T::DequantizedFwd]));
         let dora = around.with(T::DoraTransient);
-        m.highest(loss, &[mlp, matmul, dora])
+        let attn = around.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
+        m.highest(loss, &[mlp, matmul, dora, attn])
     } else {
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesSaved,
             T::CopiesTransient,
             T::DoraTransient,
+            T::CausalMasksForward,
             T::FsdpRoot,
             T::FsdpLayer,
         ]));
-        m.highest(loss, &[layer])
+        let attn = layer.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
+        m.highest(loss, &[layer, attn])
     };
     (peak, end_fwd)
 }
@@ -298,13 +308,36 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
         T::FsdpPrefetch,
     ]));
     inside(m, layer_base, false, |x, b| consider(Moment::Start, x, b));
+    // At attention's backward (eager with sinks, the math kernel): its
+    // score-sized gradients, the layer's MLP part (and the weight copies
+    // the experts saved) already released.
+    let scores = m.p.terms.bytes(T::ScoresTransientBwd) > 0;
+    let attn = |x: TermSet| {
+        x.without(TermSet::of(&[
+            T::Recompute,
+            T::RecomputeFirst,
+            T::RecomputeCopies,
+            T::RecomputeCopiesFirst,
+        ]))
+        .union(TermSet::of(&[T::RecomputeAttn, T::ScoresTransientBwd]))
+    };
+    if scores && !p.recompute {
+        let x = layer_base.with(T::ScoresTransientBwd);
+        consider(Moment::Start, x, m.total(x));
+    }
     consider(Moment::End, end_moment, m.total(end_moment));
     if p.recompute {
         let last = last_recompute(start);
         inside(m, last, false, |x, b| consider(Moment::Middle, x, b));
+        if scores {
+            consider(Moment::Middle, attn(last), m.total(attn(last)));
+        }
     }
     let first = first_layer(p, start, micro);
     inside(m, first, true, |x, b| consider(Moment::End, x, b));
+    if scores && p.recompute {
+        consider(Moment::End, attn(first), m.total(attn(first)));
+    }
     (best.0, best.1)
 }
 

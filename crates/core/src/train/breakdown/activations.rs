@@ -16,9 +16,17 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     } else {
         saved(x, put);
         put(T::SlidingMasks, sliding_masks(x, x.mask_layers()));
+        put(
+            T::MaskedKv,
+            x.per_token(&[
+                (x.mask_layers(), U::Layers),
+                (u128::from(x.layers.largest.masked_kv), U::BytesEach),
+            ]),
+        );
     }
     aux_loss(x, put);
     outer(x, put);
+    causal_masks(x, put);
 }
 
 /// Non-reentrant checkpointing keeps each layer's input; everything inside
@@ -112,16 +120,62 @@ impl Inputs<'_> {
     /// 5.23); measured on Gemma 3 (30 B × b × s² for 15 sliding layers in
     /// bf16).
     pub fn mask_layers(&self) -> u128 {
-        let g = &self.geometry;
-        let masked = self.s.train.attn == Attn::Sdpa
-            && g.window > 0
-            && u128::from(self.s.train.seq.get()) >= u128::from(g.window);
-        if masked {
-            u128::from(g.sliding_layers)
+        if self.window_masked() && !self.c.stack.mask_in_model_dtype {
+            u128::from(self.geometry.sliding_layers)
         } else {
             0
         }
     }
+
+    /// SDPA gets a mask: the sliding window is reached.
+    pub fn window_masked(&self) -> bool {
+        let g = &self.geometry;
+        self.s.train.attn == Attn::Sdpa
+            && g.window > 0
+            && u128::from(self.s.train.seq.get()) >= u128::from(g.window)
+    }
+}
+
+/// The causal masks a forward builds once and every layer reads: under
+/// SDPA once the window is reached, transformers 5's boolean `(1, 1, S,
+/// S)` (`masking_utils.sdpa_mask`, the batch an expanded view), 4.48's
+/// `(S, S)` in the model's dtype (`_prepare_4d_causal_attention_mask`);
+/// under eager attention an additive `(B, 1, S, S)` in the model's dtype
+/// per kind of layer (full, sliding: `masking_utils.eager_mask`). They
+/// live through backward when the layers keep them (checkpointing keeps
+/// its arguments; 4.48's SDPA saves its float mask), else through forward
+/// only. Measured: long_rows.jsonl (Mistral, Gemma 3, Phi-3-mini
+/// checkpointed: S² bytes; Gemma 2 eager checkpointed: 2 · B · S² · dtype;
+/// `scripts/measure/long/NOTES.md` §4.1, §4.3) and t4_rows.jsonl (4.48
+/// SDPA − flash-attn: S² · 2).
+fn causal_masks(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let g = &x.geometry;
+    let s2 = x.seq * x.seq;
+    let pb = x.plain_bytes();
+    let (bytes, through_backward) = match x.s.train.attn {
+        Attn::Sdpa if x.window_masked() => {
+            if x.c.stack.mask_in_model_dtype {
+                (s2 * pb, true)
+            } else {
+                (s2, x.ckpt.on())
+            }
+        }
+        Attn::Eager => {
+            let kinds = if g.window > 0 && g.sliding_layers > 0 {
+                2
+            } else {
+                1
+            };
+            (kinds * x.bt * s2 * pb, x.ckpt.on())
+        }
+        Attn::Sdpa | Attn::FlashAttention2 => (0, false),
+    };
+    let id = if through_backward {
+        T::CausalMasks
+    } else {
+        T::CausalMasksForward
+    };
+    put(id, Term::of(&[(bytes, U::Bytes)]));
 }
 
 /// `layers` sliding-window masks of b × s² in the compute dtype.

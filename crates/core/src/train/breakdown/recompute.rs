@@ -9,7 +9,7 @@ use super::Inputs;
 use crate::model::family::Mlp;
 use crate::model::ModuleName;
 use crate::terms::{Term, TermId as T, Unit as U};
-use crate::train::ledger::{Mode, Saved};
+use crate::train::ledger::{Mode, Part, Saved};
 
 /// The recompute terms, a layer's backward and the merged experts'
 /// gradient.
@@ -36,6 +36,40 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         layer_forward(x, put);
     }
     put(T::RecomputeMask, sliding_masks(x, x.mask_layers().min(1)));
+    let scores =
+        |extra: u64| x.per_token(&[(x.seq, U::KeyPositions), (u128::from(extra), U::BytesEach)]);
+    put(T::ScoresTransient, scores(ly.largest.scores_fwd_extra));
+    put(
+        T::ScoresMask,
+        Term::of(&[
+            (x.seq, U::Seq),
+            (x.seq, U::KeyPositions),
+            (u128::from(ly.largest.scores_mask), U::BytesEach),
+        ]),
+    );
+    put(T::ScoresTransientBwd, scores(ly.largest.scores_bwd_extra));
+    if ckpt && ly.largest.scores_bwd_extra > 0 {
+        // What the recomputed layer still holds at its attention's
+        // backward: all it saved but its MLP's (or experts').
+        let pt = &ly.largest.per_token;
+        let mlp: u64 = [Part::Mlp, Part::Experts, Part::Router]
+            .iter()
+            .map(|p| pt[*p as usize])
+            .sum();
+        put(
+            T::RecomputeAttn,
+            x.per_token(&[(u128::from(ly.largest.token_bytes() - mlp), U::BytesEach)]),
+        );
+    }
+    if x.ckpt.on() {
+        put(
+            T::RecomputeMaskedKv,
+            x.per_token(&[
+                (x.mask_layers().min(1), U::Layers),
+                (u128::from(ly.largest.masked_kv), U::BytesEach),
+            ]),
+        );
+    }
     merged_grad(x, put);
 }
 
