@@ -7,6 +7,7 @@
 
 pub mod generate;
 pub mod layer;
+pub mod local;
 pub mod run;
 pub mod sim;
 pub mod transformers;

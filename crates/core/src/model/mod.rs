@@ -11,6 +11,7 @@
 pub mod arch;
 pub mod attention;
 pub mod family;
+pub mod gguf;
 pub mod hf_config;
 pub mod module;
 pub mod presets;

@@ -1,0 +1,224 @@
+//! llama.cpp's compute buffers and its output buffer.
+//!
+//! The compute buffer of each backend is **measured**, not computed:
+//! `llama_context::sched_reserve` (`src/llama-context.cpp:585-700`,
+//! b10488) builds the prompt graph of `min(n_ctx, n_ubatch)` tokens over
+//! the whole cache (`init_full`, so `n_kv` is every cell), the one-token
+//! graph, the prompt graph again, and keeps what ggml-alloc's greedy
+//! allocator needed (`ggml_backend_sched_get_buffer_size`). Tensors are
+//! freed after their last use and in-place ops reuse their parent
+//! (`ggml/src/ggml-alloc.c:717-822`), so one layer is live at a time and
+//! the buffer is the largest of a few stages. What follows is an
+//! **estimate** of that measured quantity, stage by stage, from the graph
+//! `src/llama-graph.cpp` builds (`scripts/measure/llamacpp/NOTES.md` §4;
+//! `check_logs.py: estimate_compute` implements the same):
+//!
+//! - output: the last hidden state `4·n_embd·n_tokens` and the logits
+//!   `4·n_vocab·n_outputs` on the output layer's device;
+//! - attention: two hidden states, the queries, the micro-batch's K and V
+//!   before they are written, the mask's device copy, and without flash
+//!   attention the scores `4·n_kv·n_tokens·n_head` (F32, `soft_max` in
+//!   place, `build_attn_mha`), with it the output, and on CUDA since
+//!   b9489 f16 copies of a quantized K and V, every stream's cells
+//!   (`fattn.cu:536-568`, `ggml_cuda_flash_attn_ext_get_alloc_size`, for
+//!   the tile and MMA kernels a prompt batch runs; a V that is a view of K
+//!   shares K's, `fattn-common.cuh:53-85`);
+//! - MLP: two hidden states, gate, up and the GLU result (`GGML_OP_GLU`
+//!   is not in place), and the mask's copy, live until the last layer.
+//!
+//! Graph inputs (the token embeddings gathered from the host's
+//! `token_embd`, the masks) are on the CPU backend, whose buffer is the
+//! first GPU's pinned host type (`llama-context.cpp:405-413`); each GPU
+//! gets copies. An op whose weight is in host memory runs on the first
+//! GPU when its batch is at least 32 (`op_offload`,
+//! `ggml-backend.cpp:955-966`; `op_offload_min_batch_size`), which then
+//! holds a copy of that weight, one at a time (a new split per offloaded
+//! weight, `ggml-backend.cpp:1313-1328`). An attention run on a GPU over a
+//! cache in host memory (`-nkvo`, or a host layer whose matmuls the first
+//! GPU takes) copies that layer's K and V there.
+//!
+//! Not modelled: pipeline parallelism's four copies of the inputs
+//! (several GPUs, every layer offloaded), ggml-alloc's fragmentation, a
+//! family's extra tensors (q/k norms, sinks, biases), graphs that are not
+//! a transformer's (a hybrid's recurrent layers).
+
+use super::model::LocalModel;
+use super::params::{builds, Backend, Resolved, MAX_DEVICES};
+use super::placement::Place;
+
+/// The stages' sizes on a GPU that runs them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Terms {
+    /// Hidden state and logits.
+    pub output: u128,
+    /// One layer's attention.
+    pub attention: u128,
+    /// One layer's MLP.
+    pub ffn: u128,
+    /// The graph inputs in host memory: the gathered embeddings and the
+    /// masks.
+    pub inputs: u128,
+}
+
+/// Compute buffers by backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ComputeBuffers {
+    pub gpu: [u128; MAX_DEVICES],
+    /// The CPU backend's buffer (`CUDA_Host` / `CPU compute buffer`).
+    pub host: u128,
+    pub terms: Terms,
+}
+
+/// Where the graph's work is, as the compute estimate needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Where {
+    /// Repeating layers on each GPU, and in host memory.
+    pub layers_on: [u32; MAX_DEVICES],
+    pub host_layers: u32,
+    pub n_gpus: usize,
+    pub backends: [Backend; MAX_DEVICES],
+    pub output: Place,
+    /// The cache is in host memory (`-nkvo`).
+    pub kv_on_host: bool,
+    /// The largest tensor of a layer in host memory, and the output
+    /// weight: what an offloaded matmul copies.
+    pub largest_host_tensor: u128,
+    pub output_weight: u128,
+    /// One full-attention layer's K and V at the cache types (the copy an
+    /// attention run away from its cache makes).
+    pub layer_kv: u128,
+}
+
+/// What the graph is run with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub build: u32,
+    pub flash_attn: bool,
+    /// K or V quantized.
+    pub quantized: bool,
+    pub op_offload: bool,
+    /// Widest K and V row of a layer (elements).
+    pub k_width: u64,
+    pub v_width: u64,
+}
+
+/// `GGML_OP_OFFLOAD_MIN_BATCH`: the least batch the GPU backends take an
+/// op on a host weight for (`ggml-cuda.cu:5327-5331`, Metal and Vulkan
+/// alike).
+pub const OP_OFFLOAD_MIN_BATCH: u32 = 32;
+
+/// The stage sizes for a backend: `mask` bytes per mask element there,
+/// `dequant` whether flash attention keeps f16 copies of a quantized cache.
+fn stages(m: &LocalModel, r: &Resolved, s: &Settings, mask: u128, dequant: bool) -> Terms {
+    let d = &m.dims;
+    let ub = u128::from(r.n_tokens);
+    let n_kv = u128::from(r.n_ctx_seq);
+    let n_kv_swa = u128::from(r.swa_cells);
+    let hidden = 4 * u128::from(d.n_embd) * ub;
+    let masks = mask * ub * (n_kv + n_kv_swa);
+    let q = 4 * u128::from(d.q) * ub;
+    let kv_in = 4 * u128::from(s.k_width + s.v_width) * ub;
+    let core = if s.flash_attn {
+        let copies = if dequant && s.quantized {
+            2 * n_kv * u128::from(r.n_stream) * u128::from(s.k_width + s.v_width)
+        } else {
+            0
+        };
+        4 * u128::from(d.attn_out) * ub + copies
+    } else {
+        4 * n_kv * ub * u128::from(d.n_head)
+    };
+    Terms {
+        output: hidden + 4 * u128::from(d.n_vocab) * u128::from(r.n_outputs),
+        attention: 2 * hidden + q + kv_in + masks + core,
+        ffn: 2 * hidden + 12 * u128::from(d.ffn) * ub + masks,
+        inputs: hidden + masks,
+    }
+}
+
+/// Bytes per mask element on a GPU (the F16 cast, or the F32 copy
+/// without flash attention) and in host memory (F32 until b9410, F16 with
+/// flash attention since, `build_attn_inp_kq_mask`, `llama-graph.cpp:28-45`).
+const fn mask_bytes(s: &Settings, host: bool) -> u128 {
+    match (s.flash_attn, host) {
+        (false, _) => 4,
+        (true, false) => 2,
+        (true, true) => {
+            if s.build >= builds::MASK_F16 {
+                2
+            } else {
+                4
+            }
+        }
+    }
+}
+
+/// The compute buffers: the largest stage each backend runs.
+pub fn buffers(m: &LocalModel, r: &Resolved, s: &Settings, w: &Where) -> ComputeBuffers {
+    let dev_mask = mask_bytes(s, false);
+    let host_terms = stages(m, r, s, mask_bytes(s, true), false);
+    let offload = s.op_offload && r.n_tokens >= OP_OFFLOAD_MIN_BATCH && w.n_gpus > 0;
+    let mut gpu = [0u128; MAX_DEVICES];
+    for (d, slot) in gpu.iter_mut().enumerate().take(w.n_gpus) {
+        let cuda = matches!(w.backends[d], Backend::Cuda);
+        let t = stages(
+            m,
+            r,
+            s,
+            dev_mask,
+            cuda && s.build >= builds::CUDA_FA_DEQUANT,
+        );
+        let kv_copy = if w.kv_on_host { w.layer_kv } else { 0 };
+        let mut c = 0;
+        if w.layers_on[d] > 0 {
+            c = c.max((t.attention + kv_copy).max(t.ffn));
+        }
+        if w.output == Place::Gpu(d) {
+            c = c.max(t.output);
+        }
+        if d == 0 && offload && w.host_layers > 0 {
+            let layer = (t.attention + w.layer_kv).max(t.ffn);
+            c = c.max(layer + w.largest_host_tensor);
+        }
+        if d == 0 && offload && w.output == Place::Host {
+            c = c.max(t.output + w.output_weight);
+        }
+        *slot = c;
+    }
+    ComputeBuffers {
+        gpu,
+        host: host_buffer(&host_terms, w, offload),
+        terms: host_terms,
+    }
+}
+
+/// The CPU backend's buffer: the inputs, and the stages the CPU runs
+/// itself (its layers when nothing is offloaded, attention over a cache in
+/// host memory, the output layer in host memory without offload).
+fn host_buffer(t: &Terms, w: &Where, offload: bool) -> u128 {
+    let mut c = t.inputs;
+    if w.n_gpus == 0 {
+        return c.max(t.attention).max(t.ffn).max(t.output);
+    }
+    if w.host_layers > 0 && !offload {
+        c = c.max(t.attention).max(t.ffn);
+    }
+    if w.output == Place::Host && !offload {
+        c = c.max(t.output);
+    }
+    c
+}
+
+/// `llama_context::output_reserve` (`src/llama-context.cpp:2032-2088`):
+/// host memory of `(n_vocab + n_embd·[embeddings]) × max(n_outputs,
+/// n_seq_max) × 4` bytes, reserved at construction for `n_seq_max`
+/// outputs (`:374`); it grows when a batch asks for more outputs.
+pub fn output_buffer(m: &LocalModel, r: &Resolved, embeddings: bool) -> u128 {
+    let per = u128::from(m.dims.n_vocab)
+        + if embeddings {
+            u128::from(m.dims.n_embd)
+        } else {
+            0
+        };
+    per * u128::from(r.n_seq_max) * 4
+}

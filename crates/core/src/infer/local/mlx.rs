@@ -1,0 +1,357 @@
+//! mlx-lm's generation on Apple silicon (mlx-lm `d78bf58e`, mlx
+//! `846d1762`): the key/value cache as it grows, quantized or not, the
+//! prompt's chunks, and the limits MLX sets from the GPU's working set.
+//!
+//! `mlx_lm/models/cache.py`:
+//! - `KVCache.update_and_fetch` (`:333-356`): `step = 256`; when a call's
+//!   `S` tokens do not fit, zeros of `ceil(S / 256) × 256` tokens are
+//!   concatenated to the cache (trimmed first to its tokens when those are
+//!   not a multiple of 256). The cache holds its capacity, not its tokens.
+//! - `QuantizedKVCache` (`:232-300`, `group_size` 64, `bits` 8 by
+//!   default): per K and V, the values packed in `uint32` (`dim × bits /
+//!   32` words) and a scale and a bias per group in the keys' dtype; it
+//!   grows the same way. `generate.py: maybe_quantize_kv_cache` (`:290-295`)
+//!   turns each cache into one once `quantized_kv_start` tokens are in it,
+//!   keeping its capacity; a `RotatingKVCache` refuses ("RotatingKVCache
+//!   Quantization NYI", `:551-552`).
+//! - `RotatingKVCache(max_size)` (`:410-550`): a sliding layer's cache
+//!   (`make_cache` of gpt-oss, Gemma 3), or every layer's with
+//!   `max_kv_size`: grows by 256 up to `max_size`, then rotates in place; a
+//!   prompt chunk is concatenated to the last `max_size - 1` tokens.
+//!
+//! `generate.py: generate_step` (`:298-470`): the prompt but its last token
+//! in chunks of `prefill_step_size` (2048), `mx.clear_cache()` after each;
+//! the last prompt token, then one token per step, `max_tokens` steps.
+//! The chunks compute no logits (only the cache is evaluated).
+
+use super::model::{LocalModel, MlaKeys, Pattern};
+use crate::model::{Architecture, KvGeometry, LayerAttention};
+use std::fmt;
+
+/// mlx-lm's generation settings, by its argument names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mlx {
+    /// Prompt tokens.
+    pub prompt: u32,
+    /// `max_tokens`: tokens generated.
+    pub max_tokens: u32,
+    /// `prefill_step_size` (2048; 512 in `speculative_generate_step`).
+    pub prefill_step_size: u32,
+    /// `kv_bits` (`None`: an unquantized cache), `kv_group_size` (64),
+    /// `quantized_kv_start` (0).
+    pub kv_bits: Option<u32>,
+    pub kv_group_size: u32,
+    pub quantized_kv_start: u32,
+    /// `max_kv_size`: every layer a `RotatingKVCache` of this size (keeps
+    /// 4), for a model without its own `make_cache`.
+    pub max_kv_size: Option<u32>,
+    /// Bytes per element of the model's activations (bf16, f16: 2).
+    pub dtype_bytes: u32,
+}
+
+impl Mlx {
+    /// `generate_step`'s defaults for a prompt and a generation.
+    pub const fn defaults(prompt: u32, max_tokens: u32) -> Mlx {
+        Mlx {
+            prompt,
+            max_tokens,
+            prefill_step_size: 2048,
+            kv_bits: None,
+            kv_group_size: 64,
+            quantized_kv_start: 0,
+            max_kv_size: None,
+            dtype_bytes: 2,
+        }
+    }
+}
+
+/// Why mlx-lm refuses the settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MlxError {
+    /// "RotatingKVCache Quantization NYI".
+    RotatingQuantized,
+    /// `mx.quantize` needs the group to divide a row and bits in 2..=8.
+    Quantize { width: u64, group: u32, bits: u32 },
+    /// `prefill_step_size` 0.
+    ZeroStep,
+}
+
+impl fmt::Display for MlxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MlxError::RotatingQuantized => f.write_str(
+                "mlx-lm cannot quantize a rotating (sliding-window or max_kv_size) cache",
+            ),
+            MlxError::Quantize { width, group, bits } => write!(
+                f,
+                "mlx cannot quantize rows of {width} in groups of {group} at {bits} bits"
+            ),
+            MlxError::ZeroStep => f.write_str("prefill_step_size must be at least 1"),
+        }
+    }
+}
+
+impl std::error::Error for MlxError {}
+
+/// What the generation holds at its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MlxReport {
+    /// Tokens in the cache (`prompt + max_tokens`).
+    pub tokens: u64,
+    /// Cells a full-attention layer's cache holds, and a rotating one's
+    /// (0: none).
+    pub capacity: u64,
+    pub window_capacity: u64,
+    /// The cache's bytes, every layer.
+    pub kv: u128,
+    /// While a growth's `concatenate` runs, the layer being grown holds its
+    /// old arrays too: at most these bytes more, one layer at `capacity -
+    /// 256` cells (MLX may keep freed arrays in its buffer cache until
+    /// `mx.clear_cache()`, after each prompt chunk and every 256 tokens).
+    pub growth: u128,
+    /// Prompt chunks.
+    pub prefill_chunks: u64,
+    /// An estimate, not held to a measurement: one layer's activations for
+    /// a chunk (the residual and its norm, q, k, v, attention's output,
+    /// the MLP's gate, up and product).
+    pub prefill_activations: u128,
+}
+
+/// One growth step of `KVCache` / `QuantizedKVCache` for `s` new tokens.
+const fn grow(cap: u64, off: u64, s: u64) -> u64 {
+    if off + s <= cap && cap > 0 {
+        return cap;
+    }
+    let base = if off.is_multiple_of(256) { cap } else { off };
+    base + s.div_ceil(256) * 256
+}
+
+/// `(capacity, tokens)` after `k` prompt chunks of `c` tokens from an
+/// empty cache: closed form when `c` is a multiple of 256; otherwise the
+/// growth repeats every `256 / gcd(c, 256)` chunks (each such group starts
+/// on a multiple of 256) once the spare cells at a group's start repeat, so
+/// whole groups past that are added at once (a few groups stepped, never
+/// one step per token).
+fn after_chunks(c: u64, k: u64) -> (u64, u64) {
+    if c.is_multiple_of(256) {
+        return (c * k, c * k);
+    }
+    let q = 256 / gcd(c, 256);
+    let (mut cap, mut off, mut done) = (0u64, 0u64, 0u64);
+    let mut last: Option<(u64, u64)> = None;
+    while done < k {
+        if done > 0 && done.is_multiple_of(q) {
+            let slack = cap - off;
+            if let Some((prev_slack, prev_cap)) = last {
+                if prev_slack == slack && k - done >= q {
+                    let groups = (k - done) / q;
+                    cap += groups * (cap - prev_cap);
+                    off += groups * q * c;
+                    done += groups * q;
+                    continue;
+                }
+            }
+            last = Some((slack, cap));
+        }
+        cap = grow(cap, off, c);
+        off += c;
+        done += 1;
+    }
+    (cap, off)
+}
+
+const fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// `KVCache`'s capacity after the whole generation.
+fn capacity(s: &Mlx) -> u64 {
+    let p = u64::from(s.prompt);
+    let c = u64::from(s.prefill_step_size.max(1));
+    let before_last = p.saturating_sub(1);
+    let (k, r) = (before_last / c, before_last % c);
+    let (mut cap, mut off) = after_chunks(c, k);
+    if r > 0 {
+        cap = grow(cap, off, r);
+        off += r;
+    }
+    let singles = u64::from(s.max_tokens) + u64::from(p > 0);
+    let end = off + singles;
+    if end > cap {
+        cap += (end - cap).div_ceil(256) * 256;
+    }
+    cap
+}
+
+/// A `RotatingKVCache(max_size)`'s cells at the end, and the most it held
+/// while a prompt chunk was concatenated (old and new arrays together).
+/// A chunk joins the last `max_size - 1` cells (`_update_concat`); a
+/// single token grows the cache by `min(256, max_size - offset)` when it
+/// is full, and trims it to `max_size` (`_update_in_place`).
+fn rotating(s: &Mlx, max_size: u64) -> (u64, u64) {
+    let p = u64::from(s.prompt);
+    let c = u64::from(s.prefill_step_size.max(1));
+    let keep = max_size.saturating_sub(1);
+    let before_last = p.saturating_sub(1);
+    let (k, r) = (before_last / c, before_last % c);
+    let (mut size, mut peak) = (0u64, 0u64);
+    if k > 0 {
+        let prev = if (k - 1) * c <= keep {
+            (k - 1) * c
+        } else {
+            keep
+        };
+        size = prev + c;
+        peak = prev + size;
+    }
+    if r > 0 {
+        let new = size.min(keep) + r;
+        peak = peak.max(size + new);
+        size = new;
+    }
+    let total = p + u64::from(s.max_tokens);
+    let end = if total >= max_size || size >= max_size {
+        max_size
+    } else if total > size {
+        (size + (total - size).div_ceil(256) * 256).min(max_size)
+    } else {
+        size
+    };
+    (end, peak)
+}
+
+/// Bytes of one token's K and V rows of one layer.
+fn row_bytes(s: &Mlx, bits: Option<u32>, k: u64, v: u64) -> Result<u128, MlxError> {
+    let d = u128::from(s.dtype_bytes);
+    let Some(bits) = bits else {
+        return Ok(u128::from(k + v) * d);
+    };
+    let g = s.kv_group_size;
+    let mut total = 0;
+    for w in [k, v] {
+        let ok = (2..=8).contains(&bits)
+            && g > 0
+            && w.is_multiple_of(u64::from(g))
+            && (w * u64::from(bits)).is_multiple_of(32);
+        if !ok {
+            return Err(MlxError::Quantize {
+                width: w,
+                group: g,
+                bits,
+            });
+        }
+        total += u128::from(w * u64::from(bits) / 8) + 2 * u128::from(w / u64::from(g)) * d;
+    }
+    Ok(total)
+}
+
+/// The cache's rows per token of one layer, as mlx-lm's models keep them:
+/// every key/value head, or latent attention's normalised latent and its
+/// rotary key (`deepseek_v3.py:134-145`).
+fn widths(a: &Architecture) -> (u64, u64) {
+    let g = KvGeometry::of(a);
+    match g.layer {
+        LayerAttention::Heads { .. } => (g.k_width(), g.v_width()),
+        LayerAttention::Latent(m) => (m.kv_lora_rank, m.rope_dim),
+    }
+}
+
+/// mlx-lm generating with `a` under `s`.
+pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
+    if s.prefill_step_size == 0 {
+        return Err(MlxError::ZeroStep);
+    }
+    let local = LocalModel::of(a, MlaKeys::Present);
+    let sliding = match s.max_kv_size {
+        Some(_) => Pattern::All,
+        None => local.cache.swa_layers,
+    };
+    let n_sliding = u64::from(sliding.count(0, a.layers));
+    let n_full = u64::from(a.layers) - n_sliding;
+    let tokens = u64::from(s.prompt) + u64::from(s.max_tokens);
+    // Quantized once `quantized_kv_start` tokens are in the cache, checked
+    // after every call: at the end when the generation reaches it.
+    let bits = s
+        .kv_bits
+        .filter(|_| tokens >= u64::from(s.quantized_kv_start));
+    if n_sliding > 0 && bits.is_some() {
+        return Err(MlxError::RotatingQuantized);
+    }
+    let (k, v) = widths(a);
+    let row = row_bytes(s, bits, k, v)?;
+    let cap = capacity(s);
+    let window = u64::from(s.max_kv_size.unwrap_or(a.sliding_window));
+    let (win_cap, _) = if n_sliding > 0 {
+        rotating(s, window)
+    } else {
+        (0, 0)
+    };
+    let kv =
+        row * (u128::from(n_full) * u128::from(cap) + u128::from(n_sliding) * u128::from(win_cap));
+    // Every growth appends at least 256 cells to arrays of at most
+    // `cap - 256`, which live until `concatenate` has copied them.
+    let growth = if n_full > 0 {
+        row * u128::from(cap.saturating_sub(256))
+    } else {
+        0
+    };
+    Ok(MlxReport {
+        tokens,
+        capacity: if n_full > 0 { cap } else { 0 },
+        window_capacity: win_cap,
+        kv,
+        growth,
+        prefill_chunks: u64::from(s.prompt.saturating_sub(1))
+            .div_ceil(u64::from(s.prefill_step_size)),
+        prefill_activations: activations(&local, s),
+    })
+}
+
+/// The estimate of one layer's activations for a prompt chunk.
+fn activations(m: &LocalModel, s: &Mlx) -> u128 {
+    let d = &m.dims;
+    let c = u128::from(s.prefill_step_size.min(s.prompt.saturating_sub(1)).max(1));
+    let per_token = 2 * d.n_embd + 2 * d.q + m.cache.full.k + m.cache.full.v + 3 * d.ffn;
+    c * u128::from(per_token) * u128::from(s.dtype_bytes)
+}
+
+impl MlxReport {
+    /// The generation's peak with `weights` bytes of weights: the weights,
+    /// the cache at its end with the last growth's transient, and the
+    /// prompt chunk's activations (an estimate).
+    pub const fn peak(&self, weights: u128) -> u128 {
+        weights + self.kv + self.growth + self.prefill_activations
+    }
+}
+
+/// What MLX does with the GPU's working set for a generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wired {
+    /// `mx.set_wired_limit(max_recommended_working_set_size)` for the
+    /// generation (`generate.py: wired_limit`, `:221-258`).
+    pub wired_limit: u128,
+    /// mlx-lm warns the model "is close to the maximum recommended size"
+    /// above 90% of it.
+    pub warns: bool,
+    /// The allocator's limits (`mlx/backend/metal/allocator.cpp:58-66`):
+    /// `min(1.5 × working set, 0.95 × memory)`, and the cache's garbage
+    /// collection at `min(0.95 × working set, that)`.
+    pub memory_limit: u128,
+    pub gc_limit: u128,
+}
+
+/// MLX's limits for a Mac with `memory` bytes, a GPU working set of
+/// `working_set` bytes, and a model of `model_bytes`.
+pub fn wired(memory: u128, working_set: u128, model_bytes: u128) -> Wired {
+    let memory_limit = (working_set * 3 / 2).min(memory * 95 / 100);
+    Wired {
+        wired_limit: working_set,
+        warns: model_bytes * 10 > working_set * 9,
+        memory_limit,
+        gc_limit: (working_set * 95 / 100).min(memory_limit),
+    }
+}

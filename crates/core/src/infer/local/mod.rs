@@ -1,0 +1,143 @@
+//! The local runners' memory: llama.cpp (llama-server, llama-cli, and the
+//! applications on its C API such as LM Studio's runtime), Ollama on top
+//! of llama-server, and MLX on Apple silicon, with Apple's GPU working set.
+//!
+//! Versions: llama.cpp b10488 (`9d77fa17`, Ollama's pin), with the builds
+//! where a rule changed selectable ([`params::builds`]); Ollama HEAD
+//! `fb30760` (2026-08-21); mlx-lm `d78bf58e` (after v0.31.3) and mlx
+//! `846d1762` (after v0.32.1). The rules and their sources are in
+//! `scripts/measure/llamacpp/NOTES.md`; each function names the file and
+//! line it follows.
+//!
+//! What is exact and what is an estimate:
+//! - exact (as llama.cpp computes it): the context's numbers
+//!   ([`params::resolve`]), the key/value cache and the recurrent state
+//!   ([`kv`]), the layers' placement ([`placement`]), the model buffers
+//!   given each tensor's bytes ([`weights`]), the output buffer, and
+//!   `--fit`'s search ([`fit`]) over these numbers;
+//! - an estimate of a measured quantity: the compute buffers
+//!   ([`compute`]), which llama.cpp sizes by reserving its graphs.
+//!
+//! Entry points: [`llama_cpp`], [`ollama::ollama`], [`mlx::mlx`],
+//! [`apple::gpu_working_set`].
+//!
+//! Reads `crate::model` (the architecture, its key/value geometry and its
+//! family's `Spec`), never matches on a family; imports nothing of the
+//! codec.
+
+pub mod apple;
+pub mod compute;
+pub mod fit;
+pub mod ggml;
+pub mod kv;
+pub mod lmstudio;
+pub mod mlx;
+pub mod model;
+pub mod ollama;
+pub mod params;
+pub mod placement;
+pub mod plan;
+pub mod weights;
+
+pub use fit::{FitAnswer, FitFailure, FitStatus};
+pub use ggml::CacheType;
+pub use model::{CacheModel, Dims, LocalModel, MlaKeys, Pattern, Width};
+pub use params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp, Resolved, BUILD, MAX_DEVICES};
+pub use placement::{Partial, Place, Placement};
+pub use plan::{DeviceBytes, Plan};
+pub use weights::{Fraction, LayerBytes, ModelBytes, Part};
+
+use std::fmt;
+
+/// Why llama.cpp refuses the settings, or why they cannot be worked out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalError {
+    /// "quantized V cache was requested, but this requires Flash
+    /// Attention" (`src/llama-context.cpp:461-467`, `:3601-3605`).
+    QuantizedVNeedsFlashAttn,
+    /// "model does not support different K and V cache types" (latent
+    /// attention, `:3591-3594`).
+    MlaNeedsSameTypes,
+    /// A quantized cache's block does not divide a head or a row
+    /// (`:3607-3625`; `ggml_row_size` asserts it).
+    BlockDoesNotDivide { cache_type: CacheType, width: u64 },
+    /// `-c 0` and the model's context is not known.
+    NoTrainedContext,
+    /// "n_ctx_seq == 0" (`:295-297`).
+    ZeroContext,
+    /// "invalid value for n_parallel" (`common/arg.cpp:2537-2539`).
+    ZeroParallel,
+    /// More GPUs than [`MAX_DEVICES`].
+    TooManyGpus,
+    /// The weights list has neither one entry nor one per layer.
+    WeightsLayers { given: usize, model: u32 },
+    /// A number does not fit llama.cpp's 32 bits.
+    TooLarge { what: &'static str },
+}
+
+impl fmt::Display for LocalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LocalError::QuantizedVNeedsFlashAttn => {
+                f.write_str("a quantized V cache needs flash attention (llama.cpp refuses -fa off)")
+            }
+            LocalError::MlaNeedsSameTypes => {
+                f.write_str("latent attention needs the same K and V cache types")
+            }
+            LocalError::BlockDoesNotDivide { cache_type, width } => write!(
+                f,
+                "the {} cache's block of {} does not divide {width}",
+                cache_type.name(),
+                cache_type.block().0
+            ),
+            LocalError::NoTrainedContext => {
+                f.write_str("the model's context length is unknown: give n_ctx")
+            }
+            LocalError::ZeroContext => f.write_str("n_ctx per sequence is 0"),
+            LocalError::ZeroParallel => f.write_str("n_parallel must be at least 1"),
+            LocalError::TooManyGpus => write!(f, "at most {MAX_DEVICES} GPUs"),
+            LocalError::WeightsLayers { given, model } => write!(
+                f,
+                "weights for {given} layers given for a model of {model} layers"
+            ),
+            LocalError::TooLarge { what } => write!(f, "{what} is too large for llama.cpp"),
+        }
+    }
+}
+
+impl std::error::Error for LocalError {}
+
+/// A llama.cpp load: as it runs (after `--fit`), and what `--fit` chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub plan: Plan,
+    /// `None`: `--fit` off (or a build without it).
+    pub fit: Option<FitAnswer>,
+}
+
+/// llama.cpp loading `m` with weights `w` and knobs `p` on `gpus`;
+/// `host_memory` is what `--fit` fits a run without GPU to (the host's
+/// total memory).
+pub fn llama_cpp(
+    m: &LocalModel,
+    w: &ModelBytes<'_>,
+    p: &LlamaCpp,
+    gpus: &[Gpu],
+    host_memory: Option<u128>,
+) -> Result<Report, LocalError> {
+    let (n_ctx, placement, answer) = if p.fits() {
+        let a = fit::fit(m, w, p, gpus, host_memory)?;
+        (a.n_ctx, a.placement, Some(a))
+    } else {
+        let ngl = p.n_gpu_layers.unwrap_or(m.cache.layers.saturating_add(1));
+        (
+            p.n_ctx_param(),
+            Placement::layers(ngl, p.tensor_split),
+            None,
+        )
+    };
+    Ok(Report {
+        plan: plan::plan(m, w, p, gpus, n_ctx, &placement)?,
+        fit: answer,
+    })
+}

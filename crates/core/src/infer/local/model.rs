@@ -1,0 +1,303 @@
+//! The model as llama.cpp caches and computes it: which layers keep a
+//! key/value cache and how wide its rows are, which of them slide, the
+//! recurrent state of a hybrid, and the widths the compute graph holds.
+//!
+//! Built from the [`Architecture`] ([`LocalModel::of`], reading its
+//! [`KvGeometry`] and its family's `Spec`, never the family), or written
+//! out for a model vramfit has no family for (a hybrid, a layout with two
+//! head sizes): every field is public.
+
+use crate::model::family::Sliding;
+use crate::model::{Architecture, KvGeometry, LayerAttention, LayerKind};
+
+/// A set of a model's layers, as a rule on the layer index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// No layer.
+    None,
+    /// Every layer.
+    All,
+    /// Layer `il` when `il % n < n - 1`: llama.cpp's
+    /// `llama_hparams::set_swa_pattern(n)` (`src/llama-hparams.cpp`; 0:
+    /// every layer): Gemma 2 and gpt-oss `n = 2`, Gemma 3 `n = 6`.
+    AllButEvery(u32),
+    /// Layer `il` when `il % n == n - 1` (every n-th layer from the n-th:
+    /// the full-attention layers of a hybrid with `full_attention_interval
+    /// = n`; 0: none).
+    Every(u32),
+    /// The first `n` layers.
+    First(u32),
+}
+
+impl Pattern {
+    /// Whether layer `il` is in the set.
+    pub const fn picks(self, il: u32) -> bool {
+        match self {
+            Pattern::None => false,
+            Pattern::All => true,
+            Pattern::AllButEvery(0) => true,
+            Pattern::AllButEvery(n) => il % n < n - 1,
+            Pattern::Every(0) => false,
+            Pattern::Every(n) => il % n == n - 1,
+            Pattern::First(n) => il < n,
+        }
+    }
+
+    /// How many of the layers `0..hi` are in the set (closed form).
+    pub const fn below(self, hi: u32) -> u32 {
+        match self {
+            Pattern::None | Pattern::Every(0) => 0,
+            Pattern::All | Pattern::AllButEvery(0) => hi,
+            Pattern::AllButEvery(n) => (hi / n) * (n - 1) + min(hi % n, n - 1),
+            Pattern::Every(n) => hi / n,
+            Pattern::First(n) => min(hi, n),
+        }
+    }
+
+    /// How many of the layers `lo..hi` are in the set.
+    pub const fn count(self, lo: u32, hi: u32) -> u32 {
+        if hi <= lo {
+            0
+        } else {
+            self.below(hi) - self.below(lo)
+        }
+    }
+}
+
+const fn min(a: u32, b: u32) -> u32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// One layer's cache row widths, in elements per cell: `n_embd_k_gqa(il)`
+/// and `n_embd_v_gqa(il)` (`src/llama-hparams.cpp`: head size × key/value
+/// heads); `v` 0 when no V tensor is kept (latent attention since b7832).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Width {
+    pub k: u64,
+    pub v: u64,
+}
+
+/// What llama.cpp's memory module allocates per cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheModel {
+    /// Repeating layers (`n_layer`).
+    pub layers: u32,
+    /// Layers with a key/value cache (`llama_hparams::has_kv`; a hybrid's
+    /// attention layers, `create_memory`'s `filter_attn`).
+    pub kv_layers: Pattern,
+    /// Layers that attend within the window (`hparams.is_swa`): their cache
+    /// is the SWA cache of `llama_kv_cache_iswa`. [`Pattern::None`]: no
+    /// SWA cache (`swa_type == LLAMA_SWA_TYPE_NONE`).
+    pub swa_layers: Pattern,
+    /// The window (`n_swa`), tokens.
+    pub window: u32,
+    /// Row widths of a full-attention layer and of a sliding one.
+    pub full: Width,
+    pub swa: Width,
+    /// Head sizes (`n_embd_head_k`, `n_embd_head_v`): a quantized cache's
+    /// block must divide them with flash attention.
+    pub head_k: u64,
+    pub head_v: u64,
+    /// Latent attention: the V width that builds before b7832 stored
+    /// (`kv_lora_rank`); 0 for other attention.
+    pub mla_v: u64,
+    /// Layers with a recurrent state (`hparams.is_recr`).
+    pub recurrent_layers: Pattern,
+    /// Bytes of one layer's recurrent state per cell: `(n_embd_r() +
+    /// n_embd_s()) × 4` (f32, `llama_memory_recurrent`); 0: none.
+    pub recurrent: u128,
+}
+
+impl CacheModel {
+    /// Whether layer `il` keeps a key/value cache, and whether it is a
+    /// sliding one.
+    pub const fn kind(&self, il: u32) -> Option<bool> {
+        if self.kv_layers.picks(il) {
+            Some(self.swa_layers.picks(il))
+        } else {
+            None
+        }
+    }
+
+    /// Layers with a cache of each kind: (full, sliding).
+    pub fn counts(&self) -> (u32, u32) {
+        (0..self.layers).fold((0, 0), |(f, s), il| match self.kind(il) {
+            Some(true) => (f, s + 1),
+            Some(false) => (f + 1, s),
+            None => (f, s),
+        })
+    }
+
+    /// Whether the model has a sliding-window cache.
+    pub fn has_swa(&self) -> bool {
+        self.counts().1 > 0
+    }
+}
+
+/// Widths the compute graph holds per token, in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dims {
+    /// `n_embd`.
+    pub n_embd: u64,
+    pub n_vocab: u64,
+    /// Query heads.
+    pub n_head: u64,
+    /// All query heads together (latent attention: the absorbed query,
+    /// `n_head × (kv_lora_rank + rope)`).
+    pub q: u64,
+    /// Attention's output before its projection.
+    pub attn_out: u64,
+    /// The widest MLP a token goes through: a dense layer's `n_ff`, or the
+    /// experts it is routed to (`n_expert_used × n_ff_exp`), or the shared
+    /// expert.
+    pub ffn: u64,
+}
+
+/// Whether a latent-attention GGUF carries the MLA keys
+/// (`attention.key_length_mla`): with them llama.cpp caches the latent
+/// (`llama_hparams::is_mla`); without them, every head's key and value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MlaKeys {
+    Present,
+    Absent,
+}
+
+/// The model as the local runners see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalModel {
+    pub cache: CacheModel,
+    pub dims: Dims,
+    /// `n_ctx_train` (the GGUF's `context_length`; 0: unknown).
+    pub n_ctx_train: u32,
+    /// Routed experts (`n_expert`; 0: dense).
+    pub n_expert: u32,
+}
+
+impl LocalModel {
+    /// `a` as llama.cpp loads its GGUF (converted by `convert_hf_to_gguf`).
+    pub fn of(a: &Architecture, mla: MlaKeys) -> LocalModel {
+        let g = KvGeometry::of(a);
+        let w = attention(&g, mla);
+        let cache = CacheModel {
+            layers: a.layers,
+            kv_layers: Pattern::All,
+            swa_layers: swa_pattern(a),
+            window: a.sliding_window,
+            full: w.row,
+            swa: w.row,
+            head_k: w.head_k,
+            head_v: w.head_v,
+            mla_v: w.mla_v,
+            recurrent_layers: Pattern::None,
+            recurrent: 0,
+        };
+        LocalModel {
+            cache,
+            dims: Dims {
+                n_embd: u64::from(a.hidden),
+                n_vocab: u64::from(a.vocab),
+                n_head: g.heads(),
+                q: w.q,
+                attn_out: w.attn_out,
+                ffn: ffn_width(a),
+            },
+            n_ctx_train: a.positions,
+            n_expert: a.experts,
+        }
+    }
+}
+
+/// A layer's attention as llama.cpp holds it.
+struct Attention {
+    row: Width,
+    head_k: u64,
+    head_v: u64,
+    mla_v: u64,
+    q: u64,
+    attn_out: u64,
+}
+
+/// Every key/value head's row (`n_head_kv × head size`); latent attention
+/// with the MLA keys one 576-wide head, the latent and the rotary key, its
+/// queries absorbed to that width (`src/models/deepseek2.cpp`); without
+/// the keys every head's key (`qk_nope + rope`) and value.
+fn attention(g: &KvGeometry, mla: MlaKeys) -> Attention {
+    let heads = Attention {
+        row: Width {
+            k: g.k_width(),
+            v: g.v_width(),
+        },
+        head_k: 0,
+        head_v: 0,
+        mla_v: 0,
+        q: g.q_width(),
+        attn_out: g.o_width(),
+    };
+    match (g.layer, mla) {
+        (LayerAttention::Latent(m), MlaKeys::Present) => Attention {
+            row: Width {
+                k: m.kv_lora_rank + m.rope_dim,
+                v: 0,
+            },
+            head_k: m.kv_lora_rank + m.rope_dim,
+            head_v: m.kv_lora_rank,
+            mla_v: m.kv_lora_rank,
+            q: m.heads * (m.kv_lora_rank + m.rope_dim),
+            attn_out: m.heads * m.kv_lora_rank,
+        },
+        (LayerAttention::Latent(m), MlaKeys::Absent) => Attention {
+            head_k: m.qk_head_dim,
+            head_v: m.v_head_dim,
+            ..heads
+        },
+        (LayerAttention::Heads { head_dim, .. }, _) => Attention {
+            head_k: head_dim,
+            head_v: head_dim,
+            ..heads
+        },
+    }
+}
+
+/// The layers llama.cpp runs with a window: the family's rule (or the
+/// config's first `sliding_layers`) when some layers slide and some do
+/// not. A model whose every layer slides (Mistral 7B v0.1, Mixtral,
+/// Phi-3) runs without a window cache: llama.cpp's `llama` architecture
+/// reads no window and `phi3` turns it off ("Phi SWA is currently
+/// disabled", `src/models/phi3.cpp:13-24`); the interleaved architectures
+/// set `swa_type` (`src/models/gemma2.cpp:4-14`,
+/// `src/models/openai-moe.cpp:6-11`).
+fn swa_pattern(a: &Architecture) -> Pattern {
+    if a.sliding_window == 0 || a.sliding_layers == 0 || a.sliding_layers >= a.layers {
+        return Pattern::None;
+    }
+    let rule = a.family.spec().sliding;
+    if rule.count(a.layers) != a.sliding_layers {
+        return Pattern::First(a.sliding_layers);
+    }
+    match rule {
+        Sliding::None => Pattern::None,
+        Sliding::All => Pattern::All,
+        Sliding::EveryOther => Pattern::AllButEvery(2),
+        Sliding::AllButEvery(n) => Pattern::AllButEvery(n),
+    }
+}
+
+/// The widest MLP of any layer kind the model has.
+fn ffn_width(a: &Architecture) -> u64 {
+    a.layer_kinds()
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, _)| match kind {
+            LayerKind::Dense => u64::from(a.ffn),
+            LayerKind::Moe => {
+                let routed = u64::from(a.experts_per_token) * u64::from(a.moe_ffn);
+                routed.max(u64::from(a.shared_experts) * u64::from(a.moe_ffn))
+            }
+        })
+        .max()
+        .unwrap_or(0)
+}

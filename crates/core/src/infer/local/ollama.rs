@@ -1,0 +1,238 @@
+//! Ollama on top of llama-server (Ollama HEAD `fb30760`, 2026-08-21,
+//! which runs every GGUF model through the upstream `llama-server` of
+//! llama.cpp b10488 since PR #16031): the defaults it adds, and the
+//! llama-server command line it starts.
+//!
+//! - `num_ctx`: the request's or the Modelfile's, else
+//!   `OLLAMA_CONTEXT_LENGTH`, else a default by the GPUs' total memory
+//!   less `OLLAMA_GPU_OVERHEAD` each: 262144 from 47 GiB, 32768 from 23
+//!   GiB, else 4096 (`server/routes.go:2040-2058`, `:131-133`); at least 4
+//!   (`server/sched.go: getRunner`, `:170-172`); at most the model's
+//!   context (`llm/server.go:108-113`).
+//! - `OLLAMA_NUM_PARALLEL`: 1 by default, at least 1
+//!   (`envconfig/config.go:275`, `server/sched.go:497`).
+//! - llama-server gets `-c num_ctx × np -np np` and no `-kvu`: `np` split
+//!   streams of `num_ctx` each (`llm/llama_server.go:369-377`); `-b` and
+//!   `-ub` `num_batch` when set (`:581-594`); `--cache-type-k/v` from
+//!   `OLLAMA_KV_CACHE_TYPE` (`:391-394`); `--flash-attn` on/off when
+//!   `OLLAMA_FLASH_ATTENTION` is set, else `auto` when every GPU supports
+//!   it (`:596-621`); `-ngl` only when `num_gpu` is set, so llama-server's
+//!   `--fit` places the layers (`:398-406`).
+//! - `num_batch` left to Ollama (`numBatchAuto`): 512, or for a longer
+//!   context 1024 (above 4096) or 2048 (above 32768) while the predicted
+//!   memory leaves room (`server/sched.go:797-913`).
+//!
+//! Not modelled: the architectures Ollama runs one sequence at a time
+//! (`server/sched.go:503-507`: multimodal and hybrid ones vramfit has no
+//! family for), a vision projector's fit margin, the scheduler's eviction.
+
+use super::ggml::{CacheType, GIB, MIB};
+use super::model::LocalModel;
+use super::params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp};
+use super::weights::ModelBytes;
+use super::{llama_cpp, LocalError, Report};
+
+/// Ollama's settings, by its option and environment names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ollama {
+    /// `num_ctx` (request or Modelfile; `None`: not set).
+    pub num_ctx: Option<u32>,
+    /// `OLLAMA_CONTEXT_LENGTH` (0: unset).
+    pub context_length: u32,
+    /// `OLLAMA_NUM_PARALLEL`.
+    pub num_parallel: u32,
+    /// `num_batch` (`None`: Ollama's automatic choice).
+    pub num_batch: Option<u32>,
+    /// `num_gpu` (`None`: -1, llama-server's `--fit` decides).
+    pub num_gpu: Option<u32>,
+    /// `OLLAMA_KV_CACHE_TYPE` (`None`: f16).
+    pub kv_cache_type: Option<CacheType>,
+    /// `OLLAMA_FLASH_ATTENTION` (`None`: unset).
+    pub flash_attention: Option<bool>,
+    /// `OLLAMA_GPU_OVERHEAD`, bytes per GPU.
+    pub gpu_overhead: u128,
+}
+
+impl Ollama {
+    /// Ollama's defaults.
+    pub const DEFAULT: Ollama = Ollama {
+        num_ctx: None,
+        context_length: 0,
+        num_parallel: 1,
+        num_batch: None,
+        num_gpu: None,
+        kv_cache_type: None,
+        flash_attention: None,
+        gpu_overhead: 0,
+    };
+}
+
+/// What Ollama chose, and the load it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OllamaReport {
+    pub num_ctx: u32,
+    pub num_parallel: u32,
+    pub num_batch: u32,
+    /// The llama-server it starts.
+    pub llama_server: LlamaCpp,
+    pub report: Report,
+}
+
+/// The default context by the GPUs' memory (`routes.go:2044-2057`).
+pub fn default_num_ctx(gpus: &[Gpu], gpu_overhead: u128) -> u32 {
+    let total: u128 = gpus
+        .iter()
+        .map(|g| g.total.saturating_sub(gpu_overhead))
+        .sum();
+    if total >= 47 * GIB {
+        262_144
+    } else if total >= 23 * GIB {
+        32768
+    } else {
+        4096
+    }
+}
+
+/// `num_ctx` as llama-server gets it per sequence.
+pub fn num_ctx(o: &Ollama, m: &LocalModel, gpus: &[Gpu]) -> u32 {
+    let asked = match (o.num_ctx, o.context_length) {
+        (Some(n), _) => n,
+        (None, 0) => default_num_ctx(gpus, o.gpu_overhead),
+        (None, env) => env,
+    };
+    let asked = asked.max(4);
+    if m.n_ctx_train > 0 {
+        asked.min(m.n_ctx_train)
+    } else {
+        asked
+    }
+}
+
+/// `LlamaServerFlashAttention` (`llm/llama_server.go:596-611`), every GPU
+/// taken to support it (`ml/device.go: FlashAttentionSupported`: CPU,
+/// Metal, ROCm, Vulkan, CUDA from compute 6.0 but 7.2).
+pub const fn flash_attention(o: &Ollama) -> FlashAttn {
+    match o.flash_attention {
+        Some(true) => FlashAttn::On,
+        Some(false) => FlashAttn::Off,
+        None => FlashAttn::Auto,
+    }
+}
+
+/// `PredictServerVRAM` (`llm/llama_server.go:2681-2700`): the file, and an
+/// f16 cache of `2 × layers × kv_heads × (n_embd / n_head) × ctx × 2`.
+pub fn predicted_vram(m: &LocalModel, file_bytes: u128, ctx: u32) -> u128 {
+    let kv_heads = match m.cache.head_k {
+        0 => 1,
+        h => (m.cache.full.k / h).max(1),
+    };
+    let head_dim = m.dims.n_embd.checked_div(m.dims.n_head).unwrap_or(0);
+    let kv = 2
+        * u128::from(m.cache.layers)
+        * u128::from(kv_heads)
+        * u128::from(head_dim)
+        * u128::from(ctx)
+        * 2;
+    file_bytes + kv
+}
+
+/// `automaticGenerationBatch` (`server/sched.go:822-913`) for a context of
+/// `ctx` tokens over all sequences, `predicted` bytes, and `available`
+/// bytes (the GPUs' free memory).
+pub fn automatic_batch(
+    ctx: u32,
+    predicted: u128,
+    available: u128,
+    fa: FlashAttn,
+    gpus: &[Gpu],
+) -> u32 {
+    let cuda = gpus.iter().any(|g| matches!(g.backend, Backend::Cuda));
+    if matches!(fa, FlashAttn::Off) && cuda {
+        return if ctx > 4096 && gpus.iter().any(small_cuda) {
+            256
+        } else {
+            512
+        };
+    }
+    let mut batch = if ctx > 32768 {
+        2048
+    } else if ctx > 4096 {
+        1024
+    } else {
+        512
+    };
+    while batch > 512 && !batch_fits(batch, predicted, available) {
+        batch = if batch > 1024 { 1024 } else { 512 };
+    }
+    batch
+}
+
+/// `constrainedCUDAWithoutFlashAttention` (`server/sched.go:843-857`): a
+/// CUDA GPU of at most 8 GiB (its free memory, or its total when that is
+/// smaller or the free is unknown).
+fn small_cuda(g: &Gpu) -> bool {
+    let mem = if g.free == 0 || (g.total > 0 && g.total < g.free) {
+        g.total
+    } else {
+        g.free
+    };
+    matches!(g.backend, Backend::Cuda) && mem > 0 && mem <= 8 * GIB
+}
+
+/// `generationBatchFits` (`server/sched.go:870-895`).
+fn batch_fits(batch: u32, predicted: u128, available: u128) -> bool {
+    if predicted == 0 || available == 0 {
+        return true;
+    }
+    let threshold = available * 80 / 100;
+    if predicted > threshold {
+        return false;
+    }
+    let (headroom, surcharge) = if batch >= 2048 {
+        (60, 2 * GIB)
+    } else {
+        (75, 768 * MIB)
+    };
+    predicted <= available * headroom / 100 && surcharge <= threshold - predicted
+}
+
+/// Ollama loading `m` with weights `w` on `gpus` under `o`.
+pub fn ollama(
+    m: &LocalModel,
+    w: &ModelBytes<'_>,
+    o: &Ollama,
+    gpus: &[Gpu],
+    host_memory: Option<u128>,
+) -> Result<OllamaReport, LocalError> {
+    let ctx = num_ctx(o, m, gpus);
+    let np = o.num_parallel.max(1);
+    let fa = flash_attention(o);
+    let total_ctx = ctx.saturating_mul(np);
+    let num_batch = match o.num_batch {
+        Some(b) => b,
+        None => {
+            let predicted = predicted_vram(m, w.total(m.cache.layers), total_ctx);
+            let available: u128 = gpus.iter().map(|g| g.free).sum();
+            automatic_batch(total_ctx, predicted, available, fa, gpus)
+        }
+    };
+    let kv = o.kv_cache_type.unwrap_or(CacheType::F16);
+    let p = LlamaCpp {
+        n_ctx: Some(total_ctx),
+        n_parallel: Some(np),
+        n_batch: num_batch,
+        n_ubatch: num_batch,
+        cache_type_k: kv,
+        cache_type_v: kv,
+        flash_attn: fa,
+        n_gpu_layers: o.num_gpu,
+        ..LlamaCpp::defaults(Frontend::Server)
+    };
+    Ok(OllamaReport {
+        num_ctx: ctx,
+        num_parallel: np,
+        num_batch,
+        llama_server: p,
+        report: llama_cpp(m, w, &p, gpus, host_memory)?,
+    })
+}

@@ -1,0 +1,192 @@
+//! Where llama.cpp puts each layer: `-ngl`'s layers from the back, the
+//! output layer with them, the split over GPUs, and the partial layers
+//! `--fit`'s tensor overrides make.
+//!
+//! `llama_model::load_tensors` (`src/llama-model.cpp:1320-1379`, b10488).
+
+use super::params::{builds, Gpu, MAX_DEVICES};
+use super::weights::Fraction;
+
+/// Where a tensor lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Host memory (the CPU backend).
+    Host,
+    /// A GPU, by its index.
+    Gpu(usize),
+}
+
+/// Layers of one GPU that keep only part of their tensors (`--fit`'s
+/// overrides, `common/fit.cpp: set_ngl_tensor_split_tbo`, `:435-470`):
+/// layers `lo..hi`; `lo` keeps `first`, the others [`Fraction::Moe`]; what
+/// `lo` sheds goes to the next GPU when `first_to_next`, else to the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Partial {
+    pub lo: u32,
+    pub hi: u32,
+    pub first: Fraction,
+    pub first_to_next: bool,
+}
+
+impl Partial {
+    /// No partial layer.
+    pub const NONE: Partial = Partial {
+        lo: 0,
+        hi: 0,
+        first: Fraction::Moe,
+        first_to_next: false,
+    };
+}
+
+/// The layers' placement knobs: `-ngl`, `-ts`, and `--fit`'s overrides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// Layers on GPUs, the output layer counted (`n_layer + 1`: all).
+    pub n_gpu_layers: u32,
+    /// `-ts` proportions (all 0: by each GPU's free memory).
+    pub split: [u32; MAX_DEVICES],
+    pub partial: [Partial; MAX_DEVICES],
+}
+
+impl Placement {
+    /// `ngl` layers split by `split`, no partial layer.
+    pub const fn layers(ngl: u32, split: [u32; MAX_DEVICES]) -> Placement {
+        Placement {
+            n_gpu_layers: ngl,
+            split,
+            partial: [Partial::NONE; MAX_DEVICES],
+        }
+    }
+
+    /// Whether any layer keeps only part of its tensors (tensor overrides
+    /// turn pipeline parallelism off).
+    pub fn has_overrides(&self) -> bool {
+        self.partial.iter().any(|p| p.hi > p.lo)
+    }
+}
+
+/// The placement worked out for a model of `n_layer` layers on `gpus`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layout {
+    n_layer: u32,
+    start: u32,
+    act: u32,
+    /// Cumulative split points, normalised (`splits[i] /= split_sum`).
+    cuts: [f32; MAX_DEVICES],
+    n_gpus: usize,
+    partial: [Partial; MAX_DEVICES],
+}
+
+impl Layout {
+    /// `i_gpu_start = max(n_layer + 1 - n_gpu_layers, 0)` and
+    /// `act_gpu_layers = min(n_gpu_layers, n_layer + 1)` (`:1354-1355`):
+    /// layer `il` (the output layer as `il = n_layer`) is on a GPU iff
+    /// `il >= i_gpu_start`. Before b7467 `i_gpu_start = max(n_layer -
+    /// n_gpu_layers, 0)`: the last `k` repeating layers, the output layer
+    /// only when `k > n_layer`. The GPU is the first whose cumulative split
+    /// exceeds `(il - i_gpu_start) / act_gpu_layers` (`std::upper_bound`, in
+    /// `float`, `:1362`); the default split is each GPU's free memory
+    /// (`:1322-1340`).
+    pub fn new(n_layer: u32, build: u32, p: &Placement, gpus: &[Gpu]) -> Layout {
+        let n_gpus = gpus.len().min(MAX_DEVICES);
+        let ngl = p.n_gpu_layers;
+        let all = n_layer.saturating_add(1);
+        let start = if build >= builds::OUTPUT_FIRST {
+            all.saturating_sub(ngl)
+        } else {
+            n_layer.saturating_sub(ngl)
+        };
+        let act = if n_gpus == 0 { 0 } else { ngl.min(all) };
+        Layout {
+            n_layer,
+            start,
+            act,
+            cuts: cuts(p, &gpus[..n_gpus]),
+            n_gpus,
+            partial: p.partial,
+        }
+    }
+
+    /// The GPUs.
+    pub const fn n_gpus(&self) -> usize {
+        self.n_gpus
+    }
+
+    /// Where layer `il` is (`il = n_layer`: the output layer).
+    pub fn place(&self, il: u32) -> Place {
+        if il < self.start || il - self.start >= self.act || self.n_gpus == 0 {
+            return Place::Host;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let x = (il - self.start) as f32 / self.act as f32;
+        let gpu = self.cuts[..self.n_gpus]
+            .iter()
+            .position(|&c| c > x)
+            .unwrap_or(self.n_gpus - 1);
+        Place::Gpu(gpu)
+    }
+
+    /// What of layer `il` stays where the layer is, and where the rest
+    /// goes.
+    pub fn fraction(&self, il: u32) -> (Fraction, Place) {
+        for (d, p) in self.partial.iter().enumerate().take(self.n_gpus) {
+            if il >= p.lo && il < p.hi {
+                return if il == p.lo {
+                    let to = if p.first_to_next && d + 1 < self.n_gpus {
+                        Place::Gpu(d + 1)
+                    } else {
+                        Place::Host
+                    };
+                    (p.first, to)
+                } else {
+                    (Fraction::Moe, Place::Host)
+                };
+            }
+        }
+        (Fraction::Full, Place::Host)
+    }
+
+    /// Repeating layers on each GPU, and on the host.
+    pub fn counts(&self) -> ([u32; MAX_DEVICES], u32) {
+        let mut on = [0u32; MAX_DEVICES];
+        let mut host = 0;
+        for il in 0..self.n_layer {
+            match self.place(il) {
+                Place::Gpu(d) => on[d] += 1,
+                Place::Host => host += 1,
+            }
+        }
+        (on, host)
+    }
+
+    /// Where the output layer is.
+    pub fn output(&self) -> Place {
+        self.place(self.n_layer)
+    }
+}
+
+/// The split points: `-ts` if any is set, else free memory; summed and
+/// normalised in `float` as `load_tensors` does.
+fn cuts(p: &Placement, gpus: &[Gpu]) -> [f32; MAX_DEVICES] {
+    let mut c = [0f32; MAX_DEVICES];
+    let given = p.split[..gpus.len()].iter().any(|&s| s > 0);
+    let mut sum = 0f32;
+    for (i, g) in gpus.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let w = if given {
+            p.split[i] as f32
+        } else {
+            g.free as f32
+        };
+        sum += w;
+        c[i] = sum;
+    }
+    if sum > 0.0 {
+        for x in c.iter_mut().take(gpus.len()) {
+            *x /= sum;
+        }
+    } else if let Some(last) = c[..gpus.len()].last_mut() {
+        *last = 1.0;
+    }
+    c
+}

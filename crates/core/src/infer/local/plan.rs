@@ -1,0 +1,294 @@
+//! One llama.cpp load, evaluated: for a context size and a placement, the
+//! bytes of every buffer on every GPU and in host memory, as
+//! `llama_context::memory_breakdown` counts them (`model`, `context`,
+//! `compute` per buffer type, `src/llama-context.cpp:3265`) and the output
+//! buffer beside them. `--fit` measures this same breakdown for each
+//! placement it tries (`common/fit.cpp:30-140`).
+
+use super::compute::{self, ComputeBuffers, Settings, Terms, Where};
+use super::kv::{self, KvSizes, Rows};
+use super::model::LocalModel;
+use super::params::{resolve, Backend, Gpu, LlamaCpp, Resolved, MAX_DEVICES};
+use super::placement::{Layout, Place, Placement};
+use super::weights::{Fraction, ModelBytes, Part};
+use super::LocalError;
+
+/// What one device (a GPU, or the host) holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceBytes {
+    /// The model buffer(s): on the host, the mapped file ranges
+    /// (`CPU_Mapped`) and any tensor overflowing there.
+    pub weights: u128,
+    /// The key/value cache's buffer(s) (`KV buffer size`).
+    pub kv: u128,
+    /// A hybrid's recurrent state (`RS buffer size`).
+    pub recurrent: u128,
+    /// The compute buffer (an estimate, `compute`).
+    pub compute: u128,
+    /// Repeating layers whose tensors are here.
+    pub layers: u32,
+    /// The output layer is here.
+    pub output: bool,
+}
+
+impl DeviceBytes {
+    /// What `--fit` counts for the device: model, context and compute.
+    pub const fn total(&self) -> u128 {
+        self.weights + self.kv + self.recurrent + self.compute
+    }
+}
+
+/// One evaluated load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub resolved: Resolved,
+    pub flash_attn: bool,
+    /// `-ngl` as applied (at most `n_layer + 1`).
+    pub n_gpu_layers: u32,
+    pub kv: KvSizes,
+    pub gpus: [DeviceBytes; MAX_DEVICES],
+    pub n_gpus: usize,
+    pub host: DeviceBytes,
+    /// The output buffer (host memory, outside the breakdown).
+    pub output_buffer: u128,
+    /// Several GPUs with every layer, layer split, the cache offloaded and
+    /// no tensor override: llama.cpp enables pipeline parallelism, whose
+    /// four copies of the graph inputs these compute buffers do not count
+    /// (`llama-context.cpp:423-449`).
+    pub pipeline_parallel: bool,
+    /// The compute estimate's stages.
+    pub terms: Terms,
+}
+
+impl Plan {
+    /// GPU `d`'s bytes.
+    pub fn gpu(&self, d: usize) -> DeviceBytes {
+        self.gpus.get(d).copied().unwrap_or_default()
+    }
+
+    /// Every GPU's bytes together.
+    pub fn gpu_total(&self) -> u128 {
+        self.gpus[..self.n_gpus]
+            .iter()
+            .map(DeviceBytes::total)
+            .sum()
+    }
+}
+
+/// The load of `m` with weights `w`, knobs `p`, `-c n_ctx_param` (0: the
+/// model's) and `placement`, on `gpus`.
+pub fn plan(
+    m: &LocalModel,
+    w: &ModelBytes<'_>,
+    p: &LlamaCpp,
+    gpus: &[Gpu],
+    n_ctx_param: u32,
+    placement: &Placement,
+) -> Result<Plan, LocalError> {
+    if gpus.len() > MAX_DEVICES {
+        return Err(LocalError::TooManyGpus);
+    }
+    if !w.fits(m.cache.layers) {
+        return Err(LocalError::WeightsLayers {
+            given: w.layers.len(),
+            model: m.cache.layers,
+        });
+    }
+    let r = resolve(m, p, n_ctx_param)?;
+    let flash_attn = p.flash_attn_requested();
+    kv::check_types(m, p, flash_attn)?;
+    let rows = Rows::of(m, p.build, flash_attn);
+    let layout = Layout::new(m.cache.layers, p.build, placement, gpus);
+    let cuda = cuda_flags(gpus);
+    let kv_places = kv::per_place(m, p, &rows, &r, &layout, &cuda)?;
+    let placed = place_weights(m, w, &layout, &cuda);
+    let load = Load {
+        m,
+        p,
+        r: &r,
+        rows: &rows,
+        layout: &layout,
+        gpus,
+    };
+    let cb = compute_buffers(&load, w, &placed)?;
+    let (layers_on, host_layers) = layout.counts();
+    let out = layout.output();
+    let ngl = placement.n_gpu_layers.min(m.cache.layers.saturating_add(1));
+    let mut gpu_bytes = [DeviceBytes::default(); MAX_DEVICES];
+    for (d, slot) in gpu_bytes.iter_mut().enumerate().take(gpus.len()) {
+        *slot = DeviceBytes {
+            weights: placed.gpu[d],
+            kv: kv_places.gpu[d].0,
+            recurrent: kv_places.gpu[d].1,
+            compute: cb.gpu[d],
+            layers: layers_on[d],
+            output: out == Place::Gpu(d),
+        };
+    }
+    Ok(Plan {
+        resolved: r,
+        flash_attn,
+        n_gpu_layers: ngl,
+        kv: kv::sizes(m, p, &rows, &r)?,
+        gpus: gpu_bytes,
+        n_gpus: gpus.len(),
+        host: DeviceBytes {
+            weights: placed.host,
+            kv: kv_places.host.0,
+            recurrent: kv_places.host.1,
+            compute: cb.host,
+            layers: host_layers,
+            output: out == Place::Host,
+        },
+        output_buffer: compute::output_buffer(m, &r, p.embeddings),
+        pipeline_parallel: gpus.len() > 1
+            && ngl > m.cache.layers
+            && !p.no_kv_offload
+            && !placement.has_overrides(),
+        terms: cb.terms,
+    })
+}
+
+/// What one load is worked out from.
+struct Load<'a> {
+    m: &'a LocalModel,
+    p: &'a LlamaCpp,
+    r: &'a Resolved,
+    rows: &'a Rows,
+    layout: &'a Layout,
+    gpus: &'a [Gpu],
+}
+
+/// The compute buffers of the load: the graph's settings and where its
+/// work is.
+fn compute_buffers(
+    l: &Load<'_>,
+    w: &ModelBytes<'_>,
+    placed: &Placed,
+) -> Result<ComputeBuffers, LocalError> {
+    let (p, rows) = (l.p, l.rows);
+    let settings = Settings {
+        build: p.build,
+        flash_attn: p.flash_attn_requested(),
+        quantized: p.cache_type_k.is_quantized() || p.cache_type_v.is_quantized(),
+        op_offload: !p.no_op_offload,
+        k_width: rows.full.k.max(rows.swa.k),
+        v_width: rows.full.v.max(rows.swa.v),
+    };
+    let mut backends = [Backend::Cuda; MAX_DEVICES];
+    for (b, g) in backends.iter_mut().zip(l.gpus) {
+        *b = g.backend;
+    }
+    let (layers_on, host_layers) = l.layout.counts();
+    let place = Where {
+        layers_on,
+        host_layers,
+        n_gpus: l.gpus.len(),
+        backends,
+        output: l.layout.output(),
+        kv_on_host: p.no_kv_offload,
+        largest_host_tensor: placed.largest_host,
+        output_weight: w.output.bytes,
+        layer_kv: kv::layer_bytes(p, rows, l.r, false)?.0,
+    };
+    Ok(compute::buffers(l.m, l.r, &settings, &place))
+}
+
+fn cuda_flags(gpus: &[Gpu]) -> [bool; MAX_DEVICES] {
+    let mut c = [false; MAX_DEVICES];
+    for (x, g) in c.iter_mut().zip(gpus) {
+        *x = matches!(g.backend, Backend::Cuda);
+    }
+    c
+}
+
+/// The model buffers by place.
+struct Placed {
+    gpu: [u128; MAX_DEVICES],
+    host: u128,
+    /// The largest tensor an op offloaded from host memory copies.
+    largest_host: u128,
+}
+
+/// Each layer's tensors where the layout puts them: the input layer on the
+/// host; a layer on a GPU keeps its fraction there and sends the rest to
+/// its overflow place; a layer on the host is wholly there; the output
+/// layer on its device (with tied embeddings a GPU gets a duplicate of
+/// `token_embd`, the host nothing more).
+fn place_weights(
+    m: &LocalModel,
+    w: &ModelBytes<'_>,
+    layout: &Layout,
+    cuda: &[bool; MAX_DEVICES],
+) -> Placed {
+    let mut out = Placed {
+        gpu: [0; MAX_DEVICES],
+        host: w.token_embd,
+        largest_host: 0,
+    };
+    let n = m.cache.layers;
+    let put = |place: Place, part: Part, largest: u128, out: &mut Placed| match place {
+        Place::Gpu(d) => out.gpu[d] += part.on(cuda[d]),
+        Place::Host => {
+            out.host += part.bytes;
+            out.largest_host = out.largest_host.max(largest);
+        }
+    };
+    for il in 0..n {
+        let Some(lb) = w.layer(il, n) else { continue };
+        match layout.place(il) {
+            Place::Host => put(Place::Host, lb.total(), lb.largest, &mut out),
+            gpu @ Place::Gpu(_) => {
+                let (f, to) = layout.fraction(il);
+                put(gpu, lb.kept(f), 0, &mut out);
+                put(to, lb.overflow(f), largest_overflow(lb, f), &mut out);
+            }
+        }
+    }
+    match layout.output() {
+        Place::Gpu(d) => out.gpu[d] += w.output.on(cuda[d]) + w.output_norm,
+        Place::Host => out.host += if w.tied { 0 } else { w.output.bytes } + w.output_norm,
+    }
+    out
+}
+
+/// The largest single part of what a partial layer sheds (each routed
+/// expert set is one tensor).
+fn largest_overflow(lb: &super::weights::LayerBytes, f: Fraction) -> u128 {
+    let parts = match f {
+        Fraction::Full => [Part::default(); 6],
+        Fraction::Moe => [
+            lb.exps_gate,
+            lb.exps_up,
+            lb.exps_down,
+            Part::default(),
+            Part::default(),
+            Part::default(),
+        ],
+        Fraction::Up => [
+            lb.ffn_gate,
+            lb.ffn_down,
+            lb.exps_gate,
+            lb.exps_down,
+            Part::default(),
+            Part::default(),
+        ],
+        Fraction::Gate => [
+            lb.ffn_down,
+            lb.exps_down,
+            Part::default(),
+            Part::default(),
+            Part::default(),
+            Part::default(),
+        ],
+        Fraction::Attn => [
+            lb.ffn_gate,
+            lb.ffn_up,
+            lb.ffn_down,
+            lb.exps_gate,
+            lb.exps_up,
+            lb.exps_down,
+        ],
+    };
+    parts.iter().map(|p| p.bytes).max().unwrap_or(0)
+}

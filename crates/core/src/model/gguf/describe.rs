@@ -1,0 +1,341 @@
+//! A GGUF header's metadata as a model's description: the hyperparameters
+//! llama.cpp reads ([`GgufModel`]), and the [`Architecture`] they make
+//! where vramfit has the family, refused by name otherwise.
+//!
+//! Source: llama.cpp b8973 (`3142f1db`) `gguf-py/gguf/constants.py`
+//! (`Keys.LLM`, `Keys.Attention`, `Keys.Rope`: `{arch}.block_count` …),
+//! `convert_hf_to_gguf.py` (`TextModel.set_gguf_parameters` and each
+//! family's: which config field each key holds; DeepSeek's MLA keys),
+//! `src/llama-model.cpp` (`load_hparams`).
+
+use super::super::arch::{ArchError, ArchNum, Architecture};
+use super::super::family::{Family, Qkv, Shared, Sliding};
+use super::header::{GgufHeader, MetaValue};
+use super::layout::Converter;
+use std::fmt;
+
+/// The hyperparameters a GGUF header states (`None`: the key is absent
+/// or not a whole number).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GgufModel {
+    /// `general.architecture`.
+    pub architecture: String,
+    /// `general.file_type` (a `llama_ftype` id).
+    pub file_type: Option<u64>,
+    pub context_length: Option<u64>,
+    pub block_count: Option<u64>,
+    pub embedding_length: Option<u64>,
+    pub feed_forward_length: Option<u64>,
+    pub head_count: Option<u64>,
+    pub head_count_kv: Option<u64>,
+    /// `attention.key_length` / `value_length` (a head's width).
+    pub key_length: Option<u64>,
+    pub value_length: Option<u64>,
+    /// DeepSeek's MLA: the decompressed head widths.
+    pub key_length_mla: Option<u64>,
+    pub value_length_mla: Option<u64>,
+    pub q_lora_rank: Option<u64>,
+    pub kv_lora_rank: Option<u64>,
+    pub rope_dimension_count: Option<u64>,
+    pub expert_count: Option<u64>,
+    pub expert_used_count: Option<u64>,
+    pub expert_feed_forward_length: Option<u64>,
+    pub expert_shared_count: Option<u64>,
+    pub expert_shared_feed_forward_length: Option<u64>,
+    pub leading_dense_block_count: Option<u64>,
+    /// 1 softmax, 2 sigmoid (DeepSeek-V3).
+    pub expert_gating_func: Option<u64>,
+    pub sliding_window: Option<u64>,
+    /// Layers marked in `attention.sliding_window_pattern`, when it is a
+    /// list.
+    pub sliding_layers: Option<u64>,
+    /// Rows of `token_embd.weight`, else `{arch}.vocab_size`, else the
+    /// length of `tokenizer.ggml.tokens`.
+    pub vocab: Option<u64>,
+    /// No `output.weight`: the output layer reads the token embedding.
+    pub tied: bool,
+}
+
+impl GgufHeader {
+    /// The hyperparameters the metadata states.
+    pub fn model(&self) -> GgufModel {
+        let arch = self
+            .get("general.architecture")
+            .and_then(MetaValue::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let num = |key: &str| {
+            self.get(&format!("{arch}.{key}"))
+                .and_then(MetaValue::as_u64)
+        };
+        let vocab = self
+            .tensor("token_embd.weight")
+            .filter(|t| t.n_dims >= 2)
+            .map(|t| t.ne[1])
+            .or_else(|| num("vocab_size"))
+            .or_else(|| {
+                let tokens = self.get("tokenizer.ggml.tokens")?;
+                tokens.as_array().map(|a| a.len)
+            });
+        let sliding_layers = self
+            .get(&format!("{arch}.attention.sliding_window_pattern"))
+            .and_then(MetaValue::as_array)
+            .filter(|a| !a.values.is_empty())
+            .map(|a| {
+                a.values
+                    .iter()
+                    .filter(|v| **v == MetaValue::Bool(true))
+                    .count() as u64
+            });
+        GgufModel {
+            file_type: self.get("general.file_type").and_then(MetaValue::as_u64),
+            context_length: num("context_length"),
+            block_count: num("block_count"),
+            embedding_length: num("embedding_length"),
+            feed_forward_length: num("feed_forward_length"),
+            head_count: num("attention.head_count"),
+            head_count_kv: num("attention.head_count_kv"),
+            key_length: num("attention.key_length"),
+            value_length: num("attention.value_length"),
+            key_length_mla: num("attention.key_length_mla"),
+            value_length_mla: num("attention.value_length_mla"),
+            q_lora_rank: num("attention.q_lora_rank"),
+            kv_lora_rank: num("attention.kv_lora_rank"),
+            rope_dimension_count: num("rope.dimension_count"),
+            expert_count: num("expert_count"),
+            expert_used_count: num("expert_used_count"),
+            expert_feed_forward_length: num("expert_feed_forward_length"),
+            expert_shared_count: num("expert_shared_count"),
+            expert_shared_feed_forward_length: num("expert_shared_feed_forward_length"),
+            leading_dense_block_count: num("leading_dense_block_count"),
+            expert_gating_func: num("expert_gating_func"),
+            sliding_window: num("attention.sliding_window"),
+            sliding_layers,
+            vocab,
+            tied: self.tensor("output.weight").is_none(),
+            architecture: arch,
+        }
+    }
+}
+
+/// Why a GGUF header does not make an [`Architecture`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GgufArchError {
+    /// No `general.architecture` text.
+    NoArchitecture,
+    /// An architecture vramfit has no family for (its name, clipped).
+    UnknownArchitecture(String),
+    /// A key the family needs is absent.
+    Missing(String),
+    /// A key's value is not one vramfit can use, and why.
+    Invalid { key: String, reason: String },
+    /// The numbers do not make a model of the family.
+    Arch(ArchError),
+}
+
+impl fmt::Display for GgufArchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GgufArchError::NoArchitecture => {
+                f.write_str("the GGUF header names no general.architecture")
+            }
+            GgufArchError::UnknownArchitecture(a) => write!(
+                f,
+                "GGUF architecture `{a}` is not one vramfit models (llama, qwen2, qwen3, qwen2moe, \
+                 qwen3moe, gemma, gemma2, gemma3, phi3, olmo2, gpt-oss, deepseek2, gpt2, starcoder)"
+            ),
+            GgufArchError::Missing(key) => write!(f, "the GGUF header has no `{key}`"),
+            GgufArchError::Invalid { key, reason } => write!(f, "`{key}` {reason}"),
+            GgufArchError::Arch(e) => write!(f, "these numbers do not make a model: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for GgufArchError {}
+
+/// The family of a GGUF architecture: the inverse of the converter's
+/// choice ([`Converter::of`]), with the expert count telling Mixtral from
+/// Llama and the gating function DeepSeek-V3 from V2. Mistral's files are
+/// `llama` (llama.cpp ignores their sliding window), so read as Llama.
+fn family(m: &GgufModel) -> Result<Family, GgufArchError> {
+    let experts = m.expert_count.unwrap_or(0) > 0;
+    let family = match m.architecture.as_str() {
+        "" => return Err(GgufArchError::NoArchitecture),
+        "llama" if experts => Family::Mixtral,
+        "deepseek2" if m.expert_gating_func == Some(2) => Family::DeepseekV3,
+        other => Family::ALL
+            .iter()
+            .copied()
+            .filter(|f| !matches!(f, Family::Mistral | Family::Mixtral | Family::DeepseekV3))
+            .find(|f| Converter::of(*f).arch == other)
+            .ok_or_else(|| {
+                GgufArchError::UnknownArchitecture(crate::clip::clip(other, crate::clip::QUOTE))
+            })?,
+    };
+    Ok(family)
+}
+
+/// The [`Architecture`] a GGUF header describes, checked by
+/// [`Architecture::validate`]. The numbers come from the metadata (the
+/// converter's keys, `describe.rs`'s sources), the vocabulary from the
+/// token embedding's rows and tying from the absence of `output.weight`.
+pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
+    let m = h.model();
+    let r = Keys { m: &m };
+    let family = family(&m)?;
+    let spec = family.spec();
+    let mut a = r.dense(family)?;
+    if spec.moe.is_some() {
+        r.experts(&mut a)?;
+    }
+    let ffn = m.feed_forward_length.or(m.expert_feed_forward_length);
+    a.ffn = r.fit(
+        ArchNum::Ffn,
+        r.need(ffn, "feed_forward_length")?,
+        "feed_forward_length",
+    )?;
+    if spec.qkv == Qkv::Latent {
+        r.latent(&mut a)?;
+    }
+    let window = m.sliding_window.unwrap_or(0);
+    if window > 0 && (spec.sliding != Sliding::None || m.sliding_layers.is_some()) {
+        a.sliding_window = r.fit(ArchNum::SlidingWindow, window, "attention.sliding_window")?;
+        a.sliding_layers = match m.sliding_layers {
+            Some(n) => r.fit(
+                ArchNum::SlidingLayers,
+                n,
+                "attention.sliding_window_pattern",
+            )?,
+            None => spec.sliding.count(a.layers),
+        };
+    }
+    a.validate().map_err(GgufArchError::Arch)?;
+    Ok(a)
+}
+
+/// The header's numbers, read as an architecture's: present when needed,
+/// and within the bounds vramfit accepts ([`ArchNum::max`]).
+struct Keys<'a> {
+    m: &'a GgufModel,
+}
+
+impl Keys<'_> {
+    fn key(&self, k: &str) -> String {
+        format!("{}.{k}", self.m.architecture)
+    }
+
+    fn need(&self, v: Option<u64>, k: &str) -> Result<u64, GgufArchError> {
+        v.ok_or_else(|| GgufArchError::Missing(self.key(k)))
+    }
+
+    fn fit(&self, num: ArchNum, v: u64, k: &str) -> Result<u32, GgufArchError> {
+        u32::try_from(v)
+            .ok()
+            .filter(|&v| v <= num.max())
+            .ok_or_else(|| GgufArchError::Invalid {
+                key: self.key(k),
+                reason: format!("({v}) must be at most {}", num.max()),
+            })
+    }
+
+    /// `fit` of a key that must be there.
+    fn needed(&self, num: ArchNum, v: Option<u64>, k: &str) -> Result<u32, GgufArchError> {
+        self.fit(num, self.need(v, k)?, k)
+    }
+
+    /// The numbers every decoder has: width, layers, heads, the head's
+    /// width (`key_length`, else width / heads), vocabulary, tying, the
+    /// trained context.
+    fn dense(&self, family: Family) -> Result<Architecture, GgufArchError> {
+        let m = self.m;
+        let hidden = self.needed(ArchNum::Hidden, m.embedding_length, "embedding_length")?;
+        let heads = self.needed(ArchNum::Heads, m.head_count, "attention.head_count")?;
+        let head_dim = match m.key_length {
+            Some(k) => self.fit(ArchNum::HeadDim, k, "attention.key_length")?,
+            None => hidden
+                .checked_div(heads)
+                .filter(|d| d * heads == hidden)
+                .unwrap_or(0),
+        };
+        let kv = m.head_count_kv.unwrap_or(u64::from(heads));
+        Ok(Architecture {
+            family,
+            hidden,
+            layers: self.needed(ArchNum::Layers, m.block_count, "block_count")?,
+            heads,
+            kv_heads: self.fit(ArchNum::KvHeads, kv, "attention.head_count_kv")?,
+            head_dim,
+            vocab: self.needed(ArchNum::Vocab, m.vocab, "vocab_size")?,
+            tied: m.tied,
+            positions: self.fit(
+                ArchNum::Positions,
+                m.context_length.unwrap_or(0),
+                "context_length",
+            )?,
+            ..Architecture::BLANK
+        })
+    }
+
+    /// The experts' numbers: count, per token, width (Mixtral writes only
+    /// `feed_forward_length`, an expert's width), the shared expert
+    /// (DeepSeek counts experts; Qwen2-MoE gives a width, in expert widths
+    /// here), the leading dense layers.
+    fn experts(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
+        let m = self.m;
+        a.experts = self.needed(ArchNum::Experts, m.expert_count, "expert_count")?;
+        a.experts_per_token = self.needed(
+            ArchNum::ExpertsPerToken,
+            m.expert_used_count,
+            "expert_used_count",
+        )?;
+        let width = m.expert_feed_forward_length.or(m.feed_forward_length);
+        a.moe_ffn = self.needed(ArchNum::MoeFfn, width, "expert_feed_forward_length")?;
+        let dense = m.leading_dense_block_count.unwrap_or(0);
+        a.dense_layers = self.fit(ArchNum::DenseLayers, dense, "leading_dense_block_count")?;
+        let shared = a.family.spec().moe.map_or(Shared::None, |moe| moe.shared);
+        a.shared_experts = match shared {
+            Shared::None => 0,
+            Shared::Plain => {
+                let n = m.expert_shared_count.unwrap_or(0);
+                self.fit(ArchNum::SharedExperts, n, "expert_shared_count")?
+            }
+            Shared::Gated => {
+                let k = "expert_shared_feed_forward_length";
+                let w = m.expert_shared_feed_forward_length.unwrap_or(0);
+                let mf = u64::from(a.moe_ffn.max(1));
+                if !w.is_multiple_of(mf) {
+                    return Err(GgufArchError::Invalid {
+                        key: self.key(k),
+                        reason: format!("({w}) must be a multiple of the expert width ({mf})"),
+                    });
+                }
+                self.fit(ArchNum::SharedExperts, w / mf, k)?
+            }
+        };
+        Ok(())
+    }
+
+    /// DeepSeek's latent attention as its converter writes it
+    /// (`DeepseekV2Model.set_gguf_parameters`): one key/value head "of
+    /// MQA" (the model's heads are `head_count`), `key_length_mla` = nope +
+    /// rope, `value_length_mla` the value head; older files (before the
+    /// MLA keys) give those as `key_length` and `value_length`.
+    fn latent(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
+        let m = self.m;
+        a.kv_heads = a.heads;
+        a.head_dim = match m.key_length_mla {
+            Some(k) => self.fit(ArchNum::HeadDim, k, "attention.key_length_mla")?,
+            None => self.needed(ArchNum::HeadDim, m.key_length, "attention.key_length")?,
+        };
+        a.v_head_dim = match m.value_length_mla {
+            Some(v) => self.fit(ArchNum::VHeadDim, v, "attention.value_length_mla")?,
+            None => self.needed(ArchNum::VHeadDim, m.value_length, "attention.value_length")?,
+        };
+        let (kvl, ql) = (m.kv_lora_rank, m.q_lora_rank.unwrap_or(0));
+        a.kv_lora_rank = self.needed(ArchNum::KvLoraRank, kvl, "attention.kv_lora_rank")?;
+        a.q_lora_rank = self.fit(ArchNum::QLoraRank, ql, "attention.q_lora_rank")?;
+        let rope = m.rope_dimension_count;
+        a.rope_dim = self.needed(ArchNum::RopeDim, rope, "rope.dimension_count")?;
+        Ok(())
+    }
+}

@@ -1,0 +1,443 @@
+//! The tensors `convert_hf_to_gguf.py` writes for a model, read from the
+//! parameter-tensor walk ([`Architecture::for_each_tensor`]): each
+//! transformers tensor becomes its GGUF tensor (or two: a fused experts'
+//! `gate_up_proj`, DeepSeek's `kv_b_proj`), with its ggml shape and the
+//! float type the converter gives it. `llama-quantize` then picks each
+//! one's type (`quant.rs`).
+//!
+//! Source: llama.cpp b8973 (`3142f1db`) `convert_hf_to_gguf.py`
+//! (`ModelBase.prepare_tensors`: 1-D tensors, `*_norm.weight`, the MoE
+//! router `ffn_gate_inp`, position embeddings and every `.bias` are forced
+//! to F32; `LlamaModel`, `Qwen2Model`, `Qwen2MoeModel`, `Gemma*Model`,
+//! `Phi3MiniModel`, `GptOssModel`, `DeepseekV2Model`, `GPT2Model`,
+//! `StarCoderModel`, `Olmo2Model`), and `gguf-py/gguf/tensor_mapping.py`
+//! for the names. The names matter only through `tensor_get_category`
+//! (`src/llama-quant.cpp`), which reads substrings of them, and the order
+//! `llama-quantize` visits tensors in (`weight_name_comparer`: by layer,
+//! then by name).
+
+use super::super::arch::Architecture;
+use super::super::family::{Family, Qkv, Router};
+use super::super::module::ModuleName;
+use super::super::tensors::{ParamTensor, Place, Role};
+
+/// What `llama-quantize` calls a tensor (`tensor_get_category`, first
+/// match by substring of its name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Category {
+    Output,
+    TokenEmbd,
+    AttnQkv,
+    AttnKvB,
+    AttnV,
+    AttnK,
+    AttnQ,
+    AttnOutput,
+    FfnUp,
+    FfnGate,
+    FfnDown,
+    Other,
+}
+
+impl Category {
+    /// `tensor_get_category` on a tensor's name without its `blk.N.`
+    /// prefix (`outside`: a tensor outside the layers, where `output` and
+    /// `token_embd` are matched by whole name).
+    fn of(name: &str, outside: bool) -> Category {
+        if outside && name == "output.weight" {
+            return Category::Output;
+        }
+        if outside && name == "token_embd.weight" {
+            return Category::TokenEmbd;
+        }
+        const BY_SUBSTRING: [(&str, Category); 9] = [
+            ("attn_qkv.weight", Category::AttnQkv),
+            ("attn_kv_b.weight", Category::AttnKvB),
+            ("attn_v.weight", Category::AttnV),
+            ("attn_k.weight", Category::AttnK),
+            ("attn_q.weight", Category::AttnQ),
+            ("attn_output.weight", Category::AttnOutput),
+            ("ffn_up", Category::FfnUp),
+            ("ffn_gate", Category::FfnGate),
+            ("ffn_down", Category::FfnDown),
+        ];
+        BY_SUBSTRING
+            .iter()
+            .find(|(s, _)| name.contains(s))
+            .map_or(Category::Other, |&(_, c)| c)
+    }
+}
+
+/// The type a tensor has in the converted file, before `llama-quantize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Src {
+    /// A weight at the converter's `--outtype`.
+    Weight,
+    /// Forced to F32 by the converter; never quantized (norms, biases, the
+    /// router, position tables, rope factors).
+    F32,
+    /// Repacked as MXFP4 blocks, not converted (gpt-oss's experts:
+    /// `GptOssModel.repack_mxfp4`).
+    Mxfp4,
+}
+
+/// One GGUF tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    /// Its name without `blk.N.`.
+    pub name: &'static str,
+    pub cat: Category,
+    /// ggml shape: `ne[0]` is the row (the transformers tensor's last
+    /// dimension), `ne[2]` the experts of a 3-D tensor.
+    pub ne: [u64; 3],
+    pub src: Src,
+}
+
+impl Slot {
+    /// `ggml_n_dims`: trailing dimensions of 1 do not count.
+    pub fn n_dims(&self) -> usize {
+        self.ne.iter().rposition(|&d| d > 1).map_or(1, |i| i + 1)
+    }
+
+    /// `tensor_allows_quantization` for the names this layout writes: 2-D
+    /// or 3-D, and not one the converter forces to F32 (which are the ones
+    /// the function excludes by name: `_norm.weight`, `ffn_gate_inp`,
+    /// `position_embd`, and every name not ending in `weight`).
+    pub fn quantizable(&self) -> bool {
+        self.src != Src::F32 && self.n_dims() >= 2
+    }
+}
+
+/// What the converter does for a family (the GGUF `general.architecture`
+/// and the few choices the [`Spec`](super::super::Spec) does not say,
+/// because they are the converter's, not the model's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Converter {
+    /// `general.architecture`.
+    pub arch: &'static str,
+    /// F32 tables written from `rope_scaling`: Llama 3.1's `rope_freqs`
+    /// (`LlamaModel.generate_extra_tensors`), Phi-3's
+    /// `rope_factors_long`/`_short` (`Phi3MiniModel.generate_extra_tensors`).
+    pub rope_tables: &'static [&'static str],
+    /// The experts arrive as MXFP4 blocks (gpt-oss).
+    pub experts_mxfp4: bool,
+    /// `lm_head.weight` is skipped: no `output.weight`, ever (Gemma).
+    pub always_tied: bool,
+    /// How `load_hparams` (`src/llama-model.cpp`) gives this architecture
+    /// `LLM_TYPE_70B`, which one rule of `llama-quantize` reads.
+    pub type_70b: Type70b,
+}
+
+/// When `llama_model::load_hparams` calls a model 70B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Type70b {
+    Never,
+    /// `LLM_ARCH_LLAMA`: 80 layers with GQA, unless 8 experts.
+    LlamaGqa80,
+    /// `LLM_ARCH_QWEN2`: 80 layers.
+    Layers80,
+}
+
+impl Converter {
+    /// The converter's class for each family (`@ModelBase.register` of
+    /// its `architectures` name).
+    pub const fn of(family: Family) -> Converter {
+        const fn plain(arch: &'static str) -> Converter {
+            Converter {
+                arch,
+                rope_tables: &[],
+                experts_mxfp4: false,
+                always_tied: false,
+                type_70b: Type70b::Never,
+            }
+        }
+        const fn gemma(arch: &'static str) -> Converter {
+            Converter {
+                always_tied: true,
+                ..plain(arch)
+            }
+        }
+        match family {
+            Family::Gpt2 => plain("gpt2"),
+            Family::GptBigcode => plain("starcoder"),
+            Family::Llama | Family::Mistral | Family::Mixtral => Converter {
+                rope_tables: &["rope_freqs.weight"],
+                type_70b: Type70b::LlamaGqa80,
+                ..plain("llama")
+            },
+            Family::Qwen2 => Converter {
+                type_70b: Type70b::Layers80,
+                ..plain("qwen2")
+            },
+            Family::Qwen3 => plain("qwen3"),
+            Family::Phi3 => Converter {
+                rope_tables: &["rope_factors_long.weight", "rope_factors_short.weight"],
+                ..plain("phi3")
+            },
+            Family::Gemma => gemma("gemma"),
+            Family::Gemma2 => gemma("gemma2"),
+            Family::Gemma3Text => gemma("gemma3"),
+            Family::Olmo2 => plain("olmo2"),
+            Family::Qwen2Moe => plain("qwen2moe"),
+            Family::Qwen3Moe => plain("qwen3moe"),
+            Family::DeepseekV2 | Family::DeepseekV3 => plain("deepseek2"),
+            Family::GptOss => Converter {
+                experts_mxfp4: true,
+                ..plain("gpt-oss")
+            },
+        }
+    }
+}
+
+/// A model's GGUF tensors: outside the layers, and one layer of each kind
+/// (each sorted by name, the order `llama-quantize` visits them in).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Layout {
+    pub outside: Vec<Slot>,
+    pub dense: Vec<Slot>,
+    pub moe: Vec<Slot>,
+}
+
+impl Layout {
+    /// The tensors `convert_hf_to_gguf.py` writes for `a`; `rope_tables`:
+    /// the config has the `rope_scaling` that makes the converter write
+    /// its rope factor tables (each `head_dim / 2` f32).
+    pub fn of(a: &Architecture, rope_tables: bool) -> Layout {
+        let conv = Converter::of(a.family);
+        let mut outside = Vec::new();
+        a.for_each_tensor(|at, t| match at {
+            Place::Before | Place::After => push(a, conv, t, false, &mut outside),
+            Place::Layers { .. } => {}
+        });
+        if rope_tables {
+            for &name in conv.rope_tables {
+                outside.push(f32_slot(name, [u64::from(a.head_dim) / 2, 1, 1]));
+            }
+        }
+        outside.sort_by_key(|s| s.name);
+        let [(_, dense), (_, moe)] = a.layer_kinds();
+        // The walk of a model whose layers are all of one kind gives that
+        // kind's layer.
+        let one_kind = |dense_layers: u32, moe_layer: bool| {
+            let mut v = Vec::new();
+            Architecture { dense_layers, ..*a }.for_each_tensor(|at, t| match at {
+                Place::Layers { .. } => push(a, conv, t, moe_layer, &mut v),
+                Place::Before | Place::After => {}
+            });
+            v.sort_by_key(|s| s.name);
+            v
+        };
+        Layout {
+            outside,
+            dense: if dense > 0 {
+                one_kind(a.layers, false)
+            } else {
+                Vec::new()
+            },
+            moe: if moe > 0 {
+                one_kind(0, true)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+fn weight(name: &'static str, outside: bool, ne: [u64; 3]) -> Slot {
+    Slot {
+        name,
+        cat: Category::of(name, outside),
+        ne,
+        src: Src::Weight,
+    }
+}
+
+fn f32_slot(name: &'static str, ne: [u64; 3]) -> Slot {
+    Slot {
+        name,
+        cat: Category::of(name, false),
+        ne,
+        src: Src::F32,
+    }
+}
+
+/// The GGUF tensors of one transformers tensor `t` (`moe_layer`: it sits
+/// in an MoE layer, where a dense MLP's names are the shared expert's).
+fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
+    let (rows, cols) = (t.rows, t.cols);
+    match t.role {
+        Role::Embedding => out.push(weight("token_embd.weight", true, [cols, rows, 1])),
+        Role::PositionTable => out.push(f32_slot("position_embd.weight", [cols, rows, 1])),
+        Role::Head if conv.always_tied => {}
+        Role::Head => out.push(weight("output.weight", true, [cols, rows, 1])),
+        Role::Norm => {
+            let (w, b) = norm_names(t.name);
+            out.push(f32_slot(w, [rows, 1, 1]));
+            if t.bias {
+                out.push(f32_slot(b, [rows, 1, 1]));
+            }
+        }
+        Role::Attention | Role::Mlp => linear(a, t, moe_layer, out),
+        Role::Router => {
+            out.push(f32_slot("ffn_gate_inp.weight", [cols, rows, 1]));
+            if t.bias {
+                out.push(f32_slot("ffn_gate_inp.bias", [rows, 1, 1]));
+            }
+            // DeepSeek-V3's `e_score_correction_bias` (a buffer in
+            // transformers) is the tensor `exp_probs_b.bias`.
+            if a.family.spec().moe.map(|m| m.router) == Some(Router::SigmoidGrouped) {
+                out.push(f32_slot("exp_probs_b.bias", [rows, 1, 1]));
+            }
+        }
+        Role::Expert => experts(conv, t, out),
+    }
+}
+
+/// A norm's GGUF names (weight, bias), by its transformers name
+/// (`tensor_mapping.py`). Only its bytes matter: a norm is F32 and never
+/// quantized.
+fn norm_names(hf: &str) -> (&'static str, &'static str) {
+    const NAMES: [(&str, &str, &str); 10] = [
+        ("input_layernorm", "attn_norm.weight", "attn_norm.bias"),
+        ("ln_1", "attn_norm.weight", "attn_norm.bias"),
+        (
+            "post_attention_layernorm",
+            "post_attention_norm.weight",
+            "post_attention_norm.bias",
+        ),
+        (
+            "pre_feedforward_layernorm",
+            "ffn_norm.weight",
+            "ffn_norm.bias",
+        ),
+        ("ln_2", "ffn_norm.weight", "ffn_norm.bias"),
+        (
+            "post_feedforward_layernorm",
+            "post_ffw_norm.weight",
+            "post_ffw_norm.bias",
+        ),
+        ("q_norm", "attn_q_norm.weight", "attn_q_norm.bias"),
+        ("k_norm", "attn_k_norm.weight", "attn_k_norm.bias"),
+        (
+            "q_a_layernorm",
+            "attn_q_a_norm.weight",
+            "attn_q_a_norm.bias",
+        ),
+        (
+            "kv_a_layernorm",
+            "attn_kv_a_norm.weight",
+            "attn_kv_a_norm.bias",
+        ),
+    ];
+    NAMES
+        .iter()
+        .find(|(n, _, _)| *n == hf)
+        .map_or(("output_norm.weight", "output_norm.bias"), |&(_, w, b)| {
+            (w, b)
+        })
+}
+
+/// A linear layer's GGUF names (weight, bias); `shared`: the shared
+/// expert's MLP (`_shexp`). `None` for the modules that are not one linear
+/// tensor (DeepSeek's `kv_b_proj`, Qwen2-MoE's shared-expert gate, the
+/// router and the experts).
+fn linear_names(m: ModuleName, shared: bool) -> Option<(&'static str, &'static str)> {
+    let pick =
+        |dense: (&'static str, &'static str), shexp| Some(if shared { shexp } else { dense });
+    match m {
+        ModuleName::QProj => Some(("attn_q.weight", "attn_q.bias")),
+        ModuleName::KProj => Some(("attn_k.weight", "attn_k.bias")),
+        ModuleName::VProj => Some(("attn_v.weight", "attn_v.bias")),
+        ModuleName::OProj | ModuleName::CProjAttn => {
+            Some(("attn_output.weight", "attn_output.bias"))
+        }
+        ModuleName::QkvProj | ModuleName::CAttn => Some(("attn_qkv.weight", "attn_qkv.bias")),
+        ModuleName::QAProj => Some(("attn_q_a.weight", "attn_q_a.bias")),
+        ModuleName::QBProj => Some(("attn_q_b.weight", "attn_q_b.bias")),
+        ModuleName::KvAProjWithMqa => Some(("attn_kv_a_mqa.weight", "attn_kv_a_mqa.bias")),
+        ModuleName::GateProj => pick(
+            ("ffn_gate.weight", "ffn_gate.bias"),
+            ("ffn_gate_shexp.weight", "ffn_gate_shexp.bias"),
+        ),
+        // Phi-3's fused `gate_up_proj` is written whole as `ffn_up`
+        // [h, 2·ffn] (`Phi3MiniModel`), GPT-2's `c_fc` as `ffn_up`.
+        ModuleName::UpProj | ModuleName::GateUpProj | ModuleName::CFc => pick(
+            ("ffn_up.weight", "ffn_up.bias"),
+            ("ffn_up_shexp.weight", "ffn_up_shexp.bias"),
+        ),
+        ModuleName::DownProj | ModuleName::CProjMlp => pick(
+            ("ffn_down.weight", "ffn_down.bias"),
+            ("ffn_down_shexp.weight", "ffn_down_shexp.bias"),
+        ),
+        ModuleName::KvBProj
+        | ModuleName::SharedExpertGate
+        | ModuleName::Router
+        | ModuleName::ExpertsGateUp
+        | ModuleName::ExpertsDown => None,
+    }
+}
+
+/// An attention or MLP tensor: a linear layer with its bias, DeepSeek's
+/// `kv_b_proj` split in two, Qwen2-MoE's shared-expert gate (an F32
+/// vector), gpt-oss's sinks (an F32 vector).
+fn linear(a: &Architecture, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
+    let (rows, cols) = (t.rows, t.cols);
+    let Some(m) = t.module else {
+        out.push(f32_slot("attn_sinks.weight", [rows, 1, 1]));
+        return;
+    };
+    if let Some((w, b)) = linear_names(m, moe_layer) {
+        out.push(weight(w, false, [cols, rows, 1]));
+        if t.bias {
+            out.push(f32_slot(b, [rows, 1, 1]));
+        }
+        return;
+    }
+    if m == ModuleName::KvBProj && a.family.spec().qkv == Qkv::Latent {
+        // `DeepseekV2Model.modify_tensors` (build ≥ 5137, PR #12801):
+        // k_b [nope, kv_lora, heads] (transposed), v_b [kv_lora, v, heads].
+        let nope = u64::from(a.head_dim.saturating_sub(a.rope_dim));
+        let heads = u64::from(a.heads);
+        out.push(weight("attn_k_b.weight", false, [nope, cols, heads]));
+        out.push(weight(
+            "attn_v_b.weight",
+            false,
+            [cols, u64::from(a.v_head_dim), heads],
+        ));
+        return;
+    }
+    // Qwen2-MoE's `shared_expert_gate` [1, h]: `ffn_gate_inp_shexp`,
+    // forced to F32, one row.
+    out.push(f32_slot("ffn_gate_inp_shexp.weight", [cols, rows, 1]));
+}
+
+/// Stacked experts: the fused `gate_up_proj` written as `ffn_gate_exps`
+/// and `ffn_up_exps` [h, moe_ffn, experts] (`Qwen2MoeModel` splits it,
+/// gpt-oss de-interleaves it), `down_proj` as `ffn_down_exps`; gpt-oss's
+/// expert biases as F32 `ffn_*_exps.bias` [out, experts].
+fn experts(conv: Converter, t: &ParamTensor, out: &mut Vec<Slot>) {
+    let (rows, cols, e) = (t.rows, t.cols, t.stack);
+    let src = if conv.experts_mxfp4 {
+        Src::Mxfp4
+    } else {
+        Src::Weight
+    };
+    let stacked = |name, ne| Slot {
+        src,
+        ..weight(name, false, ne)
+    };
+    match t.module {
+        Some(ModuleName::ExpertsGateUp) => {
+            out.push(stacked("ffn_gate_exps.weight", [cols, rows / 2, e]));
+            out.push(stacked("ffn_up_exps.weight", [cols, rows / 2, e]));
+        }
+        Some(ModuleName::ExpertsDown) => out.push(stacked("ffn_down_exps.weight", [cols, rows, e])),
+        // The biases: [experts, out] in transformers.
+        None if t.name.contains("gate_up") => {
+            out.push(f32_slot("ffn_gate_exps.bias", [cols / 2, rows, 1]));
+            out.push(f32_slot("ffn_up_exps.bias", [cols / 2, rows, 1]));
+        }
+        None => out.push(f32_slot("ffn_down_exps.bias", [cols, rows, 1])),
+        Some(other) => out.push(weight(other.text(), false, [cols, rows, e])),
+    }
+}

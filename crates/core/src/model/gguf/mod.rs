@@ -1,0 +1,47 @@
+//! GGUF, llama.cpp's file format, as data: the ggml tensor types
+//! ([`GgmlType`]), `llama-quantize`'s file types ([`FileType`]) and its
+//! per-tensor choices, so that a model's GGUF bytes are predicted before
+//! any file is read ([`predict`]); and the readers of a file's first bytes
+//! ([`read_gguf`], [`read_safetensors`]), which give the exact bytes of a
+//! file that exists, and the [`Architecture`](super::Architecture) its
+//! metadata describes ([`architecture_of`]).
+//!
+//! Sources: llama.cpp b8973 (`3142f1dbb9d8b492a721a9194872f7901322f622`,
+//! 2026-04-29), each module citing its files and functions;
+//! `scripts/measure/gguf/NOTES.md` gives the rules in prose and
+//! `predict.py` the same prediction in Python, held to the same 41
+//! published files (`tests/fixtures/gguf_file_sizes.jsonl`).
+//!
+//! Part of `model/`: imports nothing of a workload, the codec or the
+//! report, and reads the model from its [`Spec`](super::Spec) and the
+//! parameter-tensor walk (the family is named only where the converter's
+//! own choices are: `layout.rs`'s `Converter` and the
+//! architecture names read back in `describe.rs`).
+
+mod describe;
+mod ftype;
+mod header;
+mod layout;
+mod predict;
+mod quant;
+mod safetensors;
+mod types;
+
+pub use describe::{architecture_of, GgufArchError, GgufModel};
+pub use ftype::FileType;
+pub use header::{
+    read_gguf, GgufError, GgufHeader, MetaArray, MetaKv, MetaValue, TensorInfo, ValueType,
+    DEFAULT_ALIGNMENT,
+};
+pub use predict::{predict, predict_with, GgufWeights, PredictError, Recipe};
+pub use quant::{NoFallback, Rules};
+pub use safetensors::{
+    dtype_bits, read_safetensors, SafeTensor, SafetensorsError, SafetensorsHeader,
+};
+pub use types::GgmlType;
+
+/// The GGUF `general.architecture` the converter writes for a family
+/// (`llama` for Llama, Mistral and Mixtral).
+pub fn gguf_architecture(family: super::Family) -> &'static str {
+    layout::Converter::of(family).arch
+}

@@ -1,0 +1,914 @@
+//! GGUF as data (`model::gguf`): the ggml type table against ggml's own
+//! numbers, the file types against llama.cpp's, the prediction of
+//! `llama-quantize`'s files against 41 published file sizes
+//! (`fixtures/gguf_file_sizes.jsonl`, `scripts/measure/gguf/NOTES.md` §7),
+//! and the header readers against the tiny real files in
+//! `fixtures/gguf/` (their `.expected.json` written by gguf-py's own
+//! reader), every truncation and corrupted bytes.
+//!
+//! Run with `--nocapture` to see the published-size table.
+
+use serde_json::{Map, Value};
+use vramfit_core::model::gguf::{
+    architecture_of, predict, predict_with, read_gguf, read_safetensors, FileType, GgmlType,
+    GgufArchError, GgufError, GgufHeader, MetaValue, PredictError, Recipe, Rules, SafetensorsError,
+    ValueType,
+};
+use vramfit_core::model::{hf_config, preset, Architecture, Family, PRESETS};
+
+fn fixture(path: &str) -> Vec<u8> {
+    let p = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+fn json(path: &str) -> Value {
+    serde_json::from_slice(&fixture(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+// ---------------------------------------------------------------- the type table
+
+/// One ggml type: its id, its name, its block, and its bytes as the
+/// `static_assert(sizeof(block_*) == …)` of `ggml-common.h` writes them
+/// (ggml_half = 2 bytes, QK_K = 256, K_SCALE_SIZE = 12).
+fn check_type(t: GgmlType, id: u32, name: &str, block: u64, bytes: u64) {
+    assert_eq!(
+        (t.id(), t.name(), t.block(), t.block_bytes()),
+        (id, name, block, bytes),
+        "{t:?}"
+    );
+    assert_eq!(GgmlType::from_id(id), Some(t));
+}
+
+#[test]
+fn ggml_types_match_ggml() {
+    // Source: llama.cpp b8973 (3142f1db) ggml/include/ggml.h (ids),
+    // ggml/src/ggml.c type_traits[] (names, blck_size), ggml-common.h
+    // static_asserts (the formulas below); Q2_0: ggml d99724f2.
+    const H: u64 = 2; // sizeof(ggml_half)
+    const K: u64 = 256; // QK_K
+    use GgmlType as T;
+    check_type(T::F32, 0, "f32", 1, 4);
+    check_type(T::F16, 1, "f16", 1, 2);
+    check_type(T::Q4_0, 2, "q4_0", 32, H + 32 / 2);
+    check_type(T::Q4_1, 3, "q4_1", 32, 2 * H + 32 / 2);
+    check_type(T::Q5_0, 6, "q5_0", 32, H + 4 + 32 / 2);
+    check_type(T::Q5_1, 7, "q5_1", 32, 2 * H + 4 + 32 / 2);
+    check_type(T::Q8_0, 8, "q8_0", 32, H + 32);
+    check_type(T::Q8_1, 9, "q8_1", 32, 2 * H + 32);
+    check_type(T::Q2K, 10, "q2_K", K, 2 * H + K / 16 + K / 4);
+    check_type(T::Q3K, 11, "q3_K", K, H + K / 4 + K / 8 + 12);
+    check_type(T::Q4K, 12, "q4_K", K, 2 * H + 12 + K / 2);
+    check_type(T::Q5K, 13, "q5_K", K, 2 * H + 12 + K / 2 + K / 8);
+    check_type(T::Q6K, 14, "q6_K", K, H + K / 16 + 3 * K / 4);
+    check_type(T::Q8K, 15, "q8_K", K, 4 + K + K / 16 * 2);
+    check_type(T::Iq2Xxs, 16, "iq2_xxs", K, H + K / 8 * 2);
+    check_type(T::Iq2Xs, 17, "iq2_xs", K, H + K / 8 * 2 + K / 32);
+    check_type(T::Iq3Xxs, 18, "iq3_xxs", K, H + 3 * (K / 8));
+    check_type(T::Iq1S, 19, "iq1_s", K, H + K / 8 + K / 16);
+    check_type(T::Iq4Nl, 20, "iq4_nl", 32, H + 32 / 2);
+    check_type(T::Iq3S, 21, "iq3_s", K, H + 13 * (K / 32) + K / 64);
+    check_type(T::Iq2S, 22, "iq2_s", K, H + K / 4 + K / 16);
+    check_type(T::Iq4Xs, 23, "iq4_xs", K, H + 2 + K / 64 + K / 2);
+    check_type(T::I8, 24, "i8", 1, 1);
+    check_type(T::I16, 25, "i16", 1, 2);
+    check_type(T::I32, 26, "i32", 1, 4);
+    check_type(T::I64, 27, "i64", 1, 8);
+    check_type(T::F64, 28, "f64", 1, 8);
+    check_type(T::Iq1M, 29, "iq1_m", K, K / 8 + K / 16 + K / 32);
+    check_type(T::Bf16, 30, "bf16", 1, 2);
+    check_type(T::Tq1_0, 34, "tq1_0", K, H + K / 64 + (K - 4 * K / 64) / 5);
+    check_type(T::Tq2_0, 35, "tq2_0", K, H + K / 4);
+    check_type(T::Mxfp4, 39, "mxfp4", 32, 1 + 32 / 2);
+    check_type(T::Nvfp4, 40, "nvfp4", 64, 64 / 16 + 64 / 2);
+    check_type(T::Q1_0, 41, "q1_0", 128, H + 128 / 8);
+    check_type(T::Q2_0, 42, "q2_0", 64, H + 64 / 4);
+    // Removed ids are refused (blck_size 0 in type_traits).
+    for id in [4, 5, 31, 32, 33, 36, 37, 38, 43] {
+        assert_eq!(GgmlType::from_id(id), None, "id {id}");
+    }
+    for (i, t) in GgmlType::ALL.into_iter().enumerate() {
+        assert_eq!(t.index(), i);
+    }
+}
+
+#[test]
+fn tensor_bytes_are_ggml_nbytes() {
+    // ggml_nbytes: ne0/blck · type_size · ne1 · ne2; a partial block is
+    // no tensor.
+    let check = |t: GgmlType, ne: &[u64], bytes: Option<u128>| {
+        assert_eq!(t.tensor_bytes(ne), bytes, "{t} {ne:?}")
+    };
+    check(
+        GgmlType::Q4K,
+        &[4096, 14336],
+        Some(4096 / 256 * 144 * 14336),
+    );
+    check(
+        GgmlType::Mxfp4,
+        &[2880, 2880, 32],
+        Some(2880 / 32 * 17 * 2880 * 32),
+    );
+    check(GgmlType::Q4K, &[2880, 1], None);
+    check(GgmlType::F32, &[7], Some(28));
+    check(GgmlType::F64, &[u64::MAX, u64::MAX, u64::MAX], None);
+}
+
+// ---------------------------------------------------------------- file types
+
+#[test]
+fn file_types_match_llama_cpp() {
+    // Source: include/llama.h enum llama_ftype (ids) and
+    // src/llama-quant.cpp llama_ftype_get_default_type (b8973).
+    use FileType as F;
+    use GgmlType as T;
+    let rows = [
+        (F::F32, 0, T::F32),
+        (F::F16, 1, T::F16),
+        (F::Q4_0, 2, T::Q4_0),
+        (F::Q4_1, 3, T::Q4_1),
+        (F::Q8_0, 7, T::Q8_0),
+        (F::Q5_0, 8, T::Q5_0),
+        (F::Q5_1, 9, T::Q5_1),
+        (F::Q2K, 10, T::Q2K),
+        (F::Q3KS, 11, T::Q3K),
+        (F::Q3KM, 12, T::Q3K),
+        (F::Q3KL, 13, T::Q3K),
+        (F::Q4KS, 14, T::Q4K),
+        (F::Q4KM, 15, T::Q4K),
+        (F::Q5KS, 16, T::Q5K),
+        (F::Q5KM, 17, T::Q5K),
+        (F::Q6K, 18, T::Q6K),
+        (F::Iq2Xxs, 19, T::Iq2Xxs),
+        (F::Iq2Xs, 20, T::Iq2Xs),
+        (F::Q2KS, 21, T::Q2K),
+        (F::Iq3Xs, 22, T::Iq3S),
+        (F::Iq3Xxs, 23, T::Iq3Xxs),
+        (F::Iq1S, 24, T::Iq1S),
+        (F::Iq4Nl, 25, T::Iq4Nl),
+        (F::Iq3S, 26, T::Iq3S),
+        (F::Iq3M, 27, T::Iq3S),
+        (F::Iq2S, 28, T::Iq2Xs),
+        (F::Iq2M, 29, T::Iq2S),
+        (F::Iq4Xs, 30, T::Iq4Xs),
+        (F::Iq1M, 31, T::Iq1M),
+        (F::Bf16, 32, T::Bf16),
+        (F::Tq1_0, 36, T::Tq1_0),
+        (F::Tq2_0, 37, T::Tq2_0),
+        (F::Mxfp4Moe, 38, T::Mxfp4),
+        (F::Q1_0, 40, T::Q1_0),
+    ];
+    assert_eq!(rows.len(), FileType::ALL.len());
+    for (f, id, default) in rows {
+        assert_eq!((f.id(), f.default_type()), (id, default), "{f}");
+        assert_eq!(FileType::from_id(id), Some(f));
+        assert_eq!(FileType::from_key(f.key()), Some(f));
+        assert_eq!(f.key(), f.label().to_ascii_lowercase());
+    }
+    assert_eq!(
+        FileType::from_id(39),
+        None,
+        "NVFP4 has no default type at b8973"
+    );
+}
+
+// ---------------------------------------------------------------- published sizes
+
+/// The config a row's file was made from: the fixture config with the
+/// row's published overrides (a null removes a field's value).
+fn row_config(row: &Value) -> Map<String, Value> {
+    let name = row["config_fixture"].as_str().expect("config_fixture");
+    let Value::Object(mut cfg) = json(&format!("hf_configs/{name}.json")) else {
+        panic!("{name}: not an object");
+    };
+    if let Value::Object(ov) = &row["config_overrides"] {
+        for (k, v) in ov {
+            cfg.insert(k.clone(), v.clone());
+        }
+    }
+    cfg
+}
+
+/// `predict.py`'s `_rope_type`, and whether the converter writes its rope
+/// tables for this config (Llama's `llama3` rope_freqs; Phi-3's factors
+/// whenever `rope_scaling` is set).
+fn rope_tables(cfg: &Map<String, Value>) -> bool {
+    let present = |k: &str| {
+        cfg.get(k)
+            .filter(|v| !v.is_null() && *v != &Value::Object(Map::new()))
+    };
+    let mut rs = present("rope_scaling").or_else(|| present("rope_parameters"));
+    if let Some(full) = rs.and_then(|r| r.get("full_attention")) {
+        rs = Some(full);
+    }
+    let rope_type = rs
+        .and_then(|r| r.get("rope_type").or_else(|| r.get("type")))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match cfg.get("model_type").and_then(Value::as_str) {
+        Some("llama" | "mistral" | "mixtral") => rope_type == "llama3",
+        Some("phi3") => present("rope_scaling").is_some(),
+        _ => false,
+    }
+}
+
+/// The recipe a row states: the llama.cpp rules it was made with, whether
+/// an importance matrix was used (stated, or the variant that fits).
+fn row_recipe(row: &Value, cfg: &Map<String, Value>) -> Recipe {
+    let rules = match row["llama_cpp_rules"].as_str() {
+        Some("legacy") => Rules::Before8266,
+        Some("legacy+pre-b2248-tied-embd") => Rules::Before2248,
+        Some("b8973") => Rules::B8973,
+        other => panic!("rules {other:?}"),
+    };
+    Recipe {
+        rules,
+        imatrix: row["imatrix_assumed"] == true,
+        rope_tables: rope_tables(cfg),
+    }
+}
+
+struct SizeRow {
+    file: String,
+    size: u64,
+    predicted: u128,
+    header: u64,
+    error_pct: f64,
+}
+
+/// One published file: the prediction equals `predict.py`'s (tensor
+/// count, count per type, bytes, data section) and the weights error is
+/// within 0.5 %.
+fn check_size_row(row: &Value) -> SizeRow {
+    let file = row["file"].as_str().expect("file").to_owned();
+    let cfg = row_config(row);
+    let text = serde_json::to_string(&cfg).expect("json");
+    let arch = hf_config::read(&text)
+        .unwrap_or_else(|e| panic!("{file}: {e}"))
+        .arch;
+    let ft_key = row["file_type"]
+        .as_str()
+        .expect("file_type")
+        .to_ascii_lowercase();
+    let ft = FileType::from_key(&ft_key).unwrap_or_else(|| panic!("{ft_key}"));
+    let w =
+        predict_with(&arch, ft, row_recipe(row, &cfg)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let n = |k: &str| row[k].as_u64().unwrap_or_else(|| panic!("{file}: {k}"));
+    assert_eq!(
+        u64::from(w.tensors),
+        n("predicted_tensor_count"),
+        "{file}: tensors"
+    );
+    let by_type: Map<String, Value> = w
+        .by_type()
+        .map(|(t, count, _)| (t.name().to_ascii_uppercase(), Value::from(count)))
+        .collect();
+    assert_eq!(
+        Value::Object(by_type),
+        row["predicted_by_type"],
+        "{file}: types"
+    );
+    assert_eq!(
+        w.total,
+        u128::from(n("predicted_tensor_bytes")),
+        "{file}: bytes"
+    );
+    assert_eq!(
+        w.data_section,
+        u128::from(n("predicted_tensor_data_bytes")),
+        "{file}"
+    );
+    // The parts add up to the whole.
+    let parts = w.token_embd + w.output + w.other + w.layers.iter().sum::<u128>();
+    assert_eq!(parts, w.total, "{file}: parts");
+    let (size, header) = (n("size_bytes"), n("reference_header_bytes"));
+    let implied = (size - header) as f64;
+    let error_pct = 100.0 * (w.data_section as f64 - implied) / implied;
+    assert!(error_pct.abs() < 0.5, "{file}: {error_pct:.4} %");
+    SizeRow {
+        file,
+        size,
+        predicted: w.data_section,
+        header,
+        error_pct,
+    }
+}
+
+#[test]
+fn published_gguf_sizes_are_predicted() {
+    // Source: fixtures/gguf_file_sizes.jsonl (table.py --write): 41 files
+    // whose exact sizes four catalogues list with their checksums; each
+    // row names its config, llama.cpp era and importance matrix, and
+    // predict.py's tensors. The header (tokenizer, metadata) is the
+    // family's median residual: only the data section is predicted.
+    let text = String::from_utf8(fixture("gguf_file_sizes.jsonl")).expect("utf-8");
+    let rows: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a json row"))
+        .collect();
+    assert_eq!(rows.len(), 41);
+    println!(
+        "{:52} {:>14} {:>14} {:>10} {:>8}",
+        "file", "published", "predicted", "header", "error %"
+    );
+    let mut worst = 0f64;
+    for row in &rows {
+        let r = check_size_row(row);
+        println!(
+            "{:52} {:>14} {:>14} {:>10} {:>8.4}",
+            r.file.chars().take(52).collect::<String>(),
+            r.size,
+            r.predicted,
+            r.header,
+            r.error_pct
+        );
+        worst = worst.max(r.error_pct.abs());
+    }
+    println!("largest error {worst:.4} % (predict.py: 0.012 %)");
+    assert!(worst <= 0.0125, "{worst}");
+}
+
+// ---------------------------------------------------------------- the rules, by hand
+
+fn arch(id: &str) -> Architecture {
+    preset(id).unwrap_or_else(|| panic!("{id}")).arch
+}
+
+/// Types and counts of a prediction, as `(type name, count)`.
+fn type_counts(a: &Architecture, ft: FileType, recipe: Recipe) -> Vec<(&'static str, u32)> {
+    let w = predict_with(a, ft, recipe).expect("a prediction");
+    w.by_type().map(|(t, n, _)| (t.name(), n)).collect()
+}
+
+#[test]
+fn the_rules_give_the_known_mixtures() {
+    // Source: NOTES.md §5 (llama-quant.cpp b8973), worked by hand.
+    let b8973 = Recipe::default();
+    let check = |id: &str, ft: FileType, recipe: Recipe, expected: &[(&str, u32)]| {
+        assert_eq!(type_counts(&arch(id), ft, recipe), expected, "{id} {ft}")
+    };
+    // Llama 3.1 8B Q4_K_M: use_more_bits picks 16 of 32 layers for attn_v
+    // and ffn_down (Q6_K), output Q6_K; 65 f32 norms.
+    check(
+        "llama3.1-8b",
+        FileType::Q4KM,
+        b8973,
+        &[("f32", 65), ("q4_K", 193), ("q6_K", 33)],
+    );
+    // Mixtral 8x7B Q4_K_M: 8 experts send attn_k and attn_v to Q8_0 and
+    // attn_output to Q5_K (NOTES.md §5.5).
+    check(
+        "mixtral-8x7b",
+        FileType::Q4KM,
+        b8973,
+        &[
+            ("f32", 97),
+            ("q8_0", 64),
+            ("q4_K", 113),
+            ("q5_K", 32),
+            ("q6_K", 17),
+        ],
+    );
+    // Phi-3 mini Q4_K_M: its fused attn_qkv takes the attn_v rule at
+    // b8973 (Q6_K where use_more_bits) and Q5_K before build 8266.
+    let phi = |rules| {
+        type_counts(
+            &arch("phi3-mini"),
+            FileType::Q4KM,
+            Recipe { rules, ..b8973 },
+        )
+    };
+    assert!(
+        phi(Rules::B8973).contains(&("q6_K", 33)),
+        "{:?}",
+        phi(Rules::B8973)
+    );
+    assert!(
+        phi(Rules::Before8266).contains(&("q5_K", 32)),
+        "{:?}",
+        phi(Rules::Before8266)
+    );
+    // Gemma 3 1B (hidden 1152 = 4.5 blocks of 256): Q4_K rows fall back
+    // to Q5_0, Q6_K rows to Q8_0 (tensor_type_fallback).
+    let g = predict(&arch("gemma3-1b"), FileType::Q4KM).expect("gemma3");
+    assert!(g.fallbacks > 100, "{}", g.fallbacks);
+    assert!(g.by_type().any(|(t, _, _)| t == GgmlType::Q5_0));
+}
+
+#[test]
+fn every_preset_and_file_type_predicts_or_says_why() {
+    // No panic anywhere; the parts add up; gpt-oss MXFP4_MOE keeps the
+    // experts MXFP4 and the rest Q8_0 (NOTES.md §5.3 rule 2).
+    for p in PRESETS {
+        for &ft in FileType::ALL {
+            match predict(&p.arch, ft) {
+                Ok(w) => {
+                    let parts = w.token_embd + w.output + w.other + w.layers.iter().sum::<u128>();
+                    assert_eq!(parts, w.total, "{} {ft}", p.id);
+                    let by_type: u128 = w.by_type().map(|(_, _, b)| b).sum();
+                    assert_eq!(by_type, w.total, "{} {ft}", p.id);
+                    assert_eq!(w.layers.len(), p.arch.layers as usize);
+                }
+                Err(PredictError::NoFallback(n)) => {
+                    assert!(n.row % n.ty.block() != 0, "{} {ft}: {n:?}", p.id)
+                }
+                Err(e) => panic!("{} {ft}: {e}", p.id),
+            }
+        }
+    }
+    let oss = predict(&arch("gpt-oss-20b"), FileType::Mxfp4Moe).expect("gpt-oss");
+    let types: Vec<_> = oss.by_type().map(|(t, _, _)| t).collect();
+    assert_eq!(types, [GgmlType::F32, GgmlType::Q8_0, GgmlType::Mxfp4]);
+}
+
+#[test]
+fn prediction_takes_microseconds() {
+    // One walk outside the layers, one per layer kind, then a dozen
+    // tensors a layer: no per-element loop. Generous for a debug build.
+    let a = arch("deepseek-v3");
+    let start = std::time::Instant::now();
+    for _ in 0..100 {
+        predict(&a, FileType::Q4KM).expect("deepseek-v3");
+    }
+    let each = start.elapsed() / 100;
+    println!("predict(deepseek-v3, q4_k_m): {each:?}");
+    assert!(each.as_millis() < 20, "{each:?}");
+}
+
+// ---------------------------------------------------------------- GGUF headers
+
+/// A metadata value against gguf-py's parse: the same type and value (an
+/// f32 as the exact decimal of the float).
+fn check_value(v: &MetaValue, ty: &str, expected: &Value, bytes: &[u8], key: &str) {
+    let same = match (v, ty) {
+        (MetaValue::U8(x), "UINT8") => expected.as_u64() == Some(u64::from(*x)),
+        (MetaValue::I8(x), "INT8") => expected.as_i64() == Some(i64::from(*x)),
+        (MetaValue::U16(x), "UINT16") => expected.as_u64() == Some(u64::from(*x)),
+        (MetaValue::I16(x), "INT16") => expected.as_i64() == Some(i64::from(*x)),
+        (MetaValue::U32(x), "UINT32") => expected.as_u64() == Some(u64::from(*x)),
+        (MetaValue::I32(x), "INT32") => expected.as_i64() == Some(i64::from(*x)),
+        (MetaValue::U64(x), "UINT64") => expected.as_u64() == Some(*x),
+        (MetaValue::I64(x), "INT64") => expected.as_i64() == Some(*x),
+        (MetaValue::F32(x), "FLOAT32") => expected.as_f64() == Some(f64::from(*x)),
+        (MetaValue::F64(x), "FLOAT64") => expected.as_f64() == Some(*x),
+        (MetaValue::Bool(x), "BOOL") => expected.as_bool() == Some(*x),
+        (MetaValue::Str(x), "STRING") => expected.as_str() == Some(x.as_str()),
+        (MetaValue::Array(a), "ARRAY") => {
+            let items = expected.as_array().expect("an array");
+            assert_eq!(a.len as usize, items.len(), "{key}");
+            if a.values.is_empty() && a.len > 0 {
+                let strings = a.strings(bytes).expect("strings");
+                let want: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+                strings.iter().map(String::as_str).eq(want)
+            } else {
+                for (v, e) in a.values.iter().zip(items) {
+                    check_value(v, type_name(a.elem), e, bytes, key);
+                }
+                true
+            }
+        }
+        _ => false,
+    };
+    assert!(same, "{key}: {v:?} is not {ty} {expected}");
+}
+
+/// gguf-py's names of the value types.
+fn type_name(t: ValueType) -> &'static str {
+    match t {
+        ValueType::U8 => "UINT8",
+        ValueType::I8 => "INT8",
+        ValueType::U16 => "UINT16",
+        ValueType::I16 => "INT16",
+        ValueType::U32 => "UINT32",
+        ValueType::I32 => "INT32",
+        ValueType::F32 => "FLOAT32",
+        ValueType::Bool => "BOOL",
+        ValueType::Str => "STRING",
+        ValueType::Array => "ARRAY",
+        ValueType::U64 => "UINT64",
+        ValueType::I64 => "INT64",
+        ValueType::F64 => "FLOAT64",
+    }
+}
+
+/// A fixture file read to the byte: counts, alignment, data offset, every
+/// key, every tensor, the sizes.
+fn check_gguf_fixture(name: &str) -> (Vec<u8>, GgufHeader) {
+    let bytes = fixture(&format!("gguf/{name}.gguf"));
+    let e = json(&format!("gguf/{name}.expected.json"));
+    let h = read_gguf(&bytes).unwrap_or_else(|err| panic!("{name}: {err}"));
+    let n = |k: &str| e[k].as_u64().unwrap_or_else(|| panic!("{k}"));
+    assert_eq!(u64::from(h.version), n("version"));
+    assert_eq!(h.metadata.len() as u64, n("kv_count"));
+    assert_eq!(h.tensors.len() as u64, n("tensor_count"));
+    assert_eq!(h.alignment, n("alignment"));
+    assert_eq!(h.data_offset, n("data_offset"));
+    assert_eq!(h.tensor_bytes(), u128::from(n("tensor_bytes")));
+    assert_eq!(h.file_size(), u128::from(n("file_size")));
+    assert_eq!(bytes.len() as u64, n("file_size"));
+    let kvs = e["metadata"].as_array().expect("metadata");
+    for (kv, want) in h.metadata.iter().zip(kvs) {
+        assert_eq!(kv.key, want["key"].as_str().expect("key"));
+        let ty = want["type"].as_str().expect("type");
+        check_value(&kv.value, ty, &want["value"], &bytes, &kv.key);
+        if let MetaValue::Array(a) = &kv.value {
+            assert_eq!(Some(a.len), want["array_len"].as_u64(), "{}", kv.key);
+        }
+    }
+    let tensors = e["tensors"].as_array().expect("tensors");
+    for (t, want) in h.tensors.iter().zip(tensors) {
+        let ne: Vec<u64> = want["ne"]
+            .as_array()
+            .expect("ne")
+            .iter()
+            .filter_map(Value::as_u64)
+            .collect();
+        assert_eq!(t.name, want["name"].as_str().expect("name"));
+        assert_eq!(t.shape(), ne.as_slice(), "{}", t.name);
+        assert_eq!(
+            t.ty.name().to_ascii_uppercase(),
+            want["type"].as_str().expect("type")
+        );
+        assert_eq!(Some(u64::from(t.ty.id())), want["type_id"].as_u64());
+        assert_eq!(Some(t.offset), want["offset"].as_u64(), "{}", t.name);
+        assert_eq!(Some(t.bytes), want["n_bytes"].as_u64(), "{}", t.name);
+        assert_eq!(Some(h.data_offset + t.offset), want["file_offset"].as_u64());
+    }
+    (bytes, h)
+}
+
+#[test]
+fn tiny_gguf_files_are_read_to_the_byte() {
+    // Source: fixtures/gguf/README.md (make_fixtures.py, gguf-py 0.19.0;
+    // the expected parse is gguf.GGUFReader's).
+    for name in ["tiny-llama-mixed", "tiny-moe-align64"] {
+        let (_, h) = check_gguf_fixture(name);
+        check_read_weights(&h, &json(&format!("gguf/{name}.expected.json")));
+    }
+}
+
+/// A read file's bytes by part: the token embedding, the output, each
+/// `blk.N.` layer and the rest sum the expected tensors' `n_bytes`.
+fn check_read_weights(h: &GgufHeader, e: &Value) {
+    let w = h.weights();
+    let mut parts = [0u128; 3];
+    let mut layers = vec![0u128; w.layers.len()];
+    for t in e["tensors"].as_array().expect("tensors") {
+        let (name, bytes) = (
+            t["name"].as_str().expect("name"),
+            t["n_bytes"].as_u64().expect("n"),
+        );
+        let layer = name
+            .strip_prefix("blk.")
+            .and_then(|r| r.split('.').next()?.parse::<usize>().ok());
+        let slot = match (name, layer) {
+            (_, Some(l)) => &mut layers[l],
+            ("token_embd.weight", None) => &mut parts[0],
+            ("output.weight", None) => &mut parts[1],
+            (_, None) => &mut parts[2],
+        };
+        *slot += u128::from(bytes);
+    }
+    assert_eq!([w.token_embd, w.output, w.other], parts);
+    assert_eq!(w.layers, layers);
+    assert_eq!(
+        w.total,
+        u128::from(e["tensor_bytes"].as_u64().expect("bytes"))
+    );
+    assert_eq!(
+        w.data_section,
+        u128::from(e["tensor_data_bytes"].as_u64().expect("bytes"))
+    );
+    assert_eq!(
+        u64::from(w.tensors),
+        e["tensor_count"].as_u64().expect("count")
+    );
+    let ft = e["metadata"]
+        .as_array()
+        .expect("metadata")
+        .iter()
+        .find(|kv| kv["key"] == "general.file_type");
+    let id = ft
+        .and_then(|kv| kv["value"].as_u64())
+        .and_then(|v| u32::try_from(v).ok());
+    assert_eq!(w.file_type, id.and_then(FileType::from_id));
+}
+
+#[test]
+fn every_truncated_header_asks_for_more() {
+    // The page reads a file in parts: every prefix of the header answers
+    // NeedMore with a length beyond it and within the header.
+    for name in ["tiny-llama-mixed", "tiny-moe-align64"] {
+        let bytes = fixture(&format!("gguf/{name}.gguf"));
+        let h = read_gguf(&bytes).expect("whole");
+        let end = h.header_len as usize;
+        for p in 0..end {
+            match read_gguf(&bytes[..p]) {
+                Err(GgufError::NeedMore { at_least }) => {
+                    assert!(
+                        at_least > p as u64 && at_least <= h.header_len,
+                        "{name} {p}: {at_least}"
+                    )
+                }
+                other => panic!("{name}: prefix {p}: {other:?}"),
+            }
+        }
+        assert_eq!(read_gguf(&bytes[..end]).as_ref(), Ok(&h), "{name}");
+    }
+    let st = fixture("gguf/tiny.safetensors");
+    let end = read_safetensors(&st).expect("whole").data_offset as usize;
+    for p in 0..end {
+        match read_safetensors(&st[..p]) {
+            Err(SafetensorsError::NeedMore { at_least }) => {
+                assert!(
+                    at_least > p as u64 && at_least <= end as u64,
+                    "{p}: {at_least}"
+                )
+            }
+            other => panic!("safetensors prefix {p}: {other:?}"),
+        }
+    }
+    assert!(read_safetensors(&st[..end]).is_ok());
+}
+
+/// xorshift64*: a deterministic stream for the corruption loop.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn corrupted_headers_never_panic() {
+    // Flip 1–4 bytes of the header (and sometimes truncate): any answer
+    // but a panic, and the header's describing functions too.
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let files = [
+        fixture("gguf/tiny-llama-mixed.gguf"),
+        fixture("gguf/tiny-moe-align64.gguf"),
+    ];
+    let (mut ok, mut need, mut bad) = (0, 0, 0);
+    for i in 0..6000 {
+        let src = &files[i % 2];
+        let head = 3100.min(src.len());
+        let mut b = src[..head].to_vec();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(head);
+            b[at] ^= 1 << rng.below(8);
+        }
+        if i % 3 == 0 {
+            b.truncate(rng.below(head));
+        }
+        match read_gguf(&b) {
+            Ok(h) => {
+                ok += 1;
+                let _ = architecture_of(&h);
+                let _ = h.model();
+                let _ = h.weights();
+            }
+            Err(GgufError::NeedMore { .. }) => need += 1,
+            Err(_) => bad += 1,
+        }
+    }
+    println!("corrupted GGUF: {ok} read, {need} need more, {bad} refused");
+    assert!(bad > 0 && need > 0);
+    let st = fixture("gguf/tiny.safetensors");
+    for _ in 0..3000 {
+        let mut b = st.clone();
+        let at = rng.below(b.len().min(700));
+        b[at] ^= 1 << rng.below(8);
+        let _ = read_safetensors(&b);
+    }
+}
+
+/// A GGUF header built by hand: the 24-byte start, then keys.
+fn gguf_bytes(n_tensors: i64, kvs: &[(&str, u32, &[u8])]) -> Vec<u8> {
+    let mut b = b"GGUF".to_vec();
+    b.extend(3u32.to_le_bytes());
+    b.extend(n_tensors.to_le_bytes());
+    b.extend((kvs.len() as i64).to_le_bytes());
+    for (k, ty, v) in kvs {
+        b.extend((k.len() as u64).to_le_bytes());
+        b.extend(k.as_bytes());
+        b.extend(ty.to_le_bytes());
+        b.extend(*v);
+    }
+    b
+}
+
+#[test]
+fn hostile_counts_ask_for_bytes_not_memory() {
+    // Counts far beyond the bytes: an answer at once, no allocation
+    // sized by them (gguf.cpp's limits: strings 1 GiB, arrays 2^30).
+    let check = |b: &[u8], expected: GgufError| assert_eq!(read_gguf(b), Err(expected));
+    let huge_tensors = gguf_bytes(i64::MAX, &[]);
+    check(&huge_tensors, GgufError::NeedMore { at_least: 32 });
+    let long_string = gguf_bytes(0, &[("k", 8, &(1u64 << 29).to_le_bytes())]);
+    check(
+        &long_string,
+        GgufError::NeedMore {
+            at_least: 45 + (1 << 29),
+        },
+    );
+    let mut big_array = 10u32.to_le_bytes().to_vec();
+    big_array.extend((1u64 << 30).to_le_bytes());
+    let arr = gguf_bytes(0, &[("k", 9, &big_array)]);
+    check(
+        &arr,
+        GgufError::NeedMore {
+            at_least: 49 + (8 << 30),
+        },
+    );
+    big_array[4..].copy_from_slice(&((1u64 << 30) + 1).to_le_bytes());
+    let arr = gguf_bytes(0, &[("k", 9, &big_array)]);
+    assert!(matches!(read_gguf(&arr), Err(GgufError::Invalid { .. })));
+    let negative = gguf_bytes(-1, &[]);
+    assert!(matches!(
+        read_gguf(&negative),
+        Err(GgufError::Invalid { .. })
+    ));
+    assert_eq!(read_gguf(b"GGUF\x01\0\0\0"), Err(GgufError::Version(1)));
+    assert_eq!(read_gguf(b"GGML"), Err(GgufError::NotGguf));
+    let bad_align = gguf_bytes(0, &[("general.alignment", 4, &48u32.to_le_bytes())]);
+    assert!(matches!(
+        read_gguf(&bad_align),
+        Err(GgufError::Invalid { .. })
+    ));
+    let dup = gguf_bytes(0, &[("a", 0, &[1]), ("a", 0, &[2])]);
+    assert!(matches!(read_gguf(&dup), Err(GgufError::Invalid { .. })));
+}
+
+#[test]
+fn safetensors_header_is_read_to_the_byte() {
+    // Source: fixtures/gguf/tiny.safetensors.expected.json.
+    let bytes = fixture("gguf/tiny.safetensors");
+    let e = json("gguf/tiny.safetensors.expected.json");
+    let h = read_safetensors(&bytes).expect("tiny.safetensors");
+    assert_eq!(Some(h.header_len), e["header_len"].as_u64());
+    assert_eq!(Some(h.data_offset), e["data_offset"].as_u64());
+    assert_eq!(
+        h.tensor_bytes(),
+        u128::from(e["tensor_bytes"].as_u64().expect("bytes"))
+    );
+    let meta: Vec<(String, String)> = e["metadata"]
+        .as_object()
+        .expect("metadata")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().expect("text").to_owned()))
+        .collect();
+    assert_eq!(h.metadata, meta);
+    let want = e["tensors"].as_array().expect("tensors");
+    assert_eq!(h.tensors.len(), want.len());
+    for (t, w) in h.tensors.iter().zip(want) {
+        let shape: Vec<u64> = w["shape"]
+            .as_array()
+            .expect("shape")
+            .iter()
+            .filter_map(Value::as_u64)
+            .collect();
+        assert_eq!(t.name, w["name"].as_str().expect("name"));
+        assert_eq!(t.dtype, w["dtype"].as_str().expect("dtype"));
+        assert_eq!(t.shape, shape, "{}", t.name);
+        assert_eq!(
+            Value::from(vec![t.begin, t.end]),
+            w["data_offsets"],
+            "{}",
+            t.name
+        );
+        assert_eq!(Some(t.bytes()), w["n_bytes"].as_u64());
+        assert_eq!(Some(h.data_offset + t.begin), w["file_offset"].as_u64());
+    }
+    let mut huge = bytes.clone();
+    huge[..8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    assert!(matches!(
+        read_safetensors(&huge),
+        Err(SafetensorsError::Invalid(_))
+    ));
+}
+
+// ---------------------------------------------------------------- the description
+
+#[test]
+fn the_architecture_is_read_from_the_header() {
+    // Source: the fixtures' metadata (README.md): tiny-llama-mixed is
+    // llama, 2 layers, width 256, 2 heads of 32 and 1 key/value head,
+    // MLP 32, 32 tokens, an output tensor, context 128.
+    let (_, h) = check_gguf_fixture("tiny-llama-mixed");
+    let llama = Architecture {
+        family: Family::Llama,
+        hidden: 256,
+        layers: 2,
+        heads: 2,
+        kv_heads: 1,
+        head_dim: 32,
+        ffn: 32,
+        vocab: 32,
+        tied: false,
+        positions: 128,
+        ..Architecture::BLANK
+    };
+    assert_eq!(architecture_of(&h), Ok(llama));
+    let m = h.model();
+    assert_eq!(
+        (m.file_type, m.block_count, m.context_length),
+        (Some(15), Some(2), Some(128))
+    );
+    assert_eq!(FileType::from_id(15), Some(FileType::Q4KM));
+    // tiny-moe-align64: qwen3moe, 4 experts of width 32, 2 per token.
+    let (_, h) = check_gguf_fixture("tiny-moe-align64");
+    let moe = Architecture {
+        family: Family::Qwen3Moe,
+        hidden: 64,
+        layers: 1,
+        heads: 2,
+        kv_heads: 1,
+        head_dim: 32,
+        ffn: 256,
+        vocab: 8,
+        positions: 64,
+        experts: 4,
+        experts_per_token: 2,
+        moe_ffn: 32,
+        ..Architecture::BLANK
+    };
+    assert_eq!(architecture_of(&h), Ok(moe));
+}
+
+/// A header with the keys `convert_hf_to_gguf.py` writes for `a`
+/// (`TextModel.set_gguf_parameters` and the family's own), no tensors.
+fn converted_header(a: &Architecture) -> Vec<u8> {
+    let arch = vramfit_core::model::gguf::gguf_architecture(a.family);
+    let mut keys: Vec<(String, u32)> = vec![
+        ("block_count".into(), a.layers),
+        ("context_length".into(), a.positions),
+        ("embedding_length".into(), a.hidden),
+        ("feed_forward_length".into(), a.ffn),
+        ("attention.head_count".into(), a.heads),
+        ("attention.head_count_kv".into(), a.kv_heads),
+        ("attention.key_length".into(), a.head_dim),
+        ("vocab_size".into(), a.vocab),
+    ];
+    if a.experts > 0 {
+        keys.push(("expert_count".into(), a.experts));
+        keys.push(("expert_used_count".into(), a.experts_per_token));
+        keys.push(("expert_feed_forward_length".into(), a.moe_ffn));
+    }
+    if a.sliding_window > 0 {
+        keys.push(("attention.sliding_window".into(), a.sliding_window));
+    }
+    let mut owned: Vec<(String, u32, Vec<u8>)> = keys
+        .into_iter()
+        .map(|(k, v)| (format!("{arch}.{k}"), 4, v.to_le_bytes().to_vec()))
+        .collect();
+    let mut name = (arch.len() as u64).to_le_bytes().to_vec();
+    name.extend(arch.as_bytes());
+    owned.push(("general.architecture".into(), 8, name));
+    let kvs: Vec<(&str, u32, &[u8])> = owned
+        .iter()
+        .map(|(k, t, v)| (k.as_str(), *t, v.as_slice()))
+        .collect();
+    gguf_bytes(0, &kvs)
+}
+
+#[test]
+fn converted_headers_give_back_the_model() {
+    // A dense, a GQA, a Gemma 2 (sliding every other layer), a Mixtral
+    // (llama with 8 experts) and a Qwen3-MoE preset, through the keys the
+    // converter writes, read back as the same architecture. With no
+    // output tensor in a header without tensors, each reads as tied.
+    for id in [
+        "llama3.1-8b",
+        "qwen2.5-7b",
+        "gemma2-9b",
+        "mixtral-8x7b",
+        "qwen3-30b-a3b",
+    ] {
+        let a = arch(id);
+        let h = read_gguf(&converted_header(&a)).expect("a header");
+        let back = architecture_of(&h).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(back, Architecture { tied: true, ..a }, "{id}");
+    }
+}
+
+#[test]
+fn unknown_architectures_are_refused_by_name() {
+    let mut name = 6u64.to_le_bytes().to_vec();
+    name.extend(b"falcon");
+    let h = read_gguf(&gguf_bytes(0, &[("general.architecture", 8, &name)])).expect("header");
+    assert_eq!(
+        architecture_of(&h),
+        Err(GgufArchError::UnknownArchitecture("falcon".into()))
+    );
+    let empty = read_gguf(&gguf_bytes(0, &[])).expect("header");
+    assert_eq!(architecture_of(&empty), Err(GgufArchError::NoArchitecture));
+}
