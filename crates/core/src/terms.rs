@@ -247,15 +247,22 @@ impl Term {
     /// The product of `factors` (at most five).
     pub fn of(factors: &[(u128, Unit)]) -> Term {
         debug_assert!(factors.len() <= MAX_FACTORS, "{factors:?}");
-        factors
-            .iter()
-            .fold(Term::ZERO, |t, &(value, unit)| t.times(value, unit))
+        // Written in place (a fold of `times` moves the term at each step).
+        let mut t = Term::ZERO;
+        let n = factors.len().min(MAX_FACTORS);
+        for (i, &(value, unit)) in factors[..n].iter().enumerate() {
+            t.values[i] = u64::try_from(value).unwrap_or(u64::MAX);
+            t.units[i] = unit;
+        }
+        t.len = n as u8;
+        t
     }
 
     /// This term times one more factor (a sixth is dropped: terms are
     /// written with at most five, checked in debug builds).
     pub fn times(mut self, value: u128, unit: Unit) -> Term {
         let i = usize::from(self.len);
+        debug_assert!(i < MAX_FACTORS, "a sixth factor: {self:?}");
         if i < MAX_FACTORS {
             self.values[i] = u64::try_from(value).unwrap_or(u64::MAX);
             self.units[i] = unit;
@@ -395,14 +402,20 @@ struct TermsInner {
     present: TermSet,
 }
 
+impl TermsInner {
+    /// A constant: boxing it copies it once into the allocation (built on
+    /// the stack, it was written there and then copied).
+    const ZERO: TermsInner = TermsInner {
+        items: [Term::ZERO; TermId::COUNT],
+        bytes: [0; 128],
+        present: TermSet::EMPTY,
+    };
+}
+
 impl Default for Terms {
     fn default() -> Self {
         Terms {
-            inner: Box::new(TermsInner {
-                items: [Term::ZERO; TermId::COUNT],
-                bytes: [0; 128],
-                present: TermSet::EMPTY,
-            }),
+            inner: Box::new(TermsInner::ZERO),
         }
     }
 }
@@ -466,3 +479,43 @@ const COMPONENT_OF: [Component; 128] = {
 
 // A TermSet is a u128 bitmask: there must be at most 128 kinds of terms.
 const _: () = assert!(TermId::COUNT <= 128);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Term::of` writes the factors in place: the same term as one
+    /// `times` after another, a factor beyond `u64` held at `u64::MAX`
+    /// (so the product stays beyond `u64`, as the checked conversion to
+    /// bytes needs).
+    #[test]
+    fn of_is_times_in_order() {
+        let big = u128::from(u64::MAX) + 1;
+        let cases: [&[(u128, Unit)]; 5] = [
+            &[],
+            &[(7, Unit::Bytes)],
+            &[(8, Unit::Batch), (4096, Unit::Seq), (4096, Unit::Elements)],
+            &[(big, Unit::Elements), (2, Unit::BytesEach)],
+            &[
+                (8, Unit::Batch),
+                (4096, Unit::Seq),
+                (32, Unit::Layers),
+                (u128::MAX, Unit::Elements),
+                (2, Unit::BytesEach),
+            ],
+        ];
+        for factors in cases {
+            let folded = factors.iter().fold(Term::ZERO, |t, &(v, u)| t.times(v, u));
+            let t = Term::of(factors);
+            assert_eq!(t, folded, "{factors:?}");
+            assert_eq!(t.factors().len(), factors.len());
+        }
+        let t = Term::of(&[(big, Unit::Elements), (2, Unit::BytesEach)]);
+        assert_eq!(t.factors().next().map(|f| f.value), Some(u64::MAX));
+        assert!(t.bytes() > u128::from(u64::MAX));
+        assert_eq!(
+            Term::of(&[(3, Unit::Elements), (2, Unit::BytesEach)]).bytes(),
+            6
+        );
+    }
+}

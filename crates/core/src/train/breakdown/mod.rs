@@ -228,12 +228,16 @@ impl<'a> Inputs<'a> {
         c.full || ckpt == Ckpt::Reentrant || (ckpt.on() && c.stack.ckpt_input_grads)
     }
 
-    /// `B × S × …` factors of a per-token quantity.
+    /// `B × S × …` factors of a per-token quantity (at most three more:
+    /// a term has five, checked in debug builds).
     pub fn per_token(&self, rest: &[(u128, U)]) -> Term {
-        rest.iter().fold(
-            Term::ZERO.times(self.bt, U::Batch).times(self.seq, U::Seq),
-            |t, &(v, u)| t.times(v, u),
-        )
+        debug_assert!(rest.len() <= 3, "{rest:?}");
+        let mut f = [(0, U::Copies); 5];
+        f[0] = (self.bt, U::Batch);
+        f[1] = (self.seq, U::Seq);
+        let n = rest.len().min(3);
+        f[2..2 + n].copy_from_slice(&rest[..n]);
+        Term::of(&f[..2 + n])
     }
 
     /// Bytes per element of the residual stream.
