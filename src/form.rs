@@ -14,7 +14,13 @@ use vramfit_core::tools::{ImportOutcome, ToolRequest};
 use vramfit_core::{DisplayUnit, Notice};
 
 /// Rarely changed run settings, folded under "Advanced".
-const ADVANCED: [Key; 3] = [Key::KeepOutputs, Key::Dropout, Key::CudaLike];
+const ADVANCED: [Key; 5] = [
+    Key::KeepOutputs,
+    Key::Dropout,
+    Key::CudaLike,
+    Key::UseCache,
+    Key::BackwardPrefetch,
+];
 
 /// The reason a field's value was refused or is not used, with what the
 /// page does instead; `true` for a refusal (the field is marked invalid).

@@ -146,6 +146,7 @@ fn engine_title(group: Group) -> &'static str {
         Group::Model
         | Group::Architecture
         | Group::Run
+        | Group::Stack
         | Group::Parallel
         | Group::Overhead
         | Group::Fit

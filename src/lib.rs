@@ -225,6 +225,7 @@ pub fn App() -> impl IntoView {
                 {move || match task.get() {
                     Task::Train => view! {
                         <form::GroupPanel page=page group=Group::Run title="Training run" open=true/>
+                        <form::GroupPanel page=page group=Group::Stack title="Software stack" open=false/>
                         <form::GroupPanel page=page group=Group::Parallel title="GPUs and sharding" open=true/>
                     }
                     .into_any(),

@@ -14,6 +14,7 @@ use vramfit_core::{Notice, RawQuery, Scenario, Task};
 pub fn workload_key(f: &Field) -> bool {
     match f.group {
         Group::Run
+        | Group::Stack
         | Group::Parallel
         | Group::Infer
         | Group::Engine
@@ -32,6 +33,7 @@ pub fn engine_group(group: Group) -> bool {
         Group::Model
         | Group::Architecture
         | Group::Run
+        | Group::Stack
         | Group::Parallel
         | Group::Overhead
         | Group::Fit

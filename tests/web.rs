@@ -413,3 +413,61 @@ fn each_kind_of_engine_keeps_its_own_weights() {
     );
     assert_eq!(form.get(Key::Weights), Some("8bit"));
 }
+
+/// Issue 16: the software stack is offered in plain words (the release
+/// ranges, the trainers and the sharding library by name), a link that
+/// names the whole stack shows its estimate, and choosing another release
+/// is the same as typing it.
+#[wasm_bindgen_test]
+async fn the_stack_is_offered_in_plain_words() {
+    let q = "model=mistral-7b&transformers=4.48&trainer=trl&attn=flash_attention_2&shard=fsdp1\
+             &gpus=2&zero=3&lora_r=16&lora_targets=attn&grad_ckpt=true";
+    let root = mount_at(q);
+    tick().await;
+    assert_eq!(
+        attr(&root, "[data-testid=peak-total]", "data-bytes"),
+        Some(expected_peak(q))
+    );
+    let options = |name: &str| {
+        root.query_selector(&format!("select[name={name}]"))
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| panic!("no {name} choice"))
+            .inner_html()
+    };
+    for (name, label) in [
+        ("transformers", ">5.x<"),
+        ("transformers", ">4.54 to 4.57 (the last 4.x)<"),
+        ("transformers", ">4.46 to 4.48<"),
+        ("trainer", ">Hugging Face Trainer<"),
+        ("trainer", ">TRL SFTTrainer<"),
+        ("shard", ">FSDP1 (accelerate's FSDP plugin)<"),
+    ] {
+        assert!(options(name).contains(label), "{name}: {}", options(name));
+    }
+    // The stack has its own panel.
+    assert!(root.inner_html().contains("<h2>Software stack</h2>"));
+    let select = root
+        .query_selector("select[name=transformers]")
+        .ok()
+        .flatten()
+        .expect("transformers choice");
+    let value = || {
+        js_sys::Reflect::get(&select, &"value".into())
+            .ok()?
+            .as_string()
+    };
+    assert_eq!(value().as_deref(), Some("4.48"));
+    js_sys::Reflect::set(&select, &"value".into(), &"5".into()).expect("set value");
+    select
+        .dispatch_event(&web_sys::Event::new("change").expect("event"))
+        .expect("dispatch");
+    tick().await;
+    let v5 = q.replace("transformers=4.48", "transformers=5");
+    assert_ne!(expected_peak(&v5), expected_peak(q));
+    assert_eq!(
+        attr(&root, "[data-testid=peak-total]", "data-bytes"),
+        Some(expected_peak(&v5))
+    );
+    root.remove();
+}

@@ -315,6 +315,85 @@ pub fn gpu(id: &str) -> Option<&'static Gpu> {
     GPUS.iter().find(|g| g.id == id)
 }
 
+/// The CUDA compute capability (major, minor) of every NVIDIA GPU in
+/// [`GPUS`], by id (tested: none is missing). What PyTorch sizes its cuBLAS
+/// workspaces by.
+///
+/// Source: NVIDIA's CUDA GPUs list (developer.nvidia.com/cuda-gpus):
+/// Hopper 9.0, Ada 8.9, Ampere 8.0 (A100, A30) and 8.6, Turing 7.5, Volta
+/// 7.0, Pascal 6.0, Blackwell desktop and workstation 12.0.
+pub const CUDA_CAPABILITY: &[(&str, (u8, u8))] = &[
+    ("h200-141", (9, 0)),
+    ("h100-nvl-94", (9, 0)),
+    ("h100-sxm-80", (9, 0)),
+    ("h100-pcie-80", (9, 0)),
+    ("a100-80", (8, 0)),
+    ("a100-40", (8, 0)),
+    ("l40s-48", (8, 9)),
+    ("l40-48", (8, 9)),
+    ("a40-48", (8, 6)),
+    ("a30-24", (8, 0)),
+    ("l4-24", (8, 9)),
+    ("a10-24", (8, 6)),
+    ("a10g-24", (8, 6)),
+    ("v100-32", (7, 0)),
+    ("v100-16", (7, 0)),
+    ("t4-16", (7, 5)),
+    ("p100-16", (6, 0)),
+    ("rtx-pro-6000-blackwell", (12, 0)),
+    ("rtx-6000-ada", (8, 9)),
+    ("rtx-a6000", (8, 6)),
+    ("rtx-5000-ada", (8, 9)),
+    ("rtx-a5000", (8, 6)),
+    ("rtx-4000-ada", (8, 9)),
+    ("rtx-a4000", (8, 6)),
+    ("rtx-5090", (12, 0)),
+    ("rtx-5080", (12, 0)),
+    ("rtx-5070-ti", (12, 0)),
+    ("rtx-5070", (12, 0)),
+    ("rtx-4090", (8, 9)),
+    ("rtx-4080-super", (8, 9)),
+    ("rtx-4080", (8, 9)),
+    ("rtx-4070-ti-super", (8, 9)),
+    ("rtx-4070-ti", (8, 9)),
+    ("rtx-4070", (8, 9)),
+    ("rtx-4060-ti-16", (8, 9)),
+    ("rtx-4060-ti-8", (8, 9)),
+    ("rtx-4060", (8, 9)),
+    ("rtx-3090-ti", (8, 6)),
+    ("rtx-3090", (8, 6)),
+    ("rtx-3080-ti", (8, 6)),
+    ("rtx-3080-12", (8, 6)),
+    ("rtx-3080-10", (8, 6)),
+    ("rtx-3070", (8, 6)),
+    ("rtx-3060-12", (8, 6)),
+    ("rtx-2080-ti", (7, 5)),
+    ("titan-rtx", (7, 5)),
+    ("rtx-5090-laptop", (12, 0)),
+    ("rtx-5080-laptop", (12, 0)),
+    ("rtx-4090-laptop", (8, 9)),
+    ("rtx-4080-laptop", (8, 9)),
+    ("rtx-4070-laptop", (8, 9)),
+    ("rtx-4060-laptop", (8, 9)),
+    ("rtx-4050-laptop", (8, 9)),
+    ("rtx-3080-ti-laptop", (8, 6)),
+    ("rtx-3080-laptop-16", (8, 6)),
+    ("rtx-3080-laptop-8", (8, 6)),
+    ("rtx-3070-laptop", (8, 6)),
+    ("rtx-3060-laptop", (8, 6)),
+];
+
+impl Gpu {
+    /// Its CUDA compute capability; `None` for a GPU CUDA does not run
+    /// (AMD, Intel, Apple).
+    pub fn cuda_capability(&self) -> Option<(u8, u8)> {
+        CUDA_CAPABILITY
+            .iter()
+            .find(|(id, _)| *id == self.id)
+            .map(|(_, cc)| *cc)
+    }
+}
+
 /// The GPUs of one kind, in table order.
 pub fn by_kind(kind: GpuKind) -> impl Iterator<Item = &'static Gpu> {
     GPUS.iter().filter(move |g| g.kind == kind)

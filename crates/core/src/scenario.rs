@@ -14,7 +14,7 @@ pub use crate::model::ArchOverrides;
 use crate::model::Architecture;
 pub use crate::train::run::{
     Attn, Batch, Ckpt, Dtype, Gpus, GradAccum, LoraRank, Offload, Optimizer, Parallel, Prob, Quant,
-    SeqLen, Training, ZeroStage,
+    SeqLen, Shard, Trainer, Training, Transformers, ZeroStage,
 };
 use crate::units::{Bytes, DisplayUnit};
 use serde::Serialize;

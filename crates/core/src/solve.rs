@@ -500,7 +500,7 @@ fn train_candidates(s: &Scenario) -> Vec<Candidate> {
             "each layer's forward runs again in backward: about a third more compute per step",
             &[(Key::GradCkpt, "true")],
         ),
-        Ckpt::On | Ckpt::Reentrant => add(
+        Ckpt::On | Ckpt::NonReentrant | Ckpt::Reentrant => add(
             "Keep the checkpoints in host memory",
             "each layer's input crosses PCIe twice a step: slower steps, and host memory",
             &[(Key::GradCkpt, "offload")],
@@ -583,7 +583,8 @@ fn train_candidates(s: &Scenario) -> Vec<Candidate> {
         );
     }
     let (gpus, zero) = (s.parallel.gpus.get(), s.parallel.zero.get());
-    if !offloaded && optim.cpu_offload {
+    let fsdp1 = s.parallel.shard == crate::scenario::Shard::Fsdp1;
+    if !offloaded && optim.cpu_offload && !fsdp1 {
         let z = zero.max(2).to_string();
         add(
             "Offload the optimizer to host memory (ZeRO-Offload)",

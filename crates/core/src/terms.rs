@@ -69,7 +69,7 @@ pub struct Factor {
 }
 
 /// Most factors a term has.
-const MAX_FACTORS: usize = 6;
+const MAX_FACTORS: usize = 5;
 
 macro_rules! term_ids {
     ($( $(#[$m:meta])* $variant:ident = $component:ident, $label:literal; )+) => {
@@ -98,11 +98,16 @@ macro_rules! term_ids {
 
 term_ids! {
     Weights = Parameters, "weights";
+    WeightsRecast = Parameters, "embeddings and head back in bf16 (TRL's SFTTrainer after k-bit preparation)";
     QuantWeights = Parameters, "quantized linear weights (4-bit: two per byte; int8: one)";
     QuantState = Parameters, "quantization constants (absmax per block, nested absmax and code tables; int8: a scale per row)";
-    Buffers = Parameters, "RoPE buffers";
+    Buffers = Parameters, "buffers (RoPE tables, a causal mask)";
     LoraAdapters = Parameters, "LoRA adapters (fp32)";
     ZeroGathered = Parameters, "largest module gathered with its gradient (ZeRO-3)";
+    FsdpRoot = Parameters, "FSDP1's root unit gathered whole (embeddings, final norm, head), from the first forward to the end of backward";
+    FsdpLayer = Parameters, "one decoder layer gathered whole (FSDP1)";
+    FsdpPrefetch = Parameters, "the next decoder layer, gathered ahead (FSDP1's backward prefetch)";
+    FsdpHeadPrefetch = Parameters, "the last decoder layer, gathered ahead of the head's backward (FSDP1's backward prefetch)";
     Moments = OptimizerState, "moments";
     StepCounters = OptimizerState, "step counters";
     Absmax = OptimizerState, "8-bit block scales (fp32 absmax per 256 elements)";
@@ -119,6 +124,9 @@ term_ids! {
     DdpBuckets = Gradients, "DDP's bucket copy of the gradients";
     HeadGrad = Gradients, "the output head's weight gradient";
     HeadGradCopy = Gradients, "gradient of the head's bf16 weight copy";
+    LayerWeightGrad = Gradients, "the first weight gradient a layer's backward makes (its MLP's down projection)";
+    FsdpLayerGrad = Gradients, "a decoder layer's unsharded flat gradient, until its reduce-scatter (FSDP1)";
+    LayerWeightGradFirst = Gradients, "the first weight gradient layer 0's backward makes (its MLP's down projection)";
     TiedGradSum = Gradients, "embedding and head gradients summed (tied weights)";
     MergedGrad = Gradients, "gradient of one merged LoRA expert weight (peft ParamWrapper), while its layer runs backward";
     Temps = OptimizerTemporaries, "step temporaries";
@@ -126,6 +134,7 @@ term_ids! {
     CopiesSaved = WeightCopies, "bf16 weight copies saved for backward";
     CopiesTransient = WeightCopies, "bf16 weight copies cached until autocast exits";
     Dequantized = WeightCopies, "the largest quantized weight, dequantized for its matmul in backward";
+    DequantizedIo = Activations, "that matmul's incoming gradient and the input's gradient, in the compute dtype";
     DoraTransient = WeightCopies, "DoRA's weight norm at its largest layer: an identity of the input width, BA, the fp32 weight and W + s·BA";
     DequantizedFwd = WeightCopies, "the largest quantized weight, dequantized for its matmul in forward";
     Inputs = Activations, "token ids and labels the loop keeps (int64)";
@@ -137,31 +146,53 @@ term_ids! {
     MoeLayers = Activations, "saved by each MoE layer";
     MoeScores = Activations, "attention scores of the MoE layers (seq²)";
     SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
+    CausalMasks = Activations, "the causal or sliding-window masks a forward builds once, kept through backward (seq²)";
+    CausalMasksForward = Activations, "the causal or sliding-window masks a forward builds once (seq²)";
+    MaskedKv = Activations, "keys and values repeated to every head where SDPA gets a mask";
     RouterLogits = Activations, "every MoE layer's router logits, kept for the auxiliary loss";
     CkptInputs = Activations, "checkpointed layer inputs";
+    CkptInputFirst = Activations, "checkpointed inputs left at layer 0's backward (its own; every layer's when FSDP1 keeps them)";
+    FsdpKeptGrads = Activations, "every layer's input gradient, kept by FSDP1's hooks until backward ends (reentrant checkpointing around frozen units, transformers ≤ 4.51)";
     QuantInputs = Activations, "linear inputs LLM.int8 holds beyond checkpointing (ctx.A)";
+    QuantInputsFirst = Activations, "layer 0's linear inputs LLM.int8 holds (ctx.A)";
     CkptInFlight = Activations, "one checkpointed input, on its way to or from host memory";
-    Outer = Activations, "embedding, final norm and head input";
+    Outer = Activations, "final norm and head input";
+    OuterEmbedding = Activations, "what the embedding saves (its dropout mask)";
     PositionTables = Activations, "position tables (RoPE cos and sin, position ids)";
     PaddedLabels = Activations, "labels padded by one position while the loss runs (int64)";
+    CachePresents = Activations, "every layer's key/value cache, kept under checkpointing until the outputs are dropped (GPTBigCode, transformers ≤ 4.52)";
     LastHidden = Activations, "the last hidden state while the loss runs";
     GradHidden = Activations, "gradient of the last hidden state";
     EmbeddingGrad = Activations, "gradient of the embedding output";
-    Recompute = Activations, "one layer recomputed for backward";
+    Recompute = Activations, "one layer's saved tensors (recomputed under checkpointing)";
     RecomputeOutput = Activations, "its output, kept through its backward (reentrant checkpointing)";
+    LayerBackward = Activations, "a layer's gradients at its MLP's backward: three ffn-wide, less what it frees";
+    LayerBackwardEntry = Activations, "a MoE layer's gradients entering its experts' backward: three hidden-wide per routed token";
     LayerForward = Activations, "a checkpointed layer's forward: the MLP's inputs and outputs at once (nothing saved)";
     LayerForwardQuant = Activations, "a checkpointed quantized layer's forward at its largest matmul: the MLP's input, its cast and output in the compute dtype";
     RecomputeScores = Activations, "its attention scores (seq²)";
     RecomputeCopies = WeightCopies, "its bf16 weight copies";
     RecomputeMask = Activations, "its sliding-window mask (seq²)";
+    RecomputeMaskedKv = Activations, "its keys and values repeated to every head (SDPA with a mask)";
+    RecomputeAttn = Activations, "its attention's saved tensors (the MLP's released)";
+    ScoresTransient = Activations, "attention's score-sized temporaries in a layer's forward (eager with sinks, the math kernel; seq²)";
+    ScoresMask = Activations, "the math kernel's fp32 copy of the (seq, seq) mask in forward";
+    ScoresTransientBwd = Activations, "attention's score-sized gradients in a layer's backward (eager with sinks, the math kernel; seq²)";
+    RecomputeFirst = Activations, "layer 0's saved tensors (recomputed under checkpointing)";
+    RecomputeScoresFirst = Activations, "its attention scores (seq²)";
+    RecomputeCopiesFirst = WeightCopies, "its bf16 weight copies";
+    LayerBackwardFirst = Activations, "layer 0's gradients at its MLP's backward: three ffn-wide, less what it frees";
+    LayerBackwardEntryFirst = Activations, "layer 0's gradients entering its experts' backward (MoE): three hidden-wide per routed token";
     LogitsOut = Logits, "logits in the compute dtype";
     LogitsUpcast = Logits, "logits upcast to fp32";
+    LogitsShifted = Logits, "logits shifted by one position, a contiguous copy (transformers 4.46 to 4.48)";
     LogSoftmax = Logits, "fp32 log-softmax saved by the loss";
     LogitsKept = Logits, "logits kept by the output object";
     LogitsSoftcap = Logits, "tanh of the softcapped logits, kept for backward";
     LogitsGrads = Logits, "gradients of the log-softmax and the logits (fp32)";
     LogitsGradOut = Logits, "gradient of the logits in the compute dtype";
     Dataset = Retained, "data put on the GPU";
+    CublasWorkspaces = Retained, "cuBLAS workspaces: the forward's and the backward's threads (CUDA only)";
     SeedModel = Parameters, "model = N × P";
     SeedState = OptimizerState, "optimizer state = k × N × P";
     SeedGrads = Gradients, "gradients = N × P";
@@ -203,7 +234,7 @@ term_ids! {
 
 /// One term: named factors, multiplied, divided by `divisor` (rounded up).
 ///
-/// Factors are kept as `u64` (a term is copied often: 64 bytes, not 200): a
+/// Factors are kept as `u64` (a term is copied often: 56 bytes, not 200): a
 /// factor beyond `u64` is held at `u64::MAX`, which leaves any product with
 /// it beyond `u64` too (or zero), so the checked conversion to bytes fails
 /// exactly as it would have.
@@ -224,18 +255,25 @@ impl Term {
         divisor: 1,
     };
 
-    /// The product of `factors` (at most six).
+    /// The product of `factors` (at most five).
     pub fn of(factors: &[(u128, Unit)]) -> Term {
         debug_assert!(factors.len() <= MAX_FACTORS, "{factors:?}");
-        factors
-            .iter()
-            .fold(Term::ZERO, |t, &(value, unit)| t.times(value, unit))
+        // Written in place (a fold of `times` moves the term at each step).
+        let mut t = Term::ZERO;
+        let n = factors.len().min(MAX_FACTORS);
+        for (i, &(value, unit)) in factors[..n].iter().enumerate() {
+            t.values[i] = u64::try_from(value).unwrap_or(u64::MAX);
+            t.units[i] = unit;
+        }
+        t.len = n as u8;
+        t
     }
 
-    /// This term times one more factor (a seventh is dropped: terms are
-    /// written with at most six, checked in debug builds).
+    /// This term times one more factor (a sixth is dropped: terms are
+    /// written with at most five, checked in debug builds).
     pub fn times(mut self, value: u128, unit: Unit) -> Term {
         let i = usize::from(self.len);
+        debug_assert!(i < MAX_FACTORS, "a sixth factor: {self:?}");
         if i < MAX_FACTORS {
             self.values[i] = u64::try_from(value).unwrap_or(u64::MAX);
             self.units[i] = unit;
@@ -299,55 +337,96 @@ fn mul_saturating(a: u128, b: u128) -> u128 {
     }
 }
 
-/// A set of terms alive at one moment.
+/// Words of a [`TermSet`]'s bitmask: room for 256 kinds of terms.
+const WORDS: usize = 4;
+/// Bits of a [`TermSet`].
+const BITS: usize = WORDS * 64;
+
+/// What [`TermSet::zip`] does with two words.
+#[derive(Clone, Copy)]
+enum SetOp {
+    Or,
+    AndNot,
+    And,
+}
+
+/// A set of terms alive at one moment (a bitmask, a term's bit its index).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct TermSet(u128);
+pub struct TermSet([u64; WORDS]);
 
 impl TermSet {
-    pub const EMPTY: TermSet = TermSet(0);
+    pub const EMPTY: TermSet = TermSet([0; WORDS]);
     /// Every term's bit.
-    const ALL_BITS: u128 = if TermId::COUNT == 128 {
-        u128::MAX
-    } else {
-        (1 << TermId::COUNT) - 1
+    const ALL_BITS: TermSet = {
+        let mut t = TermSet::EMPTY;
+        let mut i = 0;
+        while i < TermId::COUNT {
+            t.0[i / 64] |= 1 << (i % 64);
+            i += 1;
+        }
+        t
     };
 
     pub const fn of(ids: &[TermId]) -> TermSet {
-        let mut bits = 0u128;
+        let mut t = TermSet::EMPTY;
         let mut i = 0;
         while i < ids.len() {
-            bits |= 1 << ids[i] as u128;
+            t = t.with(ids[i]);
             i += 1;
         }
-        TermSet(bits)
+        t
     }
 
-    pub const fn with(self, id: TermId) -> TermSet {
-        TermSet(self.0 | 1 << id as u128)
+    pub const fn with(mut self, id: TermId) -> TermSet {
+        let i = id as usize;
+        self.0[i / 64] |= 1 << (i % 64);
+        self
+    }
+
+    /// Word by word, `op` of this set's and `other`'s words.
+    const fn zip(mut self, other: TermSet, op: SetOp) -> TermSet {
+        let mut w = 0;
+        while w < WORDS {
+            self.0[w] = match op {
+                SetOp::Or => self.0[w] | other.0[w],
+                SetOp::AndNot => self.0[w] & !other.0[w],
+                SetOp::And => self.0[w] & other.0[w],
+            };
+            w += 1;
+        }
+        self
     }
 
     pub const fn union(self, other: TermSet) -> TermSet {
-        TermSet(self.0 | other.0)
+        self.zip(other, SetOp::Or)
     }
 
     pub const fn without(self, other: TermSet) -> TermSet {
-        TermSet(self.0 & !other.0)
+        self.zip(other, SetOp::AndNot)
+    }
+
+    /// The terms in both.
+    pub const fn and(self, other: TermSet) -> TermSet {
+        self.zip(other, SetOp::And)
     }
 
     pub const fn contains(self, id: TermId) -> bool {
-        self.0 & (1 << id as u128) != 0
+        let i = id as usize;
+        self.0[i / 64] & (1 << (i % 64)) != 0
     }
 
     /// The terms, in [`TermId::ALL`] order (a term's bit is its index).
     pub fn iter(self) -> impl Iterator<Item = TermId> {
-        let mut bits = self.0;
-        std::iter::from_fn(move || {
-            if bits == 0 {
-                return None;
-            }
-            let i = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            TermId::ALL.get(i).copied()
+        self.0.into_iter().enumerate().flat_map(|(w, word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                TermId::ALL.get(i).copied()
+            })
         })
     }
 }
@@ -364,17 +443,26 @@ pub struct Terms {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct TermsInner {
     items: [Term; TermId::COUNT],
-    /// Padded to 128 (a [`TermSet`]'s bits): the hot loop indexes it by bit.
-    bytes: [u128; 128],
+    /// Padded to a [`TermSet`]'s bits: the hot loop indexes it by bit.
+    bytes: [u128; BITS],
+    /// The terms that hold bytes.
+    present: TermSet,
+}
+
+impl TermsInner {
+    /// A constant: boxing it copies it once into the allocation (built on
+    /// the stack, it was written there and then copied).
+    const ZERO: TermsInner = TermsInner {
+        items: [Term::ZERO; TermId::COUNT],
+        bytes: [0; BITS],
+        present: TermSet::EMPTY,
+    };
 }
 
 impl Default for Terms {
     fn default() -> Self {
         Terms {
-            inner: Box::new(TermsInner {
-                items: [Term::ZERO; TermId::COUNT],
-                bytes: [0; 128],
-            }),
+            inner: Box::new(TermsInner::ZERO),
         }
     }
 }
@@ -386,9 +474,21 @@ impl Terms {
 
     pub fn set(&mut self, id: TermId, t: Term) {
         // Held at 2^64 at most: beyond it no sum converts to bytes anyway,
-        // and sums of up to 128 such values cannot overflow a u128.
-        self.inner.bytes[id as usize] = t.bytes().min(1 << 64);
+        // and sums of up to 256 such values cannot overflow a u128.
+        let bytes = t.bytes().min(1 << 64);
+        self.inner.bytes[id as usize] = bytes;
         self.inner.items[id as usize] = t;
+        let bit = TermSet::of(&[id]);
+        self.inner.present = if bytes > 0 {
+            self.inner.present.union(bit)
+        } else {
+            self.inner.present.without(bit)
+        };
+    }
+
+    /// The terms that hold bytes: a moment's other terms add nothing.
+    pub fn present(&self) -> TermSet {
+        self.inner.present
     }
 
     pub fn bytes(&self, id: TermId) -> u128 {
@@ -398,24 +498,24 @@ impl Terms {
     /// Calls `f(component, bytes)` for each term of `set`: the phases' hot
     /// loop, walking the set's bits.
     pub(crate) fn each(&self, set: TermSet, mut f: impl FnMut(Component, u128)) {
-        let bits = set.0 & TermSet::ALL_BITS;
-        // Two 64-bit halves: cheaper bit tricks than on a u128. `i` < 128,
-        // the tables' length, so indexing needs no bounds check.
-        for (half, base) in [(bits as u64, 0), ((bits >> 64) as u64, 64)] {
-            let mut b = half;
+        let bits = set.and(TermSet::ALL_BITS);
+        // Word by word; `i` < BITS, the tables' length, so indexing needs
+        // no bounds check.
+        for (w, &word) in bits.0.iter().enumerate() {
+            let mut b = word;
             while b != 0 {
-                let i = base + b.trailing_zeros() as usize;
+                let i = w * 64 + b.trailing_zeros() as usize;
                 b &= b - 1;
-                f(COMPONENT_OF[i & 127], self.inner.bytes[i & 127]);
+                f(COMPONENT_OF[i % BITS], self.inner.bytes[i % BITS]);
             }
         }
     }
 }
 
-/// Each term's component by its bit, padded to 128 (padding is never
-/// reached: [`Terms::each`] masks the bits of terms).
-const COMPONENT_OF: [Component; 128] = {
-    let mut out = [Component::Overhead; 128];
+/// Each term's component by its bit, padded to a [`TermSet`]'s bits
+/// (padding is never reached: [`Terms::each`] masks the bits of terms).
+const COMPONENT_OF: [Component; BITS] = {
+    let mut out = [Component::Overhead; BITS];
     let mut i = 0;
     while i < TermId::COUNT {
         out[i] = TermId::COMPONENTS[i];
@@ -424,5 +524,45 @@ const COMPONENT_OF: [Component; 128] = {
     out
 };
 
-// A TermSet is a u128 bitmask: there must be at most 128 kinds of terms.
-const _: () = assert!(TermId::COUNT <= 128);
+// A TermSet has a bit for each kind of term.
+const _: () = assert!(TermId::COUNT <= BITS);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Term::of` writes the factors in place: the same term as one
+    /// `times` after another, a factor beyond `u64` held at `u64::MAX`
+    /// (so the product stays beyond `u64`, as the checked conversion to
+    /// bytes needs).
+    #[test]
+    fn of_is_times_in_order() {
+        let big = u128::from(u64::MAX) + 1;
+        let cases: [&[(u128, Unit)]; 5] = [
+            &[],
+            &[(7, Unit::Bytes)],
+            &[(8, Unit::Batch), (4096, Unit::Seq), (4096, Unit::Elements)],
+            &[(big, Unit::Elements), (2, Unit::BytesEach)],
+            &[
+                (8, Unit::Batch),
+                (4096, Unit::Seq),
+                (32, Unit::Layers),
+                (u128::MAX, Unit::Elements),
+                (2, Unit::BytesEach),
+            ],
+        ];
+        for factors in cases {
+            let folded = factors.iter().fold(Term::ZERO, |t, &(v, u)| t.times(v, u));
+            let t = Term::of(factors);
+            assert_eq!(t, folded, "{factors:?}");
+            assert_eq!(t.factors().len(), factors.len());
+        }
+        let t = Term::of(&[(big, Unit::Elements), (2, Unit::BytesEach)]);
+        assert_eq!(t.factors().next().map(|f| f.value), Some(u64::MAX));
+        assert!(t.bytes() > u128::from(u64::MAX));
+        assert_eq!(
+            Term::of(&[(3, Unit::Elements), (2, Unit::BytesEach)]).bytes(),
+            6
+        );
+    }
+}

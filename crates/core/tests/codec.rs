@@ -496,3 +496,25 @@ fn decimals_times_a_unit() {
     check("1.2.3", 1, None);
     check("١", 1, None);
 }
+
+/// Issue 16: a run described by its whole stack is accepted as written
+/// and comes back unchanged; `grad_ckpt=true` on transformers 4.48 is the
+/// release's default, reentrant checkpointing.
+#[test]
+fn a_stack_query_is_accepted() {
+    let q = "model=mistral-7b&transformers=4.48&trainer=trl&attn=flash_attention_2&shard=fsdp1\
+             &gpus=2&zero=3&lora_r=16&lora_targets=attn&grad_ckpt=true";
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{n:?}"));
+    assert_eq!(s.train.ckpt(), vramfit_core::scenario::Ckpt::Reentrant);
+    let text = encode(&s).to_query_string();
+    let again = decode_strict(&RawQuery::parse(&text)).expect("round trip");
+    assert_eq!(again, s);
+    for key in [
+        "transformers=4.48",
+        "trainer=trl",
+        "shard=fsdp1",
+        "attn=flash_attention_2",
+    ] {
+        assert!(text.contains(key), "{text}");
+    }
+}

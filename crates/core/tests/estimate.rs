@@ -36,8 +36,45 @@ const TENSORS_8B: u64 = 291;
 fn check_step(q: &str, per_param: u64, extra: u64) {
     let e = est(q);
     let step = phase(&e, 2, 1, Phase::OptimizerStep);
-    // + token ids and labels (16 B per token) and RoPE buffers (4 × head_dim).
-    assert_eq!(alloc(step), P8B * per_param + extra + 16 + 512, "{q}");
+    // + token ids and labels (16 B per token), RoPE buffers (4 × head_dim)
+    // and cuBLAS's two workspaces on the default GPU (an RTX 4090).
+    assert_eq!(
+        alloc(step),
+        P8B * per_param + extra + 16 + 512 + 2 * 8_519_680,
+        "{q}"
+    );
+}
+
+/// Issue 16: cuBLAS's workspaces are allocated bytes: two (the forward's
+/// and the backward's threads), 8,519,680 bytes each by default, 32 MiB on
+/// the architectures the release's torch enlarges (torch 2.4: Hopper;
+/// later: Hopper and Blackwell), none on a GPU CUDA does not run; with a
+/// linear bias, cuBLASLt's 1 MiB more where the torch keeps it (not 2.4).
+/// Source: torch `CublasHandlePool.cpp` (`getChosenWorkspaceSize`) and
+/// `CUDABlas.cpp`; CUDA only, not measured (no GPU).
+#[test]
+fn cublas_workspaces_by_gpu_and_torch() {
+    let check = |q: &str, bytes: u64| {
+        let e = est(&format!("model=llama3.2-1b&batch=1&seq=16&{q}"));
+        let w = e.terms.bytes(vramfit_core::terms::TermId::CublasWorkspaces);
+        assert_eq!(w, u128::from(bytes), "{q}");
+    };
+    check("gpu=rtx-4090", 2 * 8_519_680);
+    check("gpu=a100-80", 2 * 8_519_680);
+    check("gpu=h100-sxm-80", 2 * 33_554_432);
+    check("gpu=h100-sxm-80&transformers=4.48", 2 * 33_554_432);
+    check("gpu=rtx-5090", 2 * 33_554_432);
+    check("gpu=rtx-5090&transformers=4.48", 2 * 8_519_680);
+    check("gpu=mi300x-192", 0);
+    check("gpu=m3-max-128", 0);
+    check("capacity_gib=24", 2 * 8_519_680);
+    check("gpu=rtx-4090&cuda_like=false", 0);
+    // Qwen2's q, k and v carry biases: cuBLASLt's own workspace.
+    let e = est("model=qwen2.5-0.5b&batch=1&seq=16&gpu=rtx-4090");
+    assert_eq!(
+        e.terms.bytes(vramfit_core::terms::TermId::CublasWorkspaces),
+        2 * 8_519_680 + (1 << 20)
+    );
 }
 
 #[test]

@@ -276,3 +276,20 @@ fn serializes_with_the_kind_key() {
     assert_eq!(json["memory"], 16 * GIB);
     assert_eq!(json["usable"], 16 * GIB);
 }
+
+/// Every NVIDIA GPU has its CUDA compute capability (what torch sizes its
+/// cuBLAS workspaces by); no other vendor's does.
+#[test]
+fn every_nvidia_gpu_has_a_compute_capability() {
+    for g in vramfit_core::gpus::GPUS {
+        assert_eq!(
+            g.cuda_capability().is_some(),
+            g.vendor == "NVIDIA",
+            "{}",
+            g.id
+        );
+    }
+    for (id, _) in vramfit_core::gpus::CUDA_CAPABILITY {
+        assert!(vramfit_core::gpus::gpu(id).is_some(), "{id}");
+    }
+}

@@ -1,4 +1,4 @@
-//! The estimator held to measured PyTorch memory: every row of the three
+//! The estimator held to measured PyTorch memory: every row of the
 //! measured fixture files (see fixtures/README.md for their provenance):
 //!
 //! - `pytorch_training_memory.jsonl`: the shared ground truth (64 rows of
@@ -11,7 +11,13 @@
 //!   with and without it;
 //! - `quant_rows.jsonl`: bitsandbytes 4-bit and 8-bit bases under LoRA
 //!   (QLoRA), DoRA, prepare_model_for_kbit_training, with the repo's own
-//!   measurement (`scripts/measure/quant.py`).
+//!   measurement (`scripts/measure/quant.py`);
+//! - `t4_rows.jsonl` and `fsdp1_rows.jsonl`: the stacks (transformers
+//!   4.48.1, 4.57.6 and 5.23.0, TRL's SFTTrainer, flash-attn 2, FSDP1 rank
+//!   0 of 2), `scripts/measure/t4/`; a row's stack fields become its query
+//!   keys ([`stack_keys`]);
+//! - `long_rows.jsonl`: every family and recipe at 16k, 32k and 64k tokens
+//!   per step (transformers 5.23, fake tensors), `scripts/measure/long/`.
 //!
 //! Budget (issue 10): overall peak (allocated bytes) within 1% on every
 //! row, each phase peak of both iterations within 3%. Run with
@@ -30,14 +36,14 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 /// What is not modelled yet, and where it shows (held here so that a
 /// change that widens a gap fails):
 ///
-/// - backward's peak of a mixture-of-experts model can fall inside the
-///   first MoE layer's backward, when its experts' weight gradients are made
-///   while that layer's saved tensors and a few token-sized gradient
-///   temporaries (index_put, clone, the routing weights' products) are
-///   alive. vramfit's backward moments are the head's, the last layer's,
-///   layer 0's recompute and the end's; the missing one decides the peak
-///   only where every other tensor is small: the tiny configs (hidden 256,
-///   vocabulary 1024), 1.0–10.2% low in backward;
+/// - without checkpointing, backward's peak of a mixture-of-experts model
+///   can fall inside a MoE layer's backward at a moment vramfit does not
+///   model (its experts' weight gradients made while the layer's saved
+///   tensors and a few token-sized gradient temporaries are alive; vramfit
+///   has the last layer's and layer 0's, entering the experts and at their
+///   MLP). It decides the peak only where every other tensor is small: the
+///   tiny configs (hidden 256, vocabulary 1024), up to 7.1% low in
+///   backward (with checkpointing these rows are within 2.2%);
 /// - under checkpointing, tiny DeepSeek-V3 (CPU math attention) is 8% low
 ///   at the loss, with 2 MB of activations alive at that moment that are
 ///   not identified (published DeepSeek configs are exact there).
@@ -54,7 +60,7 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
         return true;
     }
     match phase {
-        "peak_bwd" => tiny && (-11.0..0.0).contains(&err_pct),
+        "peak_bwd" => tiny && (-7.1..0.0).contains(&err_pct),
         "peak_fwd" => {
             label.starts_with("tiny-deepseek")
                 && label.contains(" ckpt")
@@ -64,7 +70,7 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     }
 }
 
-const FILES: [(&str, &str); 5] = [
+const FILES: [(&str, &str); 8] = [
     (
         "pytorch_training_memory",
         include_str!("fixtures/pytorch_training_memory.jsonl"),
@@ -73,12 +79,19 @@ const FILES: [(&str, &str); 5] = [
     ("lora_rows", include_str!("fixtures/lora_rows.jsonl")),
     ("moe_aux_rows", include_str!("fixtures/moe_aux_rows.jsonl")),
     ("quant_rows", include_str!("fixtures/quant_rows.jsonl")),
+    ("t4_rows", include_str!("fixtures/t4_rows.jsonl")),
+    ("fsdp1_rows", include_str!("fixtures/fsdp1_rows.jsonl")),
+    ("long_rows", include_str!("fixtures/long_rows.jsonl")),
 ];
 
 struct Row {
     label: String,
     query: String,
+    /// The measurement as CUDA would allocate it, at its lowest (see
+    /// [`cuda_measured`]).
     measured: Value,
+    /// The measurement as it ran: the highest CUDA could allocate.
+    raw: Value,
 }
 
 /// A measured row's `config.json` (rows measured from a file that is not a
@@ -159,8 +172,48 @@ fn query(r: &Value) -> Result<String, String> {
     if b("dora") {
         q.push_str("&dora=true");
     }
-    if b("grad_ckpt") && b("gc_reentrant") {
-        q = q.replace("grad_ckpt=true", "grad_ckpt=reentrant");
+    match r["gc_reentrant"].as_bool() {
+        Some(true) if b("grad_ckpt") => q = q.replace("grad_ckpt=true", "grad_ckpt=reentrant"),
+        Some(false) if b("grad_ckpt") => q = q.replace("grad_ckpt=true", "grad_ckpt=non_reentrant"),
+        _ => {}
+    }
+    q.push_str(&stack_keys(r)?);
+    if s("dtype") == "bf16" && b("autocast") {
+        q = q.replace("dtype=bf16&", "dtype=bf16_autocast&");
+    }
+    Ok(q)
+}
+
+/// A row's software stack as query keys (t4_rows.jsonl, fsdp1_rows.jsonl;
+/// the older files ran transformers 5.23 with `use_cache` off, the shared
+/// harness's setting).
+///
+/// - `bf16` with `autocast` is the Trainer's `bf16=True` on a bf16 model:
+///   `bf16_autocast`;
+/// - a 4.48.1 row with 5.x's loss swapped in (`loss: v5`, an experiment
+///   that equals 5.23.0 to the byte) is estimated as transformers 5.
+fn stack_keys(r: &Value) -> Result<String, String> {
+    let s = |k: &str| r[k].as_str().unwrap_or_default();
+    let mut q = String::new();
+    let v5_loss = s("loss") == "v5";
+    match s("transformers") {
+        "" => {}
+        v if v.starts_with("5.") || v5_loss => {}
+        v if v.starts_with("4.48.") => q.push_str("&transformers=4.48"),
+        v if v.starts_with("4.57.") => q.push_str("&transformers=4.57"),
+        v => return Err(format!("transformers {v}: no value describes it")),
+    }
+    if r["use_cache"].as_bool() != Some(true) {
+        q.push_str("&use_cache=false");
+    }
+    if s("trainer") == "trl" {
+        q.push_str("&trainer=trl");
+    }
+    if s("shard") == "fsdp1" {
+        q.push_str(&format!("&shard=fsdp1&gpus={}&zero=3", r["gpus"]));
+        if r["fsdp"]["backward_prefetch"] == "NONE" {
+            q.push_str("&backward_prefetch=false");
+        }
     }
     Ok(q)
 }
@@ -206,6 +259,32 @@ fn label(r: &Value) -> String {
         (r["quant"].is_string() && b("kbit_prep"), " kbit".into()),
         (b("dora"), " dora".into()),
         (s("mode") == "real", " real".into()),
+        (b("autocast") && s("dtype") == "bf16", " autocast".into()),
+        (
+            b("grad_ckpt") && r["gc_reentrant"].is_boolean(),
+            if b("gc_reentrant") {
+                " reentrant"
+            } else {
+                " nonreentrant"
+            }
+            .into(),
+        ),
+        (s("attn") == "flash_attention_2", " fa2".into()),
+        (b("use_cache"), " cache".into()),
+        (
+            s("trainer") == "trl" && r["quant"].is_string(),
+            " trl".into(),
+        ),
+        (s("shard") == "fsdp1", " fsdp1".into()),
+        (r["fsdp"]["use_orig_params"] == false, " orig0".into()),
+        (
+            r["fsdp"]["backward_prefetch"] == "NONE",
+            " noprefetch".into(),
+        ),
+        (
+            r["transformers"].is_string(),
+            format!(" t{}", s("transformers")),
+        ),
     ] {
         if on {
             l.push_str(&word);
@@ -214,18 +293,70 @@ fn label(r: &Value) -> String {
     l
 }
 
-/// Rows a file holds that vramfit refuses to estimate, with why: transformers'
-/// per-expert `eager` loop (data-dependent, kept apart from the default
-/// `grouped_mm`; its config is refused by the importer, never read as
-/// grouped_mm silently).
-fn refused(r: &Value) -> bool {
+/// Rows a file holds that vramfit refuses to estimate, with the key whose
+/// notice says why: transformers' per-expert `eager` loop (data-dependent,
+/// kept apart from the default `grouped_mm`; its config is refused by the
+/// importer, never read as grouped_mm silently); DoRA over a quantized base
+/// (refused as the issue asks, though measured); and transformers 4's
+/// mixture of experts as per-expert linear layers under LoRA or
+/// bitsandbytes (`w1,w2,w3` targets, a quantized Mixtral: measured in
+/// t4_rows.jsonl, not modelled yet).
+fn refused(r: &Value) -> Option<&'static str> {
     let eager_experts = r["model"]
         .as_str()
         .is_some_and(|m| m.ends_with("-eager-experts"));
-    // DoRA over a quantized base: refused as the issue asks (a message
-    // next to `dora`), though measured (its rows stay in the fixture).
     let quantized_dora = r["quant"].is_string() && r["dora"].as_bool() == Some(true);
-    eager_experts || quantized_dora
+    let moe = r["model"]
+        .as_str()
+        .is_some_and(|m| m.starts_with("mixtral"));
+    let expert_targets = r["lora_targets"].as_str().is_some_and(|t| t.contains("w1"));
+    if eager_experts {
+        Some("config")
+    } else if quantized_dora {
+        Some("dora")
+    } else if moe && r["quant"].is_string() {
+        Some("quant")
+    } else if moe && expert_targets {
+        Some("lora_targets")
+    } else {
+        None
+    }
+}
+
+/// A row's measurement as CUDA would allocate it, at its lowest:
+/// bitsandbytes 0.47.0's CPU `dequantize_4bit` holds buffers CUDA's kernel
+/// does not (an int32 index and two intermediates per weight,
+/// `backends/default/ops.py`); the rows measured with it carry their bytes
+/// at each phase's peak (`bnb_cpu_dequant_excess`, t4_rows.jsonl), taken
+/// away here. Without those buffers the peak may move to a moment the
+/// measurement could not see (below the one with them), so such a phase's
+/// CUDA peak lies between this and the measurement as it ran: the estimate
+/// is held to that interval ([`err_within`]).
+fn cuda_measured(r: &Value) -> Value {
+    let mut m = r["measured"].clone();
+    let excess = &r["bnb_cpu_dequant_excess"];
+    if !excess.is_object() {
+        return m;
+    }
+    for it in ["iter1", "iter2"] {
+        for ph in ["peak_fwd", "peak_bwd", "peak_step"] {
+            let x = excess[it][ph].as_u64().unwrap_or(0);
+            if let Some(v) = m[it][ph].as_u64() {
+                m[it][ph] = Value::from(v - x);
+            }
+        }
+    }
+    // The overall peak is the largest phase peak without the excess.
+    let overall = ["iter1", "iter2"]
+        .iter()
+        .flat_map(|it| {
+            ["peak_fwd", "peak_bwd", "peak_step", "peak_zero_grad"]
+                .map(|ph| m[it][ph].as_u64().unwrap_or(0))
+        })
+        .max()
+        .unwrap_or(0);
+    m["peak_overall"] = Value::from(overall);
+    m
 }
 
 fn rows(file: &str) -> Vec<Row> {
@@ -235,11 +366,12 @@ fn rows(file: &str) -> Vec<Row> {
         .expect("fixture file");
     text.lines()
         .map(|line| serde_json::from_str::<Value>(line).expect("json row"))
-        .filter(|r| r["status"].as_str().is_none_or(|s| s == "ok") && !refused(r))
+        .filter(|r| r["status"].as_str().is_none_or(|s| s == "ok") && refused(r).is_none())
         .map(|r| Row {
             label: label(&r),
             query: query(&r).unwrap_or_else(|e| panic!("{}: {e}", label(&r))),
-            measured: r["measured"].clone(),
+            measured: cuda_measured(&r),
+            raw: r["measured"].clone(),
         })
         .collect()
 }
@@ -249,7 +381,29 @@ fn est(q: &str) -> Estimate {
     estimate(&s).expect("estimate")
 }
 
-/// Our allocated peak for a ground-truth phase name (`peak_fwd`, ...).
+/// CUDA's own allocations in a phase (cuBLAS's workspaces), which the
+/// rows (CPU kernels, fake tensors) do not hold: left out of the
+/// comparison. They are allocated bytes on a GPU (`src/train/breakdown/cuda.rs`).
+fn cuda_only(e: &Estimate, p: &vramfit_core::PhaseReport) -> u64 {
+    use vramfit_core::terms::TermId;
+    if p.terms.contains(TermId::CublasWorkspaces) {
+        u64::try_from(e.terms.bytes(TermId::CublasWorkspaces)).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// Our allocated peak without CUDA-only allocations.
+fn peak_allocated(e: &Estimate) -> u64 {
+    e.phases
+        .iter()
+        .map(|p| p.components.allocated().get() - cuda_only(e, p))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Our allocated peak for a ground-truth phase name (`peak_fwd`, ...),
+/// without CUDA-only allocations.
 fn phase_peak(e: &Estimate, iteration: u32, name: &str) -> Option<u64> {
     let phase = match name {
         "peak_fwd" => Phase::Forward,
@@ -261,12 +415,24 @@ fn phase_peak(e: &Estimate, iteration: u32, name: &str) -> Option<u64> {
     e.phases
         .iter()
         .filter(|p| p.iteration == iteration && p.phase == phase)
-        .map(|p| p.components.allocated().get())
+        .map(|p| p.components.allocated().get() - cuda_only(e, p))
         .max()
 }
 
 fn err(est: u64, meas: u64) -> f64 {
     (est as f64 - meas as f64) / meas as f64 * 100.0
+}
+
+/// The error against an interval `[low, high]` of what was measured: 0
+/// inside, else against the nearer end (a plain error when they are one).
+fn err_within(est: u64, low: u64, high: u64) -> f64 {
+    if est < low {
+        err(est, low)
+    } else if est > high {
+        err(est, high)
+    } else {
+        0.0
+    }
 }
 
 /// Checks every row of `file` against the budget; prints the table.
@@ -291,8 +457,9 @@ fn check_file(file: &str, expected_rows: usize) {
     for r in &rows {
         let e = est(&r.query);
         let meas = r.measured["peak_overall"].as_u64().expect("peak_overall");
-        let ours = e.peak_allocated_bytes.get();
-        let e_all = err(ours, meas);
+        let high = r.raw["peak_overall"].as_u64().expect("peak_overall");
+        let ours = peak_allocated(&e);
+        let e_all = err_within(ours, meas, high);
         overall.push(e_all);
         if e_all.abs() > OVERALL_BUDGET_PCT {
             failures.push(format!("{}: overall {e_all:+.2}%", r.label));
@@ -301,8 +468,9 @@ fn check_file(file: &str, expected_rows: usize) {
         for (it, key) in [(1, "iter1"), (2, "iter2")] {
             for ph in ["peak_fwd", "peak_bwd", "peak_step", "peak_zero_grad"] {
                 let m = r.measured[key][ph].as_u64().expect("phase");
+                let high = r.raw[key][ph].as_u64().expect("phase");
                 let o = phase_peak(&e, it, ph).expect("our phase");
-                let pe = err(o, m);
+                let pe = err_within(o, m, high);
                 if pe.abs() > PHASE_BUDGET_PCT && !known_gap(&r.label, ph, pe) {
                     failures.push(format!("{}: {key} {ph} {pe:+.2}%", r.label));
                 }
@@ -360,22 +528,29 @@ fn quantized_bases_and_dora_within_budget() {
     check_file("quant_rows", 36);
 }
 
-/// DoRA over a quantized base is refused next to the field, never
-/// estimated as something else.
+/// What vramfit refuses is refused next to its field, never estimated as
+/// something else: DoRA over a quantized base, and transformers 4's
+/// per-expert linear experts under LoRA or bitsandbytes (the eager-experts
+/// configs are refused by the importer: the next test).
 #[test]
-fn dora_over_a_quantized_base_is_refused() {
-    let (_, text) = FILES[4];
-    let mut n = 0;
-    for line in text.lines() {
-        let r: Value = serde_json::from_str(line).expect("json row");
-        if refused(&r) {
+fn refused_rows_are_refused_next_to_their_field() {
+    let mut n = std::collections::BTreeMap::<&str, usize>::new();
+    for (_, text) in FILES {
+        for line in text.lines() {
+            let r: Value = serde_json::from_str(line).expect("json row");
+            let Some(key) = refused(&r).filter(|k| *k != "config") else {
+                continue;
+            };
             let q = query(&r).expect("query");
             let err = decode_strict(&RawQuery::parse(&q)).expect_err(&q);
-            assert!(err.iter().any(|e| e.key() == Some("dora")), "{q}: {err:?}");
-            n += 1;
+            assert!(err.iter().any(|e| e.key() == Some(key)), "{q}: {err:?}");
+            *n.entry(key).or_default() += 1;
         }
     }
-    assert_eq!(n, 6);
+    assert_eq!(
+        n.into_iter().collect::<Vec<_>>(),
+        [("dora", 6), ("lora_targets", 2), ("quant", 3)]
+    );
 }
 
 /// Every family vramfit describes has at least six measured rows.
@@ -437,5 +612,102 @@ fn iteration_two_adds_exactly_the_optimizer_state() {
                 r.label
             );
         }
+    }
+}
+
+/// Layer 0's backward under checkpointing holds only its own checkpointed
+/// input: the later layers' were released by their backward (issue 16).
+/// Counting all of them put Mistral-7B full fine-tuning at 8 × 4096 7.4 GB
+/// (+11%) above the measured backward. Each case: a query and the measured
+/// row it must match, by tag and transformers version (t4_rows.jsonl,
+/// `scripts/measure/t4/measure48.py`, fake tensors; flash-attention 2 as
+/// flash-attn 2.7.3 allocates).
+#[test]
+fn layer_zero_backward_holds_one_checkpointed_input() {
+    let check = |q: &str, tag: &str, version: &str| {
+        let row = include_str!("fixtures/t4_rows.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("json row"))
+            .find(|r| r["tag"] == tag && r["transformers"] == version)
+            .unwrap_or_else(|| panic!("no row {tag} {version}"));
+        let e = est(q);
+        let m = &row["measured"];
+        let overall = err(
+            peak_allocated(&e),
+            m["peak_overall"].as_u64().expect("peak"),
+        );
+        assert!(
+            overall.abs() <= OVERALL_BUDGET_PCT,
+            "{q}: overall {overall:+.2}%"
+        );
+        for (it, key) in [(1, "iter1"), (2, "iter2")] {
+            let meas = m[key]["peak_bwd"].as_u64().expect("peak_bwd");
+            let ours = phase_peak(&e, it, "peak_bwd").expect("backward");
+            let pe = err(ours, meas);
+            assert!(
+                pe.abs() <= PHASE_BUDGET_PCT,
+                "{q}: {key} backward {pe:+.2}%"
+            );
+        }
+    };
+    check(
+        "model=mistral-7b&dtype=bf16_autocast&optim=adamw&batch=8&seq=4096&grad_ckpt=reentrant\
+         &attn=flash_attention_2&use_cache=false",
+        "fullft:mistral-7b:full:bf16+amp:reentrant:fa2emu:b8s4096",
+        "5.23.0",
+    );
+}
+
+#[test]
+fn transformers_4_stacks_within_budget() {
+    check_file("t4_rows", 57);
+}
+
+#[test]
+fn fsdp1_within_budget() {
+    check_file("fsdp1_rows", 18);
+}
+
+#[test]
+fn long_sequences_within_budget() {
+    check_file("long_rows", 500);
+}
+
+/// The solver's longest sequence that fits rests on the terms that grow
+/// with the sequence (issue 17): given what a measured long row allocated
+/// (plus vramfit's overhead and CUDA-only allocations, which the row does
+/// not hold), the longest sequence that fits is the row's, within 2.5%
+/// (a peak within the 1% budget moves the sequence more where weights
+/// are most of the peak: Mixtral's 93 GB, 0.4% high, gives 2% shorter).
+/// Each case is a row of long_rows.jsonl (`scripts/measure/long/`, fake
+/// tensors, transformers 5.23) whose peak is a layer's recompute: the
+/// sliding-window mask and SDPA's masked K/V (Mistral, Gemma 3), the
+/// experts in the recomputed layer (Mixtral). Before the masks were
+/// modelled, Mistral-7B LoRA at 2 × 16384 was 4.7% low: the longest
+/// sequence found for its measured peak was 17,738 tokens, 8.3% too long.
+#[test]
+fn longest_sequence_that_fits_is_the_measured_one() {
+    let long = rows("long_rows");
+    for label in [
+        "mistral-7b bf16 adamw b2 s16384 ckpt lora16",
+        "mistral-7b bf16 adamw b1 s32768 ckpt lora16",
+        "mixtral-8x7b bf16 adamw b1 s32768 ckpt lora16",
+        "mixtral-8x7b bf16 adamw b2 s32768 ckpt lora16",
+        "gemma3-1b bf16 adamw b1 s32768 ckpt lora16",
+    ] {
+        let r = long
+            .iter()
+            .find(|r| r.label == label)
+            .unwrap_or_else(|| panic!("no row {label}"));
+        let s = decode_strict(&RawQuery::parse(&r.query)).expect("query");
+        let e = estimate(&s).expect("estimate");
+        let beside = e.needed().get() - peak_allocated(&e);
+        let measured = r.measured["peak_overall"].as_u64().expect("peak");
+        let capacity = vramfit_core::Bytes(measured + beside);
+        let longest = vramfit_core::solve::max_seq(&s, capacity).expect("fits");
+        let seq = f64::from(s.train.seq.get());
+        let off = (f64::from(longest) - seq) / seq * 100.0;
+        println!("{label}: longest {longest} tokens ({off:+.2}%)");
+        assert!(off.abs() <= 2.5, "{label}: longest {longest} ({off:+.2}%)");
     }
 }

@@ -130,7 +130,7 @@ fn breakdown_rows_cover_the_peak_with_formulas() {
     assert_eq!(
         params.formula,
         "weights: 1\u{2009}543\u{2009}714\u{2009}304 parameters × 2 B = 3\u{2009}087\u{2009}428\u{2009}608 B; \
-         RoPE buffers: 512 B"
+         buffers (RoPE tables, a causal mask): 512 B"
     );
     assert!(rows.iter().all(|r| !r.formula.is_empty()), "{rows:?}");
     // 16 vs 20 bytes per parameter: pure bf16 AdamW is 10.

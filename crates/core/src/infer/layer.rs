@@ -448,6 +448,9 @@ impl Forward<'_> {
                     (kv >= self.d.window).then(|| self.sliding_mask(q, kv))
                 }
                 (Attn::Eager, span) => Some(self.eager_mask(q, kv, span == Span::Sliding)),
+                // flash-attn takes no mask (the codec refuses it here: not
+                // measured for inference).
+                (Attn::FlashAttention2, _) => None,
             };
         }
         Carried { masks }

@@ -283,6 +283,31 @@ pub enum Sliding {
     AllButEvery(u32),
 }
 
+/// What a family's own modeling code did differently in transformers 4
+/// (the release decides which applies: `train::stack::StackSpec`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Legacy {
+    /// The model computes its own causal-LM loss on the logits as they
+    /// are (half precision), shifted by a contiguous copy, through
+    /// transformers 4.48.2 (GPTBigCode: `GPTBigCodeForCausalLM.forward`).
+    pub own_loss: bool,
+    /// `use_cache` stays on under checkpointing and every layer returns its
+    /// key/value cache, a view of its whole fused `c_attn` output, kept
+    /// until the output object is dropped (GPTBigCode through 4.52.4).
+    pub cache_under_ckpt: bool,
+    /// The layers are plain modules that never checkpoint (GPTBigCode in
+    /// 4.54 to 4.57: `gradient_checkpointing_enable()` sets a flag nothing
+    /// reads).
+    pub ckpt_ignored: bool,
+}
+
+/// Nothing different.
+pub const NO_LEGACY: Legacy = Legacy {
+    own_loss: false,
+    cache_under_ckpt: false,
+    ckpt_ignored: false,
+};
+
 impl Sliding {
     /// Whether layer `l` uses the window under this rule (transformers'
     /// default `layer_types`: Gemma 2 `sliding_attention` when `(l + 1) % 2`,
@@ -342,6 +367,14 @@ pub struct Spec {
     pub rope_tables: u8,
     /// Which layers use the config's sliding window.
     pub sliding: Sliding,
+    /// What its transformers 4 modeling code did differently.
+    pub legacy: Legacy,
+    /// With `use_cache` on and no checkpointing, transformers 5 passes
+    /// each layer's keys and values through `DynamicCache.update`
+    /// (`torch.cat`), and attention saves the copies (GPTBigCode's
+    /// multi-query cache; measured: +2 · kv width · 2 bytes per token and
+    /// layer, `scripts/measure/t4/NOTES.md`; Mistral keeps nothing more).
+    pub cache_copies: bool,
     /// How rotary positions are applied.
     pub rope: RopeStyle,
     /// A `(positions, positions)` boolean causal-mask buffer registered at
@@ -369,6 +402,8 @@ const LLAMA: Spec = Spec {
     dropout: 0,
     rope_tables: 1,
     sliding: Sliding::None,
+    legacy: NO_LEGACY,
+    cache_copies: false,
     rope: RopeStyle::Half,
     mask_buffer: false,
 };
@@ -424,6 +459,12 @@ impl Family {
             Family::GptBigcode => Spec {
                 kv_heads: KvHeads::OneOrSame,
                 act: Act::Fused,
+                legacy: Legacy {
+                    own_loss: true,
+                    cache_under_ckpt: true,
+                    ckpt_ignored: true,
+                },
+                cache_copies: true,
                 mask_buffer: true,
                 ..GPT2
             },

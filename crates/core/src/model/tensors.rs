@@ -409,6 +409,20 @@ impl Architecture {
         );
     }
 
+    /// Parameters of one layer of each kind (dense, MoE; 0 for a kind the
+    /// model does not have): what FSDP gathers for one decoder layer.
+    pub fn layer_params(&self) -> [u128; 2] {
+        self.layer_kinds().map(|(kind, count)| {
+            let mut n = 0u128;
+            if count > 0 {
+                self.layer_tensors(kind, Place::Layers { count: 1 }, &mut |_, t| {
+                    n += t.elems();
+                });
+            }
+            n
+        })
+    }
+
     /// Elements of the tensors outside the layers that backward reaches
     /// last: the token embedding (and a learned position table).
     pub fn embedding_params(&self) -> u128 {

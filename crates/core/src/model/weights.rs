@@ -75,6 +75,8 @@ pub struct Quantized {
     pub state: u128,
     /// Elements of the largest quantized weight.
     pub largest: u128,
+    /// Its input and output widths together.
+    pub largest_io: u128,
 }
 
 impl WeightFormat {
@@ -196,7 +198,10 @@ impl Architecture {
             q.elems += n * elems;
             q.packed += n * packed;
             q.state += n * state;
-            q.largest = q.largest.max(elems);
+            if elems > q.largest {
+                q.largest = elems;
+                q.largest_io = rows + cols;
+            }
         });
         q
     }

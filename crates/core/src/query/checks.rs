@@ -9,8 +9,8 @@ use crate::model::family::Positions;
 use crate::model::presets;
 use crate::model::Family;
 use crate::scenario::{
-    ArchOverrides, Capacity, ModelSpec, Offload, Quant, Scenario, SeqLen, ShortText, Task,
-    Training, View,
+    ArchOverrides, Attn, Capacity, ModelSpec, Offload, Quant, Scenario, SeqLen, Shard, ShortText,
+    Task, Training, View,
 };
 
 /// LoRA's keys against the run and the model: without adapters they are
@@ -167,6 +167,65 @@ pub(super) fn check_offload(s: &mut Scenario, texts: &[(Key, &str)], notices: &m
     if let Some(why) = why {
         conflict(notices, texts, Key::Offload, why);
         s.parallel.offload = Offload::None;
+    }
+}
+
+/// The software stack against the run: FSDP1 is modelled as accelerate
+/// sets it up (full sharding, no CPU offload, no quantized base);
+/// flash-attn needs CUDA and has no attention sinks; the backward prefetch
+/// and a checkpointing choice are read only where they apply.
+pub(super) fn check_stack(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let default = Scenario::default();
+    let fsdp1 = s.parallel.shard == Shard::Fsdp1;
+    if fsdp1 && s.parallel.zero.get() != 3 {
+        conflict(
+            notices,
+            texts,
+            Key::Shard,
+            "FSDP1 is modelled with full sharding (FULL_SHARD): set zero=3".into(),
+        );
+        s.parallel.shard = Shard::Generic;
+    } else if fsdp1 && s.parallel.offload != Offload::None {
+        conflict(
+            notices,
+            texts,
+            Key::Offload,
+            "FSDP1's CPU offload is not modelled (not measured): offload needs shard=generic"
+                .into(),
+        );
+        s.parallel.offload = Offload::None;
+    }
+    if s.parallel.shard == Shard::Fsdp1 && s.train.quant != Quant::None {
+        conflict(
+            notices,
+            texts,
+            Key::Shard,
+            "FSDP1 over a quantized base is not modelled (not measured): use shard=generic".into(),
+        );
+        s.parallel.shard = Shard::Generic;
+    }
+    if s.parallel.shard != Shard::Fsdp1
+        && s.parallel.backward_prefetch != default.parallel.backward_prefetch
+    {
+        notices.push(Notice::Unused {
+            key: Key::BackwardPrefetch,
+            because: "only FSDP1 (shard=fsdp1) prefetches layers".into(),
+        });
+        s.parallel.backward_prefetch = default.parallel.backward_prefetch;
+    }
+    if s.train.attn == Attn::FlashAttention2 {
+        let sinks = s.arch.is_some_and(|a| a.family.spec().sinks);
+        let why = if !s.train.cuda_like {
+            Some("flash-attn runs on CUDA only (cuda_like=false models the CPU's kernels)")
+        } else if sinks {
+            Some("flash-attn 2 has no attention sinks: this model runs eager (or flash-attn 3)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            conflict(notices, texts, Key::Attn, why.into());
+            s.train.attn = default.train.attn;
+        }
     }
 }
 

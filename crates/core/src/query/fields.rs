@@ -15,7 +15,7 @@ use crate::model::{ArchNum, Family};
 use crate::scenario::{
     ArchOverrides, Attn, Batch, Capacity, Ckpt, Dtype, Gpus, GradAccum, HubId, Iters, Leak,
     LoraRank, ModelSpec, Offload, Optimizer, Overhead, Parallel, ParamCount, Prob, Quant, Scenario,
-    SeqLen, ShortText, Task, Training, View, ZeroStage,
+    SeqLen, Shard, ShortText, Task, Trainer, Training, Transformers, View, ZeroStage,
 };
 use crate::train::Targets;
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
@@ -48,6 +48,8 @@ pub enum Group {
     Model,
     Architecture,
     Run,
+    /// The software the run uses (transformers release, trainer).
+    Stack,
     Parallel,
     Overhead,
     /// The GPU to fit on.
@@ -410,12 +412,13 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         tasks: Tasks::Train,
         label: "Gradient checkpointing",
-        help: "Keep only each layer's input and recompute the layer in backward (true: non-reentrant, the HF Trainer's default; reentrant: what prepare_model_for_kbit_training selects unless told otherwise); offload keeps those inputs in host memory.",
+        help: "Keep only each layer's input and recompute the layer in backward (true: the release's default, non-reentrant in transformers 5 and reentrant in 4.x; non_reentrant or reentrant whatever the release; reentrant is also what prepare_model_for_kbit_training selects unless told otherwise); offload keeps those inputs in host memory.",
         implied: |_| String::new(),
         apply: |d, v| {
             d.train.grad_ckpt = match v.trim().to_ascii_lowercase().as_str() {
                 "offload" => Ckpt::Offload,
                 "reentrant" => Ckpt::Reentrant,
+                "non_reentrant" => Ckpt::NonReentrant,
                 _ => {
                     if boolean(v).map_err(|_| FieldError::UnknownChoice {
                         choices: Ckpt::keys_joined(),
@@ -436,7 +439,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         tasks: Tasks::Both,
         label: "Attention",
-        help: "SDPA (flash / memory-efficient) or eager attention, which stores seq² scores.",
+        help: "SDPA (PyTorch's flash / memory-efficient kernels), eager attention (stores seq² scores) or flash-attn's FlashAttention-2 (keeps grouped keys as they are and never a mask).",
         implied: |_| String::new(),
         apply: |d, v| {
             d.train.attn = choice(v, Attn::from_key, Attn::keys_joined)?;
@@ -645,6 +648,48 @@ pub const FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| (!s.train.cuda_like).then(|| "false".to_string()),
+    },
+    Field {
+        key: Key::UseCache,
+        kind: FieldKind::Toggle,
+        group: Group::Stack,
+        tasks: Tasks::Train,
+        label: "use_cache",
+        help: "The model's use_cache as its config.json sets it (the Hub's are on and the Trainer leaves it; TRL's SFTTrainer turns it off under checkpointing when it loads the model itself). Only GPTBigCode keeps memory for it: every layer's cache under checkpointing through transformers 4.52, and copies of its keys and values without checkpointing in transformers 5.",
+        implied: |_| "true".into(),
+        apply: |d, v| {
+            d.train.use_cache = boolean(v)?;
+            Ok(())
+        },
+        write: |s| (!s.train.use_cache).then(|| "false".to_string()),
+    },
+    Field {
+        key: Key::Transformers,
+        kind: FieldKind::Choice(Transformers::OPTIONS),
+        group: Group::Stack,
+        tasks: Tasks::Train,
+        label: "transformers version",
+        help: "The transformers release the model runs on: 5 (5.0 and later), 4.57 (4.54 to 4.57, the last 4.x) or 4.48 (4.46 to 4.48). They differ in the loss (4.46 to 4.48 copy the shifted logits in fp32), checkpointing (reentrant by default in 4.x), SDPA (4.48 repeats grouped keys and keeps a mask in the model's dtype), mixture-of-experts experts (linear layers in 4.x: bitsandbytes quantizes them, LoRA adapts them) and GPTBigCode (its own loss through 4.48.2, its cache under checkpointing through 4.52, checkpointing ignored in 4.54 to 4.57). 4.49 to 4.53 fall between two values.",
+        implied: |_| "5".into(),
+        apply: |d, v| {
+            d.train.transformers = choice(v, Transformers::from_key, Transformers::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.train.transformers != Transformers::V5).then(|| s.train.transformers.key().to_string()),
+    },
+    Field {
+        key: Key::Trainer,
+        kind: FieldKind::Choice(Trainer::OPTIONS),
+        group: Group::Stack,
+        tasks: Tasks::Train,
+        label: "Trainer",
+        help: "The training loop: the Hugging Face Trainer, or TRL's SFTTrainer, which after preparing a 4-bit model (prepare_model_for_kbit_training) puts its embeddings and head back in bf16 when training in bf16; otherwise they keep the same memory.",
+        implied: |_| "hf".into(),
+        apply: |d, v| {
+            d.train.trainer = choice(v, Trainer::from_key, Trainer::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.train.trainer != Trainer::Hf).then(|| s.train.trainer.key().to_string()),
     },
     Field {
         key: Key::Engine,
@@ -1203,6 +1248,34 @@ pub const FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| (s.parallel.offload != Offload::None).then(|| s.parallel.offload.key().to_string()),
+    },
+    Field {
+        key: Key::Shard,
+        kind: FieldKind::Choice(Shard::OPTIONS),
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "Sharding library",
+        help: "Who shards over the GPUs: ZeRO's stages as the paper describes them (no particular library), or PyTorch's FSDP1 as accelerate's FSDP plugin sets it up (full sharding: zero=3; whole decoder layers and, under LoRA, each adapter as units).",
+        implied: |_| "generic".into(),
+        apply: |d, v| {
+            d.parallel.shard = choice(v, Shard::from_key, Shard::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.shard != Shard::Generic).then(|| s.parallel.shard.key().to_string()),
+    },
+    Field {
+        key: Key::BackwardPrefetch,
+        kind: FieldKind::Toggle,
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "FSDP backward prefetch",
+        help: "FSDP1's backward_prefetch: BACKWARD_PRE (on, accelerate's default answer) gathers the next layer while one runs backward, two layers at once; off is NONE (FullyShardedDataParallel's own default).",
+        implied: |_| "true".into(),
+        apply: |d, v| {
+            d.parallel.backward_prefetch = boolean(v)?;
+            Ok(())
+        },
+        write: |s| (!s.parallel.backward_prefetch).then(|| "false".to_string()),
     },
     Field {
         key: Key::CtxMib,

@@ -20,7 +20,9 @@ mod notice;
 mod tasks;
 
 pub use checks::capacity_keys_unused_by;
-use checks::{check_lora, check_model_keys, check_offload, check_quant, check_sequence, resolve};
+use checks::{
+    check_lora, check_model_keys, check_offload, check_quant, check_sequence, check_stack, resolve,
+};
 pub use fields::{field, parse_count, Draft, Field, FieldKind, GpuKey, Group, Tasks, FIELDS};
 pub use key::Key;
 pub use notice::{FieldError, Note, Notice};
@@ -202,6 +204,7 @@ pub fn decode(raw: &RawQuery) -> Decoded {
     check_lora(&mut scenario, &texts, &mut notices);
     check_model_keys(&mut scenario, &mut notices);
     check_offload(&mut scenario, &texts, &mut notices);
+    check_stack(&mut scenario, &texts, &mut notices);
     let mut notes = check_sequence(&mut scenario, &texts, &mut notices);
     notes.extend(tasks::check_infer(&mut scenario, &texts, &mut notices));
     Decoded {

@@ -69,6 +69,7 @@ fn group_engine(g: Group) -> Option<Engine> {
         Group::Model
         | Group::Architecture
         | Group::Run
+        | Group::Stack
         | Group::Parallel
         | Group::Overhead
         | Group::Fit
@@ -362,6 +363,18 @@ fn model_limits(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notic
     match i.engine {
         Engine::Transformers => {
             let spec = a.family.spec();
+            if i.attn == Attn::FlashAttention2 {
+                // Measured for training only (t4_rows.jsonl).
+                conflict_using(
+                    notices,
+                    texts,
+                    Key::Attn,
+                    "flash_attention_2 is estimated for training only: generate is estimated with sdpa or eager".into(),
+                    Attn::Sdpa.key().to_string(),
+                );
+                s.infer.attn = Attn::Sdpa;
+            }
+            let i = s.infer;
             if (spec.attn_softcap || spec.sinks) && i.attn == Attn::Sdpa {
                 // `_supports_sdpa = False` (modeling_gemma2.py,
                 // modeling_gpt_oss.py): asked for, SDPA is refused; left

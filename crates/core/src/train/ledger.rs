@@ -19,8 +19,9 @@ use crate::model::family::{
 };
 use crate::model::LayerKind;
 use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
-use crate::scenario::{Attn, Dtype, Quant, Training};
+use crate::scenario::{Attn, Ckpt, Dtype, Quant, Training};
 use crate::train::lora::Lora;
+use crate::train::stack::StackSpec;
 
 /// Number formats of the forward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +38,7 @@ impl Mode {
     pub fn of(dtype: Dtype) -> Mode {
         match dtype {
             Dtype::Fp32 => Mode::Fp32,
-            Dtype::Bf16 | Dtype::Fp16 | Dtype::MixedBf16 => Mode::Half,
+            Dtype::Bf16 | Dtype::Fp16 | Dtype::MixedBf16 | Dtype::Bf16Autocast => Mode::Half,
             Dtype::AmpBf16 | Dtype::AmpFp16 => Mode::Amp,
         }
     }
@@ -54,7 +55,7 @@ impl Mode {
     pub fn of_run(t: &Training) -> Mode {
         match (t.quant, t.kbit_prep, t.dtype) {
             (Quant::None, _, d) => Mode::of(d),
-            (_, true, d) if d.autocast() => Mode::Amp,
+            (_, true, d) if d.autocast() || d.autocast_half() => Mode::Amp,
             (_, true, _) | (_, false, Dtype::Fp32) => Mode::Fp32,
             (_, false, _) => Mode::Half,
         }
@@ -167,6 +168,23 @@ pub struct Saved {
     pub escaping: u64,
     /// DoRA's largest transient in the layer (bytes, not per token).
     pub dora_transient: u64,
+    /// Bytes per token the layer's backward holds beyond what it saved at
+    /// its MLP's (or experts') gradients (see [`mlp`], [`moe`]).
+    pub backward_mlp: u64,
+    /// Bytes per token a MoE layer's backward holds beyond what it saved as
+    /// it enters the experts (see [`moe`]).
+    pub backward_entry: u64,
+    /// Bytes per token more it saves when SDPA gets a mask (see
+    /// [`attention`]).
+    pub masked_kv: u64,
+    /// Bytes per token per key position its attention holds beyond what it
+    /// saves, at once, in forward and in backward (eager with sinks, the
+    /// math kernel: see [`attention`], [`latent_attention`]).
+    pub scores_fwd_extra: u64,
+    pub scores_bwd_extra: u64,
+    /// Bytes per element of the (S, S) mask the math kernel makes in
+    /// forward (0: none).
+    pub scores_mask: u64,
 }
 
 impl Saved {
@@ -216,6 +234,13 @@ struct Ledger<'a> {
     escaping: u64,
     /// DoRA's largest transient in this layer, bytes.
     dora_transient: u64,
+    /// The backward's moments beyond the saved tensors, bytes per token.
+    backward_mlp: u64,
+    backward_entry: u64,
+    masked_kv: u64,
+    scores_fwd_extra: u64,
+    scores_bwd_extra: u64,
+    scores_mask: u64,
 }
 
 const EMPTY: T = T {
@@ -249,6 +274,17 @@ pub struct Ctx {
     pub quant: Quant,
     pub cuda: bool,
     pub attn: Attn,
+    /// Half weights under autocast (`bf16_autocast`): CUDA's autocast runs
+    /// LayerNorm in fp32.
+    pub autocast_half: bool,
+    /// What the transformers release does.
+    pub stack: StackSpec,
+    /// The head is bf16 over an fp32-prepared base (TRL's recast): no
+    /// autocast copy of it.
+    pub head_half: bool,
+    /// Keys and values copied by the cache's concatenation and saved
+    /// ([`crate::model::family::Spec::cache_copies`]).
+    pub cache_copies: bool,
     /// Dropout on attention probabilities.
     pub p_attn: bool,
     /// Dropout after attention and MLP (GPT-2's resid_pdrop).
@@ -280,9 +316,27 @@ impl Ctx {
             quant: t.quant,
             cuda: t.cuda_like,
             attn: t.attn,
+            autocast_half: t.dtype.autocast_half(),
+            head_half: t.recasts_embeddings(),
+            stack: t.stack(),
+            cache_copies: spec.cache_copies
+                && t.stack().cache_copies
+                && t.use_cache
+                && !Ctx::ckpt_of(t, &spec).on(),
             p_attn: attn,
             p_resid: other,
             p_embd: other,
+        }
+    }
+
+    /// The checkpointing that runs: `true` is the release's default
+    /// (reentrant in 4.x), and a family whose layers ignore it in this
+    /// release runs without.
+    pub fn ckpt_of(t: &Training, spec: &Spec) -> Ckpt {
+        if spec.legacy.ckpt_ignored && t.stack().ckpt_ignored {
+            Ckpt::Off
+        } else {
+            t.ckpt()
         }
     }
 
@@ -305,6 +359,12 @@ impl<'a> Ledger<'a> {
             held: 0,
             escaping: 0,
             dora_transient: 0,
+            backward_mlp: 0,
+            backward_entry: 0,
+            masked_kv: 0,
+            scores_fwd_extra: 0,
+            scores_bwd_extra: 0,
+            scores_mask: 0,
         }
     }
 
@@ -360,6 +420,12 @@ impl<'a> Ledger<'a> {
             weight_copies_transient: self.weight_copies_transient,
             escaping: self.escaping,
             dora_transient: self.dora_transient,
+            backward_mlp: self.backward_mlp,
+            backward_entry: self.backward_entry,
+            masked_kv: self.masked_kv,
+            scores_fwd_extra: self.scores_fwd_extra,
+            scores_bwd_extra: self.scores_bwd_extra,
+            scores_mask: self.scores_mask,
             ..Saved::default()
         };
         for t in self.ts[..self.len].iter().filter(|t| t.saved) {
@@ -456,8 +522,15 @@ impl<'a> Ledger<'a> {
             }
             self.new_t(n_out, 2, out_rg || lora_on, Part::Attention)
         } else {
+            // Half weights under autocast: an fp32 input (CUDA autocast's
+            // LayerNorm output) is cast to bf16 for the matmul.
+            let xs = if c.autocast_half && self.dt(x) == 4 {
+                self.new_t(n_in, 2, x_rg, Part::Casts)
+            } else {
+                x
+            };
             if w_tr {
-                self.save(x);
+                self.save(xs);
             }
             self.new_t(n_out, c.mode.act(), out_rg || lora_on, Part::Attention)
         };
@@ -564,12 +637,26 @@ impl<'a> Ledger<'a> {
         match c.spec.norm {
             Norm::LayerNorm => {
                 let rg = x_rg || w_tr;
+                // CUDA's autocast runs `layer_norm` in fp32 (an fp32 policy
+                // kernel; CPU autocast has none): a half input is copied to
+                // fp32, which is what is saved, with fp32 copies of the
+                // weight and bias, and the output is fp32. Source: torch
+                // `aten::layer_norm` dispatch (AutocastCUDA); measured on
+                // starcoderbase-1b with the CUDA policy emulated
+                // (t4_rows.jsonl): 2·B·S·h + 8·h bytes more per LayerNorm.
+                let fp32 = c.cuda && c.autocast_half && in_dt == 2;
                 if rg {
-                    self.save(x);
+                    let kept = if fp32 {
+                        self.weight_copies_uncached += 8 * width;
+                        self.new_t(width, 4, x_rg, Part::Norm)
+                    } else {
+                        x
+                    };
+                    self.save(kept);
                     let stats = self.new_t(2 * groups, 4, true, Part::Norm);
                     self.save(stats);
                 }
-                let dt = if c.mode == Mode::Half { 2 } else { 4 };
+                let dt = if c.mode == Mode::Half && !fp32 { 2 } else { 4 };
                 self.new_t(width, dt, rg, Part::Norm)
             }
             Norm::Rms | Norm::RmsCastAfter | Norm::RmsPlusOne => {
@@ -681,13 +768,44 @@ fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
     };
     let ab = l.dt(q);
     match c.attn {
-        Attn::Sdpa => {
+        Attn::Sdpa | Attn::FlashAttention2 => {
+            // transformers 4.48's SDPA repeats grouped keys and values to
+            // every head (`repeat_kv`: copies) and makes the query
+            // contiguous; flash-attn and later SDPA keep them as they are.
+            // Source: 4.48.1 `integrations/sdpa_attention.py`; measured:
+            // SDPA − flash-attn = 4·B·S·(heads − kv heads)·head_dim bytes
+            // per layer (t4_rows.jsonl, Mistral-7B).
+            let (k, v) = if c.attn == Attn::Sdpa && c.stack.sdpa_repeats_kv && l.ts[k].width < qd {
+                (
+                    l.new_t(qd, ab, rg, Part::Attention),
+                    l.new_t(qd, ab, rg, Part::Attention),
+                )
+            } else {
+                (k, v)
+            };
             let o = l.new_t(qd, ab, rg, Part::Attention);
             let lse = l.new_t(nh, 4, rg, Part::Attention);
             if rg {
                 for id in [q, k, v, o, lse] {
                     l.save(id);
                 }
+            }
+            // Transformers 5's SDPA passes `enable_gqa` only without a mask
+            // (`use_gqa_in_sdpa`): with one (a reached sliding window)
+            // `repeat_kv` copies keys and values to every head and SDPA saves
+            // the copies; one key/value head's repeat is a view, which only
+            // autocast's cast of the key materialises. Measured: long_rows
+            // (Mistral 7B: 2 · (32 − 8) · 128 · 2 bytes per token and layer;
+            // Gemma 3 1B under autocast: (4 − 1) · 256 · 2;
+            // `scripts/measure/long/NOTES.md` §4.2).
+            if c.attn == Attn::Sdpa && !c.stack.sdpa_repeats_kv && rg {
+                let kd = l.ts[k].width;
+                l.masked_kv = match (kd < qd, kd * nh == qd) {
+                    (false, _) => 0,
+                    (true, true) if c.mode == Mode::Amp => (qd - kd) * 2,
+                    (true, true) => 0,
+                    (true, false) => 2 * (qd - kd) * ab,
+                };
             }
             if q_contiguous {
                 o
@@ -718,6 +836,16 @@ fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
                         let p16 = l.keyed(nh, ab, true);
                         l.save(p16);
                     }
+                    // Forward holds the masked scores and their
+                    // concatenation with the sink minus its max beside the
+                    // probabilities (saved above); backward holds the
+                    // softmax's gradient and the max's (`new_zeros`,
+                    // `scatter`) together. Source: transformers 5.23
+                    // `models/gpt_oss/modeling_gpt_oss.py`
+                    // (`eager_attention_forward`); traced at 16k tokens
+                    // (`scripts/measure/long/NOTES.md` §9).
+                    l.scores_fwd_extra = 2 * pd * nh;
+                    l.scores_bwd_extra = 2 * pd * nh;
                 } else {
                     if c.spec.attn_softcap {
                         let t = l.keyed(nh, ab, true);
@@ -767,7 +895,7 @@ fn latent_attention(l: &mut Ledger, n1: Id, m: Latent) -> Id {
     let kv = l.linear(kvn, kvl, nh * (qk - rope + vd), 0, M::KvBProj);
     let rg = l.rg(q) || l.rg(kv);
     let ab = attn_dt(c);
-    if c.attn == Attn::Sdpa && c.cuda {
+    if matches!(c.attn, Attn::Sdpa | Attn::FlashAttention2) && c.cuda {
         // q and k assembled (cat, new_empty + copy), v a view of kv.
         let qs = l.new_t(nh * qk, ab, rg, Part::Attention);
         let ks = l.new_t(nh * qk, ab, rg, Part::Attention);
@@ -783,8 +911,9 @@ fn latent_attention(l: &mut Ledger, n1: Id, m: Latent) -> Id {
     }
     if rg {
         let (sd, p_dt) = match c.attn {
-            // The math path upcasts to fp32.
-            Attn::Sdpa => (4, 4),
+            // The math path upcasts to fp32 (flash-attn has no CPU kernel:
+            // the codec refuses it without CUDA).
+            Attn::Sdpa | Attn::FlashAttention2 => (4, 4),
             Attn::Eager => (ab, 4),
         };
         let qs = l.new_t(nh * qk, sd, true, Part::Attention);
@@ -797,6 +926,19 @@ fn latent_attention(l: &mut Ledger, n1: Id, m: Latent) -> Id {
         if c.attn == Attn::Eager && ab == 2 {
             let p16 = l.keyed(nh, 2, true);
             l.save(p16);
+        }
+        if c.attn != Attn::Eager {
+            // The math kernel: forward holds the fp32 scores (`bmm`) and
+            // them plus the mask at once, with the mask made fp32 (`where`,
+            // one (S, S)); backward the softmax's output
+            // again (`_safe_softmax`), the probabilities' gradient (`bmm`)
+            // and the softmax's (`_softmax_backward_data`) where one is
+            // saved. Source: torch `_scaled_dot_product_attention_math`;
+            // traced on DeepSeek-V2-Lite at 16k tokens
+            // (`scripts/measure/long/NOTES.md` §9).
+            l.scores_fwd_extra = 4 * nh;
+            l.scores_bwd_extra = 2 * 4 * nh;
+            l.scores_mask = 4;
         }
         l.probs_dropout(nh, ab, rg);
     }
@@ -920,7 +1062,28 @@ fn mlp(l: &mut Ledger, x: Id, f: u64) -> Id {
         }
     }
     let prod = l.new_t(f, gb, rg, Part::Mlp);
-    l.linear(prod, f, h, 0, M::DownProj)
+    let out = l.linear(prod, f, h, 0, M::DownProj);
+    if rg {
+        // Backward: down's input gradient (f), then the product's two
+        // (act(gate)'s and up's, f each) while it is alive; the product
+        // itself, when down saved it, was released with down's node.
+        // Measured: the recompute of layer 0 of Mistral-7B full fine-tuning
+        // at 8 × 4096 (t4_rows.jsonl, 5.23.0), and its allocation trace.
+        let freed = if l.ts[prod].saved { f * gb } else { 0 };
+        let grads = if c.quant == Quant::None {
+            3 * f * gb - freed
+        } else {
+            // A quantized down projection's backward peaks at its own
+            // matmul instead (the dequantized weight is its moment): the
+            // product's gradient and the incoming one, in the stream's
+            // dtype. Measured: Mistral's layout shrunk, nf4, 1 × 8192 with
+            // checkpointing (long_rows.jsonl: f·4 + h·4 per token over the
+            // recomputed layer, `scripts/measure/long/NOTES.md` §10).
+            (f + h) * c.mode.residual()
+        };
+        l.backward_mlp = l.backward_mlp.max(grads);
+    }
+    out
 }
 
 /// A mixture-of-experts block: the router, the routed experts through
@@ -1066,6 +1229,21 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
     if rg_any && (w_tr || down_lora) {
         l.save(prod);
     }
+    if rg_any {
+        // Backward, entering the experts: the output's gradient made
+        // contiguous per (token, expert) pair, then `index_put`'s zeros and
+        // result for the inverse order (k·h each), beside every saved
+        // tensor. Then at the experts' MLP: down's input gradient and the
+        // two of the gate (k·f each) once the down output (k·h, saved for
+        // the routing weight's gradient) and the product (when saved) are
+        // released. Measured: tiny-qwen3_moe with checkpointing
+        // (moe_aux_rows.jsonl), its allocation trace (transformers 5.23
+        // `grouped_mm_experts_forward`).
+        let prod_saved = if l.ts[prod].saved { f } else { 0 };
+        l.backward_entry = l.backward_entry.max(3 * k * h * ed);
+        let mlp = (3 * f).saturating_sub(prod_saved + h);
+        l.backward_mlp = l.backward_mlp.max(k * mlp * ed);
+    }
     let routed = l.new_t(h, xd, rg_any, Part::Experts);
     // The shared expert.
     let sf = u64::from(a.shared_experts) * f;
@@ -1102,7 +1280,7 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
     // SDPA keeps its fused kernel (no mask, RNG state only) with dropout on
     // CUDA; on CPU dropout sends it to the math path, which upcasts half
     // inputs to fp32 and materialises probabilities, mask and output.
-    let fused = c.attn == Attn::Sdpa && (c.cuda || !c.p_attn);
+    let fused = c.attn != Attn::Eager && (c.cuda || !c.p_attn);
     let o = if fused {
         let o = l.new_t(h, ab, rg, Part::Attention);
         let lse = l.new_t(nh, 4, rg, Part::Attention);
@@ -1110,6 +1288,10 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
             l.save(qkv);
             l.save(o);
             l.save(lse);
+            if c.cache_copies {
+                let kv = l.new_t(g.k_width() + g.v_width(), ab, rg, Part::Attention);
+                l.save(kv);
+            }
         }
         o
     } else {
@@ -1157,6 +1339,10 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
 pub struct Outer {
     /// Saved per token (embedding dropout mask, final norm, head input).
     pub saved: Saved,
+    /// Of `saved`, bytes per token the embedding saves (its dropout mask):
+    /// alive until the end of backward, where the rest goes with the head's
+    /// backward.
+    pub embedding: u64,
     /// Bytes per token of the final hidden state when nothing saves it: it
     /// is still alive while the loss is computed (the forward peak).
     pub final_hidden_transient: u64,
@@ -1192,10 +1378,16 @@ pub fn outer(c: &Ctx) -> Outer {
             l.new_t(h, c.mode.residual(), true, Part::Residual)
         }
     };
+    let embedding = l.result().token_bytes();
     let n = l.norm(last, h, 1);
     // The last layer's output is the final norm's input: count it here.
     l.ts[last].part = Part::Residual;
+    let copies = l.weight_copies_uncached;
     l.linear_plain(n, h, u64::from(a.vocab), 0);
+    if c.head_half {
+        // A bf16 head under autocast is used as it is.
+        l.weight_copies_uncached = copies;
+    }
     let final_hidden_transient = if l.ts[n].saved {
         0
     } else {
@@ -1203,6 +1395,7 @@ pub fn outer(c: &Ctx) -> Outer {
     };
     Outer {
         saved: l.result(),
+        embedding,
         final_hidden_transient,
         per_position,
     }

@@ -20,6 +20,7 @@ pub mod optim;
 mod phases;
 pub mod run;
 pub mod seed;
+pub mod stack;
 pub mod steps;
 
 pub use breakdown::{breakdown, Breakdown};

@@ -13,6 +13,7 @@ use std::cell::RefCell;
 /// The parameters, as created at init.
 const PARAMS: TermSet = TermSet::of(&[
     T::Weights,
+    T::WeightsRecast,
     T::QuantWeights,
     T::QuantState,
     T::Buffers,
@@ -47,19 +48,46 @@ const SAVED: TermSet = TermSet::of(&[
     T::MoeLayers,
     T::MoeScores,
     T::SlidingMasks,
+    T::CausalMasks,
+    T::MaskedKv,
     T::RouterLogits,
     T::CkptInputs,
     T::CkptInFlight,
     T::QuantInputs,
     T::Outer,
+    T::OuterEmbedding,
     T::PositionTables,
 ]);
+/// What is still saved when layer 0's backward runs: the later layers'
+/// checkpoints and saved tensors, the final norm's and the head's, are
+/// released by their backward.
+const SAVED_AT_FIRST: TermSet = TermSet::of(&[
+    T::Labels,
+    T::CausalMasks,
+    T::RouterLogits,
+    T::CkptInputFirst,
+    T::CkptInFlight,
+    T::QuantInputsFirst,
+    T::OuterEmbedding,
+    T::PositionTables,
+]);
+
 /// The recomputed layer's own tensors (checkpointing).
 const RECOMPUTED: TermSet = TermSet::of(&[
     T::Recompute,
     T::RecomputeScores,
     T::RecomputeCopies,
     T::RecomputeMask,
+    T::RecomputeMaskedKv,
+]);
+
+/// Layer 0 recomputed (checkpointing).
+const RECOMPUTED_FIRST: TermSet = TermSet::of(&[
+    T::RecomputeFirst,
+    T::RecomputeScoresFirst,
+    T::RecomputeCopiesFirst,
+    T::RecomputeMask,
+    T::RecomputeMaskedKv,
 ]);
 
 /// One phase before the overhead: (iteration, micro-step, phase, where its
@@ -71,19 +99,30 @@ type Raw = (u32, u32, Phase, Moment, TermSet, TermSet);
 struct Moments<'a> {
     p: &'a Breakdown,
     running: RefCell<Running<'a>>,
+    /// The bytes each of a layer's backward moments adds to what is alive
+    /// around it ([`INSIDE`]; 0: the moment is not there).
+    inside: [[u128; 3]; 2],
+    /// The terms that hold bytes on the GPU.
+    on_gpu: TermSet,
 }
 
 impl<'a> Moments<'a> {
     fn new(p: &'a Breakdown) -> Self {
+        // Never host terms: the GPU holds them.
+        let bytes = |set: TermSet| set.iter().map(|id| p.terms.bytes(id)).sum::<u128>();
         Moments {
             p,
             running: RefCell::new(Running::new(&p.terms)),
+            inside: INSIDE.map(|sets| sets.map(bytes)),
+            on_gpu: p.terms.present().without(p.host),
         }
     }
 
-    /// What the GPU holds of a moment: everything but the host's terms.
+    /// What the GPU holds of a moment: everything but the host's terms,
+    /// and only terms that hold bytes (a moment's sets name many that are
+    /// zero for a given run: left out, the running sums never walk them).
     fn gpu(&self, set: TermSet) -> TermSet {
-        set.without(self.p.host)
+        set.and(self.on_gpu)
     }
 
     fn total(&self, set: TermSet) -> u128 {
@@ -150,11 +189,15 @@ pub(super) fn build(
 }
 
 /// Every iteration holds the parameters, the state so far, DDP's buckets
-/// (allocated when it wraps the model), the inputs and retained data.
+/// (allocated when it wraps the model), the inputs, retained data and
+/// cuBLAS's workspaces (from the first matmul on).
 fn base(state: TermSet) -> TermSet {
-    PARAMS
-        .union(state)
-        .union(TermSet::of(&[T::DdpBuckets, T::Inputs, T::Dataset]))
+    PARAMS.union(state).union(TermSet::of(&[
+        T::DdpBuckets,
+        T::Inputs,
+        T::Dataset,
+        T::CublasWorkspaces,
+    ]))
 }
 
 /// Forward's peak and end from `start`. The loss holds the logits, their
@@ -167,6 +210,7 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         T::LogSoftmax,
         T::LogitsKept,
         T::LogitsSoftcap,
+        T::FsdpRoot,
     ]));
     let loss = end_fwd
         .without(TermSet::of(&[T::LogitsKept]))
@@ -176,6 +220,8 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::CopiesTransient,
             T::LogitsOut,
             T::LogitsUpcast,
+            T::LogitsShifted,
+            T::CachePresents,
         ]));
     let peak = if m.p.recompute {
         let around = start.union(SAVED).union(TermSet::of(&[
@@ -183,6 +229,10 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::RecomputeScores,
             T::RecomputeCopies,
             T::RecomputeMask,
+            T::RecomputeMaskedKv,
+            T::CausalMasksForward,
+            T::FsdpRoot,
+            T::FsdpLayer,
         ]));
         let mlp = if m.p.terms.bytes(T::LayerForward) > 0 {
             around.with(T::LayerForward)
@@ -191,14 +241,19 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         };
         let matmul = around.union(TermSet::of(&[T::LayerForwardQuant, T::DequantizedFwd]));
         let dora = around.with(T::DoraTransient);
-        m.highest(loss, &[mlp, matmul, dora])
+        let attn = around.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
+        m.highest(loss, &[mlp, matmul, dora, attn])
     } else {
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesSaved,
             T::CopiesTransient,
             T::DoraTransient,
+            T::CausalMasksForward,
+            T::FsdpRoot,
+            T::FsdpLayer,
         ]));
-        m.highest(loss, &[layer])
+        let attn = layer.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
+        m.highest(loss, &[layer, attn])
     };
     (peak, end_fwd)
 }
@@ -208,84 +263,149 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
 /// the end's.
 fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Moment, TermSet) {
     let p = m.p;
-    let logits_moment = end_fwd.with(T::LogitsGrads);
+    // Under FSDP1 the root stays gathered through backward, and from the
+    // head's backward on the next layer is gathered ahead (`fsdp.rs`).
+    let logits_moment = end_fwd.with(T::LogitsGrads).with(T::FsdpHeadPrefetch);
     // The head's backward: its matmul makes the weight's gradient (of the
     // bf16 copy under autocast) while the logits' gradient is alive; under
     // autocast the copy's gradient then becomes the fp32 one, once the
     // logits' gradient is freed.
-    let head =
-        start
-            .union(SAVED)
-            .union(TermSet::of(&[T::GradHidden, T::CopiesSaved, T::LogitsKept]));
+    let head = start.union(SAVED).union(TermSet::of(&[
+        T::GradHidden,
+        T::CopiesSaved,
+        T::LogitsKept,
+        T::FsdpRoot,
+        T::FsdpHeadPrefetch,
+    ]));
     let head_moment = if p.amp_head {
         head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGradCopy]))
     } else {
         head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGrad]))
     };
     let head_cast = head.union(TermSet::of(&[T::HeadGradCopy, T::HeadGrad]));
-    let end_moment = start
-        .with(T::Grads)
-        .union(TermSet::of(&[T::TiedGradSum, T::EmbeddingGrad]));
+    let end_moment = start.with(T::Grads).union(TermSet::of(&[
+        T::TiedGradSum,
+        T::EmbeddingGrad,
+        T::FsdpRoot,
+    ]));
+    let mut best = (Moment::Start, logits_moment, m.total(logits_moment));
+    let mut consider = |at: Moment, x: TermSet, bytes: u128| {
+        if bytes > best.2 {
+            best = (at, x, bytes);
+        }
+    };
+    consider(Moment::Start, head_moment, m.total(head_moment));
+    if p.amp_head {
+        consider(Moment::Start, head_cast, m.total(head_cast));
+    }
     // The last layer's backward, once the head's is done: every saved
-    // tensor, the hidden state's gradient and the layer's transient
-    // gradients (a merged LoRA expert weight's).
-    let layer_moment = start.union(SAVED).union(TermSet::of(&[
+    // tensor, the hidden state's gradient and the layer's own moments.
+    let layer_base = start.union(SAVED).union(TermSet::of(&[
         T::CopiesSaved,
         T::GradHidden,
-        T::MergedGrad,
-        T::Dequantized,
-        T::DoraTransient,
+        T::FsdpRoot,
+        T::FsdpLayer,
+        T::FsdpPrefetch,
     ]));
-    let (recompute, recompute_first) = if p.recompute {
-        (
-            Some((Moment::Middle, last_recompute(start))),
-            Some((Moment::End, first_recompute(p, start, micro))),
-        )
-    } else {
-        (None, None)
+    inside(m, layer_base, false, |x, b| consider(Moment::Start, x, b));
+    // At attention's backward (eager with sinks, the math kernel): its
+    // score-sized gradients, the layer's MLP part (and the weight copies
+    // the experts saved) already released.
+    let scores = m.p.terms.bytes(T::ScoresTransientBwd) > 0;
+    let attn = |x: TermSet| {
+        x.without(TermSet::of(&[
+            T::Recompute,
+            T::RecomputeFirst,
+            T::RecomputeCopies,
+            T::RecomputeCopiesFirst,
+        ]))
+        .union(TermSet::of(&[T::RecomputeAttn, T::ScoresTransientBwd]))
     };
-    let (at, peak, _) = [
-        Some((Moment::Start, head_moment)),
-        p.amp_head.then_some((Moment::Start, head_cast)),
-        Some((Moment::Start, layer_moment)),
-        Some((Moment::End, end_moment)),
-        recompute,
-        recompute_first,
-    ]
-    .into_iter()
-    .flatten()
-    .fold(
-        (Moment::Start, logits_moment, m.total(logits_moment)),
-        |best, (at, x)| {
-            let bytes = m.total(x);
-            if bytes > best.2 {
-                (at, x, bytes)
-            } else {
-                best
-            }
-        },
-    );
-    (at, peak)
+    if scores && !p.recompute {
+        let x = layer_base.with(T::ScoresTransientBwd);
+        consider(Moment::Start, x, m.total(x));
+    }
+    consider(Moment::End, end_moment, m.total(end_moment));
+    if p.recompute {
+        let last = last_recompute(start);
+        inside(m, last, false, |x, b| consider(Moment::Middle, x, b));
+        if scores {
+            consider(Moment::Middle, attn(last), m.total(attn(last)));
+        }
+    }
+    let first = first_layer(p, start, micro);
+    inside(m, first, true, |x, b| consider(Moment::End, x, b));
+    if scores && p.recompute {
+        consider(Moment::End, attn(first), m.total(attn(first)));
+    }
+    (best.0, best.1)
 }
 
-/// Under checkpointing, the last layer's recompute: every saved tensor,
-/// the head's gradients, the layer recomputed with its transients.
+/// The terms that make each of a layer's backward moments (see
+/// [`inside`]): the last layer's, then layer 0's.
+const INSIDE: [[TermSet; 3]; 2] = [
+    [
+        TermSet::of(&[
+            T::MergedGrad,
+            T::Dequantized,
+            T::DequantizedIo,
+            T::DoraTransient,
+        ]),
+        TermSet::of(&[T::LayerBackward, T::LayerWeightGrad]),
+        TermSet::of(&[T::LayerBackwardEntry]),
+    ],
+    [
+        TermSet::of(&[
+            T::MergedGrad,
+            T::Dequantized,
+            T::DequantizedIo,
+            T::DoraTransient,
+        ]),
+        TermSet::of(&[T::LayerBackwardFirst, T::LayerWeightGradFirst]),
+        TermSet::of(&[T::LayerBackwardEntryFirst]),
+    ],
+];
+
+/// A layer's backward from `base` (what is alive around it): at its
+/// transients (a merged LoRA expert weight's gradient, a dequantized
+/// weight, DoRA's norm), at its MLP's gradients with the first weight
+/// gradient made, and (a MoE layer) entering its experts; each only when
+/// its terms hold bytes (`base` alone is below the head's moment). Layer
+/// 0's (`first`) are its own kind's. Calls `f` with each moment and its
+/// bytes: `base`'s, summed once, plus the moment's own.
+fn inside(m: &Moments, base: TermSet, first: bool, mut f: impl FnMut(TermSet, u128)) {
+    let i = usize::from(first && m.p.first_own);
+    let around = m.total(base);
+    for (set, extra) in INSIDE[i].iter().zip(m.inside[i]) {
+        if extra > 0 {
+            f(base.union(*set), around + extra);
+        }
+    }
+}
+
+/// Under checkpointing, around the last layer's recompute and backward:
+/// every saved tensor, the head's gradients, the layer recomputed.
 fn last_recompute(start: TermSet) -> TermSet {
     start.union(SAVED).union(RECOMPUTED).union(TermSet::of(&[
         T::RecomputeOutput,
         T::GradHidden,
         T::HeadGrad,
         T::HeadGradCopy,
-        T::MergedGrad,
-        T::Dequantized,
-        T::DoraTransient,
+        T::FsdpRoot,
+        T::FsdpLayer,
+        T::FsdpPrefetch,
     ]))
 }
 
-/// Under checkpointing, layer 0's recompute: every other layer's gradients
-/// are made by then (with accumulation, all of them from earlier
-/// micro-steps are in `start`).
-fn first_recompute(p: &Breakdown, start: TermSet, micro: u32) -> TermSet {
+/// Around layer 0's backward (recomputed under checkpointing): every
+/// other layer's gradients are made by then (with accumulation, all of
+/// them from earlier micro-steps are in `start`), and of the activations
+/// only its own saved tensors (or checkpointed input) are left: the later
+/// ones were released by their layers' backward. Counting every
+/// checkpointed input overstated Mistral-7B full fine-tuning at 8 × 4096
+/// by 7.4 GB (t4_rows.jsonl); without checkpointing, the tiny MoE rows'
+/// backward peak is here (moe_aux_rows.jsonl).
+fn first_layer(p: &Breakdown, start: TermSet, micro: u32) -> TermSet {
     let made = if micro > 1 {
         TermSet::EMPTY
     } else {
@@ -297,10 +417,20 @@ fn first_recompute(p: &Breakdown, start: TermSet, micro: u32) -> TermSet {
         TermSet::EMPTY
     };
     start
-        .union(SAVED)
+        .union(SAVED_AT_FIRST)
         .union(made)
-        .union(RECOMPUTED)
-        .with(T::GradHidden)
+        .union(if p.first_own {
+            RECOMPUTED_FIRST
+        } else {
+            RECOMPUTED
+        })
+        .union(TermSet::of(&[
+            T::GradHidden,
+            T::RecomputeOutput,
+            T::FsdpRoot,
+            T::FsdpLayer,
+            T::FsdpKeptGrads,
+        ]))
         .union(tied)
 }
 

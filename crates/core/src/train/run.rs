@@ -4,6 +4,7 @@
 //! choices): the estimator takes it without re-validating.
 
 use super::lora::{Lora, Targets};
+pub use super::stack::{Trainer, Transformers};
 use crate::choice::{bounded, choice_enum};
 use serde::Serialize;
 
@@ -25,6 +26,12 @@ choice_enum! {
         /// bf16 weights and gradients; the optimizer keeps fp32 master
         /// weights, fp32 gradients and its state (DeepSpeed / Megatron style).
         MixedBf16 = "mixed_bf16", "bf16 weights + fp32 master copy (DeepSpeed)",
+        /// bf16 weights, gradients and state, the forward under
+        /// `torch.autocast(bfloat16)`: the Trainer's `bf16=True` on a model
+        /// loaded in bf16 (accelerate's autocast, the outputs copied to
+        /// fp32). As `bf16` but for LoRA's fp32 adapters cast to bf16 in
+        /// every forward and CUDA autocast's fp32 LayerNorm.
+        Bf16Autocast = "bf16_autocast", "bf16 weights + bf16 autocast (Trainer bf16=True)",
     }
 }
 
@@ -33,13 +40,18 @@ impl Dtype {
     pub fn param_bytes(self) -> u64 {
         match self {
             Dtype::Fp32 | Dtype::AmpBf16 | Dtype::AmpFp16 => 4,
-            Dtype::Bf16 | Dtype::Fp16 | Dtype::MixedBf16 => 2,
+            Dtype::Bf16 | Dtype::Fp16 | Dtype::MixedBf16 | Dtype::Bf16Autocast => 2,
         }
     }
 
-    /// Under `torch.autocast`.
+    /// fp32 weights under `torch.autocast` (mixed precision).
     pub fn autocast(self) -> bool {
         matches!(self, Dtype::AmpBf16 | Dtype::AmpFp16)
+    }
+
+    /// Half weights under `torch.autocast` (`bf16_autocast`).
+    pub fn autocast_half(self) -> bool {
+        self == Dtype::Bf16Autocast
     }
 }
 
@@ -71,13 +83,16 @@ choice_enum! {
 }
 
 choice_enum! {
-    /// Gradient checkpointing (`gradient_checkpointing_enable()`,
-    /// non-reentrant).
+    /// Gradient checkpointing (`gradient_checkpointing_enable()`).
     pub enum Ckpt {
         Off = "false", "off",
-        /// Each layer's input kept; the layer recomputed in backward
-        /// (non-reentrant: the HF Trainer's default).
-        On = "true", "on",
+        /// Each layer's input kept; the layer recomputed in backward: the
+        /// release's default (non-reentrant in transformers 5, reentrant in
+        /// 4.x; [`Training::ckpt`] resolves it). Once resolved, `On` is
+        /// non-reentrant.
+        On = "true", "on (the release's default)",
+        /// Non-reentrant whatever the release (`use_reentrant=False`).
+        NonReentrant = "non_reentrant", "on, non-reentrant",
         /// The reentrant implementation (`use_reentrant=True`), which
         /// `prepare_model_for_kbit_training` selects unless told otherwise:
         /// its forward runs without grad, and the recomputed layer's output
@@ -94,7 +109,7 @@ impl Ckpt {
     pub fn on(self) -> bool {
         match self {
             Ckpt::Off => false,
-            Ckpt::On | Ckpt::Reentrant | Ckpt::Offload => true,
+            Ckpt::On | Ckpt::NonReentrant | Ckpt::Reentrant | Ckpt::Offload => true,
         }
     }
 }
@@ -134,6 +149,26 @@ choice_enum! {
         Sdpa = "sdpa", "SDPA (flash / memory-efficient)",
         /// Plain matmul + softmax: materialises batch × heads × seq² scores.
         Eager = "eager", "eager (materialised scores)",
+        /// flash-attn 2 (`attn_implementation="flash_attention_2"`): saves
+        /// q, k and v as they are (grouped keys not repeated), its output
+        /// and an fp32 logsumexp; never a mask.
+        FlashAttention2 = "flash_attention_2", "FlashAttention-2 (flash-attn)",
+    }
+}
+
+choice_enum! {
+    /// Which library shards the model over the GPUs, with `zero` saying
+    /// what is sharded.
+    pub enum Shard {
+        /// ZeRO's stages as the paper describes them (no particular
+        /// library): stage 3 gathers the largest module with its gradient.
+        Generic = "generic", "ZeRO stages (no particular library)",
+        /// PyTorch's FSDP1 (`FullyShardedDataParallel`) as accelerate's
+        /// FSDP plugin and the Trainer set it up: full sharding (zero=3),
+        /// flat parameters per unit, the root unsharded through forward and
+        /// backward, one decoder layer at a time in forward and two in
+        /// backward (prefetch).
+        Fsdp1 = "fsdp1", "FSDP1 (accelerate's FSDP plugin)",
     }
 }
 
@@ -235,6 +270,13 @@ pub struct Training {
     /// CUDA kernels (1-byte dropout masks, SDPA keeps its fused path with
     /// dropout); `false` models PyTorch's CPU kernels.
     pub cuda_like: bool,
+    /// The model's `use_cache` (config.json's; the Trainer leaves it on):
+    /// GPTBigCode keeps caches with it (see [`crate::model::family::Spec`]).
+    pub use_cache: bool,
+    /// The transformers release the model runs on.
+    pub transformers: Transformers,
+    /// The training loop.
+    pub trainer: Trainer,
 }
 
 /// Data parallelism.
@@ -244,9 +286,37 @@ pub struct Parallel {
     pub zero: ZeroStage,
     /// What ZeRO / FSDP keeps in host memory.
     pub offload: Offload,
+    /// Which library shards.
+    pub shard: Shard,
+    /// FSDP1's `backward_prefetch=BACKWARD_PRE` (accelerate's default
+    /// answer) rather than none.
+    pub backward_prefetch: bool,
 }
 
 impl Training {
+    /// What the transformers release does.
+    pub fn stack(&self) -> super::stack::StackSpec {
+        self.transformers.spec()
+    }
+
+    /// The checkpointing that runs: `true` is the release's default
+    /// (reentrant in 4.x, non-reentrant from 5.0).
+    pub fn ckpt(&self) -> Ckpt {
+        match self.grad_ckpt {
+            Ckpt::On if self.stack().default_reentrant => Ckpt::Reentrant,
+            Ckpt::NonReentrant => Ckpt::On,
+            other => other,
+        }
+    }
+
+    /// TRL puts the embeddings and the head back in bf16 after k-bit
+    /// preparation ([`super::stack::Trainer::recasts_embeddings`]): a
+    /// prepared quantized base trained under bf16 autocast.
+    pub fn recasts_embeddings(&self) -> bool {
+        let bf16 = matches!(self.dtype, Dtype::AmpBf16 | Dtype::Bf16Autocast);
+        self.trainer.recasts_embeddings() && self.quant != Quant::None && self.kbit_prep && bf16
+    }
+
     /// The adapters this run trains, if any.
     pub fn lora(&self) -> Option<Lora> {
         self.lora_r.map(|r| Lora {
@@ -279,6 +349,9 @@ impl Default for Training {
             aux_loss: false,
             dropout: None,
             cuda_like: true,
+            use_cache: true,
+            transformers: Transformers::V5,
+            trainer: Trainer::Hf,
         }
     }
 }
@@ -289,6 +362,8 @@ impl Default for Parallel {
             gpus: Gpus(1),
             zero: ZeroStage(0),
             offload: Offload::None,
+            shard: Shard::Generic,
+            backward_prefetch: true,
         }
     }
 }
@@ -301,7 +376,7 @@ impl Quant {
     /// offer it: one rule for both.
     pub fn refusal(a: &crate::model::Architecture) -> Option<&'static str> {
         (a.experts > 0).then_some(
-            "a quantized mixture-of-experts base is not estimated: transformers 5 keeps the experts as 3-D parameters, which bitsandbytes' nn.Linear replacement does not quantize",
+            "a quantized mixture-of-experts base is not estimated: transformers 5 keeps the experts as 3-D parameters, which bitsandbytes' nn.Linear replacement does not quantize, and transformers 4's per-expert linear layers are not modelled",
         )
     }
 }

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use vramfit_core::model::family::Positions;
 use vramfit_core::model::presets::PRESETS;
 use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::scenario::{Attn, Dtype, Optimizer};
+use vramfit_core::scenario::{Attn, Dtype, Optimizer, Trainer, Transformers};
 use vramfit_core::Scenario;
 
 /// The scenario of a valid query (panics with the notices otherwise).
@@ -50,8 +50,21 @@ pub fn queries() -> impl Strategy<Value = String> {
         (any::<bool>(), 0u32..=64, any::<bool>(), any::<bool>()),
         prop::option::of(0u16..=9999),
         (1u32..=64, 0u8..=3, 0u32..=2048, 0u8..=30),
+        (
+            prop::sample::select(Transformers::ALL),
+            prop::sample::select(Trainer::ALL),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        ),
     )
-        .prop_map(|(m, dtype, optim, attn, (b, s, acc), (ckpt, r, keep, cuda), drop, (g, z, ctx, res))| {
+        .prop_map(|(m, dtype, optim, attn, (b, s, acc), (ckpt, r, keep, cuda), drop, (g, z, ctx, res), (tf, trainer, cache, fsdp, prefetch))| {
+            // flash-attn needs CUDA and has no attention sinks (gpt-oss).
+            let attn = if attn == Attn::FlashAttention2 && (!cuda || m.contains("gpt-oss")) {
+                Attn::Sdpa
+            } else {
+                attn
+            };
             // Learned positions (GPT-2, StarCoder) stop at the table's length.
             let table = PRESETS
                 .iter()
@@ -66,6 +79,11 @@ pub fn queries() -> impl Strategy<Value = String> {
             );
             if let Some(p) = drop {
                 q.push_str(&format!("&dropout=0.{p:04}"));
+            }
+            q.push_str(&format!("&transformers={tf}&trainer={trainer}&use_cache={cache}"));
+            // FSDP1 with full sharding only.
+            if fsdp && z == 3 {
+                q.push_str(&format!("&shard=fsdp1&backward_prefetch={prefetch}"));
             }
             q
         })

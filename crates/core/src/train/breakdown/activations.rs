@@ -7,17 +7,26 @@ use super::Inputs;
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::Saved;
 use crate::train::run::{Attn, Ckpt};
+use crate::train::stack::Loss;
 
 /// The activation terms.
 pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
-    if x.s.train.grad_ckpt.on() {
+    if x.ckpt.on() {
         checkpointed(x, put);
     } else {
         saved(x, put);
         put(T::SlidingMasks, sliding_masks(x, x.mask_layers()));
+        put(
+            T::MaskedKv,
+            x.per_token(&[
+                (x.mask_layers(), U::Layers),
+                (u128::from(x.layers.largest.masked_kv), U::BytesEach),
+            ]),
+        );
     }
     aux_loss(x, put);
     outer(x, put);
+    causal_masks(x, put);
 }
 
 /// Non-reentrant checkpointing keeps each layer's input; everything inside
@@ -27,11 +36,21 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
 /// through its backward (measured in quant_rows.jsonl: T·h·stream bytes).
 fn checkpointed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let (h, res) = (x.h, x.residual());
-    let ckpt = x.s.train.grad_ckpt;
+    let ckpt = x.ckpt;
     put(
         T::CkptInputs,
         x.per_token(&[(x.l, U::Layers), (h, U::Elements), (res, U::BytesEach)]),
     );
+    // By layer 0's backward every later layer's backward has run and
+    // released its checkpoint: one input is left (offloaded, it is the one
+    // in flight); FSDP1's hooks keep them all in one case (`fsdp.rs`).
+    if ckpt != Ckpt::Offload {
+        let left = if x.fsdp_keeps_inputs() { x.l } else { 1 };
+        put(
+            T::CkptInputFirst,
+            x.per_token(&[(left, U::Layers), (h, U::Elements), (res, U::BytesEach)]),
+        );
+    }
     if ckpt == Ckpt::Reentrant {
         put(
             T::RecomputeOutput,
@@ -42,6 +61,10 @@ fn checkpointed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         put(
             T::QuantInputs,
             x.per_token(&[(x.l, U::Layers), (u128::from(first.escaping), U::BytesEach)]),
+        );
+        put(
+            T::QuantInputsFirst,
+            x.per_token(&[(u128::from(first.escaping), U::BytesEach)]),
         );
     }
     if ckpt == Ckpt::Offload {
@@ -97,16 +120,62 @@ impl Inputs<'_> {
     /// 5.23); measured on Gemma 3 (30 B × b × s² for 15 sliding layers in
     /// bf16).
     pub fn mask_layers(&self) -> u128 {
-        let g = &self.geometry;
-        let masked = self.s.train.attn == Attn::Sdpa
-            && g.window > 0
-            && u128::from(self.s.train.seq.get()) >= u128::from(g.window);
-        if masked {
-            u128::from(g.sliding_layers)
+        if self.window_masked() && !self.c.stack.mask_in_model_dtype {
+            u128::from(self.geometry.sliding_layers)
         } else {
             0
         }
     }
+
+    /// SDPA gets a mask: the sliding window is reached.
+    pub fn window_masked(&self) -> bool {
+        let g = &self.geometry;
+        self.s.train.attn == Attn::Sdpa
+            && g.window > 0
+            && u128::from(self.s.train.seq.get()) >= u128::from(g.window)
+    }
+}
+
+/// The causal masks a forward builds once and every layer reads: under
+/// SDPA once the window is reached, transformers 5's boolean `(1, 1, S,
+/// S)` (`masking_utils.sdpa_mask`, the batch an expanded view), 4.48's
+/// `(S, S)` in the model's dtype (`_prepare_4d_causal_attention_mask`);
+/// under eager attention an additive `(B, 1, S, S)` in the model's dtype
+/// per kind of layer (full, sliding: `masking_utils.eager_mask`). They
+/// live through backward when the layers keep them (checkpointing keeps
+/// its arguments; 4.48's SDPA saves its float mask), else through forward
+/// only. Measured: long_rows.jsonl (Mistral, Gemma 3, Phi-3-mini
+/// checkpointed: S² bytes; Gemma 2 eager checkpointed: 2 · B · S² · dtype;
+/// `scripts/measure/long/NOTES.md` §4.1, §4.3) and t4_rows.jsonl (4.48
+/// SDPA − flash-attn: S² · 2).
+fn causal_masks(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let g = &x.geometry;
+    let s2 = x.seq * x.seq;
+    let pb = x.plain_bytes();
+    let (bytes, through_backward) = match x.s.train.attn {
+        Attn::Sdpa if x.window_masked() => {
+            if x.c.stack.mask_in_model_dtype {
+                (s2 * pb, true)
+            } else {
+                (s2, x.ckpt.on())
+            }
+        }
+        Attn::Eager => {
+            let kinds = if g.window > 0 && g.sliding_layers > 0 {
+                2
+            } else {
+                1
+            };
+            (kinds * x.bt * s2 * pb, x.ckpt.on())
+        }
+        Attn::Sdpa | Attn::FlashAttention2 => (0, false),
+    };
+    let id = if through_backward {
+        T::CausalMasks
+    } else {
+        T::CausalMasksForward
+    };
+    put(id, Term::of(&[(bytes, U::Bytes)]));
 }
 
 /// `layers` sliding-window masks of b × s² in the compute dtype.
@@ -139,27 +208,80 @@ fn aux_loss(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     }
 }
 
-/// The embedding, final norm and head input; the position tables; the
+/// The embedding's and the final norm's and head's saved tensors; the
+/// position tables; the
 /// token ids and labels; and while the loss is computed, the labels padded
 /// by one position and the last hidden state when nothing saved it.
 fn outer(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let o = &x.layers.outer;
     put(
         T::Outer,
-        x.per_token(&[(u128::from(o.saved.token_bytes()), U::BytesEach)]),
+        x.per_token(&[(
+            u128::from(o.saved.token_bytes() - o.embedding),
+            U::BytesEach,
+        )]),
+    );
+    put(
+        T::OuterEmbedding,
+        x.per_token(&[(u128::from(o.embedding), U::BytesEach)]),
     );
     put(
         T::PositionTables,
         Term::of(&[(x.seq, U::Seq), (u128::from(o.per_position), U::BytesEach)]),
     );
-    put(T::Labels, x.per_token(&[(8, U::BytesEach)]));
     put(T::Inputs, x.per_token(&[(16, U::BytesEach)]));
-    put(
-        T::PaddedLabels,
-        Term::of(&[(x.bt, U::Batch), (x.seq + 1, U::Seq), (8, U::BytesEach)]),
-    );
+    let shifted =
+        x.c.stack.loss == Loss::Shifted || (x.c.spec.legacy.own_loss && x.c.stack.own_loss);
+    if shifted {
+        // `labels[..., 1:].contiguous()`: a copy unless the batch is one
+        // sequence (transformers 4.46 to 4.48).
+        let copy = if x.bt > 1 { 8 } else { 0 };
+        put(
+            T::Labels,
+            Term::of(&[
+                (x.bt, U::Batch),
+                (x.seq.saturating_sub(1), U::Seq),
+                (copy, U::BytesEach),
+            ]),
+        );
+    } else {
+        put(T::Labels, x.per_token(&[(8, U::BytesEach)]));
+        put(
+            T::PaddedLabels,
+            Term::of(&[(x.bt, U::Batch), (x.seq + 1, U::Seq), (8, U::BytesEach)]),
+        );
+    }
+    cache_presents(x, put);
     put(
         T::LastHidden,
         x.per_token(&[(u128::from(o.final_hidden_transient), U::BytesEach)]),
     );
+}
+
+/// A family that keeps its key/value cache under checkpointing in this
+/// release, with `use_cache` on: every layer's cache is a view of its
+/// fused `c_attn` output (h + 2 × kv width per token), returned with the
+/// outputs and kept until the output object is dropped after the loss.
+///
+/// Source: transformers 4.48.1 `GPTBigCodeModel.forward` (`presents`) and
+/// `GPTBigCodeAttention.forward`; measured: starcoderbase-1b b4s2048 with
+/// and without `use_cache` (t4_rows.jsonl): 905,969,664 bytes =
+/// 24 · 4 · 2048 · 2304 · 2 at the forward peak.
+fn cache_presents(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    let t = &x.s.train;
+    if x.c.spec.legacy.cache_under_ckpt && x.c.stack.cache_under_ckpt && t.use_cache && x.ckpt.on()
+    {
+        let g = &x.geometry;
+        put(
+            T::CachePresents,
+            x.per_token(&[
+                (x.l, U::Layers),
+                (
+                    u128::from(g.q_width() + g.k_width() + g.v_width()),
+                    U::Elements,
+                ),
+                (x.act(), U::BytesEach),
+            ]),
+        );
+    }
 }

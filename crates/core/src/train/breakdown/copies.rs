@@ -18,7 +18,7 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let wcf = |s: &Saved| u128::from(s.weight_copies_uncached);
     let wct = |s: &Saved| u128::from(s.weight_copies_transient);
     let ly = &x.layers;
-    let (saved, transient) = if x.s.train.grad_ckpt.on() {
+    let (saved, transient) = if x.ckpt.on() {
         (0, ly.sum(wc) + ly.sum(wct))
     } else {
         (ly.sum(wc) + ly.sum(wcf), ly.sum(wct))

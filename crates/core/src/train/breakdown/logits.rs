@@ -6,29 +6,101 @@
 use super::Inputs;
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::Mode;
+use crate::train::stack::Loss;
 
-/// `copies` × B × S × V × `bytes`.
-fn logits(x: &Inputs, copies: u128, bytes: u128) -> Term {
-    let mut f = vec![
+/// `copies` × B × `positions` × V × `bytes`.
+fn logits_over(x: &Inputs, copies: u128, positions: u128, bytes: u128) -> Term {
+    let f = [
+        (copies, U::Copies),
         (x.bt, U::Batch),
-        (x.seq, U::Seq),
+        (positions, U::Seq),
         (x.v, U::Vocab),
         (bytes, U::BytesEach),
     ];
-    if copies != 1 {
-        f.insert(0, (copies, U::Copies));
+    // One copy goes without saying.
+    Term::of(if copies == 1 { &f[1..] } else { &f })
+}
+
+/// `copies` × B × S × V × `bytes`.
+fn logits(x: &Inputs, copies: u128, bytes: u128) -> Term {
+    logits_over(x, copies, x.seq, bytes)
+}
+
+/// How the loss handles the logits in this release.
+struct LossPlan {
+    /// Positions the cross-entropy covers: all but the last when the
+    /// logits are shifted (4.46 to 4.48, a family's own loss), all of
+    /// them when the labels are padded instead (4.49 and later).
+    positions: u128,
+    /// Bytes per element of the contiguous shifted copy (0: none; a
+    /// batch of one's slice is already contiguous).
+    shifted: u128,
+    /// Bytes per element of the fp32 upcast and over how many positions.
+    upcast: (u128, u128),
+    /// Bytes per element of the log-softmax and the two gradients beside
+    /// it at the head of backward.
+    softmax: u128,
+}
+
+impl LossPlan {
+    /// Source: transformers `loss/loss_utils.py::ForCausalLMLoss` (4.48.1
+    /// l.32–48; 5.23.0 l.51–70) and 4.48.1
+    /// `GPTBigCodeForCausalLM.forward` (its own `CrossEntropyLoss` on the
+    /// half logits; under autocast `log_softmax` runs in fp32 from an
+    /// fp32 copy); measured: the t4_rows.jsonl rows of 4.48.1 against
+    /// 5.23.0 (Mistral-7B, Llama-3.1-8B, starcoderbase-1b, with and
+    /// without autocast), `scripts/measure/t4/NOTES.md` mechanisms 1, 2.
+    fn of(x: &Inputs) -> LossPlan {
+        let al = x.act();
+        let stack = x.c.stack;
+        let s1 = x.seq.saturating_sub(1);
+        // `[..., :-1, :].contiguous()` copies nothing for a batch of one.
+        let copy = x.bt > 1;
+        if x.c.spec.legacy.own_loss && stack.own_loss {
+            let autocast = x.c.mode == Mode::Amp || x.c.autocast_half;
+            let sm = if autocast { 4 } else { al };
+            return LossPlan {
+                positions: s1,
+                shifted: if copy { al } else { 0 },
+                upcast: (if autocast && al == 2 { 4 } else { 0 }, s1),
+                softmax: sm,
+            };
+        }
+        let upcast = (if al == 2 { 4 } else { 0 }, x.seq);
+        match stack.loss {
+            Loss::PaddedLabels => LossPlan {
+                positions: x.seq,
+                shifted: 0,
+                upcast,
+                softmax: 4,
+            },
+            Loss::Shifted => LossPlan {
+                positions: s1,
+                shifted: if copy { 4 } else { 0 },
+                upcast,
+                softmax: 4,
+            },
+        }
     }
-    Term::of(&f)
 }
 
 /// The logits terms and the head's backward.
 pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let al = x.act();
+    let plan = LossPlan::of(x);
     put(T::LogitsOut, logits(x, 1, al));
-    if al == 2 {
-        put(T::LogitsUpcast, logits(x, 1, 4));
-    }
-    put(T::LogSoftmax, logits(x, 1, 4));
+    put(
+        T::LogitsUpcast,
+        logits_over(x, 1, plan.upcast.1, plan.upcast.0),
+    );
+    put(
+        T::LogitsShifted,
+        logits_over(x, 1, plan.positions, plan.shifted),
+    );
+    put(
+        T::LogSoftmax,
+        logits_over(x, 1, plan.positions, plan.softmax),
+    );
     if x.c.spec.final_softcap {
         // Gemma 2: logits / c, tanh (kept for backward), × c.
         put(T::LogitsSoftcap, logits(x, 1, al));
@@ -37,8 +109,11 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         put(T::LogitsKept, logits(x, 1, al));
     }
     // nll_loss's gradient and log_softmax's gradient next to the saved
-    // log-softmax: three fp32 copies at once.
-    put(T::LogitsGrads, logits(x, 2, 4));
+    // log-softmax: three copies at once.
+    put(
+        T::LogitsGrads,
+        logits_over(x, 2, plan.positions, plan.softmax),
+    );
     put(T::LogitsGradOut, logits(x, 1, al));
     head(x, put);
 }

@@ -5,6 +5,8 @@
 
 mod activations;
 mod copies;
+mod cuda;
+mod fsdp;
 mod grads;
 mod logits;
 mod params;
@@ -13,7 +15,7 @@ mod recompute;
 use super::ledger::{self, Ctx, Saved};
 use super::lora::{lora_count, Lora, LoraCount};
 use super::optim;
-use super::run::{Ckpt, Dtype, Offload};
+use super::run::{Ckpt, Dtype, Offload, Quant};
 use crate::model::{Architecture, KvGeometry, ParamStats};
 use crate::scenario::Scenario;
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
@@ -34,6 +36,9 @@ pub struct Breakdown {
     pub trainable: u128,
     /// Gradient checkpointing is on (a recompute moment exists).
     pub recompute: bool,
+    /// Layer 0 is recomputed with terms of its own (its kind or its
+    /// ledger differs from the last layer's); otherwise it shares theirs.
+    pub first_own: bool,
     /// The head trains under autocast: its gradient is made in bf16, then
     /// cast to fp32.
     pub amp_head: bool,
@@ -77,6 +82,8 @@ pub(crate) struct Inputs<'a> {
     pub layers: Layers,
     /// How the layers attend (sliding windows for the masks).
     pub geometry: KvGeometry,
+    /// The checkpointing that runs (see [`Ctx::ckpt_of`]).
+    pub ckpt: Ckpt,
 }
 
 /// What the layers save, by kind of layer (dense, MoE).
@@ -96,10 +103,13 @@ pub(crate) struct Layers {
     pub outer: ledger::Outer,
     /// The kind backward recomputes under checkpointing: the largest.
     pub largest: Saved,
+    pub largest_kind: usize,
 }
 
 impl Layers {
-    fn new(c: &Ctx, a: &Architecture, bt: u128, seq: u128) -> Layers {
+    /// `first_input_grad`: layer 0's input needs a gradient (see
+    /// `Inputs::first_input_grad`).
+    fn new(c: &Ctx, a: &Architecture, bt: u128, seq: u128, first_input_grad: bool) -> Layers {
         let kinds = a.layer_kinds();
         let ledgers = kinds.map(|(kind, count)| {
             let saved = if count > 0 {
@@ -110,7 +120,7 @@ impl Layers {
             (saved, u128::from(count))
         });
         let first_kind = if kinds[0].1 > 0 { 0 } else { 1 };
-        let layer0 = if c.full {
+        let layer0 = if first_input_grad {
             ledgers[first_kind].0
         } else {
             ledger::layer(c, kinds[first_kind].0, false)
@@ -120,11 +130,12 @@ impl Layers {
         if layer0_differs {
             groups[first_kind].1 -= 1;
         }
-        let largest = ledgers
+        let (largest_kind, largest) = ledgers
             .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(x, _)| *x)
-            .max_by_key(|x| x.bytes(bt * seq, seq) + u128::from(x.weight_copies))
+            .enumerate()
+            .filter(|(_, (_, n))| *n > 0)
+            .map(|(i, (x, _))| (i, *x))
+            .max_by_key(|(_, x)| x.bytes(bt * seq, seq) + u128::from(x.weight_copies))
             .unwrap_or_default();
         Layers {
             ledgers,
@@ -134,7 +145,15 @@ impl Layers {
             groups,
             outer: ledger::outer(c),
             largest,
+            largest_kind,
         }
+    }
+
+    /// Layer 0 differs from the layer recomputed last (the largest kind):
+    /// its own kind, or its own ledger (under LoRA its input needs no
+    /// gradient).
+    pub fn first_own(&self) -> bool {
+        self.first_kind != self.largest_kind || self.layer0 != self.largest
     }
 
     /// `f` summed over every layer.
@@ -170,8 +189,10 @@ impl<'a> Inputs<'a> {
             // Adapters are fp32 (peft's autocast_adapter_dtype).
             Some(_) => (lc.params, 4, 4, lc.tensors, lc.largest),
         };
-        let layers = Layers::new(&c, &a, bt, seq);
+        let ckpt = Ctx::ckpt_of(t, &c.spec);
+        let layers = Layers::new(&c, &a, bt, seq, Inputs::first_input_grad(&c, ckpt));
         Ok(Inputs {
+            ckpt,
             s,
             q: params::quantized(&a, t),
             h: u128::from(a.hidden),
@@ -197,17 +218,42 @@ impl<'a> Inputs<'a> {
         })
     }
 
-    /// `B × S × …` factors of a per-token quantity.
+    /// Layer 0's input needs a gradient: in full fine-tuning (the
+    /// embedding trains), under reentrant checkpointing (which trains
+    /// nothing inside otherwise: TRL and peft call
+    /// `enable_input_require_grads`), and under transformers 5's
+    /// checkpointing, which always does. Otherwise (LoRA) layer 0 saves
+    /// less.
+    fn first_input_grad(c: &Ctx, ckpt: Ckpt) -> bool {
+        c.full || ckpt == Ckpt::Reentrant || (ckpt.on() && c.stack.ckpt_input_grads)
+    }
+
+    /// `B × S × …` factors of a per-token quantity (at most three more:
+    /// a term has five, checked in debug builds).
     pub fn per_token(&self, rest: &[(u128, U)]) -> Term {
-        rest.iter().fold(
-            Term::ZERO.times(self.bt, U::Batch).times(self.seq, U::Seq),
-            |t, &(v, u)| t.times(v, u),
-        )
+        debug_assert!(rest.len() <= 3, "{rest:?}");
+        let mut f = [(0, U::Copies); 5];
+        f[0] = (self.bt, U::Batch);
+        f[1] = (self.seq, U::Seq);
+        let n = rest.len().min(3);
+        f[2..2 + n].copy_from_slice(&rest[..n]);
+        Term::of(&f[..2 + n])
     }
 
     /// Bytes per element of the residual stream.
     pub fn residual(&self) -> u128 {
         u128::from(self.c.mode.residual())
+    }
+
+    /// Bytes per unquantized stored weight: the load dtype (half but for
+    /// fp32 runs), or fp32 once prepared for k-bit training.
+    pub fn plain_bytes(&self) -> u128 {
+        let t = &self.s.train;
+        match (t.quant, t.kbit_prep, t.dtype) {
+            (Quant::None, _, _) => self.pb,
+            (_, true, _) | (_, false, Dtype::Fp32) => 4,
+            (_, false, _) => 2,
+        }
     }
 
     /// Bytes per element of matmul outputs (the compute dtype).
@@ -235,11 +281,13 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     copies::add(&x, &mut put);
     logits::add(&x, &mut put);
     recompute::add(&x, &mut put);
+    fsdp::add(&x, &mut put);
+    cuda::add(&x, &mut put);
     put(
         T::Dataset,
         Term::of(&[(u128::from(s.view.dataset_mib) << 20, U::Bytes)]),
     );
-    if t.grad_ckpt == Ckpt::Offload {
+    if x.ckpt == Ckpt::Offload {
         host = host.with(T::CkptInputs);
     }
     let pageable = if t.optim.paged() {
@@ -255,7 +303,8 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
         outer: x.layers.outer.saved,
         params: x.stats.params + x.lc.params,
         trainable: x.trainable,
-        recompute: t.grad_ckpt.on(),
+        recompute: x.ckpt.on(),
+        first_own: x.layers.first_own(),
         amp_head: x.c.full && x.c.mode == ledger::Mode::Amp,
         tied_head: x.c.full && x.a.tied,
     })

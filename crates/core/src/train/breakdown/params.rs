@@ -6,27 +6,26 @@ use super::Inputs;
 use crate::model::{Architecture, FormatOptions, Holder, WeightFormat};
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::{self, Ctx, Mode};
-use crate::train::run::{Dtype, Quant, Training};
+use crate::train::run::{Dtype, Quant, Shard, Training};
 
 /// The parameter terms.
 pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let t = &x.s.train;
     let (a, q, pb, gpus) = (&x.a, &x.q, x.pb, x.gpus);
     let on3 = x.zero >= 3;
-    // Unquantized weights: in the load dtype (half but for fp32 runs), or
-    // fp32 once prepared for k-bit training.
-    let plain_bytes = match (t.quant, t.kbit_prep, t.dtype) {
-        (Quant::None, _, _) => pb,
-        (_, true, _) | (_, false, Dtype::Fp32) => 4,
-        (_, false, _) => 2,
-    };
+    let plain_bytes = x.plain_bytes();
+    let recast = x.recast_elems();
     put(
         T::Weights,
         Term::of(&[
-            (x.stats.params - q.elems, U::Params),
+            (x.stats.params - q.elems - recast, U::Params),
             (plain_bytes, U::BytesEach),
         ])
         .split(gpus, on3),
+    );
+    put(
+        T::WeightsRecast,
+        Term::of(&[(recast, U::Params), (2, U::BytesEach)]).split(gpus, on3),
     );
     put(
         T::QuantWeights,
@@ -40,6 +39,18 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         T::Dequantized,
         Term::of(&[(q.largest, U::Elements), (q.dequant_bytes, U::BytesEach)]),
     );
+    // Under autocast, beside it the matmul's incoming gradient in the
+    // compute dtype and the input's gradient it makes (bf16 `grad_output @
+    // dequantized`; without autocast the product runs in the stream's
+    // dtype over the saved tensors' own: measured none). Measured:
+    // Mistral-7B cut to 2 layers, nf4, 5.23.0, bf16 autocast
+    // (t4_rows.jsonl): down_proj's (14336 + 4096) per token in bf16.
+    if x.c.mode == Mode::Amp {
+        put(
+            T::DequantizedIo,
+            x.per_token(&[(q.largest_io, U::Elements), (q.compute, U::BytesEach)]),
+        );
+    }
     // DoRA's per-layer transient (see `ledger::Ledger::dora`), the largest
     // of the layer kinds'.
     put(
@@ -57,16 +68,19 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             (q.compute, U::BytesEach),
         ]),
     );
+    // FSDP1 flattens parameters only: every rank keeps whole buffers.
     put(
         T::Buffers,
-        Term::of(&[(u128::from(a.buffer_bytes(t.dtype.param_bytes())), U::Bytes)]).split(gpus, on3),
+        Term::of(&[(u128::from(a.buffer_bytes(t.dtype.param_bytes())), U::Bytes)])
+            .split(gpus, on3 && x.s.parallel.shard == Shard::Generic),
     );
     put(
         T::LoraAdapters,
         Term::of(&[(x.lc.params, U::Params), (4, U::BytesEach)]).split(gpus, on3),
     );
-    if on3 {
-        // The largest module is gathered whole, with its gradient.
+    if on3 && x.s.parallel.shard == Shard::Generic {
+        // The largest module is gathered whole, with its gradient (FSDP1
+        // gathers its own units: `fsdp.rs`).
         put(
             T::ZeroGathered,
             Term::of(&[
@@ -101,6 +115,8 @@ pub(crate) struct Quantized {
     pub state: u128,
     /// Elements of the largest quantized weight.
     pub largest: u128,
+    /// Its input and output widths together.
+    pub largest_io: u128,
     /// Bytes per element of its dequantized copies (both, in backward,
     /// when the load and compute dtypes differ).
     pub dequant_bytes: u128,
@@ -172,5 +188,24 @@ pub(super) fn quantized(a: &Architecture, t: &Training) -> Quantized {
     q.packed = held.packed;
     q.state = held.state;
     q.largest = held.largest;
+    q.largest_io = held.largest_io;
     q
+}
+
+impl Inputs<'_> {
+    /// Elements of the embeddings and the head that TRL puts back in bf16
+    /// after k-bit preparation ([`crate::train::stack::Trainer::recasts_embeddings`]),
+    /// when training a prepared 4-bit or 8-bit base under bf16 autocast.
+    pub fn recast_elems(&self) -> u128 {
+        if self.s.train.recasts_embeddings() {
+            let head = if self.a.tied {
+                0
+            } else {
+                u128::from(self.a.vocab) * u128::from(self.a.hidden)
+            };
+            self.stats.embedding + head
+        } else {
+            0
+        }
+    }
 }

@@ -1,5 +1,7 @@
 //! Under gradient checkpointing, backward recomputes one layer's forward at
-//! a time; and LoRA over fused experts makes a merged weight's gradient.
+//! a time; a layer's backward holds its MLP's gradients and makes its first
+//! weight gradient, and layer 0's holds only its own saved tensors; and
+//! LoRA over fused experts makes a merged weight's gradient.
 
 use super::activations::sliding_masks;
 use super::copies::copies;
@@ -7,38 +9,162 @@ use super::Inputs;
 use crate::model::family::Mlp;
 use crate::model::ModuleName;
 use crate::terms::{Term, TermId as T, Unit as U};
-use crate::train::ledger::Mode;
+use crate::train::ledger::{Mode, Part, Saved};
 
-/// The recompute terms and the merged experts' gradient.
+/// The recompute terms, a layer's backward and the merged experts'
+/// gradient.
 pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
-    if x.s.train.grad_ckpt.on() {
-        recomputed(x, put);
+    let ly = &x.layers;
+    let ckpt = x.ckpt.on();
+    // The last layer's (the largest kind's) and layer 0's; when layer 0 is
+    // like the last layer it is estimated with the last layer's terms.
+    // Layer 0's saved tensors are what is left of the activations by its
+    // backward, checkpointed or not.
+    let first_own = ly.first_own();
+    one_layer(
+        x,
+        &LAST,
+        &ly.largest,
+        ly.largest_kind == 1,
+        ckpt || !first_own,
+        put,
+    );
+    if first_own {
+        one_layer(x, &FIRST, &ly.layer0, ly.first_kind == 1, true, put);
+    }
+    if ckpt {
+        layer_forward(x, put);
+    }
+    put(T::RecomputeMask, sliding_masks(x, x.mask_layers().min(1)));
+    let scores =
+        |extra: u64| x.per_token(&[(x.seq, U::KeyPositions), (u128::from(extra), U::BytesEach)]);
+    put(T::ScoresTransient, scores(ly.largest.scores_fwd_extra));
+    put(
+        T::ScoresMask,
+        Term::of(&[
+            (x.seq, U::Seq),
+            (x.seq, U::KeyPositions),
+            (u128::from(ly.largest.scores_mask), U::BytesEach),
+        ]),
+    );
+    put(T::ScoresTransientBwd, scores(ly.largest.scores_bwd_extra));
+    if ckpt && ly.largest.scores_bwd_extra > 0 {
+        // What the recomputed layer still holds at its attention's
+        // backward: all it saved but its MLP's (or experts').
+        let pt = &ly.largest.per_token;
+        let mlp: u64 = [Part::Mlp, Part::Experts, Part::Router]
+            .iter()
+            .map(|p| pt[*p as usize])
+            .sum();
+        put(
+            T::RecomputeAttn,
+            x.per_token(&[(u128::from(ly.largest.token_bytes() - mlp), U::BytesEach)]),
+        );
+    }
+    if x.ckpt.on() {
+        put(
+            T::RecomputeMaskedKv,
+            x.per_token(&[
+                (x.mask_layers().min(1), U::Layers),
+                (u128::from(ly.largest.masked_kv), U::BytesEach),
+            ]),
+        );
     }
     merged_grad(x, put);
 }
 
-/// One recomputed layer (the largest kind): what it saves, its scores,
-/// weight copies and sliding-window mask; and the checkpointed forward's
-/// own highest moment.
-fn recomputed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
-    let layer = &x.layers.largest;
+/// The terms one layer's recompute and backward are made of.
+struct LayerIds {
+    saved: T,
+    scores: T,
+    copies: T,
+    mlp: T,
+    entry: T,
+    weight_grad: T,
+}
+
+/// Backward's first layer, the last of the model (of the largest kind).
+const LAST: LayerIds = LayerIds {
+    saved: T::Recompute,
+    scores: T::RecomputeScores,
+    copies: T::RecomputeCopies,
+    mlp: T::LayerBackward,
+    entry: T::LayerBackwardEntry,
+    weight_grad: T::LayerWeightGrad,
+};
+
+/// Backward's last layer, layer 0 (its own kind; under LoRA its input
+/// needs no gradient).
+const FIRST: LayerIds = LayerIds {
+    saved: T::RecomputeFirst,
+    scores: T::RecomputeScoresFirst,
+    copies: T::RecomputeCopiesFirst,
+    mlp: T::LayerBackwardFirst,
+    entry: T::LayerBackwardEntryFirst,
+    weight_grad: T::LayerWeightGradFirst,
+};
+
+/// One layer: what it saves, its scores and weight copies (when `saved`:
+/// recomputed under checkpointing; layer 0's, the last left), then inside
+/// its backward, at its MLP, the gradients
+/// the ledger counts beyond the saved tensors
+/// ([`crate::train::ledger::Saved::backward_mlp`]; a MoE layer's as it
+/// enters its experts, before any weight gradient) and, in full
+/// fine-tuning, the first weight gradient it makes, the down projection's
+/// (dense `ffn × hidden`; a MoE layer's routed experts' `experts × moe_ffn
+/// × hidden`).
+///
+/// Measured: Mistral-7B full fine-tuning with checkpointing at 8 × 4096
+/// (t4_rows.jsonl, transformers 5.23.0): the backward peak is inside layer
+/// 0's MLP backward, with every other layer's gradients and its
+/// down_proj's made; tiny-qwen3_moe with checkpointing (moe_aux_rows.jsonl):
+/// inside layer 0's experts' backward.
+fn one_layer(
+    x: &Inputs,
+    ids: &LayerIds,
+    layer: &Saved,
+    moe: bool,
+    saved: bool,
+    put: &mut impl FnMut(T, Term),
+) {
+    if saved {
+        put(
+            ids.saved,
+            x.per_token(&[(u128::from(layer.token_bytes()), U::BytesEach)]),
+        );
+        put(
+            ids.scores,
+            x.per_token(&[
+                (x.seq, U::KeyPositions),
+                (u128::from(layer.per_token_key), U::BytesEach),
+            ]),
+        );
+        put(
+            ids.copies,
+            copies(u128::from(layer.weight_copies) + u128::from(layer.weight_copies_uncached)),
+        );
+    }
     put(
-        T::Recompute,
-        x.per_token(&[(u128::from(layer.token_bytes()), U::BytesEach)]),
-    );
-    layer_forward(x, put);
-    put(
-        T::RecomputeScores,
-        x.per_token(&[
-            (x.seq, U::KeyPositions),
-            (u128::from(layer.per_token_key), U::BytesEach),
-        ]),
+        ids.mlp,
+        x.per_token(&[(u128::from(layer.backward_mlp), U::BytesEach)]),
     );
     put(
-        T::RecomputeCopies,
-        copies(u128::from(layer.weight_copies) + u128::from(layer.weight_copies_uncached)),
+        ids.entry,
+        x.per_token(&[(u128::from(layer.backward_entry), U::BytesEach)]),
     );
-    put(T::RecomputeMask, sliding_masks(x, x.mask_layers().min(1)));
+    if x.lora.is_none() {
+        let a = &x.a;
+        let down = if moe {
+            u128::from(a.experts) * u128::from(a.moe_ffn)
+        } else {
+            u128::from(a.ffn)
+        };
+        put(
+            ids.weight_grad,
+            // Made whole, before any reduction shards it.
+            Term::of(&[(down * x.h, U::Params), (x.grad_bytes, U::BytesEach)]),
+        );
+    }
 }
 
 /// The forward under checkpointing saves nothing: a gated MLP's highest

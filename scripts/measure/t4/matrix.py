@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The measured matrix: runs measure48.py / fsdp48.py one configuration at a time (nice, 1 thread).
+
+usage: matrix.py VENV_PYTHON OUT.jsonl GROUP[,GROUP...] [--only SUBSTR] [--tags FILE] [--dry]
+(--tags: a file of exact tags, one per line, to run only those)
+groups: lora1 (Mistral LoRA one GPU), bigcode, fullft, mixtral, loss (loss swaps on 4.x), fsdp
+Each configuration's tag names it; rows append to OUT.jsonl.
+"""
+import itertools, os, subprocess, sys, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CFG = os.environ.get("HF_CONFIGS", os.path.join(HERE, "..", "..", "..", "crates", "core", "tests", "fixtures", "hf_configs"))
+SCRATCH_CFG = os.environ.get("T4_CFG", "/work/scratch-t4/cfg")
+SIZES = [(1, 2048), (4, 2048), (8, 4096)]
+
+
+def cfg(name):
+    p = os.path.join(CFG, name + ".json")
+    return p if os.path.exists(p) else os.path.join(SCRATCH_CFG, name + ".json")
+
+
+def lora1():
+    for (b, s), gc, attn in itertools.product(SIZES, ("reentrant", "nonreentrant"), ("fa2emu", "sdpa")):
+        yield (f"lora1:mistral-7b:qkvo:r16:bf16+amp:{gc}:{attn}:b{b}s{s}",
+               ["measure48.py", "--config", cfg("mistral-7b"), "--dtype", "bf16", "--autocast", "1", "--lora", "1",
+                "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05", "--gc", gc, "--attn", attn,
+                "--batch", str(b), "--seq", str(s)])
+    # without accelerate's autocast (bf16 model, fp32 adapters as peft makes them)
+    yield ("lora1:mistral-7b:qkvo:r16:bf16-noamp:reentrant:fa2emu:b4s2048",
+           ["measure48.py", "--config", cfg("mistral-7b"), "--dtype", "bf16", "--lora", "1", "--lora-r", "16",
+            "--lora-alpha", "16", "--lora-dropout", "0.05", "--gc", "reentrant", "--attn", "fa2emu", "--batch", "4", "--seq", "2048"])
+
+
+def loss():
+    for (b, s), lo in itertools.product(SIZES[1:], ("v5", "v448")):
+        yield (f"loss:mistral-7b:qkvo:r16:bf16+amp:reentrant:fa2emu:b{b}s{s}:loss={lo}",
+               ["measure48.py", "--config", cfg("mistral-7b"), "--dtype", "bf16", "--autocast", "1", "--lora", "1",
+                "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05", "--gc", "reentrant", "--attn", "fa2emu",
+                "--batch", str(b), "--seq", str(s), "--loss", lo])
+
+
+def bigcode():
+    for model, dt, attn, gc in itertools.product(("starcoderbase-1b",), ("bf16", "amp_bf16"), ("fa2emu", "sdpa"), ("off", "reentrant")):
+        extra = ["--autocast", "1"] if dt == "bf16" else []
+        yield (f"bigcode:{model}:full:{dt}{'+amp' if extra else ''}:{gc}:{attn}:b4s2048:cache1",
+               ["measure48.py", "--config", cfg(model), "--dtype", dt, *extra, "--gc", gc, "--attn", attn,
+                "--batch", "4", "--seq", "2048", "--use-cache", "1"])
+    for gc in ("off", "reentrant", "nonreentrant"):
+        yield (f"bigcode:starcoderbase-1b:full:bf16+amp:{gc}:fa2emu:b4s2048:cache0",
+               ["measure48.py", "--config", cfg("starcoderbase-1b"), "--dtype", "bf16", "--autocast", "1", "--gc", gc,
+                "--attn", "fa2emu", "--batch", "4", "--seq", "2048", "--use-cache", "0"])
+    yield ("bigcode:starcoderbase-1b:full:bf16+amp:nonreentrant:fa2emu:b4s2048:cache1",
+           ["measure48.py", "--config", cfg("starcoderbase-1b"), "--dtype", "bf16", "--autocast", "1", "--gc", "nonreentrant",
+            "--attn", "fa2emu", "--batch", "4", "--seq", "2048", "--use-cache", "1"])
+    for gc in ("off", "reentrant"):
+        # pure bf16 (model loaded in bf16, Trainer bf16=False: no autocast)
+        yield (f"bigcode:starcoderbase-1b:full:bf16-noamp:{gc}:fa2emu:b4s2048:cache1",
+               ["measure48.py", "--config", cfg("starcoderbase-1b"), "--dtype", "bf16", "--gc", gc,
+                "--attn", "fa2emu", "--batch", "4", "--seq", "2048", "--use-cache", "1"])
+    for gc in ("off", "reentrant"):
+        yield (f"bigcode:santacoder:full:bf16+amp:{gc}:fa2emu:b8s2048:cache1",
+               ["measure48.py", "--config", cfg("santacoder"), "--dtype", "bf16", "--autocast", "1", "--gc", gc,
+                "--attn", "fa2emu", "--batch", "8", "--seq", "2048", "--use-cache", "1"])
+
+
+def fullft():
+    for model, gc, attn in itertools.product(("llama3.1-8b", "mistral-7b"), ("reentrant", "nonreentrant"), ("fa2emu", "sdpa")):
+        yield (f"fullft:{model}:full:bf16+amp:{gc}:{attn}:b8s4096",
+               ["measure48.py", "--config", cfg(model), "--dtype", "bf16", "--autocast", "1", "--gc", gc, "--attn", attn,
+                "--batch", "8", "--seq", "4096"])
+    yield ("fullft:llama3.1-8b:full:amp_bf16:reentrant:fa2emu:b8s4096",
+           ["measure48.py", "--config", cfg("llama3.1-8b"), "--dtype", "amp_bf16", "--gc", "reentrant", "--attn", "fa2emu",
+            "--batch", "8", "--seq", "4096"])
+
+
+def mixtral():
+    # 4.x experts are nn.Linear and route with torch.where (data dependent): real CPU tensors, shrunk config
+    for gc, attn, tg in itertools.product(("reentrant", "nonreentrant"), ("sdpa", "fa2emu"), ("qkvo", "all")):
+        targets = "q_proj,k_proj,v_proj,o_proj" if tg == "qkvo" else "q_proj,k_proj,v_proj,o_proj,w1,w2,w3"
+        yield (f"mixtral:mixtral-shrunk:lora-{tg}:r16:bf16+amp:{gc}:{attn}:b2s512:real",
+               ["measure48.py", "--config", cfg("mixtral-shrunk"), "--dtype", "bf16", "--autocast", "1", "--lora", "1",
+                "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05", "--lora-targets", targets, "--gc", gc,
+                "--attn", attn, "--batch", "2", "--seq", "512", "--mode", "real"])
+
+
+def fsdp():
+    for (b, s), gc in itertools.product(SIZES, ("reentrant", "nonreentrant")):
+        yield (f"fsdp:mistral-7b:qkvo:r16:bf16:{gc}:fa2emu:b{b}s{s}:peftwrap:orig1",
+               ["fsdp48.py", "--config", cfg("mistral-7b"), "--lora", "1", "--lora-r", "16", "--lora-alpha", "16",
+                "--lora-dropout", "0.05", "--gc", gc, "--batch", str(b), "--seq", str(s), "--wrap", "peft",
+                "--use-orig-params", "1", "--prefetch", "BACKWARD_PRE"])
+    yield ("fsdp:mistral-7b:qkvo:r16:bf16:reentrant:fa2emu:b4s2048:peftwrap:orig0",
+           ["fsdp48.py", "--config", cfg("mistral-7b"), "--lora", "1", "--lora-r", "16", "--lora-alpha", "16",
+            "--lora-dropout", "0.05", "--gc", "reentrant", "--batch", "4", "--seq", "2048", "--wrap", "peft",
+            "--use-orig-params", "0", "--prefetch", "BACKWARD_PRE"])
+    yield ("fsdp:mistral-7b:qkvo:r16:bf16:reentrant:fa2emu:b4s2048:peftwrap:orig1:noprefetch",
+           ["fsdp48.py", "--config", cfg("mistral-7b"), "--lora", "1", "--lora-r", "16", "--lora-alpha", "16",
+            "--lora-dropout", "0.05", "--gc", "reentrant", "--batch", "4", "--seq", "2048", "--wrap", "peft",
+            "--use-orig-params", "1", "--prefetch", "NONE"])
+    for model, gc in itertools.product(("llama3.1-8b", "mistral-7b"), ("reentrant", "nonreentrant")):
+        yield (f"fsdp:{model}:full:bf16:{gc}:fa2emu:b8s4096:transformerwrap:orig1",
+               ["fsdp48.py", "--config", cfg(model), "--gc", gc, "--batch", "8", "--seq", "4096", "--wrap", "transformer",
+                "--use-orig-params", "1", "--prefetch", "BACKWARD_PRE"])
+    for gc, cache in (("nonreentrant", "1"), ("reentrant", "0")):
+        yield (f"fsdp:starcoderbase-1b:full:bf16:{gc}:fa2emu:b4s2048:transformerwrap:orig1:cache{cache}",
+               ["fsdp48.py", "--config", cfg("starcoderbase-1b"), "--gc", gc, "--batch", "4", "--seq", "2048",
+                "--wrap", "transformer", "--use-orig-params", "1", "--prefetch", "BACKWARD_PRE", "--use-cache", cache])
+    yield ("fsdp:starcoderbase-1b:full:bf16:reentrant:fa2emu:b4s2048:transformerwrap:orig1:cache1",
+           ["fsdp48.py", "--config", cfg("starcoderbase-1b"), "--gc", "reentrant", "--batch", "4", "--seq", "2048",
+            "--wrap", "transformer", "--use-orig-params", "1", "--prefetch", "BACKWARD_PRE", "--use-cache", "1"])
+
+
+GROUPS = dict(lora1=lora1, loss=loss, bigcode=bigcode, fullft=fullft, mixtral=mixtral, fsdp=fsdp)
+
+
+def main():
+    py, out, groups = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+    tags = set(open(sys.argv[sys.argv.index("--tags") + 1]).read().split()) if "--tags" in sys.argv else None
+    dry = "--dry" in sys.argv
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    for g in groups:
+        for tag, argv in GROUPS[g]():
+            if only and only not in tag:
+                continue
+            if tags is not None and tag not in tags:
+                continue
+            cmd = ["nice", "-n", "10", py, os.path.join(HERE, argv[0]), *argv[1:], "--tag", tag, "--out", out]
+            if "--dump" not in argv:
+                cmd += ["--dump", "12"]
+            if dry:
+                print(" ".join(cmd)); continue
+            t0 = time.time()
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            last = (p.stdout.strip().splitlines() or [""])[-1]
+            print(f"{time.time()-t0:6.1f}s rc={p.returncode} {tag} {last[:200]}", flush=True)
+            if p.returncode:
+                print(p.stdout[-1500:], p.stderr[-1500:], flush=True)
+
+
+if __name__ == "__main__":
+    main()
