@@ -253,7 +253,7 @@ pub fn ContextChart(page: Page) -> impl IntoView {
     let drawing = move || {
         what.with(|w| match w {
             Some(Drawing::Context(d)) => Some((d.limit, d.now, d.points.last().map(|p| p.x))),
-            _ => None,
+            Some(Drawing::Phases(_) | Drawing::Steps(_)) | None => None,
         })
     };
     let summary = move || {

@@ -142,9 +142,13 @@ impl Page {
     /// and the new tokens (transformers), or `max_model_len` (vLLM).
     pub fn longest_tokens(&self) -> Option<u32> {
         let new = self.scenario.with(|s| s.infer.new.get());
-        self.longest_context.get().map(|(key, n)| match key {
-            Key::Prompt => n.saturating_add(new),
-            _ => n,
+        // The prompt's answer leaves room for the new tokens after it.
+        self.longest_context.get().map(|(key, n)| {
+            if key == Key::Prompt {
+                n.saturating_add(new)
+            } else {
+                n
+            }
         })
     }
 
