@@ -15,7 +15,7 @@
 //! and options the file does not hold.
 
 use crate::model::family::{
-    Act, AttnBias, Layout, Mlp, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared, Spec,
+    Act, AttnBias, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared, Spec,
 };
 use crate::model::LayerKind;
 use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
@@ -1116,88 +1116,8 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
     let x_rg = l.rg(x);
     let w_tr = c.full;
     let xd = l.dt(x);
-    // LoRA on the router and the experts (peft's `ParamWrapper`, through
-    // its conversion for fused experts): the weight is merged with its
-    // delta for the forward, `W + scale · B A` in the weights' dtype (the
-    // fp32 adapters cast to a half base's dtype), and the merged weight,
-    // which needs a gradient, is saved like a trained one's input.
-    let lora = c.lora.filter(|_| spec.peft_experts);
-    let adapts = |m: M| lora.is_some_and(|l| l.adapts(c.arch.family.module(m)));
-    let (gu_lora, down_lora, router_lora) = (
-        adapts(M::ExpertsGateUp),
-        adapts(M::ExpertsDown),
-        adapts(M::Router),
-    );
-    let pb = c.mode.param();
-    let r = lora.map_or(0, |l| l.r);
-    let casts = if pb == 4 { 0 } else { pb };
-    if gu_lora {
-        l.weight_copies_uncached += pb * e * 2 * f * h + casts * e * 2 * r * (h + 2 * f);
-    }
-    if down_lora {
-        l.weight_copies_uncached += pb * e * h * f + casts * e * r * (h + f);
-    }
-    if router_lora {
-        l.weight_copies_uncached += pb * e * h + casts * r * (h + e);
-    }
-    // The router.
-    let weight_dt = match spec.router {
-        Router::Softmax => {
-            let logits = l.linear_plain(x, h, e, 0);
-            if router_lora && x_rg {
-                l.save(x);
-            }
-            let rg = l.rg(logits);
-            if rg {
-                let probs = l.new_t(e, 4, true, Part::Router);
-                l.save(probs);
-                if spec.normalize_top_k {
-                    // router_top_value /= sum: a clone and the sum kept.
-                    let top = l.new_t(k + 1, 4, true, Part::Router);
-                    l.save(top);
-                }
-            }
-            if spec.weights_in_logits_dtype {
-                l.dt(logits)
-            } else {
-                4
-            }
-        }
-        Router::SoftmaxFp32 | Router::SigmoidGrouped => {
-            // F.linear(x.float(), W.float()): an fp32 copy of the input
-            // (saved for the weight's gradient) and of the weight (for the
-            // input's).
-            let xf = l.new_t(h, 4, x_rg, Part::Router);
-            if w_tr {
-                l.save(xf);
-            }
-            if x_rg {
-                l.weight_copies_uncached += 4 * e * h;
-            }
-            let rg = x_rg || w_tr;
-            if rg {
-                let probs = l.new_t(e, 4, true, Part::Router);
-                l.save(probs);
-                if spec.router == Router::SigmoidGrouped {
-                    // gathered weights normalised in place: a clone, and the
-                    // denominator.
-                    let top = l.new_t(k + 1, 4, true, Part::Router);
-                    l.save(top);
-                }
-            }
-            4
-        }
-        Router::TopKSoftmax => {
-            let logits = l.linear_plain(x, h, e, e);
-            let dt = l.dt(logits);
-            if l.rg(logits) {
-                // softmax over the k top logits, in their dtype.
-                let p = l.new_t(k, dt, true, Part::Router);
-                l.save(p);
-            }
-            dt
-        }
-    };
+    let (gu_lora, down_lora, router_lora) = expert_lora_merges(l, spec, (h, e, f));
+    let weight_dt = router(l, x, spec, router_lora, (h, e, k));
     let rg_any = x_rg || w_tr;
     let idx = l.new_t(8 * k, 1, rg_any, Part::Router);
     if rg_any {
@@ -1262,6 +1182,100 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
         }
     }
     l.new_t(h, xd, true, Part::Experts)
+}
+
+/// LoRA on the router and the experts (peft's `ParamWrapper`, through its
+/// conversion for fused experts): each merged weight's bytes; whether the
+/// gate/up experts, the down experts and the router are adapted.
+fn expert_lora_merges(l: &mut Ledger, spec: Moe, (h, e, f): (u64, u64, u64)) -> (bool, bool, bool) {
+    // The weight is merged with its
+    // delta for the forward, `W + scale · B A` in the weights' dtype (the
+    // fp32 adapters cast to a half base's dtype), and the merged weight,
+    // which needs a gradient, is saved like a trained one's input.
+    let c = l.c;
+    let lora = c.lora.filter(|_| spec.peft_experts);
+    let adapts = |m: M| lora.is_some_and(|l| l.adapts(c.arch.family.module(m)));
+    let (gu_lora, down_lora, router_lora) = (
+        adapts(M::ExpertsGateUp),
+        adapts(M::ExpertsDown),
+        adapts(M::Router),
+    );
+    let pb = c.mode.param();
+    let r = lora.map_or(0, |l| l.r);
+    let casts = if pb == 4 { 0 } else { pb };
+    if gu_lora {
+        l.weight_copies_uncached += pb * e * 2 * f * h + casts * e * 2 * r * (h + 2 * f);
+    }
+    if down_lora {
+        l.weight_copies_uncached += pb * e * h * f + casts * e * r * (h + f);
+    }
+    if router_lora {
+        l.weight_copies_uncached += pb * e * h + casts * r * (h + e);
+    }
+    (gu_lora, down_lora, router_lora)
+}
+
+/// The router's forward, what it saves, and the dtype of the weights it
+/// gives the experts.
+fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, u64, u64)) -> u64 {
+    let (x_rg, w_tr) = (l.rg(x), l.c.full);
+    match spec.router {
+        Router::Softmax => {
+            let logits = l.linear_plain(x, h, e, 0);
+            if router_lora && x_rg {
+                l.save(x);
+            }
+            let rg = l.rg(logits);
+            if rg {
+                let probs = l.new_t(e, 4, true, Part::Router);
+                l.save(probs);
+                if spec.normalize_top_k {
+                    // router_top_value /= sum: a clone and the sum kept.
+                    let top = l.new_t(k + 1, 4, true, Part::Router);
+                    l.save(top);
+                }
+            }
+            if spec.weights_in_logits_dtype {
+                l.dt(logits)
+            } else {
+                4
+            }
+        }
+        Router::SoftmaxFp32 | Router::SigmoidGrouped => {
+            // F.linear(x.float(), W.float()): an fp32 copy of the input
+            // (saved for the weight's gradient) and of the weight (for the
+            // input's).
+            let xf = l.new_t(h, 4, x_rg, Part::Router);
+            if w_tr {
+                l.save(xf);
+            }
+            if x_rg {
+                l.weight_copies_uncached += 4 * e * h;
+            }
+            let rg = x_rg || w_tr;
+            if rg {
+                let probs = l.new_t(e, 4, true, Part::Router);
+                l.save(probs);
+                if spec.router == Router::SigmoidGrouped {
+                    // gathered weights normalised in place: a clone, and the
+                    // denominator.
+                    let top = l.new_t(k + 1, 4, true, Part::Router);
+                    l.save(top);
+                }
+            }
+            4
+        }
+        Router::TopKSoftmax => {
+            let logits = l.linear_plain(x, h, e, e);
+            let dt = l.dt(logits);
+            if l.rg(logits) {
+                // softmax over the k top logits, in their dtype.
+                let p = l.new_t(k, dt, true, Part::Router);
+                l.save(p);
+            }
+            dt
+        }
+    }
 }
 
 /// `GPT2Block` and `GPTBigCodeBlock`: LayerNorm → `c_attn` (addmm, h → q +
