@@ -1244,9 +1244,13 @@ fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, 
         Router::SoftmaxFp32 | Router::SigmoidGrouped => {
             // F.linear(x.float(), W.float()): an fp32 copy of the input
             // (saved for the weight's gradient) and of the weight (for the
-            // input's).
+            // input's). An adapted router's weight needs a gradient too
+            // (peft's `ParamWrapper`): Moonlight's all-linear LoRA rows
+            // without checkpointing were T.h.4 bytes low per MoE layer
+            // (trace of a 3-layer Moonlight, transformers 5.23: `_to_copy
+            // (T, h) float32` alive from the forward to the layer's backward).
             let xf = l.new_t(h, 4, x_rg, Part::Router);
-            if w_tr {
+            if w_tr || router_lora {
                 l.save(xf);
             }
             if x_rg {
@@ -1365,8 +1369,10 @@ pub struct Outer {
     pub per_position: u64,
 }
 
-/// The embedding and the head: what they save.
-pub fn outer(c: &Ctx) -> Outer {
+/// The embedding and the head: what they save. `input_grad`: the token
+/// embedding's output requires a gradient (layer 0's input does, see
+/// `Inputs::first_input_grad`).
+pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
     let a = c.arch;
     let spec = c.spec;
     let h = u64::from(a.hidden);
@@ -1376,7 +1382,17 @@ pub fn outer(c: &Ctx) -> Outer {
         Positions::Learned => {
             // wte(ids) + wpe(pos): the sum, then embd dropout; wpe's backward
             // keeps the int64 position ids.
-            let sum = l.new_t(h, c.mode.residual(), c.full, Part::Residual);
+            if input_grad && !c.full {
+                // `enable_input_require_grads` (LoRA with checkpointing) makes
+                // wte's output a leaf that requires a gradient: its
+                // AccumulateGrad node keeps it until backward is through, and
+                // the sum's dropout now saves its mask
+                // (scripts/measure/long/NOTES.md section 6: GPT-2 and
+                // StarCoder rows were T.h.3 bytes low).
+                let wte = l.new_t(h, c.mode.residual(), true, Part::Residual);
+                l.save(wte);
+            }
+            let sum = l.new_t(h, c.mode.residual(), c.full || input_grad, Part::Residual);
             l.dropout(sum, h, c.p_embd);
             if c.full {
                 per_position += 8;

@@ -143,7 +143,7 @@ impl Layers {
             layer0,
             layer0_differs,
             groups,
-            outer: ledger::outer(c),
+            outer: ledger::outer(c, first_input_grad),
             largest,
             largest_kind,
         }
