@@ -665,7 +665,7 @@ fn transformers_4_stacks_within_budget() {
 
 #[test]
 fn fsdp1_within_budget() {
-    check_file("fsdp1_rows", 18);
+    check_file("fsdp1_rows", 36);
 }
 
 #[test]

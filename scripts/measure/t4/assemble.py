@@ -102,14 +102,17 @@ def qlora(r):
 def fsdp(r):
     cfg = cfg_of(r)
     out, m = common(r, cfg, r["model"])
+    fa = r.get("attn", "fa2emu") == "fa2emu"  # rows before fsdp48.py's --attn are all fa2emu
     out.update(
         dtype="bf16", optim="adamw", batch=r["batch"], seq=r["seq"], grad_ckpt=True, gc_reentrant=r["gc"] == "reentrant",
-        attn="flash_attention_2", lora=bool(r["lora"]), lora_r=r.get("lora_r"), lora_alpha=r.get("lora_alpha"),
-        lora_targets=r.get("lora_targets"), lora_dropout=r.get("lora_dropout"), keep_outputs=False, dropout0=False,
+        attn="flash_attention_2" if fa else r["attn"], lora=bool(r["lora"]), lora_r=r.get("lora_r"),
+        lora_alpha=r.get("lora_alpha"), lora_targets=r.get("lora_targets"), lora_dropout=r.get("lora_dropout"),
+        keep_outputs=False, dropout0=False,
         cuda_like=True, iters=2, fwd_only=False, use_cache=bool(r["use_cache"]), published_params=None,
         arch=r.get("arch"), measured=m, transformers=r["transformers"], torch=r["torch"], peft=r.get("peft"),
         trl=r.get("trl"), accelerate=r.get("accelerate"), bitsandbytes=None, trainer=r.get("trainer"),
-        attn_impl="flash_attention_2", attn_emulated="flash-attn 2.7.3 (csrc/flash_attn/flash_api.cpp) allocations",
+        attn_impl="flash_attention_2" if fa else r["attn"],
+        attn_emulated="flash-attn 2.7.3 (csrc/flash_attn/flash_api.cpp) allocations" if fa else None,
         shard="fsdp1", gpus=2, rank=0, fsdp=dict(version=1, sharding_strategy="FULL_SHARD", backward_prefetch=r["prefetch"],
         forward_prefetch=False, limit_all_gathers=True, use_orig_params=r["use_orig_params"], mixed_precision=None,
         auto_wrap_policy="peft.utils.other.fsdp_auto_wrap_policy" if r["wrap"] == "peft" else

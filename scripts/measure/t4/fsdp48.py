@@ -108,7 +108,8 @@ def run(args):
     arch = GT.arch_numbers(cfg)
     B, L = args.batch, args.seq
     GT.apply_cuda_like_patches()
-    M48.install_fa2emu()
+    if args.attn == "fa2emu":
+        M48.install_fa2emu()
     tracker = M48.Tracker(logits_numel=B * L * arch["vocab"])
     install_storage_hooks(tracker)
     fake_mode = FakeTensorMode()
@@ -118,7 +119,7 @@ def run(args):
     try:
         tracker.set_phase("init")
         model = transformers.AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16,
-                                                              attn_implementation="flash_attention_2")
+                                                              attn_implementation=ATTN_IMPL[args.attn])
         if args.lora:
             import peft
             model.enable_input_require_grads()
@@ -249,7 +250,7 @@ def run(args):
                 versions=dict(torch=torch.__version__, transformers=transformers.__version__),
                 transformers=transformers.__version__, torch=torch.__version__.split("+")[0],
                 peft=M48._ver("peft") if args.lora else None, trl=M48._ver("trl"), accelerate=M48._ver("accelerate"),
-                trainer="trl" if args.lora else "hf", attn="fa2emu", attn_impl="flash_attention_2",
+                trainer="trl" if args.lora else "hf", attn=args.attn, attn_impl=ATTN_IMPL[args.attn],
                 shard="fsdp1:FULL_SHARD", gpus=2, rank=0, dtype="bf16", mixed_precision="no", mode="fake",
                 optim="adamw", grad_ckpt=True, gc_reentrant=args.gc == "reentrant", arch=arch,
                 lora_r=args.lora_r if args.lora else None, lora_alpha=args.lora_alpha if args.lora else None,
@@ -257,6 +258,10 @@ def run(args):
                 lora_targets=args.lora_targets if args.lora else None,
                 n_params_local=sum(p.numel() for p in fmodel.parameters()),
                 **({"debug_allocs": [[r[0], r[1], r[2], r[3], r[6]] for r in tracker.recs]} if tracker.debug_out else {}))
+
+
+# The model's attn_implementation for each --attn.
+ATTN_IMPL = {"fa2emu": "flash_attention_2", "sdpa": "sdpa"}
 
 
 def main():
@@ -275,6 +280,8 @@ def main():
     ap.add_argument("--use-cache", type=int, default=0)
     ap.add_argument("--wrap", default="peft", choices=["peft", "transformer"],
                     help="LoRA: peft's fsdp_auto_wrap_policy (what the Trainer sets) or decoder layers only (mixed flat params)")
+    ap.add_argument("--attn", default="fa2emu", choices=sorted(ATTN_IMPL),
+                    help="fa2emu: flash-attn 2's allocations emulated (measure48.py); sdpa: torch's SDPA")
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--dump", type=int, default=30)
     ap.add_argument("--tag", default="")

@@ -110,7 +110,24 @@ def fsdp():
             "--wrap", "transformer", "--use-orig-params", "1", "--prefetch", "BACKWARD_PRE", "--use-cache", "1"])
 
 
-GROUPS = dict(lora1=lora1, loss=loss, bigcode=bigcode, fullft=fullft, mixtral=mixtral, fsdp=fsdp)
+def fsdp_more():
+    """FSDP1 beyond the first matrix: full fine-tuning and SDPA on every release (issue 16)."""
+    for model, gc, attn in itertools.product(("llama3.1-8b", "mistral-7b"), ("reentrant", "nonreentrant"), ("fa2emu", "sdpa")):
+        yield (f"fsdp:{model}:full:bf16:{gc}:{attn}:b8s4096:transformerwrap:orig1",
+               ["fsdp48.py", "--config", cfg(model), "--gc", gc, "--batch", "8", "--seq", "4096", "--wrap", "transformer",
+                "--use-orig-params", "1", "--prefetch", "BACKWARD_PRE", "--attn", attn])
+    for gc in ("reentrant", "nonreentrant"):
+        yield (f"fsdp:mistral-7b:qkvo:r16:bf16:{gc}:sdpa:b4s2048:peftwrap:orig1",
+               ["fsdp48.py", "--config", cfg("mistral-7b"), "--lora", "1", "--lora-r", "16", "--lora-alpha", "16",
+                "--lora-dropout", "0.05", "--gc", gc, "--batch", "4", "--seq", "2048", "--wrap", "peft",
+                "--use-orig-params", "1", "--prefetch", "BACKWARD_PRE", "--attn", "sdpa"])
+    yield ("fsdp:starcoderbase-1b:full:bf16:nonreentrant:sdpa:b4s2048:transformerwrap:orig1:cache1",
+           ["fsdp48.py", "--config", cfg("starcoderbase-1b"), "--gc", "nonreentrant", "--batch", "4", "--seq", "2048",
+            "--wrap", "transformer", "--use-orig-params", "1", "--prefetch", "BACKWARD_PRE", "--use-cache", "1",
+            "--attn", "sdpa"])
+
+
+GROUPS = dict(fsdp_more=fsdp_more, lora1=lora1, loss=loss, bigcode=bigcode, fullft=fullft, mixtral=mixtral, fsdp=fsdp)
 
 
 def main():
