@@ -6,7 +6,7 @@
 //! training workload only for its per-layer detail and the seed formula.
 
 use crate::report::{Component, Estimate, PhaseReport};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Task};
 use crate::terms::{Factor, Term, TermId, Unit};
 use crate::train::ledger::Part;
 use crate::units::Bytes;
@@ -98,6 +98,11 @@ fn rows_of(s: &Scenario, e: &Estimate, p: &PhaseReport) -> Vec<Row> {
                     Some(_) => format!(
                         "CUDA context {} MiB, outside vLLM's budget",
                         s.overhead.cuda_ctx_mib
+                    ),
+                    None if s.task == Task::Infer && !s.infer.engine.caching_allocator() => format!(
+                        "CUDA context {} MiB ({} allocates its own buffers: no caching-allocator reserve)",
+                        s.overhead.cuda_ctx_mib,
+                        s.infer.engine.label()
                     ),
                     None => format!(
                         "CUDA context {} MiB + {}% caching-allocator reserve over the highest allocation so far",

@@ -138,6 +138,35 @@ fn breakdown_rows_cover_the_peak_with_formulas() {
     assert!(bpp.starts_with("10.0 bytes per parameter at the optimizer step: 2.0 weights + 2.0 gradients + 4.0 optimizer state + 2.0 temporaries"), "{bpp}");
 }
 
+/// The overhead row says what the figure holds, engine by engine: PyTorch's
+/// caching allocator reserves beyond its allocations (training,
+/// transformers), vLLM's budget holds it, llama.cpp and MLX allocate their
+/// own buffers (the figure is the CUDA context alone).
+#[test]
+fn overhead_row_says_what_it_holds() {
+    for (q, says) in [
+        ("model=gpt2-124m&batch=8&seq=1024", "CUDA context 512 MiB + 5% caching-allocator reserve"),
+        ("task=infer&engine=transformers&model=qwen3-8b", "CUDA context 512 MiB + 5% caching-allocator reserve"),
+        ("task=infer&engine=vllm&model=qwen3-8b&gpu=rtx-4090", "outside vLLM's budget"),
+        (
+            "task=infer&engine=llamacpp&model=qwen3-8b&weights=q4_k_m&ctx=32768&gpu=rtx-4060-laptop",
+            "CUDA context 512 MiB (llama.cpp (b10488) allocates its own buffers: no caching-allocator reserve)",
+        ),
+        (
+            "task=infer&engine=ollama&model=qwen3-8b&gpu=rtx-4090",
+            "CUDA context 512 MiB (Ollama (fb30760) allocates its own buffers: no caching-allocator reserve)",
+        ),
+    ] {
+        let (s, e) = primary(q);
+        let rows = explain::rows(&s, &e);
+        let overhead = rows
+            .iter()
+            .find(|r| r.component == Component::Overhead)
+            .unwrap_or_else(|| panic!("{q}: no overhead row"));
+        assert!(overhead.formula.contains(says), "{q}: {}", overhead.formula);
+    }
+}
+
 #[test]
 fn seed_rows_use_the_seed_formulas() {
     let (s, e) = primary("params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048");

@@ -33,6 +33,16 @@ choice_enum! {
 }
 
 impl Engine {
+    /// Whether its tensors come from PyTorch's caching allocator, which
+    /// reserves more than it hands out (`Overhead::reserve_pct`); llama.cpp's
+    /// ggml and MLX allocate their buffers themselves.
+    pub const fn caching_allocator(self) -> bool {
+        match self {
+            Engine::Transformers | Engine::Vllm => true,
+            Engine::Llamacpp | Engine::Ollama | Engine::Mlx => false,
+        }
+    }
+
     /// Whether it runs GGUF files (llama.cpp and what is built on it).
     pub const fn reads_gguf(self) -> bool {
         match self {
