@@ -534,7 +534,7 @@ fn train_candidates(s: &Scenario) -> Vec<Candidate> {
         );
     }
     if let Some(a) = s.arch {
-        let quantizable = Quant::refusal(&a).is_none();
+        let quantizable = Quant::refusal(&a, t.transformers).is_none();
         match (t.lora_r.is_some(), t.quant) {
             (false, _) => {
                 add(

@@ -169,6 +169,8 @@ term_ids! {
     LayerBackward = Activations, "a layer's gradients at its MLP's backward: three ffn-wide, less what it frees";
     LayerBackwardEntry = Activations, "a MoE layer's gradients entering its experts' backward: three hidden-wide per routed token";
     LayerForward = Activations, "a checkpointed layer's forward: the MLP's inputs and outputs at once (nothing saved)";
+    LayerForwardCopies = WeightCopies, "its weight copies until then (an adapted down experts' merge comes later)";
+    LayerForwardDown = Activations, "a checkpointed MoE layer's forward at its down experts: the routed inputs, the product and the output";
     LayerForwardQuant = Activations, "a checkpointed quantized layer's forward at its largest matmul: the MLP's input, its cast and output in the compute dtype";
     RecomputeScores = Activations, "its attention scores (seq²)";
     RecomputeCopies = WeightCopies, "its bf16 weight copies";

@@ -230,7 +230,7 @@ fn notice_messages() {
         "quant=nf8",
         "grad_ckpt=offloaded",
         "model=llama3.1-8b&lora_r=16&quant=int8&bnb_compute=fp32",
-        "model=mixtral-8x7b&lora_r=16&quant=nf4",
+        "model=mixtral-8x7b&lora_r=16&quant=nf4&transformers=4.48",
         // Issue 18: inference keys against the task, the engine, the
         // weights and the model.
         "prompt=512",

@@ -299,8 +299,9 @@ fn label(r: &Value) -> String {
 /// importer, never read as grouped_mm silently); DoRA over a quantized base
 /// (refused as the issue asks, though measured); and transformers 4's
 /// mixture of experts as per-expert linear layers under LoRA or
-/// bitsandbytes (`w1,w2,w3` targets, a quantized Mixtral: measured in
-/// t4_rows.jsonl, not modelled yet).
+/// bitsandbytes (`w1,w2,w3` targets, a quantized Mixtral on 4.x: measured
+/// in t4_rows.jsonl, not modelled yet; on 5.x bitsandbytes leaves the
+/// stacked experts alone, which is estimated).
 fn refused(r: &Value) -> Option<&'static str> {
     let eager_experts = r["model"]
         .as_str()
@@ -310,11 +311,14 @@ fn refused(r: &Value) -> Option<&'static str> {
         .as_str()
         .is_some_and(|m| m.starts_with("mixtral"));
     let expert_targets = r["lora_targets"].as_str().is_some_and(|t| t.contains("w1"));
+    let transformers_4 = r["transformers"]
+        .as_str()
+        .is_some_and(|v| v.starts_with("4."));
     if eager_experts {
         Some("config")
     } else if quantized_dora {
         Some("dora")
-    } else if moe && r["quant"].is_string() {
+    } else if moe && r["quant"].is_string() && transformers_4 {
         Some("quant")
     } else if moe && expert_targets {
         Some("lora_targets")
@@ -549,7 +553,7 @@ fn refused_rows_are_refused_next_to_their_field() {
     }
     assert_eq!(
         n.into_iter().collect::<Vec<_>>(),
-        [("dora", 6), ("lora_targets", 2), ("quant", 3)]
+        [("dora", 6), ("lora_targets", 2), ("quant", 2)]
     );
 }
 
@@ -660,7 +664,7 @@ fn layer_zero_backward_holds_one_checkpointed_input() {
 
 #[test]
 fn transformers_4_stacks_within_budget() {
-    check_file("t4_rows", 57);
+    check_file("t4_rows", 58);
 }
 
 #[test]

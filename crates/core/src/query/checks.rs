@@ -103,7 +103,9 @@ pub(super) fn check_quant(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut
     }
     if let (true, Some(why)) = (
         t.quant != Quant::None,
-        s.arch.as_ref().and_then(Quant::refusal),
+        s.arch
+            .as_ref()
+            .and_then(|a| Quant::refusal(a, t.transformers)),
     ) {
         conflict(notices, texts, Key::Quant, why.into());
         t.quant = Quant::None;

@@ -522,7 +522,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         tasks: Tasks::Train,
         label: "Quantized base",
-        help: "The frozen base's linear weights quantized by bitsandbytes (load_in_4bit / load_in_8bit): nf4 or fp4 in blocks of 64 (QLoRA), or int8. Needs LoRA.",
+        help: "The frozen base's linear weights quantized by bitsandbytes (load_in_4bit / load_in_8bit): nf4 or fp4 in blocks of 64 (QLoRA), or int8. Needs LoRA. A mixture of experts on transformers 5 keeps its experts in 16 bits (3-D parameters bitsandbytes does not quantize; k-bit preparation casts them to fp32); on transformers 4 it is refused (per-expert linear layers, not modelled).",
         implied: |_| "none".into(),
         apply: |d, v| {
             d.train.quant = choice(v, Quant::from_key, Quant::keys_joined)?;

@@ -164,6 +164,10 @@ pub struct Saved {
     /// Weight copies that only live until autocast exits (cached casts
     /// nothing saved: biases, frozen-input adapters).
     pub weight_copies_transient: u64,
+    /// Of `weight_copies_uncached`, the adapted down experts' merged weight:
+    /// made only when the experts' forward reaches their down projection
+    /// (see [`expert_lora_merges`]). Bytes.
+    pub down_merge: u64,
     /// Bytes per token held beyond checkpointing's reach (int8's `ctx.A`).
     pub escaping: u64,
     /// DoRA's largest transient in the layer (bytes, not per token).
@@ -228,6 +232,7 @@ struct Ledger<'a> {
     weight_copies: u64,
     weight_copies_uncached: u64,
     weight_copies_transient: u64,
+    down_merge: u64,
     /// Tensors int8 layers hold as `ctx.A` (by id), and their bytes per
     /// token.
     held: u128,
@@ -356,6 +361,7 @@ impl<'a> Ledger<'a> {
             weight_copies: 0,
             weight_copies_uncached: 0,
             weight_copies_transient: 0,
+            down_merge: 0,
             held: 0,
             escaping: 0,
             dora_transient: 0,
@@ -418,6 +424,7 @@ impl<'a> Ledger<'a> {
             weight_copies: self.weight_copies,
             weight_copies_uncached: self.weight_copies_uncached,
             weight_copies_transient: self.weight_copies_transient,
+            down_merge: self.down_merge,
             escaping: self.escaping,
             dora_transient: self.dora_transient,
             backward_mlp: self.backward_mlp,
@@ -1191,7 +1198,10 @@ fn expert_lora_merges(l: &mut Ledger, spec: Moe, (h, e, f): (u64, u64, u64)) -> 
     // The weight is merged with its
     // delta for the forward, `W + scale · B A` in the weights' dtype (the
     // fp32 adapters cast to a half base's dtype), and the merged weight,
-    // which needs a gradient, is saved like a trained one's input.
+    // which needs a gradient, is saved like a trained one's input. The
+    // merge happens when the forward reads the parameter (torch's
+    // parametrization): the down experts' only at their matmul, after the
+    // gate/up activations are released.
     let c = l.c;
     let lora = c.lora.filter(|_| spec.peft_experts);
     let adapts = |m: M| lora.is_some_and(|l| l.adapts(c.arch.family.module(m)));
@@ -1207,7 +1217,8 @@ fn expert_lora_merges(l: &mut Ledger, spec: Moe, (h, e, f): (u64, u64, u64)) -> 
         l.weight_copies_uncached += pb * e * 2 * f * h + casts * e * 2 * r * (h + 2 * f);
     }
     if down_lora {
-        l.weight_copies_uncached += pb * e * h * f + casts * e * r * (h + f);
+        l.down_merge = pb * e * h * f + casts * e * r * (h + f);
+        l.weight_copies_uncached += l.down_merge;
     }
     if router_lora {
         l.weight_copies_uncached += pb * e * h + casts * r * (h + e);

@@ -224,25 +224,26 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::CachePresents,
         ]));
     let peak = if m.p.recompute {
-        let around = start.union(SAVED).union(TermSet::of(&[
+        let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesTransient,
             T::RecomputeScores,
-            T::RecomputeCopies,
             T::RecomputeMask,
             T::RecomputeMaskedKv,
             T::CausalMasksForward,
             T::FsdpRoot,
             T::FsdpLayer,
         ]));
+        let around = layer.with(T::RecomputeCopies);
         let mlp = if m.p.terms.bytes(T::LayerForward) > 0 {
-            around.with(T::LayerForward)
+            layer.with(T::LayerForwardCopies).with(T::LayerForward)
         } else {
             around.with(T::Recompute)
         };
+        let down = around.with(T::LayerForwardDown);
         let matmul = around.union(TermSet::of(&[T::LayerForwardQuant, T::DequantizedFwd]));
         let dora = around.with(T::DoraTransient);
         let attn = around.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
-        m.highest(loss, &[mlp, matmul, dora, attn])
+        m.highest(loss, &[mlp, down, matmul, dora, attn])
     } else {
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesSaved,

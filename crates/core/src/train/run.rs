@@ -369,14 +369,18 @@ impl Default for Parallel {
 }
 
 impl Quant {
-    /// Why bitsandbytes cannot quantize `a`'s base as vramfit models it
-    /// (`None`: it can): transformers 5 keeps a mixture of experts' experts
-    /// as 3-D parameters, which bitsandbytes' `nn.Linear` replacement does
-    /// not quantize. The codec refuses such a run and the solver does not
-    /// offer it: one rule for both.
-    pub fn refusal(a: &crate::model::Architecture) -> Option<&'static str> {
-        (a.experts > 0).then_some(
-            "a quantized mixture-of-experts base is not estimated: transformers 5 keeps the experts as 3-D parameters, which bitsandbytes' nn.Linear replacement does not quantize, and transformers 4's per-expert linear layers are not modelled",
+    /// Why bitsandbytes cannot quantize `a`'s base on transformers `tf` as
+    /// vramfit models it (`None`: it can). transformers 4 makes a mixture
+    /// of experts' experts one `nn.Linear` each, which bitsandbytes
+    /// quantizes and LoRA adapts one by one: not modelled. transformers 5
+    /// keeps them as 3-D parameters, which bitsandbytes' `nn.Linear`
+    /// replacement leaves in 16 bits (k-bit preparation then casts them to
+    /// fp32, as every other unquantized weight): modelled. The codec
+    /// refuses such a run and the solver does not offer it: one rule for
+    /// both.
+    pub fn refusal(a: &crate::model::Architecture, tf: Transformers) -> Option<&'static str> {
+        (a.experts > 0 && tf.spec().experts_linear).then_some(
+            "a quantized mixture-of-experts base on transformers 4 is not estimated: its experts are one nn.Linear each, which bitsandbytes quantizes and LoRA adapts one by one (not modelled); on transformers 5 (transformers=5) bitsandbytes leaves the experts in 16 bits",
         )
     }
 }

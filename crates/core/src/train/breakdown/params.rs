@@ -183,7 +183,10 @@ pub(super) fn quantized(a: &Architecture, t: &Training) -> Quantized {
         double_quant: t.double_quant,
         ..FormatOptions::default()
     };
-    let held = a.quantized_linears(format, opts, Holder::Checkpoint, true);
+    // transformers 4's experts are `nn.Linear`s bitsandbytes quantizes; 5's
+    // stacked 3-D parameters it leaves alone ([`Quant::refusal`]).
+    let experts = t.transformers.spec().experts_linear;
+    let held = a.quantized_linears(format, opts, Holder::Checkpoint, experts);
     q.elems = held.elems;
     q.packed = held.packed;
     q.state = held.state;

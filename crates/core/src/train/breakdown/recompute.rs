@@ -196,6 +196,19 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     };
     if per_tok > 0 {
         put(T::LayerForward, x.per_token(&[(per_tok, U::BytesEach)]));
+        let ly = &x.layers.largest;
+        let before_down = u128::from(ly.weight_copies)
+            + u128::from(ly.weight_copies_uncached.saturating_sub(ly.down_merge));
+        put(T::LayerForwardCopies, copies(before_down));
+    }
+    // At the down experts' matmul: the routed inputs, the product and the
+    // output (gate_up's output and the activation released), beside every
+    // merged weight. Highest when an adapted down experts' merge is large.
+    // Measured: mixtral-shrunk QLoRA on transformers 5.23 (t4_rows.jsonl),
+    // its allocation trace (`qlora48.py --debug-out`).
+    if moe {
+        let down = 2 * h * resid + k * (2 * h + moe_f) * expert;
+        put(T::LayerForwardDown, x.per_token(&[(down, U::BytesEach)]));
     }
     // A quantized gated MLP peaks at up_proj's matmul instead: the two h,
     // act(gate) (f), the input cast to the compute dtype (h) and the
