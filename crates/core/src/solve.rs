@@ -583,8 +583,8 @@ fn train_candidates(s: &Scenario) -> Vec<Candidate> {
         );
     }
     let (gpus, zero) = (s.parallel.gpus.get(), s.parallel.zero.get());
-    let fsdp1 = s.parallel.shard == crate::scenario::Shard::Fsdp1;
-    if !offloaded && optim.cpu_offload && !fsdp1 {
+    let fsdp = s.parallel.shard.fsdp();
+    if !offloaded && optim.cpu_offload && !fsdp {
         let z = zero.max(2).to_string();
         add(
             "Offload the optimizer to host memory (ZeRO-Offload)",

@@ -108,6 +108,12 @@ term_ids! {
     FsdpLayer = Parameters, "one decoder layer gathered whole (FSDP1)";
     FsdpPrefetch = Parameters, "the next decoder layer, gathered ahead (FSDP1's backward prefetch)";
     FsdpHeadPrefetch = Parameters, "the last decoder layer, gathered ahead of the head's backward (FSDP1's backward prefetch)";
+    Fsdp2HeadPrefetch = Parameters, "the last decoder layer, gathered ahead from the head's backward on (FSDP2)";
+    Fsdp2Tail = Parameters, "the final norm and the head gathered whole (FSDP2's tail unit), from the end of forward through the head's backward";
+    Fsdp2Start = Parameters, "the input embedding (or the tied tail) gathered, with its all-gather output and layer 0's (FSDP2, the first forward moment)";
+    Fsdp2Buffer = Parameters, "a decoder layer's all-gather output, kept until the next unit's copy-out (FSDP2)";
+    Fsdp2LossBuffer = Parameters, "the last unit's all-gather output, kept through the loss to the forward's end (FSDP2)";
+    Fsdp2EndUnit = Parameters, "the input embedding gathered again for its backward (FSDP2)";
     Moments = OptimizerState, "moments";
     StepCounters = OptimizerState, "step counters";
     Absmax = OptimizerState, "8-bit block scales (fp32 absmax per 256 elements)";
@@ -126,6 +132,12 @@ term_ids! {
     HeadGradCopy = Gradients, "gradient of the head's bf16 weight copy";
     LayerWeightGrad = Gradients, "the first weight gradient a layer's backward makes (its MLP's down projection)";
     FsdpLayerGrad = Gradients, "a decoder layer's unsharded flat gradient, until its reduce-scatter (FSDP1)";
+    Fsdp2RsKept = Gradients, "the tail's reduce-scatter input (or a layer's), kept until the next reduce-scatter (FSDP2)";
+    Fsdp2RsLayer = Gradients, "a decoder layer's reduce-scatter input (FSDP2)";
+    Fsdp2RsInput = Gradients, "layer 1's reduce-scatter input, being filled from its gradients (FSDP2)";
+    Fsdp2EndGrads = Gradients, "the input embedding's gradient (the tied tail's), whole until its reduce-scatter, the last (FSDP2)";
+    Fsdp2GradsRest = Gradients, "every other gradient as a shard (FSDP2, at the end of backward)";
+    Fsdp2GradsDone = Gradients, "the gradient shards of every unit but layers 0 and 1 and the embedding (FSDP2, at layer 1's reduce-scatter)";
     LayerWeightGradFirst = Gradients, "the first weight gradient layer 0's backward makes (its MLP's down projection)";
     TiedGradSum = Gradients, "embedding and head gradients summed (tied weights)";
     MergedGrad = Gradients, "gradient of one merged LoRA expert weight (peft ParamWrapper), while its layer runs backward";

@@ -231,6 +231,9 @@ fn notice_messages() {
         "grad_ckpt=offloaded",
         "model=llama3.1-8b&lora_r=16&quant=int8&bnb_compute=fp32",
         "model=mixtral-8x7b&lora_r=16&quant=nf4&transformers=4.48",
+        "model=mistral-7b&gpus=2&zero=3&shard=fsdp2&transformers=4.48",
+        "model=mistral-7b&gpus=2&zero=2&shard=fsdp2",
+        "model=mistral-7b&gpus=2&zero=3&shard=fsdp2&backward_prefetch=false",
         // Issue 18: inference keys against the task, the engine, the
         // weights and the model.
         "prompt=512",
@@ -517,4 +520,18 @@ fn a_stack_query_is_accepted() {
     ] {
         assert!(text.contains(key), "{text}");
     }
+}
+
+/// The same run under FSDP2 (transformers 5, the only release it is
+/// measured on) is accepted and round-trips.
+#[test]
+fn an_fsdp2_query_is_accepted() {
+    let q = "model=mistral-7b&trainer=trl&attn=flash_attention_2&shard=fsdp2\
+             &gpus=2&zero=3&lora_r=16&lora_targets=attn&grad_ckpt=true";
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{n:?}"));
+    assert_eq!(s.parallel.shard, vramfit_core::scenario::Shard::Fsdp2);
+    let text = encode(&s).to_query_string();
+    assert!(text.contains("shard=fsdp2"), "{text}");
+    let again = decode_strict(&RawQuery::parse(&text)).expect("round trip");
+    assert_eq!(again, s);
 }

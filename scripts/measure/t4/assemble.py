@@ -99,9 +99,21 @@ def qlora(r):
     return out
 
 
+def wrap_policy(r):
+    return ("peft.utils.other.fsdp_auto_wrap_policy" if r["wrap"] == "peft" else
+            "transformer_auto_wrap_policy(_no_split_modules)")
+
+
+def fsdp2_setup(r):
+    """What fsdp2.py sets up: accelerate's fsdp2_prepare_model (fully_shard per policy unit, then the root)."""
+    return dict(version=2, api="fully_shard", reshard_after_forward=True, mixed_precision=None, offload=None,
+                auto_wrap_policy=wrap_policy(r), n_units=r["n_fsdp_units"])
+
+
 def fsdp(r):
     cfg = cfg_of(r)
     out, m = common(r, cfg, r["model"])
+    v2 = r.get("shard", "").startswith("fsdp2")
     fa = r.get("attn", "fa2emu") == "fa2emu"  # rows before fsdp48.py's --attn are all fa2emu
     out.update(
         dtype="bf16", optim="adamw", batch=r["batch"], seq=r["seq"], grad_ckpt=True, gc_reentrant=r["gc"] == "reentrant",
@@ -113,17 +125,24 @@ def fsdp(r):
         trl=r.get("trl"), accelerate=r.get("accelerate"), bitsandbytes=None, trainer=r.get("trainer"),
         attn_impl="flash_attention_2" if fa else r["attn"],
         attn_emulated="flash-attn 2.7.3 (csrc/flash_attn/flash_api.cpp) allocations" if fa else None,
-        shard="fsdp1", gpus=2, rank=0, fsdp=dict(version=1, sharding_strategy="FULL_SHARD", backward_prefetch=r["prefetch"],
-        forward_prefetch=False, limit_all_gathers=True, use_orig_params=r["use_orig_params"], mixed_precision=None,
-        auto_wrap_policy="peft.utils.other.fsdp_auto_wrap_policy" if r["wrap"] == "peft" else
-        "transformer_auto_wrap_policy(_no_split_modules)", n_units=r["n_fsdp_units"]),
+        shard="fsdp2" if v2 else "fsdp1", gpus=2, rank=0, fsdp=fsdp2_setup(r) if v2 else dict(
+            version=1, sharding_strategy="FULL_SHARD", backward_prefetch=r["prefetch"],
+            forward_prefetch=False, limit_all_gathers=True, use_orig_params=r["use_orig_params"], mixed_precision=None,
+            auto_wrap_policy=wrap_policy(r), n_units=r["n_fsdp_units"]),
         mixed_precision="no", autocast=False, loss="native", n_params_local=r.get("n_params_local"),
         status="ok", tag=r["tag"], wall_s=r.get("wall_s"),
-        tracker="dispatch(storage weakref)+FakeTensorMode+FSDP storage resize hooks, fake process group (world 2)")
+        tracker="dispatch(storage weakref)+FakeTensorMode+FSDP storage resize hooks, fake process group (world 2)"
+        + (", DTensor outputs counted by their local shard" if v2 else ""))
     return out
 
 
 def main():
+    # --fsdp2 FILE: FSDP2 rows (tags "fsdp2:...") go there instead of the FSDP1 file.
+    out2 = None
+    if "--fsdp2" in sys.argv:
+        i = sys.argv.index("--fsdp2")
+        out2 = sys.argv[i + 1]
+        del sys.argv[i:i + 2]
     out1, outf, raws = sys.argv[1], sys.argv[2], sys.argv[3:]
     latest = {}
     order = []
@@ -142,17 +161,24 @@ def main():
             if key not in latest:
                 order.append(key)
             latest[key] = r
-    n1 = nf = 0
+    n1 = nf = n2 = 0
+    f2 = open(out2, "w") if out2 else None
     with open(out1, "w") as f1, open(outf, "w") as ff:
         for key in order:
             r = latest[key]
-            if key[0].startswith("fsdp"):
+            if key[0].startswith("fsdp2:"):
+                if f2 is None:
+                    continue
+                f2.write(json.dumps(fsdp(r)) + "\n"); n2 += 1
+            elif key[0].startswith("fsdp"):
                 ff.write(json.dumps(fsdp(r)) + "\n"); nf += 1
             elif key[0].startswith("qlora"):
                 f1.write(json.dumps(qlora(r)) + "\n"); n1 += 1
             else:
                 f1.write(json.dumps(one_gpu(r)) + "\n"); n1 += 1
-    print(f"{out1}: {n1} rows, {outf}: {nf} rows")
+    if f2 is not None:
+        f2.close()
+    print(f"{out1}: {n1} rows, {outf}: {nf} rows" + (f", {out2}: {n2} rows" if f2 else ""))
 
 
 if __name__ == "__main__":

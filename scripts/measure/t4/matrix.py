@@ -127,7 +127,30 @@ def fsdp_more():
             "--attn", "sdpa"])
 
 
-GROUPS = dict(fsdp_more=fsdp_more, lora1=lora1, loss=loss, bigcode=bigcode, fullft=fullft, mixtral=mixtral, fsdp=fsdp)
+def fsdp2():
+    """FSDP2 (`fully_shard`, torch 2.15, transformers 5.x only), wrapped by accelerate 1.15's own
+    `fsdp2_prepare_model` with TRANSFORMER_BASED_WRAP (the Trainer keeps it under LoRA too): issue 16."""
+    for model, gc, (b, s) in itertools.product(("llama3.1-8b", "mistral-7b"), ("reentrant", "nonreentrant"),
+                                              ((1, 1024), (8, 4096))):
+        yield (f"fsdp2:{model}:full:bf16:{gc}:fa2emu:b{b}s{s}:transformerwrap",
+               ["fsdp2.py", "--config", cfg(model), "--gc", gc, "--batch", str(b), "--seq", str(s),
+                "--attn", "fa2emu"])
+    for gc, (b, s) in itertools.product(("reentrant", "nonreentrant"), ((4, 2048), (8, 4096))):
+        yield (f"fsdp2:mistral-7b:qkvo:r16:bf16:{gc}:fa2emu:b{b}s{s}:transformerwrap",
+               ["fsdp2.py", "--config", cfg("mistral-7b"), "--lora", "1", "--lora-r", "16", "--lora-alpha", "16",
+                "--lora-dropout", "0.05", "--gc", gc, "--batch", str(b), "--seq", str(s), "--attn", "fa2emu"])
+    yield ("fsdp2:llama3.1-8b:full:bf16:nonreentrant:sdpa:b8s4096:transformerwrap",
+           ["fsdp2.py", "--config", cfg("llama3.1-8b"), "--gc", "nonreentrant", "--batch", "8", "--seq", "4096",
+            "--attn", "sdpa"])
+    yield ("fsdp2:mistral-7b:qkvo:r16:bf16:nonreentrant:sdpa:b4s2048:transformerwrap",
+           ["fsdp2.py", "--config", cfg("mistral-7b"), "--lora", "1", "--lora-r", "16", "--lora-alpha", "16",
+            "--lora-dropout", "0.05", "--gc", "nonreentrant", "--batch", "4", "--seq", "2048", "--attn", "sdpa"])
+    yield ("fsdp2:llama3.2-1b:full:bf16:nonreentrant:fa2emu:b4s2048:transformerwrap",
+           ["fsdp2.py", "--config", cfg("llama3.2-1b"), "--gc", "nonreentrant", "--batch", "4", "--seq", "2048",
+            "--attn", "fa2emu"])
+
+
+GROUPS = dict(fsdp2=fsdp2, fsdp_more=fsdp_more, lora1=lora1, loss=loss, bigcode=bigcode, fullft=fullft, mixtral=mixtral, fsdp=fsdp)
 
 
 def main():

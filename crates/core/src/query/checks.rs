@@ -10,7 +10,7 @@ use crate::model::presets;
 use crate::model::Family;
 use crate::scenario::{
     ArchOverrides, Attn, Capacity, ModelSpec, Offload, Quant, Scenario, SeqLen, Shard, ShortText,
-    Task, Training, View,
+    Task, Training, Transformers, View,
 };
 
 /// LoRA's keys against the run and the model: without adapters they are
@@ -178,31 +178,49 @@ pub(super) fn check_offload(s: &mut Scenario, texts: &[(Key, &str)], notices: &m
 /// and a checkpointing choice are read only where they apply.
 pub(super) fn check_stack(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
     let default = Scenario::default();
-    let fsdp1 = s.parallel.shard == Shard::Fsdp1;
-    if fsdp1 && s.parallel.zero.get() != 3 {
+    let shard = s.parallel.shard;
+    let fsdp = shard.fsdp();
+    if fsdp && s.parallel.zero.get() != 3 {
         conflict(
             notices,
             texts,
             Key::Shard,
-            "FSDP1 is modelled with full sharding (FULL_SHARD): set zero=3".into(),
+            format!(
+                "{} is modelled with full sharding (FULL_SHARD): set zero=3",
+                shard.short()
+            ),
         );
         s.parallel.shard = Shard::Generic;
-    } else if fsdp1 && s.parallel.offload != Offload::None {
+    } else if fsdp && s.parallel.offload != Offload::None {
         conflict(
             notices,
             texts,
             Key::Offload,
-            "FSDP1's CPU offload is not modelled (not measured): offload needs shard=generic"
-                .into(),
+            format!(
+                "{}'s CPU offload is not modelled (not measured): offload needs shard=generic",
+                shard.short()
+            ),
         );
         s.parallel.offload = Offload::None;
     }
-    if s.parallel.shard == Shard::Fsdp1 && s.train.quant != Quant::None {
+    if s.parallel.shard.fsdp() && s.train.quant != Quant::None {
         conflict(
             notices,
             texts,
             Key::Shard,
-            "FSDP1 over a quantized base is not modelled (not measured): use shard=generic".into(),
+            format!(
+                "{} over a quantized base is not modelled (not measured): use shard=generic",
+                shard.short()
+            ),
+        );
+        s.parallel.shard = Shard::Generic;
+    }
+    if s.parallel.shard == Shard::Fsdp2 && s.train.transformers != Transformers::V5 {
+        conflict(
+            notices,
+            texts,
+            Key::Shard,
+            "FSDP2 is measured on transformers 5 only: use transformers=5, or shard=fsdp1".into(),
         );
         s.parallel.shard = Shard::Generic;
     }
@@ -211,7 +229,8 @@ pub(super) fn check_stack(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut
     {
         notices.push(Notice::Unused {
             key: Key::BackwardPrefetch,
-            because: "only FSDP1 (shard=fsdp1) prefetches layers".into(),
+            because: "only FSDP1 (shard=fsdp1) has this option (FSDP2 always prefetches one layer)"
+                .into(),
         });
         s.parallel.backward_prefetch = default.parallel.backward_prefetch;
     }

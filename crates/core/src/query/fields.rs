@@ -1255,7 +1255,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Sharding library",
-        help: "Who shards over the GPUs: ZeRO's stages as the paper describes them (no particular library), or PyTorch's FSDP1 as accelerate's FSDP plugin sets it up (full sharding: zero=3; whole decoder layers and, under LoRA, each adapter as units).",
+        help: "Who shards over the GPUs: ZeRO's stages as the paper describes them (no particular library), or PyTorch's FSDP1 or FSDP2 (fully_shard) as accelerate's FSDP plugin sets it up (full sharding: zero=3; whole decoder layers and, under LoRA, each adapter as units; FSDP2 also keeps all-gather and reduce-scatter buffers, measured on transformers 5).",
         implied: |_| "generic".into(),
         apply: |d, v| {
             d.parallel.shard = choice(v, Shard::from_key, Shard::keys_joined)?;

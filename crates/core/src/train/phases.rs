@@ -211,6 +211,7 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         T::LogitsKept,
         T::LogitsSoftcap,
         T::FsdpRoot,
+        T::Fsdp2Tail,
     ]));
     let loss = end_fwd
         .without(TermSet::of(&[T::LogitsKept]))
@@ -222,7 +223,11 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::LogitsUpcast,
             T::LogitsShifted,
             T::CachePresents,
+            T::Fsdp2LossBuffer,
         ]));
+    // FSDP2's first moment: the embedding gathered, its all-gather output
+    // still held, and layer 0's being gathered (`fsdp.rs`).
+    let gather = start.union(TermSet::of(&[T::FsdpRoot, T::Fsdp2Start]));
     let peak = if m.p.recompute {
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesTransient,
@@ -232,6 +237,7 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::CausalMasksForward,
             T::FsdpRoot,
             T::FsdpLayer,
+            T::Fsdp2Buffer,
         ]));
         let around = layer.with(T::RecomputeCopies);
         let mlp = if m.p.terms.bytes(T::LayerForward) > 0 {
@@ -243,7 +249,7 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         let matmul = around.union(TermSet::of(&[T::LayerForwardQuant, T::DequantizedFwd]));
         let dora = around.with(T::DoraTransient);
         let attn = around.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
-        m.highest(loss, &[mlp, down, matmul, dora, attn])
+        m.highest(loss, &[gather, mlp, down, matmul, dora, attn])
     } else {
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesSaved,
@@ -252,11 +258,52 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::CausalMasksForward,
             T::FsdpRoot,
             T::FsdpLayer,
+            T::Fsdp2Buffer,
         ]));
         let attn = layer.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
-        m.highest(loss, &[layer, attn])
+        m.highest(loss, &[gather, layer, attn])
     };
     (peak, end_fwd)
+}
+
+/// The moment backward ends, at the embedding's backward: every gradient
+/// made. Under FSDP2 the embedding is gathered again, its gradient is
+/// whole, the others are shards, and layer 0's reduce-scatter input is kept
+/// (`fsdp.rs`).
+fn end_of_backward(m: &Moments, start: TermSet) -> TermSet {
+    let all = TermSet::of(&[
+        T::TiedGradSum,
+        T::EmbeddingGrad,
+        T::FsdpRoot,
+        T::Fsdp2EndUnit,
+    ]);
+    if m.p.terms.bytes(T::Fsdp2EndGrads) > 0 {
+        start.union(all).union(TermSet::of(&[
+            T::Fsdp2EndGrads,
+            T::Fsdp2GradsRest,
+            T::Fsdp2RsLayer,
+        ]))
+    } else {
+        start.with(T::Grads).union(all)
+    }
+}
+
+/// FSDP2's reduce-scatter of layer 1 (full fine-tuning): layer 0 gathered
+/// ahead, the other units' gradients as shards, and three layer-sized
+/// gradient buffers (layer 1's gradients, its reduce-scatter input, layer
+/// 2's kept). Measured: Mistral-7B at 1 × 1024 (`fsdp2_rows.jsonl`), its
+/// allocation groups at the peak.
+fn fsdp2_reduce_scatter(start: TermSet) -> TermSet {
+    start.union(TermSet::of(&[
+        T::FsdpRoot,
+        T::FsdpLayer,
+        T::Fsdp2GradsDone,
+        T::FsdpLayerGrad,
+        T::Fsdp2RsInput,
+        T::Fsdp2RsLayer,
+        T::GradHidden,
+        T::CkptInputFirst,
+    ]))
 }
 
 /// Backward's peak from `start`: the highest of the moments that can hold
@@ -277,6 +324,8 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
         T::LogitsKept,
         T::FsdpRoot,
         T::FsdpHeadPrefetch,
+        T::Fsdp2HeadPrefetch,
+        T::Fsdp2Tail,
     ]));
     let head_moment = if p.amp_head {
         head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGradCopy]))
@@ -284,11 +333,7 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
         head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGrad]))
     };
     let head_cast = head.union(TermSet::of(&[T::HeadGradCopy, T::HeadGrad]));
-    let end_moment = start.with(T::Grads).union(TermSet::of(&[
-        T::TiedGradSum,
-        T::EmbeddingGrad,
-        T::FsdpRoot,
-    ]));
+    let end_moment = end_of_backward(m, start);
     let mut best = (Moment::Start, logits_moment, m.total(logits_moment));
     let mut consider = |at: Moment, x: TermSet, bytes: u128| {
         if bytes > best.2 {
@@ -307,6 +352,7 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
         T::FsdpRoot,
         T::FsdpLayer,
         T::FsdpPrefetch,
+        T::Fsdp2RsKept,
     ]));
     inside(m, layer_base, false, |x, b| consider(Moment::Start, x, b));
     // At attention's backward (eager with sinks, the math kernel): its
@@ -327,6 +373,10 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
         consider(Moment::Start, x, m.total(x));
     }
     consider(Moment::End, end_moment, m.total(end_moment));
+    if p.terms.bytes(T::Fsdp2RsInput) > 0 {
+        let rs = fsdp2_reduce_scatter(start);
+        consider(Moment::End, rs, m.total(rs));
+    }
     if p.recompute {
         let last = last_recompute(start);
         inside(m, last, false, |x, b| consider(Moment::Middle, x, b));

@@ -169,6 +169,29 @@ choice_enum! {
         /// backward, one decoder layer at a time in forward and two in
         /// backward (prefetch).
         Fsdp1 = "fsdp1", "FSDP1 (accelerate's FSDP plugin)",
+        /// PyTorch's FSDP2 (`fully_shard`) as accelerate's `fsdp_version: 2`
+        /// sets it up: FSDP1's units and moments, plus the all-gather and
+        /// reduce-scatter buffers FSDP2 keeps beside them (transformers 5).
+        Fsdp2 = "fsdp2", "FSDP2 (fully_shard, accelerate's fsdp_version 2)",
+    }
+}
+
+impl Shard {
+    /// The library's short name, for messages.
+    pub const fn short(self) -> &'static str {
+        match self {
+            Shard::Generic => "ZeRO",
+            Shard::Fsdp1 => "FSDP1",
+            Shard::Fsdp2 => "FSDP2",
+        }
+    }
+
+    /// Whether PyTorch's FSDP (either version) gathers the units.
+    pub const fn fsdp(self) -> bool {
+        match self {
+            Shard::Fsdp1 | Shard::Fsdp2 => true,
+            Shard::Generic => false,
+        }
     }
 }
 
