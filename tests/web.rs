@@ -442,7 +442,10 @@ async fn the_stack_is_offered_in_plain_words() {
         ("trainer", ">Hugging Face Trainer<"),
         ("trainer", ">TRL SFTTrainer<"),
         ("shard", ">FSDP1 (accelerate's FSDP plugin)<"),
-        ("shard", ">FSDP2 (fully_shard, accelerate's fsdp_version 2)<"),
+        (
+            "shard",
+            ">FSDP2 (fully_shard, accelerate's fsdp_version 2)<",
+        ),
     ] {
         assert!(options(name).contains(label), "{name}: {}", options(name));
     }
