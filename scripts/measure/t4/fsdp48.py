@@ -40,13 +40,15 @@ def install_fake_pg():
 
     def noop(*a, **k):
         return _Work() if k.get("async_op") else None
-    for n in ("all_gather_into_tensor", "reduce_scatter_tensor", "all_reduce", "broadcast",
-              "_all_gather_base", "_reduce_scatter_base", "barrier", "all_gather"):
-        setattr(dist, n, noop)
+    # (the last two are FSDP2's, in torch 2.15)
+    names = ("all_gather_into_tensor", "reduce_scatter_tensor", "all_reduce", "broadcast",
+             "_all_gather_base", "_reduce_scatter_base", "barrier", "all_gather",
+             "all_gather_single", "reduce_scatter_single")
     import torch.distributed.distributed_c10d as C
-    for n in ("all_gather_into_tensor", "reduce_scatter_tensor", "all_reduce", "broadcast",
-              "_all_gather_base", "_reduce_scatter_base", "barrier", "all_gather"):
-        setattr(C, n, noop)
+    for mod in (dist, C):
+        for n in names:
+            if hasattr(mod, n):
+                setattr(mod, n, noop)
 
 
 def install_storage_hooks(tracker):
@@ -93,12 +95,47 @@ def install_storage_hooks(tracker):
     RU._catch_all_reshard = _catch_all_reshard
 
 
-def run(args):
+class Fsdp1:
+    """What is FSDP1's in a run: its tracker, storage hooks, wrapping and fields (fsdp2.py has FSDP2's)."""
+    shard = "fsdp1:FULL_SHARD"
+    tracker = M48.Tracker
+
+    def setup(self):
+        pass
+
+    def hooks(self, tracker):
+        install_storage_hooks(tracker)
+
+    def wrap(self, model, args):
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, BackwardPrefetch
+        if args.lora and args.wrap == "peft":
+            from peft.utils.other import fsdp_auto_wrap_policy
+            policy = fsdp_auto_wrap_policy(model)
+        else:
+            from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+            from accelerate.utils.dataclasses import get_module_class_from_name
+            cls = {get_module_class_from_name(model, n) for n in model._no_split_modules}
+            policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls=cls)
+        return FSDP(model, sharding_strategy=ShardingStrategy.FULL_SHARD, auto_wrap_policy=policy,
+                    backward_prefetch=BackwardPrefetch[args.prefetch] if args.prefetch != "NONE" else None,
+                    forward_prefetch=False, limit_all_gathers=True, use_orig_params=bool(args.use_orig_params),
+                    device_id=torch.device("cpu"), sync_module_states=False, mixed_precision=None)
+
+    def n_units(self, fmodel):
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        return sum(1 for m in fmodel.modules() if isinstance(m, FSDP))
+
+    def fields(self, args):
+        return dict(use_orig_params=bool(args.use_orig_params), prefetch=args.prefetch, wrap=args.wrap)
+
+
+def run(args, variant=None):
     import transformers
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, BackwardPrefetch
+    variant = variant or Fsdp1()
     torch.manual_seed(0)
     install_fake_pg()
+    variant.setup()
     with open(args.config) as f:
         spec = json.load(f)
     name = os.path.splitext(os.path.basename(args.config))[0]
@@ -110,8 +147,8 @@ def run(args):
     GT.apply_cuda_like_patches()
     if args.attn == "fa2emu":
         M48.install_fa2emu()
-    tracker = M48.Tracker(logits_numel=B * L * arch["vocab"])
-    install_storage_hooks(tracker)
+    tracker = variant.tracker(logits_numel=B * L * arch["vocab"])
+    variant.hooks(tracker)
     fake_mode = FakeTensorMode()
     t0 = time.time()
     fake_mode.__enter__()
@@ -150,18 +187,7 @@ def run(args):
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": args.gc == "reentrant"})
         if args.lora and args.gc != "reentrant":
             model.enable_input_require_grads()
-        if args.lora and args.wrap == "peft":
-            from peft.utils.other import fsdp_auto_wrap_policy
-            policy = fsdp_auto_wrap_policy(model)
-        else:
-            from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
-            from accelerate.utils.dataclasses import get_module_class_from_name
-            cls = {get_module_class_from_name(model, n) for n in model._no_split_modules}
-            policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls=cls)
-        fmodel = FSDP(model, sharding_strategy=ShardingStrategy.FULL_SHARD, auto_wrap_policy=policy,
-                      backward_prefetch=BackwardPrefetch[args.prefetch] if args.prefetch != "NONE" else None,
-                      forward_prefetch=False, limit_all_gathers=True, use_orig_params=bool(args.use_orig_params),
-                      device_id=torch.device("cpu"), sync_module_states=False, mixed_precision=None)
+        fmodel = variant.wrap(model, args)
         fmodel.train()
         # FlatParamHandle.shard() frees the unsharded flat parameter built at wrap time with
         # orig_storage._resize_(0), which no ATen op reports: close the records of every storage that
@@ -171,7 +197,7 @@ def run(args):
             if st.nbytes() == 0 and tracker.recs[ent[0]][0] > 0:
                 tracker._free(ent[0])
                 tracker.winfo.pop(st, None)
-        n_units = sum(1 for m in fmodel.modules() if isinstance(m, FSDP))
+        n_units = variant.n_units(fmodel)
         # what is alive after wrapping = this rank's shards (+ buffers)
         for p in fmodel.parameters():
             sid = tracker.track_tensor(p)
@@ -245,13 +271,13 @@ def run(args):
     # every local maximum of live bytes above 90% of the phase peak in backward of iteration 2,
     # with the number of unsharded FSDP units alive then (rebuilt from the records)
     return dict(config=args.config, model=name, batch=B, seq=L, lora=bool(args.lora), gc=args.gc,
-                use_orig_params=bool(args.use_orig_params), prefetch=args.prefetch, wrap=args.wrap, use_cache=bool(args.use_cache),
+                **variant.fields(args), use_cache=bool(args.use_cache),
                 n_fsdp_units=n_units, measured=meas, wall_s=round(time.time() - t0, 1),
                 versions=dict(torch=torch.__version__, transformers=transformers.__version__),
                 transformers=transformers.__version__, torch=torch.__version__.split("+")[0],
                 peft=M48._ver("peft") if args.lora else None, trl=M48._ver("trl"), accelerate=M48._ver("accelerate"),
                 trainer="trl" if args.lora else "hf", attn=args.attn, attn_impl=ATTN_IMPL[args.attn],
-                shard="fsdp1:FULL_SHARD", gpus=2, rank=0, dtype="bf16", mixed_precision="no", mode="fake",
+                shard=variant.shard, gpus=2, rank=0, dtype="bf16", mixed_precision="no", mode="fake",
                 optim="adamw", grad_ckpt=True, gc_reentrant=args.gc == "reentrant", arch=arch,
                 lora_r=args.lora_r if args.lora else None, lora_alpha=args.lora_alpha if args.lora else None,
                 lora_dropout=args.lora_dropout if args.lora else None,
@@ -264,7 +290,7 @@ def run(args):
 ATTN_IMPL = {"fa2emu": "flash_attention_2", "sdpa": "sdpa"}
 
 
-def main():
+def parser(fsdp1=True):
     ap = argparse.ArgumentParser()
     ap.add_argument("--config", required=True)
     ap.add_argument("--batch", type=int, default=1)
@@ -275,20 +301,25 @@ def main():
     ap.add_argument("--lora-alpha", type=int, default=16)
     ap.add_argument("--lora-dropout", type=float, default=0.1)
     ap.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj")
-    ap.add_argument("--use-orig-params", type=int, default=1)
-    ap.add_argument("--prefetch", default="BACKWARD_PRE", choices=["BACKWARD_PRE", "BACKWARD_POST", "NONE"])
+    if fsdp1:
+        ap.add_argument("--use-orig-params", type=int, default=1)
+        ap.add_argument("--prefetch", default="BACKWARD_PRE", choices=["BACKWARD_PRE", "BACKWARD_POST", "NONE"])
+        ap.add_argument("--wrap", default="peft", choices=["peft", "transformer"],
+                        help="LoRA: peft's fsdp_auto_wrap_policy (what the Trainer sets) or decoder layers only (mixed flat params)")
     ap.add_argument("--use-cache", type=int, default=0)
-    ap.add_argument("--wrap", default="peft", choices=["peft", "transformer"],
-                    help="LoRA: peft's fsdp_auto_wrap_policy (what the Trainer sets) or decoder layers only (mixed flat params)")
     ap.add_argument("--attn", default="fa2emu", choices=sorted(ATTN_IMPL),
                     help="fa2emu: flash-attn 2's allocations emulated (measure48.py); sdpa: torch's SDPA")
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--dump", type=int, default=30)
     ap.add_argument("--tag", default="")
     ap.add_argument("--out", default="")
-    args = ap.parse_args()
+    return ap
+
+
+def main(variant=None, fsdp1=True):
+    args = parser(fsdp1).parse_args()
     try:
-        res = run(args)
+        res = run(args, variant)
         res["status"] = "ok"
     except Exception as e:
         import traceback
