@@ -100,6 +100,15 @@ pub fn download_url(filename: &str, url: &str) {
     a.click();
 }
 
+/// `text` as a JavaScript string literal, quoted by `JSON.stringify`
+/// (Rust's `{:?}` would link its own escaping tables into the page).
+fn js_string(text: &str) -> String {
+    js_sys::JSON::stringify(&JsValue::from_str(text))
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_default()
+}
+
 /// Starts the Web Worker `name` from Trunk's no-modules build next to the
 /// page (`<name>.js` and `<name>_bg.wasm`).
 pub fn spawn_worker(name: &str) -> Result<web_sys::Worker, String> {
@@ -110,9 +119,9 @@ pub fn spawn_worker(name: &str) -> Result<web_sys::Worker, String> {
         .map_err(|_| "bad page location")?
         .href();
     let script = format!(
-        "importScripts({js:?}); wasm_bindgen({wasm:?});",
-        js = format!("{base}{name}.js"),
-        wasm = format!("{base}{name}_bg.wasm")
+        "importScripts({}); wasm_bindgen({});",
+        js_string(&format!("{base}{name}.js")),
+        js_string(&format!("{base}{name}_bg.wasm"))
     );
     let parts = js_sys::Array::of1(&JsValue::from_str(&script));
     let opts = web_sys::BlobPropertyBag::new();

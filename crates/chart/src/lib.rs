@@ -176,7 +176,9 @@ fn draw_stacked<DB: DrawingBackend>(
     let cap = style.capacity.map(Bytes::get).unwrap_or(0);
     let top = style.scale(highest.max(cap)).max(1e-9) * 1.15;
     let fg = style.fg();
-    let text = |size: u32| ("sans-serif", size).into_font().color(&fg);
+    // The family as a variant, not the text "sans-serif": parsing a name
+    // lowercases it, which links Unicode's case tables (about 12 KB).
+    let text = |size: u32| (FontFamily::SansSerif, size).into_font().color(&fg);
 
     // The legend in rows above the plot, where it hides nothing.
     let items: Vec<(&str, RGBColor)> = bands
@@ -229,7 +231,7 @@ fn draw_stacked<DB: DrawingBackend>(
         )))?;
         let line_y = chart.backend_coord(&(x_min, y)).1 - by;
         let label = format!("{} {:.2} {}", style.capacity_label, y, style.unit_name());
-        let font = ("sans-serif", 13).into_font().color(&red);
+        let font = (FontFamily::SansSerif, 13).into_font().color(&red);
         let at = Label {
             pixel: (plot.0.start - bx + 8, line_y + 4),
             right: false,
