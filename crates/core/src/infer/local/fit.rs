@@ -22,8 +22,8 @@
 use super::model::LocalModel;
 use super::params::{Gpu, LlamaCpp, MAX_DEVICES};
 use super::placement::{Partial, Placement};
-use super::plan::plan;
-use super::weights::{Fraction, ModelBytes};
+use super::plan::Context;
+use super::weights::{Fraction, ModelBytes, Weights};
 use super::LocalError;
 
 /// How `--fit` ended.
@@ -76,14 +76,16 @@ impl Ngl {
     }
 }
 
-/// The search's fixed inputs.
+/// The search's fixed inputs, and the context of the last `-c` measured
+/// (each placement tried at one `-c` reuses it).
 struct Fit<'a, 'b> {
     m: &'a LocalModel,
-    w: &'a ModelBytes<'b>,
+    w: &'a Weights<'b>,
     p: &'a LlamaCpp,
     gpus: &'a [Gpu],
     n_ctx: u32,
     hp_ngl: u32,
+    ctx: Option<(u32, Context<'a>)>,
 }
 
 type Mem = [i128; MAX_DEVICES];
@@ -136,8 +138,13 @@ impl Fit<'_, '_> {
 
     /// Model, context and compute bytes per GPU, on the host, and the
     /// GPUs' model bytes together.
-    fn measure_with(&self, n_ctx: u32, placement: &Placement) -> Result<Measured, LocalError> {
-        let pl = plan(self.m, self.w, self.p, self.gpus, n_ctx, placement)?;
+    fn measure_with(&mut self, n_ctx: u32, placement: &Placement) -> Result<Measured, LocalError> {
+        let ctx = match self.ctx.take() {
+            Some((n, ctx)) if n == n_ctx => ctx,
+            Some(_) | None => Context::new(self.m, self.w, self.p, self.gpus, n_ctx)?,
+        };
+        let pl = ctx.plan(self.w, placement);
+        self.ctx = Some((n_ctx, ctx));
         let mut mem = [0i128; MAX_DEVICES];
         for (d, x) in mem.iter_mut().enumerate().take(self.nd()) {
             *x = to_i(pl.gpus[d].total());
@@ -151,7 +158,7 @@ impl Fit<'_, '_> {
     }
 
     fn measure(
-        &self,
+        &mut self,
         ngl: &[Ngl; MAX_DEVICES],
         next: &[bool; MAX_DEVICES],
     ) -> Result<Mem, LocalError> {
@@ -185,6 +192,17 @@ pub fn fit(
     gpus: &[Gpu],
     host: Option<u128>,
 ) -> Result<FitAnswer, LocalError> {
+    fit_with(m, &Weights::from(w), p, gpus, host)
+}
+
+/// [`fit`] with the weights in any form.
+pub fn fit_with(
+    m: &LocalModel,
+    w: &Weights<'_>,
+    p: &LlamaCpp,
+    gpus: &[Gpu],
+    host: Option<u128>,
+) -> Result<FitAnswer, LocalError> {
     let mut f = Fit {
         m,
         w,
@@ -192,6 +210,7 @@ pub fn fit(
         gpus,
         n_ctx: p.n_ctx_param(),
         hp_ngl: m.cache.layers,
+        ctx: None,
     };
     let asked = Placement::layers(p.n_gpu_layers.unwrap_or(f.hp_ngl + 1), p.tensor_split);
     let answer = |f: &Fit, status| FitAnswer {
@@ -232,7 +251,7 @@ pub fn fit(
     if nd > 1 && p.tensor_split[..nd].iter().any(|&s| s > 0) {
         return Ok(answer(&f, FitStatus::Failed(FitFailure::SplitSetByUser)));
     }
-    let placement = place_layers(&f)?;
+    let placement = place_layers(&mut f)?;
     Ok(FitAnswer {
         n_ctx: f.n_ctx,
         placement,
@@ -286,7 +305,7 @@ fn shrink_context(
 }
 
 /// Steps 3 and 4 (`fit.cpp:402-789`).
-fn place_layers(f: &Fit) -> Result<Placement, LocalError> {
+fn place_layers(f: &mut Fit) -> Result<Placement, LocalError> {
     let nd = f.nd();
     let moe = f.m.n_expert > 0;
     let mut next = [false; MAX_DEVICES];
@@ -317,7 +336,7 @@ fn place_layers(f: &Fit) -> Result<Placement, LocalError> {
 
 /// Step 3 for GPU `id` (`fit.cpp:587-640`).
 fn fill_back(
-    f: &Fit,
+    f: &mut Fit,
     id: usize,
     ngl: &mut [Ngl; MAX_DEVICES],
     mem: &mut Mem,
@@ -373,7 +392,7 @@ fn fill_back(
 /// Step 4 (`fit.cpp:647-789`): dense-only layers back to full layers,
 /// front to back, then part of one more layer.
 fn convert_front(
-    f: &Fit,
+    f: &mut Fit,
     ngl: &mut [Ngl; MAX_DEVICES],
     mem: &mut Mem,
     next: &mut [bool; MAX_DEVICES],
@@ -398,7 +417,7 @@ fn convert_front(
 /// Step 4's conversion for GPU `id`; returns the new first GPU with
 /// dense-only layers.
 fn convert_one(
-    f: &Fit,
+    f: &mut Fit,
     id: usize,
     start: usize,
     ngl: &mut [Ngl; MAX_DEVICES],
@@ -458,7 +477,7 @@ fn convert_one(
 
 /// Step 4's "fit at least part of one more layer" (`fit.cpp:722-778`).
 fn extra_layer(
-    f: &Fit,
+    f: &mut Fit,
     id: usize,
     start: usize,
     ngl: &mut [Ngl; MAX_DEVICES],
@@ -483,8 +502,9 @@ fn extra_layer(
     if id < nd - 1 {
         next_test[id] = true;
     }
-    let fits =
-        |mem: &Mem| mem[id] < f.target(id) && (id + 1 == nd || mem[id + 1] < f.target(id + 1));
+    let target = f.target(id);
+    let target_next = if id + 1 < nd { f.target(id + 1) } else { 0 };
+    let fits = |mem: &Mem| mem[id] < target && (id + 1 == nd || mem[id + 1] < target_next);
     test[id].overflow = Some(Fraction::Up);
     let mem_up = f.measure(&test, &next_test)?;
     if fits(&mem_up) {

@@ -47,7 +47,7 @@ pub use params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp, Resolved, BUILD, M
 pub use placement::{Partial, Place, Placement};
 pub use plan::{DeviceBytes, Plan};
 pub use read::{FileName, ReadFile, ReadFileError};
-pub use weights::{FileBytes, Fraction, LayerBytes, ModelBytes, Part};
+pub use weights::{FileBytes, Fraction, LayerBytes, Layers, ModelBytes, Part, Weights};
 
 use std::fmt;
 
@@ -127,8 +127,19 @@ pub fn llama_cpp(
     gpus: &[Gpu],
     host_memory: Option<u128>,
 ) -> Result<Report, LocalError> {
+    llama_cpp_with(m, &Weights::from(w), p, gpus, host_memory)
+}
+
+/// [`llama_cpp`] with the weights in any form.
+pub fn llama_cpp_with(
+    m: &LocalModel,
+    w: &Weights<'_>,
+    p: &LlamaCpp,
+    gpus: &[Gpu],
+    host_memory: Option<u128>,
+) -> Result<Report, LocalError> {
     let (n_ctx, placement, answer) = if p.fits() {
-        let a = fit::fit(m, w, p, gpus, host_memory)?;
+        let a = fit::fit_with(m, w, p, gpus, host_memory)?;
         (a.n_ctx, a.placement, Some(a))
     } else {
         let ngl = p.n_gpu_layers.unwrap_or(m.cache.layers.saturating_add(1));
@@ -139,7 +150,7 @@ pub fn llama_cpp(
         )
     };
     Ok(Report {
-        plan: plan::plan(m, w, p, gpus, n_ctx, &placement)?,
+        plan: plan::Context::new(m, w, p, gpus, n_ctx)?.plan(w, &placement),
         fit: answer,
     })
 }

@@ -24,6 +24,7 @@ mod header;
 mod layout;
 mod predict;
 mod quant;
+mod runs;
 mod safetensors;
 mod types;
 
@@ -37,6 +38,7 @@ pub use predict::{
     predict, predict_each, predict_with, GgufWeights, PredictError, Recipe, TensorBytes,
 };
 pub use quant::{NoFallback, Rules};
+pub use runs::{push_run, runs_of, Run};
 pub use safetensors::{
     dtype_bits, read_safetensors, SafeTensor, SafetensorsError, SafetensorsHeader,
 };
