@@ -47,7 +47,7 @@ pub use params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp, Resolved, BUILD, M
 pub use placement::{Partial, Place, Placement};
 pub use plan::{DeviceBytes, Plan};
 pub use read::{FileName, ReadFile, ReadFileError};
-pub use weights::{FileBytes, Fraction, LayerBytes, Layers, ModelBytes, Part, Weights};
+pub use weights::{FileBytes, FoldedFile, Fraction, LayerBytes, Layers, ModelBytes, Part, Weights};
 
 use std::fmt;
 

@@ -400,3 +400,49 @@ impl FileBytes {
         }
     }
 }
+
+/// A GGUF file's tensors with its repeating layers folded: `kinds`
+/// gathered by kind of layer rather than by layer (its `layers` are the
+/// kinds), and `runs` saying which kind each layer is. What a predicted
+/// file ([`FoldedFile::predict`]) or a read one
+/// ([`super::ReadFile::folded`]) is placed from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FoldedFile {
+    pub kinds: FileBytes,
+    pub runs: Vec<Run>,
+}
+
+impl FoldedFile {
+    /// The file `llama-quantize` would make of `a` in file type `ft` as
+    /// `recipe` says, each class of layer typed once
+    /// ([`crate::model::gguf::predict_folded`]).
+    pub fn predict(
+        a: &crate::model::Architecture,
+        ft: crate::model::gguf::FileType,
+        recipe: crate::model::gguf::Recipe,
+    ) -> Result<FoldedFile, crate::model::gguf::PredictError> {
+        let mut kinds = FileBytes::default();
+        let runs = crate::model::gguf::predict_folded(a, ft, recipe, &mut |class, t| {
+            kinds.add(crate::model::gguf::TensorBytes {
+                layer: class.map(u32::from),
+                ..t
+            });
+        })?;
+        Ok(FoldedFile { kinds, runs })
+    }
+
+    /// The weights as [`crate::infer::local::llama_cpp_with`] reads them.
+    pub fn weights(&self) -> Weights<'_> {
+        let f = &self.kinds;
+        Weights {
+            token_embd: f.token_embd,
+            output: f.output.unwrap_or(f.token_embd_part),
+            output_norm: f.output_norm,
+            tied: f.output.is_none(),
+            layers: Layers::Runs {
+                kinds: &f.layers,
+                runs: &self.runs,
+            },
+        }
+    }
+}

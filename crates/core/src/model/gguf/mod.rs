@@ -18,6 +18,7 @@
 //! own choices are: `layout.rs`'s `Converter` and the
 //! architecture names read back in `describe.rs`).
 
+mod classes;
 mod describe;
 mod ftype;
 mod header;
@@ -28,6 +29,7 @@ mod runs;
 mod safetensors;
 mod types;
 
+pub use classes::predict_folded;
 pub use describe::{architecture_of, GgufArchError, GgufModel};
 pub use ftype::FileType;
 pub use header::{

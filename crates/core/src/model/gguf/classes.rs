@@ -1,0 +1,288 @@
+//! [`predict_each`](super::predict_each)'s file with its repeating layers
+//! folded: each class of layer (layers whose every tensor gets one type)
+//! typed once, and the [`Run`]s saying which class each layer is.
+//!
+//! `llama-quantize` types the tensors in file order
+//! (`llama_model_quantize_impl`), and a layer's types depend on its index
+//! only through `quantize_state_impl`'s running counters (or, with
+//! experts, the index itself, `layer_info`), compared with a few
+//! thresholds and, between an eighth and seven eighths of a count, taken
+//! modulo 3 (`use_more_bits`; [`thresholds`]). Each counter moves by the
+//! same step in every layer of one kind (dense, MoE), so its value at a
+//! layer's start is known without typing the layers before it. Between
+//! two thresholds the classes repeat every three layers, and where no
+//! index is in a middle every layer is of one class: a layer is typed
+//! only where its class may change (7 of a Q4_K_M's 80 layers).
+//! `tests/gguf.rs` holds the fold to `predict_each`, tensor by tensor.
+
+use super::super::arch::{Architecture, LayerKind};
+use super::ftype::FileType;
+use super::layout::{Layout, Slot};
+use super::predict::{quantizer, typed, PredictError, Recipe, TensorBytes};
+use super::quant::{thresholds, Counters, Quantizer};
+use super::runs::{push_run, Run};
+use super::types::GgmlType;
+
+/// The GGUF file of `a` in file type `ft` made as `recipe` says, as
+/// [`predict_each`](super::predict_each) predicts it, its layers folded:
+/// `each` is told the tensors outside the layers (class `None`) and then
+/// each class's tensors once, in file order (`layer`: the first layer of
+/// the class); the runs say which class each layer is. The same errors as
+/// `predict_each`, for the same first tensor (bar a file whose bytes
+/// exceed 2^128, which no architecture the codec accepts makes).
+pub fn predict_folded(
+    a: &Architecture,
+    ft: FileType,
+    recipe: Recipe,
+    each: &mut dyn FnMut(Option<u16>, TensorBytes<'_>),
+) -> Result<Vec<Run>, PredictError> {
+    a.validate().map_err(PredictError::Arch)?;
+    let layout = Layout::of(a, recipe.rope_tables);
+    let mut q = quantizer(a, ft, recipe, &layout);
+    for s in &layout.outside {
+        let (ty, bytes) = typed(&mut q, s, 0)?;
+        each(None, tensor(s, None, ty, bytes));
+    }
+    let mut f = Folder {
+        q,
+        classes: Vec::new(),
+        types: Vec::new(),
+        runs: Vec::new(),
+        each,
+    };
+    // Dense layers first, then MoE ones (`Architecture::kind_of`).
+    let [(_, dense), _] = a.layer_kinds();
+    let dense = u32::try_from(dense).unwrap_or(a.layers);
+    f.kind(LayerKind::Dense, &layout.dense, 0, dense)?;
+    f.kind(LayerKind::Moe, &layout.moe, dense, a.layers)?;
+    Ok(f.runs)
+}
+
+fn tensor(s: &Slot, layer: Option<u32>, ty: GgmlType, bytes: u128) -> TensorBytes<'static> {
+    TensorBytes {
+        layer,
+        name: s.name,
+        ty,
+        ne0: s.ne[0],
+        bytes,
+    }
+}
+
+/// A class: its layers' kind, and where its variable tensors' types are
+/// in [`Folder::types`].
+struct Class {
+    kind: LayerKind,
+    types: std::ops::Range<usize>,
+}
+
+/// The fold under way.
+struct Folder<'e> {
+    q: Quantizer,
+    classes: Vec<Class>,
+    /// The types of each class's variable tensors, one class after the
+    /// other.
+    types: Vec<GgmlType>,
+    runs: Vec<Run>,
+    each: &'e mut dyn FnMut(Option<u16>, TensorBytes<'_>),
+}
+
+/// Layers of one kind, `lo..hi`, whose tensors are `slots`; `start`: the
+/// counters at layer `lo`, `step`: what each layer adds to them;
+/// `variable`: the slots whose typing moves a counter (bit `i` for slot
+/// `i`; slots past 64 are all taken as variable), the only ones whose type
+/// a layer's index can change.
+struct Stretch<'s> {
+    kind: LayerKind,
+    slots: &'s [Slot],
+    lo: u32,
+    hi: u32,
+    start: Counters,
+    step: Counters,
+    variable: u64,
+}
+
+impl<'s> Stretch<'s> {
+    /// Layers `lo..hi` of kind `kind`, from `q`'s counters.
+    fn new(q: &Quantizer, kind: LayerKind, slots: &'s [Slot], lo: u32, hi: u32) -> Self {
+        let mut variable = 0;
+        let mut step = Counters::default();
+        for (i, s) in slots.iter().enumerate() {
+            let moved = q.steps(s);
+            step = step.after(moved, 1);
+            if moved != Counters::default() {
+                variable |= 1u64.checked_shl(i as u32).unwrap_or(0);
+            }
+        }
+        Stretch {
+            kind,
+            slots,
+            lo,
+            hi,
+            start: q.counters(),
+            step,
+            variable,
+        }
+    }
+
+    /// Whether slot `i`'s type may change with the layer.
+    const fn is_variable(&self, i: usize) -> bool {
+        i >= 64 || self.variable & (1 << i) != 0
+    }
+
+    /// The counters at the start of layer `l`.
+    const fn at(&self, l: u32) -> Counters {
+        self.start.after(self.step, (l - self.lo) as u64)
+    }
+
+    /// The index ranges the rules may read in layers `a..b` (`a < b`):
+    /// each moving counter's, and the layer's own.
+    fn indices(&self, a: u32, b: u32) -> impl Iterator<Item = (u64, u64)> {
+        let (first, end) = (self.at(a).all(), self.at(b).all());
+        let steps = self.step.all();
+        (0..4)
+            .filter(move |&k| steps[k] > 0)
+            .map(move |k| (first[k], end[k] - 1))
+            .chain([(u64::from(a), u64::from(b) - 1)])
+    }
+}
+
+impl Folder<'_> {
+    /// Folds the layers `lo..hi` of kind `kind`, whose tensors are `slots`.
+    fn kind(
+        &mut self,
+        kind: LayerKind,
+        slots: &[Slot],
+        lo: u32,
+        hi: u32,
+    ) -> Result<(), PredictError> {
+        if hi <= lo {
+            return Ok(());
+        }
+        let st = Stretch::new(&self.q, kind, slots, lo, hi);
+        let counts = self.q.counts();
+        for (a, b) in Cuts::of(&st, counts).stretches() {
+            let periodic = b - a > 1 && st.indices(a, b).any(|r| in_a_middle(r, counts));
+            let mut run = Run::same(a, b, 0);
+            for l in a..b.min(a + if periodic { 3 } else { 1 }) {
+                let class = self.class_of(&st, l)?;
+                if periodic {
+                    run.kinds[(l % 3) as usize] = class;
+                } else {
+                    run = Run::same(a, b, class);
+                }
+            }
+            push_run(&mut self.runs, run);
+        }
+        self.q.set_counters(st.at(hi));
+        Ok(())
+    }
+
+    /// The class of layer `l`: its variable tensors typed, and when no
+    /// class of its kind has their types, a new class, its tensors told
+    /// to `each`. A kind's first layer is typed whole, so that its first
+    /// tensor `llama-quantize` refuses is the one named.
+    fn class_of(&mut self, st: &Stretch, l: u32) -> Result<u16, PredictError> {
+        let from = self.types.len();
+        if l > st.lo {
+            self.q.set_counters(st.at(l));
+            for (i, s) in st.slots.iter().enumerate() {
+                if st.is_variable(i) {
+                    let (ty, _) = typed(&mut self.q, s, u64::from(l))?;
+                    self.types.push(ty);
+                }
+            }
+            let known = self.classes.iter().position(|c| {
+                c.kind == st.kind && self.types[c.types.clone()] == self.types[from..]
+            });
+            self.types.truncate(from);
+            if let Some(k) = known {
+                return Ok(u16::try_from(k).unwrap_or(u16::MAX));
+            }
+        }
+        let class = u16::try_from(self.classes.len()).unwrap_or(u16::MAX);
+        self.q.set_counters(st.at(l));
+        let mut layer = 0u128;
+        for (i, s) in st.slots.iter().enumerate() {
+            let (ty, bytes) = typed(&mut self.q, s, u64::from(l))?;
+            if st.is_variable(i) {
+                self.types.push(ty);
+            }
+            (self.each)(Some(class), tensor(s, Some(l), ty, bytes));
+            layer = layer.checked_add(bytes).ok_or(PredictError::TooLarge)?;
+        }
+        self.classes.push(Class {
+            kind: st.kind,
+            types: from..self.types.len(),
+        });
+        Ok(class)
+    }
+}
+
+/// Whether an index range `(first, last)` reaches the middle of a count,
+/// where `use_more_bits` alternates.
+fn in_a_middle((first, last): (u64, u64), counts: [u64; 2]) -> bool {
+    counts.iter().any(|&n| {
+        let [.., eighth, seven_eighths] = thresholds(n);
+        first < seven_eighths && last >= eighth
+    })
+}
+
+/// The most cuts a stretch can have: its end, and for each of the two
+/// counts' five thresholds the layer's index and each of four counters'
+/// two layers.
+const MAX_CUTS: usize = 1 + 2 * 5 * (1 + 4 * 2);
+
+/// Where a stretch of layers is cut: each layer where an index the rules
+/// read crosses a threshold ([`thresholds`]), in order.
+struct Cuts {
+    at: [u32; MAX_CUTS],
+    n: usize,
+    lo: u32,
+}
+
+impl Cuts {
+    fn of(st: &Stretch, counts: [u64; 2]) -> Cuts {
+        let mut c = Cuts {
+            at: [0; MAX_CUTS],
+            n: 0,
+            lo: st.lo,
+        };
+        c.add(st.hi, st);
+        let (start, step) = (st.start.all(), st.step.all());
+        for t in counts.iter().flat_map(|&n| thresholds(n)) {
+            // The layer's own index, and each moving counter: the first
+            // layer where its last value of the layer reaches `t`, and
+            // where its first does.
+            c.add(u32::try_from(t).unwrap_or(u32::MAX), st);
+            for k in (0..4).filter(|&k| step[k] > 0) {
+                for reach in [step[k] - 1, 0] {
+                    let need = t.saturating_sub(start[k] + reach).div_ceil(step[k]);
+                    let l = u64::from(st.lo).saturating_add(need);
+                    c.add(u32::try_from(l).unwrap_or(u32::MAX), st);
+                }
+            }
+        }
+        c
+    }
+
+    /// Adds a cut at layer `l` when it falls inside the stretch.
+    fn add(&mut self, l: u32, st: &Stretch) {
+        let l = l.min(st.hi);
+        if l <= st.lo || self.at[..self.n].contains(&l) {
+            return;
+        }
+        // At most MAX_CUTS distinct layers are ever added.
+        let i = self.at[..self.n].partition_point(|&x| x < l);
+        if self.n < MAX_CUTS {
+            self.at.copy_within(i..self.n, i + 1);
+            self.at[i] = l;
+            self.n += 1;
+        }
+    }
+
+    /// The stretches between the cuts.
+    fn stretches(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let starts = std::iter::once(self.lo).chain(self.at[..self.n].iter().copied());
+        starts.zip(self.at[..self.n].iter().copied())
+    }
+}
