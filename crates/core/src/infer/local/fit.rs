@@ -143,16 +143,16 @@ impl Fit<'_, '_> {
             Some((n, ctx)) if n == n_ctx => ctx,
             Some(_) | None => Context::new(self.m, self.w, self.p, self.gpus, n_ctx)?,
         };
-        let pl = ctx.plan(self.w, placement);
+        let (gpus, host) = ctx.devices(self.w, placement);
         self.ctx = Some((n_ctx, ctx));
         let mut mem = [0i128; MAX_DEVICES];
         for (d, x) in mem.iter_mut().enumerate().take(self.nd()) {
-            *x = to_i(pl.gpus[d].total());
+            *x = to_i(gpus[d].total());
         }
-        let model = pl.gpus[..self.nd()].iter().map(|g| to_i(g.weights)).sum();
+        let model = gpus[..self.nd()].iter().map(|g| to_i(g.weights)).sum();
         Ok(Measured {
             mem,
-            host: to_i(pl.host.total()),
+            host: to_i(host.total()),
             model,
         })
     }

@@ -18,7 +18,7 @@
 use super::ggml::CacheType;
 use super::model::{LocalModel, Width};
 use super::params::{builds, LlamaCpp, Resolved};
-use super::placement::{Layout, Place};
+use super::placement::{Layout, Place, Stretches};
 use super::LocalError;
 
 /// One of the two caches: the full-attention one, or the sliding-window
@@ -175,7 +175,7 @@ pub fn per_place(
     m: &LocalModel,
     p: &LlamaCpp,
     r: &Resolved,
-    layout: &Layout,
+    (layout, stretches): (&Layout, &Stretches),
     cuda: &[bool],
     (full, swa): ((u128, u128), (u128, u128)),
 ) -> PerPlace {
@@ -184,7 +184,7 @@ pub fn per_place(
         gpu: [(0, 0); super::params::MAX_DEVICES],
         host: (0, 0),
     };
-    for (lo, hi) in layout.stretches() {
+    for (lo, hi) in stretches.iter() {
         let place = if p.no_kv_offload {
             Place::Host
         } else {

@@ -196,8 +196,8 @@ impl Layout {
     /// changes: each stretch's layers are all in one place, with one
     /// fraction and one overflow place (the first of each, asked of
     /// [`Layout::place`] and [`Layout::fraction`], speaks for all).
-    pub fn stretches(&self) -> impl Iterator<Item = (u32, u32)> {
-        let mut cuts = [0u32; 2 + 4 * MAX_DEVICES];
+    pub fn stretches(&self) -> Stretches {
+        let mut cuts = [0u32; MAX_STRETCHES];
         let mut n = 0;
         let mut cut = |x: u32| {
             cuts[n] = x.min(self.n_layer);
@@ -214,22 +214,41 @@ impl Layout {
         }
         let cuts = &mut cuts[..n];
         cuts.sort_unstable();
+        let mut out = Stretches {
+            at: [(0, 0); MAX_STRETCHES],
+            n: 0,
+        };
         let mut lo = 0;
-        let mut out = [(0, 0); 2 + 4 * MAX_DEVICES];
-        let mut k = 0;
         for &c in cuts.iter() {
             if c > lo {
-                out[k] = (lo, c);
-                k += 1;
+                out.at[out.n] = (lo, c);
+                out.n += 1;
                 lo = c;
             }
         }
-        out.into_iter().take(k)
+        out
     }
 
     /// Where the output layer is.
     pub fn output(&self) -> Place {
         self.place(self.n_layer)
+    }
+}
+
+/// The most stretches: cut at the GPUs' start and the layers' end, and
+/// at each GPU's end and its partial layers' three bounds.
+const MAX_STRETCHES: usize = 2 + 4 * MAX_DEVICES;
+
+/// Stretches of layers `lo..hi` in one place with one fraction
+/// ([`Layout::stretches`]).
+pub struct Stretches {
+    at: [(u32, u32); MAX_STRETCHES],
+    n: usize,
+}
+
+impl Stretches {
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.at[..self.n].iter().copied()
     }
 }
 

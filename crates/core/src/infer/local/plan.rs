@@ -9,7 +9,7 @@ use super::compute::{self, ComputeBuffers, Settings, Terms, Where};
 use super::kv::{self, KvSizes, Rows};
 use super::model::LocalModel;
 use super::params::{resolve, Backend, Gpu, LlamaCpp, Resolved, MAX_DEVICES};
-use super::placement::{Layout, Place, Placement};
+use super::placement::{Layout, Place, Placement, Stretches};
 use super::weights::{Fraction, ModelBytes, Part, Weights};
 use super::LocalError;
 
@@ -160,23 +160,11 @@ impl<'a> Context<'a> {
     /// as `placement` says.
     pub fn plan(&self, w: &Weights<'_>, placement: &Placement) -> Plan {
         let (m, p, gpus) = (self.m, self.p, self.gpus);
-        let layout = Layout::new(m.cache.layers, p.build, placement, gpus);
-        let kv_places = kv::per_place(m, p, &self.r, &layout, &self.cuda, (self.full, self.swa));
-        let placed = place_weights(w, &layout, &self.cuda);
-        let cb = self.compute_buffers(w, &layout, &placed);
-        let (layers_on, host_layers) = layout.counts();
-        let out = layout.output();
+        let b = self.buffers(w, placement);
         let ngl = placement.n_gpu_layers.min(m.cache.layers.saturating_add(1));
         let mut gpu_bytes = [DeviceBytes::default(); MAX_DEVICES];
         for (d, slot) in gpu_bytes.iter_mut().enumerate().take(gpus.len()) {
-            *slot = DeviceBytes {
-                weights: placed.gpu[d],
-                kv: kv_places.gpu[d].0,
-                recurrent: kv_places.gpu[d].1,
-                compute: cb.gpu[d],
-                layers: layers_on[d],
-                output: out == Place::Gpu(d),
-            };
+            *slot = b.device(Place::Gpu(d));
         }
         Plan {
             resolved: self.r,
@@ -185,20 +173,51 @@ impl<'a> Context<'a> {
             kv: self.kv,
             gpus: gpu_bytes,
             n_gpus: gpus.len(),
-            host: DeviceBytes {
-                weights: placed.host,
-                kv: kv_places.host.0,
-                recurrent: kv_places.host.1,
-                compute: cb.host,
-                layers: host_layers,
-                output: out == Place::Host,
-            },
+            host: b.device(Place::Host),
             output_buffer: compute::output_buffer(m, &self.r, p.embeddings),
             pipeline_parallel: gpus.len() > 1
                 && ngl > m.cache.layers
                 && !p.no_kv_offload
                 && !placement.has_overrides(),
-            terms: cb.terms,
+            terms: b.compute.terms,
+        }
+    }
+
+    /// What `--fit` measures of the load [`Context::plan`] gives: each
+    /// GPU's and the host's [`DeviceBytes`].
+    pub fn devices(
+        &self,
+        w: &Weights<'_>,
+        placement: &Placement,
+    ) -> ([DeviceBytes; MAX_DEVICES], DeviceBytes) {
+        let b = self.buffers(w, placement);
+        let mut gpus = [DeviceBytes::default(); MAX_DEVICES];
+        for (d, slot) in gpus.iter_mut().enumerate().take(self.gpus.len()) {
+            *slot = b.device(Place::Gpu(d));
+        }
+        (gpus, b.device(Place::Host))
+    }
+
+    /// The buffers of the load placed as `placement` says.
+    fn buffers(&self, w: &Weights<'_>, placement: &Placement) -> Buffers {
+        let (m, p) = (self.m, self.p);
+        let layout = Layout::new(m.cache.layers, p.build, placement, self.gpus);
+        let stretches = layout.stretches();
+        let kv = kv::per_place(
+            m,
+            p,
+            &self.r,
+            (&layout, &stretches),
+            &self.cuda,
+            (self.full, self.swa),
+        );
+        let placed = place_weights(w, (&layout, &stretches), &self.cuda);
+        let compute = self.compute_buffers(w, &layout, &placed);
+        Buffers {
+            layout,
+            kv,
+            placed,
+            compute,
         }
     }
 
@@ -231,6 +250,39 @@ impl<'a> Context<'a> {
             layer_kv: self.full.0,
         };
         compute::buffers(self.m, &self.r, &settings, &place)
+    }
+}
+
+/// One placement's buffers, by place.
+struct Buffers {
+    layout: Layout,
+    kv: kv::PerPlace,
+    placed: Placed,
+    compute: ComputeBuffers,
+}
+
+impl Buffers {
+    /// What `place` holds.
+    fn device(&self, place: Place) -> DeviceBytes {
+        let (on, host_layers) = self.layout.counts();
+        match place {
+            Place::Gpu(d) => DeviceBytes {
+                weights: self.placed.gpu[d],
+                kv: self.kv.gpu[d].0,
+                recurrent: self.kv.gpu[d].1,
+                compute: self.compute.gpu[d],
+                layers: on[d],
+                output: self.layout.output() == place,
+            },
+            Place::Host => DeviceBytes {
+                weights: self.placed.host,
+                kv: self.kv.host.0,
+                recurrent: self.kv.host.1,
+                compute: self.compute.host,
+                layers: host_layers,
+                output: self.layout.output() == place,
+            },
+        }
     }
 }
 
@@ -269,13 +321,17 @@ impl Placed {
 /// layer on its device (with tied embeddings a GPU gets a duplicate of
 /// `token_embd`, the host nothing more). Summed stretch by stretch of
 /// layers in one place with one fraction.
-fn place_weights(w: &Weights<'_>, layout: &Layout, cuda: &[bool; MAX_DEVICES]) -> Placed {
+fn place_weights(
+    w: &Weights<'_>,
+    (layout, stretches): (&Layout, &Stretches),
+    cuda: &[bool; MAX_DEVICES],
+) -> Placed {
     let mut out = Placed {
         gpu: [0; MAX_DEVICES],
         host: w.token_embd,
         largest_host: 0,
     };
-    for (lo, hi) in layout.stretches() {
+    for (lo, hi) in stretches.iter() {
         let (place, f, to) = match layout.place(lo) {
             Place::Host => (Place::Host, Fraction::Full, Place::Host),
             gpu @ Place::Gpu(_) => {
@@ -286,9 +342,11 @@ fn place_weights(w: &Weights<'_>, layout: &Layout, cuda: &[bool; MAX_DEVICES]) -
         let (mut kept, mut shed, mut largest, mut largest_shed) = Default::default();
         w.layers.each(lo, hi, |lb, n| {
             kept = lb.kept(f).times(n).plus(kept);
-            shed = lb.overflow(f).times(n).plus(shed);
             largest = lb.largest.max(largest);
-            largest_shed = largest_overflow(lb, f).max(largest_shed);
+            if f != Fraction::Full {
+                shed = lb.overflow(f).times(n).plus(shed);
+                largest_shed = largest_overflow(lb, f).max(largest_shed);
+            }
         });
         match place {
             Place::Host => out.put(Place::Host, kept, largest, cuda),

@@ -232,7 +232,8 @@ pub enum Layers<'a> {
     /// One entry per layer.
     Each(&'a [LayerBytes]),
     /// Each kind of layer once, and the runs saying which kind each layer
-    /// is (a predicted file's classes, a read file's kinds).
+    /// is (a predicted file's classes, a read file's kinds): in layer
+    /// order, each from where the last ended, the first from layer 0.
     Runs {
         kinds: &'a [LayerBytes],
         runs: &'a [Run],
@@ -269,12 +270,27 @@ impl Layers<'_> {
                 }
             }
             Layers::Runs { kinds, runs } => {
-                for run in runs.iter().filter(|r| r.lo < hi && r.hi > lo) {
+                // Up to eight kinds (a file has two or three), each is
+                // told once with its count.
+                let mut counts = [0u32; 8];
+                let tally = kinds.len() <= counts.len();
+                // Runs follow each other: those that end by `lo` are
+                // skipped, those from `hi` on never reached.
+                let from = runs.partition_point(|r| r.hi <= lo);
+                for run in runs[from..].iter().take_while(|r| r.lo < hi) {
                     for (k, n) in run.kinds_in(lo, hi) {
-                        if let Some(l) = kinds.get(usize::from(k)) {
-                            f(l, n);
+                        match (tally, counts.get_mut(usize::from(k))) {
+                            (true, Some(c)) => *c += n,
+                            (true, None) | (false, _) => {
+                                if let Some(l) = kinds.get(usize::from(k)) {
+                                    f(l, n);
+                                }
+                            }
                         }
                     }
+                }
+                for (l, &n) in kinds.iter().zip(&counts).filter(|(_, &n)| n > 0) {
+                    f(l, n);
                 }
             }
         }

@@ -229,7 +229,8 @@ fn in_a_middle((first, last): (u64, u64), counts: [u64; 2]) -> bool {
 
 /// The most cuts a stretch can have: its end, and for each of the two
 /// counts' five thresholds the layer's index and each of four counters'
-/// two layers.
+/// two layers (an upper bound: repeated thresholds and counters that move
+/// alike are counted once).
 const MAX_CUTS: usize = 1 + 2 * 5 * (1 + 4 * 2);
 
 /// Where a stretch of layers is cut: each layer where an index the rules
@@ -248,15 +249,31 @@ impl Cuts {
             lo: st.lo,
         };
         c.add(st.hi, st);
-        let (start, step) = (st.start.all(), st.step.all());
+        let mut ts = [0u64; 10];
+        let mut n_ts = 0;
         for t in counts.iter().flat_map(|&n| thresholds(n)) {
-            // The layer's own index, and each moving counter: the first
-            // layer where its last value of the layer reaches `t`, and
-            // where its first does.
-            c.add(u32::try_from(t).unwrap_or(u32::MAX), st);
-            for k in (0..4).filter(|&k| step[k] > 0) {
-                for reach in [step[k] - 1, 0] {
-                    let need = t.saturating_sub(start[k] + reach).div_ceil(step[k]);
+            if !ts[..n_ts].contains(&t) {
+                ts[n_ts] = t;
+                n_ts += 1;
+            }
+        }
+        // Each index the rules read, as its value at the stretch's first
+        // layer and its step per layer: the layer's own, and each moving
+        // counter's (the same ones once).
+        let mut indices = [(u64::from(st.lo), 1u64); 5];
+        let mut n_indices = 1;
+        for (start, step) in st.start.all().into_iter().zip(st.step.all()) {
+            if step > 0 && !indices[..n_indices].contains(&(start, step)) {
+                indices[n_indices] = (start, step);
+                n_indices += 1;
+            }
+        }
+        for &t in &ts[..n_ts] {
+            for &(start, step) in &indices[..n_indices] {
+                // The first layer where the index's last value in the
+                // layer reaches `t`, and where its first does.
+                for reach in [step - 1, 0] {
+                    let need = t.saturating_sub(start + reach).div_ceil(step);
                     let l = u64::from(st.lo).saturating_add(need);
                     c.add(u32::try_from(l).unwrap_or(u32::MAX), st);
                 }

@@ -51,9 +51,14 @@ impl Run {
     /// those layers are of it (a kind may come twice: two residues).
     pub fn kinds_in(&self, lo: u32, hi: u32) -> impl Iterator<Item = (u16, u32)> + '_ {
         let (lo, hi) = (lo.max(self.lo), hi.min(self.hi));
-        (0..3u32)
-            .map(move |r| (self.kinds[r as usize], residues(lo, hi, r)))
-            .filter(|&(_, n)| n > 0)
+        let [a, b, c] = self.kinds;
+        // A run of one kind: all its layers at once.
+        let one = a == b && b == c;
+        let first = (a, if one { hi.saturating_sub(lo) } else { 0 });
+        let each = (0..3u32)
+            .filter(move |_| !one)
+            .map(move |r| (self.kinds[r as usize], residues(lo, hi, r)));
+        std::iter::once(first).chain(each).filter(|&(_, n)| n > 0)
     }
 
     /// Whether residue `r` occurs in the run.
