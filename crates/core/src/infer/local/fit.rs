@@ -21,8 +21,9 @@
 
 use super::model::LocalModel;
 use super::params::{Gpu, LlamaCpp, MAX_DEVICES};
+use super::placement::Place;
 use super::placement::{Partial, Placement};
-use super::plan::Context;
+use super::plan::{Buffers, Context, Plan};
 use super::weights::{Fraction, ModelBytes, Weights};
 use super::LocalError;
 
@@ -76,8 +77,7 @@ impl Ngl {
     }
 }
 
-/// The search's fixed inputs, and the context of the last `-c` measured
-/// (each placement tried at one `-c` reuses it).
+/// The search's fixed inputs, and the loads measured at the last `-c`.
 struct Fit<'a, 'b> {
     m: &'a LocalModel,
     w: &'a Weights<'b>,
@@ -85,7 +85,17 @@ struct Fit<'a, 'b> {
     gpus: &'a [Gpu],
     n_ctx: u32,
     hp_ngl: u32,
-    ctx: Option<(u32, Context<'a>)>,
+    seen: Option<Seen<'a>>,
+}
+
+/// The loads measured at one `-c`: its context, worked out once, and each
+/// placement's buffers, so that a placement tried again (the one asked
+/// for, when every layer is tried) and the one the search answers are not
+/// worked out again.
+struct Seen<'a> {
+    n_ctx: u32,
+    ctx: Context<'a>,
+    loads: Vec<(Placement, Buffers)>,
 }
 
 type Mem = [i128; MAX_DEVICES];
@@ -136,23 +146,48 @@ impl Fit<'_, '_> {
         placement
     }
 
+    /// The buffers of the load at `-c n_ctx` placed as `placement` says,
+    /// and its context.
+    fn load(
+        &mut self,
+        n_ctx: u32,
+        placement: &Placement,
+    ) -> Result<(&Context<'_>, &Buffers), LocalError> {
+        let seen = match self.seen.take() {
+            Some(seen) if seen.n_ctx == n_ctx => seen,
+            Some(_) | None => Seen {
+                n_ctx,
+                ctx: Context::new(self.m, self.w, self.p, self.gpus, n_ctx)?,
+                loads: Vec::new(),
+            },
+        };
+        let seen = self.seen.insert(seen);
+        let i = match seen.loads.iter().position(|(p, _)| p.loads_like(placement)) {
+            Some(i) => i,
+            None => {
+                let b = seen.ctx.buffers(self.w, placement);
+                seen.loads.push((*placement, b));
+                seen.loads.len() - 1
+            }
+        };
+        Ok((&seen.ctx, &seen.loads[i].1))
+    }
+
     /// Model, context and compute bytes per GPU, on the host, and the
     /// GPUs' model bytes together.
     fn measure_with(&mut self, n_ctx: u32, placement: &Placement) -> Result<Measured, LocalError> {
-        let ctx = match self.ctx.take() {
-            Some((n, ctx)) if n == n_ctx => ctx,
-            Some(_) | None => Context::new(self.m, self.w, self.p, self.gpus, n_ctx)?,
-        };
-        let (gpus, host) = ctx.devices(self.w, placement);
-        self.ctx = Some((n_ctx, ctx));
+        let nd = self.nd();
+        let (_, b) = self.load(n_ctx, placement)?;
         let mut mem = [0i128; MAX_DEVICES];
-        for (d, x) in mem.iter_mut().enumerate().take(self.nd()) {
-            *x = to_i(gpus[d].total());
+        let mut model = 0;
+        for (d, x) in mem.iter_mut().enumerate().take(nd) {
+            let g = b.device(Place::Gpu(d));
+            *x = to_i(g.total());
+            model += to_i(g.weights);
         }
-        let model = gpus[..self.nd()].iter().map(|g| to_i(g.weights)).sum();
         Ok(Measured {
             mem,
-            host: to_i(host.total()),
+            host: to_i(b.device(Place::Host).total()),
             model,
         })
     }
@@ -203,15 +238,41 @@ pub fn fit_with(
     gpus: &[Gpu],
     host: Option<u128>,
 ) -> Result<FitAnswer, LocalError> {
-    let mut f = Fit {
-        m,
-        w,
-        p,
-        gpus,
-        n_ctx: p.n_ctx_param(),
-        hp_ngl: m.cache.layers,
-        ctx: None,
-    };
+    search(&mut Fit::new(m, w, p, gpus), host)
+}
+
+/// [`fit_with`], and the load it answers ([`super::plan::plan`] of its
+/// context and placement), measured already or worked out.
+pub(super) fn fit_planned(
+    m: &LocalModel,
+    w: &Weights<'_>,
+    p: &LlamaCpp,
+    gpus: &[Gpu],
+    host: Option<u128>,
+) -> Result<(FitAnswer, Plan), LocalError> {
+    let mut f = Fit::new(m, w, p, gpus);
+    let answer = search(&mut f, host)?;
+    let (ctx, b) = f.load(answer.n_ctx, &answer.placement)?;
+    Ok((answer, ctx.plan_of(b, &answer.placement)))
+}
+
+impl<'a, 'b> Fit<'a, 'b> {
+    fn new(m: &'a LocalModel, w: &'a Weights<'b>, p: &'a LlamaCpp, gpus: &'a [Gpu]) -> Self {
+        Fit {
+            m,
+            w,
+            p,
+            gpus,
+            n_ctx: p.n_ctx_param(),
+            hp_ngl: m.cache.layers,
+            seen: None,
+        }
+    }
+}
+
+/// Steps 1 to 4 (`common_params_fit_impl`).
+fn search(f: &mut Fit, host: Option<u128>) -> Result<FitAnswer, LocalError> {
+    let (p, gpus) = (f.p, f.gpus);
     let asked = Placement::layers(p.n_gpu_layers.unwrap_or(f.hp_ngl + 1), p.tensor_split);
     let answer = |f: &Fit, status| FitAnswer {
         n_ctx: f.n_ctx,
@@ -235,23 +296,23 @@ pub fn fit_with(
         (0..nd).all(|d| to_i(gpus[d].free) - full.mem[d] >= f.margin())
     };
     if fits {
-        return Ok(answer(&f, FitStatus::Fits));
+        return Ok(answer(f, FitStatus::Fits));
     }
     if free - used - margins < 0 {
-        if let Some(status) = shrink_context(&mut f, full.model, free - margins, used)? {
-            return Ok(answer(&f, status));
+        if let Some(status) = shrink_context(f, full.model, free - margins, used)? {
+            return Ok(answer(f, status));
         }
     }
     if nd == 0 {
-        return Ok(answer(&f, FitStatus::Failed(FitFailure::HostTooSmall)));
+        return Ok(answer(f, FitStatus::Failed(FitFailure::HostTooSmall)));
     }
     if p.n_gpu_layers.is_some() {
-        return Ok(answer(&f, FitStatus::Failed(FitFailure::LayersSetByUser)));
+        return Ok(answer(f, FitStatus::Failed(FitFailure::LayersSetByUser)));
     }
     if nd > 1 && p.tensor_split[..nd].iter().any(|&s| s > 0) {
-        return Ok(answer(&f, FitStatus::Failed(FitFailure::SplitSetByUser)));
+        return Ok(answer(f, FitStatus::Failed(FitFailure::SplitSetByUser)));
     }
-    let placement = place_layers(&mut f)?;
+    let placement = place_layers(f)?;
     Ok(FitAnswer {
         n_ctx: f.n_ctx,
         placement,

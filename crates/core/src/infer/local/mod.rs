@@ -138,19 +138,14 @@ pub fn llama_cpp_with(
     gpus: &[Gpu],
     host_memory: Option<u128>,
 ) -> Result<Report, LocalError> {
-    let (n_ctx, placement, answer) = if p.fits() {
-        let a = fit::fit_with(m, w, p, gpus, host_memory)?;
-        (a.n_ctx, a.placement, Some(a))
-    } else {
-        let ngl = p.n_gpu_layers.unwrap_or(m.cache.layers.saturating_add(1));
-        (
-            p.n_ctx_param(),
-            Placement::layers(ngl, p.tensor_split),
-            None,
-        )
-    };
+    if p.fits() {
+        let (a, plan) = fit::fit_planned(m, w, p, gpus, host_memory)?;
+        return Ok(Report { plan, fit: Some(a) });
+    }
+    let ngl = p.n_gpu_layers.unwrap_or(m.cache.layers.saturating_add(1));
+    let placement = Placement::layers(ngl, p.tensor_split);
     Ok(Report {
-        plan: plan::Context::new(m, w, p, gpus, n_ctx)?.plan(w, &placement),
-        fit: answer,
+        plan: plan::Context::new(m, w, p, gpus, p.n_ctx_param())?.plan(w, &placement),
+        fit: None,
     })
 }

@@ -63,6 +63,15 @@ impl Placement {
     pub fn has_overrides(&self) -> bool {
         self.partial.iter().any(|p| p.hi > p.lo)
     }
+
+    /// Whether `other` loads as this one does: the same layers and split,
+    /// and the same partial layers (a range that holds no layer is none).
+    pub fn loads_like(&self, other: &Placement) -> bool {
+        let same_partial = |(a, b): (&Partial, &Partial)| (a.hi <= a.lo && b.hi <= b.lo) || a == b;
+        self.n_gpu_layers == other.n_gpu_layers
+            && self.split == other.split
+            && self.partial.iter().zip(&other.partial).all(same_partial)
+    }
 }
 
 /// The placement worked out for a model of `n_layer` layers on `gpus`.

@@ -5,7 +5,7 @@
 //! buffer beside them. `--fit` measures this same breakdown for each
 //! placement it tries (`common/fit.cpp:30-140`).
 
-use super::compute::{self, ComputeBuffers, Settings, Terms, Where};
+use super::compute::{self, ComputeBuffers, Settings, Stages, Terms, Where};
 use super::kv::{self, KvSizes, Rows};
 use super::model::LocalModel;
 use super::params::{resolve, Backend, Gpu, LlamaCpp, Resolved, MAX_DEVICES};
@@ -98,13 +98,15 @@ pub struct Context<'a> {
     gpus: &'a [Gpu],
     r: Resolved,
     flash_attn: bool,
-    rows: Rows,
     kv: KvSizes,
     /// One full-attention layer's and one sliding layer's cache: (bytes,
     /// CUDA padding).
     full: (u128, u128),
     swa: (u128, u128),
     cuda: [bool; MAX_DEVICES],
+    /// The compute graph's settings and its stages' sizes.
+    settings: Settings,
+    stages: Stages,
 }
 
 impl<'a> Context<'a> {
@@ -137,17 +139,27 @@ impl<'a> Context<'a> {
         } else {
             (0, 0)
         };
+        let kv = kv::sizes(m, p, &rows, &r)?;
+        let settings = Settings {
+            build: p.build,
+            flash_attn,
+            quantized: p.cache_type_k.is_quantized() || p.cache_type_v.is_quantized(),
+            op_offload: !p.no_op_offload,
+            k_width: rows.full.k.max(rows.swa.k),
+            v_width: rows.full.v.max(rows.swa.v),
+        };
         Ok(Context {
             m,
             p,
             gpus,
             r,
             flash_attn,
-            rows,
-            kv: kv::sizes(m, p, &rows, &r)?,
+            kv,
             full,
             swa,
             cuda: cuda_flags(gpus),
+            settings,
+            stages: Stages::of(m, &r, &settings),
         })
     }
 
@@ -159,8 +171,14 @@ impl<'a> Context<'a> {
     /// The load with weights `w` (those [`Context::new`] checked) placed
     /// as `placement` says.
     pub fn plan(&self, w: &Weights<'_>, placement: &Placement) -> Plan {
+        self.plan_of(&self.buffers(w, placement), placement)
+    }
+
+    /// The load whose buffers are `b`, placed as `placement` says (the
+    /// placement `b` was worked out for, or one that loads alike:
+    /// [`Placement::loads_like`]).
+    pub(super) fn plan_of(&self, b: &Buffers, placement: &Placement) -> Plan {
         let (m, p, gpus) = (self.m, self.p, self.gpus);
-        let b = self.buffers(w, placement);
         let ngl = placement.n_gpu_layers.min(m.cache.layers.saturating_add(1));
         let mut gpu_bytes = [DeviceBytes::default(); MAX_DEVICES];
         for (d, slot) in gpu_bytes.iter_mut().enumerate().take(gpus.len()) {
@@ -183,23 +201,8 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// What `--fit` measures of the load [`Context::plan`] gives: each
-    /// GPU's and the host's [`DeviceBytes`].
-    pub fn devices(
-        &self,
-        w: &Weights<'_>,
-        placement: &Placement,
-    ) -> ([DeviceBytes; MAX_DEVICES], DeviceBytes) {
-        let b = self.buffers(w, placement);
-        let mut gpus = [DeviceBytes::default(); MAX_DEVICES];
-        for (d, slot) in gpus.iter_mut().enumerate().take(self.gpus.len()) {
-            *slot = b.device(Place::Gpu(d));
-        }
-        (gpus, b.device(Place::Host))
-    }
-
     /// The buffers of the load placed as `placement` says.
-    fn buffers(&self, w: &Weights<'_>, placement: &Placement) -> Buffers {
+    pub(super) fn buffers(&self, w: &Weights<'_>, placement: &Placement) -> Buffers {
         let (m, p) = (self.m, self.p);
         let layout = Layout::new(m.cache.layers, p.build, placement, self.gpus);
         let stretches = layout.stretches();
@@ -221,18 +224,8 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The compute buffers of the load: the graph's settings and where its
-    /// work is.
+    /// The compute buffers of the load: where its work is.
     fn compute_buffers(&self, w: &Weights<'_>, layout: &Layout, placed: &Placed) -> ComputeBuffers {
-        let (p, rows) = (self.p, &self.rows);
-        let settings = Settings {
-            build: p.build,
-            flash_attn: self.flash_attn,
-            quantized: p.cache_type_k.is_quantized() || p.cache_type_v.is_quantized(),
-            op_offload: !p.no_op_offload,
-            k_width: rows.full.k.max(rows.swa.k),
-            v_width: rows.full.v.max(rows.swa.v),
-        };
         let mut backends = [Backend::Cuda; MAX_DEVICES];
         for (b, g) in backends.iter_mut().zip(self.gpus) {
             *b = g.backend;
@@ -244,17 +237,17 @@ impl<'a> Context<'a> {
             n_gpus: self.gpus.len(),
             backends,
             output: layout.output(),
-            kv_on_host: p.no_kv_offload,
+            kv_on_host: self.p.no_kv_offload,
             largest_host_tensor: placed.largest_host,
             output_weight: w.output.bytes,
             layer_kv: self.full.0,
         };
-        compute::buffers(self.m, &self.r, &settings, &place)
+        compute::buffers(&self.stages, &self.r, &self.settings, &place)
     }
 }
 
 /// One placement's buffers, by place.
-struct Buffers {
+pub(super) struct Buffers {
     layout: Layout,
     kv: kv::PerPlace,
     placed: Placed,
@@ -263,7 +256,7 @@ struct Buffers {
 
 impl Buffers {
     /// What `place` holds.
-    fn device(&self, place: Place) -> DeviceBytes {
+    pub(super) fn device(&self, place: Place) -> DeviceBytes {
         let (on, host_layers) = self.layout.counts();
         match place {
             Place::Gpu(d) => DeviceBytes {

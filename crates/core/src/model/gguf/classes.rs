@@ -47,6 +47,7 @@ pub fn predict_folded(
         q,
         classes: Vec::new(),
         types: Vec::new(),
+        layer: Vec::new(),
         runs: Vec::new(),
         each,
     };
@@ -82,6 +83,8 @@ struct Folder<'e> {
     /// The types of each class's variable tensors, one class after the
     /// other.
     types: Vec<GgmlType>,
+    /// The layer last typed: each tensor's type and bytes.
+    layer: Vec<(GgmlType, u128)>,
     runs: Vec<Run>,
     each: &'e mut dyn FnMut(Option<u16>, TensorBytes<'_>),
 }
@@ -104,12 +107,15 @@ struct Stretch<'s> {
 impl<'s> Stretch<'s> {
     /// Layers `lo..hi` of kind `kind`, from `q`'s counters.
     fn new(q: &Quantizer, kind: LayerKind, slots: &'s [Slot], lo: u32, hi: u32) -> Self {
+        // One layer typed from counters at zero: what each tensor moves.
+        let mut probe = *q;
+        probe.set_counters(Counters::default());
         let mut variable = 0;
-        let mut step = Counters::default();
         for (i, s) in slots.iter().enumerate() {
-            let moved = q.steps(s);
-            step = step.after(moved, 1);
-            if moved != Counters::default() {
+            let before = probe.counters();
+            // Counting only: a refused tensor is refused again when typed.
+            let _ = probe.tensor_type(s, 0);
+            if probe.counters() != before {
                 variable |= 1u64.checked_shl(i as u32).unwrap_or(0);
             }
         }
@@ -119,7 +125,7 @@ impl<'s> Stretch<'s> {
             lo,
             hi,
             start: q.counters(),
-            step,
+            step: probe.counters(),
             variable,
         }
     }
@@ -179,42 +185,58 @@ impl Folder<'_> {
 
     /// The class of layer `l`: its variable tensors typed, and when no
     /// class of its kind has their types, a new class, its tensors told
-    /// to `each`. A kind's first layer is typed whole, so that its first
-    /// tensor `llama-quantize` refuses is the one named.
+    /// to `each`. A kind's first layer is typed whole (so that the first
+    /// tensor `llama-quantize` refuses is the one named), and its other
+    /// tensors are the same in every layer of the kind.
     fn class_of(&mut self, st: &Stretch, l: u32) -> Result<u16, PredictError> {
-        let from = self.types.len();
-        if l > st.lo {
-            self.q.set_counters(st.at(l));
-            for (i, s) in st.slots.iter().enumerate() {
-                if st.is_variable(i) {
-                    let (ty, _) = typed(&mut self.q, s, u64::from(l))?;
-                    self.types.push(ty);
-                }
-            }
-            let known = self.classes.iter().position(|c| {
-                c.kind == st.kind && self.types[c.types.clone()] == self.types[from..]
-            });
-            self.types.truncate(from);
-            if let Some(k) = known {
-                return Ok(u16::try_from(k).unwrap_or(u16::MAX));
+        self.q.set_counters(st.at(l));
+        if l == st.lo {
+            self.layer.clear();
+        }
+        for (i, s) in st.slots.iter().enumerate() {
+            if l == st.lo {
+                let t = typed(&mut self.q, s, u64::from(l))?;
+                self.layer.push(t);
+            } else if st.is_variable(i) {
+                self.layer[i] = typed(&mut self.q, s, u64::from(l))?;
             }
         }
+        let known = self
+            .classes
+            .iter()
+            .position(|c| c.kind == st.kind && self.same_types(c, st));
+        if let Some(k) = known {
+            return Ok(u16::try_from(k).unwrap_or(u16::MAX));
+        }
         let class = u16::try_from(self.classes.len()).unwrap_or(u16::MAX);
-        self.q.set_counters(st.at(l));
-        let mut layer = 0u128;
-        for (i, s) in st.slots.iter().enumerate() {
-            let (ty, bytes) = typed(&mut self.q, s, u64::from(l))?;
+        let from = self.types.len();
+        let mut bytes_of_layer = 0u128;
+        for (i, (s, &(ty, bytes))) in st.slots.iter().zip(&self.layer).enumerate() {
             if st.is_variable(i) {
                 self.types.push(ty);
             }
             (self.each)(Some(class), tensor(s, Some(l), ty, bytes));
-            layer = layer.checked_add(bytes).ok_or(PredictError::TooLarge)?;
+            bytes_of_layer = bytes_of_layer
+                .checked_add(bytes)
+                .ok_or(PredictError::TooLarge)?;
         }
         self.classes.push(Class {
             kind: st.kind,
             types: from..self.types.len(),
         });
         Ok(class)
+    }
+
+    /// Whether class `c`'s variable tensors have the types the layer just
+    /// typed has.
+    fn same_types(&self, c: &Class, st: &Stretch) -> bool {
+        let now = self
+            .layer
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| st.is_variable(i))
+            .map(|(_, &(ty, _))| ty);
+        self.types[c.types.clone()].iter().copied().eq(now)
     }
 }
 

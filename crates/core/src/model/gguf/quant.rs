@@ -167,19 +167,6 @@ impl Quantizer {
         self.i = i;
     }
 
-    /// The counters typing `s` moves (zero: `s` has one type in every
-    /// layer).
-    pub fn steps(&self, s: &Slot) -> Counters {
-        let mut probe = Quantizer {
-            i: Counters::default(),
-            ..*self
-        };
-        // Only the counters matter: a tensor refused here is refused again
-        // when it is typed for its bytes.
-        let _ = probe.tensor_type(s, 0);
-        probe.i
-    }
-
     /// The counts the rules compare indices with: the layers and
     /// `n_attention_wv`.
     pub const fn counts(&self) -> [u64; 2] {
