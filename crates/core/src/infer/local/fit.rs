@@ -158,11 +158,16 @@ impl Fit<'_, '_> {
             Some(_) | None => Seen {
                 n_ctx,
                 ctx: Context::new(self.m, self.w, self.p, self.gpus, n_ctx)?,
-                loads: Vec::new(),
+                loads: Vec::with_capacity(8),
             },
         };
         let seen = self.seen.insert(seen);
-        let i = match seen.loads.iter().position(|(p, _)| p.loads_like(placement)) {
+        let nd = self.gpus.len();
+        let i = match seen
+            .loads
+            .iter()
+            .position(|(p, _)| p.loads_like(placement, nd))
+        {
             Some(i) => i,
             None => {
                 let b = seen.ctx.buffers(self.w, placement);

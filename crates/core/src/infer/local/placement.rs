@@ -64,13 +64,18 @@ impl Placement {
         self.partial.iter().any(|p| p.hi > p.lo)
     }
 
-    /// Whether `other` loads as this one does: the same layers and split,
-    /// and the same partial layers (a range that holds no layer is none).
-    pub fn loads_like(&self, other: &Placement) -> bool {
+    /// Whether `other` loads as this one does on `n_gpus` GPUs: the same
+    /// layers, and the same split and partial layers of those GPUs (a
+    /// range that holds no layer is none; [`Layout`] reads no other GPU's).
+    pub fn loads_like(&self, other: &Placement, n_gpus: usize) -> bool {
+        let n = n_gpus.min(MAX_DEVICES);
         let same_partial = |(a, b): (&Partial, &Partial)| (a.hi <= a.lo && b.hi <= b.lo) || a == b;
         self.n_gpu_layers == other.n_gpu_layers
-            && self.split == other.split
-            && self.partial.iter().zip(&other.partial).all(same_partial)
+            && self.split[..n] == other.split[..n]
+            && self.partial[..n]
+                .iter()
+                .zip(&other.partial[..n])
+                .all(same_partial)
     }
 }
 
@@ -129,7 +134,12 @@ impl Layout {
         let end = self.start.saturating_add(self.act);
         let mut ends = [end; MAX_DEVICES];
         let mut lo = self.start;
-        for (d, e) in ends.iter_mut().enumerate().take(self.n_gpus) {
+        // The last GPU takes every layer to the end (one GPU: all).
+        for (d, e) in ends
+            .iter_mut()
+            .enumerate()
+            .take(self.n_gpus.saturating_sub(1))
+        {
             lo = first_where(lo, end, |il| self.gpu_of(il) > d);
             *e = lo;
         }
@@ -217,9 +227,12 @@ impl Layout {
         for d in 0..self.n_gpus {
             let p = self.partial[d];
             cut(self.ends[d]);
-            cut(p.lo);
-            cut(p.lo.saturating_add(1));
-            cut(p.hi);
+            // A range that holds no layer changes no fraction.
+            if p.hi > p.lo {
+                cut(p.lo);
+                cut(p.lo.saturating_add(1));
+                cut(p.hi);
+            }
         }
         let cuts = &mut cuts[..n];
         cuts.sort_unstable();
