@@ -163,11 +163,6 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// `-c` as resolved.
-    pub const fn resolved(&self) -> &Resolved {
-        &self.r
-    }
-
     /// The load with weights `w` (those [`Context::new`] checked) placed
     /// as `placement` says.
     pub fn plan(&self, w: &Weights<'_>, placement: &Placement) -> Plan {

@@ -54,8 +54,8 @@ pub fn predict_folded(
     // Dense layers first, then MoE ones (`Architecture::kind_of`).
     let [(_, dense), _] = a.layer_kinds();
     let dense = u32::try_from(dense).unwrap_or(a.layers);
-    f.kind(LayerKind::Dense, &layout.dense, 0, dense)?;
-    f.kind(LayerKind::Moe, &layout.moe, dense, a.layers)?;
+    f.fold_kind(LayerKind::Dense, &layout.dense, 0, dense)?;
+    f.fold_kind(LayerKind::Moe, &layout.moe, dense, a.layers)?;
     Ok(f.runs)
 }
 
@@ -154,7 +154,7 @@ impl<'s> Stretch<'s> {
 
 impl Folder<'_> {
     /// Folds the layers `lo..hi` of kind `kind`, whose tensors are `slots`.
-    fn kind(
+    fn fold_kind(
         &mut self,
         kind: LayerKind,
         slots: &[Slot],
