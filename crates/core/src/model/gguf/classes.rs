@@ -105,31 +105,6 @@ struct Stretch<'s> {
 }
 
 impl<'s> Stretch<'s> {
-    /// Layers `lo..hi` of kind `kind`, from `q`'s counters.
-    fn new(q: &Quantizer, kind: LayerKind, slots: &'s [Slot], lo: u32, hi: u32) -> Self {
-        // One layer typed from counters at zero: what each tensor moves.
-        let mut probe = *q;
-        probe.set_counters(Counters::default());
-        let mut variable = 0;
-        for (i, s) in slots.iter().enumerate() {
-            let before = probe.counters();
-            // Counting only: a refused tensor is refused again when typed.
-            let _ = probe.tensor_type(s, 0);
-            if probe.counters() != before {
-                variable |= 1u64.checked_shl(i as u32).unwrap_or(0);
-            }
-        }
-        Stretch {
-            kind,
-            slots,
-            lo,
-            hi,
-            start: q.counters(),
-            step: probe.counters(),
-            variable,
-        }
-    }
-
     /// Whether slot `i`'s type may change with the layer.
     const fn is_variable(&self, i: usize) -> bool {
         i >= 64 || self.variable & (1 << i) != 0
@@ -164,7 +139,7 @@ impl Folder<'_> {
         if hi <= lo {
             return Ok(());
         }
-        let st = Stretch::new(&self.q, kind, slots, lo, hi);
+        let st = self.first_layer(kind, slots, lo, hi)?;
         let counts = self.q.counts();
         for (a, b) in Cuts::of(&st, counts).stretches() {
             let periodic = b - a > 1 && st.indices(a, b).any(|r| in_a_middle(r, counts));
@@ -183,22 +158,50 @@ impl Folder<'_> {
         Ok(())
     }
 
-    /// The class of layer `l`: its variable tensors typed, and when no
-    /// class of its kind has their types, a new class, its tensors told
-    /// to `each`. A kind's first layer is typed whole (so that the first
-    /// tensor `llama-quantize` refuses is the one named), and its other
-    /// tensors are the same in every layer of the kind.
-    fn class_of(&mut self, st: &Stretch, l: u32) -> Result<u16, PredictError> {
-        self.q.set_counters(st.at(l));
-        if l == st.lo {
-            self.layer.clear();
+    /// Types layer `lo`, the first of `lo..hi` of kind `kind`, whole (so
+    /// that the first tensor `llama-quantize` refuses is the one named):
+    /// each tensor's type and bytes, and what each moves of the counters.
+    fn first_layer<'s>(
+        &mut self,
+        kind: LayerKind,
+        slots: &'s [Slot],
+        lo: u32,
+        hi: u32,
+    ) -> Result<Stretch<'s>, PredictError> {
+        let start = self.q.counters();
+        let mut variable = 0;
+        self.layer.clear();
+        for (i, s) in slots.iter().enumerate() {
+            let before = self.q.counters();
+            let t = typed(&mut self.q, s, u64::from(lo))?;
+            if self.q.counters() != before {
+                variable |= 1u64.checked_shl(i as u32).unwrap_or(0);
+            }
+            self.layer.push(t);
         }
-        for (i, s) in st.slots.iter().enumerate() {
-            if l == st.lo {
-                let t = typed(&mut self.q, s, u64::from(l))?;
-                self.layer.push(t);
-            } else if st.is_variable(i) {
-                self.layer[i] = typed(&mut self.q, s, u64::from(l))?;
+        Ok(Stretch {
+            kind,
+            slots,
+            lo,
+            hi,
+            start,
+            step: self.q.counters().since(start),
+            variable,
+        })
+    }
+
+    /// The class of layer `l`: its variable tensors typed (the kind's
+    /// first layer is typed already, [`Folder::first_layer`]; its other
+    /// tensors are the same in every layer of the kind), and when no class
+    /// of its kind has their types, a new class, its tensors told to
+    /// `each`.
+    fn class_of(&mut self, st: &Stretch, l: u32) -> Result<u16, PredictError> {
+        if l > st.lo {
+            self.q.set_counters(st.at(l));
+            for (i, s) in st.slots.iter().enumerate() {
+                if st.is_variable(i) {
+                    self.layer[i] = typed(&mut self.q, s, u64::from(l))?;
+                }
             }
         }
         let known = self

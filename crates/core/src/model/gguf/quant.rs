@@ -94,6 +94,16 @@ impl Counters {
         [self.attention_wv, self.ffn_down, self.ffn_gate, self.ffn_up]
     }
 
+    /// What moved these counters since `earlier`.
+    pub const fn since(self, earlier: Counters) -> Counters {
+        Counters {
+            attention_wv: self.attention_wv - earlier.attention_wv,
+            ffn_down: self.ffn_down - earlier.ffn_down,
+            ffn_gate: self.ffn_gate - earlier.ffn_gate,
+            ffn_up: self.ffn_up - earlier.ffn_up,
+        }
+    }
+
     /// These counters moved `n` times by `step`.
     pub const fn after(self, step: Counters, n: u64) -> Counters {
         Counters {
