@@ -158,10 +158,13 @@ pub fn llama_estimate(
         fit: report.fit.map(|a| fit_label(a.status)),
         ..Served::default()
     }));
-    e.caveats = vec![
-        "llama.cpp sizes its compute buffers by reserving its graphs: vramfit estimates them from the graph's code".into(),
-    ];
-    e.caveats.extend(file_caveat(inf));
+    e.caveats = [
+        Some("llama.cpp sizes its compute buffers by reserving its graphs: vramfit estimates them from the graph's code".into()),
+        file_caveat(inf),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     Ok(e)
 }
 

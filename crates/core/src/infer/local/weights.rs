@@ -437,7 +437,10 @@ impl FoldedFile {
         ft: crate::model::gguf::FileType,
         recipe: crate::model::gguf::Recipe,
     ) -> Result<FoldedFile, crate::model::gguf::PredictError> {
-        let mut kinds = FileBytes::default();
+        let mut kinds = FileBytes {
+            layers: Vec::with_capacity(4),
+            ..FileBytes::default()
+        };
         let runs = crate::model::gguf::predict_folded(a, ft, recipe, &mut |class, t| {
             kinds.add(crate::model::gguf::TensorBytes {
                 layer: class.map(u32::from),

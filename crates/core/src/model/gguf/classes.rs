@@ -43,12 +43,14 @@ pub fn predict_folded(
         let (ty, bytes) = typed(&mut q, s, 0)?;
         each(None, tensor(s, None, ty, bytes));
     }
+    // Room for what a file usually has: a few classes and runs, a few
+    // dozen tensors a layer.
     let mut f = Folder {
         q,
-        classes: Vec::new(),
-        types: Vec::new(),
-        layer: Vec::new(),
-        runs: Vec::new(),
+        classes: Vec::with_capacity(8),
+        types: Vec::with_capacity(32),
+        layer: Vec::with_capacity(32),
+        runs: Vec::with_capacity(8),
         each,
     };
     // Dense layers first, then MoE ones (`Architecture::kind_of`).
