@@ -210,28 +210,35 @@ impl<'a> Context<'a> {
             (self.full, self.swa),
         );
         let placed = place_weights(w, (&layout, &stretches), &self.cuda);
-        let compute = self.compute_buffers(w, &layout, &placed);
+        let (layers, output) = (layout.counts(), layout.output());
+        let compute = self.compute_buffers(w, (layers, output), &placed);
         Buffers {
-            layout,
+            layers,
+            output,
             kv,
             placed,
             compute,
         }
     }
 
-    /// The compute buffers of the load: where its work is.
-    fn compute_buffers(&self, w: &Weights<'_>, layout: &Layout, placed: &Placed) -> ComputeBuffers {
+    /// The compute buffers of the load: where its work is (the layers on
+    /// each GPU and the host's, the output layer's place).
+    fn compute_buffers(
+        &self,
+        w: &Weights<'_>,
+        ((layers_on, host_layers), output): (([u32; MAX_DEVICES], u32), Place),
+        placed: &Placed,
+    ) -> ComputeBuffers {
         let mut backends = [Backend::Cuda; MAX_DEVICES];
         for (b, g) in backends.iter_mut().zip(self.gpus) {
             *b = g.backend;
         }
-        let (layers_on, host_layers) = layout.counts();
         let place = Where {
             layers_on,
             host_layers,
             n_gpus: self.gpus.len(),
             backends,
-            output: layout.output(),
+            output,
             kv_on_host: self.p.no_kv_offload,
             largest_host_tensor: placed.largest_host,
             output_weight: w.output.bytes,
@@ -241,9 +248,11 @@ impl<'a> Context<'a> {
     }
 }
 
-/// One placement's buffers, by place.
+/// One placement's buffers, by place: the repeating layers on each GPU
+/// and on the host, where the output layer is, and each buffer.
 pub(super) struct Buffers {
-    layout: Layout,
+    layers: ([u32; MAX_DEVICES], u32),
+    output: Place,
     kv: kv::PerPlace,
     placed: Placed,
     compute: ComputeBuffers,
@@ -252,7 +261,7 @@ pub(super) struct Buffers {
 impl Buffers {
     /// What `place` holds.
     pub(super) fn device(&self, place: Place) -> DeviceBytes {
-        let (on, host_layers) = self.layout.counts();
+        let (on, host_layers) = self.layers;
         match place {
             Place::Gpu(d) => DeviceBytes {
                 weights: self.placed.gpu[d],
@@ -260,7 +269,7 @@ impl Buffers {
                 recurrent: self.kv.gpu[d].1,
                 compute: self.compute.gpu[d],
                 layers: on[d],
-                output: self.layout.output() == place,
+                output: self.output == place,
             },
             Place::Host => DeviceBytes {
                 weights: self.placed.host,
@@ -268,7 +277,7 @@ impl Buffers {
                 recurrent: self.kv.host.1,
                 compute: self.compute.host,
                 layers: host_layers,
-                output: self.layout.output() == place,
+                output: self.output == place,
             },
         }
     }

@@ -112,6 +112,17 @@ impl<'s> Stretch<'s> {
         i >= 64 || self.variable & (1 << i) != 0
     }
 
+    /// The slots whose type may change with the layer, in order.
+    fn variables(&self) -> impl Iterator<Item = usize> + '_ {
+        let mut bits = self.variable;
+        let flagged = std::iter::from_fn(move || {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+            (i < 64).then_some(i)
+        });
+        flagged.chain(64..self.slots.len().max(64))
+    }
+
     /// The counters at the start of layer `l`.
     const fn at(&self, l: u32) -> Counters {
         self.start.after(self.step, (l - self.lo) as u64)
@@ -200,10 +211,8 @@ impl Folder<'_> {
     fn class_of(&mut self, st: &Stretch, l: u32) -> Result<u16, PredictError> {
         if l > st.lo {
             self.q.set_counters(st.at(l));
-            for (i, s) in st.slots.iter().enumerate() {
-                if st.is_variable(i) {
-                    self.layer[i] = typed(&mut self.q, s, u64::from(l))?;
-                }
+            for i in st.variables() {
+                self.layer[i] = typed(&mut self.q, &st.slots[i], u64::from(l))?;
             }
         }
         let known = self
@@ -235,12 +244,7 @@ impl Folder<'_> {
     /// Whether class `c`'s variable tensors have the types the layer just
     /// typed has.
     fn same_types(&self, c: &Class, st: &Stretch) -> bool {
-        let now = self
-            .layer
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| st.is_variable(i))
-            .map(|(_, &(ty, _))| ty);
+        let now = st.variables().map(|i| self.layer[i].0);
         self.types[c.types.clone()].iter().copied().eq(now)
     }
 }
