@@ -153,15 +153,17 @@ impl Fit<'_, '_> {
         n_ctx: u32,
         placement: &Placement,
     ) -> Result<(&Context<'_>, &Buffers), LocalError> {
-        let seen = match self.seen.take() {
-            Some(seen) if seen.n_ctx == n_ctx => seen,
-            Some(_) | None => Seen {
+        if self.seen.as_ref().is_some_and(|s| s.n_ctx != n_ctx) {
+            self.seen = None;
+        }
+        let seen = match self.seen {
+            Some(ref mut seen) => seen,
+            None => self.seen.insert(Seen {
                 n_ctx,
                 ctx: Context::new(self.m, self.w, self.p, self.gpus, n_ctx)?,
                 loads: Vec::with_capacity(8),
-            },
+            }),
         };
-        let seen = self.seen.insert(seen);
         let nd = self.gpus.len();
         let i = match seen
             .loads
