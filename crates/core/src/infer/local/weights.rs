@@ -303,13 +303,6 @@ impl Layers<'_> {
         total
     }
 
-    /// The largest `of` of a layer of `lo..hi` (0: none).
-    pub fn max(&self, lo: u32, hi: u32, of: impl Fn(&LayerBytes) -> u128) -> u128 {
-        let mut max = 0;
-        self.each(lo, hi, |l, _| max = max.max(of(l)));
-        max
-    }
-
     /// Layer `il`'s tensors.
     pub fn layer(&self, il: u32) -> Option<&LayerBytes> {
         match *self {
