@@ -70,6 +70,22 @@ fn bench(c: &mut Criterion) {
             "vllm gpt-oss-20b auto H100",
             "task=infer&engine=vllm&model=gpt-oss-20b&ctx=auto&gpu=h100-sxm-80",
         ),
+        (
+            "llama.cpp qwen3-8b q4_k_m 32k 4060 laptop",
+            "task=infer&engine=llamacpp&model=qwen3-8b&weights=q4_k_m&ctx=32768&gpu=rtx-4060-laptop",
+        ),
+        (
+            "ollama qwen3-8b 4090",
+            "task=infer&engine=ollama&model=qwen3-8b&gpu=rtx-4090",
+        ),
+        (
+            "llama.cpp llama3.1-70b q4_k_m 8k 4090",
+            "task=infer&engine=llamacpp&model=llama3.1-70b&weights=q4_k_m&ctx=8192&gpu=rtx-4090",
+        ),
+        (
+            "llama.cpp qwen3-30b-a3b q4_k_m 32k 4090 (experts placed)",
+            "task=infer&engine=llamacpp&model=qwen3-30b-a3b&weights=q4_k_m&ctx=32768&gpu=rtx-4090",
+        ),
     ];
     for (name, q) in infer {
         let s = scenario(q);

@@ -10,9 +10,9 @@
 
 use serde_json::{Map, Value};
 use vramfit_core::model::gguf::{
-    architecture_of, predict, predict_with, read_gguf, read_safetensors, FileType, GgmlType,
-    GgufArchError, GgufError, GgufHeader, MetaValue, PredictError, Recipe, Rules, SafetensorsError,
-    ValueType,
+    architecture_of, predict, predict_each, predict_folded, predict_with, read_gguf,
+    read_safetensors, FileType, GgmlType, GgufArchError, GgufError, GgufHeader, MetaValue,
+    PredictError, Recipe, Rules, SafetensorsError, ValueType,
 };
 use vramfit_core::model::{hf_config, preset, Architecture, Family, PRESETS};
 
@@ -420,6 +420,91 @@ fn every_preset_and_file_type_predicts_or_says_why() {
     let oss = predict(&arch("gpt-oss-20b"), FileType::Mxfp4Moe).expect("gpt-oss");
     let types: Vec<_> = oss.by_type().map(|(t, _, _)| t).collect();
     assert_eq!(types, [GgmlType::F32, GgmlType::Q8_0, GgmlType::Mxfp4]);
+}
+
+/// One tensor as a prediction tells it: name, type, row, bytes.
+type Told = (String, GgmlType, u64, u128);
+
+/// `predict_each`'s tensors by layer (index 0: outside the layers).
+fn each_by_layer(
+    a: &Architecture,
+    ft: FileType,
+    recipe: Recipe,
+) -> Result<Vec<Vec<Told>>, PredictError> {
+    let mut layers = vec![Vec::new(); a.layers as usize + 1];
+    predict_each(a, ft, recipe, &mut |t| {
+        let i = t.layer.map_or(0, |l| l as usize + 1);
+        layers[i].push((t.name.to_string(), t.ty, t.ne0, t.bytes));
+    })?;
+    Ok(layers)
+}
+
+/// `predict_folded`'s tensors unfolded by layer, as `each_by_layer`.
+fn folded_by_layer(
+    a: &Architecture,
+    ft: FileType,
+    recipe: Recipe,
+) -> Result<Vec<Vec<Told>>, PredictError> {
+    let mut outside = Vec::new();
+    let mut classes: Vec<Vec<Told>> = Vec::new();
+    let runs = predict_folded(a, ft, recipe, &mut |class, t| {
+        let told = (t.name.to_string(), t.ty, t.ne0, t.bytes);
+        match class {
+            None => outside.push(told),
+            Some(k) => {
+                classes.resize(classes.len().max(usize::from(k) + 1), Vec::new());
+                classes[usize::from(k)].push(told);
+            }
+        }
+    })?;
+    let mut layers = vec![outside];
+    for r in &runs {
+        assert_eq!(r.lo as usize + 1, layers.len(), "runs follow each other");
+        for l in r.lo..r.hi {
+            layers.push(classes[usize::from(r.kind_of(l))].clone());
+        }
+    }
+    Ok(layers)
+}
+
+/// The fold types a layer only where its class may change: unfolded, its
+/// tensors are `predict_each`'s layer by layer (or it names the same
+/// tensor `llama-quantize` refuses), for every preset, file type, build's
+/// rules and importance matrix, and for 1 to 48 layers and a few larger
+/// counts (some dense first) of a dense, a mixture-of-experts and a
+/// latent-attention model.
+#[test]
+fn the_folded_prediction_is_the_prediction() {
+    let mut archs: Vec<Architecture> = PRESETS.iter().map(|p| p.arch).collect();
+    for id in ["llama3.1-8b", "qwen3-30b-a3b", "deepseek-v3"] {
+        for layers in (1..=48).chain([61, 64, 80, 95, 126]) {
+            let mut a = arch(id);
+            a.layers = layers;
+            a.dense_layers = a.dense_layers.min(layers / 3);
+            a.sliding_layers = a.sliding_layers.min(layers);
+            archs.push(a);
+        }
+    }
+    for a in &archs {
+        for &ft in FileType::ALL {
+            for rules in [Rules::Before2248, Rules::Before8266, Rules::B8973] {
+                for imatrix in [false, true] {
+                    let recipe = Recipe {
+                        rules,
+                        imatrix,
+                        rope_tables: false,
+                    };
+                    assert_eq!(
+                        folded_by_layer(a, ft, recipe),
+                        each_by_layer(a, ft, recipe),
+                        "{:?} {} layers {ft} {rules:?} imatrix {imatrix}",
+                        a.family,
+                        a.layers
+                    );
+                }
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------- GGUF headers

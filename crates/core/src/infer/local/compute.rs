@@ -153,21 +153,41 @@ const fn mask_bytes(s: &Settings, host: bool) -> u128 {
     }
 }
 
-/// The compute buffers: the largest stage each backend runs.
-pub fn buffers(m: &LocalModel, r: &Resolved, s: &Settings, w: &Where) -> ComputeBuffers {
-    let dev_mask = mask_bytes(s, false);
-    let host_terms = stages(m, r, s, mask_bytes(s, true), false);
+/// The stages of a context, wherever its layers are placed: on the host,
+/// and on a GPU that keeps flash attention's f16 copies of a quantized
+/// cache (CUDA since b9489) or one that does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stages {
+    pub host: Terms,
+    pub dequant: Terms,
+    pub plain: Terms,
+}
+
+impl Stages {
+    /// The stages of `m` in the context `r` run with `s`.
+    pub fn of(m: &LocalModel, r: &Resolved, s: &Settings) -> Stages {
+        let dev_mask = mask_bytes(s, false);
+        Stages {
+            host: stages(m, r, s, mask_bytes(s, true), false),
+            dequant: stages(m, r, s, dev_mask, true),
+            plain: stages(m, r, s, dev_mask, false),
+        }
+    }
+}
+
+/// The compute buffers: the largest stage each backend runs (`st`: the
+/// context's stages, [`Stages::of`]).
+pub fn buffers(st: &Stages, r: &Resolved, s: &Settings, w: &Where) -> ComputeBuffers {
+    let host_terms = st.host;
     let offload = s.op_offload && r.n_tokens >= OP_OFFLOAD_MIN_BATCH && w.n_gpus > 0;
     let mut gpu = [0u128; MAX_DEVICES];
     for (d, slot) in gpu.iter_mut().enumerate().take(w.n_gpus) {
         let cuda = matches!(w.backends[d], Backend::Cuda);
-        let t = stages(
-            m,
-            r,
-            s,
-            dev_mask,
-            cuda && s.build >= builds::CUDA_FA_DEQUANT,
-        );
+        let t = if cuda && s.build >= builds::CUDA_FA_DEQUANT {
+            st.dequant
+        } else {
+            st.plain
+        };
         let kv_copy = if w.kv_on_host { w.layer_kv } else { 0 };
         let mut c = 0;
         if w.layers_on[d] > 0 {

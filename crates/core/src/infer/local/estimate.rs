@@ -4,13 +4,13 @@
 //! in host memory is its `host_bytes`.
 
 use super::mlx::{mlx, Mlx};
-use super::ollama::{ollama, Ollama};
+use super::ollama::{ollama_with, Ollama};
 use super::{
-    llama_cpp, Backend, FileBytes, FitStatus, FlashAttn, Frontend, Gpu, LlamaCpp, LocalModel,
+    llama_cpp_with, Backend, FitStatus, FlashAttn, FoldedFile, Frontend, Gpu, LlamaCpp, LocalModel,
     MlaKeys, Plan,
 };
 use crate::infer::run::{Engine, Flash, Inference, MaxLen};
-use crate::model::gguf::{predict_each, Recipe};
+use crate::model::gguf::Recipe;
 use crate::model::{Architecture, Role};
 use crate::report::{Estimate, Method, Moment, Phase, PhaseReport, Served, Tally};
 use crate::scenario::Overhead;
@@ -35,7 +35,7 @@ fn bytes(b: u128, field: &'static str) -> Result<Bytes, EstimateError> {
 
 /// The GGUF file of `a`: the one read, or the run's file type predicted,
 /// as llama.cpp places it.
-fn file(a: &Architecture, inf: &Inference) -> Result<FileBytes, EstimateError> {
+fn file(a: &Architecture, inf: &Inference) -> Result<FoldedFile, EstimateError> {
     if let Some(read) = inf.file_bytes {
         if read.layers() != a.layers {
             return Err(EstimateError::Engine(format!(
@@ -44,13 +44,10 @@ fn file(a: &Architecture, inf: &Inference) -> Result<FileBytes, EstimateError> {
                 a.layers
             )));
         }
-        return Ok(read.unfold());
+        return Ok(read.folded());
     }
-    let mut f = FileBytes::default();
-    let recipe = Recipe::for_file_type(inf.gguf);
-    predict_each(a, inf.gguf, recipe, &mut |t| f.add(t))
-        .map_err(|e| EstimateError::Engine(format!("llama-quantize refuses it: {e}")))?;
-    Ok(f)
+    FoldedFile::predict(a, inf.gguf, Recipe::for_file_type(inf.gguf))
+        .map_err(|e| EstimateError::Engine(format!("llama-quantize refuses it: {e}")))
 }
 
 /// The one GPU llama.cpp sees: its free memory is the capacity less the
@@ -137,21 +134,21 @@ pub fn llama_estimate(
     let m = LocalModel::of(a, MlaKeys::Present);
     let gpus = [gpu(d, overhead)];
     let engine_error = |e: super::LocalError| EstimateError::Engine(e.to_string());
+    let w = f.weights();
     let (report, n_ctx) = match inf.engine {
         Engine::Ollama => {
-            let r =
-                ollama(&m, &f.model(), &ollama_params(inf), &gpus, None).map_err(engine_error)?;
+            let r = ollama_with(&m, &w, &ollama_params(inf), &gpus, None).map_err(engine_error)?;
             (r.report, r.num_ctx)
         }
         Engine::Llamacpp | Engine::Transformers | Engine::Vllm | Engine::Mlx => {
             let r =
-                llama_cpp(&m, &f.model(), &llama_params(inf), &gpus, None).map_err(engine_error)?;
+                llama_cpp_with(&m, &w, &llama_params(inf), &gpus, None).map_err(engine_error)?;
             (r, r.plan.resolved.n_ctx)
         }
     };
     let p = &report.plan;
     let mut e = plan_estimate(a, p, overhead)?;
-    let total_weights = f.model().total(m.cache.layers);
+    let total_weights = w.total(m.cache.layers);
     e.served = Some(Box::new(Served {
         engine: inf.engine.label(),
         weights_bytes: bytes(total_weights, "the model size")?,
@@ -161,10 +158,13 @@ pub fn llama_estimate(
         fit: report.fit.map(|a| fit_label(a.status)),
         ..Served::default()
     }));
-    e.caveats = vec![
-        "llama.cpp sizes its compute buffers by reserving its graphs: vramfit estimates them from the graph's code".into(),
-    ];
-    e.caveats.extend(file_caveat(inf));
+    e.caveats = [
+        Some("llama.cpp sizes its compute buffers by reserving its graphs: vramfit estimates them from the graph's code".into()),
+        file_caveat(inf),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     Ok(e)
 }
 

@@ -21,9 +21,10 @@
 
 use super::model::LocalModel;
 use super::params::{Gpu, LlamaCpp, MAX_DEVICES};
+use super::placement::Place;
 use super::placement::{Partial, Placement};
-use super::plan::plan;
-use super::weights::{Fraction, ModelBytes};
+use super::plan::{Buffers, Context, Plan};
+use super::weights::{Fraction, ModelBytes, Weights};
 use super::LocalError;
 
 /// How `--fit` ended.
@@ -76,14 +77,25 @@ impl Ngl {
     }
 }
 
-/// The search's fixed inputs.
+/// The search's fixed inputs, and the loads measured at the last `-c`.
 struct Fit<'a, 'b> {
     m: &'a LocalModel,
-    w: &'a ModelBytes<'b>,
+    w: &'a Weights<'b>,
     p: &'a LlamaCpp,
     gpus: &'a [Gpu],
     n_ctx: u32,
     hp_ngl: u32,
+    seen: Option<Seen<'a>>,
+}
+
+/// The loads measured at one `-c`: its context, worked out once, and each
+/// placement's buffers, so that a placement tried again (the one asked
+/// for, when every layer is tried) and the one the search answers are not
+/// worked out again.
+struct Seen<'a> {
+    n_ctx: u32,
+    ctx: Context<'a>,
+    loads: Vec<(Placement, Buffers)>,
 }
 
 type Mem = [i128; MAX_DEVICES];
@@ -134,24 +146,61 @@ impl Fit<'_, '_> {
         placement
     }
 
+    /// The buffers of the load at `-c n_ctx` placed as `placement` says,
+    /// and its context.
+    fn load(
+        &mut self,
+        n_ctx: u32,
+        placement: &Placement,
+    ) -> Result<(&Context<'_>, &Buffers), LocalError> {
+        if self.seen.as_ref().is_some_and(|s| s.n_ctx != n_ctx) {
+            self.seen = None;
+        }
+        let seen = match self.seen {
+            Some(ref mut seen) => seen,
+            None => self.seen.insert(Seen {
+                n_ctx,
+                ctx: Context::new(self.m, self.w, self.p, self.gpus, n_ctx)?,
+                loads: Vec::with_capacity(8),
+            }),
+        };
+        let nd = self.gpus.len();
+        let i = match seen
+            .loads
+            .iter()
+            .position(|(p, _)| p.loads_like(placement, nd))
+        {
+            Some(i) => i,
+            None => {
+                let b = seen.ctx.buffers(self.w, placement);
+                seen.loads.push((*placement, b));
+                seen.loads.len() - 1
+            }
+        };
+        Ok((&seen.ctx, &seen.loads[i].1))
+    }
+
     /// Model, context and compute bytes per GPU, on the host, and the
     /// GPUs' model bytes together.
-    fn measure_with(&self, n_ctx: u32, placement: &Placement) -> Result<Measured, LocalError> {
-        let pl = plan(self.m, self.w, self.p, self.gpus, n_ctx, placement)?;
+    fn measure_with(&mut self, n_ctx: u32, placement: &Placement) -> Result<Measured, LocalError> {
+        let nd = self.nd();
+        let (_, b) = self.load(n_ctx, placement)?;
         let mut mem = [0i128; MAX_DEVICES];
-        for (d, x) in mem.iter_mut().enumerate().take(self.nd()) {
-            *x = to_i(pl.gpus[d].total());
+        let mut model = 0;
+        for (d, x) in mem.iter_mut().enumerate().take(nd) {
+            let g = b.device(Place::Gpu(d));
+            *x = to_i(g.total());
+            model += to_i(g.weights);
         }
-        let model = pl.gpus[..self.nd()].iter().map(|g| to_i(g.weights)).sum();
         Ok(Measured {
             mem,
-            host: to_i(pl.host.total()),
+            host: to_i(b.device(Place::Host).total()),
             model,
         })
     }
 
     fn measure(
-        &self,
+        &mut self,
         ngl: &[Ngl; MAX_DEVICES],
         next: &[bool; MAX_DEVICES],
     ) -> Result<Mem, LocalError> {
@@ -185,14 +234,52 @@ pub fn fit(
     gpus: &[Gpu],
     host: Option<u128>,
 ) -> Result<FitAnswer, LocalError> {
-    let mut f = Fit {
-        m,
-        w,
-        p,
-        gpus,
-        n_ctx: p.n_ctx_param(),
-        hp_ngl: m.cache.layers,
-    };
+    fit_with(m, &Weights::from(w), p, gpus, host)
+}
+
+/// [`fit`] with the weights in any form.
+pub fn fit_with(
+    m: &LocalModel,
+    w: &Weights<'_>,
+    p: &LlamaCpp,
+    gpus: &[Gpu],
+    host: Option<u128>,
+) -> Result<FitAnswer, LocalError> {
+    search(&mut Fit::new(m, w, p, gpus), host)
+}
+
+/// [`fit_with`], and the load it answers ([`super::plan::plan`] of its
+/// context and placement), measured already or worked out.
+pub(super) fn fit_planned(
+    m: &LocalModel,
+    w: &Weights<'_>,
+    p: &LlamaCpp,
+    gpus: &[Gpu],
+    host: Option<u128>,
+) -> Result<(FitAnswer, Plan), LocalError> {
+    let mut f = Fit::new(m, w, p, gpus);
+    let answer = search(&mut f, host)?;
+    let (ctx, b) = f.load(answer.n_ctx, &answer.placement)?;
+    Ok((answer, ctx.plan_of(b, &answer.placement)))
+}
+
+impl<'a, 'b> Fit<'a, 'b> {
+    fn new(m: &'a LocalModel, w: &'a Weights<'b>, p: &'a LlamaCpp, gpus: &'a [Gpu]) -> Self {
+        Fit {
+            m,
+            w,
+            p,
+            gpus,
+            n_ctx: p.n_ctx_param(),
+            hp_ngl: m.cache.layers,
+            seen: None,
+        }
+    }
+}
+
+/// Steps 1 to 4 (`common_params_fit_impl`).
+fn search(f: &mut Fit, host: Option<u128>) -> Result<FitAnswer, LocalError> {
+    let (p, gpus) = (f.p, f.gpus);
     let asked = Placement::layers(p.n_gpu_layers.unwrap_or(f.hp_ngl + 1), p.tensor_split);
     let answer = |f: &Fit, status| FitAnswer {
         n_ctx: f.n_ctx,
@@ -216,23 +303,23 @@ pub fn fit(
         (0..nd).all(|d| to_i(gpus[d].free) - full.mem[d] >= f.margin())
     };
     if fits {
-        return Ok(answer(&f, FitStatus::Fits));
+        return Ok(answer(f, FitStatus::Fits));
     }
     if free - used - margins < 0 {
-        if let Some(status) = shrink_context(&mut f, full.model, free - margins, used)? {
-            return Ok(answer(&f, status));
+        if let Some(status) = shrink_context(f, full.model, free - margins, used)? {
+            return Ok(answer(f, status));
         }
     }
     if nd == 0 {
-        return Ok(answer(&f, FitStatus::Failed(FitFailure::HostTooSmall)));
+        return Ok(answer(f, FitStatus::Failed(FitFailure::HostTooSmall)));
     }
     if p.n_gpu_layers.is_some() {
-        return Ok(answer(&f, FitStatus::Failed(FitFailure::LayersSetByUser)));
+        return Ok(answer(f, FitStatus::Failed(FitFailure::LayersSetByUser)));
     }
     if nd > 1 && p.tensor_split[..nd].iter().any(|&s| s > 0) {
-        return Ok(answer(&f, FitStatus::Failed(FitFailure::SplitSetByUser)));
+        return Ok(answer(f, FitStatus::Failed(FitFailure::SplitSetByUser)));
     }
-    let placement = place_layers(&f)?;
+    let placement = place_layers(f)?;
     Ok(FitAnswer {
         n_ctx: f.n_ctx,
         placement,
@@ -286,7 +373,7 @@ fn shrink_context(
 }
 
 /// Steps 3 and 4 (`fit.cpp:402-789`).
-fn place_layers(f: &Fit) -> Result<Placement, LocalError> {
+fn place_layers(f: &mut Fit) -> Result<Placement, LocalError> {
     let nd = f.nd();
     let moe = f.m.n_expert > 0;
     let mut next = [false; MAX_DEVICES];
@@ -317,7 +404,7 @@ fn place_layers(f: &Fit) -> Result<Placement, LocalError> {
 
 /// Step 3 for GPU `id` (`fit.cpp:587-640`).
 fn fill_back(
-    f: &Fit,
+    f: &mut Fit,
     id: usize,
     ngl: &mut [Ngl; MAX_DEVICES],
     mem: &mut Mem,
@@ -373,7 +460,7 @@ fn fill_back(
 /// Step 4 (`fit.cpp:647-789`): dense-only layers back to full layers,
 /// front to back, then part of one more layer.
 fn convert_front(
-    f: &Fit,
+    f: &mut Fit,
     ngl: &mut [Ngl; MAX_DEVICES],
     mem: &mut Mem,
     next: &mut [bool; MAX_DEVICES],
@@ -398,7 +485,7 @@ fn convert_front(
 /// Step 4's conversion for GPU `id`; returns the new first GPU with
 /// dense-only layers.
 fn convert_one(
-    f: &Fit,
+    f: &mut Fit,
     id: usize,
     start: usize,
     ngl: &mut [Ngl; MAX_DEVICES],
@@ -458,7 +545,7 @@ fn convert_one(
 
 /// Step 4's "fit at least part of one more layer" (`fit.cpp:722-778`).
 fn extra_layer(
-    f: &Fit,
+    f: &mut Fit,
     id: usize,
     start: usize,
     ngl: &mut [Ngl; MAX_DEVICES],
@@ -483,8 +570,9 @@ fn extra_layer(
     if id < nd - 1 {
         next_test[id] = true;
     }
-    let fits =
-        |mem: &Mem| mem[id] < f.target(id) && (id + 1 == nd || mem[id + 1] < f.target(id + 1));
+    let target = f.target(id);
+    let target_next = if id + 1 < nd { f.target(id + 1) } else { 0 };
+    let fits = |mem: &Mem| mem[id] < target && (id + 1 == nd || mem[id + 1] < target_next);
     test[id].overflow = Some(Fraction::Up);
     let mem_up = f.measure(&test, &next_test)?;
     if fits(&mem_up) {

@@ -18,7 +18,7 @@
 use super::ggml::CacheType;
 use super::model::{LocalModel, Width};
 use super::params::{builds, LlamaCpp, Resolved};
-use super::placement::{Layout, Place};
+use super::placement::{Layout, Place, Stretches};
 use super::LocalError;
 
 /// One of the two caches: the full-attention one, or the sliding-window
@@ -168,51 +168,41 @@ pub struct PerPlace {
     pub host: (u128, u128),
 }
 
-/// The cache split over the places its layers are in.
+/// The cache split over the places its layers are in, stretch by stretch
+/// of layers in one place (`full` and `swa`: one layer's bytes and CUDA
+/// padding, [`layer_bytes`]).
 pub fn per_place(
     m: &LocalModel,
     p: &LlamaCpp,
-    rows: &Rows,
     r: &Resolved,
-    layout: &Layout,
+    (layout, stretches): (&Layout, &Stretches),
     cuda: &[bool],
-) -> Result<PerPlace, LocalError> {
-    let full = layer_bytes(p, rows, r, false)?;
-    let swa = if r.swa_cells > 0 {
-        layer_bytes(p, rows, r, true)?
-    } else {
-        (0, 0)
-    };
+    (full, swa): ((u128, u128), (u128, u128)),
+) -> PerPlace {
     let state = m.cache.recurrent * u128::from(r.n_seq_max.max(1));
     let mut out = PerPlace {
         gpu: [(0, 0); super::params::MAX_DEVICES],
         host: (0, 0),
     };
-    for il in 0..m.cache.layers {
+    for (lo, hi) in stretches.iter() {
         let place = if p.no_kv_offload {
             Place::Host
         } else {
-            layout.place(il)
+            layout.place(lo)
         };
-        let (kv, pad) = match m.cache.kind(il) {
-            Some(true) => swa,
-            Some(false) => full,
-            None => (0, 0),
-        };
-        let rs = if m.cache.recurrent_layers.picks(il) {
-            state
-        } else {
-            0
-        };
+        let (n_full, n_swa) = m.cache.counts_in(lo, hi);
+        let (n_full, n_swa) = (u128::from(n_full), u128::from(n_swa));
+        let n_rs = u128::from(m.cache.recurrent_layers.count(lo, hi));
         let slot = match place {
             Place::Gpu(d) => &mut out.gpu[d],
             Place::Host => &mut out.host,
         };
         let padded = matches!(place, Place::Gpu(d) if cuda.get(d).copied().unwrap_or(false));
-        slot.0 += kv + if padded { pad } else { 0 };
-        slot.1 += rs;
+        let with_pad = |(kv, pad): (u128, u128)| kv + if padded { pad } else { 0 };
+        slot.0 += n_full * with_pad(full) + n_swa * with_pad(swa);
+        slot.1 += n_rs * state;
     }
-    Ok(out)
+    out
 }
 
 /// The checks llama.cpp makes of the cache types before allocating

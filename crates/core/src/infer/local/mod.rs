@@ -47,7 +47,7 @@ pub use params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp, Resolved, BUILD, M
 pub use placement::{Partial, Place, Placement};
 pub use plan::{DeviceBytes, Plan};
 pub use read::{FileName, ReadFile, ReadFileError};
-pub use weights::{FileBytes, Fraction, LayerBytes, ModelBytes, Part};
+pub use weights::{FileBytes, FoldedFile, Fraction, LayerBytes, Layers, ModelBytes, Part, Weights};
 
 use std::fmt;
 
@@ -127,19 +127,25 @@ pub fn llama_cpp(
     gpus: &[Gpu],
     host_memory: Option<u128>,
 ) -> Result<Report, LocalError> {
-    let (n_ctx, placement, answer) = if p.fits() {
-        let a = fit::fit(m, w, p, gpus, host_memory)?;
-        (a.n_ctx, a.placement, Some(a))
-    } else {
-        let ngl = p.n_gpu_layers.unwrap_or(m.cache.layers.saturating_add(1));
-        (
-            p.n_ctx_param(),
-            Placement::layers(ngl, p.tensor_split),
-            None,
-        )
-    };
+    llama_cpp_with(m, &Weights::from(w), p, gpus, host_memory)
+}
+
+/// [`llama_cpp`] with the weights in any form.
+pub fn llama_cpp_with(
+    m: &LocalModel,
+    w: &Weights<'_>,
+    p: &LlamaCpp,
+    gpus: &[Gpu],
+    host_memory: Option<u128>,
+) -> Result<Report, LocalError> {
+    if p.fits() {
+        let (a, plan) = fit::fit_planned(m, w, p, gpus, host_memory)?;
+        return Ok(Report { plan, fit: Some(a) });
+    }
+    let ngl = p.n_gpu_layers.unwrap_or(m.cache.layers.saturating_add(1));
+    let placement = Placement::layers(ngl, p.tensor_split);
     Ok(Report {
-        plan: plan::plan(m, w, p, gpus, n_ctx, &placement)?,
-        fit: answer,
+        plan: plan::Context::new(m, w, p, gpus, p.n_ctx_param())?.plan(w, &placement),
+        fit: None,
     })
 }

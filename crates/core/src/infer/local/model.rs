@@ -125,7 +125,22 @@ impl CacheModel {
 
     /// Layers with a cache of each kind: (full, sliding).
     pub fn counts(&self) -> (u32, u32) {
-        (0..self.layers).fold((0, 0), |(f, s), il| match self.kind(il) {
+        self.counts_in(0, self.layers)
+    }
+
+    /// Layers of `lo..hi` with a cache of each kind: (full, sliding). In
+    /// closed form when every layer or none keeps a cache (every model
+    /// [`LocalModel::of`] makes); else layer by layer.
+    pub fn counts_in(&self, lo: u32, hi: u32) -> (u32, u32) {
+        let kv = self.kv_layers.count(lo, hi);
+        if kv == 0 {
+            return (0, 0);
+        }
+        if kv == hi - lo {
+            let swa = self.swa_layers.count(lo, hi);
+            return (kv - swa, swa);
+        }
+        (lo..hi).fold((0, 0), |(f, s), il| match self.kind(il) {
             Some(true) => (f, s + 1),
             Some(false) => (f + 1, s),
             None => (f, s),

@@ -29,8 +29,8 @@
 use super::ggml::{CacheType, GIB, MIB};
 use super::model::LocalModel;
 use super::params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp};
-use super::weights::ModelBytes;
-use super::{llama_cpp, LocalError, Report};
+use super::weights::{ModelBytes, Weights};
+use super::{llama_cpp_with, LocalError, Report};
 
 /// Ollama's settings, by its option and environment names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,6 +204,17 @@ pub fn ollama(
     gpus: &[Gpu],
     host_memory: Option<u128>,
 ) -> Result<OllamaReport, LocalError> {
+    ollama_with(m, &Weights::from(w), o, gpus, host_memory)
+}
+
+/// [`ollama`] with the weights in any form.
+pub fn ollama_with(
+    m: &LocalModel,
+    w: &Weights<'_>,
+    o: &Ollama,
+    gpus: &[Gpu],
+    host_memory: Option<u128>,
+) -> Result<OllamaReport, LocalError> {
     let ctx = num_ctx(o, m, gpus);
     let np = o.num_parallel.max(1);
     let fa = flash_attention(o);
@@ -233,6 +244,6 @@ pub fn ollama(
         num_parallel: np,
         num_batch,
         llama_server: p,
-        report: llama_cpp(m, w, &p, gpus, host_memory)?,
+        report: llama_cpp_with(m, w, &p, gpus, host_memory)?,
     })
 }

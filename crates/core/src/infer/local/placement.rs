@@ -63,6 +63,20 @@ impl Placement {
     pub fn has_overrides(&self) -> bool {
         self.partial.iter().any(|p| p.hi > p.lo)
     }
+
+    /// Whether `other` loads as this one does on `n_gpus` GPUs: the same
+    /// layers, and the same split and partial layers of those GPUs (a
+    /// range that holds no layer is none; [`Layout`] reads no other GPU's).
+    pub fn loads_like(&self, other: &Placement, n_gpus: usize) -> bool {
+        let n = n_gpus.min(MAX_DEVICES);
+        let same_partial = |(a, b): (&Partial, &Partial)| (a.hi <= a.lo && b.hi <= b.lo) || a == b;
+        self.n_gpu_layers == other.n_gpu_layers
+            && self.split[..n] == other.split[..n]
+            && self.partial[..n]
+                .iter()
+                .zip(&other.partial[..n])
+                .all(same_partial)
+    }
 }
 
 /// The placement worked out for a model of `n_layer` layers on `gpus`.
@@ -75,6 +89,9 @@ pub struct Layout {
     cuts: [f32; MAX_DEVICES],
     n_gpus: usize,
     partial: [Partial; MAX_DEVICES],
+    /// GPU `d` holds layers `ends[d - 1]..ends[d]` (GPU 0 from `start`),
+    /// the output layer counted as layer `n_layer`.
+    ends: [u32; MAX_DEVICES],
 }
 
 impl Layout {
@@ -97,14 +114,56 @@ impl Layout {
             n_layer.saturating_sub(ngl)
         };
         let act = if n_gpus == 0 { 0 } else { ngl.min(all) };
-        Layout {
+        let mut l = Layout {
             n_layer,
             start,
             act,
             cuts: cuts(p, &gpus[..n_gpus]),
             n_gpus,
             partial: p.partial,
+            ends: [start; MAX_DEVICES],
+        };
+        l.ends = l.gpu_ends();
+        l
+    }
+
+    /// Where each GPU's layers end: the GPU of a layer never decreases
+    /// with the layer (its cumulative split exceeds a fraction that grows),
+    /// so each end is found by bisection on [`Layout::gpu_of`].
+    fn gpu_ends(&self) -> [u32; MAX_DEVICES] {
+        let end = self.start.saturating_add(self.act);
+        let mut ends = [end; MAX_DEVICES];
+        let mut lo = self.start;
+        // The last GPU takes every layer to the end (one GPU: all).
+        for (d, e) in ends
+            .iter_mut()
+            .enumerate()
+            .take(self.n_gpus.saturating_sub(1))
+        {
+            lo = first_where(lo, end, |il| self.gpu_of(il) > d);
+            *e = lo;
         }
+        ends
+    }
+
+    /// The GPU of layer `il`, one of the `act` layers from `start`: the
+    /// first whose cumulative split exceeds `(il - start) / act`.
+    fn gpu_of(&self, il: u32) -> usize {
+        #[allow(clippy::cast_precision_loss)]
+        let x = (il - self.start) as f32 / self.act as f32;
+        self.cuts[..self.n_gpus]
+            .iter()
+            .position(|&c| c > x)
+            .unwrap_or(self.n_gpus - 1)
+    }
+
+    /// GPU `d`'s layers (the output layer as layer `n_layer`).
+    pub fn span(&self, d: usize) -> (u32, u32) {
+        let lo = match d {
+            0 => self.start,
+            _ => self.ends[d - 1],
+        };
+        (lo, self.ends[d])
     }
 
     /// The GPUs.
@@ -117,13 +176,7 @@ impl Layout {
         if il < self.start || il - self.start >= self.act || self.n_gpus == 0 {
             return Place::Host;
         }
-        #[allow(clippy::cast_precision_loss)]
-        let x = (il - self.start) as f32 / self.act as f32;
-        let gpu = self.cuts[..self.n_gpus]
-            .iter()
-            .position(|&c| c > x)
-            .unwrap_or(self.n_gpus - 1);
-        Place::Gpu(gpu)
+        Place::Gpu(self.gpu_of(il))
     }
 
     /// What of layer `il` stays where the layer is, and where the rest
@@ -149,20 +202,90 @@ impl Layout {
     /// Repeating layers on each GPU, and on the host.
     pub fn counts(&self) -> ([u32; MAX_DEVICES], u32) {
         let mut on = [0u32; MAX_DEVICES];
-        let mut host = 0;
-        for il in 0..self.n_layer {
-            match self.place(il) {
-                Place::Gpu(d) => on[d] += 1,
-                Place::Host => host += 1,
-            }
+        let mut host = self.n_layer;
+        for (d, n) in on.iter_mut().enumerate().take(self.n_gpus) {
+            let (lo, hi) = self.span(d);
+            *n = hi.min(self.n_layer).saturating_sub(lo);
+            host -= *n;
         }
         (on, host)
+    }
+
+    /// The repeating layers cut where their place or their fraction
+    /// changes: each stretch's layers are all in one place, with one
+    /// fraction and one overflow place (the first of each, asked of
+    /// [`Layout::place`] and [`Layout::fraction`], speaks for all).
+    pub fn stretches(&self) -> Stretches {
+        let mut cuts = [0u32; MAX_STRETCHES];
+        let mut n = 0;
+        let mut cut = |x: u32| {
+            cuts[n] = x.min(self.n_layer);
+            n += 1;
+        };
+        cut(self.start);
+        cut(self.n_layer);
+        for d in 0..self.n_gpus {
+            let p = self.partial[d];
+            cut(self.ends[d]);
+            // A range that holds no layer changes no fraction.
+            if p.hi > p.lo {
+                cut(p.lo);
+                cut(p.lo.saturating_add(1));
+                cut(p.hi);
+            }
+        }
+        let cuts = &mut cuts[..n];
+        cuts.sort_unstable();
+        let mut out = Stretches {
+            at: [(0, 0); MAX_STRETCHES],
+            n: 0,
+        };
+        let mut lo = 0;
+        for &c in cuts.iter() {
+            if c > lo {
+                out.at[out.n] = (lo, c);
+                out.n += 1;
+                lo = c;
+            }
+        }
+        out
     }
 
     /// Where the output layer is.
     pub fn output(&self) -> Place {
         self.place(self.n_layer)
     }
+}
+
+/// The most stretches: cut at the GPUs' start and the layers' end, and
+/// at each GPU's end and its partial layers' three bounds.
+const MAX_STRETCHES: usize = 2 + 4 * MAX_DEVICES;
+
+/// Stretches of layers `lo..hi` in one place with one fraction
+/// ([`Layout::stretches`]).
+pub struct Stretches {
+    at: [(u32, u32); MAX_STRETCHES],
+    n: usize,
+}
+
+impl Stretches {
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.at[..self.n].iter().copied()
+    }
+}
+
+/// The first of `lo..hi` where `pred` holds, `pred` holding from some
+/// point on (`hi` when it never does).
+fn first_where(mut lo: u32, mut hi: u32, pred: impl Fn(u32) -> bool) -> u32 {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
 }
 
 /// The split points: `-ts` if any is set, else free memory; summed and

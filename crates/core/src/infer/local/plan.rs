@@ -5,12 +5,12 @@
 //! buffer beside them. `--fit` measures this same breakdown for each
 //! placement it tries (`common/fit.cpp:30-140`).
 
-use super::compute::{self, ComputeBuffers, Settings, Terms, Where};
+use super::compute::{self, ComputeBuffers, Settings, Stages, Terms, Where};
 use super::kv::{self, KvSizes, Rows};
 use super::model::LocalModel;
 use super::params::{resolve, Backend, Gpu, LlamaCpp, Resolved, MAX_DEVICES};
-use super::placement::{Layout, Place, Placement};
-use super::weights::{Fraction, ModelBytes, Part};
+use super::placement::{Layout, Place, Placement, Stretches};
+use super::weights::{Fraction, ModelBytes, Part, Weights};
 use super::LocalError;
 
 /// What one device (a GPU, or the host) holds.
@@ -85,113 +85,202 @@ pub fn plan(
     n_ctx_param: u32,
     placement: &Placement,
 ) -> Result<Plan, LocalError> {
-    if gpus.len() > MAX_DEVICES {
-        return Err(LocalError::TooManyGpus);
-    }
-    if !w.fits(m.cache.layers) {
-        return Err(LocalError::WeightsLayers {
-            given: w.layers.len(),
-            model: m.cache.layers,
-        });
-    }
-    let r = resolve(m, p, n_ctx_param)?;
-    let flash_attn = p.flash_attn_requested();
-    kv::check_types(m, p, flash_attn)?;
-    let rows = Rows::of(m, p.build, flash_attn);
-    let layout = Layout::new(m.cache.layers, p.build, placement, gpus);
-    let cuda = cuda_flags(gpus);
-    let kv_places = kv::per_place(m, p, &rows, &r, &layout, &cuda)?;
-    let placed = place_weights(m, w, &layout, &cuda);
-    let load = Load {
-        m,
-        p,
-        r: &r,
-        rows: &rows,
-        layout: &layout,
-        gpus,
-    };
-    let cb = compute_buffers(&load, w, &placed)?;
-    let (layers_on, host_layers) = layout.counts();
-    let out = layout.output();
-    let ngl = placement.n_gpu_layers.min(m.cache.layers.saturating_add(1));
-    let mut gpu_bytes = [DeviceBytes::default(); MAX_DEVICES];
-    for (d, slot) in gpu_bytes.iter_mut().enumerate().take(gpus.len()) {
-        *slot = DeviceBytes {
-            weights: placed.gpu[d],
-            kv: kv_places.gpu[d].0,
-            recurrent: kv_places.gpu[d].1,
-            compute: cb.gpu[d],
-            layers: layers_on[d],
-            output: out == Place::Gpu(d),
-        };
-    }
-    Ok(Plan {
-        resolved: r,
-        flash_attn,
-        n_gpu_layers: ngl,
-        kv: kv::sizes(m, p, &rows, &r)?,
-        gpus: gpu_bytes,
-        n_gpus: gpus.len(),
-        host: DeviceBytes {
-            weights: placed.host,
-            kv: kv_places.host.0,
-            recurrent: kv_places.host.1,
-            compute: cb.host,
-            layers: host_layers,
-            output: out == Place::Host,
-        },
-        output_buffer: compute::output_buffer(m, &r, p.embeddings),
-        pipeline_parallel: gpus.len() > 1
-            && ngl > m.cache.layers
-            && !p.no_kv_offload
-            && !placement.has_overrides(),
-        terms: cb.terms,
-    })
+    let w = Weights::from(w);
+    Ok(Context::new(m, &w, p, gpus, n_ctx_param)?.plan(&w, placement))
 }
 
-/// What one load is worked out from.
-struct Load<'a> {
+/// What a load makes of the knobs for one `-c`, whatever the placement:
+/// worked out once for each context `--fit` tries, then each placement
+/// ([`Context::plan`]) is a few sums over stretches of layers.
+pub struct Context<'a> {
     m: &'a LocalModel,
     p: &'a LlamaCpp,
-    r: &'a Resolved,
-    rows: &'a Rows,
-    layout: &'a Layout,
     gpus: &'a [Gpu],
+    r: Resolved,
+    flash_attn: bool,
+    kv: KvSizes,
+    /// One full-attention layer's and one sliding layer's cache: (bytes,
+    /// CUDA padding).
+    full: (u128, u128),
+    swa: (u128, u128),
+    cuda: [bool; MAX_DEVICES],
+    /// The compute graph's settings and its stages' sizes.
+    settings: Settings,
+    stages: Stages,
 }
 
-/// The compute buffers of the load: the graph's settings and where its
-/// work is.
-fn compute_buffers(
-    l: &Load<'_>,
-    w: &ModelBytes<'_>,
-    placed: &Placed,
-) -> Result<ComputeBuffers, LocalError> {
-    let (p, rows) = (l.p, l.rows);
-    let settings = Settings {
-        build: p.build,
-        flash_attn: p.flash_attn_requested(),
-        quantized: p.cache_type_k.is_quantized() || p.cache_type_v.is_quantized(),
-        op_offload: !p.no_op_offload,
-        k_width: rows.full.k.max(rows.swa.k),
-        v_width: rows.full.v.max(rows.swa.v),
-    };
-    let mut backends = [Backend::Cuda; MAX_DEVICES];
-    for (b, g) in backends.iter_mut().zip(l.gpus) {
-        *b = g.backend;
+impl<'a> Context<'a> {
+    /// The context of `-c n_ctx_param` (0: the model's): the checks
+    /// llama.cpp makes before it allocates, in its order, and the cache's
+    /// sizes.
+    pub fn new(
+        m: &'a LocalModel,
+        w: &Weights<'_>,
+        p: &'a LlamaCpp,
+        gpus: &'a [Gpu],
+        n_ctx_param: u32,
+    ) -> Result<Self, LocalError> {
+        if gpus.len() > MAX_DEVICES {
+            return Err(LocalError::TooManyGpus);
+        }
+        if !w.layers.fits(m.cache.layers) {
+            return Err(LocalError::WeightsLayers {
+                given: w.layers.given(),
+                model: m.cache.layers,
+            });
+        }
+        let r = resolve(m, p, n_ctx_param)?;
+        let flash_attn = p.flash_attn_requested();
+        kv::check_types(m, p, flash_attn)?;
+        let rows = Rows::of(m, p.build, flash_attn);
+        let full = kv::layer_bytes(p, &rows, &r, false)?;
+        let swa = if r.swa_cells > 0 {
+            kv::layer_bytes(p, &rows, &r, true)?
+        } else {
+            (0, 0)
+        };
+        let kv = kv::sizes(m, p, &rows, &r)?;
+        let settings = Settings {
+            build: p.build,
+            flash_attn,
+            quantized: p.cache_type_k.is_quantized() || p.cache_type_v.is_quantized(),
+            op_offload: !p.no_op_offload,
+            k_width: rows.full.k.max(rows.swa.k),
+            v_width: rows.full.v.max(rows.swa.v),
+        };
+        Ok(Context {
+            m,
+            p,
+            gpus,
+            r,
+            flash_attn,
+            kv,
+            full,
+            swa,
+            cuda: cuda_flags(gpus),
+            settings,
+            stages: Stages::of(m, &r, &settings),
+        })
     }
-    let (layers_on, host_layers) = l.layout.counts();
-    let place = Where {
-        layers_on,
-        host_layers,
-        n_gpus: l.gpus.len(),
-        backends,
-        output: l.layout.output(),
-        kv_on_host: p.no_kv_offload,
-        largest_host_tensor: placed.largest_host,
-        output_weight: w.output.bytes,
-        layer_kv: kv::layer_bytes(p, rows, l.r, false)?.0,
-    };
-    Ok(compute::buffers(l.m, l.r, &settings, &place))
+
+    /// The load with weights `w` (those [`Context::new`] checked) placed
+    /// as `placement` says.
+    pub fn plan(&self, w: &Weights<'_>, placement: &Placement) -> Plan {
+        self.plan_of(&self.buffers(w, placement), placement)
+    }
+
+    /// The load whose buffers are `b`, placed as `placement` says (the
+    /// placement `b` was worked out for, or one that loads alike:
+    /// [`Placement::loads_like`]).
+    pub(super) fn plan_of(&self, b: &Buffers, placement: &Placement) -> Plan {
+        let (m, p, gpus) = (self.m, self.p, self.gpus);
+        let ngl = placement.n_gpu_layers.min(m.cache.layers.saturating_add(1));
+        let mut gpu_bytes = [DeviceBytes::default(); MAX_DEVICES];
+        for (d, slot) in gpu_bytes.iter_mut().enumerate().take(gpus.len()) {
+            *slot = b.device(Place::Gpu(d));
+        }
+        Plan {
+            resolved: self.r,
+            flash_attn: self.flash_attn,
+            n_gpu_layers: ngl,
+            kv: self.kv,
+            gpus: gpu_bytes,
+            n_gpus: gpus.len(),
+            host: b.device(Place::Host),
+            output_buffer: compute::output_buffer(m, &self.r, p.embeddings),
+            pipeline_parallel: gpus.len() > 1
+                && ngl > m.cache.layers
+                && !p.no_kv_offload
+                && !placement.has_overrides(),
+            terms: b.compute.terms,
+        }
+    }
+
+    /// The buffers of the load placed as `placement` says.
+    pub(super) fn buffers(&self, w: &Weights<'_>, placement: &Placement) -> Buffers {
+        let (m, p) = (self.m, self.p);
+        let layout = Layout::new(m.cache.layers, p.build, placement, self.gpus);
+        let stretches = layout.stretches();
+        let kv = kv::per_place(
+            m,
+            p,
+            &self.r,
+            (&layout, &stretches),
+            &self.cuda,
+            (self.full, self.swa),
+        );
+        let placed = place_weights(w, (&layout, &stretches), &self.cuda);
+        let (layers, output) = (layout.counts(), layout.output());
+        let compute = self.compute_buffers(w, (layers, output), &placed);
+        Buffers {
+            layers,
+            output,
+            kv,
+            placed,
+            compute,
+        }
+    }
+
+    /// The compute buffers of the load: where its work is (the layers on
+    /// each GPU and the host's, the output layer's place).
+    fn compute_buffers(
+        &self,
+        w: &Weights<'_>,
+        ((layers_on, host_layers), output): (([u32; MAX_DEVICES], u32), Place),
+        placed: &Placed,
+    ) -> ComputeBuffers {
+        let mut backends = [Backend::Cuda; MAX_DEVICES];
+        for (b, g) in backends.iter_mut().zip(self.gpus) {
+            *b = g.backend;
+        }
+        let place = Where {
+            layers_on,
+            host_layers,
+            n_gpus: self.gpus.len(),
+            backends,
+            output,
+            kv_on_host: self.p.no_kv_offload,
+            largest_host_tensor: placed.largest_host,
+            output_weight: w.output.bytes,
+            layer_kv: self.full.0,
+        };
+        compute::buffers(&self.stages, &self.r, &self.settings, &place)
+    }
+}
+
+/// One placement's buffers, by place: the repeating layers on each GPU
+/// and on the host, where the output layer is, and each buffer.
+pub(super) struct Buffers {
+    layers: ([u32; MAX_DEVICES], u32),
+    output: Place,
+    kv: kv::PerPlace,
+    placed: Placed,
+    compute: ComputeBuffers,
+}
+
+impl Buffers {
+    /// What `place` holds.
+    pub(super) fn device(&self, place: Place) -> DeviceBytes {
+        let (on, host_layers) = self.layers;
+        match place {
+            Place::Gpu(d) => DeviceBytes {
+                weights: self.placed.gpu[d],
+                kv: self.kv.gpu[d].0,
+                recurrent: self.kv.gpu[d].1,
+                compute: self.compute.gpu[d],
+                layers: on[d],
+                output: self.output == place,
+            },
+            Place::Host => DeviceBytes {
+                weights: self.placed.host,
+                kv: self.kv.host.0,
+                recurrent: self.kv.host.1,
+                compute: self.compute.host,
+                layers: host_layers,
+                output: self.output == place,
+            },
+        }
+    }
 }
 
 fn cuda_flags(gpus: &[Gpu]) -> [bool; MAX_DEVICES] {
@@ -210,15 +299,28 @@ struct Placed {
     largest_host: u128,
 }
 
+impl Placed {
+    /// `part` of the layers at `place` (`largest`: their largest tensor).
+    fn put(&mut self, place: Place, part: Part, largest: u128, cuda: &[bool; MAX_DEVICES]) {
+        match place {
+            Place::Gpu(d) => self.gpu[d] += part.on(cuda[d]),
+            Place::Host => {
+                self.host += part.bytes;
+                self.largest_host = self.largest_host.max(largest);
+            }
+        }
+    }
+}
+
 /// Each layer's tensors where the layout puts them: the input layer on the
 /// host; a layer on a GPU keeps its fraction there and sends the rest to
 /// its overflow place; a layer on the host is wholly there; the output
 /// layer on its device (with tied embeddings a GPU gets a duplicate of
-/// `token_embd`, the host nothing more).
+/// `token_embd`, the host nothing more). Summed stretch by stretch of
+/// layers in one place with one fraction.
 fn place_weights(
-    m: &LocalModel,
-    w: &ModelBytes<'_>,
-    layout: &Layout,
+    w: &Weights<'_>,
+    (layout, stretches): (&Layout, &Stretches),
     cuda: &[bool; MAX_DEVICES],
 ) -> Placed {
     let mut out = Placed {
@@ -226,22 +328,28 @@ fn place_weights(
         host: w.token_embd,
         largest_host: 0,
     };
-    let n = m.cache.layers;
-    let put = |place: Place, part: Part, largest: u128, out: &mut Placed| match place {
-        Place::Gpu(d) => out.gpu[d] += part.on(cuda[d]),
-        Place::Host => {
-            out.host += part.bytes;
-            out.largest_host = out.largest_host.max(largest);
-        }
-    };
-    for il in 0..n {
-        let Some(lb) = w.layer(il, n) else { continue };
-        match layout.place(il) {
-            Place::Host => put(Place::Host, lb.total(), lb.largest, &mut out),
+    for (lo, hi) in stretches.iter() {
+        let (place, f, to) = match layout.place(lo) {
+            Place::Host => (Place::Host, Fraction::Full, Place::Host),
             gpu @ Place::Gpu(_) => {
-                let (f, to) = layout.fraction(il);
-                put(gpu, lb.kept(f), 0, &mut out);
-                put(to, lb.overflow(f), largest_overflow(lb, f), &mut out);
+                let (f, to) = layout.fraction(lo);
+                (gpu, f, to)
+            }
+        };
+        let (mut kept, mut shed, mut largest, mut largest_shed) = Default::default();
+        w.layers.each(lo, hi, |lb, n| {
+            kept = lb.kept(f).times(n).plus(kept);
+            largest = lb.largest.max(largest);
+            if f != Fraction::Full {
+                shed = lb.overflow(f).times(n).plus(shed);
+                largest_shed = largest_overflow(lb, f).max(largest_shed);
+            }
+        });
+        match place {
+            Place::Host => out.put(Place::Host, kept, largest, cuda),
+            Place::Gpu(_) => {
+                out.put(place, kept, 0, cuda);
+                out.put(to, shed, largest_shed, cuda);
             }
         }
     }

@@ -13,8 +13,8 @@
 //! bytes in the file, with `x` and the bytes a CUDA buffer adds when there
 //! are any. `e288358400x0.n16384.k11010048_20447232_20447232_31252480_0_0_0_20447232.s0r28`.
 
-use super::weights::{FileBytes, LayerBytes, Part};
-use crate::model::gguf::GgufHeader;
+use super::weights::{FileBytes, FoldedFile, LayerBytes, Part};
+use crate::model::gguf::{runs_of, GgufHeader};
 use std::fmt::{self, Write};
 
 /// Kinds of layer a read file may have.
@@ -128,6 +128,21 @@ impl ReadFile {
         }
     }
 
+    /// The file's bytes, its layers left folded.
+    pub fn folded(&self) -> FoldedFile {
+        let order = &self.order[..usize::from(self.n_layers)];
+        FoldedFile {
+            kinds: FileBytes {
+                layers: self.kinds[..usize::from(self.n_kinds)].to_vec(),
+                token_embd: self.token_embd.bytes,
+                token_embd_part: self.token_embd,
+                output: self.output,
+                output_norm: self.output_norm,
+            },
+            runs: runs_of(order.iter().map(|&k| u16::from(k))),
+        }
+    }
+
     /// Repeating layers in the file.
     pub const fn layers(&self) -> u32 {
         self.n_layers as u32
@@ -135,7 +150,7 @@ impl ReadFile {
 
     /// Every byte of the file's tensors.
     pub fn total(&self) -> u128 {
-        self.unfold().model().total(self.layers())
+        self.folded().weights().total(self.layers())
     }
 
     /// Reads the text form (see the module's text).

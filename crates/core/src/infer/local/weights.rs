@@ -5,6 +5,8 @@
 //! ([`LayerBytes::add`] classifies a tensor by its name, as the overrides'
 //! regular expressions do); this module reads no file.
 
+use crate::model::gguf::Run;
+
 /// Bytes of some tensors: as the file stores them, and what a CUDA buffer
 /// adds to them (each tensor's `ggml::cuda_extra`: the row padding of a
 /// quantized tensor, the 128-byte alignment).
@@ -24,10 +26,19 @@ impl Part {
         }
     }
 
-    const fn plus(self, o: Part) -> Part {
+    /// This part and `o` together.
+    pub const fn plus(self, o: Part) -> Part {
         Part {
             bytes: self.bytes + o.bytes,
             cuda_extra: self.cuda_extra + o.cuda_extra,
+        }
+    }
+
+    /// `n` parts like this one.
+    pub const fn times(self, n: u32) -> Part {
+        Part {
+            bytes: self.bytes * n as u128,
+            cuda_extra: self.cuda_extra * n as u128,
         }
     }
 }
@@ -208,10 +219,138 @@ impl ModelBytes<'_> {
 
     /// Every byte of the file's tensors.
     pub fn total(&self, n_layer: u32) -> u128 {
-        let layers: u128 = (0..n_layer)
-            .filter_map(|il| self.layer(il, n_layer))
-            .map(|l| l.total().bytes)
-            .sum();
+        Weights::from(self).total(n_layer)
+    }
+}
+
+/// A model's repeating layers, as the placement reads them: by ranges of
+/// layers, so that a load is worked out per device rather than per layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layers<'a> {
+    /// Every layer has these tensors.
+    Same(&'a LayerBytes),
+    /// One entry per layer.
+    Each(&'a [LayerBytes]),
+    /// Each kind of layer once, and the runs saying which kind each layer
+    /// is (a predicted file's classes, a read file's kinds): in layer
+    /// order, each from where the last ended, the first from layer 0.
+    Runs {
+        kinds: &'a [LayerBytes],
+        runs: &'a [Run],
+    },
+}
+
+impl Layers<'_> {
+    /// Layers described: 1 for [`Layers::Same`].
+    pub fn given(&self) -> usize {
+        match self {
+            Layers::Same(_) => 1,
+            Layers::Each(each) => each.len(),
+            Layers::Runs { runs, .. } => runs.last().map_or(0, |r| r.hi as usize),
+        }
+    }
+
+    /// Whether they describe a model of `n_layer` layers.
+    pub fn fits(&self, n_layer: u32) -> bool {
+        matches!(self, Layers::Same(_)) || self.given() == n_layer as usize
+    }
+
+    /// Calls `f` with each kind of layer among `lo..hi` and how many of
+    /// those layers are of it (a kind may come more than once).
+    pub fn each(&self, lo: u32, hi: u32, mut f: impl FnMut(&LayerBytes, u32)) {
+        if hi <= lo {
+            return;
+        }
+        match *self {
+            Layers::Same(l) => f(l, hi - lo),
+            Layers::Each(each) => {
+                let end = (hi as usize).min(each.len());
+                for l in each.get(lo as usize..end).unwrap_or_default() {
+                    f(l, 1);
+                }
+            }
+            Layers::Runs { kinds, runs } => {
+                // Up to eight kinds (a file has two or three), each is
+                // told once with its count.
+                let mut counts = [0u32; 8];
+                let tally = kinds.len() <= counts.len();
+                // Runs follow each other: those that end by `lo` are
+                // skipped, those from `hi` on never reached.
+                let from = runs.partition_point(|r| r.hi <= lo);
+                for run in runs[from..].iter().take_while(|r| r.lo < hi) {
+                    for (k, n) in run.kinds_in(lo, hi) {
+                        match (tally, counts.get_mut(usize::from(k))) {
+                            (true, Some(c)) => *c += n,
+                            (true, None) | (false, _) => {
+                                if let Some(l) = kinds.get(usize::from(k)) {
+                                    f(l, n);
+                                }
+                            }
+                        }
+                    }
+                }
+                for (l, &n) in kinds.iter().zip(&counts).filter(|(_, &n)| n > 0) {
+                    f(l, n);
+                }
+            }
+        }
+    }
+
+    /// `part` of every layer of `lo..hi`, summed.
+    pub fn sum(&self, lo: u32, hi: u32, part: impl Fn(&LayerBytes) -> Part) -> Part {
+        let mut total = Part::default();
+        self.each(lo, hi, |l, n| total = total.plus(part(l).times(n)));
+        total
+    }
+
+    /// Layer `il`'s tensors.
+    pub fn layer(&self, il: u32) -> Option<&LayerBytes> {
+        match *self {
+            Layers::Same(l) => Some(l),
+            Layers::Each(each) => each.get(il as usize),
+            Layers::Runs { kinds, runs } => runs
+                .iter()
+                .find(|r| r.lo <= il && il < r.hi)
+                .and_then(|r| kinds.get(usize::from(r.kind_of(il)))),
+        }
+    }
+}
+
+/// The model's weights as the placement reads them: [`ModelBytes`] with
+/// its layers in any of the [`Layers`] forms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Weights<'a> {
+    pub token_embd: u128,
+    pub output: Part,
+    pub output_norm: u128,
+    pub tied: bool,
+    pub layers: Layers<'a>,
+}
+
+impl<'a> From<&ModelBytes<'a>> for Weights<'a> {
+    fn from(w: &ModelBytes<'a>) -> Self {
+        Weights {
+            token_embd: w.token_embd,
+            output: w.output,
+            output_norm: w.output_norm,
+            tied: w.tied,
+            layers: match w.layers {
+                [one] => Layers::Same(one),
+                each => Layers::Each(each),
+            },
+        }
+    }
+}
+
+impl Weights<'_> {
+    /// Every byte of the file's tensors (the layers' only when they fit a
+    /// model of `n_layer` layers).
+    pub fn total(&self, n_layer: u32) -> u128 {
+        let layers = if self.layers.fits(n_layer) {
+            self.layers.sum(0, n_layer, LayerBytes::total).bytes
+        } else {
+            0
+        };
         let output = if self.tied { 0 } else { self.output.bytes };
         self.token_embd + output + self.output_norm + layers
     }
@@ -267,6 +406,55 @@ impl FileBytes {
             output_norm: self.output_norm,
             tied: self.output.is_none(),
             layers: &self.layers,
+        }
+    }
+}
+
+/// A GGUF file's tensors with its repeating layers folded: `kinds`
+/// gathered by kind of layer rather than by layer (its `layers` are the
+/// kinds), and `runs` saying which kind each layer is. What a predicted
+/// file ([`FoldedFile::predict`]) or a read one
+/// ([`super::ReadFile::folded`]) is placed from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FoldedFile {
+    pub kinds: FileBytes,
+    pub runs: Vec<Run>,
+}
+
+impl FoldedFile {
+    /// The file `llama-quantize` would make of `a` in file type `ft` as
+    /// `recipe` says, each class of layer typed once
+    /// ([`crate::model::gguf::predict_folded`]).
+    pub fn predict(
+        a: &crate::model::Architecture,
+        ft: crate::model::gguf::FileType,
+        recipe: crate::model::gguf::Recipe,
+    ) -> Result<FoldedFile, crate::model::gguf::PredictError> {
+        let mut kinds = FileBytes {
+            layers: Vec::with_capacity(4),
+            ..FileBytes::default()
+        };
+        let runs = crate::model::gguf::predict_folded(a, ft, recipe, &mut |class, t| {
+            kinds.add(crate::model::gguf::TensorBytes {
+                layer: class.map(u32::from),
+                ..t
+            });
+        })?;
+        Ok(FoldedFile { kinds, runs })
+    }
+
+    /// The weights as [`crate::infer::local::llama_cpp_with`] reads them.
+    pub fn weights(&self) -> Weights<'_> {
+        let f = &self.kinds;
+        Weights {
+            token_embd: f.token_embd,
+            output: f.output.unwrap_or(f.token_embd_part),
+            output_norm: f.output_norm,
+            tied: f.output.is_none(),
+            layers: Layers::Runs {
+                kinds: &f.layers,
+                runs: &self.runs,
+            },
         }
     }
 }

@@ -42,12 +42,14 @@ pub(crate) enum Category {
 impl Category {
     /// `tensor_get_category` on a tensor's name without its `blk.N.`
     /// prefix (`outside`: a tensor outside the layers, where `output` and
-    /// `token_embd` are matched by whole name).
-    fn of(name: &str, outside: bool) -> Category {
-        if outside && name == "output.weight" {
+    /// `token_embd` are matched by whole name). A `const fn`: every name
+    /// this layout writes is a constant ([`Name`]), categorised when the
+    /// program is compiled.
+    const fn of(name: &str, outside: bool) -> Category {
+        if outside && same(name, "output.weight") {
             return Category::Output;
         }
-        if outside && name == "token_embd.weight" {
+        if outside && same(name, "token_embd.weight") {
             return Category::TokenEmbd;
         }
         const BY_SUBSTRING: [(&str, Category); 9] = [
@@ -61,11 +63,81 @@ impl Category {
             ("ffn_gate", Category::FfnGate),
             ("ffn_down", Category::FfnDown),
         ];
-        BY_SUBSTRING
-            .iter()
-            .find(|(s, _)| super::find_in_name(name, s).is_some())
-            .map_or(Category::Other, |&(_, c)| c)
+        let mut i = 0;
+        while i < BY_SUBSTRING.len() {
+            if contains(name, BY_SUBSTRING[i].0) {
+                return BY_SUBSTRING[i].1;
+            }
+            i += 1;
+        }
+        Category::Other
     }
+}
+
+/// Whether `a` and `b` are the same string (`==` in a `const fn`).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether `needle` occurs in `name` (`str::contains` in a `const fn`).
+const fn contains(name: &str, needle: &str) -> bool {
+    let (hay, n) = (name.as_bytes(), needle.as_bytes());
+    let mut at = 0;
+    while at + n.len() <= hay.len() {
+        let mut i = 0;
+        while i < n.len() && hay[at + i] == n[i] {
+            i += 1;
+        }
+        if i == n.len() {
+            return true;
+        }
+        at += 1;
+    }
+    false
+}
+
+/// A GGUF tensor's name and its category.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Name {
+    pub text: &'static str,
+    pub cat: Category,
+}
+
+impl Name {
+    /// A tensor in a layer (and the F32 tensors outside them, which no
+    /// rule reads by category).
+    pub const fn layer(text: &'static str) -> Name {
+        Name {
+            text,
+            cat: Category::of(text, false),
+        }
+    }
+
+    /// A weight outside the layers.
+    pub const fn outside(text: &'static str) -> Name {
+        Name {
+            text,
+            cat: Category::of(text, true),
+        }
+    }
+}
+
+/// A tensor's [`Name`] in a layer, categorised at compile time.
+macro_rules! name {
+    ($text:literal) => {
+        const { Name::layer($text) }
+    };
 }
 
 /// The type a tensor has in the converted file, before `llama-quantize`.
@@ -118,7 +190,7 @@ pub(crate) struct Converter {
     /// F32 tables written from `rope_scaling`: Llama 3.1's `rope_freqs`
     /// (`LlamaModel.generate_extra_tensors`), Phi-3's
     /// `rope_factors_long`/`_short` (`Phi3MiniModel.generate_extra_tensors`).
-    pub rope_tables: &'static [&'static str],
+    pub rope_tables: &'static [Name],
     /// The experts arrive as MXFP4 blocks (gpt-oss).
     pub experts_mxfp4: bool,
     /// `lm_head.weight` is skipped: no `output.weight`, ever (Gemma).
@@ -161,7 +233,7 @@ impl Converter {
             Family::Gpt2 => plain("gpt2"),
             Family::GptBigcode => plain("starcoder"),
             Family::Llama | Family::Mistral | Family::Mixtral => Converter {
-                rope_tables: &["rope_freqs.weight"],
+                rope_tables: &[name!("rope_freqs.weight")],
                 type_70b: Type70b::LlamaGqa80,
                 ..plain("llama")
             },
@@ -171,7 +243,10 @@ impl Converter {
             },
             Family::Qwen3 => plain("qwen3"),
             Family::Phi3 => Converter {
-                rope_tables: &["rope_factors_long.weight", "rope_factors_short.weight"],
+                rope_tables: &[
+                    name!("rope_factors_long.weight"),
+                    name!("rope_factors_short.weight"),
+                ],
                 ..plain("phi3")
             },
             Family::Gemma => gemma("gemma"),
@@ -204,58 +279,67 @@ impl Layout {
     /// its rope factor tables (each `head_dim / 2` f32).
     pub fn of(a: &Architecture, rope_tables: bool) -> Layout {
         let conv = Converter::of(a.family);
-        let mut outside = Vec::new();
-        a.for_each_tensor(|at, t| match at {
-            Place::Before | Place::After => push(a, conv, t, false, &mut outside),
-            Place::Layers { .. } => {}
-        });
+        let [(_, dense), (_, moe)] = a.layer_kinds();
+        let mut outside = Vec::with_capacity(8);
+        let dense = if dense > 0 {
+            layer_of_kind(a, conv, false, Some(&mut outside))
+        } else {
+            Vec::new()
+        };
+        let moe = if moe > 0 {
+            let first = dense.is_empty();
+            layer_of_kind(a, conv, true, first.then_some(&mut outside))
+        } else {
+            Vec::new()
+        };
         if rope_tables {
             for &name in conv.rope_tables {
                 outside.push(f32_slot(name, [u64::from(a.head_dim) / 2, 1, 1]));
             }
         }
         outside.sort_by_key(|s| s.name);
-        let [(_, dense), (_, moe)] = a.layer_kinds();
-        // The walk of a model whose layers are all of one kind gives that
-        // kind's layer.
-        let one_kind = |dense_layers: u32, moe_layer: bool| {
-            let mut v = Vec::new();
-            Architecture { dense_layers, ..*a }.for_each_tensor(|at, t| match at {
-                Place::Layers { .. } => push(a, conv, t, moe_layer, &mut v),
-                Place::Before | Place::After => {}
-            });
-            v.sort_by_key(|s| s.name);
-            v
-        };
         Layout {
             outside,
-            dense: if dense > 0 {
-                one_kind(a.layers, false)
-            } else {
-                Vec::new()
-            },
-            moe: if moe > 0 {
-                one_kind(0, true)
-            } else {
-                Vec::new()
-            },
+            dense,
+            moe,
         }
     }
 }
 
-fn weight(name: &'static str, outside: bool, ne: [u64; 3]) -> Slot {
+/// One layer's tensors of `a` were all its layers of one kind (`moe`),
+/// sorted by name: the walk of such a model gives that kind's layer. With
+/// `outside`, the tensors outside the layers too (the same for either
+/// kind).
+fn layer_of_kind(
+    a: &Architecture,
+    conv: Converter,
+    moe: bool,
+    mut outside: Option<&mut Vec<Slot>>,
+) -> Vec<Slot> {
+    let dense_layers = if moe { 0 } else { a.layers };
+    let mut slots = Vec::with_capacity(24);
+    Architecture { dense_layers, ..*a }.for_each_tensor(|at, t| match (at, outside.as_mut()) {
+        (Place::Layers { .. }, _) => push(a, conv, t, moe, &mut slots),
+        (Place::Before | Place::After, Some(out)) => push(a, conv, t, false, out),
+        (Place::Before | Place::After, None) => {}
+    });
+    slots.sort_by_key(|s| s.name);
+    slots
+}
+
+fn weight(name: Name, ne: [u64; 3]) -> Slot {
     Slot {
-        name,
-        cat: Category::of(name, outside),
+        name: name.text,
+        cat: name.cat,
         ne,
         src: Src::Weight,
     }
 }
 
-fn f32_slot(name: &'static str, ne: [u64; 3]) -> Slot {
+fn f32_slot(name: Name, ne: [u64; 3]) -> Slot {
     Slot {
-        name,
-        cat: Category::of(name, false),
+        name: name.text,
+        cat: name.cat,
         ne,
         src: Src::F32,
     }
@@ -266,10 +350,16 @@ fn f32_slot(name: &'static str, ne: [u64; 3]) -> Slot {
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
     let (rows, cols) = (t.rows, t.cols);
     match t.role {
-        Role::Embedding => out.push(weight("token_embd.weight", true, [cols, rows, 1])),
-        Role::PositionTable => out.push(f32_slot("position_embd.weight", [cols, rows, 1])),
+        Role::Embedding => out.push(weight(
+            const { Name::outside("token_embd.weight") },
+            [cols, rows, 1],
+        )),
+        Role::PositionTable => out.push(f32_slot(name!("position_embd.weight"), [cols, rows, 1])),
         Role::Head if conv.always_tied => {}
-        Role::Head => out.push(weight("output.weight", true, [cols, rows, 1])),
+        Role::Head => out.push(weight(
+            const { Name::outside("output.weight") },
+            [cols, rows, 1],
+        )),
         Role::Norm => {
             let (w, b) = norm_names(t.name);
             out.push(f32_slot(w, [rows, 1, 1]));
@@ -279,14 +369,14 @@ fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out
         }
         Role::Attention | Role::Mlp => linear(a, t, moe_layer, out),
         Role::Router => {
-            out.push(f32_slot("ffn_gate_inp.weight", [cols, rows, 1]));
+            out.push(f32_slot(name!("ffn_gate_inp.weight"), [cols, rows, 1]));
             if t.bias {
-                out.push(f32_slot("ffn_gate_inp.bias", [rows, 1, 1]));
+                out.push(f32_slot(name!("ffn_gate_inp.bias"), [rows, 1, 1]));
             }
             // DeepSeek-V3's `e_score_correction_bias` (a buffer in
             // transformers) is the tensor `exp_probs_b.bias`.
             if a.family.spec().moe.map(|m| m.router) == Some(Router::SigmoidGrouped) {
-                out.push(f32_slot("exp_probs_b.bias", [rows, 1, 1]));
+                out.push(f32_slot(name!("exp_probs_b.bias"), [rows, 1, 1]));
             }
         }
         Role::Expert => experts(conv, t, out),
@@ -296,78 +386,91 @@ fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out
 /// A norm's GGUF names (weight, bias), by its transformers name
 /// (`tensor_mapping.py`). Only its bytes matter: a norm is F32 and never
 /// quantized.
-fn norm_names(hf: &str) -> (&'static str, &'static str) {
-    const NAMES: [(&str, &str, &str); 10] = [
-        ("input_layernorm", "attn_norm.weight", "attn_norm.bias"),
-        ("ln_1", "attn_norm.weight", "attn_norm.bias"),
+fn norm_names(hf: &str) -> (Name, Name) {
+    const NAMES: [(&str, Name, Name); 10] = [
+        (
+            "input_layernorm",
+            name!("attn_norm.weight"),
+            name!("attn_norm.bias"),
+        ),
+        ("ln_1", name!("attn_norm.weight"), name!("attn_norm.bias")),
         (
             "post_attention_layernorm",
-            "post_attention_norm.weight",
-            "post_attention_norm.bias",
+            name!("post_attention_norm.weight"),
+            name!("post_attention_norm.bias"),
         ),
         (
             "pre_feedforward_layernorm",
-            "ffn_norm.weight",
-            "ffn_norm.bias",
+            name!("ffn_norm.weight"),
+            name!("ffn_norm.bias"),
         ),
-        ("ln_2", "ffn_norm.weight", "ffn_norm.bias"),
+        ("ln_2", name!("ffn_norm.weight"), name!("ffn_norm.bias")),
         (
             "post_feedforward_layernorm",
-            "post_ffw_norm.weight",
-            "post_ffw_norm.bias",
+            name!("post_ffw_norm.weight"),
+            name!("post_ffw_norm.bias"),
         ),
-        ("q_norm", "attn_q_norm.weight", "attn_q_norm.bias"),
-        ("k_norm", "attn_k_norm.weight", "attn_k_norm.bias"),
+        (
+            "q_norm",
+            name!("attn_q_norm.weight"),
+            name!("attn_q_norm.bias"),
+        ),
+        (
+            "k_norm",
+            name!("attn_k_norm.weight"),
+            name!("attn_k_norm.bias"),
+        ),
         (
             "q_a_layernorm",
-            "attn_q_a_norm.weight",
-            "attn_q_a_norm.bias",
+            name!("attn_q_a_norm.weight"),
+            name!("attn_q_a_norm.bias"),
         ),
         (
             "kv_a_layernorm",
-            "attn_kv_a_norm.weight",
-            "attn_kv_a_norm.bias",
+            name!("attn_kv_a_norm.weight"),
+            name!("attn_kv_a_norm.bias"),
         ),
     ];
-    NAMES
-        .iter()
-        .find(|(n, _, _)| *n == hf)
-        .map_or(("output_norm.weight", "output_norm.bias"), |&(_, w, b)| {
-            (w, b)
-        })
+    NAMES.iter().find(|(n, _, _)| *n == hf).map_or(
+        (name!("output_norm.weight"), name!("output_norm.bias")),
+        |&(_, w, b)| (w, b),
+    )
 }
 
 /// A linear layer's GGUF names (weight, bias); `shared`: the shared
 /// expert's MLP (`_shexp`). `None` for the modules that are not one linear
 /// tensor (DeepSeek's `kv_b_proj`, Qwen2-MoE's shared-expert gate, the
 /// router and the experts).
-fn linear_names(m: ModuleName, shared: bool) -> Option<(&'static str, &'static str)> {
-    let pick =
-        |dense: (&'static str, &'static str), shexp| Some(if shared { shexp } else { dense });
+fn linear_names(m: ModuleName, shared: bool) -> Option<(Name, Name)> {
+    let pick = |dense: (Name, Name), shexp| Some(if shared { shexp } else { dense });
     match m {
-        ModuleName::QProj => Some(("attn_q.weight", "attn_q.bias")),
-        ModuleName::KProj => Some(("attn_k.weight", "attn_k.bias")),
-        ModuleName::VProj => Some(("attn_v.weight", "attn_v.bias")),
+        ModuleName::QProj => Some((name!("attn_q.weight"), name!("attn_q.bias"))),
+        ModuleName::KProj => Some((name!("attn_k.weight"), name!("attn_k.bias"))),
+        ModuleName::VProj => Some((name!("attn_v.weight"), name!("attn_v.bias"))),
         ModuleName::OProj | ModuleName::CProjAttn => {
-            Some(("attn_output.weight", "attn_output.bias"))
+            Some((name!("attn_output.weight"), name!("attn_output.bias")))
         }
-        ModuleName::QkvProj | ModuleName::CAttn => Some(("attn_qkv.weight", "attn_qkv.bias")),
-        ModuleName::QAProj => Some(("attn_q_a.weight", "attn_q_a.bias")),
-        ModuleName::QBProj => Some(("attn_q_b.weight", "attn_q_b.bias")),
-        ModuleName::KvAProjWithMqa => Some(("attn_kv_a_mqa.weight", "attn_kv_a_mqa.bias")),
+        ModuleName::QkvProj | ModuleName::CAttn => {
+            Some((name!("attn_qkv.weight"), name!("attn_qkv.bias")))
+        }
+        ModuleName::QAProj => Some((name!("attn_q_a.weight"), name!("attn_q_a.bias"))),
+        ModuleName::QBProj => Some((name!("attn_q_b.weight"), name!("attn_q_b.bias"))),
+        ModuleName::KvAProjWithMqa => {
+            Some((name!("attn_kv_a_mqa.weight"), name!("attn_kv_a_mqa.bias")))
+        }
         ModuleName::GateProj => pick(
-            ("ffn_gate.weight", "ffn_gate.bias"),
-            ("ffn_gate_shexp.weight", "ffn_gate_shexp.bias"),
+            (name!("ffn_gate.weight"), name!("ffn_gate.bias")),
+            (name!("ffn_gate_shexp.weight"), name!("ffn_gate_shexp.bias")),
         ),
         // Phi-3's fused `gate_up_proj` is written whole as `ffn_up`
         // [h, 2·ffn] (`Phi3MiniModel`), GPT-2's `c_fc` as `ffn_up`.
         ModuleName::UpProj | ModuleName::GateUpProj | ModuleName::CFc => pick(
-            ("ffn_up.weight", "ffn_up.bias"),
-            ("ffn_up_shexp.weight", "ffn_up_shexp.bias"),
+            (name!("ffn_up.weight"), name!("ffn_up.bias")),
+            (name!("ffn_up_shexp.weight"), name!("ffn_up_shexp.bias")),
         ),
         ModuleName::DownProj | ModuleName::CProjMlp => pick(
-            ("ffn_down.weight", "ffn_down.bias"),
-            ("ffn_down_shexp.weight", "ffn_down_shexp.bias"),
+            (name!("ffn_down.weight"), name!("ffn_down.bias")),
+            (name!("ffn_down_shexp.weight"), name!("ffn_down_shexp.bias")),
         ),
         ModuleName::KvBProj
         | ModuleName::SharedExpertGate
@@ -383,11 +486,11 @@ fn linear_names(m: ModuleName, shared: bool) -> Option<(&'static str, &'static s
 fn linear(a: &Architecture, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
     let (rows, cols) = (t.rows, t.cols);
     let Some(m) = t.module else {
-        out.push(f32_slot("attn_sinks.weight", [rows, 1, 1]));
+        out.push(f32_slot(name!("attn_sinks.weight"), [rows, 1, 1]));
         return;
     };
     if let Some((w, b)) = linear_names(m, moe_layer) {
-        out.push(weight(w, false, [cols, rows, 1]));
+        out.push(weight(w, [cols, rows, 1]));
         if t.bias {
             out.push(f32_slot(b, [rows, 1, 1]));
         }
@@ -398,17 +501,19 @@ fn linear(a: &Architecture, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot
         // k_b [nope, kv_lora, heads] (transposed), v_b [kv_lora, v, heads].
         let nope = u64::from(a.head_dim.saturating_sub(a.rope_dim));
         let heads = u64::from(a.heads);
-        out.push(weight("attn_k_b.weight", false, [nope, cols, heads]));
+        out.push(weight(name!("attn_k_b.weight"), [nope, cols, heads]));
         out.push(weight(
-            "attn_v_b.weight",
-            false,
+            name!("attn_v_b.weight"),
             [cols, u64::from(a.v_head_dim), heads],
         ));
         return;
     }
     // Qwen2-MoE's `shared_expert_gate` [1, h]: `ffn_gate_inp_shexp`,
     // forced to F32, one row.
-    out.push(f32_slot("ffn_gate_inp_shexp.weight", [cols, rows, 1]));
+    out.push(f32_slot(
+        name!("ffn_gate_inp_shexp.weight"),
+        [cols, rows, 1],
+    ));
 }
 
 /// Stacked experts: the fused `gate_up_proj` written as `ffn_gate_exps`
@@ -424,20 +529,22 @@ fn experts(conv: Converter, t: &ParamTensor, out: &mut Vec<Slot>) {
     };
     let stacked = |name, ne| Slot {
         src,
-        ..weight(name, false, ne)
+        ..weight(name, ne)
     };
     match t.module {
         Some(ModuleName::ExpertsGateUp) => {
-            out.push(stacked("ffn_gate_exps.weight", [cols, rows / 2, e]));
-            out.push(stacked("ffn_up_exps.weight", [cols, rows / 2, e]));
+            out.push(stacked(name!("ffn_gate_exps.weight"), [cols, rows / 2, e]));
+            out.push(stacked(name!("ffn_up_exps.weight"), [cols, rows / 2, e]));
         }
-        Some(ModuleName::ExpertsDown) => out.push(stacked("ffn_down_exps.weight", [cols, rows, e])),
+        Some(ModuleName::ExpertsDown) => {
+            out.push(stacked(name!("ffn_down_exps.weight"), [cols, rows, e]))
+        }
         // The biases: [experts, out] in transformers.
         None if t.name.contains("gate_up") => {
-            out.push(f32_slot("ffn_gate_exps.bias", [cols / 2, rows, 1]));
-            out.push(f32_slot("ffn_up_exps.bias", [cols / 2, rows, 1]));
+            out.push(f32_slot(name!("ffn_gate_exps.bias"), [cols / 2, rows, 1]));
+            out.push(f32_slot(name!("ffn_up_exps.bias"), [cols / 2, rows, 1]));
         }
-        None => out.push(f32_slot("ffn_down_exps.bias", [cols, rows, 1])),
-        Some(other) => out.push(weight(other.text(), false, [cols, rows, e])),
+        None => out.push(f32_slot(name!("ffn_down_exps.bias"), [cols, rows, 1])),
+        Some(other) => out.push(weight(Name::layer(other.text()), [cols, rows, e])),
     }
 }

@@ -18,15 +18,18 @@
 //! own choices are: `layout.rs`'s `Converter` and the
 //! architecture names read back in `describe.rs`).
 
+mod classes;
 mod describe;
 mod ftype;
 mod header;
 mod layout;
 mod predict;
 mod quant;
+mod runs;
 mod safetensors;
 mod types;
 
+pub use classes::predict_folded;
 pub use describe::{architecture_of, GgufArchError, GgufModel};
 pub use ftype::FileType;
 pub use header::{
@@ -37,6 +40,7 @@ pub use predict::{
     predict, predict_each, predict_with, GgufWeights, PredictError, Recipe, TensorBytes,
 };
 pub use quant::{NoFallback, Rules};
+pub use runs::{push_run, runs_of, Run};
 pub use safetensors::{
     dtype_bits, read_safetensors, SafeTensor, SafetensorsError, SafetensorsHeader,
 };

@@ -180,15 +180,7 @@ pub fn predict_each(
 ) -> Result<GgufWeights, PredictError> {
     a.validate().map_err(PredictError::Arch)?;
     let layout = Layout::of(a, recipe.rope_tables);
-    let has_tied = !layout.outside.iter().any(|s| s.cat == Category::Output);
-    let mut q = Quantizer::new(
-        ft,
-        recipe.rules,
-        recipe.imatrix,
-        model(a),
-        has_tied,
-        attention_wv(a, &layout),
-    );
+    let mut q = quantizer(a, ft, recipe, &layout);
     let mut w = GgufWeights::empty(Some(ft), usize::try_from(a.layers).unwrap_or(0));
     for s in &layout.outside {
         let (ty, bytes) = w.add_outside(&mut q, s)?;
@@ -291,17 +283,48 @@ impl GgufWeights {
         s: &Slot,
         layer: u64,
     ) -> Result<(GgmlType, u128), PredictError> {
-        let ty = q.tensor_type(s, layer).map_err(PredictError::NoFallback)?;
-        let bytes = ty
-            .tensor_bytes(&s.ne)
-            .ok_or(PredictError::NoFallback(NoFallback {
-                tensor: s.name,
-                row: s.ne[0],
-                ty,
-            }))?;
+        let (ty, bytes) = typed(q, s, layer)?;
         self.tally(ty, bytes, 32)?;
         Ok((ty, bytes))
     }
+}
+
+/// `llama-quantize`'s state for `a`'s file in `ft` made as `recipe` says,
+/// before its first tensor.
+pub(super) fn quantizer(
+    a: &Architecture,
+    ft: FileType,
+    recipe: Recipe,
+    layout: &Layout,
+) -> Quantizer {
+    let has_tied = !layout.outside.iter().any(|s| s.cat == Category::Output);
+    Quantizer::new(
+        ft,
+        recipe.rules,
+        recipe.imatrix,
+        model(a),
+        has_tied,
+        attention_wv(a, layout),
+    )
+}
+
+/// Tensor `s` of layer `layer` (0 outside the layers) typed by `q`: its
+/// type and bytes (`llama-quantize` refuses it: its row is not whole
+/// blocks of the type chosen).
+pub(super) fn typed(
+    q: &mut Quantizer,
+    s: &Slot,
+    layer: u64,
+) -> Result<(GgmlType, u128), PredictError> {
+    let ty = q.tensor_type(s, layer).map_err(PredictError::NoFallback)?;
+    let bytes = ty
+        .tensor_bytes(&s.ne)
+        .ok_or(PredictError::NoFallback(NoFallback {
+            tensor: s.name,
+            row: s.ne[0],
+            ty,
+        }))?;
+    Ok((ty, bytes))
 }
 
 /// What the rules read of the model, as the file's hyperparameters say it:

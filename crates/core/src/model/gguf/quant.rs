@@ -76,7 +76,47 @@ pub struct NoFallback {
     pub ty: GgmlType,
 }
 
+/// `quantize_state_impl`'s running counters: the attn_v-like, ffn_down,
+/// ffn_gate and ffn_up tensors typed so far. Only the rules that move a
+/// counter read one (or, with experts, the layer's index instead), so a
+/// tensor whose typing moves none has one type in every layer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    pub attention_wv: u64,
+    pub ffn_down: u64,
+    pub ffn_gate: u64,
+    pub ffn_up: u64,
+}
+
+impl Counters {
+    /// The four counters, in a fixed order.
+    pub const fn all(self) -> [u64; 4] {
+        [self.attention_wv, self.ffn_down, self.ffn_gate, self.ffn_up]
+    }
+
+    /// What moved these counters since `earlier`.
+    pub const fn since(self, earlier: Counters) -> Counters {
+        Counters {
+            attention_wv: self.attention_wv - earlier.attention_wv,
+            ffn_down: self.ffn_down - earlier.ffn_down,
+            ffn_gate: self.ffn_gate - earlier.ffn_gate,
+            ffn_up: self.ffn_up - earlier.ffn_up,
+        }
+    }
+
+    /// These counters moved `n` times by `step`.
+    pub const fn after(self, step: Counters, n: u64) -> Counters {
+        Counters {
+            attention_wv: self.attention_wv + step.attention_wv * n,
+            ffn_down: self.ffn_down + step.ffn_down * n,
+            ffn_gate: self.ffn_gate + step.ffn_gate * n,
+            ffn_up: self.ffn_up + step.ffn_up * n,
+        }
+    }
+}
+
 /// `quantize_state_impl`: the settings and the running counters.
+#[derive(Clone, Copy)]
 pub(crate) struct Quantizer {
     ft: FileType,
     rules: Rules,
@@ -84,10 +124,7 @@ pub(crate) struct Quantizer {
     m: Model,
     has_tied: bool,
     n_attention_wv: u64,
-    i_attention_wv: u64,
-    i_ffn_down: u64,
-    i_ffn_gate: u64,
-    i_ffn_up: u64,
+    i: Counters,
     pub n_fallback: u32,
 }
 
@@ -95,6 +132,15 @@ pub(crate) struct Quantizer {
 /// third one between.
 fn use_more_bits(i: u64, n: u64) -> bool {
     i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2
+}
+
+/// The indices where a rule's answer can change, for a count `n` (the
+/// layers, or `n_attention_wv`): attn_v's `i < 2` and `i < 4`,
+/// ffn_down's `n / 16`, and `n / 8` and `7n / 8`, the ends of the middle
+/// where `use_more_bits` alternates with a period of three (the only rule
+/// that reads an index modulo anything) and of ffn_gate/ffn_up's band.
+pub(crate) const fn thresholds(n: u64) -> [u64; 5] {
+    [2, 4, n / 16, n / 8, 7 * n / 8]
 }
 
 impl Quantizer {
@@ -115,12 +161,26 @@ impl Quantizer {
             m,
             has_tied,
             n_attention_wv,
-            i_attention_wv: 0,
-            i_ffn_down: 0,
-            i_ffn_gate: 0,
-            i_ffn_up: 0,
+            i: Counters::default(),
             n_fallback: 0,
         }
+    }
+
+    /// The counters so far.
+    pub const fn counters(&self) -> Counters {
+        self.i
+    }
+
+    /// Continues from counters `i` (those at the start of a layer, worked
+    /// out rather than counted).
+    pub fn set_counters(&mut self, i: Counters) {
+        self.i = i;
+    }
+
+    /// The counts the rules compare indices with: the layers and
+    /// `n_attention_wv`.
+    pub const fn counts(&self) -> [u64; 2] {
+        [self.m.layers, self.n_attention_wv]
     }
 
     /// `llama_tensor_get_type`: the type of tensor `s` in layer `layer`
@@ -199,7 +259,7 @@ impl Quantizer {
         let (ft, m) = (self.ft, self.m);
         let s_or_m = matches!(ft, FileType::Iq2S | FileType::Iq2M);
         if self.rules.attn_v_like(cat) {
-            self.i_attention_wv += 1;
+            self.i.attention_wv += 1;
             return if m.gqa >= 4 || m.experts >= 4 {
                 GgmlType::Q4K
             } else if s_or_m {
@@ -212,8 +272,8 @@ impl Quantizer {
             return GgmlType::Q4K;
         }
         if cat == Category::FfnDown {
-            let first = self.i_ffn_down < m.layers / 8;
-            self.i_ffn_down += 1;
+            let first = self.i.ffn_down < m.layers / 8;
+            self.i.ffn_down += 1;
             return match (first, s_or_m) {
                 (true, true) => GgmlType::Iq3S,
                 (true, false) => GgmlType::Q2K,
@@ -242,7 +302,7 @@ impl Quantizer {
     fn attn_v(&mut self, new: GgmlType) -> GgmlType {
         use FileType as F;
         use GgmlType::{Iq3S, Iq3Xxs, Q3K, Q4K, Q5K, Q6K, Q8_0};
-        let (m, i) = (self.m, self.i_attention_wv);
+        let (m, i) = (self.m, self.i.attention_wv);
         let gqa4 = m.gqa >= 4;
         let t = match self.ft {
             F::Q2K if gqa4 => Q4K,
@@ -293,7 +353,7 @@ impl Quantizer {
         } else {
             t
         };
-        self.i_attention_wv += 1;
+        self.i.attention_wv += 1;
         if m.experts == 8 {
             Q8_0
         } else {
@@ -316,8 +376,8 @@ impl Quantizer {
     fn ffn_down(&mut self, layer: u64, new: GgmlType) -> GgmlType {
         use FileType as F;
         use GgmlType::{Q3K, Q4K, Q4_1, Q5K, Q5_1, Q6K};
-        let (i, n) = (self.layer_of(self.i_ffn_down, layer), self.m.layers);
-        self.i_ffn_down += 1;
+        let (i, n) = (self.layer_of(self.i.ffn_down, layer), self.m.layers);
+        self.i.ffn_down += 1;
         let (more, first) = (use_more_bits(i, n), i < n / 8);
         let imatrix = self.imatrix;
         match self.ft {
@@ -429,9 +489,9 @@ impl Quantizer {
     /// ffn_gate, ffn_up: IQ3_XS → IQ3_XXS in the middle three quarters.
     fn ffn_gate_up(&mut self, cat: Category, layer: u64, new: GgmlType) -> GgmlType {
         let counter = if cat == Category::FfnGate {
-            &mut self.i_ffn_gate
+            &mut self.i.ffn_gate
         } else {
-            &mut self.i_ffn_up
+            &mut self.i.ffn_up
         };
         let c = *counter;
         *counter += 1;

@@ -219,12 +219,17 @@ impl GgmlType {
     /// such a tensor: `gguf.cpp` refuses it).
     pub fn tensor_bytes(self, ne: &[u64]) -> Option<u128> {
         let (first, rest) = ne.split_first()?;
-        if !first.is_multiple_of(self.block()) {
+        let (block, block_bytes) = (self.block(), self.block_bytes());
+        if !first.is_multiple_of(block) {
             return None;
         }
-        let row = u128::from(first / self.block()) * u128::from(self.block_bytes());
-        rest.iter()
-            .try_fold(row, |n, &d| n.checked_mul(u128::from(d)))
+        let row = u128::from(first / block) * u128::from(block_bytes);
+        // Below 2^64 a product with a u64 cannot overflow: checked only
+        // beyond.
+        rest.iter().try_fold(row, |n, &d| match u64::try_from(n) {
+            Ok(small) => Some(u128::from(small) * u128::from(d)),
+            Err(_) => n.checked_mul(u128::from(d)),
+        })
     }
 }
 
