@@ -169,9 +169,11 @@ choice_enum! {
         /// backward, one decoder layer at a time in forward and two in
         /// backward (prefetch).
         Fsdp1 = "fsdp1", "FSDP1 (accelerate's FSDP plugin)",
-        /// PyTorch's FSDP2 (`fully_shard`) as accelerate's `fsdp_version: 2`
-        /// sets it up: FSDP1's units and moments, plus the all-gather and
-        /// reduce-scatter buffers FSDP2 keeps beside them (transformers 5).
+        /// PyTorch's FSDP2 (`fully_shard`) as accelerate 1.15's
+        /// `fsdp_version: 2` sets it up (transformers 5): the decoder layers
+        /// as FSDP1 gathers them, the embedding and the tail (final norm
+        /// and head) as units of their own, and the all-gather and
+        /// reduce-scatter buffers FSDP2 keeps beside them.
         Fsdp2 = "fsdp2", "FSDP2 (fully_shard, accelerate's fsdp_version 2)",
     }
 }
