@@ -132,16 +132,19 @@ impl Fit<'_, '_> {
             }
         }
         let mut placement = Placement::layers(total, split);
-        let mut il0 = (self.hp_ngl + 1).saturating_sub(total);
+        // Layer indices saturate rather than wrap (llama.cpp's are ints):
+        // a search over several GPUs can ask for more layers than exist.
+        let mut il0 = self.hp_ngl.saturating_add(1).saturating_sub(total);
         for d in 0..nd {
-            il0 += ngl[d].n_full();
+            il0 = il0.saturating_add(ngl[d].n_full());
+            let hi = il0.saturating_add(ngl[d].n_part);
             placement.partial[d] = Partial {
                 lo: il0,
-                hi: il0 + ngl[d].n_part,
+                hi,
                 first: ngl[d].overflow.unwrap_or(Fraction::Moe),
                 first_to_next: next[d],
             };
-            il0 += ngl[d].n_part;
+            il0 = hi;
         }
         placement
     }
