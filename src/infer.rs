@@ -138,20 +138,12 @@ pub fn InferPanel(page: Page) -> impl IntoView {
 
 /// The title of an engine's own arguments.
 fn engine_title(group: Group) -> &'static str {
-    match group {
-        Group::Engine => "vLLM engine arguments",
-        Group::LlamaCpp => "llama-server arguments",
-        Group::Ollama => "Ollama settings",
-        Group::Mlx => "mlx-lm arguments",
-        Group::Model
-        | Group::Architecture
-        | Group::Run
-        | Group::Stack
-        | Group::Parallel
-        | Group::Overhead
-        | Group::Fit
-        | Group::Infer
-        | Group::View => "Engine arguments",
+    match group.engine() {
+        Some(Engine::Vllm) => "vLLM engine arguments",
+        Some(Engine::Llamacpp) => "llama-server arguments",
+        Some(Engine::Ollama) => "Ollama settings",
+        Some(Engine::Mlx) => "mlx-lm arguments",
+        Some(Engine::Transformers) | None => "Engine arguments",
     }
 }
 

@@ -28,18 +28,7 @@ pub fn workload_key(f: &Field) -> bool {
 
 /// Whether a group is one engine's own arguments (a panel of its own).
 pub fn engine_group(group: Group) -> bool {
-    match group {
-        Group::Engine | Group::LlamaCpp | Group::Ollama | Group::Mlx => true,
-        Group::Model
-        | Group::Architecture
-        | Group::Run
-        | Group::Stack
-        | Group::Parallel
-        | Group::Overhead
-        | Group::Fit
-        | Group::Infer
-        | Group::View => false,
-    }
+    group.engine().is_some()
 }
 
 /// The keys of the inference panels: the run's (`Group::Infer`, and the

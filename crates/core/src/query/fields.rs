@@ -68,6 +68,28 @@ pub enum Group {
     View,
 }
 
+impl Group {
+    /// The engine whose own arguments the group holds (a panel of its own
+    /// on the page), if any.
+    pub const fn engine(self) -> Option<Engine> {
+        match self {
+            Group::Engine => Some(Engine::Vllm),
+            Group::LlamaCpp => Some(Engine::Llamacpp),
+            Group::Ollama => Some(Engine::Ollama),
+            Group::Mlx => Some(Engine::Mlx),
+            Group::Model
+            | Group::Architecture
+            | Group::Run
+            | Group::Stack
+            | Group::Parallel
+            | Group::Overhead
+            | Group::Fit
+            | Group::Infer
+            | Group::View => None,
+        }
+    }
+}
+
 /// The workloads a key belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tasks {

@@ -4,7 +4,7 @@
 
 use super::checks::{conflict, conflict_using};
 use super::notice::{FieldError, Note, Notice};
-use super::{Field, Group, Key};
+use super::{Field, Key};
 use crate::infer::run::{Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, Tokens};
 use crate::model::family::Positions;
 use crate::model::WeightFormat;
@@ -59,28 +59,9 @@ const READ_BY: &[(Key, &[Engine])] = &[
     (Key::FileBytes, &[Engine::Llamacpp, Engine::Ollama]),
 ];
 
-/// The engine whose own arguments a form group holds.
-fn group_engine(g: Group) -> Option<Engine> {
-    match g {
-        Group::Engine => Some(Engine::Vllm),
-        Group::LlamaCpp => Some(Engine::Llamacpp),
-        Group::Ollama => Some(Engine::Ollama),
-        Group::Mlx => Some(Engine::Mlx),
-        Group::Model
-        | Group::Architecture
-        | Group::Run
-        | Group::Stack
-        | Group::Parallel
-        | Group::Overhead
-        | Group::Fit
-        | Group::Infer
-        | Group::View => None,
-    }
-}
-
 /// The engines that read the key of `f`.
 fn readers(f: &Field) -> &'static [Engine] {
-    if let Some(e) = group_engine(f.group) {
+    if let Some(e) = f.group.engine() {
         return match e {
             Engine::Vllm => &[Engine::Vllm],
             Engine::Llamacpp => &[Engine::Llamacpp],
