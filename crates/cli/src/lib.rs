@@ -140,19 +140,7 @@ fn served(e: &Estimate, out: &mut String) {
     if let Some(f) = v.fit {
         out.push_str(&format!("  --fit: {f}\n"));
     }
-    if e.host_bytes.get() > 0 {
-        out.push_str(&format!(
-            "host memory: {} bytes ({}) beside the GPU's\n",
-            e.host_bytes.get(),
-            e.host_bytes
-        ));
-        for id in e.host_terms.iter() {
-            out.push_str(&format!(
-                "  {}\n",
-                vramfit_core::explain::term_text(id, e.terms.get(id))
-            ));
-        }
-    }
+    host(e, out);
     if let (Some(c), Some(len)) = (v.max_concurrency, v.max_model_len) {
         out.push_str(&format!(
             "  maximum concurrency for {len} tokens per request: {:.2}x\n",
@@ -161,6 +149,25 @@ fn served(e: &Estimate, out: &mut String) {
     }
     for c in &e.caveats {
         out.push_str(&format!("not modelled: {c}\n"));
+    }
+}
+
+/// What stays in host memory beside the GPU (offloaded optimizer state,
+/// layers llama.cpp keeps on the CPU), term by term.
+fn host(e: &Estimate, out: &mut String) {
+    if e.host_bytes.get() == 0 {
+        return;
+    }
+    out.push_str(&format!(
+        "host memory: {} bytes ({}) beside the GPU's\n",
+        e.host_bytes.get(),
+        e.host_bytes
+    ));
+    for id in e.host_terms.iter() {
+        out.push_str(&format!(
+            "  {}\n",
+            vramfit_core::explain::term_text(id, e.terms.get(id))
+        ));
     }
 }
 
@@ -202,19 +209,7 @@ fn table(e: &Estimate, out: &mut String) {
             ));
         }
     }
-    if e.host_bytes.get() > 0 {
-        out.push_str(&format!(
-            "host memory: {} bytes ({}) beside the GPU's\n",
-            e.host_bytes.get(),
-            e.host_bytes
-        ));
-        for id in e.host_terms.iter() {
-            out.push_str(&format!(
-                "  {}\n",
-                vramfit_core::explain::term_text(id, e.terms.get(id))
-            ));
-        }
-    }
+    host(e, out);
     if e.pageable_bytes.get() > 0 {
         out.push_str(&format!(
             "pageable: {} bytes ({}) of optimizer state can page out to host memory when the GPU runs short\n",
