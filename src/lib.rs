@@ -307,10 +307,7 @@ fn OtherTaskNotices(page: Page) -> impl IntoView {
                 <div class="notice" role="status" data-testid="other-task-notices">
                     <strong>"Not used for this task: "</strong>
                     <ul>
-                        {notices
-                            .into_iter()
-                            .map(|n| view! { <li>{format!("{n}; {}", n.consequence())}</li> })
-                            .collect_view()}
+                        {notice_items(notices)}
                     </ul>
                     <button type="button" class="link" data-testid="drop-other-task" on:click=drop>
                         "Remove them from the link"
@@ -321,6 +318,14 @@ fn OtherTaskNotices(page: Page) -> impl IntoView {
     }
 }
 
+/// Each notice with what the page did about it, as list items.
+fn notice_items(notices: Vec<Notice>) -> impl IntoView {
+    notices
+        .into_iter()
+        .map(|n| view! { <li>{format!("{n}; {}", n.consequence())}</li> })
+        .collect_view()
+}
+
 /// What was ignored in the link (unknown or repeated keys), shown once.
 #[component]
 fn LinkNotices(notices: Vec<Notice>) -> impl IntoView {
@@ -329,10 +334,7 @@ fn LinkNotices(notices: Vec<Notice>) -> impl IntoView {
             <div class="notice" role="status" data-testid="link-notices">
                 <strong>"Some of the link was not used: "</strong>
                 <ul>
-                    {notices
-                        .into_iter()
-                        .map(|n| view! { <li>{format!("{n}; {}", n.consequence())}</li> })
-                        .collect_view()}
+                    {notice_items(notices)}
                 </ul>
             </div>
         }
