@@ -243,7 +243,7 @@ fn form(why: String) -> ReadFileError {
     ReadFileError::Form(why)
 }
 
-/// A byte count: digits, below 2^64 (a file's tensors are smaller).
+/// A byte count: digits, below 2^64 (the tensors of any file are smaller).
 fn number(s: &str) -> Result<u128, ReadFileError> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return Err(form(format!("`{s}` is not a whole number")));
