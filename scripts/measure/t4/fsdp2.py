@@ -29,13 +29,7 @@ def install_storage_hooks2(tracker):
     _alloc, _free = FP.alloc_storage, FP.free_storage
 
     def note(t):
-        st = t.untyped_storage()
-        ent = tracker.winfo.get(st)
-        if ent is not None:
-            tracker._free(ent[0])
-            tracker.winfo.pop(st, None)
-        if st.nbytes() > 0:
-            tracker._add_storage(st, tag="fsdp_unsharded")
+        F1.note_resized(tracker, t)
 
     def alloc(tensor):
         _alloc(tensor)

@@ -51,18 +51,23 @@ def install_fake_pg():
                 setattr(mod, n, noop)
 
 
+def note_resized(tracker, t):
+    """A storage FSDP resized in place: close its record, and open one if it holds bytes now."""
+    st = t.untyped_storage()
+    ent = tracker.winfo.get(st)
+    if ent is not None:
+        tracker._free(ent[0])
+        tracker.winfo.pop(st, None)
+    if st.nbytes() > 0:
+        tracker._add_storage(st, tag="fsdp_unsharded")
+
+
 def install_storage_hooks(tracker):
     import torch.distributed.fsdp._flat_param as FP
     _alloc, _free = FP._alloc_storage, FP._free_storage
 
     def note(t):
-        st = t.untyped_storage()
-        ent = tracker.winfo.get(st)
-        if ent is not None:
-            tracker._free(ent[0])
-            tracker.winfo.pop(st, None)
-        if st.nbytes() > 0:
-            tracker._add_storage(st, tag="fsdp_unsharded")
+        note_resized(tracker, t)
 
     def alloc(tensor, size):
         _alloc(tensor, size)
