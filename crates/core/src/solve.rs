@@ -14,7 +14,7 @@ use crate::model::WeightFormat;
 use crate::query::{self, Key};
 use crate::scenario::{Attn, Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen, Task};
 use crate::train::optim::StepTemps;
-use crate::train::Targets;
+use crate::train::{legacy_experts_unknown, Targets};
 use crate::units::{Bytes, DisplayUnit};
 use crate::{Estimate, Estimates};
 
@@ -535,12 +535,19 @@ fn train_candidates(s: &Scenario) -> Vec<Candidate> {
     }
     if let Some(a) = s.arch {
         let quantizable = Quant::refusal(&a, t.transformers).is_none();
+        // Where LoRA on the experts is not estimated on this release, the
+        // adapters go on attention (the codec's own fallback).
+        let targets: &[(Key, &str)] = if legacy_experts_unknown(&a, t.transformers) {
+            &[(Key::LoraR, "16"), (Key::LoraTargets, "attn")]
+        } else {
+            &[(Key::LoraR, "16")]
+        };
         match (t.lora_r.is_some(), t.quant) {
             (false, _) => {
                 add(
                     "Fine-tune with LoRA (rank 16)",
                     "trains low-rank adapters, not the weights: a fine-tune, which can trail full training",
-                    &[(Key::LoraR, "16")],
+                    targets,
                 );
                 if quantizable {
                     add(

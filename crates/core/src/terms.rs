@@ -175,6 +175,7 @@ term_ids! {
     CachePresents = Activations, "every layer's key/value cache, kept under checkpointing until the outputs are dropped (GPTBigCode, transformers ≤ 4.52)";
     LastHidden = Activations, "the last hidden state while the loss runs";
     GradHidden = Activations, "gradient of the last hidden state";
+    FinalNormBackward = Activations, "the final RMSNorm's backward: five fp32 token × hidden temporaries";
     EmbeddingGrad = Activations, "gradient of the embedding output";
     Recompute = Activations, "one layer's saved tensors (recomputed under checkpointing)";
     RecomputeOutput = Activations, "its output, kept through its backward (reentrant checkpointing)";
@@ -182,6 +183,7 @@ term_ids! {
     LayerBackwardEntry = Activations, "a MoE layer's gradients entering its experts' backward: three hidden-wide per routed token";
     LayerForward = Activations, "a checkpointed layer's forward: the MLP's inputs and outputs at once (nothing saved)";
     LayerForwardCopies = WeightCopies, "its weight copies until then (an adapted down experts' merge comes later)";
+    ExpertsLoopForward = Activations, "the last MoE layer's forward at its last expert's down projection, beyond what it saves: that expert's product and output (with LoRA, peft's fp32 copies of its input), the block's output under construction and its routing mask (transformers 4's per-expert loop)";
     LayerForwardDown = Activations, "a checkpointed MoE layer's forward at its down experts: the routed inputs, the product and the output";
     LayerForwardQuant = Activations, "a checkpointed quantized layer's forward at its largest matmul: the MLP's input, its cast and output in the compute dtype";
     RecomputeScores = Activations, "its attention scores (seq²)";

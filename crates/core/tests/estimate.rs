@@ -170,6 +170,35 @@ fn lora_trains_only_the_adapters() {
     }
 }
 
+/// transformers 4's Mixtral experts are one `nn.Linear` each: LoRA puts a
+/// pair of adapters on every expert's `w1`, `w2`, `w3` (and, under
+/// all-linear, on the router `gate`); transformers 5's stacked experts get
+/// peft's `ParamWrapper` instead.
+#[test]
+fn lora_on_per_expert_linears_counts_every_expert() {
+    // Source: `n_trainable` of the shrunk Mixtral rows (t4_rows.jsonl).
+    let shrunk = "model=mixtral-8x7b&hidden=1024&layers=2&heads=8&kv_heads=2&ffn=3584&moe_ffn=3584";
+    for (rest, trainable) in [
+        (
+            "lora_targets=q_proj,k_proj,v_proj,o_proj&transformers=4.48",
+            212_992,
+        ),
+        (
+            "lora_targets=q_proj,k_proj,v_proj,o_proj,w1,w2,w3&transformers=4.48",
+            3_751_936,
+        ),
+        (
+            "lora_targets=q_proj,k_proj,v_proj,o_proj,w1,w2,w3&transformers=4.57",
+            3_751_936,
+        ),
+        ("lora_targets=all&quant=nf4&transformers=4.48", 3_784_960),
+        ("lora_targets=all&quant=nf4&transformers=5", 5_619_968),
+    ] {
+        let e = est(&format!("{shrunk}&lora_r=16&dtype=amp_bf16&{rest}"));
+        assert_eq!(e.trainable_params, trainable, "{rest}");
+    }
+}
+
 #[test]
 fn eager_attention_stores_seq_squared_scores() {
     // Eager keeps the fp32 softmax and its bf16 cast (6 B per score under

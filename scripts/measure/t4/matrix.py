@@ -3,10 +3,11 @@
 
 usage: matrix.py VENV_PYTHON OUT.jsonl GROUP[,GROUP...] [--only SUBSTR] [--tags FILE] [--dry]
 (--tags: a file of exact tags, one per line, to run only those)
-groups: lora1 (Mistral LoRA one GPU), bigcode, fullft, mixtral, loss (loss swaps on 4.x), fsdp
+groups: lora1 (Mistral LoRA one GPU), bigcode, fullft, mixtral, moe_loop (4.x expert loop), loss (loss swaps on 4.x),
+        fsdp, fsdp_more, fsdp2
 Each configuration's tag names it; rows append to OUT.jsonl.
 """
-import itertools, os, subprocess, sys, time
+import itertools, json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CFG = os.environ.get("HF_CONFIGS", os.path.join(HERE, "..", "..", "..", "crates", "core", "tests", "fixtures", "hf_configs"))
@@ -83,6 +84,29 @@ def mixtral():
                 "--attn", attn, "--batch", "2", "--seq", "512", "--mode", "real"])
 
 
+def moe_loop():
+    # transformers 4's per-expert loop: no checkpointing and non-reentrant (the saved tensors of every
+    # expert, summed), and the shrunk Mixtral with a 128-token vocabulary, so that the loop's own moments
+    # rather than the logits hold the peaks (mixtral-shrunk-v128 = mixtral-shrunk with vocab_size 128,
+    # written to SCRATCH_CFG here)
+    v128 = os.path.join(SCRATCH_CFG, "mixtral-shrunk-v128.json")
+    if not os.path.exists(v128):
+        with open(cfg("mixtral-shrunk")) as f:
+            c = json.load(f)
+        c["vocab_size"] = 128
+        os.makedirs(SCRATCH_CFG, exist_ok=True)
+        with open(v128, "w") as f:
+            json.dump(c, f)
+    for model, gc, tg in [("mixtral-shrunk", "off", "all"), ("mixtral-shrunk", "off", "qkvo"),
+                          ("mixtral-shrunk", "nonreentrant", "all"), ("mixtral-shrunk-v128", "off", "all"),
+                          ("mixtral-shrunk-v128", "reentrant", "all")]:
+        targets = "q_proj,k_proj,v_proj,o_proj" if tg == "qkvo" else "q_proj,k_proj,v_proj,o_proj,w1,w2,w3"
+        yield (f"mixtral:{model}:lora-{tg}:r16:bf16+amp:{gc}:sdpa:b2s512:real",
+               ["measure48.py", "--config", cfg(model), "--dtype", "bf16", "--autocast", "1", "--lora", "1",
+                "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05", "--lora-targets", targets, "--gc", gc,
+                "--attn", "sdpa", "--batch", "2", "--seq", "512", "--mode", "real"])
+
+
 def fsdp():
     for (b, s), gc in itertools.product(SIZES, ("reentrant", "nonreentrant")):
         yield (f"fsdp:mistral-7b:qkvo:r16:bf16:{gc}:fa2emu:b{b}s{s}:peftwrap:orig1",
@@ -150,7 +174,7 @@ def fsdp2():
             "--attn", "fa2emu"])
 
 
-GROUPS = dict(fsdp2=fsdp2, fsdp_more=fsdp_more, lora1=lora1, loss=loss, bigcode=bigcode, fullft=fullft, mixtral=mixtral, fsdp=fsdp)
+GROUPS = dict(moe_loop=moe_loop, fsdp2=fsdp2, fsdp_more=fsdp_more, lora1=lora1, loss=loss, bigcode=bigcode, fullft=fullft, mixtral=mixtral, fsdp=fsdp)
 
 
 def main():

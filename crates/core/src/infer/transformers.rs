@@ -6,7 +6,7 @@ use super::generate::{Generate, Generated, KvSplit, Moment, Request};
 use super::layer::Dequant;
 use super::run::{Engine, Inference};
 use super::sim::Parts;
-use crate::model::{Architecture, Holder, WeightFormat};
+use crate::model::{Architecture, ExpertLayout, Holder, WeightFormat};
 use crate::report::{self, Component, Estimate, Method, Phase, PhaseReport, Served, Tally};
 use crate::scenario::Overhead;
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
@@ -28,7 +28,12 @@ pub fn act_bytes(inf: &Inference) -> u64 {
 /// in the model's dtype. Sets the weight terms; returns their sum.
 pub fn weights(a: &Architecture, inf: &Inference, terms: &mut Terms) -> u128 {
     let dt = act_bytes(inf);
-    let q = a.quantized_linears(inf.weights, inf.format_options(), Holder::Checkpoint, false);
+    let q = a.quantized_linears(
+        inf.weights,
+        inf.format_options(),
+        Holder::Checkpoint,
+        ExpertLayout::Stacked,
+    );
     let plain = a.params().saturating_sub(q.elems);
     let parts = [
         (

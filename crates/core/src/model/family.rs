@@ -12,6 +12,7 @@
 //! family").
 
 use crate::choice::choice_enum;
+use crate::model::module::ModuleName;
 
 choice_enum! {
     /// A model family: transformers' `model_type`.
@@ -299,6 +300,28 @@ pub struct Legacy {
     /// 4.54 to 4.57: `gradient_checkpointing_enable()` sets a flag nothing
     /// reads).
     pub ckpt_ignored: bool,
+    /// The routed experts are `nn.Linear` modules, one MLP per expert in an
+    /// `nn.ModuleList` looped over in forward, and the router an
+    /// `nn.Linear` (Mixtral through 4.57.6); `None` where vramfit does not
+    /// describe the family's 4.x experts (a quantized base, or LoRA on the
+    /// experts, is then refused on transformers 4).
+    pub expert_linears: Option<ExpertLinears>,
+}
+
+/// transformers 4's per-expert linear layers, as its modeling code names
+/// them, in registration order.
+///
+/// Source: transformers 4.48.1 and 4.57.6 `MixtralBlockSparseTop2MLP`
+/// (`w1`, `w2`, `w3 = nn.Linear(...)`), `MixtralSparseMoeBlock` (`gate =
+/// nn.Linear(hidden, experts)`, `experts = nn.ModuleList(...)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExpertLinears {
+    /// h → moe_ffn, through the activation.
+    pub gate: ModuleName,
+    /// moe_ffn → h.
+    pub down: ModuleName,
+    /// h → moe_ffn, multiplied by the activation.
+    pub up: ModuleName,
 }
 
 /// Nothing different.
@@ -306,6 +329,7 @@ pub const NO_LEGACY: Legacy = Legacy {
     own_loss: false,
     cache_under_ckpt: false,
     ckpt_ignored: false,
+    expert_linears: None,
 };
 
 impl Sliding {
@@ -463,6 +487,7 @@ impl Family {
                     own_loss: true,
                     cache_under_ckpt: true,
                     ckpt_ignored: true,
+                    expert_linears: None,
                 },
                 cache_copies: true,
                 mask_buffer: true,
@@ -515,6 +540,14 @@ impl Family {
             Family::Mixtral => Spec {
                 moe: Some(MOE),
                 sliding: Sliding::All,
+                legacy: Legacy {
+                    expert_linears: Some(ExpertLinears {
+                        gate: ModuleName::W1,
+                        down: ModuleName::W2,
+                        up: ModuleName::W3,
+                    }),
+                    ..NO_LEGACY
+                },
                 ..LLAMA
             },
             Family::Qwen2Moe => Spec {

@@ -132,6 +132,13 @@ pub enum ModuleName {
     Router,
     ExpertsGateUp,
     ExpertsDown,
+    /// Mixtral's routed experts as transformers 4 builds them, one
+    /// `nn.Linear` each: `w1` (gate), `w3` (up), `w2` (down). peft 0.21
+    /// reads these names on transformers 5 too, as the stacked experts'
+    /// projections.
+    W1,
+    W2,
+    W3,
 }
 
 /// What a module is part of.
@@ -145,6 +152,9 @@ pub enum ModuleKind {
     Gate,
     /// Routed experts, stacked in 3-D parameters.
     Expert,
+    /// One routed expert's linear layer (transformers 4's per-expert
+    /// `nn.ModuleList`: Mixtral's `w1`, `w2`, `w3`).
+    ExpertLinear,
     /// An MoE router.
     Router,
 }
@@ -155,14 +165,17 @@ impl ModuleKind {
     /// ("all-linear"), never by a name.
     pub const fn nameable(self) -> bool {
         match self {
-            ModuleKind::Attention | ModuleKind::Mlp | ModuleKind::Gate => true,
+            ModuleKind::Attention
+            | ModuleKind::Mlp
+            | ModuleKind::Gate
+            | ModuleKind::ExpertLinear => true,
             ModuleKind::Expert | ModuleKind::Router => false,
         }
     }
 }
 
 impl ModuleName {
-    pub const ALL: [ModuleName; 21] = [
+    pub const ALL: [ModuleName; 24] = [
         ModuleName::QProj,
         ModuleName::KProj,
         ModuleName::VProj,
@@ -184,12 +197,15 @@ impl ModuleName {
         ModuleName::Router,
         ModuleName::ExpertsGateUp,
         ModuleName::ExpertsDown,
+        ModuleName::W1,
+        ModuleName::W2,
+        ModuleName::W3,
     ];
 
     /// The module's name, its kind and the projections it computes
     /// (before a family's rules: see [`Family::module`]): one table.
     const fn describe(self) -> (&'static str, ModuleKind, Proj) {
-        use ModuleKind::{Attention, Expert, Gate, Mlp, Router};
+        use ModuleKind::{Attention, Expert, ExpertLinear, Gate, Mlp, Router};
         match self {
             ModuleName::QProj => ("q_proj", Attention, Proj::Q),
             ModuleName::KProj => ("k_proj", Attention, Proj::K),
@@ -213,6 +229,9 @@ impl ModuleName {
             ModuleName::Router => ("router", Router, Proj::OTHER),
             ModuleName::ExpertsGateUp => ("experts.gate_up_proj", Expert, Proj::GATE.or(Proj::UP)),
             ModuleName::ExpertsDown => ("experts.down_proj", Expert, Proj::DOWN),
+            ModuleName::W1 => ("w1", ExpertLinear, Proj::GATE),
+            ModuleName::W2 => ("w2", ExpertLinear, Proj::DOWN),
+            ModuleName::W3 => ("w3", ExpertLinear, Proj::UP),
         }
     }
 
@@ -269,7 +288,7 @@ impl Family {
         let adapted = match name.kind() {
             ModuleKind::Expert | ModuleKind::Router => peft_experts,
             ModuleKind::Mlp => !peft_experts,
-            ModuleKind::Attention | ModuleKind::Gate => true,
+            ModuleKind::Attention | ModuleKind::Gate | ModuleKind::ExpertLinear => true,
         };
         Module::new(name, if adapted { name.proj() } else { Proj::NONE })
     }

@@ -32,8 +32,12 @@ pub enum Role {
 pub struct ParamTensor {
     /// The module's name in transformers, e.g. `q_proj`.
     pub name: &'static str,
-    /// Experts stacked in one 3-D parameter (1 otherwise).
+    /// Experts stacked in one 3-D parameter, or `per_expert` modules (1
+    /// otherwise).
     pub stack: u64,
+    /// The `stack` experts are one `nn.Linear` each (transformers 4's
+    /// layout, [`ExpertLayout::Linears`]), not one 3-D parameter.
+    pub per_expert: bool,
     /// Output features (or a vector's length).
     pub rows: u64,
     /// Input features; 1 for a vector.
@@ -53,6 +57,7 @@ impl ParamTensor {
         ParamTensor {
             name,
             stack: 1,
+            per_expert: false,
             rows,
             cols,
             bias: false,
@@ -71,13 +76,13 @@ impl ParamTensor {
     fn linear(m: Module, out: u64, inp: u64, bias: bool) -> Self {
         let role = match m.name.kind() {
             ModuleKind::Attention => Role::Attention,
-            ModuleKind::Mlp | ModuleKind::Gate | ModuleKind::Expert | ModuleKind::Router => {
-                Role::Mlp
-            }
+            ModuleKind::Mlp | ModuleKind::Gate | ModuleKind::Router => Role::Mlp,
+            ModuleKind::Expert | ModuleKind::ExpertLinear => Role::Expert,
         };
         ParamTensor {
             name: m.name.text(),
             stack: 1,
+            per_expert: false,
             rows: out,
             cols: inp,
             bias,
@@ -102,23 +107,57 @@ impl ParamTensor {
             }
     }
 
-    /// Tensors: the weight, and the bias.
+    /// Tensors: the weight, and the bias (of each expert's module).
     pub fn tensors(&self) -> u128 {
-        1 + u128::from(self.bias)
+        self.modules() * (1 + u128::from(self.bias))
     }
 
-    /// The width of LoRA's rank dimension on this tensor, for rank `r`:
-    /// peft's `ParamWrapper` gives a stacked parameter `r × experts` (and
-    /// twice that for a projection fused from two: experts' `gate_up_proj`);
-    /// a linear layer gets `r`.
-    pub fn lora_rank(&self, r: u64) -> u128 {
-        let fused = if self.role == Role::Expert {
-            u128::from(self.proj.count().max(1))
+    /// Modules this entry stands for: `stack` per-expert linears, or one.
+    pub fn modules(&self) -> u128 {
+        if self.per_expert {
+            u128::from(self.stack)
         } else {
             1
-        };
-        u128::from(r) * fused * u128::from(self.stack)
+        }
     }
+
+    /// Elements of one weight tensor (one expert's, for per-expert
+    /// linears).
+    pub fn tensor_elems(&self) -> u128 {
+        self.weight_elems() / self.modules()
+    }
+
+    /// Elements of one module: its weight and bias.
+    pub fn module_elems(&self) -> u128 {
+        self.elems() / self.modules()
+    }
+
+    /// The width of LoRA's rank dimension on each module of this entry,
+    /// for rank `r`: peft's `ParamWrapper` gives a stacked parameter `r ×
+    /// experts` (and twice that for a projection fused from two: experts'
+    /// `gate_up_proj`); a linear layer (each per-expert one too) gets `r`.
+    pub fn lora_rank(&self, r: u64) -> u128 {
+        if self.role != Role::Expert || self.per_expert {
+            return u128::from(r);
+        }
+        u128::from(r) * u128::from(self.proj.count().max(1)) * u128::from(self.stack)
+    }
+
+    /// LoRA's adapter parameters on this entry at rank `r`: `A` (rank ×
+    /// in) and `B` (out × rank) on each of its modules.
+    pub fn lora_params(&self, r: u64) -> u128 {
+        self.modules() * self.lora_rank(r) * (u128::from(self.cols) + u128::from(self.rows))
+    }
+}
+
+/// How a mixture of experts' routed experts are held: stacked in 3-D
+/// parameters (transformers 5), or one `nn.Linear` per expert and
+/// projection (transformers 4, where the family describes it:
+/// [`super::family::Legacy::expert_linears`]; stacked otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpertLayout {
+    Stacked,
+    Linears,
 }
 
 /// Where a tensor sits: outside the layers, or in every layer.
@@ -154,13 +193,24 @@ impl Architecture {
     /// parameters (transformers 5 stacks them: `gate_up_proj` [E, 2f, h],
     /// `down_proj` [E, h, f]).
     pub fn for_each_tensor(&self, mut f: impl FnMut(Place, &ParamTensor)) {
-        self.walk_tensors(&mut f);
+        self.walk_tensors(ExpertLayout::Stacked, &mut f);
+    }
+
+    /// As [`Architecture::for_each_tensor`], with the routed experts held
+    /// as `experts` says (transformers 4's per-expert linears where the
+    /// family describes them).
+    pub fn for_each_tensor_as(
+        &self,
+        experts: ExpertLayout,
+        mut f: impl FnMut(Place, &ParamTensor),
+    ) {
+        self.walk_tensors(experts, &mut f);
     }
 
     /// The one body of [`Architecture::for_each_tensor`], behind a `dyn`
     /// callback so the page's wasm holds it once rather than once per
     /// caller.
-    fn walk_tensors(&self, f: &mut dyn FnMut(Place, &ParamTensor)) {
+    fn walk_tensors(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
         let spec = self.family.spec();
         let (h, v) = (u64::from(self.hidden), u64::from(self.vocab));
         let norm = |name, width| ParamTensor {
@@ -185,7 +235,7 @@ impl Architecture {
         }
         for (kind, count) in self.layer_kinds() {
             if count > 0 {
-                self.layer_tensors(kind, Place::Layers { count }, f);
+                self.layer_tensors(kind, Place::Layers { count }, experts, f);
             }
         }
         f(Place::After, &norm("norm", h));
@@ -208,7 +258,13 @@ impl Architecture {
     }
 
     /// One decoder layer's tensors.
-    fn layer_tensors(&self, kind: LayerKind, at: Place, f: &mut dyn FnMut(Place, &ParamTensor)) {
+    fn layer_tensors(
+        &self,
+        kind: LayerKind,
+        at: Place,
+        experts: ExpertLayout,
+        f: &mut dyn FnMut(Place, &ParamTensor),
+    ) {
         let spec = self.family.spec();
         let h = u64::from(self.hidden);
         let mut put = |t: ParamTensor| f(at, &t);
@@ -242,7 +298,7 @@ impl Architecture {
         }
         // The MLP, or the experts.
         match (kind, spec.moe) {
-            (LayerKind::Moe, Some(moe)) => self.moe_tensors(moe, &mut put),
+            (LayerKind::Moe, Some(moe)) => self.moe_tensors(moe, experts, &mut put),
             (LayerKind::Dense, _) | (LayerKind::Moe, None) => {
                 for t in self.mlp_tensors(u64::from(self.ffn)).into_iter().flatten() {
                     put(t);
@@ -323,7 +379,7 @@ impl Architecture {
 
     /// A mixture of experts' router, stacked experts (with gpt-oss's
     /// biases) and shared expert, in registration order.
-    fn moe_tensors(&self, moe: Moe, put: &mut dyn FnMut(ParamTensor)) {
+    fn moe_tensors(&self, moe: Moe, layout: ExpertLayout, put: &mut dyn FnMut(ParamTensor)) {
         let h = u64::from(self.hidden);
         let (e, mf) = (u64::from(self.experts), u64::from(self.moe_ffn));
         let router = ParamTensor {
@@ -350,7 +406,27 @@ impl Architecture {
         if moe.router_first {
             put(router);
         }
-        for (w, b) in experts.into_iter().zip(biases) {
+        let linears = match layout {
+            ExpertLayout::Stacked => None,
+            ExpertLayout::Linears => self.family.spec().legacy.expert_linears,
+        };
+        if let Some(names) = linears {
+            // transformers 4: `experts.{i}.w1`, `w2`, `w3`, each an
+            // `nn.Linear` (expert by expert; their sum is the same).
+            for (name, rows, cols) in [(names.gate, mf, h), (names.down, h, mf), (names.up, mf, h)]
+            {
+                put(ParamTensor {
+                    stack: e,
+                    per_expert: true,
+                    ..self.lin(name, rows, cols, false)
+                });
+            }
+        }
+        for (w, b) in experts
+            .into_iter()
+            .zip(biases)
+            .filter(|_| linears.is_none())
+        {
             put(w);
             if moe.expert_bias {
                 put(b);
@@ -395,8 +471,13 @@ impl Architecture {
         }
     }
 
-    /// Visits the tensors of layer 0 (the last layer backward reaches).
-    pub fn for_each_first_layer_tensor(&self, mut f: impl FnMut(&ParamTensor)) {
+    /// Visits the tensors of layer 0 (the last layer backward reaches),
+    /// with the experts held as `experts` says.
+    pub fn for_each_first_layer_tensor(
+        &self,
+        experts: ExpertLayout,
+        mut f: impl FnMut(&ParamTensor),
+    ) {
         let kind = self
             .layer_kinds()
             .into_iter()
@@ -405,6 +486,7 @@ impl Architecture {
         self.layer_tensors(
             kind,
             Place::Layers { count: 1 },
+            experts,
             &mut |_, t: &ParamTensor| f(t),
         );
     }
@@ -415,9 +497,14 @@ impl Architecture {
         self.layer_kinds().map(|(kind, count)| {
             let mut n = 0u128;
             if count > 0 {
-                self.layer_tensors(kind, Place::Layers { count: 1 }, &mut |_, t| {
-                    n += t.elems();
-                });
+                self.layer_tensors(
+                    kind,
+                    Place::Layers { count: 1 },
+                    ExpertLayout::Stacked,
+                    &mut |_, t| {
+                        n += t.elems();
+                    },
+                );
             }
             n
         })
@@ -438,13 +525,19 @@ impl Architecture {
     /// The counts an estimate needs, in one walk over the tensors (the
     /// single-purpose methods below each walk them again).
     pub fn stats(&self) -> ParamStats {
+        self.stats_as(ExpertLayout::Stacked)
+    }
+
+    /// As [`Architecture::stats`], with the experts held as `experts` says
+    /// (per-expert linears: more, smaller tensors).
+    pub fn stats_as(&self, experts: ExpertLayout) -> ParamStats {
         let mut st = ParamStats::default();
-        self.for_each_tensor(|at, t| {
+        self.for_each_tensor_as(experts, |at, t| {
             let copies = at.copies();
             st.params += copies * t.elems();
             st.tensors += copies * t.tensors();
-            st.largest_tensor = st.largest_tensor.max(t.weight_elems());
-            st.largest_module = st.largest_module.max(t.elems());
+            st.largest_tensor = st.largest_tensor.max(t.tensor_elems());
+            st.largest_module = st.largest_module.max(t.module_elems());
             if at == Place::Before {
                 st.embedding += t.elems();
             }
@@ -485,7 +578,7 @@ impl Architecture {
     /// Elements of the largest single parameter tensor.
     pub fn largest_tensor(&self) -> u128 {
         let mut m = 0u128;
-        self.for_each_tensor(|_, t| m = m.max(t.weight_elems()));
+        self.for_each_tensor(|_, t| m = m.max(t.tensor_elems()));
         m
     }
 
@@ -493,7 +586,7 @@ impl Architecture {
     /// (DeepSpeed's "largest layer").
     pub fn largest_module(&self) -> u128 {
         let mut m = 0u128;
-        self.for_each_tensor(|_, t| m = m.max(t.elems()));
+        self.for_each_tensor(|_, t| m = m.max(t.module_elems()));
         m
     }
 

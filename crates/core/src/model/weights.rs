@@ -4,7 +4,7 @@
 //! quantized bases and inference's `weights` both read it.
 
 use super::arch::Architecture;
-use super::tensors::{Place, Role};
+use super::tensors::{ExpertLayout, Place, Role};
 use crate::choice::choice_enum;
 
 choice_enum! {
@@ -172,34 +172,45 @@ impl WeightFormat {
 impl Architecture {
     /// The decoder layers' linear weights in `format` (not the embedding,
     /// the output head, norms or biases, which every format here leaves in
-    /// the model's dtype; stacked experts only when `experts` says the
-    /// loader quantizes them).
+    /// the model's dtype). With the experts held as `experts` says: per
+    /// expert `nn.Linear`s and the router's `nn.Linear` are linear layers
+    /// too (transformers 4, which bitsandbytes quantizes one by one);
+    /// stacked 3-D experts and a router parameter are not.
     pub fn quantized_linears(
         &self,
         format: WeightFormat,
         opts: FormatOptions,
         holder: Holder,
-        experts: bool,
+        experts: ExpertLayout,
     ) -> Quantized {
         let mut q = Quantized::default();
         if !format.quantized() {
             return q;
         }
-        self.for_each_tensor(|at, t| {
+        let linears = experts == ExpertLayout::Linears;
+        self.for_each_tensor_as(experts, |at, t| {
             let in_layer = matches!(at, Place::Layers { .. });
-            let expert = matches!(t.role, Role::Expert | Role::Router);
-            if !in_layer || t.module.is_none() || (expert && !experts) {
+            let linear = match t.role {
+                Role::Expert => t.per_expert,
+                Role::Router => linears,
+                Role::Embedding
+                | Role::PositionTable
+                | Role::Norm
+                | Role::Attention
+                | Role::Mlp
+                | Role::Head => true,
+            };
+            if !in_layer || t.module.is_none() || !linear {
                 return;
             }
             let n = at.copies();
             let (stack, rows, cols) = (u128::from(t.stack), u128::from(t.rows), u128::from(t.cols));
             let (packed, state) = format.linear_bytes(stack, rows, cols, opts, holder);
-            let elems = stack * rows * cols;
-            q.elems += n * elems;
+            q.elems += n * t.weight_elems();
             q.packed += n * packed;
             q.state += n * state;
-            if elems > q.largest {
-                q.largest = elems;
+            if t.tensor_elems() > q.largest {
+                q.largest = t.tensor_elems();
                 q.largest_io = rows + cols;
             }
         });

@@ -12,6 +12,7 @@ use crate::scenario::{
     ArchOverrides, Attn, Capacity, ModelSpec, Offload, Quant, Scenario, SeqLen, Shard, ShortText,
     Task, Training, Transformers, View,
 };
+use crate::train::Targets;
 
 /// LoRA's keys against the run and the model: without adapters they are
 /// unused (said, and reset); targets must be modules the family has, whole
@@ -272,7 +273,9 @@ pub(super) fn check_model_keys(s: &mut Scenario, notices: &mut Vec<Notice>) {
     }
 }
 
-/// LoRA targets the family has no module for.
+/// LoRA targets the family has no module for (the default used), or that
+/// vramfit does not estimate on this release ([`crate::train::Lora::refusal`]:
+/// attention used instead).
 fn check_misfit(
     t: &mut Training,
     a: &crate::model::Architecture,
@@ -280,20 +283,25 @@ fn check_misfit(
     notices: &mut Vec<Notice>,
 ) {
     let default = Training::default();
-    if let Some(why) = t.lora_targets.misfit(a) {
-        let value = texts
-            .iter()
-            .rev()
-            .find(|(k, _)| *k == Key::LoraTargets)
-            .map_or_else(|| t.lora_targets.text(), |(_, v)| v.to_string());
-        notices.push(Notice::Invalid {
-            key: Key::LoraTargets,
-            value,
-            error: FieldError::Conflict(why),
-            default: default.lora_targets.text(),
-        });
-        t.lora_targets = default.lora_targets;
-    }
+    let (why, used) = match t.lora_targets.misfit(a, t.expert_layout()) {
+        Some(why) => (why, default.lora_targets),
+        None => match t.lora().and_then(|lora| lora.refusal(a, t.transformers)) {
+            Some(why) => (why, Targets::ATTN),
+            None => return,
+        },
+    };
+    let value = texts
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == Key::LoraTargets)
+        .map_or_else(|| t.lora_targets.text(), |(_, v)| v.to_string());
+    notices.push(Notice::Invalid {
+        key: Key::LoraTargets,
+        value,
+        error: FieldError::Conflict(why),
+        default: used.text(),
+    });
+    t.lora_targets = used;
 }
 
 /// The sequence length against the model's positions: past a learned

@@ -15,7 +15,8 @@
 //! and options the file does not hold.
 
 use crate::model::family::{
-    Act, AttnBias, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared, Spec,
+    Act, AttnBias, ExpertLinears, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv,
+    Router, Shared, Spec,
 };
 use crate::model::LayerKind;
 use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
@@ -178,6 +179,11 @@ pub struct Saved {
     /// Bytes per token a MoE layer's backward holds beyond what it saved as
     /// it enters the experts (see [`moe`]).
     pub backward_entry: u64,
+    /// Bytes per token transformers 4's expert loop holds at its last
+    /// expert's down projection beyond what it saves, with gradients and
+    /// under checkpointing's no-grad forward (see [`moe_loop`]).
+    pub loop_forward: u64,
+    pub loop_forward_nograd: u64,
     /// Bytes per token more it saves when SDPA gets a mask (see
     /// [`attention`]).
     pub masked_kv: u64,
@@ -242,6 +248,8 @@ struct Ledger<'a> {
     /// The backward's moments beyond the saved tensors, bytes per token.
     backward_mlp: u64,
     backward_entry: u64,
+    loop_forward: u64,
+    loop_forward_nograd: u64,
     masked_kv: u64,
     scores_fwd_extra: u64,
     scores_bwd_extra: u64,
@@ -294,6 +302,9 @@ pub struct Ctx {
     pub p_attn: bool,
     /// Dropout after attention and MLP (GPT-2's resid_pdrop).
     pub p_resid: bool,
+    /// The routed experts are transformers 4's per-expert linears
+    /// ([`moe_loop`]), named so.
+    pub expert_linears: Option<ExpertLinears>,
     /// Dropout on the embeddings (GPT-2's embd_pdrop).
     pub p_embd: bool,
 }
@@ -330,6 +341,10 @@ impl Ctx {
                 && !Ctx::ckpt_of(t, &spec).on(),
             p_attn: attn,
             p_resid: other,
+            expert_linears: spec
+                .legacy
+                .expert_linears
+                .filter(|_| t.stack().experts_linear),
             p_embd: other,
         }
     }
@@ -352,6 +367,39 @@ impl Ctx {
     }
 }
 
+/// One linear layer's call, as the ledger counts it.
+#[derive(Clone, Copy, Debug)]
+struct Lin {
+    n_in: u64,
+    n_out: u64,
+    /// Bias elements (0: none).
+    bias: u64,
+    /// peft's LoRA adapts it.
+    lora: bool,
+    /// bitsandbytes holds its weight.
+    quantized: bool,
+    /// Rows per token: `k` for routed experts called on the tokens routed
+    /// to each (each token reaches `k` of them), 1 otherwise.
+    rows: u64,
+    /// Modules the call stands for, each with its own weight and adapters
+    /// (every expert of a per-expert loop), 1 otherwise.
+    modules: u64,
+}
+
+impl Lin {
+    const fn new(n_in: u64, n_out: u64, bias: u64) -> Lin {
+        Lin {
+            n_in,
+            n_out,
+            bias,
+            lora: false,
+            quantized: false,
+            rows: 1,
+            modules: 1,
+        }
+    }
+}
+
 impl<'a> Ledger<'a> {
     fn new(c: &'a Ctx) -> Self {
         Ledger {
@@ -367,6 +415,8 @@ impl<'a> Ledger<'a> {
             dora_transient: 0,
             backward_mlp: 0,
             backward_entry: 0,
+            loop_forward: 0,
+            loop_forward_nograd: 0,
             masked_kv: 0,
             scores_fwd_extra: 0,
             scores_bwd_extra: 0,
@@ -429,6 +479,8 @@ impl<'a> Ledger<'a> {
             dora_transient: self.dora_transient,
             backward_mlp: self.backward_mlp,
             backward_entry: self.backward_entry,
+            loop_forward: self.loop_forward,
+            loop_forward_nograd: self.loop_forward_nograd,
             masked_kv: self.masked_kv,
             scores_fwd_extra: self.scores_fwd_extra,
             scores_bwd_extra: self.scores_bwd_extra,
@@ -459,31 +511,30 @@ impl<'a> Ledger<'a> {
     /// rows in `tests/fixtures/lora_rows.jsonl` (targets, dropout, amp with
     /// checkpointing).
     fn linear(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64, m: M) -> Id {
-        let lora_on = self.c.adapts(m);
-        let quantized = self.c.quant != Quant::None;
-        self.linear_of(x, n_in, n_out, bias, lora_on, quantized)
+        let lin = Lin {
+            lora: self.c.adapts(m),
+            quantized: self.c.quant != Quant::None,
+            ..Lin::new(n_in, n_out, bias)
+        };
+        self.linear_of(x, lin)
     }
 
     /// A linear layer LoRA never adapts here (a router's logits, whose
     /// adapter is the experts path's; the output head).
     fn linear_plain(&mut self, x: Id, n_in: u64, n_out: u64, bias: u64) -> Id {
-        self.linear_of(x, n_in, n_out, bias, false, false)
+        self.linear_of(x, Lin::new(n_in, n_out, bias))
     }
 
-    fn linear_of(
-        &mut self,
-        x: Id,
-        n_in: u64,
-        n_out: u64,
-        bias: u64,
-        lora_on: bool,
-        quantized: bool,
-    ) -> Id {
+    fn linear_of(&mut self, x: Id, lin: Lin) -> Id {
         let c = self.c;
         let w_tr = c.full;
         let x_rg = self.rg(x);
         let out_rg = x_rg || w_tr;
-        let out = if quantized {
+        // Per token: k rows for the routed experts. Weight-sized: one per
+        // module the call stands for.
+        let (n_in, n_out) = (lin.n_in * lin.rows, lin.n_out * lin.rows);
+        let weight = lin.modules * lin.n_in * lin.n_out;
+        let out = if lin.quantized {
             // A bitsandbytes layer casts its input to the compute dtype,
             // multiplies by the dequantized weight and returns the input's
             // dtype (fp32 under autocast once prepared for k-bit training);
@@ -507,7 +558,7 @@ impl<'a> Ledger<'a> {
                     self.escaping += self.ts[x].width * self.dt(x);
                 }
             }
-            self.new_t(n_out, dt, out_rg || lora_on, Part::Attention)
+            self.new_t(n_out, dt, out_rg || lin.lora, Part::Attention)
         } else if c.mode == Mode::Amp {
             let xc = if self.dt(x) == 2 {
                 x
@@ -518,16 +569,16 @@ impl<'a> Ledger<'a> {
                 self.save(xc);
             }
             if x_rg && w_tr {
-                self.weight_copies += 2 * n_in * n_out;
+                self.weight_copies += 2 * weight;
             } else if x_rg {
-                self.weight_copies_uncached += 2 * n_in * n_out;
+                self.weight_copies_uncached += 2 * weight;
             } else if w_tr {
-                self.weight_copies_transient += 2 * n_in * n_out;
+                self.weight_copies_transient += 2 * weight;
             }
             if w_tr {
-                self.weight_copies_transient += 2 * bias;
+                self.weight_copies_transient += 2 * lin.modules * lin.bias;
             }
-            self.new_t(n_out, 2, out_rg || lora_on, Part::Attention)
+            self.new_t(n_out, 2, out_rg || lin.lora, Part::Attention)
         } else {
             // Half weights under autocast: an fp32 input (CUDA autocast's
             // LayerNorm output) is cast to bf16 for the matmul.
@@ -539,25 +590,31 @@ impl<'a> Ledger<'a> {
             if w_tr {
                 self.save(xs);
             }
-            self.new_t(n_out, c.mode.act(), out_rg || lora_on, Part::Attention)
+            self.new_t(n_out, c.mode.act(), out_rg || lin.lora, Part::Attention)
         };
-        if lora_on {
+        if lin.lora {
             let r = c.lora.map_or(0, |l| l.r);
+            let (r_rows, adapters) = (r * lin.rows, lin.modules * r);
             if c.lora_dropout && x_rg {
                 let mask = self.new_t(n_in, if c.cuda { 1 } else { 4 }, true, Part::Dropout);
                 self.save(mask);
             }
-            if c.mode == Mode::Amp {
-                // Autocast casts the (dropped) input to bf16 for lora_A.
+            if c.mode == Mode::Amp || c.autocast_half {
+                // Autocast casts the (dropped) input to bf16 for lora_A,
+                // and the fp32 adapters to bf16, cached while it lasts
+                // (leaf tensors that require grad; in checkpointing's
+                // no-grad forward too). Measured: `weight_cast_fwd`, 2
+                // bytes per adapter parameter, in the bf16 + autocast rows
+                // of t4_rows.jsonl.
                 let xa = self.new_t(n_in, 2, x_rg, Part::Lora);
                 self.save(xa);
                 if x_rg {
-                    self.weight_copies += 2 * r * n_in;
+                    self.weight_copies += 2 * adapters * lin.n_in;
                 } else {
-                    self.weight_copies_transient += 2 * r * n_in;
+                    self.weight_copies_transient += 2 * adapters * lin.n_in;
                 }
-                self.weight_copies += 2 * r * n_out;
-                let a = self.new_t(r, 2, true, Part::Lora);
+                self.weight_copies += 2 * adapters * lin.n_out;
+                let a = self.new_t(r_rows, 2, true, Part::Lora);
                 self.save(a);
             } else {
                 if self.dt(x) == 4 && !c.lora_dropout {
@@ -567,11 +624,11 @@ impl<'a> Ledger<'a> {
                     let xa = self.new_t(n_in, 4, x_rg, Part::Lora);
                     self.save(xa);
                 }
-                let a = self.new_t(r, 4, true, Part::Lora);
+                let a = self.new_t(r_rows, 4, true, Part::Lora);
                 self.save(a);
             }
             if c.dora {
-                return self.dora(x_rg, out, n_in, n_out, r);
+                return self.dora(x_rg, out, lin, r);
             }
         }
         out
@@ -594,20 +651,21 @@ impl<'a> Ledger<'a> {
     /// (quant_rows.jsonl, A-dora-bf16*).
     /// Returns the layer's output: base plus DoRA's, a new tensor (the base
     /// output it saves is another).
-    fn dora(&mut self, x_rg: bool, out: Id, n_in: u64, n_out: u64, r: u64) -> Id {
+    fn dora(&mut self, x_rg: bool, out: Id, lin: Lin, r: u64) -> Id {
         let c = self.c;
-        let b = self.new_t(n_out, 4, true, Part::Lora);
+        let (n_in, n_out, rows, modules) = (lin.n_in, lin.n_out, lin.rows, lin.modules);
+        let b = self.new_t(n_out * rows, 4, true, Part::Lora);
         self.save(b);
         if c.lora_dropout {
-            let base = self.new_t(n_out, 4, true, Part::Lora);
+            let base = self.new_t(n_out * rows, 4, true, Part::Lora);
             self.save(base);
             self.weight_copies_uncached = self
                 .weight_copies_uncached
-                .saturating_add((4 * n_in).saturating_mul(n_out));
+                .saturating_add((4 * n_in).saturating_mul(n_out).saturating_mul(modules));
         } else if x_rg {
             self.save(out);
         }
-        self.weight_copies_uncached += if x_rg { 12 } else { 8 } * n_out;
+        self.weight_copies_uncached += if x_rg { 12 } else { 8 } * n_out * modules;
         // Weight-sized: the codec's widths keep a product of two of them
         // within u64 only just, so these saturate (an estimate that large
         // is refused as too large when it is converted to bytes).
@@ -617,7 +675,7 @@ impl<'a> Ledger<'a> {
             .saturating_add((16 * n_in).saturating_mul(n_out));
         self.dora_transient = self.dora_transient.max(transient);
         let (dt, rg) = (self.dt(out), self.rg(out));
-        self.new_t(n_out, dt, rg, Part::Lora)
+        self.new_t(n_out * rows, dt, rg, Part::Lora)
     }
 
     /// The family's norm over `width` elements of `x`, normalised in
@@ -1120,6 +1178,9 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
         u64::from(a.experts_per_token),
         u64::from(a.moe_ffn),
     );
+    if let Some(names) = c.expert_linears {
+        return moe_loop(l, x, spec, names, (h, e, k, f));
+    }
     let x_rg = l.rg(x);
     let w_tr = c.full;
     let xd = l.dt(x);
@@ -1189,6 +1250,142 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
         }
     }
     l.new_t(h, xd, true, Part::Experts)
+}
+
+/// transformers 4's mixture of experts (Mixtral's `MixtralSparseMoeBlock`,
+/// 4.48.1 to 4.57.6): the router an `nn.Linear` (quantized by bitsandbytes
+/// and adapted by LoRA like any linear layer), its fp32 softmax, the top k
+/// renormalised and cast to the input's dtype; then expert by expert, on
+/// the tokens routed to it (`torch.where` over a one-hot int64 mask), the
+/// gathered input through `w2(act(w1(x)) * w3(x))`, `nn.Linear`s, times
+/// the routing weight, `index_add_` into the output.
+///
+/// Summed over the experts, each tensor of the loop holds k rows per
+/// token however the tokens fall, so each expert linear is counted once
+/// with k rows and E modules. Saved, by each op's derivative: the gathered
+/// input (by a trained linear or an adapter), SiLU's input, both factors of
+/// the product, the down output and the routing weight (the scaling), the
+/// scaled output (`index_add_`), and `torch.where`'s int64 token and slot
+/// indices (by the index ops).
+///
+/// Source: transformers 4.48.1 and 4.57.6 `modeling_mixtral.py`; measured:
+/// shrunk Mixtral, LoRA on attention and `w1,w2,w3`, with and without
+/// checkpointing (t4_rows.jsonl).
+fn moe_loop(
+    l: &mut Ledger,
+    x: Id,
+    spec: Moe,
+    names: ExpertLinears,
+    (h, e, k, f): (u64, u64, u64, u64),
+) -> Id {
+    let c = l.c;
+    let (xd, x_rg) = (l.dt(x), l.rg(x));
+    let logits = l.linear(x, h, e, 0, M::Router);
+    let rw_rg = l.rg(logits);
+    if rw_rg {
+        // softmax(dtype=float)'s output, top-k's indices (int64).
+        let probs = l.new_t(e, 4, true, Part::Router);
+        let top_idx = l.new_t(8 * k, 1, true, Part::Router);
+        l.save(probs);
+        l.save(top_idx);
+        if spec.normalize_top_k {
+            // routing_weights /= sum: a clone and the sum kept.
+            let top = l.new_t(k + 1, 4, true, Part::Router);
+            l.save(top);
+        }
+    }
+    // `torch.where`'s token indices (int64, saved by the gather and
+    // `index_add_`; its slot indices below, by the routing weight's).
+    if x_rg || rw_rg {
+        let tokens = l.new_t(8 * k, 1, true, Part::Experts);
+        l.save(tokens);
+    }
+    let gathered = l.new_t(k * h, xd, x_rg, Part::Experts);
+    let expert = |name: M, n_in: u64, n_out: u64| Lin {
+        lora: c.adapts(name),
+        quantized: c.quant != Quant::None,
+        rows: k,
+        modules: e,
+        ..Lin::new(n_in, n_out, 0)
+    };
+    let g = l.linear_of(gathered, expert(names.gate, h, f));
+    let gd = l.dt(g);
+    if l.rg(g) {
+        l.save(g);
+    }
+    let act = l.new_t(k * f, gd, l.rg(g), Part::Experts);
+    let u = l.linear_of(gathered, expert(names.up, h, f));
+    let (act_rg, u_rg) = (l.rg(act), l.rg(u));
+    if u_rg {
+        l.save(act);
+    }
+    if act_rg {
+        l.save(u);
+    }
+    let prod = l.new_t(k * f, gd, act_rg || u_rg, Part::Experts);
+    let d = l.linear_of(prod, expert(names.down, f, h));
+    loop_moment(l, names, (h, e, k, f), (xd, gd), l.ts[prod].saved);
+    if rw_rg {
+        let slots = l.new_t(8 * k, 1, true, Part::Experts);
+        l.save(slots);
+        l.save(d);
+        if l.rg(d) {
+            let w = l.new_t(k, xd, true, Part::Experts);
+            l.save(w);
+        }
+    }
+    let rg = l.rg(d) || rw_rg;
+    if rg {
+        // The scaled output, which `index_add_` saves (its source's
+        // gradient is `grad.index_select(...).expand_as(source)`).
+        let scaled = l.new_t(k * h, xd, true, Part::Experts);
+        l.save(scaled);
+        // Backward, expert by expert: the input's gradient gathered back
+        // to all tokens (`index` backward: zeros and `index_put`, h per
+        // token) beside the one accumulating it, and the expert's own
+        // chain on its share of the k rows (its output's and the
+        // product's gradients, the activation's two, the input's),
+        // k/E of them on average. Read from the code: no measured peak
+        // falls here (the loss's, the final norm's or the recompute's
+        // come first).
+        let chain = (k * (2 * h + 3 * f) * gd).div_ceil(e);
+        l.backward_mlp = l.backward_mlp.max(2 * h * xd + chain);
+    }
+    l.new_t(h, xd, rg, Part::Experts)
+}
+
+/// The expert loop's highest forward moment, at the last expert's down
+/// projection, on its share of the k rows (k/E of them on average; the
+/// routing decides): its gathered input, the product, the down output and, when LoRA adapts
+/// it, peft's fp32 copy of the input and its dropped copy (with the
+/// autocast copy lora_A reads, which a no-grad forward does not keep
+/// either); beside the block's output under construction, its one-hot
+/// routing mask (int64, k·E per token) and the routing weights. With
+/// gradients, what it saves is counted elsewhere.
+///
+/// Source: transformers 4.48.1 `MixtralSparseMoeBlock.forward`, peft 0.13
+/// `Linear.forward`; measured: shrunk Mixtral with a 128-token vocabulary,
+/// LoRA on `w1,w2,w3`, the allocation trace at the forward's peak.
+fn loop_moment(
+    l: &mut Ledger,
+    names: ExpertLinears,
+    (h, e, k, f): (u64, u64, u64, u64),
+    (xd, gd): (u64, u64),
+    prod_saved: bool,
+) {
+    let c = l.c;
+    let lora = c.adapts(names.down);
+    let cast = if lora && gd != 4 { 4 * f } else { 0 };
+    let dropped = if lora && c.lora_dropout { 4 * f } else { 0 };
+    let autocast = lora && (c.mode == Mode::Amp || c.autocast_half);
+    let lora_a_in = if autocast { 2 * f } else { 0 };
+    let prod = if prod_saved { 0 } else { f * gd };
+    let block = h * xd + 8 * k * e + k * xd;
+    let share = |row: u64| (k * row).div_ceil(e);
+    // The expert's gathered input (h), saved only by a trained linear.
+    let gathered = if c.full { 0 } else { h * xd };
+    l.loop_forward = block + share(gathered + prod + cast + dropped + h * gd);
+    l.loop_forward_nograd = block + share(h * xd + f * gd + cast + dropped + lora_a_in + h * gd);
 }
 
 /// LoRA on the router and the experts (peft's `ParamWrapper`, through its
@@ -1446,7 +1643,7 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
 mod tests {
     use super::*;
     use crate::model::presets::PRESETS;
-    use crate::scenario::{LoraRank, Prob, Training};
+    use crate::scenario::{LoraRank, Prob, Training, Transformers};
 
     /// Every family, precision and option fits the fixed ledger with room
     /// to spare, so `push` never has to reuse its last slot.
@@ -1456,12 +1653,17 @@ mod tests {
         for p in PRESETS {
             for dtype in Dtype::ALL {
                 for attn in Attn::ALL {
-                    for lora in [None, LoraRank::new(8)] {
+                    for (lora, tf) in [None, LoraRank::new(8)]
+                        .into_iter()
+                        .flat_map(|l| Transformers::ALL.iter().map(move |tf| (l, *tf)))
+                    {
                         for cuda in [true, false] {
                             let t = Training {
                                 dtype: *dtype,
                                 attn: *attn,
                                 lora_r: lora,
+                                lora_dropout: Prob::new(500).expect("0.05 is a probability"),
+                                transformers: tf,
                                 cuda_like: cuda,
                                 dropout: Prob::new(1000),
                                 ..Training::default()

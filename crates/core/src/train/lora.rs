@@ -1,7 +1,7 @@
 //! LoRA as peft configures it: which modules get adapters ([`Targets`],
 //! peft's `target_modules`) and what the adapters add ([`lora_count`]).
 
-use crate::model::{Architecture, Module, ModuleName, Proj};
+use crate::model::{Architecture, ExpertLayout, Module, ModuleKind, ModuleName, Proj};
 use serde::Serialize;
 
 /// What `lora_targets` selects: projections by vramfit's names (a module
@@ -29,9 +29,25 @@ impl Targets {
         Targets { proj, names: 0 }
     }
 
-    /// Whether `m` gets an adapter.
+    /// Whether `m` gets an adapter: its projections are selected, or its
+    /// name is, or (stacked experts) the per-expert linears it holds are.
     pub fn adapts(&self, m: Module) -> bool {
-        !m.proj.is_empty() && (m.proj.within(self.proj) || self.names & m.name.bit() != 0)
+        !m.proj.is_empty()
+            && (m.proj.within(self.selected(m.name)) || self.names & m.name.bit() != 0)
+    }
+
+    /// The projections selected for a module called `name`: per-expert
+    /// linears' names (Mixtral's `w1` is the gate) select the stacked
+    /// experts' projections too, as peft 0.21 converts transformers 4's
+    /// names for transformers 5's 3-D experts
+    /// (`utils/transformers_weight_conversion.py`).
+    fn selected(self, name: ModuleName) -> Proj {
+        if name.kind() != ModuleKind::Expert {
+            return self.proj;
+        }
+        self.names()
+            .filter(|n| n.kind() == ModuleKind::ExpertLinear)
+            .fold(self.proj, |p, n| p.or(n.proj()))
     }
 
     /// The modules named (not through a projection).
@@ -87,15 +103,16 @@ impl Targets {
         words.join(",")
     }
 
-    /// Why these targets do not fit `a`'s modules, or `None` when they do:
-    /// a name the family does not have, a projection it does not compute,
-    /// or part of a fused module (peft adapts whole modules).
-    pub fn misfit(self, a: &Architecture) -> Option<String> {
+    /// Why these targets do not fit `a`'s modules (its experts held as
+    /// `experts` says), or `None` when they do: a name the family does not
+    /// have, a projection it does not compute, or part of a fused module
+    /// (peft adapts whole modules).
+    pub fn misfit(self, a: &Architecture, experts: ExpertLayout) -> Option<String> {
         if self.proj == Proj::ALL {
             return None;
         }
         let mut modules: Vec<Module> = Vec::new();
-        a.for_each_tensor(|_, t| {
+        a.for_each_tensor_as(experts, |_, t| {
             if let Some(m) = t.module() {
                 if !m.proj.is_empty() && !modules.contains(&m) {
                     modules.push(m);
@@ -112,8 +129,12 @@ impl Targets {
             }
             names.join(", ")
         };
+        // transformers 4's per-expert names, which peft converts for
+        // stacked experts.
+        let legacy = a.family.spec().legacy.expert_linears;
+        let converted = |n: ModuleName| legacy.is_some_and(|l| [l.gate, l.down, l.up].contains(&n));
         for n in self.names() {
-            if !modules.iter().any(|m| m.name.text() == n.text()) {
+            if !modules.iter().any(|m| m.name.text() == n.text()) && !converted(n) {
                 return Some(format!(
                     "{fam} has no module `{}` (its linear layers: {})",
                     n.text(),
@@ -133,7 +154,8 @@ impl Targets {
             }
         }
         for m in &modules {
-            if m.proj.meets(self.proj) && !m.proj.within(self.proj) {
+            let sel = self.selected(m.name);
+            if m.proj.meets(sel) && !m.proj.within(sel) {
                 let all: Vec<&str> = m.proj.names().collect();
                 return Some(format!(
                     "{fam} computes {} in one module `{}`: name {} together, or none of them",
@@ -189,15 +211,18 @@ pub struct LoraCount {
 /// Source: peft 0.21 `LoraLayer.update_layer`: `lora_A = nn.Linear(in, r)`,
 /// `lora_B = nn.Linear(r, out)`, both without bias; `ParamWrapper` (a 3-D
 /// experts parameter) the same with `r × experts` (see
-/// [`ParamTensor::lora_rank`]).
-pub fn lora_count(a: &Architecture, lora: &Lora) -> LoraCount {
+/// [`ParamTensor::lora_rank`]); transformers 4's per-expert linears one
+/// pair each (measured: shrunk Mixtral on 4.48.1 and 4.57.6, `n_trainable`
+/// in t4_rows.jsonl).
+pub fn lora_count(a: &Architecture, lora: &Lora, experts: ExpertLayout) -> LoraCount {
     let mut c = LoraCount::default();
-    a.for_each_tensor(|at, t| {
+    a.for_each_tensor_as(experts, |at, t| {
         if t.module().is_some_and(|m| lora.adapts(m)) {
             let (i, o) = (u128::from(t.cols), u128::from(t.rows));
             let r = t.lora_rank(lora.r);
-            let n = at.copies();
-            c.params += n * r * (i + o);
+            // Each module of the entry (each expert's, per-expert linears).
+            let n = at.copies() * t.modules();
+            c.params += at.copies() * t.lora_params(lora.r);
             c.tensors += 2 * n;
             c.largest = c.largest.max(r * i.max(o));
             c.factored += n * (i + o + 2 * r);

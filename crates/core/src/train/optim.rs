@@ -5,7 +5,7 @@
 
 use super::breakdown::Inputs;
 use super::run::{Dtype, Optimizer};
-use crate::model::{Architecture, ParamTensor};
+use crate::model::{Architecture, ExpertLayout, ParamTensor};
 use crate::terms::{Term, TermId as T, Unit as U};
 
 /// How the moments are stored.
@@ -285,7 +285,7 @@ fn adafactor_terms(x: &Inputs, set: &mut impl FnMut(T, &[(u128, U)])) {
         let big = (x.lc.largest, 0);
         (f, f, big, big)
     } else {
-        let af = adafactor(&x.a, copies);
+        let af = adafactor(&x.a, x.s.train.expert_layout(), copies);
         (af.total, af.at_peak, af.peak_tensor, af.largest)
     };
     set(T::Factored, &[(total.0, U::Elements), (4, U::BytesEach)]);
@@ -348,9 +348,9 @@ struct Adafactor {
     largest: (u128, u128),
 }
 
-fn adafactor(a: &Architecture, copies: u128) -> Adafactor {
+fn adafactor(a: &Architecture, experts: ExpertLayout, copies: u128) -> Adafactor {
     let mut total = (0u128, 0u128);
-    a.for_each_tensor(|at, t| {
+    a.for_each_tensor_as(experts, |at, t| {
         let n = at.copies();
         total.0 += n * factored_elems(t);
         total.1 += n * t.tensors();
@@ -361,13 +361,14 @@ fn adafactor(a: &Architecture, copies: u128) -> Adafactor {
     let mut so_far = (0u128, 0u128);
     let mut best = (0u128, (0u128, 0u128), (0u128, 0u128));
     let mut largest = (0u128, 0u128);
-    a.for_each_tensor(|at, t| {
+    a.for_each_tensor_as(experts, |at, t| {
         let n = at.copies();
         let f = factored_elems(t);
         // Earlier copies of this tensor (earlier layers) come first.
         let before = (so_far.0 + (n - 1) * f, so_far.1 + (n - 1));
-        let here = (before.0 + f, before.1 + 1);
-        let elems = t.weight_elems();
+        let here = (before.0 + f, before.1 + t.tensors());
+        // One tensor's temporaries (one expert's, per-expert linears).
+        let elems = t.tensor_elems();
         let peak = 4 * (here.0 + here.1) + 4 * adafactor_temps(copies, elems, f);
         if peak > best.0 {
             best = (peak, here, (elems, f));

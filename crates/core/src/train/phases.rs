@@ -261,7 +261,8 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
             T::Fsdp2Buffer,
         ]));
         let attn = layer.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
-        m.highest(loss, &[gather, layer, attn])
+        let experts = layer.with(T::ExpertsLoopForward);
+        m.highest(loss, &[gather, layer, attn, experts])
     };
     (peak, end_fwd)
 }
@@ -355,6 +356,12 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
         T::Fsdp2RsKept,
     ]));
     inside(m, layer_base, false, |x, b| consider(Moment::Start, x, b));
+    // Between them, the final norm's backward (its incoming gradient
+    // already converted).
+    let norm = layer_base
+        .without(TermSet::of(&[T::GradHidden]))
+        .with(T::FinalNormBackward);
+    consider(Moment::Start, norm, m.total(norm));
     // At attention's backward (eager with sinks, the math kernel): its
     // score-sized gradients, the layer's MLP part (and the weight copies
     // the experts saved) already released.
@@ -380,6 +387,12 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
     if p.recompute {
         let last = last_recompute(start);
         inside(m, last, false, |x, b| consider(Moment::Middle, x, b));
+        // Its recompute at the expert loop's last expert (transformers 4),
+        // before the layer's output exists.
+        let experts = last
+            .without(TermSet::of(&[T::RecomputeOutput]))
+            .with(T::ExpertsLoopForward);
+        consider(Moment::Middle, experts, m.total(experts));
         if scores {
             consider(Moment::Middle, attn(last), m.total(attn(last)));
         }

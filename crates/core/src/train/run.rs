@@ -6,6 +6,7 @@
 use super::lora::{Lora, Targets};
 pub use super::stack::{Trainer, Transformers};
 use crate::choice::{bounded, choice_enum};
+use crate::model::{ExpertLayout, Role};
 use serde::Serialize;
 
 choice_enum! {
@@ -342,6 +343,18 @@ impl Training {
         self.trainer.recasts_embeddings() && self.quant != Quant::None && self.kbit_prep && bf16
     }
 
+    /// How the release holds a mixture of experts' routed experts:
+    /// transformers 4's per-expert `nn.Linear`s where the family's 4.x code
+    /// is described ([`crate::model::family::Legacy::expert_linears`]),
+    /// transformers 5's stacked 3-D parameters otherwise.
+    pub fn expert_layout(&self) -> ExpertLayout {
+        if self.stack().experts_linear {
+            ExpertLayout::Linears
+        } else {
+            ExpertLayout::Stacked
+        }
+    }
+
     /// The adapters this run trains, if any.
     pub fn lora(&self) -> Option<Lora> {
         self.lora_r.map(|r| Lora {
@@ -397,15 +410,43 @@ impl Quant {
     /// Why bitsandbytes cannot quantize `a`'s base on transformers `tf` as
     /// vramfit models it (`None`: it can). transformers 4 makes a mixture
     /// of experts' experts one `nn.Linear` each, which bitsandbytes
-    /// quantizes and LoRA adapts one by one: not modelled. transformers 5
-    /// keeps them as 3-D parameters, which bitsandbytes' `nn.Linear`
-    /// replacement leaves in 16 bits (k-bit preparation then casts them to
-    /// fp32, as every other unquantized weight): modelled. The codec
-    /// refuses such a run and the solver does not offer it: one rule for
-    /// both.
+    /// quantizes one by one: modelled where the family's 4.x experts are
+    /// described (Mixtral), refused otherwise. transformers 5 keeps them as
+    /// 3-D parameters, which bitsandbytes' `nn.Linear` replacement leaves
+    /// in 16 bits (k-bit preparation then casts them to fp32, as every
+    /// other unquantized weight): modelled. The codec refuses such a run
+    /// and the solver does not offer it: one rule for both.
     pub fn refusal(a: &crate::model::Architecture, tf: Transformers) -> Option<&'static str> {
-        (a.experts > 0 && tf.spec().experts_linear).then_some(
-            "a quantized mixture-of-experts base on transformers 4 is not estimated: its experts are one nn.Linear each, which bitsandbytes quantizes and LoRA adapts one by one (not modelled); on transformers 5 (transformers=5) bitsandbytes leaves the experts in 16 bits",
+        legacy_experts_unknown(a, tf).then_some(
+            "a quantized mixture-of-experts base on transformers 4 is estimated for Mixtral only: this family's experts are one nn.Linear each there, which bitsandbytes quantizes one by one (not described); on transformers 5 (transformers=5) bitsandbytes leaves the experts in 16 bits",
         )
+    }
+}
+
+/// `a` has routed experts whose transformers 4 layout (one `nn.Linear`
+/// per expert) vramfit does not describe, and `tf` is a 4.x release.
+pub fn legacy_experts_unknown(a: &crate::model::Architecture, tf: Transformers) -> bool {
+    a.experts > 0 && tf.spec().experts_linear && a.family.spec().legacy.expert_linears.is_none()
+}
+
+impl Lora {
+    /// Why LoRA with these targets is not estimated on `a` under `tf`
+    /// (`None`: it is): on transformers 4 an adapter on an expert or a
+    /// router of a family whose 4.x experts vramfit does not describe.
+    pub fn refusal(&self, a: &crate::model::Architecture, tf: Transformers) -> Option<String> {
+        if !legacy_experts_unknown(a, tf) {
+            return None;
+        }
+        let mut reaches = false;
+        a.for_each_tensor(|_, t| {
+            reaches |= matches!(t.role, Role::Expert | Role::Router)
+                && t.module().is_some_and(|m| self.adapts(m));
+        });
+        reaches.then(|| {
+            format!(
+                "LoRA on the experts or the router of {} on transformers 4 is not estimated: its experts are one nn.Linear each there (not described; Mixtral's are); adapt attention only, or use transformers=5",
+                a.family.label()
+            )
+        })
     }
 }

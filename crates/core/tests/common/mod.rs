@@ -5,8 +5,10 @@
 use proptest::prelude::*;
 use vramfit_core::model::family::Positions;
 use vramfit_core::model::presets::PRESETS;
+use vramfit_core::model::Architecture;
 use vramfit_core::query::{decode_strict, RawQuery};
 use vramfit_core::scenario::{Attn, Dtype, Optimizer, Trainer, Transformers};
+use vramfit_core::train::legacy_experts_unknown;
 use vramfit_core::Scenario;
 
 /// The scenario of a valid query (panics with the notices otherwise).
@@ -39,6 +41,14 @@ fn model() -> impl Strategy<Value = String> {
     ]
 }
 
+/// The preset architecture a generated model query starts from.
+fn table_arch(m: &str) -> Option<Architecture> {
+    PRESETS
+        .iter()
+        .find(|p| m.starts_with(&format!("model={}&", p.id)) || m == format!("model={}", p.id))
+        .map(|p| p.arch)
+}
+
 /// A valid query over every key (sizes kept moderate so estimates fit).
 pub fn queries() -> impl Strategy<Value = String> {
     (
@@ -66,11 +76,9 @@ pub fn queries() -> impl Strategy<Value = String> {
                 attn
             };
             // Learned positions (GPT-2, StarCoder) stop at the table's length.
-            let table = PRESETS
-                .iter()
-                .find(|p| m.starts_with(&format!("model={}&", p.id)) || m == format!("model={}", p.id))
-                .filter(|p| p.arch.family.spec().positions == Positions::Learned)
-                .map(|p| p.arch.positions);
+            let table = table_arch(&m)
+                .filter(|a| a.family.spec().positions == Positions::Learned)
+                .map(|a| a.positions);
             let s = table.map_or(s, |t| s % t + 1);
             let mut q = format!(
                 "{m}&dtype={dtype}&optim={optim}&attn={attn}&batch={b}&seq={s}&grad_accum={acc}\
@@ -81,6 +89,11 @@ pub fn queries() -> impl Strategy<Value = String> {
                 q.push_str(&format!("&dropout=0.{p:04}"));
             }
             q.push_str(&format!("&transformers={tf}&trainer={trainer}&use_cache={cache}"));
+            // LoRA on experts vramfit does not describe on this release:
+            // attention only (the codec's fallback).
+            if r > 0 && table_arch(&m).is_some_and(|a| legacy_experts_unknown(&a, tf)) {
+                q.push_str("&lora_targets=attn");
+            }
             // FSDP1 with full sharding only.
             if fsdp && z == 3 {
                 q.push_str(&format!("&shard=fsdp1&backward_prefetch={prefetch}"));

@@ -613,7 +613,9 @@ fn shard(a: &Architecture, t: &ParamTensor, tp: u128) -> (u128, u128, u128) {
             | ModuleName::GateProj
             | ModuleName::UpProj
             | ModuleName::GateUpProj
-            | ModuleName::ExpertsGateUp => column,
+            | ModuleName::ExpertsGateUp
+            | ModuleName::W1
+            | ModuleName::W3 => column,
             ModuleName::KProj | ModuleName::VProj => (s, kv, c),
             ModuleName::QkvProj | ModuleName::CAttn => {
                 (s, u128::from(a.heads).div_ceil(tp) * hd + 2 * kv, c)
@@ -622,7 +624,8 @@ fn shard(a: &Architecture, t: &ParamTensor, tp: u128) -> (u128, u128, u128) {
             | ModuleName::CProjAttn
             | ModuleName::CProjMlp
             | ModuleName::DownProj
-            | ModuleName::ExpertsDown => row,
+            | ModuleName::ExpertsDown
+            | ModuleName::W2 => row,
             ModuleName::QAProj
             | ModuleName::KvAProjWithMqa
             | ModuleName::SharedExpertGate

@@ -476,7 +476,10 @@ fn linear_names(m: ModuleName, shared: bool) -> Option<(Name, Name)> {
         | ModuleName::SharedExpertGate
         | ModuleName::Router
         | ModuleName::ExpertsGateUp
-        | ModuleName::ExpertsDown => None,
+        | ModuleName::ExpertsDown
+        | ModuleName::W1
+        | ModuleName::W2
+        | ModuleName::W3 => None,
     }
 }
 

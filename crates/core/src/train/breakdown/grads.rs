@@ -93,13 +93,17 @@ fn offloaded(x: &Inputs, put: &mut impl FnMut(T, Term)) -> TermSet {
 /// `HeadGrad`).
 fn first_layer(x: &Inputs) -> u128 {
     let mut n = 0u128;
-    x.a.for_each_first_layer_tensor(|t| {
+    x.a.for_each_first_layer_tensor(x.s.train.expert_layout(), |t| {
         n += match x.lora {
             None => t.elems(),
             Some(lo) => {
                 if t.module().is_some_and(|m| lo.adapts(m)) {
-                    t.lora_rank(lo.r) * (u128::from(t.cols) + u128::from(t.rows))
-                        + if lo.dora { u128::from(t.rows) } else { 0 }
+                    t.lora_params(lo.r)
+                        + if lo.dora {
+                            t.modules() * u128::from(t.rows)
+                        } else {
+                            0
+                        }
                 } else {
                     0
                 }

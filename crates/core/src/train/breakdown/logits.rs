@@ -4,6 +4,7 @@
 //! hidden state's and the head weight's; the embedding's gradient ends it.
 
 use super::Inputs;
+use crate::model::family::Norm;
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::Mode;
 use crate::train::stack::Loss;
@@ -118,6 +119,22 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     head(x, put);
 }
 
+/// The final norm's backward, after the head's: an RMSNorm's autograd (the
+/// Python module's `pow`, `mean`, `rsqrt` and products in fp32) holds five
+/// fp32 token × hidden temporaries at once, beside every saved tensor;
+/// `nn.LayerNorm`'s fused kernel only its input's gradient.
+///
+/// Measured: shrunk Mixtral with a 128-token vocabulary, no checkpointing
+/// (transformers 4.48.1, `scripts/measure/t4/moe_loop/`): the backward's peak
+/// is this moment, its five `(2, 512, 1024)` fp32 tensors.
+fn final_norm_backward(x: &Inputs) -> Term {
+    let temps = match x.c.spec.norm {
+        Norm::Rms | Norm::RmsCastAfter | Norm::RmsPlusOne => 5,
+        Norm::LayerNorm => 0,
+    };
+    x.per_token(&[(temps, U::Copies), (x.h, U::Elements), (4, U::BytesEach)])
+}
+
 /// The head's backward: the gradient of the hidden state, and of the head
 /// weight (and, under autocast, of its bf16 copy). The end of backward: the
 /// embedding's gradient. Tied, it meets the head's gradient (out-of-place
@@ -129,6 +146,7 @@ fn head(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         T::GradHidden,
         x.per_token(&[(h, U::Elements), (al, U::BytesEach)]),
     );
+    put(T::FinalNormBackward, final_norm_backward(x));
     if x.c.full {
         put(
             T::HeadGrad,

@@ -172,9 +172,11 @@ impl<'a> Inputs<'a> {
         let a = s.arch.ok_or(EstimateError::NeedsArchitecture)?;
         let t = &s.train;
         let c = Ctx::new(&a, t);
-        let stats = a.stats();
+        let stats = a.stats_as(t.expert_layout());
         let lora = t.lora();
-        let lc = lora.map(|x| lora_count(&a, &x)).unwrap_or_default();
+        let lc = lora
+            .map(|x| lora_count(&a, &x, t.expert_layout()))
+            .unwrap_or_default();
         let pb = u128::from(t.dtype.param_bytes());
         let (bt, seq) = (u128::from(t.batch.get()), u128::from(t.seq.get()));
         // What trains, and in which dtype its gradients and state are.

@@ -185,8 +185,7 @@ pub(super) fn quantized(a: &Architecture, t: &Training) -> Quantized {
     };
     // transformers 4's experts are `nn.Linear`s bitsandbytes quantizes; 5's
     // stacked 3-D parameters it leaves alone ([`Quant::refusal`]).
-    let experts = t.transformers.spec().experts_linear;
-    let held = a.quantized_linears(format, opts, Holder::Checkpoint, experts);
+    let held = a.quantized_linears(format, opts, Holder::Checkpoint, t.expert_layout());
     q.elems = held.elems;
     q.packed = held.packed;
     q.state = held.state;

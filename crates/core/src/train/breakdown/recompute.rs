@@ -35,6 +35,15 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     if ckpt {
         layer_forward(x, put);
     }
+    if x.c.expert_linears.is_some() {
+        // Beside the attention block's output and its norm (h each), as
+        // in a checkpointed layer's forward.
+        let per_tok = 2 * x.h * x.residual() + u128::from(ly.largest.loop_forward);
+        put(
+            T::ExpertsLoopForward,
+            x.per_token(&[(per_tok, U::BytesEach)]),
+        );
+    }
     put(T::RecomputeMask, sliding_masks(x, x.mask_layers().min(1)));
     let scores =
         |extra: u64| x.per_token(&[(x.seq, U::KeyPositions), (u128::from(extra), U::BytesEach)]);
@@ -189,7 +198,11 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         u128::from(a.experts_per_token),
     );
     let moe = a.layer_kinds()[1].1 > 0;
+    // transformers 4's expert loop, at its last expert ([`Saved::loop_forward_nograd`]).
+    let looped = x.c.expert_linears.is_some();
+    let loop_fwd = u128::from(x.layers.largest.loop_forward_nograd);
     let per_tok = match (moe, x.c.spec.mlp) {
+        (true, _) if looped => 2 * h * resid + loop_fwd,
         (true, _) => 2 * h * resid + k * (h + 4 * moe_f) * expert,
         (false, Mlp::Gated | Mlp::GatedFused) => 2 * h * resid + 3 * f * act,
         (false, Mlp::Plain) => 0,
@@ -206,7 +219,7 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     // merged weight. Highest when an adapted down experts' merge is large.
     // Measured: mixtral-shrunk QLoRA on transformers 5.23 (t4_rows.jsonl),
     // its allocation trace (`qlora48.py --debug-out`).
-    if moe {
+    if moe && !looped {
         let down = 2 * h * resid + k * (2 * h + moe_f) * expert;
         put(T::LayerForwardDown, x.per_token(&[(down, U::BytesEach)]));
     }
@@ -246,7 +259,9 @@ fn merged_grad(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         u128::from(a.hidden),
         u128::from(a.moe_ffn),
     );
-    let merged = if !moe.peft_experts || a.layer_kinds()[1].1 == 0 {
+    // transformers 4's per-expert linears merge nothing.
+    let stacked = x.c.expert_linears.is_none();
+    let merged = if !moe.peft_experts || !stacked || a.layer_kinds()[1].1 == 0 {
         0
     } else if lo.adapts(a.family.module(ModuleName::ExpertsDown)) {
         e * h * mf
