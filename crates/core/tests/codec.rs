@@ -360,6 +360,33 @@ proptest! {
     }
 }
 
+/// transformers 4's per-expert loop is described for Mixtral only: another
+/// mixture of experts on a 4.x release is estimated as transformers 5
+/// groups its experts, and the estimate says so next to `transformers`.
+#[test]
+fn experts_undescribed_on_transformers_4_are_said() {
+    let notes = |q: &str| {
+        decode(&RawQuery::parse(q))
+            .notes
+            .iter()
+            .map(|n| format!("{}: {n}", n.key().text()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        notes("model=qwen3-30b-a3b&transformers=4.57"),
+        ["transformers: transformers 4 runs Qwen3-MoE's experts one by one, each an nn.Linear; \
+          vramfit describes that loop for Mixtral only and estimates these experts' activations \
+          as transformers 5 groups them"]
+    );
+    for q in [
+        "model=mixtral-8x7b&transformers=4.48",
+        "model=qwen3-30b-a3b",
+        "model=llama3.1-8b&transformers=4.48",
+    ] {
+        assert!(notes(q).is_empty(), "{q}");
+    }
+}
+
 /// Issue 9, finding 10: GPT-2's 1024 learned positions make PyTorch fail at
 /// the position embedding past 1024 tokens: refused next to `seq`, using
 /// 1024. A rotary model past its trained context runs: a note, nothing

@@ -12,7 +12,7 @@ use crate::scenario::{
     ArchOverrides, Attn, Capacity, ModelSpec, Offload, Quant, Scenario, SeqLen, Shard, ShortText,
     Task, Training, Transformers, View,
 };
-use crate::train::Targets;
+use crate::train::{legacy_experts_unknown, Targets};
 
 /// LoRA's keys against the run and the model: without adapters they are
 /// unused (said, and reset); targets must be modules the family has, whole
@@ -302,6 +302,20 @@ fn check_misfit(
         default: used.text(),
     });
     t.lora_targets = used;
+}
+
+/// What the estimate of a training run does not describe for this stack:
+/// a mixture of experts on transformers 4 other than Mixtral.
+pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
+    let t = &s.train;
+    match s.arch.filter(|_| s.task == Task::Train) {
+        Some(a) if a.layer_kinds()[1].1 > 0 && legacy_experts_unknown(&a, t.transformers) => {
+            vec![Note::ExpertsAsGrouped {
+                family: a.family.label(),
+            }]
+        }
+        Some(_) | None => Vec::new(),
+    }
 }
 
 /// The sequence length against the model's positions: past a learned

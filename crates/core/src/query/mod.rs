@@ -207,6 +207,7 @@ pub fn decode(raw: &RawQuery) -> Decoded {
     check_stack(&mut scenario, &texts, &mut notices);
     let mut notes = check_sequence(&mut scenario, &texts, &mut notices);
     notes.extend(tasks::check_infer(&mut scenario, &texts, &mut notices));
+    notes.extend(checks::stack_notes(&scenario));
     Decoded {
         scenario,
         notices,

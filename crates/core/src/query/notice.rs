@@ -177,6 +177,10 @@ pub enum Note {
     /// A rotary model run past the context it was trained for: it runs
     /// (rope scaling), with the memory of the longer sequence.
     BeyondTrainedContext { seq: u32, positions: u32 },
+    /// A mixture of experts on transformers 4, whose per-expert loop
+    /// vramfit does not describe for this family: its experts are
+    /// estimated as transformers 5 groups them.
+    ExpertsAsGrouped { family: &'static str },
 }
 
 impl Note {
@@ -185,6 +189,7 @@ impl Note {
         match self {
             Note::ReadAsLlama { .. } => Key::LikeLlama,
             Note::BeyondTrainedContext { .. } => Key::Seq,
+            Note::ExpertsAsGrouped { .. } => Key::Transformers,
         }
     }
 }
@@ -197,6 +202,12 @@ impl fmt::Display for Note {
                 "`{}` is not a family vramfit knows: it is estimated as a Llama-like decoder, \
                  as you chose; fields a Llama does not have are ignored",
                 echo(model_type)
+            ),
+            Note::ExpertsAsGrouped { family } => write!(
+                f,
+                "transformers 4 runs {family}'s experts one by one, each an nn.Linear; vramfit \
+                 describes that loop for Mixtral only and estimates these experts' activations \
+                 as transformers 5 groups them"
             ),
             Note::BeyondTrainedContext { seq, positions } => write!(
                 f,
