@@ -230,8 +230,8 @@ fn notice_messages() {
         "quant=nf8",
         "grad_ckpt=offloaded",
         "model=llama3.1-8b&lora_r=16&quant=int8&bnb_compute=fp32",
-        "model=qwen1.5-moe-a2.7b&lora_r=16&lora_targets=attn&quant=nf4&transformers=4.48",
-        "model=qwen3-30b-a3b&lora_r=16&transformers=4.57",
+        "model=deepseek-v3&lora_r=16&lora_targets=attn&quant=nf4&transformers=4.57",
+        "model=deepseek-v3&lora_r=16&transformers=4.57",
         "model=mixtral-8x7b&lora_r=16&lora_targets=w1,w3&transformers=5",
         "model=llama3.1-8b&lora_r=16&lora_targets=w1",
         "model=mistral-7b&gpus=2&zero=3&shard=fsdp2&transformers=4.48",
@@ -360,9 +360,10 @@ proptest! {
     }
 }
 
-/// transformers 4's per-expert loop is described for Mixtral only: another
-/// mixture of experts on a 4.x release is estimated as transformers 5
-/// groups its experts, and the estimate says so next to `transformers`.
+/// transformers 4's per-expert loop is described for Mixtral and Qwen-MoE:
+/// another mixture of experts on a 4.x release is estimated as
+/// transformers 5 groups its experts, and the estimate says so next to
+/// `transformers`.
 #[test]
 fn experts_undescribed_on_transformers_4_are_said() {
     let notes = |q: &str| {
@@ -373,14 +374,16 @@ fn experts_undescribed_on_transformers_4_are_said() {
             .collect::<Vec<_>>()
     };
     assert_eq!(
-        notes("model=qwen3-30b-a3b&transformers=4.57"),
-        ["transformers: transformers 4 runs Qwen3-MoE's experts one by one, each an nn.Linear; \
-          vramfit describes that loop for Mixtral only and estimates these experts' activations \
-          as transformers 5 groups them"]
+        notes("model=deepseek-v3&transformers=4.57"),
+        ["transformers: transformers 4 runs DeepSeek-V3's experts one at a time, a loop vramfit \
+          does not describe for this family: their activations are estimated as transformers 5 \
+          groups them"]
     );
     for q in [
         "model=mixtral-8x7b&transformers=4.48",
-        "model=qwen3-30b-a3b",
+        "model=qwen3-30b-a3b&transformers=4.57",
+        "model=qwen1.5-moe-a2.7b&transformers=4.48",
+        "model=deepseek-v3",
         "model=llama3.1-8b&transformers=4.48",
     ] {
         assert!(notes(q).is_empty(), "{q}");

@@ -105,6 +105,29 @@ def moe_loop():
                ["measure48.py", "--config", cfg(model), "--dtype", "bf16", "--autocast", "1", "--lora", "1",
                 "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05", "--lora-targets", targets, "--gc", gc,
                 "--attn", "sdpa", "--batch", "2", "--seq", "512", "--mode", "real"])
+    # Qwen-MoE's per-expert MLPs (gate_proj, up_proj, down_proj; Qwen2-MoE's shared expert and its gate too),
+    # shrunk: 2 layers, hidden 1024, 16 experts, top 4, vocab 32000 (Qwen3-MoE is 4.51 and later: $T457 only)
+    shrunk = dict(num_hidden_layers=2, hidden_size=1024, num_attention_heads=8, num_experts=16,
+                  num_experts_per_tok=4, vocab_size=32000, tie_word_embeddings=False)
+    for name, base, extra in [("qwen2moe-shrunk", "qwen1.5-moe-a2.7b",
+                               dict(num_key_value_heads=8, moe_intermediate_size=1408,
+                                    shared_expert_intermediate_size=2816, intermediate_size=2816)),
+                              ("qwen3moe-shrunk", "qwen3-30b-a3b",
+                               dict(num_key_value_heads=2, head_dim=128, moe_intermediate_size=768,
+                                    intermediate_size=3072))]:
+        path = os.path.join(SCRATCH_CFG, name + ".json")
+        if not os.path.exists(path):
+            with open(cfg(base)) as f:
+                c = json.load(f)
+            c.update(shrunk, **extra)
+            with open(path, "w") as f:
+                json.dump(c, f, indent=1)
+        for gc, tg in [("off", "all"), ("reentrant", "all"), ("off", "qkvo")]:
+            targets = "q_proj,k_proj,v_proj,o_proj" + ("" if tg == "qkvo" else ",gate_proj,up_proj,down_proj")
+            yield (f"moe_loop:{name}:lora-{tg}:r16:bf16+amp:{gc}:sdpa:b2s512:real",
+               ["measure48.py", "--config", path, "--dtype", "bf16", "--autocast", "1", "--lora", "1",
+                "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05", "--lora-targets", targets, "--gc", gc,
+                "--attn", "sdpa", "--batch", "2", "--seq", "512", "--mode", "real"])
 
 
 def fsdp():

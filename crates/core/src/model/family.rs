@@ -302,18 +302,21 @@ pub struct Legacy {
     pub ckpt_ignored: bool,
     /// The routed experts are `nn.Linear` modules, one MLP per expert in an
     /// `nn.ModuleList` looped over in forward, and the router an
-    /// `nn.Linear` (Mixtral through 4.57.6); `None` where vramfit does not
-    /// describe the family's 4.x experts (a quantized base, or LoRA on the
-    /// experts, is then refused on transformers 4).
+    /// `nn.Linear` (Mixtral, Qwen2-MoE and Qwen3-MoE through 4.57.6);
+    /// `None` where vramfit does not describe the family's 4.x experts
+    /// (DeepSeek's, gpt-oss's: a quantized base, or LoRA on the experts,
+    /// is then refused on transformers 4).
     pub expert_linears: Option<ExpertLinears>,
 }
 
 /// transformers 4's per-expert linear layers, as its modeling code names
-/// them, in registration order.
+/// them.
 ///
 /// Source: transformers 4.48.1 and 4.57.6 `MixtralBlockSparseTop2MLP`
-/// (`w1`, `w2`, `w3 = nn.Linear(...)`), `MixtralSparseMoeBlock` (`gate =
-/// nn.Linear(hidden, experts)`, `experts = nn.ModuleList(...)`).
+/// (`w1`, `w2`, `w3 = nn.Linear(...)`), `Qwen2MoeMLP` and 4.57.6
+/// `Qwen3MoeMLP` (`gate_proj`, `up_proj`, `down_proj`), each family's
+/// sparse block (`gate = nn.Linear(hidden, experts)`, `experts =
+/// nn.ModuleList(...)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExpertLinears {
     /// h → moe_ffn, through the activation.
@@ -322,7 +325,29 @@ pub struct ExpertLinears {
     pub down: ModuleName,
     /// h → moe_ffn, multiplied by the activation.
     pub up: ModuleName,
+    /// Registered as gate, up, down (Qwen) rather than Mixtral's w1, w2,
+    /// w3 (gate, down, up).
+    pub up_before_down: bool,
 }
+
+impl ExpertLinears {
+    /// The three in registration order.
+    pub const fn in_order(self) -> [ModuleName; 3] {
+        if self.up_before_down {
+            [self.gate, self.up, self.down]
+        } else {
+            [self.gate, self.down, self.up]
+        }
+    }
+}
+
+/// Qwen-MoE's per-expert MLPs on transformers 4.
+const QWEN_EXPERTS: ExpertLinears = ExpertLinears {
+    gate: ModuleName::GateProj,
+    down: ModuleName::DownProj,
+    up: ModuleName::UpProj,
+    up_before_down: true,
+};
 
 /// Nothing different.
 pub const NO_LEGACY: Legacy = Legacy {
@@ -545,6 +570,7 @@ impl Family {
                         gate: ModuleName::W1,
                         down: ModuleName::W2,
                         up: ModuleName::W3,
+                        up_before_down: false,
                     }),
                     ..NO_LEGACY
                 },
@@ -559,6 +585,10 @@ impl Family {
                     peft_experts: false,
                     ..MOE
                 }),
+                legacy: Legacy {
+                    expert_linears: Some(QWEN_EXPERTS),
+                    ..NO_LEGACY
+                },
                 ..LLAMA
             },
             Family::Qwen3Moe => Spec {
@@ -568,6 +598,10 @@ impl Family {
                     weights_in_logits_dtype: true,
                     ..MOE
                 }),
+                legacy: Legacy {
+                    expert_linears: Some(QWEN_EXPERTS),
+                    ..NO_LEGACY
+                },
                 ..LLAMA
             },
             Family::DeepseekV2 => Spec {

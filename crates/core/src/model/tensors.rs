@@ -211,6 +211,20 @@ impl Architecture {
     /// callback so the page's wasm holds it once rather than once per
     /// caller.
     fn walk_tensors(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
+        if experts == ExpertLayout::Linears {
+            // transformers 4 has no stacked experts for peft to convert:
+            // every linear layer (dense MLPs, shared experts, the router)
+            // is a target as its name and projections say.
+            let plain = |t: &ParamTensor| ParamTensor {
+                proj: t.module.map_or(t.proj, ModuleName::proj),
+                ..*t
+            };
+            return self.walk_layout(experts, &mut |at, t| f(at, &plain(t)));
+        }
+        self.walk_layout(experts, f);
+    }
+
+    fn walk_layout(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
         let spec = self.family.spec();
         let (h, v) = (u64::from(self.hidden), u64::from(self.vocab));
         let norm = |name, width| ParamTensor {
@@ -411,10 +425,10 @@ impl Architecture {
             ExpertLayout::Linears => self.family.spec().legacy.expert_linears,
         };
         if let Some(names) = linears {
-            // transformers 4: `experts.{i}.w1`, `w2`, `w3`, each an
-            // `nn.Linear` (expert by expert; their sum is the same).
-            for (name, rows, cols) in [(names.gate, mf, h), (names.down, h, mf), (names.up, mf, h)]
-            {
+            // transformers 4: `experts.{i}.w1`, `w2`, `w3` (or `gate_proj`,
+            // `up_proj`, `down_proj`), each an `nn.Linear`.
+            for name in names.in_order() {
+                let (rows, cols) = if name == names.down { (h, mf) } else { (mf, h) };
                 put(ParamTensor {
                     stack: e,
                     per_expert: true,

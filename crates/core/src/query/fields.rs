@@ -494,7 +494,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Run,
         tasks: Tasks::Train,
         label: "LoRA targets",
-        help: "Which modules get adapters: all (every linear layer but the head, peft's all-linear), attn (q, k, v, o), or a list of projections (q,v or gate,up,down) or of the model's module names as in peft's target_modules (q_proj,v_proj; qkv_proj; c_attn).",
+        help: "Which modules get adapters: all (every linear layer but the head, peft's all-linear), attn (q, k, v, o), or a list of projections (q,v or gate,up,down) or of the model's module names as in peft's target_modules (q_proj,v_proj; qkv_proj; c_attn; Mixtral's experts w1,w2,w3).",
         implied: |_| "all".into(),
         apply: |d, v| {
             d.train.lora_targets = Targets::parse(v).map_err(|word| FieldError::UnknownChoice {

@@ -205,9 +205,9 @@ impl fmt::Display for Note {
             ),
             Note::ExpertsAsGrouped { family } => write!(
                 f,
-                "transformers 4 runs {family}'s experts one by one, each an nn.Linear; vramfit \
-                 describes that loop for Mixtral only and estimates these experts' activations \
-                 as transformers 5 groups them"
+                "transformers 4 runs {family}'s experts one at a time, a loop vramfit does not \
+                 describe for this family: their activations are estimated as transformers 5 \
+                 groups them"
             ),
             Note::BeyondTrainedContext { seq, positions } => write!(
                 f,

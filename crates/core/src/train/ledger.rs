@@ -19,7 +19,7 @@ use crate::model::family::{
     Router, Shared, Spec,
 };
 use crate::model::LayerKind;
-use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
+use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, Module, ModuleName as M};
 use crate::scenario::{Attn, Ckpt, Dtype, Quant, Training};
 use crate::train::lora::Lora;
 use crate::train::stack::StackSpec;
@@ -223,9 +223,10 @@ struct T {
     part: Part,
 }
 
-/// Room for the tensors one layer creates (at most ~70: an MoE layer with
-/// a shared expert under LoRA and eager attention; see the test below).
-const MAX_TENSORS: usize = 96;
+/// Room for the tensors one layer creates (at most ~90: a transformers 4
+/// Qwen2-MoE layer, per-expert loop and shared expert, under LoRA on every
+/// linear and eager attention; see the test below).
+const MAX_TENSORS: usize = 112;
 // `Ledger::held` is a bitmask over tensor ids.
 const _: () = assert!(MAX_TENSORS <= 128);
 
@@ -360,10 +361,16 @@ impl Ctx {
         }
     }
 
-    /// Whether LoRA adapts module `m` (as this family has it).
+    /// Whether LoRA adapts module `m` (as this family has it on this
+    /// release: on transformers 4, with no stacked experts for peft to
+    /// convert, as its name and projections say).
     fn adapts(&self, m: M) -> bool {
-        self.lora
-            .is_some_and(|l| l.adapts(self.arch.family.module(m)))
+        let module = if self.stack.experts_linear {
+            Module::new(m, m.proj())
+        } else {
+            self.arch.family.module(m)
+        };
+        self.lora.is_some_and(|l| l.adapts(module))
     }
 }
 
@@ -1151,8 +1158,46 @@ fn mlp(l: &mut Ledger, x: Id, f: u64) -> Id {
     out
 }
 
-/// A mixture-of-experts block: the router, the routed experts through
-/// transformers 5's default `grouped_mm` path, and the shared expert.
+/// A mixture-of-experts block: the router and the routed experts (as the
+/// release runs them: [`moe_grouped`], [`moe_loop`]), then the shared
+/// expert, scaled by its sigmoid gate where the family has one.
+fn moe(l: &mut Ledger, x: Id) -> Id {
+    let c = l.c;
+    let a = c.arch;
+    let Some(spec) = c.spec.moe else {
+        return mlp(l, x, u64::from(a.ffn));
+    };
+    let (h, e, k, f) = (
+        u64::from(a.hidden),
+        u64::from(a.experts),
+        u64::from(a.experts_per_token),
+        u64::from(a.moe_ffn),
+    );
+    let routed = match c.expert_linears {
+        Some(names) => moe_loop(l, x, spec, names, (h, e, k, f)),
+        None => moe_grouped(l, x, spec, (h, e, k, f)),
+    };
+    // The shared expert.
+    let sf = u64::from(a.shared_experts) * f;
+    if sf == 0 {
+        return routed;
+    }
+    let shared = mlp(l, x, sf);
+    if spec.shared == Shared::Gated {
+        // sigmoid(shared_expert_gate(x)) * shared: both kept.
+        let g = l.linear(x, h, 1, 0, M::SharedExpertGate);
+        let rg = l.rg(g) || l.rg(shared);
+        let s = l.new_t(1, l.dt(g), rg, Part::Mlp);
+        if rg {
+            l.save(s);
+            l.save(shared);
+        }
+    }
+    l.new_t(h, l.dt(x), true, Part::Experts)
+}
+
+/// The router and the routed experts through transformers 5's default
+/// `grouped_mm` path.
 ///
 /// Per token the router keeps its fp32 softmax (or sigmoid) and the top-k
 /// indices (int64); DeepSeek's routes an fp32 copy of the input. Per routed
@@ -1166,21 +1211,8 @@ fn mlp(l: &mut Ledger, x: Id, f: u64) -> Id {
 /// Source: `integrations/moe.py` (`grouped_mm_experts_forward`) and each
 /// family's router in transformers 5.23; per-layer traces of the measured
 /// MoE rows.
-fn moe(l: &mut Ledger, x: Id) -> Id {
+fn moe_grouped(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u64)) -> Id {
     let c = l.c;
-    let a = c.arch;
-    let Some(spec) = c.spec.moe else {
-        return mlp(l, x, u64::from(a.ffn));
-    };
-    let (h, e, k, f) = (
-        u64::from(a.hidden),
-        u64::from(a.experts),
-        u64::from(a.experts_per_token),
-        u64::from(a.moe_ffn),
-    );
-    if let Some(names) = c.expert_linears {
-        return moe_loop(l, x, spec, names, (h, e, k, f));
-    }
     let x_rg = l.rg(x);
     let w_tr = c.full;
     let xd = l.dt(x);
@@ -1232,24 +1264,7 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
         let mlp = (3 * f).saturating_sub(prod_saved + h);
         l.backward_mlp = l.backward_mlp.max(k * mlp * ed);
     }
-    let routed = l.new_t(h, xd, rg_any, Part::Experts);
-    // The shared expert.
-    let sf = u64::from(a.shared_experts) * f;
-    if sf == 0 {
-        return routed;
-    }
-    let shared = mlp(l, x, sf);
-    if spec.shared == Shared::Gated {
-        // sigmoid(shared_expert_gate(x)) * shared: both kept.
-        let g = l.linear(x, h, 1, 0, M::SharedExpertGate);
-        let rg = l.rg(g) || l.rg(shared);
-        let s = l.new_t(1, l.dt(g), rg, Part::Mlp);
-        if rg {
-            l.save(s);
-            l.save(shared);
-        }
-    }
-    l.new_t(h, xd, true, Part::Experts)
+    l.new_t(h, xd, rg_any, Part::Experts)
 }
 
 /// transformers 4's mixture of experts (Mixtral's `MixtralSparseMoeBlock`,

@@ -411,14 +411,14 @@ impl Quant {
     /// vramfit models it (`None`: it can). transformers 4 makes a mixture
     /// of experts' experts one `nn.Linear` each, which bitsandbytes
     /// quantizes one by one: modelled where the family's 4.x experts are
-    /// described (Mixtral), refused otherwise. transformers 5 keeps them as
+    /// described (Mixtral, Qwen-MoE), refused otherwise. transformers 5 keeps them as
     /// 3-D parameters, which bitsandbytes' `nn.Linear` replacement leaves
     /// in 16 bits (k-bit preparation then casts them to fp32, as every
     /// other unquantized weight): modelled. The codec refuses such a run
     /// and the solver does not offer it: one rule for both.
     pub fn refusal(a: &crate::model::Architecture, tf: Transformers) -> Option<&'static str> {
         legacy_experts_unknown(a, tf).then_some(
-            "a quantized mixture-of-experts base on transformers 4 is estimated for Mixtral only: this family's experts are one nn.Linear each there, which bitsandbytes quantizes one by one (not described); on transformers 5 (transformers=5) bitsandbytes leaves the experts in 16 bits",
+            "a quantized base of this mixture of experts on transformers 4 is not estimated: vramfit does not describe its 4.x experts (it does Mixtral's and Qwen-MoE's, one nn.Linear each, which bitsandbytes quantizes one by one); on transformers 5 (transformers=5) bitsandbytes leaves the experts in 16 bits",
         )
     }
 }
@@ -438,13 +438,13 @@ impl Lora {
             return None;
         }
         let mut reaches = false;
-        a.for_each_tensor(|_, t| {
+        a.for_each_tensor_as(ExpertLayout::Linears, |_, t| {
             reaches |= matches!(t.role, Role::Expert | Role::Router)
                 && t.module().is_some_and(|m| self.adapts(m));
         });
         reaches.then(|| {
             format!(
-                "LoRA on the experts or the router of {} on transformers 4 is not estimated: its experts are one nn.Linear each there (not described; Mixtral's are); adapt attention only, or use transformers=5",
+                "LoRA on the experts or the router of {} on transformers 4 is not estimated: vramfit does not describe this family's 4.x experts; adapt attention only, or use transformers=5",
                 a.family.label()
             )
         })
