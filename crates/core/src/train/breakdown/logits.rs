@@ -125,8 +125,9 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
 /// `nn.LayerNorm`'s fused kernel only its input's gradient.
 ///
 /// Measured: shrunk Mixtral with a 128-token vocabulary, no checkpointing
-/// (transformers 4.48.1, `scripts/measure/t4/moe_loop/`): the backward's peak
-/// is this moment, its five `(2, 512, 1024)` fp32 tensors.
+/// (transformers 4.48.1, `mixtral-shrunk-v128` in t4_rows.jsonl, the
+/// `moe_loop` group of `scripts/measure/t4/matrix.py`): the backward's
+/// peak is this moment, its five `(2, 512, 1024)` fp32 tensors.
 fn final_norm_backward(x: &Inputs) -> Term {
     let temps = match x.c.spec.norm {
         Norm::Rms | Norm::RmsCastAfter | Norm::RmsPlusOne => 5,
