@@ -303,11 +303,11 @@ pub struct Ctx {
     pub p_attn: bool,
     /// Dropout after attention and MLP (GPT-2's resid_pdrop).
     pub p_resid: bool,
+    /// Dropout on the embeddings (GPT-2's embd_pdrop).
+    pub p_embd: bool,
     /// The routed experts are transformers 4's per-expert linears
     /// ([`moe_loop`]), named so.
     pub expert_linears: Option<ExpertLinears>,
-    /// Dropout on the embeddings (GPT-2's embd_pdrop).
-    pub p_embd: bool,
 }
 
 impl Ctx {
@@ -342,11 +342,11 @@ impl Ctx {
                 && !Ctx::ckpt_of(t, &spec).on(),
             p_attn: attn,
             p_resid: other,
+            p_embd: other,
             expert_linears: spec
                 .legacy
                 .expert_linears
                 .filter(|_| t.stack().experts_linear),
-            p_embd: other,
         }
     }
 
