@@ -25,3 +25,9 @@ run --batch 2 --seq 256 --gc off --auto 1 --tag zero3:mistral-shrunk:full:bf16:o
 run --batch 2 --seq 256 --gc nonreentrant --tag zero3:mistral-shrunk:full:bf16:nonreentrant:sdpa:b2s256
 run --batch 4 --seq 512 --gc nonreentrant --tag zero3:mistral-shrunk:full:bf16:nonreentrant:sdpa:b4s512
 run --batch 4 --seq 512 --gc nonreentrant --auto 1 --tag zero3:mistral-shrunk:full:bf16:nonreentrant:sdpa:b4s512:auto
+# LoRA r16 on q,k,v,o (peft on the partitioned model; TRL's order), and the live-parameter cap below N
+# (stage3_max_live_parameters 3e7 of N = 9.3e7), and reentrant checkpointing
+run --batch 2 --seq 256 --gc off --auto 1 --lora 1 --tag zero3:mistral-shrunk:lora-qkvo:bf16:off:sdpa:b2s256:auto
+run --batch 2 --seq 256 --gc reentrant --lora 1 --tag zero3:mistral-shrunk:lora-qkvo:bf16:reentrant:sdpa:b2s256
+run --batch 2 --seq 256 --gc off --auto 1 --max-live 30000000 --tag zero3:mistral-shrunk:full:bf16:off:sdpa:b2s256:auto:live3e7
+run --batch 2 --seq 256 --gc reentrant --auto 1 --tag zero3:mistral-shrunk:full:bf16:reentrant:sdpa:b2s256:auto

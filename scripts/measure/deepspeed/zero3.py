@@ -42,6 +42,8 @@ def ds_config(args, hidden):
     if args.auto:
         zero.update(reduce_bucket_size=hidden * hidden, stage3_prefetch_bucket_size=int(0.9 * hidden * hidden),
                     stage3_param_persistence_threshold=10 * hidden)
+    if args.max_live:
+        zero.update(stage3_max_live_parameters=args.max_live)
     return {"train_micro_batch_size_per_gpu": args.batch, "gradient_accumulation_steps": 1,
             "gradient_clipping": 1.0, "bf16": {"enabled": True}, "zero_optimization": zero,
             "zero_allow_untested_optimizer": True, "steps_per_print": 10 ** 9}
@@ -72,6 +74,13 @@ def run(args):
         with deepspeed.zero.Init(config_dict_or_path=conf):
             model = transformers.AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16,
                                                                   attn_implementation=args.attn)
+        if args.lora:
+            # peft on the partitioned model, as the Trainer gets it (TRL's order: input grads first)
+            import peft
+            model.enable_input_require_grads()
+            model = peft.get_peft_model(model, peft.LoraConfig(
+                r=args.lora_r, lora_alpha=args.lora_r, lora_dropout=0.05, task_type="CAUSAL_LM",
+                target_modules=[t for t in args.lora_targets.split(",") if t]))
         if args.gc != "off":
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": args.gc == "reentrant"})
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -121,7 +130,11 @@ def run(args):
     meas["peak_overall"], meas["peak_overall_phase"] = overall
     zc = conf["zero_optimization"]
     return dict(config=spec, model=name, batch=B, seq=L, gc=args.gc, attn=args.attn, shard="deepspeed:zero3",
-                gpus=2, rank=0, dtype="bf16", mode="real", optim="adamw", lora=False, arch=arch,
+                gpus=2, rank=0, dtype="bf16", mode="real", optim="adamw", lora=bool(args.lora), arch=arch,
+                lora_r=args.lora_r if args.lora else None,
+                lora_targets=args.lora_targets if args.lora else None,
+                n_trainable=sum(p.ds_numel if hasattr(p, "ds_numel") else p.numel()
+                                for p in model.parameters() if p.requires_grad),
                 n_params=sum(p.ds_numel if hasattr(p, "ds_numel") else p.numel() for p in model.parameters()),
                 zero_config=zc, auto_buckets=bool(args.auto), measured=meas, wall_s=round(time.time() - t0, 1),
                 transformers=transformers.__version__, torch=torch.__version__.split("+")[0],
@@ -138,6 +151,10 @@ def main():
     ap.add_argument("--gc", default="off", choices=["off", "reentrant", "nonreentrant"])
     ap.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"])
     ap.add_argument("--auto", type=int, default=0, help="bucket sizes as transformers fills 'auto'")
+    ap.add_argument("--max-live", type=int, default=0, help="stage3_max_live_parameters (0: DeepSpeed's 1e9)")
+    ap.add_argument("--lora", type=int, default=0)
+    ap.add_argument("--lora-r", type=int, default=16)
+    ap.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj")
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--tag", default="")
