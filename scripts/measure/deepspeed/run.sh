@@ -31,3 +31,5 @@ run --batch 2 --seq 256 --gc off --auto 1 --lora 1 --tag zero3:mistral-shrunk:lo
 run --batch 2 --seq 256 --gc reentrant --lora 1 --tag zero3:mistral-shrunk:lora-qkvo:bf16:reentrant:sdpa:b2s256
 run --batch 2 --seq 256 --gc off --auto 1 --max-live 30000000 --tag zero3:mistral-shrunk:full:bf16:off:sdpa:b2s256:auto:live3e7
 run --batch 2 --seq 256 --gc reentrant --auto 1 --tag zero3:mistral-shrunk:full:bf16:reentrant:sdpa:b2s256:auto
+run --batch 2 --seq 256 --gc off --auto 1 --reuse 30000000 --tag zero3:mistral-shrunk:full:bf16:off:sdpa:b2s256:auto:reuse30000000
+run --batch 2 --seq 256 --gc off --auto 1 --reuse 60000000 --tag zero3:mistral-shrunk:full:bf16:off:sdpa:b2s256:auto:reuse60000000

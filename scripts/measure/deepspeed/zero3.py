@@ -44,6 +44,8 @@ def ds_config(args, hidden):
                     stage3_param_persistence_threshold=10 * hidden)
     if args.max_live:
         zero.update(stage3_max_live_parameters=args.max_live)
+    if args.reuse:
+        zero.update(stage3_max_reuse_distance=args.reuse)
     return {"train_micro_batch_size_per_gpu": args.batch, "gradient_accumulation_steps": 1,
             "gradient_clipping": 1.0, "bf16": {"enabled": True}, "zero_optimization": zero,
             "zero_allow_untested_optimizer": True, "steps_per_print": 10 ** 9}
@@ -152,6 +154,7 @@ def main():
     ap.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"])
     ap.add_argument("--auto", type=int, default=0, help="bucket sizes as transformers fills 'auto'")
     ap.add_argument("--max-live", type=int, default=0, help="stage3_max_live_parameters (0: DeepSpeed's 1e9)")
+    ap.add_argument("--reuse", type=int, default=0, help="stage3_max_reuse_distance (0: DeepSpeed's 1e9)")
     ap.add_argument("--lora", type=int, default=0)
     ap.add_argument("--lora-r", type=int, default=16)
     ap.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj")
