@@ -298,3 +298,37 @@ fn left_out_fields_take_the_model_types_defaults() {
     cfg["final_logit_softcapping"] = serde_json::Value::Null;
     assert!(hf_config::parse(&cfg.to_string()).is_err());
 }
+
+/// transformers 4 holds a mixture of experts' routed experts as one
+/// `nn.Linear` each, transformers 5 as 3-D parameters: the same weights,
+/// so the same parameter count; more and smaller tensors, and the largest
+/// one an expert's matrix rather than a stack of them.
+#[test]
+fn both_expert_layouts_hold_the_same_parameters() {
+    use vramfit_core::model::ExpertLayout;
+    for p in PRESETS {
+        let (a, n) = (&p.arch, p.id);
+        let (stacked, linears) = (a.stats(), a.stats_as(ExpertLayout::Linears));
+        assert_eq!(linears.params, stacked.params, "{n}");
+        assert_eq!(linears.embedding, stacked.embedding, "{n}");
+        let described = a.family.spec().legacy.expert_linears.is_some();
+        if a.experts > 1 && described {
+            let (e, h, f) = (
+                u128::from(a.experts),
+                u128::from(a.hidden),
+                u128::from(a.moe_ffn),
+            );
+            // Per MoE layer: E × 3 weight tensors instead of 2 stacked ones.
+            let moe_layers = u128::from(a.layer_kinds()[1].1);
+            assert_eq!(
+                linears.tensors - stacked.tensors,
+                moe_layers * (3 * e - 2),
+                "{n}"
+            );
+            assert!(linears.largest_tensor <= stacked.largest_tensor, "{n}");
+            assert!(linears.largest_tensor >= h * f, "{n}");
+        } else {
+            assert_eq!(linears.tensors, stacked.tensors, "{n}");
+        }
+    }
+}
