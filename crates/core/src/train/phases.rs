@@ -262,7 +262,11 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         ]));
         let attn = layer.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
         let experts = layer.with(T::ExpertsLoopForward);
-        m.highest(loss, &[gather, layer, attn, experts])
+        if m.p.terms.bytes(T::ExpertsLoopForward) > 0 {
+            m.highest(loss, &[gather, layer, attn, experts])
+        } else {
+            m.highest(loss, &[gather, layer, attn])
+        }
     };
     (peak, end_fwd)
 }
@@ -389,10 +393,12 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
         inside(m, last, false, |x, b| consider(Moment::Middle, x, b));
         // Its recompute at the expert loop's last expert (transformers 4),
         // before the layer's output exists.
-        let experts = last
-            .without(TermSet::of(&[T::RecomputeOutput]))
-            .with(T::ExpertsLoopForward);
-        consider(Moment::Middle, experts, m.total(experts));
+        if p.terms.bytes(T::ExpertsLoopForward) > 0 {
+            let experts = last
+                .without(TermSet::of(&[T::RecomputeOutput]))
+                .with(T::ExpertsLoopForward);
+            consider(Moment::Middle, experts, m.total(experts));
+        }
         if scores {
             consider(Moment::Middle, attn(last), m.total(attn(last)));
         }
