@@ -305,7 +305,8 @@ fn check_misfit(
 }
 
 /// What the estimate of a training run does not describe for this stack:
-/// a mixture of experts on transformers 4 other than Mixtral.
+/// a mixture of experts whose transformers 4 loop is not described
+/// (DeepSeek's, gpt-oss's).
 pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
     let t = &s.train;
     match s.arch.filter(|_| s.task == Task::Train) {

@@ -344,9 +344,10 @@ impl Training {
     }
 
     /// How the release holds a mixture of experts' routed experts:
-    /// transformers 4's per-expert `nn.Linear`s where the family's 4.x code
-    /// is described ([`crate::model::family::Legacy::expert_linears`]),
-    /// transformers 5's stacked 3-D parameters otherwise.
+    /// transformers 4's per-expert `nn.Linear`s (the tensor walk keeps a
+    /// family's experts stacked where its 4.x layout is not described,
+    /// [`crate::model::family::Legacy::expert_linears`]), transformers 5's
+    /// stacked 3-D parameters.
     pub fn expert_layout(&self) -> ExpertLayout {
         if self.stack().experts_linear {
             ExpertLayout::Linears
@@ -423,8 +424,8 @@ impl Quant {
     }
 }
 
-/// `a` has routed experts whose transformers 4 layout (one `nn.Linear`
-/// per expert) vramfit does not describe, and `tf` is a 4.x release.
+/// `a` has routed experts whose transformers 4 code (a loop over its
+/// experts) vramfit does not describe, and `tf` is a 4.x release.
 pub fn legacy_experts_unknown(a: &crate::model::Architecture, tf: Transformers) -> bool {
     a.experts > 0 && tf.spec().experts_linear && a.family.spec().legacy.expert_linears.is_none()
 }
