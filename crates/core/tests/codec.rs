@@ -376,8 +376,8 @@ fn experts_undescribed_on_transformers_4_are_said() {
     assert_eq!(
         notes("model=deepseek-v3&transformers=4.57"),
         ["transformers: transformers 4 runs DeepSeek-V3's experts one at a time, a loop vramfit \
-          does not describe for this family: their activations are estimated as transformers 5 \
-          groups them"]
+          does not describe for this family: they are estimated as transformers 5 groups them, \
+          which can be several percent low (measured on gpt-oss)"]
     );
     for q in [
         "model=mixtral-8x7b&transformers=4.48",

@@ -206,8 +206,8 @@ impl fmt::Display for Note {
             Note::ExpertsAsGrouped { family } => write!(
                 f,
                 "transformers 4 runs {family}'s experts one at a time, a loop vramfit does not \
-                 describe for this family: their activations are estimated as transformers 5 \
-                 groups them"
+                 describe for this family: they are estimated as transformers 5 groups them, which \
+                 can be several percent low (measured on gpt-oss)"
             ),
             Note::BeyondTrainedContext { seq, positions } => write!(
                 f,
