@@ -360,10 +360,10 @@ proptest! {
     }
 }
 
-/// transformers 4's per-expert loop is described for Mixtral and Qwen-MoE:
-/// another mixture of experts on a 4.x release is estimated as
-/// transformers 5 groups its experts, and the estimate says so next to
-/// `transformers`.
+/// transformers 4's expert loops are described for Mixtral, Qwen-MoE and
+/// gpt-oss: another mixture of experts on a 4.x release (DeepSeek's) is
+/// estimated as transformers 5 groups its experts, and the estimate says so
+/// next to `transformers`.
 #[test]
 fn experts_undescribed_on_transformers_4_are_said() {
     let notes = |q: &str| {
@@ -377,12 +377,13 @@ fn experts_undescribed_on_transformers_4_are_said() {
         notes("model=deepseek-v3&transformers=4.57"),
         ["transformers: transformers 4 runs DeepSeek-V3's experts one at a time, a loop vramfit \
           does not describe for this family: they are estimated as transformers 5 groups them, \
-          which can be several percent low (measured on gpt-oss)"]
+          which can be several percent low"]
     );
     for q in [
         "model=mixtral-8x7b&transformers=4.48",
         "model=qwen3-30b-a3b&transformers=4.57",
         "model=qwen1.5-moe-a2.7b&transformers=4.48",
+        "model=gpt-oss-20b&transformers=4.57",
         "model=deepseek-v3",
         "model=llama3.1-8b&transformers=4.48",
     ] {

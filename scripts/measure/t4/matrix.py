@@ -129,6 +129,27 @@ def moe_loop():
                 "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05", "--lora-targets", targets, "--gc", gc,
                 "--attn", "sdpa", "--batch", "2", "--seq", "512", "--mode", "real"])
 
+    # gpt-oss (4.55 to 4.57: stacked experts looped over in training, $T457 only): gpt-oss-20b's layout
+    # shrunk to 2 layers, hidden 1024, 16 experts of 1024, top 4, 8 heads of 64, 2 kv heads, vocab 32000
+    # (its special tokens moved inside the vocabulary); eager attention (sinks)
+    path = os.path.join(SCRATCH_CFG, "gptoss-shrunk.json")
+    if not os.path.exists(path):
+        with open(cfg("gpt-oss-20b")) as f:
+            c = json.load(f)
+        c.update(num_hidden_layers=2, hidden_size=1024, intermediate_size=1024, num_local_experts=16,
+                 num_experts_per_tok=4, num_attention_heads=8, num_key_value_heads=2, head_dim=64,
+                 vocab_size=32000, pad_token_id=31999, eos_token_id=31998)
+        c.pop("quantization_config", None)
+        c["layer_types"] = c["layer_types"][:2]
+        with open(path, "w") as f:
+            json.dump(c, f, indent=1)
+    for gc, lora in itertools.product(("off", "reentrant"), (True, False)):
+        tag = "lora-qkvo:r16" if lora else "full"
+        extra = ["--lora", "1", "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05",
+                 "--lora-targets", "q_proj,k_proj,v_proj,o_proj"] if lora else []
+        yield (f"moe_loop:gptoss-shrunk:{tag}:bf16+amp:{gc}:eager:b2s512:real",
+               ["measure48.py", "--config", path, "--dtype", "bf16", "--autocast", "1", *extra, "--gc", gc,
+                "--attn", "eager", "--batch", "2", "--seq", "512", "--mode", "real"])
 
 def fsdp():
     for (b, s), gc in itertools.product(SIZES, ("reentrant", "nonreentrant")):

@@ -307,6 +307,11 @@ pub struct Legacy {
     /// (DeepSeek's, gpt-oss's: a quantized base, or LoRA on the experts,
     /// is then refused on transformers 4).
     pub expert_linears: Option<ExpertLinears>,
+    /// The routed experts stay 3-D parameters but training loops over them
+    /// one at a time, each expert's slice taken from the stacked weights,
+    /// and the router is a parameter, not an `nn.Linear` (gpt-oss 4.55 to
+    /// 4.57: `GptOssExperts.forward` when `self.training`).
+    pub experts_looped: bool,
 }
 
 /// transformers 4's per-expert linear layers, as its modeling code names
@@ -342,11 +347,20 @@ impl ExpertLinears {
 }
 
 /// Qwen-MoE's per-expert MLPs on transformers 4.
-const QWEN_EXPERTS: ExpertLinears = ExpertLinears {
-    gate: ModuleName::GateProj,
-    down: ModuleName::DownProj,
-    up: ModuleName::UpProj,
-    up_before_down: true,
+const QWEN_LEGACY: Legacy = Legacy {
+    expert_linears: Some(ExpertLinears {
+        gate: ModuleName::GateProj,
+        down: ModuleName::DownProj,
+        up: ModuleName::UpProj,
+        up_before_down: true,
+    }),
+    ..NO_LEGACY
+};
+
+/// gpt-oss's stacked experts, looped over in training on transformers 4.
+const GPT_OSS_LEGACY: Legacy = Legacy {
+    experts_looped: true,
+    ..NO_LEGACY
 };
 
 /// Nothing different.
@@ -355,6 +369,7 @@ pub const NO_LEGACY: Legacy = Legacy {
     cache_under_ckpt: false,
     ckpt_ignored: false,
     expert_linears: None,
+    experts_looped: false,
 };
 
 impl Sliding {
@@ -513,6 +528,7 @@ impl Family {
                     cache_under_ckpt: true,
                     ckpt_ignored: true,
                     expert_linears: None,
+                    experts_looped: false,
                 },
                 cache_copies: true,
                 mask_buffer: true,
@@ -585,10 +601,7 @@ impl Family {
                     peft_experts: false,
                     ..MOE
                 }),
-                legacy: Legacy {
-                    expert_linears: Some(QWEN_EXPERTS),
-                    ..NO_LEGACY
-                },
+                legacy: QWEN_LEGACY,
                 ..LLAMA
             },
             Family::Qwen3Moe => Spec {
@@ -598,10 +611,7 @@ impl Family {
                     weights_in_logits_dtype: true,
                     ..MOE
                 }),
-                legacy: Legacy {
-                    expert_linears: Some(QWEN_EXPERTS),
-                    ..NO_LEGACY
-                },
+                legacy: QWEN_LEGACY,
                 ..LLAMA
             },
             Family::DeepseekV2 => Spec {
@@ -646,6 +656,7 @@ impl Family {
                     aux_loss: true,
                 }),
                 sliding: Sliding::EveryOther,
+                legacy: GPT_OSS_LEGACY,
                 ..LLAMA
             },
         }

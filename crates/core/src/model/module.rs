@@ -294,6 +294,29 @@ impl Family {
     }
 }
 
+impl Family {
+    /// Module `name` as LoRA sees it on transformers 4, which has no
+    /// stacked experts for peft to convert: every `nn.Linear` is a target
+    /// as its name and projections say, a router too where it is an
+    /// `nn.Linear` (the families whose 4.x experts are per-expert linears);
+    /// stacked experts and a router parameter are not linear layers.
+    ///
+    /// Source: transformers 4.48.1 and 4.57.6 modeling code; peft 0.13 and
+    /// 0.17 `all-linear` (every `nn.Linear` but the output head).
+    pub const fn module_v4(self, name: ModuleName) -> Module {
+        let linear_router = self.spec().legacy.expert_linears.is_some();
+        let adapted = match name.kind() {
+            ModuleKind::Expert => false,
+            ModuleKind::Router => linear_router,
+            ModuleKind::Attention
+            | ModuleKind::Mlp
+            | ModuleKind::Gate
+            | ModuleKind::ExpertLinear => true,
+        };
+        Module::new(name, if adapted { name.proj() } else { Proj::NONE })
+    }
+}
+
 /// A module LoRA may adapt: its name and the projections it computes
 /// (empty: not a target in this family, whatever it is called).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -212,11 +212,11 @@ impl Architecture {
     /// caller.
     fn walk_tensors(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
         if experts == ExpertLayout::Linears {
-            // transformers 4 has no stacked experts for peft to convert:
-            // every linear layer (dense MLPs, shared experts, the router)
-            // is a target as its name and projections say.
+            // transformers 4 has no stacked experts for peft to convert
+            // ([`Family::module_v4`]).
+            let family = self.family;
             let plain = |t: &ParamTensor| ParamTensor {
-                proj: t.module.map_or(t.proj, ModuleName::proj),
+                proj: t.module.map_or(t.proj, |m| family.module_v4(m).proj),
                 ..*t
             };
             return self.walk_layout(experts, &mut |at, t| f(at, &plain(t)));

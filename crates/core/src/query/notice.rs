@@ -207,7 +207,7 @@ impl fmt::Display for Note {
                 f,
                 "transformers 4 runs {family}'s experts one at a time, a loop vramfit does not \
                  describe for this family: they are estimated as transformers 5 groups them, which \
-                 can be several percent low (measured on gpt-oss)"
+                 can be several percent low"
             ),
             Note::BeyondTrainedContext { seq, positions } => write!(
                 f,

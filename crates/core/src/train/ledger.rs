@@ -19,7 +19,7 @@ use crate::model::family::{
     Router, Shared, Spec,
 };
 use crate::model::LayerKind;
-use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, Module, ModuleName as M};
+use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
 use crate::scenario::{Attn, Ckpt, Dtype, Quant, Training};
 use crate::train::lora::Lora;
 use crate::train::stack::StackSpec;
@@ -309,6 +309,9 @@ pub struct Ctx {
     /// The routed experts are transformers 4's per-expert linears
     /// ([`moe_loop`]), named so.
     pub expert_linears: Option<ExpertLinears>,
+    /// transformers 4 loops over stacked experts one at a time
+    /// ([`crate::model::family::Legacy::experts_looped`]).
+    pub experts_looped: bool,
 }
 
 impl Ctx {
@@ -348,6 +351,7 @@ impl Ctx {
                 .legacy
                 .expert_linears
                 .filter(|_| t.stack().experts_linear),
+            experts_looped: spec.legacy.experts_looped && t.stack().experts_linear,
         }
     }
 
@@ -367,7 +371,7 @@ impl Ctx {
     /// convert, as its name and projections say).
     fn adapts(&self, m: M) -> bool {
         let module = if self.stack.experts_linear {
-            Module::new(m, m.proj())
+            self.arch.family.module_v4(m)
         } else {
             self.arch.family.module(m)
         };
@@ -1236,11 +1240,23 @@ fn moe_grouped(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u
     let prod = l.new_t(k * f, ed, rg_any, Part::Experts);
     let down = l.new_t(k * h, ed, rg_any, Part::Experts);
     // sort order, inverse order, token index: int64 each; the weight.
-    let order = l.new_t(k * 24, 1, rg_any, Part::Experts);
+    // transformers 4's loop over stacked experts (gpt-oss) instead keeps
+    // `torch.where`'s token and slot indices (int64 each) and the scaled
+    // output `index_add_` saves.
+    let order = l.new_t(
+        k * if c.experts_looped { 16 } else { 24 },
+        1,
+        rg_any,
+        Part::Experts,
+    );
     let weights = l.new_t(k, weight_dt, rg_any, Part::Experts);
     if rg_any {
         for id in [gate_up, act, down, order, weights] {
             l.save(id);
+        }
+        if c.experts_looped {
+            let scaled = l.new_t(k * h, xd, true, Part::Experts);
+            l.save(scaled);
         }
     }
     // The experts' inputs, for their (merged) weights' gradients.
@@ -1261,9 +1277,18 @@ fn moe_grouped(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u
         // (moe_aux_rows.jsonl), its allocation trace (transformers 5.23
         // `grouped_mm_experts_forward`).
         let prod_saved = if l.ts[prod].saved { f } else { 0 };
-        l.backward_entry = l.backward_entry.max(3 * k * h * ed);
         let mlp = (3 * f).saturating_sub(prod_saved + h);
-        l.backward_mlp = l.backward_mlp.max(k * mlp * ed);
+        // transformers 4's loop over stacked experts does this expert by
+        // expert, on each one's share of the k rows (k/E on average).
+        let share = |bytes: u64| {
+            if c.experts_looped {
+                bytes.div_ceil(e)
+            } else {
+                bytes
+            }
+        };
+        l.backward_entry = l.backward_entry.max(share(3 * k * h * ed));
+        l.backward_mlp = l.backward_mlp.max(share(k * mlp * ed));
     }
     l.new_t(h, xd, rg_any, Part::Experts)
 }

@@ -6,7 +6,7 @@
 use super::lora::{Lora, Targets};
 pub use super::stack::{Trainer, Transformers};
 use crate::choice::{bounded, choice_enum};
-use crate::model::{ExpertLayout, Role};
+use crate::model::{ExpertLayout, Proj};
 use serde::Serialize;
 
 choice_enum! {
@@ -427,25 +427,30 @@ impl Quant {
 /// `a` has routed experts whose transformers 4 code (a loop over its
 /// experts) vramfit does not describe, and `tf` is a 4.x release.
 pub fn legacy_experts_unknown(a: &crate::model::Architecture, tf: Transformers) -> bool {
-    a.experts > 0 && tf.spec().experts_linear && a.family.spec().legacy.expert_linears.is_none()
+    let legacy = a.family.spec().legacy;
+    a.experts > 0
+        && tf.spec().experts_linear
+        && legacy.expert_linears.is_none()
+        && !legacy.experts_looped
 }
 
 impl Lora {
     /// Why LoRA with these targets is not estimated on `a` under `tf`
-    /// (`None`: it is): on transformers 4 an adapter on an expert or a
-    /// router of a family whose 4.x experts vramfit does not describe.
+    /// (`None`: it is): on transformers 4, targets that reach the
+    /// per-expert linears of a family whose 4.x experts vramfit does not
+    /// describe (gate, up or down, by projection or name).
     pub fn refusal(&self, a: &crate::model::Architecture, tf: Transformers) -> Option<String> {
         if !legacy_experts_unknown(a, tf) {
             return None;
         }
-        let mut reaches = false;
-        a.for_each_tensor_as(ExpertLayout::Linears, |_, t| {
-            reaches |= matches!(t.role, Role::Expert | Role::Router)
-                && t.module().is_some_and(|m| self.adapts(m));
-        });
-        reaches.then(|| {
+        // Such a family's 4.x experts are per-expert linears too (DeepSeek's
+        // `gate_proj`, `up_proj`, `down_proj`): a target on those
+        // projections reaches them.
+        let experts = Proj::GATE.or(Proj::UP).or(Proj::DOWN);
+        let named = self.targets.names().fold(Proj::NONE, |p, n| p.or(n.proj()));
+        self.targets.proj.or(named).meets(experts).then(|| {
             format!(
-                "LoRA on the experts or the router of {} on transformers 4 is not estimated: vramfit does not describe this family's 4.x experts; adapt attention only, or use transformers=5",
+                "LoRA on the gate, up or down projections of {} on transformers 4 reaches its experts, one nn.Linear each there, which vramfit does not describe; adapt attention only, or use transformers=5",
                 a.family.label()
             )
         })

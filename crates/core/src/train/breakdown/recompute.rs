@@ -168,10 +168,23 @@ fn one_layer(
         } else {
             u128::from(a.ffn)
         };
+        // transformers 4's loop over stacked experts (gpt-oss) takes each
+        // expert's slice of the 3-D weights: `select`'s backward makes a
+        // zero-filled gradient of the whole parameter per expert, summed
+        // out of place, so at gate_up's accumulation the running sum, the
+        // new one and their sum (3 × E·h·2f) sit beside down's finished
+        // gradient (E·f·h). Measured: shrunk gpt-oss, full fine-tuning with
+        // reentrant checkpointing, transformers 4.57.6 (its trace at the
+        // backward's peak).
+        let grads = if moe && x.c.experts_looped {
+            down * (1 + 3 * 2)
+        } else {
+            down
+        };
         put(
             ids.weight_grad,
             // Made whole, before any reduction shards it.
-            Term::of(&[(down * x.h, U::Params), (x.grad_bytes, U::BytesEach)]),
+            Term::of(&[(grads * x.h, U::Params), (x.grad_bytes, U::BytesEach)]),
         );
     }
 }
