@@ -150,6 +150,30 @@ def moe_loop():
         yield (f"moe_loop:gptoss-shrunk:{tag}:bf16+amp:{gc}:eager:b2s512:real",
                ["measure48.py", "--config", path, "--dtype", "bf16", "--autocast", "1", *extra, "--gc", gc,
                 "--attn", "eager", "--batch", "2", "--seq", "512", "--mode", "real"])
+    # DeepSeek-V3 (4.57: per-expert linears looped, a router parameter, fp32 routing weights unless autocast):
+    # deepseek-v3.json shrunk to 2 layers (the first dense), hidden 1024, 16 experts of 512, top 4 in 4 groups
+    # (2 picked), one shared expert, latent attention (q rank 256, kv rank 128, heads 8 of 64 + 32), vocab 32000.
+    # Only the reentrant rows: without checkpointing the CPU's SDPA math path for latent attention keeps what
+    # neither of vramfit's kernels does (NOTES.md §8; those two rows were run with --gc off, kept out).
+    path = os.path.join(SCRATCH_CFG, "dsv3-shrunk.json")
+    if not os.path.exists(path):
+        with open(cfg("deepseek-v3")) as f:
+            c = json.load(f)
+        c.update(num_hidden_layers=2, first_k_dense_replace=1, hidden_size=1024, intermediate_size=2048,
+                 moe_intermediate_size=512, n_routed_experts=16, num_experts_per_tok=4, n_group=4, topk_group=2,
+                 n_shared_experts=1, num_attention_heads=8, num_key_value_heads=8, q_lora_rank=256,
+                 kv_lora_rank=128, qk_rope_head_dim=32, qk_nope_head_dim=64, v_head_dim=64, vocab_size=32000)
+        c.pop("quantization_config", None)
+        with open(path, "w") as f:
+            json.dump(c, f, indent=1)
+    targets = "q_a_proj,q_b_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj,gate_proj,up_proj,down_proj"
+    for gc, lora in itertools.product(("reentrant",), (True, False)):
+        tag = "lora-all:r16" if lora else "full"
+        extra = ["--lora", "1", "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05",
+                 "--lora-targets", targets] if lora else []
+        yield (f"moe_loop:dsv3-shrunk:{tag}:bf16+amp:{gc}:sdpa:b2s512:real",
+               ["measure48.py", "--config", path, "--dtype", "bf16", "--autocast", "1", *extra, "--gc", gc,
+                "--attn", "sdpa", "--batch", "2", "--seq", "512", "--mode", "real"])
 
 def fsdp():
     for (b, s), gc in itertools.product(SIZES, ("reentrant", "nonreentrant")):

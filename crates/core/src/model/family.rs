@@ -330,9 +330,17 @@ pub struct ExpertLinears {
     pub down: ModuleName,
     /// h → moe_ffn, multiplied by the activation.
     pub up: ModuleName,
-    /// Registered as gate, up, down (Qwen) rather than Mixtral's w1, w2,
-    /// w3 (gate, down, up).
+    /// Registered as gate, up, down (Qwen, DeepSeek) rather than Mixtral's
+    /// w1, w2, w3 (gate, down, up).
     pub up_before_down: bool,
+    /// The router is an `nn.Linear` `gate` (Mixtral, Qwen-MoE), which
+    /// bitsandbytes quantizes and LoRA adapts; DeepSeek's is a parameter
+    /// its own forward multiplies in fp32.
+    pub router_linear: bool,
+    /// The routing weights are cast to the input's dtype before they scale
+    /// the experts' outputs (Mixtral, Qwen-MoE); DeepSeek's stay fp32, and
+    /// so do the scaled outputs and their sum.
+    pub weights_cast: bool,
 }
 
 impl ExpertLinears {
@@ -348,11 +356,27 @@ impl ExpertLinears {
 
 /// Qwen-MoE's per-expert MLPs on transformers 4.
 const QWEN_LEGACY: Legacy = Legacy {
+    expert_linears: Some(GATE_UP_DOWN),
+    ..NO_LEGACY
+};
+
+/// Per-expert MLPs named as a dense MLP's, registered gate, up, down.
+const GATE_UP_DOWN: ExpertLinears = ExpertLinears {
+    gate: ModuleName::GateProj,
+    down: ModuleName::DownProj,
+    up: ModuleName::UpProj,
+    up_before_down: true,
+    router_linear: true,
+    weights_cast: true,
+};
+
+/// DeepSeek-V3's per-expert MLPs on transformers 4.57 (`DeepseekV3MoE.moe`:
+/// a router parameter, fp32 routing weights and sum).
+const DEEPSEEK_V3_LEGACY: Legacy = Legacy {
     expert_linears: Some(ExpertLinears {
-        gate: ModuleName::GateProj,
-        down: ModuleName::DownProj,
-        up: ModuleName::UpProj,
-        up_before_down: true,
+        router_linear: false,
+        weights_cast: false,
+        ..GATE_UP_DOWN
     }),
     ..NO_LEGACY
 };
@@ -587,6 +611,8 @@ impl Family {
                         down: ModuleName::W2,
                         up: ModuleName::W3,
                         up_before_down: false,
+                        router_linear: true,
+                        weights_cast: true,
                     }),
                     ..NO_LEGACY
                 },
@@ -637,6 +663,7 @@ impl Family {
                     aux_loss: false,
                     ..MOE
                 }),
+                legacy: DEEPSEEK_V3_LEGACY,
                 ..LLAMA
             },
             Family::GptOss => Spec {

@@ -304,7 +304,10 @@ impl Family {
     /// Source: transformers 4.48.1 and 4.57.6 modeling code; peft 0.13 and
     /// 0.17 `all-linear` (every `nn.Linear` but the output head).
     pub const fn module_v4(self, name: ModuleName) -> Module {
-        let linear_router = self.spec().legacy.expert_linears.is_some();
+        let linear_router = match self.spec().legacy.expert_linears {
+            Some(e) => e.router_linear,
+            None => false,
+        };
         let adapted = match name.kind() {
             ModuleKind::Expert => false,
             ModuleKind::Router => linear_router,

@@ -223,11 +223,11 @@ struct T {
     part: Part,
 }
 
-/// Room for the tensors one layer creates (at most 88: a transformers 4
-/// Qwen2-MoE layer, per-expert loop and shared expert, under LoRA on every
-/// linear and eager attention; see the test below). Each ledger fills the
+/// Room for the tensors one layer creates (at most 91: a transformers 4
+/// DeepSeek-V3 layer, latent attention, per-expert loop and shared expert,
+/// under LoRA on every linear; see the test below). Each ledger fills the
 /// whole array once, so it is no larger than that and the test's margin.
-const MAX_TENSORS: usize = 104;
+const MAX_TENSORS: usize = 108;
 // `Ledger::held` is a bitmask over tensor ids.
 const _: () = assert!(MAX_TENSORS <= 128);
 
@@ -1321,20 +1321,35 @@ fn moe_loop(
 ) -> Id {
     let c = l.c;
     let (xd, x_rg) = (l.dt(x), l.rg(x));
-    let logits = l.linear(x, h, e, 0, M::Router);
-    let rw_rg = l.rg(logits);
-    if rw_rg {
-        // softmax(dtype=float)'s output, top-k's indices (int64).
-        let probs = l.new_t(e, 4, true, Part::Router);
-        let top_idx = l.new_t(8 * k, 1, true, Part::Router);
-        l.save(probs);
-        l.save(top_idx);
-        if spec.normalize_top_k {
-            // routing_weights /= sum: a clone and the sum kept.
-            let top = l.new_t(k + 1, 4, true, Part::Router);
-            l.save(top);
+    let (rw_rg, router_dt) = if names.router_linear {
+        let logits = l.linear(x, h, e, 0, M::Router);
+        let rg = l.rg(logits);
+        if rg {
+            // softmax(dtype=float)'s output.
+            let probs = l.new_t(e, 4, true, Part::Router);
+            l.save(probs);
+            if spec.normalize_top_k {
+                // routing_weights /= sum: a clone and the sum kept.
+                let top = l.new_t(k + 1, 4, true, Part::Router);
+                l.save(top);
+            }
         }
+        (rg, 4)
+    } else {
+        // A router parameter (DeepSeek): as transformers 5 runs it; its
+        // `F.linear` on fp32 copies still runs in bf16 under autocast, and
+        // so do its weights.
+        let dt = router(l, x, spec, false, (h, e, k));
+        let autocast = c.mode == Mode::Amp || c.autocast_half;
+        (x_rg || c.full, if autocast { 2 } else { dt })
+    };
+    if rw_rg {
+        // top-k's indices (int64).
+        let top_idx = l.new_t(8 * k, 1, true, Part::Router);
+        l.save(top_idx);
     }
+    // The routing weights' dtype, and the scaled outputs' and their sum's.
+    let wd = if names.weights_cast { xd } else { router_dt };
     // `torch.where`'s token indices (int64, saved by the gather and
     // `index_add_`; its slot indices below, by the routing weight's).
     if x_rg || rw_rg {
@@ -1365,21 +1380,23 @@ fn moe_loop(
     }
     let prod = l.new_t(k * f, gd, act_rg || u_rg, Part::Experts);
     let d = l.linear_of(prod, expert(names.down, f, h));
-    loop_moment(l, names, (h, e, k, f), (xd, gd), l.ts[prod].saved);
+    let sd = if names.weights_cast { xd } else { gd.max(wd) };
+    loop_moment(l, names, (h, e, k, f), (xd, gd, sd), l.ts[prod].saved);
     if rw_rg {
         let slots = l.new_t(8 * k, 1, true, Part::Experts);
         l.save(slots);
         l.save(d);
         if l.rg(d) {
-            let w = l.new_t(k, xd, true, Part::Experts);
+            let w = l.new_t(k, wd, true, Part::Experts);
             l.save(w);
         }
     }
     let rg = l.rg(d) || rw_rg;
     if rg {
         // The scaled output, which `index_add_` saves (its source's
-        // gradient is `grad.index_select(...).expand_as(source)`).
-        let scaled = l.new_t(k * h, xd, true, Part::Experts);
+        // gradient is `grad.index_select(...).expand_as(source)`): in the
+        // input's dtype, or fp32 with DeepSeek's fp32 weights.
+        let scaled = l.new_t(k * h, sd, true, Part::Experts);
         l.save(scaled);
         // Backward, expert by expert: the input's gradient gathered back
         // to all tokens (`index` backward: zeros and `index_put`, h per
@@ -1411,7 +1428,7 @@ fn loop_moment(
     l: &mut Ledger,
     names: ExpertLinears,
     (h, e, k, f): (u64, u64, u64, u64),
-    (xd, gd): (u64, u64),
+    (xd, gd, sd): (u64, u64, u64),
     prod_saved: bool,
 ) {
     let c = l.c;
@@ -1421,7 +1438,8 @@ fn loop_moment(
     let autocast = lora && (c.mode == Mode::Amp || c.autocast_half);
     let lora_a_in = if autocast { 2 * f } else { 0 };
     let prod = if prod_saved { 0 } else { f * gd };
-    let block = h * xd + 8 * k * e + k * xd;
+    // The output under construction is in the scaled outputs' dtype.
+    let block = h * sd + 8 * k * e + k * sd;
     let share = |row: u64| (k * row).div_ceil(e);
     // The expert's gathered input (h), saved only by a trained linear.
     let gathered = if c.full { 0 } else { h * xd };
