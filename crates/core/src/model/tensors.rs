@@ -124,12 +124,20 @@ impl ParamTensor {
     /// Elements of one weight tensor (one expert's, for per-expert
     /// linears).
     pub fn tensor_elems(&self) -> u128 {
-        self.weight_elems() / self.modules()
+        if self.per_expert {
+            u128::from(self.rows) * u128::from(self.cols)
+        } else {
+            self.weight_elems()
+        }
     }
 
     /// Elements of one module: its weight and bias.
     pub fn module_elems(&self) -> u128 {
-        self.elems() / self.modules()
+        if self.per_expert {
+            self.tensor_elems() + if self.bias { u128::from(self.rows) } else { 0 }
+        } else {
+            self.elems()
+        }
     }
 
     /// The width of LoRA's rank dimension on each module of this entry,

@@ -42,7 +42,7 @@ impl Targets {
     /// names for transformers 5's 3-D experts
     /// (`utils/transformers_weight_conversion.py`).
     fn selected(self, name: ModuleName) -> Proj {
-        if name.kind() != ModuleKind::Expert {
+        if self.names == 0 || name.kind() != ModuleKind::Expert {
             return self.proj;
         }
         self.names()
