@@ -301,11 +301,11 @@ pub struct Legacy {
     /// reads).
     pub ckpt_ignored: bool,
     /// The routed experts are `nn.Linear` modules, one MLP per expert in an
-    /// `nn.ModuleList` looped over in forward, and the router an
-    /// `nn.Linear` (Mixtral, Qwen2-MoE and Qwen3-MoE through 4.57.6);
-    /// `None` where vramfit does not describe the family's 4.x experts
-    /// (DeepSeek's, gpt-oss's: a quantized base, or LoRA on the experts,
-    /// is then refused on transformers 4).
+    /// `nn.ModuleList` looped over in forward (Mixtral, Qwen2-MoE,
+    /// Qwen3-MoE, DeepSeek-V3 through 4.57.6); `None` for stacked experts
+    /// (gpt-oss: `experts_looped`) or where vramfit does not describe the
+    /// family's 4.x experts (DeepSeek-V2: LoRA on them, or a quantized
+    /// base, is then refused on transformers 4).
     pub expert_linears: Option<ExpertLinears>,
     /// The routed experts stay 3-D parameters but training loops over them
     /// one at a time, each expert's slice taken from the stacked weights,
@@ -318,10 +318,10 @@ pub struct Legacy {
 /// them.
 ///
 /// Source: transformers 4.48.1 and 4.57.6 `MixtralBlockSparseTop2MLP`
-/// (`w1`, `w2`, `w3 = nn.Linear(...)`), `Qwen2MoeMLP` and 4.57.6
-/// `Qwen3MoeMLP` (`gate_proj`, `up_proj`, `down_proj`), each family's
-/// sparse block (`gate = nn.Linear(hidden, experts)`, `experts =
-/// nn.ModuleList(...)`).
+/// (`w1`, `w2`, `w3 = nn.Linear(...)`), `Qwen2MoeMLP`, 4.57.6
+/// `Qwen3MoeMLP` and `DeepseekV3MLP` (`gate_proj`, `up_proj`,
+/// `down_proj`), each family's sparse block (`experts =
+/// nn.ModuleList(...)`, the router `gate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExpertLinears {
     /// h → moe_ffn, through the activation.
@@ -338,8 +338,9 @@ pub struct ExpertLinears {
     /// its own forward multiplies in fp32.
     pub router_linear: bool,
     /// The routing weights are cast to the input's dtype before they scale
-    /// the experts' outputs (Mixtral, Qwen-MoE); DeepSeek's stay fp32, and
-    /// so do the scaled outputs and their sum.
+    /// the experts' outputs (Mixtral, Qwen-MoE); DeepSeek's stay in the
+    /// router's dtype (fp32, bf16 under autocast), and so do the scaled
+    /// outputs and their sum.
     pub weights_cast: bool,
 }
 
@@ -371,7 +372,7 @@ const GATE_UP_DOWN: ExpertLinears = ExpertLinears {
 };
 
 /// DeepSeek-V3's per-expert MLPs on transformers 4.57 (`DeepseekV3MoE.moe`:
-/// a router parameter, fp32 routing weights and sum).
+/// a router parameter, routing weights and their sum in its dtype).
 const DEEPSEEK_V3_LEGACY: Legacy = Legacy {
     expert_linears: Some(ExpertLinears {
         router_linear: false,
