@@ -1293,13 +1293,16 @@ fn moe_grouped(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u
     l.new_t(h, xd, rg_any, Part::Experts)
 }
 
-/// transformers 4's mixture of experts (Mixtral's `MixtralSparseMoeBlock`,
-/// 4.48.1 to 4.57.6): the router an `nn.Linear` (quantized by bitsandbytes
-/// and adapted by LoRA like any linear layer), its fp32 softmax, the top k
-/// renormalised and cast to the input's dtype; then expert by expert, on
-/// the tokens routed to it (`torch.where` over a one-hot int64 mask), the
-/// gathered input through `w2(act(w1(x)) * w3(x))`, `nn.Linear`s, times
-/// the routing weight, `index_add_` into the output.
+/// transformers 4's mixture of experts as per-expert linears (Mixtral's
+/// `MixtralSparseMoeBlock`, Qwen-MoE's, 4.48.1 to 4.57.6; DeepSeek-V3's
+/// `DeepseekV3MoE.moe`, 4.57.6): the router an `nn.Linear` (quantized by
+/// bitsandbytes and adapted by LoRA like any linear layer), its fp32
+/// softmax, the top k renormalised and cast to the input's dtype (or
+/// DeepSeek's router parameter, its weights left in the router's dtype);
+/// then expert by expert, on the tokens routed to it (`torch.where` over a
+/// one-hot int64 mask), the gathered input through `w2(act(w1(x)) *
+/// w3(x))`, `nn.Linear`s, times the routing weight, `index_add_` into the
+/// output.
 ///
 /// Summed over the experts, each tensor of the loop holds k rows per
 /// token however the tokens fall, so each expert linear is counted once
@@ -1309,9 +1312,10 @@ fn moe_grouped(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u
 /// scaled output (`index_add_`), and `torch.where`'s int64 token and slot
 /// indices (by the index ops).
 ///
-/// Source: transformers 4.48.1 and 4.57.6 `modeling_mixtral.py`; measured:
-/// shrunk Mixtral, LoRA on attention and `w1,w2,w3`, with and without
-/// checkpointing (t4_rows.jsonl).
+/// Source: transformers 4.48.1 and 4.57.6 `modeling_mixtral.py`,
+/// `modeling_qwen2_moe.py`, 4.57.6 `modeling_qwen3_moe.py` and
+/// `modeling_deepseek_v3.py`; measured: each shrunk, LoRA on attention and
+/// on the experts, with and without checkpointing (t4_rows.jsonl).
 fn moe_loop(
     l: &mut Ledger,
     x: Id,
