@@ -84,27 +84,40 @@ def mixtral():
                 "--attn", attn, "--batch", "2", "--seq", "512", "--mode", "real"])
 
 
+def scratch_config(name, base, update, drop=()):
+    """The path of a config `base` changed by `update` (and without `drop`), written to SCRATCH_CFG once."""
+    path = os.path.join(SCRATCH_CFG, name + ".json")
+    if not os.path.exists(path):
+        with open(cfg(base)) as f:
+            c = json.load(f)
+        c.update(update)
+        for k in drop:
+            c.pop(k, None)
+        os.makedirs(SCRATCH_CFG, exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(c, f, indent=1)
+    return path
+
+
+def loop_row(tag, path, gc, targets, attn="sdpa"):
+    """One bf16 + autocast row on real tensors at 2 x 512: LoRA r16 on `targets`, or full fine-tuning."""
+    lora = ["--lora", "1", "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05",
+            "--lora-targets", targets] if targets else []
+    return (tag, ["measure48.py", "--config", path, "--dtype", "bf16", "--autocast", "1", *lora, "--gc", gc,
+                  "--attn", attn, "--batch", "2", "--seq", "512", "--mode", "real"])
+
+
 def moe_loop():
     # transformers 4's per-expert loop: no checkpointing and non-reentrant (the saved tensors of every
     # expert, summed), and the shrunk Mixtral with a 128-token vocabulary, so that the loop's own moments
-    # rather than the logits hold the peaks (mixtral-shrunk-v128 = mixtral-shrunk with vocab_size 128,
-    # written to SCRATCH_CFG here)
-    v128 = os.path.join(SCRATCH_CFG, "mixtral-shrunk-v128.json")
-    if not os.path.exists(v128):
-        with open(cfg("mixtral-shrunk")) as f:
-            c = json.load(f)
-        c["vocab_size"] = 128
-        os.makedirs(SCRATCH_CFG, exist_ok=True)
-        with open(v128, "w") as f:
-            json.dump(c, f)
+    # rather than the logits hold the peaks
+    attn_only = "q_proj,k_proj,v_proj,o_proj"
+    scratch_config("mixtral-shrunk-v128", "mixtral-shrunk", dict(vocab_size=128))
     for model, gc, tg in [("mixtral-shrunk", "off", "all"), ("mixtral-shrunk", "off", "qkvo"),
                           ("mixtral-shrunk", "nonreentrant", "all"), ("mixtral-shrunk-v128", "off", "all"),
                           ("mixtral-shrunk-v128", "reentrant", "all")]:
-        targets = "q_proj,k_proj,v_proj,o_proj" if tg == "qkvo" else "q_proj,k_proj,v_proj,o_proj,w1,w2,w3"
-        yield (f"mixtral:{model}:lora-{tg}:r16:bf16+amp:{gc}:sdpa:b2s512:real",
-               ["measure48.py", "--config", cfg(model), "--dtype", "bf16", "--autocast", "1", "--lora", "1",
-                "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05", "--lora-targets", targets, "--gc", gc,
-                "--attn", "sdpa", "--batch", "2", "--seq", "512", "--mode", "real"])
+        targets = attn_only if tg == "qkvo" else attn_only + ",w1,w2,w3"
+        yield loop_row(f"mixtral:{model}:lora-{tg}:r16:bf16+amp:{gc}:sdpa:b2s512:real", cfg(model), gc, targets)
     # Qwen-MoE's per-expert MLPs (gate_proj, up_proj, down_proj; Qwen2-MoE's shared expert and its gate too),
     # shrunk: 2 layers, hidden 1024, 16 experts, top 4, vocab 32000 (Qwen3-MoE is 4.51 and later: $T457 only)
     shrunk = dict(num_hidden_layers=2, hidden_size=1024, num_attention_heads=8, num_experts=16,
@@ -115,65 +128,39 @@ def moe_loop():
                               ("qwen3moe-shrunk", "qwen3-30b-a3b",
                                dict(num_key_value_heads=2, head_dim=128, moe_intermediate_size=768,
                                     intermediate_size=3072))]:
-        path = os.path.join(SCRATCH_CFG, name + ".json")
-        if not os.path.exists(path):
-            with open(cfg(base)) as f:
-                c = json.load(f)
-            c.update(shrunk, **extra)
-            with open(path, "w") as f:
-                json.dump(c, f, indent=1)
+        path = scratch_config(name, base, dict(shrunk, **extra))
         for gc, tg in [("off", "all"), ("reentrant", "all"), ("off", "qkvo")]:
-            targets = "q_proj,k_proj,v_proj,o_proj" + ("" if tg == "qkvo" else ",gate_proj,up_proj,down_proj")
-            yield (f"moe_loop:{name}:lora-{tg}:r16:bf16+amp:{gc}:sdpa:b2s512:real",
-               ["measure48.py", "--config", path, "--dtype", "bf16", "--autocast", "1", "--lora", "1",
-                "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05", "--lora-targets", targets, "--gc", gc,
-                "--attn", "sdpa", "--batch", "2", "--seq", "512", "--mode", "real"])
-
+            targets = attn_only if tg == "qkvo" else attn_only + ",gate_proj,up_proj,down_proj"
+            yield loop_row(f"moe_loop:{name}:lora-{tg}:r16:bf16+amp:{gc}:sdpa:b2s512:real", path, gc, targets)
     # gpt-oss (4.55 to 4.57: stacked experts looped over in training, $T457 only): gpt-oss-20b's layout
     # shrunk to 2 layers, hidden 1024, 16 experts of 1024, top 4, 8 heads of 64, 2 kv heads, vocab 32000
-    # (its special tokens moved inside the vocabulary); eager attention (sinks)
-    path = os.path.join(SCRATCH_CFG, "gptoss-shrunk.json")
-    if not os.path.exists(path):
-        with open(cfg("gpt-oss-20b")) as f:
-            c = json.load(f)
-        c.update(num_hidden_layers=2, hidden_size=1024, intermediate_size=1024, num_local_experts=16,
-                 num_experts_per_tok=4, num_attention_heads=8, num_key_value_heads=2, head_dim=64,
-                 vocab_size=32000, pad_token_id=31999, eos_token_id=31998)
-        c.pop("quantization_config", None)
-        c["layer_types"] = c["layer_types"][:2]
-        with open(path, "w") as f:
-            json.dump(c, f, indent=1)
+    # (its special tokens moved inside the vocabulary, its first two layer types); eager attention (sinks)
+    with open(cfg("gpt-oss-20b")) as f:
+        layer_types = json.load(f)["layer_types"][:2]
+    path = scratch_config("gptoss-shrunk", "gpt-oss-20b", dict(
+        num_hidden_layers=2, hidden_size=1024, intermediate_size=1024, num_local_experts=16, num_experts_per_tok=4,
+        num_attention_heads=8, num_key_value_heads=2, head_dim=64, vocab_size=32000, pad_token_id=31999,
+        eos_token_id=31998, layer_types=layer_types), drop=("quantization_config",))
     for gc, lora in itertools.product(("off", "reentrant"), (True, False)):
         tag = "lora-qkvo:r16" if lora else "full"
-        extra = ["--lora", "1", "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05",
-                 "--lora-targets", "q_proj,k_proj,v_proj,o_proj"] if lora else []
-        yield (f"moe_loop:gptoss-shrunk:{tag}:bf16+amp:{gc}:eager:b2s512:real",
-               ["measure48.py", "--config", path, "--dtype", "bf16", "--autocast", "1", *extra, "--gc", gc,
-                "--attn", "eager", "--batch", "2", "--seq", "512", "--mode", "real"])
+        yield loop_row(f"moe_loop:gptoss-shrunk:{tag}:bf16+amp:{gc}:eager:b2s512:real", path, gc,
+                       attn_only if lora else None, attn="eager")
     # DeepSeek-V3 (4.57: per-expert linears looped, a router parameter, fp32 routing weights unless autocast):
     # deepseek-v3.json shrunk to 2 layers (the first dense), hidden 1024, 16 experts of 512, top 4 in 4 groups
     # (2 picked), one shared expert, latent attention (q rank 256, kv rank 128, heads 8 of 64 + 32), vocab 32000.
     # Only the reentrant rows: without checkpointing the CPU's SDPA math path for latent attention keeps what
     # neither of vramfit's kernels does (NOTES.md §8; those two rows were run with --gc off, kept out).
-    path = os.path.join(SCRATCH_CFG, "dsv3-shrunk.json")
-    if not os.path.exists(path):
-        with open(cfg("deepseek-v3")) as f:
-            c = json.load(f)
-        c.update(num_hidden_layers=2, first_k_dense_replace=1, hidden_size=1024, intermediate_size=2048,
-                 moe_intermediate_size=512, n_routed_experts=16, num_experts_per_tok=4, n_group=4, topk_group=2,
-                 n_shared_experts=1, num_attention_heads=8, num_key_value_heads=8, q_lora_rank=256,
-                 kv_lora_rank=128, qk_rope_head_dim=32, qk_nope_head_dim=64, v_head_dim=64, vocab_size=32000)
-        c.pop("quantization_config", None)
-        with open(path, "w") as f:
-            json.dump(c, f, indent=1)
+    path = scratch_config("dsv3-shrunk", "deepseek-v3", dict(
+        num_hidden_layers=2, first_k_dense_replace=1, hidden_size=1024, intermediate_size=2048,
+        moe_intermediate_size=512, n_routed_experts=16, num_experts_per_tok=4, n_group=4, topk_group=2,
+        n_shared_experts=1, num_attention_heads=8, num_key_value_heads=8, q_lora_rank=256, kv_lora_rank=128,
+        qk_rope_head_dim=32, qk_nope_head_dim=64, v_head_dim=64, vocab_size=32000), drop=("quantization_config",))
     targets = "q_a_proj,q_b_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj,gate_proj,up_proj,down_proj"
-    for gc, lora in itertools.product(("reentrant",), (True, False)):
+    for lora in (True, False):
         tag = "lora-all:r16" if lora else "full"
-        extra = ["--lora", "1", "--lora-r", "16", "--lora-alpha", "16", "--lora-dropout", "0.05",
-                 "--lora-targets", targets] if lora else []
-        yield (f"moe_loop:dsv3-shrunk:{tag}:bf16+amp:{gc}:sdpa:b2s512:real",
-               ["measure48.py", "--config", path, "--dtype", "bf16", "--autocast", "1", *extra, "--gc", gc,
-                "--attn", "sdpa", "--batch", "2", "--seq", "512", "--mode", "real"])
+        yield loop_row(f"moe_loop:dsv3-shrunk:{tag}:bf16+amp:reentrant:sdpa:b2s512:real", path, "reentrant",
+                       targets if lora else None)
+
 
 def fsdp():
     for (b, s), gc in itertools.product(SIZES, ("reentrant", "nonreentrant")):
