@@ -306,17 +306,23 @@ fn check_misfit(
 
 /// What the estimate of a training run does not describe for this stack:
 /// a mixture of experts whose transformers 4 loop is not described
-/// (DeepSeek's, gpt-oss's).
+/// (DeepSeek-V2's), and ZeRO-3 counted as the paper does rather than as
+/// DeepSpeed allocates (measured in `scripts/measure/deepspeed/`).
 pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
-    let t = &s.train;
-    match s.arch.filter(|_| s.task == Task::Train) {
-        Some(a) if a.layer_kinds()[1].1 > 0 && legacy_experts_unknown(&a, t.transformers) => {
-            vec![Note::ExpertsAsGrouped {
-                family: a.family.label(),
-            }]
-        }
-        Some(_) | None => Vec::new(),
+    if s.task != Task::Train {
+        return Vec::new();
     }
+    let t = &s.train;
+    let experts = s
+        .arch
+        .filter(|a| a.layer_kinds()[1].1 > 0 && legacy_experts_unknown(a, t.transformers))
+        .map(|a| Note::ExpertsAsGrouped {
+            family: a.family.label(),
+        });
+    let p = &s.parallel;
+    let paper = (p.zero.get() == 3 && p.shard == Shard::Generic && p.offload == Offload::None)
+        .then_some(Note::PaperZero3);
+    experts.into_iter().chain(paper).collect()
 }
 
 /// The sequence length against the model's positions: past a learned

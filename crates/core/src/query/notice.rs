@@ -181,6 +181,9 @@ pub enum Note {
     /// vramfit does not describe for this family: its experts are
     /// estimated as transformers 5 groups them.
     ExpertsAsGrouped { family: &'static str },
+    /// ZeRO-3 by the paper's accounting (`shard=generic`), which is not
+    /// what DeepSpeed allocates (`scripts/measure/deepspeed/NOTES.md`).
+    PaperZero3,
 }
 
 impl Note {
@@ -190,6 +193,7 @@ impl Note {
             Note::ReadAsLlama { .. } => Key::LikeLlama,
             Note::BeyondTrainedContext { .. } => Key::Seq,
             Note::ExpertsAsGrouped { .. } => Key::Transformers,
+            Note::PaperZero3 => Key::Shard,
         }
     }
 }
@@ -208,6 +212,13 @@ impl fmt::Display for Note {
                 "transformers 4 runs {family}'s experts one at a time, a loop vramfit does not \
                  describe for this family: they are estimated as transformers 5 groups them, which \
                  can be several percent low"
+            ),
+            Note::PaperZero3 => f.write_str(
+                "ZeRO-3 is counted as the ZeRO paper does (the largest module gathered with its \
+                 gradient); DeepSpeed's own ZeRO-3 holds more, measured but not yet modelled: at its \
+                 defaults a 1 GB reduce bucket, and from its second step parameters gathered up to \
+                 stage3_max_live_parameters (1e9 elements, 2 GB in bf16). PyTorch's FSDP is \
+                 modelled: shard=fsdp1 or fsdp2",
             ),
             Note::BeyondTrainedContext { seq, positions } => write!(
                 f,
