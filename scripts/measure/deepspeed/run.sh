@@ -3,22 +3,10 @@
 # usage: run.sh OUT.jsonl   (GT venv with deepspeed 0.19.8; the venv's bin on PATH for ninja)
 set -e
 OUT=${1:?out.jsonl}
-HERE=$(cd "$(dirname "$0")" && pwd)
-PY=${PY:-$HOME/.gt-venv/bin/python}
-export PATH=$(dirname "$PY"):$PATH OMP_NUM_THREADS=1
-CFG=${CFG:-/work/scratch-ds}
-# Mistral-7B's layout cut to 2 layers of hidden 1024 (mistral-shrunk.json: num_hidden_layers 2,
-# hidden_size 1024, intermediate_size 3584, 8 heads, 2 kv heads, head_dim 128; vocab 32000)
-if [ ! -f "$CFG/mistral-shrunk.json" ]; then
-  mkdir -p "$CFG"
-  python3 - "$HERE/../../../crates/core/tests/fixtures/hf_configs/mistral-7b.json" "$CFG/mistral-shrunk.json" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c.update(num_hidden_layers=2, hidden_size=1024, intermediate_size=3584, num_attention_heads=8,
-         num_key_value_heads=2, head_dim=128)
-json.dump(c, open(sys.argv[2], "w"))
-PY
-fi
+. "$(dirname "$0")/common.sh"
+# Mistral-7B's layout cut to 2 layers of hidden 1024 (8 heads, 2 kv heads, head_dim 128, intermediate 3584;
+# vocab 32000)
+shrunk mistral-shrunk 2 1024 3584 8 2
 run() { nice -n 10 "$PY" "$HERE/zero3.py" --config "$CFG/mistral-shrunk.json" "$@" --out "$OUT"; }
 run --batch 2 --seq 256 --gc off --tag zero3:mistral-shrunk:full:bf16:off:sdpa:b2s256
 run --batch 2 --seq 256 --gc off --auto 1 --tag zero3:mistral-shrunk:full:bf16:off:sdpa:b2s256:auto
