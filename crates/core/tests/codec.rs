@@ -379,8 +379,9 @@ fn experts_undescribed_on_transformers_4_are_said() {
     assert_eq!(
         notes("model=deepseek-v2-lite&transformers=4.57"),
         ["transformers: transformers 4 runs DeepSeek-V2's experts one at a time, a loop vramfit \
-          does not describe for this family: they are estimated as transformers 5 groups them, \
-          which can be several percent low"]
+          does not describe for this family: they are estimated as transformers 5 groups them \
+          (measured exact with reentrant checkpointing; without checkpointing what the loop keeps \
+          is not counted)"]
     );
     for q in [
         "model=mixtral-8x7b&transformers=4.48",

@@ -160,6 +160,20 @@ def moe_loop():
         tag = "lora-all:r16" if lora else "full"
         yield loop_row(f"moe_loop:dsv3-shrunk:{tag}:bf16+amp:reentrant:sdpa:b2s512:real", path, "reentrant",
                        targets if lora else None)
+    # DeepSeek-V2 (4.57: `DeepseekV2MoE.moe` sorts the routed rows and runs each expert on its slice, a loop
+    # vramfit does not describe): deepseek-v2-lite.json shrunk as DeepSeek-V3 above (no q rank, 16 experts of
+    # 512, top 4 greedy), reentrant checkpointing only (the recompute hides the loop's saved tensors; without
+    # it the CPU's latent-attention path decides, NOTES.md §8); LoRA on the attention (4.x refuses it on the
+    # experts' gate/up/down) and full fine-tuning
+    path = scratch_config("dsv2-shrunk", "deepseek-v2-lite", dict(
+        num_hidden_layers=2, first_k_dense_replace=1, hidden_size=1024, intermediate_size=2048,
+        moe_intermediate_size=512, n_routed_experts=16, num_experts_per_tok=4, n_shared_experts=1,
+        num_attention_heads=8, num_key_value_heads=8, kv_lora_rank=128, qk_rope_head_dim=32, qk_nope_head_dim=64,
+        v_head_dim=64, vocab_size=32000), drop=("auto_map",))
+    for lora in (False, True):
+        tag = "lora-attn:r16" if lora else "full"
+        yield loop_row(f"moe_loop:dsv2-shrunk:{tag}:bf16+amp:reentrant:sdpa:b2s512:real", path, "reentrant",
+                       "q_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj" if lora else None)
 
 
 def fsdp():

@@ -210,8 +210,9 @@ impl fmt::Display for Note {
             Note::ExpertsAsGrouped { family } => write!(
                 f,
                 "transformers 4 runs {family}'s experts one at a time, a loop vramfit does not \
-                 describe for this family: they are estimated as transformers 5 groups them, which \
-                 can be several percent low"
+                 describe for this family: they are estimated as transformers 5 groups them \
+                 (measured exact with reentrant checkpointing; without checkpointing what the loop \
+                 keeps is not counted)"
             ),
             Note::PaperZero3 => f.write_str(
                 "ZeRO-3 is counted as the ZeRO paper does (the largest module gathered with its \
