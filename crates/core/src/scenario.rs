@@ -13,8 +13,8 @@ use crate::model::presets::{self, Preset};
 pub use crate::model::ArchOverrides;
 use crate::model::Architecture;
 pub use crate::train::run::{
-    Attn, Batch, Ckpt, Dtype, Gpus, GradAccum, LoraRank, Offload, Optimizer, Parallel, Prob, Quant,
-    SeqLen, Shard, Trainer, Training, Transformers, ZeroStage,
+    Attn, Batch, Ckpt, DsBuckets, Dtype, Gpus, GradAccum, LoraRank, Offload, Optimizer, Parallel,
+    Prob, Quant, SeqLen, Shard, Trainer, Training, Transformers, ZeroStage,
 };
 use crate::units::{Bytes, DisplayUnit};
 use serde::Serialize;

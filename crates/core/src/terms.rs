@@ -104,6 +104,15 @@ term_ids! {
     Buffers = Parameters, "buffers (RoPE tables, a causal mask)";
     LoraAdapters = Parameters, "LoRA adapters (fp32)";
     ZeroGathered = Parameters, "largest module gathered with its gradient (ZeRO-3)";
+    DsPersistent = Parameters, "parameters under stage3_param_persistence_threshold, whole on every GPU (DeepSpeed)";
+    DsGathered = Parameters, "parameters DeepSpeed keeps gathered from its second step (prefetched ahead, kept for reuse), up to stage3_max_live_parameters";
+    DsModule = Parameters, "the largest parameter, gathered while its module runs (DeepSpeed's first step)";
+    DsFlatAhead = Parameters, "flat all-gather buffers of the buckets prefetched ahead, until each bucket's last parameter is used (DeepSpeed, from its second step)";
+    DsMaster = OptimizerState, "fp32 master partition (DeepSpeed, from deepspeed.initialize)";
+    DsGradPartition = Gradients, "gradient partition in bf16 (DeepSpeed, from deepspeed.initialize)";
+    DsReduceBucket = Gradients, "reduce bucket of reduce_bucket_size elements (DeepSpeed, from deepspeed.initialize)";
+    DsReduceCat = Gradients, "the gradients of one reduce, concatenated (DeepSpeed: a full reduce bucket, or every gradient when they fit in one; counted at the end of backward)";
+    DsStepGrads = OptimizerTemporaries, "fp32 copy of the gradient partition, during the step (DeepSpeed)";
     FsdpRoot = Parameters, "FSDP1's root unit gathered whole (embeddings, final norm, head), from the first forward to the end of backward";
     FsdpLayer = Parameters, "one decoder layer gathered whole (FSDP1)";
     FsdpPrefetch = Parameters, "the next decoder layer, gathered ahead (FSDP1's backward prefetch)";

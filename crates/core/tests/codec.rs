@@ -5,9 +5,9 @@ mod common;
 
 use proptest::prelude::*;
 use vramfit_core::query::{
-    decode, decode_strict, encode, parse_count, FieldError, RawQuery, FIELDS,
+    decode, decode_strict, encode, parse_count, FieldError, Key, RawQuery, FIELDS,
 };
-use vramfit_core::scenario::{Dtype, ModelSpec};
+use vramfit_core::scenario::{Dtype, ModelSpec, Shard};
 use vramfit_core::Scenario;
 
 /// Counts in 0..=u64::MAX, or 1..=65536 with `small`.
@@ -405,10 +405,9 @@ fn zero3_by_the_paper_says_what_deepspeed_holds_beyond_it() {
     assert_eq!(
         notes("model=llama3.1-8b&gpus=8&zero=3"),
         ["shard: ZeRO-3 is counted as the ZeRO paper does (the largest module gathered with its \
-          gradient); DeepSpeed's own ZeRO-3 holds more, measured but not yet modelled: at its \
-          defaults a 1 GB reduce bucket, and from its second step parameters gathered up to \
-          stage3_max_live_parameters (1e9 elements, 2 GB in bf16). PyTorch's FSDP is \
-          modelled: shard=fsdp1 or fsdp2"]
+          gradient); DeepSpeed's own ZeRO-3 holds more (at its defaults a 1 GB reduce bucket, and \
+          from its second step parameters gathered up to stage3_max_live_parameters): \
+          shard=deepspeed models it, shard=fsdp1 or fsdp2 PyTorch's FSDP"]
     );
     for q in [
         // DeepSpeed's offload and its ZeRO-1/2 are not measured; FSDP is modelled
@@ -417,9 +416,51 @@ fn zero3_by_the_paper_says_what_deepspeed_holds_beyond_it() {
         "model=llama3.1-8b&gpus=8&zero=3&shard=fsdp1",
         "model=llama3.1-8b&gpus=8&zero=3&shard=fsdp2",
         "task=infer&model=llama3.1-8b&gpus=8&zero=3",
+        // below stage3_max_live_parameters DeepSpeed's gathered set is exact
+        "model=qwen2.5-0.5b&gpus=8&zero=3&shard=deepspeed&dtype=mixed_bf16",
     ] {
         assert!(notes(q).is_empty(), "{q}");
     }
+}
+
+/// `shard=deepspeed` (issue 16): above `stage3_max_live_parameters` its
+/// gathered set is an upper bound, said next to `shard`; what it was not
+/// measured with is refused next to the field, and `ds_buckets` is unused
+/// without it.
+#[test]
+fn deepspeed_says_where_it_is_a_bound_and_refuses_what_is_not_measured() {
+    assert_eq!(
+        notes("model=llama3.1-8b&gpus=8&zero=3&shard=deepspeed&dtype=mixed_bf16"),
+        ["shard: this model has more than stage3_max_live_parameters (1e9) parameters: from its \
+          second step DeepSpeed keeps gathered what its prefetcher reached, counted here as the \
+          cap plus the largest parameter (an upper bound; which parameters depends on the module \
+          order, not traced)"]
+    );
+    let ds = "model=qwen2.5-0.5b&gpus=8&shard=deepspeed";
+    for (q, key, shard) in [
+        ("&zero=2&dtype=mixed_bf16", Key::Shard, Shard::Generic),
+        ("&zero=3&dtype=bf16", Key::Shard, Shard::Generic),
+        (
+            "&zero=3&dtype=mixed_bf16&offload=optimizer",
+            Key::Offload,
+            Shard::Deepspeed,
+        ),
+        (
+            "&zero=3&dtype=mixed_bf16&quant=nf4&lora_r=16",
+            Key::Shard,
+            Shard::Generic,
+        ),
+    ] {
+        let d = decode(&RawQuery::parse(&format!("{ds}{q}")));
+        assert_eq!(d.scenario.parallel.shard, shard, "{q}");
+        let keys: Vec<Option<Key>> = d.notices.iter().map(|n| n.field_key()).collect();
+        assert_eq!(keys, [Some(key)], "{q}");
+    }
+    let d = decode(&RawQuery::parse("model=qwen2.5-0.5b&ds_buckets=auto"));
+    assert_eq!(
+        d.notices.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+        ["ds_buckets is not used: only DeepSpeed (shard=deepspeed) has these buckets"]
+    );
 }
 
 /// Issue 9, finding 10: GPT-2's 1024 learned positions make PyTorch fail at

@@ -7,6 +7,7 @@ use common::scenario;
 use proptest::prelude::*;
 use vramfit_core::model::presets::preset;
 use vramfit_core::query::{decode, encode, RawQuery};
+use vramfit_core::scenario::Shard;
 use vramfit_core::train::{estimate, zero_partition};
 use vramfit_core::{Bytes, Component, Estimate, EstimateError, Phase, PhaseReport};
 
@@ -479,7 +480,13 @@ proptest! {
             let state = phase(&e, 2, 1, Phase::Forward).components.get(Component::OptimizerState).get();
             for p1 in e.phases.iter().filter(|p| p.iteration == 1 && matches!(p.phase, Phase::Forward | Phase::Backward)) {
                 let p2 = phase(&e, 2, p1.micro_step, p1.phase);
-                prop_assert_eq!(alloc(p2), alloc(p1) + state);
+                // DeepSpeed keeps parameters gathered from its second step
+                // (its first gathers one module at a time): more, never less.
+                if s.parallel.shard == Shard::Deepspeed {
+                    prop_assert!(alloc(p2) >= alloc(p1) + state);
+                } else {
+                    prop_assert_eq!(alloc(p2), alloc(p1) + state);
+                }
             }
         }
     }

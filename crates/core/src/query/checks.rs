@@ -9,8 +9,8 @@ use crate::model::family::Positions;
 use crate::model::presets;
 use crate::model::Family;
 use crate::scenario::{
-    ArchOverrides, Attn, Capacity, ModelSpec, Offload, Quant, Scenario, SeqLen, Shard, ShortText,
-    Task, Training, Transformers, View,
+    ArchOverrides, Attn, Capacity, DsBuckets, Dtype, ModelSpec, Offload, Quant, Scenario, SeqLen,
+    Shard, ShortText, Task, Training, Transformers, View,
 };
 use crate::train::{legacy_experts_unknown, Targets};
 
@@ -225,6 +225,7 @@ pub(super) fn check_stack(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut
         );
         s.parallel.shard = Shard::Generic;
     }
+    check_deepspeed(s, texts, notices);
     if s.parallel.shard != Shard::Fsdp1
         && s.parallel.backward_prefetch != default.parallel.backward_prefetch
     {
@@ -304,10 +305,54 @@ fn check_misfit(
     t.lora_targets = used;
 }
 
+/// DeepSpeed's ZeRO-3 as measured: full sharding, its bf16 (fp32 master
+/// partitions: `mixed_bf16`), nothing offloaded, no quantized base; its
+/// bucket sizes only under it.
+fn check_deepspeed(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let p = &s.parallel;
+    if p.shard == Shard::Deepspeed && p.offload != Offload::None {
+        conflict(
+            notices,
+            texts,
+            Key::Offload,
+            "DeepSpeed's offload is not modelled (not measured): offload needs shard=generic"
+                .into(),
+        );
+        s.parallel.offload = Offload::None;
+    }
+    let p = &s.parallel;
+    let why = if p.shard != Shard::Deepspeed {
+        None
+    } else if p.zero.get() != 3 {
+        Some("DeepSpeed is modelled for ZeRO-3: set zero=3")
+    } else if s.train.dtype != Dtype::MixedBf16 {
+        Some(
+            "DeepSpeed is modelled in its bf16, which keeps fp32 master partitions: set \
+             dtype=mixed_bf16 (other precisions under DeepSpeed are not measured)",
+        )
+    } else if s.train.quant != Quant::None {
+        Some("DeepSpeed over a quantized base is not modelled (not measured): use shard=generic")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        conflict(notices, texts, Key::Shard, why.into());
+        s.parallel.shard = Shard::Generic;
+    }
+    if s.parallel.shard != Shard::Deepspeed && s.parallel.ds_buckets != DsBuckets::Default {
+        notices.push(Notice::Unused {
+            key: Key::DsBuckets,
+            because: "only DeepSpeed (shard=deepspeed) has these buckets".into(),
+        });
+        s.parallel.ds_buckets = DsBuckets::Default;
+    }
+}
+
 /// What the estimate of a training run does not describe for this stack:
 /// a mixture of experts whose transformers 4 loop is not described
-/// (DeepSeek-V2's), and ZeRO-3 counted as the paper does rather than as
-/// DeepSpeed allocates (measured in `scripts/measure/deepspeed/`).
+/// (DeepSeek-V2's), ZeRO-3 counted as the paper does rather than as
+/// DeepSpeed allocates (measured in `scripts/measure/deepspeed/`), and
+/// DeepSpeed's gathered set past its live cap (an upper bound).
 pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
     if s.task != Task::Train {
         return Vec::new();
@@ -322,7 +367,11 @@ pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
     let p = &s.parallel;
     let paper = (p.zero.get() == 3 && p.shard == Shard::Generic && p.offload == Offload::None)
         .then_some(Note::PaperZero3);
-    experts.into_iter().chain(paper).collect()
+    let capped = (p.shard == Shard::Deepspeed
+        && s.arch
+            .is_some_and(|a| a.params() > crate::train::breakdown::DS_MAX_LIVE))
+    .then_some(Note::DeepspeedLiveCap);
+    experts.into_iter().chain(paper).chain(capped).collect()
 }
 
 /// The sequence length against the model's positions: past a learned

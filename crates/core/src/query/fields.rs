@@ -13,9 +13,9 @@ use crate::model::presets;
 use crate::model::WeightFormat;
 use crate::model::{ArchNum, Family};
 use crate::scenario::{
-    ArchOverrides, Attn, Batch, Capacity, Ckpt, Dtype, Gpus, GradAccum, HubId, Iters, Leak,
-    LoraRank, ModelSpec, Offload, Optimizer, Overhead, Parallel, ParamCount, Prob, Quant, Scenario,
-    SeqLen, Shard, ShortText, Task, Trainer, Training, Transformers, View, ZeroStage,
+    ArchOverrides, Attn, Batch, Capacity, Ckpt, DsBuckets, Dtype, Gpus, GradAccum, HubId, Iters,
+    Leak, LoraRank, ModelSpec, Offload, Optimizer, Overhead, Parallel, ParamCount, Prob, Quant,
+    Scenario, SeqLen, Shard, ShortText, Task, Trainer, Training, Transformers, View, ZeroStage,
 };
 use crate::train::Targets;
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
@@ -1277,7 +1277,7 @@ pub const FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Sharding library",
-        help: "Who shards over the GPUs: ZeRO's stages as the paper describes them (no particular library), or PyTorch's FSDP1 or FSDP2 (fully_shard) as accelerate's FSDP plugin sets it up (full sharding: zero=3; whole decoder layers and, under LoRA, each adapter as units; FSDP2 also keeps all-gather and reduce-scatter buffers, measured on transformers 5).",
+        help: "Who shards over the GPUs: ZeRO's stages as the paper describes them (no particular library), PyTorch's FSDP1 or FSDP2 (fully_shard) as accelerate's FSDP plugin sets it up (full sharding: zero=3; whole decoder layers and, under LoRA, each adapter as units; FSDP2 also keeps all-gather and reduce-scatter buffers, measured on transformers 5), or DeepSpeed's ZeRO-3 in bf16 (zero=3, dtype=mixed_bf16: its reduce bucket, and from the second step the parameters its prefetcher keeps gathered).",
         implied: |_| "generic".into(),
         apply: |d, v| {
             d.parallel.shard = choice(v, Shard::from_key, Shard::keys_joined)?;
@@ -1298,6 +1298,20 @@ pub const FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| (!s.parallel.backward_prefetch).then(|| "false".to_string()),
+    },
+    Field {
+        key: Key::DsBuckets,
+        kind: FieldKind::Choice(DsBuckets::OPTIONS),
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "DeepSpeed bucket sizes",
+        help: "Where DeepSpeed's ZeRO-3 sizes come from (shard=deepspeed): its own defaults, as accelerate config leaves them (a 5e8-element reduce bucket, 1 GB in bf16; parameters under 1e5 elements kept whole), or transformers' fill-ins for \"auto\" in a ds_config.json (reduce bucket hidden², under 10·hidden kept whole).",
+        implied: |_| "default".into(),
+        apply: |d, v| {
+            d.parallel.ds_buckets = choice(v, DsBuckets::from_key, DsBuckets::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.ds_buckets != DsBuckets::Default).then(|| s.parallel.ds_buckets.key().to_string()),
     },
     Field {
         key: Key::CtxMib,

@@ -117,6 +117,7 @@ keys! {
     Offload = "offload",
     Shard = "shard",
     BackwardPrefetch = "backward_prefetch",
+    DsBuckets = "ds_buckets",
     CtxMib = "ctx_mib",
     ReservePct = "reserve_pct",
     Gpu = "gpu",

@@ -184,6 +184,9 @@ pub enum Note {
     /// ZeRO-3 by the paper's accounting (`shard=generic`), which is not
     /// what DeepSpeed allocates (`scripts/measure/deepspeed/NOTES.md`).
     PaperZero3,
+    /// DeepSpeed's gathered set above `stage3_max_live_parameters`: an
+    /// upper bound (the cap and the largest parameter), not traced.
+    DeepspeedLiveCap,
 }
 
 impl Note {
@@ -193,7 +196,7 @@ impl Note {
             Note::ReadAsLlama { .. } => Key::LikeLlama,
             Note::BeyondTrainedContext { .. } => Key::Seq,
             Note::ExpertsAsGrouped { .. } => Key::Transformers,
-            Note::PaperZero3 => Key::Shard,
+            Note::PaperZero3 | Note::DeepspeedLiveCap => Key::Shard,
         }
     }
 }
@@ -216,10 +219,16 @@ impl fmt::Display for Note {
             ),
             Note::PaperZero3 => f.write_str(
                 "ZeRO-3 is counted as the ZeRO paper does (the largest module gathered with its \
-                 gradient); DeepSpeed's own ZeRO-3 holds more, measured but not yet modelled: at its \
-                 defaults a 1 GB reduce bucket, and from its second step parameters gathered up to \
-                 stage3_max_live_parameters (1e9 elements, 2 GB in bf16). PyTorch's FSDP is \
-                 modelled: shard=fsdp1 or fsdp2",
+                 gradient); DeepSpeed's own ZeRO-3 holds more (at its defaults a 1 GB reduce \
+                 bucket, and from its second step parameters gathered up to \
+                 stage3_max_live_parameters): shard=deepspeed models it, shard=fsdp1 or fsdp2 \
+                 PyTorch's FSDP",
+            ),
+            Note::DeepspeedLiveCap => f.write_str(
+                "this model has more than stage3_max_live_parameters (1e9) parameters: from its \
+                 second step DeepSpeed keeps gathered what its prefetcher reached, counted here \
+                 as the cap plus the largest parameter (an upper bound; which parameters depends \
+                 on the module order, not traced)",
             ),
             Note::BeyondTrainedContext { seq, positions } => write!(
                 f,

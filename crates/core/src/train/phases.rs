@@ -19,6 +19,10 @@ const PARAMS: TermSet = TermSet::of(&[
     T::Buffers,
     T::LoraAdapters,
     T::ZeroGathered,
+    T::DsPersistent,
+    T::DsMaster,
+    T::DsGradPartition,
+    T::DsReduceBucket,
 ]);
 /// The optimizer state once complete.
 const STATE: TermSet = TermSet::of(&[
@@ -151,10 +155,12 @@ pub(super) fn build(
     let mut raw: Vec<Raw> = Vec::with_capacity(13);
     raw.push((0, 1, Phase::Init, Moment::End, PARAMS, PARAMS));
     for iteration in [1u32, 2] {
+        // From the second step DeepSpeed keeps parameters gathered
+        // through forward and backward (`deepspeed.rs`).
         let state = if iteration == 1 {
             TermSet::EMPTY
         } else {
-            STATE
+            STATE.with(T::DsGathered)
         };
         let micro_steps: &[u32] = if accumulate { &[1, 2] } else { &[1] };
         for &micro in micro_steps {
@@ -164,8 +170,9 @@ pub(super) fn build(
             } else {
                 base(state)
             };
-            let (peak_fwd, end_fwd) = forward(&m, start);
-            let (at, peak_bwd) = backward(&m, start, end_fwd, micro);
+            let first_step = iteration == 1;
+            let (peak_fwd, end_fwd) = forward(&m, start, first_step);
+            let (at, peak_bwd) = backward(&m, start, end_fwd, micro, first_step);
             raw.push((
                 iteration,
                 micro,
@@ -180,7 +187,7 @@ pub(super) fn build(
                 Phase::Backward,
                 at,
                 peak_bwd,
-                start.with(T::Grads),
+                start.with(T::Grads).without(TermSet::of(&[T::DsGathered])),
             ));
         }
         raw.extend(step(iteration));
@@ -204,7 +211,16 @@ fn base(state: TermSet) -> TermSet {
 /// fp32 upcast and the log-softmax at once; under checkpointing the last
 /// layer's own forward (everything it creates lives until it ends) can be
 /// higher, and without it the last layer's forward with DoRA's transient.
-fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
+/// In the first step DeepSpeed gathers each module while it runs (the
+/// head's matmul, with the logits it makes); from the second, the flat
+/// buffers of what it prefetched are alive as forward starts
+/// (`deepspeed.rs`).
+fn forward(m: &Moments, start: TermSet, first_step: bool) -> (TermSet, TermSet) {
+    let (module, ahead) = if first_step {
+        (TermSet::of(&[T::DsModule]), TermSet::EMPTY)
+    } else {
+        (TermSet::EMPTY, TermSet::of(&[T::DsFlatAhead]))
+    };
     let end_fwd = start.union(SAVED).union(TermSet::of(&[
         T::CopiesSaved,
         T::LogSoftmax,
@@ -227,7 +243,13 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         ]));
     // FSDP2's first moment: the embedding gathered, its all-gather output
     // still held, and layer 0's being gathered (`fsdp.rs`).
-    let gather = start.union(TermSet::of(&[T::FsdpRoot, T::Fsdp2Start]));
+    let gather = start
+        .union(TermSet::of(&[T::FsdpRoot, T::Fsdp2Start]))
+        .union(ahead);
+    let head = start
+        .union(SAVED)
+        .union(TermSet::of(&[T::CopiesSaved, T::LogitsOut]))
+        .union(module);
     let peak = if m.p.recompute {
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesTransient,
@@ -249,7 +271,7 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         let matmul = around.union(TermSet::of(&[T::LayerForwardQuant, T::DequantizedFwd]));
         let dora = around.with(T::DoraTransient);
         let attn = around.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
-        m.highest(loss, &[gather, mlp, down, matmul, dora, attn])
+        m.highest(loss, &[gather, mlp, down, matmul, dora, attn, head])
     } else {
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesSaved,
@@ -263,9 +285,9 @@ fn forward(m: &Moments, start: TermSet) -> (TermSet, TermSet) {
         let attn = layer.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
         let experts = layer.with(T::ExpertsLoopForward);
         if m.p.terms.bytes(T::ExpertsLoopForward) > 0 {
-            m.highest(loss, &[gather, layer, attn, experts])
+            m.highest(loss, &[gather, layer, attn, experts, head])
         } else {
-            m.highest(loss, &[gather, layer, attn])
+            m.highest(loss, &[gather, layer, attn, head])
         }
     };
     (peak, end_fwd)
@@ -281,6 +303,7 @@ fn end_of_backward(m: &Moments, start: TermSet) -> TermSet {
         T::EmbeddingGrad,
         T::FsdpRoot,
         T::Fsdp2EndUnit,
+        T::DsReduceCat,
     ]);
     if m.p.terms.bytes(T::Fsdp2EndGrads) > 0 {
         start.union(all).union(TermSet::of(&[
@@ -313,8 +336,15 @@ fn fsdp2_reduce_scatter(start: TermSet) -> TermSet {
 
 /// Backward's peak from `start`: the highest of the moments that can hold
 /// it (the first of equals, in time order), from the loss's gradients to
-/// the end's.
-fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Moment, TermSet) {
+/// the end's. In the first step DeepSpeed gathers the head again for its
+/// backward.
+fn backward(
+    m: &Moments,
+    start: TermSet,
+    end_fwd: TermSet,
+    micro: u32,
+    first_step: bool,
+) -> (Moment, TermSet) {
     let p = m.p;
     // Under FSDP1 the root stays gathered through backward, and from the
     // head's backward on the next layer is gathered ahead (`fsdp.rs`).
@@ -332,13 +362,24 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
         T::Fsdp2HeadPrefetch,
         T::Fsdp2Tail,
     ]));
+    let head = if first_step {
+        head.with(T::DsModule)
+    } else {
+        head
+    };
     let head_moment = if p.amp_head {
         head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGradCopy]))
     } else {
         head.union(TermSet::of(&[T::LogitsGradOut, T::HeadGrad]))
     };
     let head_cast = head.union(TermSet::of(&[T::HeadGradCopy, T::HeadGrad]));
-    let end_moment = end_of_backward(m, start);
+    // DeepSpeed releases each module's parameters after its backward (no
+    // later use in the step): by layer 0's backward only it and the
+    // embedding are gathered, in every step (`deepspeed.rs`).
+    let late = start
+        .without(TermSet::of(&[T::DsGathered]))
+        .with(T::DsModule);
+    let end_moment = end_of_backward(m, late);
     let mut best = (Moment::Start, logits_moment, m.total(logits_moment));
     let mut consider = |at: Moment, x: TermSet, bytes: u128| {
         if bytes > best.2 {
@@ -403,7 +444,7 @@ fn backward(m: &Moments, start: TermSet, end_fwd: TermSet, micro: u32) -> (Momen
             consider(Moment::Middle, attn(last), m.total(attn(last)));
         }
     }
-    let first = first_layer(p, start, micro);
+    let first = first_layer(p, late, micro);
     inside(m, first, true, |x, b| consider(Moment::End, x, b));
     if scores && p.recompute {
         consider(Moment::End, attn(first), m.total(attn(first)));
@@ -509,9 +550,9 @@ fn first_layer(p: &Breakdown, start: TermSet, micro: u32) -> TermSet {
 fn step(iteration: u32) -> [Raw; 2] {
     let after = base(STATE).with(T::Grads);
     let step_peak = if iteration == 1 {
-        base(STATE_FIRST_STEP).union(TermSet::of(&[T::Grads, T::TempsFirstStep]))
+        base(STATE_FIRST_STEP).union(TermSet::of(&[T::Grads, T::TempsFirstStep, T::DsStepGrads]))
     } else {
-        base(STATE).union(TermSet::of(&[T::Grads, T::Temps]))
+        base(STATE).union(TermSet::of(&[T::Grads, T::Temps, T::DsStepGrads]))
     };
     [
         (

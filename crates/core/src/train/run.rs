@@ -176,6 +176,24 @@ choice_enum! {
         /// and head) as units of their own, and the all-gather and
         /// reduce-scatter buffers FSDP2 keeps beside them.
         Fsdp2 = "fsdp2", "FSDP2 (fully_shard, accelerate's fsdp_version 2)",
+        /// DeepSpeed 0.19's ZeRO-3 as accelerate and the Trainer set it up
+        /// (bf16: fp32 master partitions): its partitions and reduce bucket
+        /// from `deepspeed.initialize`, and from the second step the
+        /// parameters its prefetcher keeps gathered (`breakdown/deepspeed.rs`).
+        Deepspeed = "deepspeed", "DeepSpeed ZeRO-3 (0.19)",
+    }
+}
+
+choice_enum! {
+    /// Where DeepSpeed's ZeRO-3 bucket sizes come from.
+    pub enum DsBuckets {
+        /// DeepSpeed's own defaults, as `accelerate config` leaves them:
+        /// `reduce_bucket_size` 5e8, `stage3_param_persistence_threshold` 1e5.
+        Default = "default", "DeepSpeed's defaults (accelerate config)",
+        /// transformers' fill-ins for `"auto"` in a ds_config.json
+        /// (`integrations/deepspeed.py`): reduce bucket h², persistence
+        /// threshold 10·h.
+        Auto = "auto", "transformers' \"auto\" (a Trainer ds_config.json)",
     }
 }
 
@@ -186,6 +204,7 @@ impl Shard {
             Shard::Generic => "ZeRO",
             Shard::Fsdp1 => "FSDP1",
             Shard::Fsdp2 => "FSDP2",
+            Shard::Deepspeed => "DeepSpeed",
         }
     }
 
@@ -193,7 +212,7 @@ impl Shard {
     pub const fn fsdp(self) -> bool {
         match self {
             Shard::Fsdp1 | Shard::Fsdp2 => true,
-            Shard::Generic => false,
+            Shard::Generic | Shard::Deepspeed => false,
         }
     }
 }
@@ -317,6 +336,8 @@ pub struct Parallel {
     /// FSDP1's `backward_prefetch=BACKWARD_PRE` (accelerate's default
     /// answer) rather than none.
     pub backward_prefetch: bool,
+    /// DeepSpeed's bucket sizes (`shard=deepspeed`).
+    pub ds_buckets: DsBuckets,
 }
 
 impl Training {
@@ -403,6 +424,7 @@ impl Default for Parallel {
             offload: Offload::None,
             shard: Shard::Generic,
             backward_prefetch: true,
+            ds_buckets: DsBuckets::Default,
         }
     }
 }

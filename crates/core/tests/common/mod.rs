@@ -97,6 +97,10 @@ pub fn queries() -> impl Strategy<Value = String> {
             // FSDP1 with full sharding only.
             if fsdp && z == 3 {
                 q.push_str(&format!("&shard=fsdp1&backward_prefetch={prefetch}"));
+            } else if z == 3 && dtype == Dtype::MixedBf16 {
+                // DeepSpeed's ZeRO-3, with either bucket setting.
+                let buckets = if prefetch { "default" } else { "auto" };
+                q.push_str(&format!("&shard=deepspeed&ds_buckets={buckets}"));
             }
             q
         })

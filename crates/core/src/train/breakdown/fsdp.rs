@@ -44,7 +44,7 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let par = &x.s.parallel;
     // FSDP2 always prefetches one unit in backward (no option).
     let prefetch = match par.shard {
-        Shard::Generic => return,
+        Shard::Generic | Shard::Deepspeed => return,
         Shard::Fsdp1 => par.backward_prefetch,
         Shard::Fsdp2 => true,
     };
@@ -55,7 +55,7 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     // is FSDP2's tail when it holds the tied embedding (`fsdp2`).
     let kept = match par.shard {
         Shard::Fsdp2 if !x.a.tied => 0,
-        Shard::Generic | Shard::Fsdp1 | Shard::Fsdp2 => root,
+        Shard::Generic | Shard::Fsdp1 | Shard::Fsdp2 | Shard::Deepspeed => root,
     };
     put(
         T::FsdpRoot,
@@ -87,7 +87,7 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         // once the logits' gradient is made: from the head's matmul on.
         let at = match par.shard {
             Shard::Fsdp2 => T::Fsdp2HeadPrefetch,
-            Shard::Generic | Shard::Fsdp1 => T::FsdpHeadPrefetch,
+            Shard::Generic | Shard::Fsdp1 | Shard::Deepspeed => T::FsdpHeadPrefetch,
         };
         if !(x.ckpt == Ckpt::Reentrant && x.c.stack.ckpt_outside_fsdp_units) {
             put(at, Term::of(&[(one, U::Params), (pb, U::BytesEach)]));

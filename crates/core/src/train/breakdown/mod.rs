@@ -6,6 +6,7 @@
 mod activations;
 mod copies;
 mod cuda;
+mod deepspeed;
 mod fsdp;
 mod grads;
 mod logits;
@@ -20,6 +21,7 @@ use crate::model::{Architecture, KvGeometry, ParamStats};
 use crate::scenario::Scenario;
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::EstimateError;
+pub(crate) use deepspeed::MAX_LIVE as DS_MAX_LIVE;
 pub(crate) use params::Quantized;
 
 /// Everything the phases are built from: the value of every term, and what
@@ -284,6 +286,7 @@ pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
     logits::add(&x, &mut put);
     recompute::add(&x, &mut put);
     fsdp::add(&x, &mut put);
+    deepspeed::add(&x, &mut put);
     cuda::add(&x, &mut put);
     put(
         T::Dataset,

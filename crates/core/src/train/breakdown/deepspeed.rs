@@ -1,0 +1,220 @@
+//! DeepSpeed 0.19's ZeRO-3 (`shard=deepspeed`), in bf16 as accelerate and
+//! the Trainer set it up: what `deepspeed.initialize` allocates (each
+//! rank's fp32 master partition, its bf16 gradient partition, the reduce
+//! bucket), the parameters too small to partition, the step's fp32
+//! gradient copy, and the parameters its prefetcher keeps gathered from the
+//! second step on. These terms replace ZeRO-3's "largest module" and the
+//! master and gradient terms of `mixed_bf16`.
+//!
+//! Source: DeepSpeed 0.19.8 `runtime/zero/stage3.py`
+//! (`_create_fp32_partitions`, `_setup_for_real_optimizer`: the gradient
+//! partitions and `reduce_bucket_size`'s buffer, allocated whole;
+//! `_prepare_fp32_grad_for_sub_group`), `partition_parameters.py`
+//! (`ds_persist` under `stage3_param_persistence_threshold`),
+//! `partitioned_param_coordinator.py` (prefetch up to
+//! `stage3_max_live_parameters`, reuse within `stage3_max_reuse_distance`);
+//! transformers 5.23 `integrations/deepspeed.py` ("auto": reduce bucket h²,
+//! persistence 10·h). Measured: rank 0 of 2 on the CPU, real tensors
+//! (`tests/fixtures/deepspeed_rows.jsonl`, `scripts/measure/deepspeed/NOTES.md`).
+
+use super::Inputs;
+use crate::model::Place;
+use crate::terms::{Term, TermId as T, Unit as U};
+use crate::train::run::{DsBuckets, Shard};
+
+/// `stage3_max_live_parameters`' default: the prefetcher gathers ahead
+/// until this many elements are gathered (DeepSpeed `config.py`).
+pub const MAX_LIVE: u128 = 1_000_000_000;
+/// `reduce_bucket_size`'s default, in elements.
+const REDUCE_BUCKET: u128 = 500_000_000;
+/// `stage3_param_persistence_threshold`'s default, in elements.
+const PERSISTENCE: u128 = 100_000;
+/// `stage3_prefetch_bucket_size`'s default, in elements.
+const PREFETCH_BUCKET: u128 = 50_000_000;
+
+/// The parameters by how DeepSpeed holds them: below the persistence
+/// threshold (whole on every rank, never released), and the others
+/// (partitioned, gathered when used).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Held {
+    /// Bytes of the persistent parameters.
+    pub persistent: u128,
+    /// Elements and bytes (at their own dtype) of the partitioned ones.
+    pub partitioned: u128,
+    pub partitioned_bytes: u128,
+    /// Elements of the largest partitioned parameter.
+    pub largest: u128,
+    /// Elements of the flat buffers of the buckets prefetched ahead of
+    /// the first fetch ([`Prefetch`]).
+    pub flat_ahead: u128,
+}
+
+/// The second step's prefetch from its first fetch (the model itself,
+/// which has no parameters of its own), in parameter order: each fetch pops one bucket of at least `stage3_prefetch_bucket_size`
+/// elements (the last parameter may pass it) until `MAX_LIVE` are gathered.
+/// A bucket of several parameters is gathered into one flat buffer, then
+/// each parameter copied out of it (`torch.cat`); the buffer lives until
+/// the bucket's last parameter is used (`AllGatherCoalescedHandle`).
+struct Prefetch {
+    bucket_size: u128,
+    live: u128,
+    bucket: (u128, u32),
+    flat: u128,
+}
+
+impl Prefetch {
+    fn pop(&mut self, elems: u128) {
+        if self.live >= MAX_LIVE {
+            return;
+        }
+        self.live += elems;
+        self.bucket = (self.bucket.0 + elems, self.bucket.1 + 1);
+        if self.bucket.0 >= self.bucket_size {
+            self.close();
+        }
+    }
+
+    fn close(&mut self) {
+        if self.bucket.1 > 1 {
+            self.flat += self.bucket.0;
+        }
+        self.bucket = (0, 0);
+    }
+}
+
+impl Held {
+    fn add(&mut self, elems: u128, bytes_each: u128, threshold: u128) {
+        if elems == 0 {
+            return;
+        }
+        if elems < threshold {
+            self.persistent += elems * bytes_each;
+        } else {
+            self.partitioned += elems;
+            self.partitioned_bytes += elems * bytes_each;
+            self.largest = self.largest.max(elems);
+        }
+    }
+}
+
+/// Each parameter (weights, biases, LoRA's `A` and `B` in fp32), layer by
+/// layer in `model.parameters()` order, sorted by the persistence
+/// threshold, and the second step's prefetch over them.
+pub(crate) fn held(x: &Inputs) -> Held {
+    let (threshold, bucket_size) = match x.s.parallel.ds_buckets {
+        DsBuckets::Default => (PERSISTENCE, PREFETCH_BUCKET),
+        DsBuckets::Auto => (10 * x.h, x.h * x.h * 9 / 10),
+    };
+    // Each place's parameters (elements, bytes each), in order.
+    let mut places: Vec<(Place, Vec<(u128, u128)>)> = Vec::new();
+    x.a.for_each_tensor_as(x.s.train.expert_layout(), |place: Place, t| {
+        if places.last().is_none_or(|(p, _)| *p != place) {
+            places.push((place, Vec::new()));
+        }
+        let Some((_, list)) = places.last_mut() else {
+            return;
+        };
+        for _ in 0..t.modules() {
+            list.push((t.tensor_elems(), x.pb));
+            // A bias is a parameter of its own (each expert's).
+            list.push(((t.elems() - t.weight_elems()) / t.modules(), x.pb));
+        }
+        if let Some(lo) = x.lora.filter(|lo| t.module().is_some_and(|m| lo.adapts(m))) {
+            let r = t.lora_rank(lo.r);
+            for _ in 0..t.modules() {
+                list.push((r * u128::from(t.cols), 4));
+                list.push((r * u128::from(t.rows), 4));
+            }
+        }
+    });
+    let mut held = Held::default();
+    let mut prefetch = Prefetch {
+        bucket_size,
+        live: 0,
+        bucket: (0, 0),
+        flat: 0,
+    };
+    for (place, list) in &places {
+        for _ in 0..place.copies() {
+            for &(elems, bytes_each) in list {
+                held.add(elems, bytes_each, threshold);
+                if elems >= threshold {
+                    prefetch.pop(elems);
+                }
+            }
+        }
+    }
+    prefetch.close();
+    held.flat_ahead = prefetch.flat;
+    held
+}
+
+/// DeepSpeed's terms (none under another sharding).
+pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
+    if x.s.parallel.shard != Shard::Deepspeed {
+        return;
+    }
+    let (gpus, pb, trainable) = (x.gpus, x.pb, x.trainable);
+    // The optimizer's fp32 master partition and the bf16 gradient
+    // partition exist from `deepspeed.initialize` (for LoRA's fp32
+    // adapters too): not `mixed_bf16`'s master and gradient terms.
+    put(T::Master, Term::ZERO);
+    put(T::Grads, Term::ZERO);
+    put(T::GradsButFirst, Term::ZERO);
+    put(
+        T::DsMaster,
+        Term::of(&[(trainable, U::Params), (4, U::BytesEach)]).split(gpus, true),
+    );
+    put(
+        T::DsGradPartition,
+        Term::of(&[(trainable, U::Params), (pb, U::BytesEach)]).split(gpus, true),
+    );
+    let bucket = match x.s.parallel.ds_buckets {
+        DsBuckets::Default => REDUCE_BUCKET,
+        DsBuckets::Auto => x.h * x.h,
+    };
+    put(
+        T::DsReduceBucket,
+        Term::of(&[(bucket, U::Elements), (pb, U::BytesEach)]),
+    );
+    // Gradients are reduced a bucket at a time: the bucket's gradients are
+    // concatenated for the reduce-scatter (`__avg_scatter_grads`). When
+    // every gradient fits in one bucket, that is all of them, at the end
+    // of backward (measured); the reduces of a fuller model happen during
+    // backward, counted at its end too.
+    put(
+        T::DsReduceCat,
+        Term::of(&[(bucket.min(trainable), U::Elements), (pb, U::BytesEach)]),
+    );
+    // The step converts each sub-group's gradient partition to fp32 for
+    // the optimizer, freed after it.
+    put(
+        T::DsStepGrads,
+        Term::of(&[(trainable, U::Params), (4, U::BytesEach)]).split(gpus, true),
+    );
+    let held = held(x);
+    put(T::DsPersistent, Term::of(&[(held.persistent, U::Bytes)]));
+    // In the first step each module is gathered while it runs, and
+    // released after: the largest parameter (the head, or stacked
+    // experts) at its forward and backward.
+    put(
+        T::DsModule,
+        Term::of(&[(held.largest, U::Elements), (pb, U::BytesEach)]),
+    );
+    put(
+        T::DsFlatAhead,
+        Term::of(&[(held.flat_ahead, U::Elements), (pb, U::BytesEach)]),
+    );
+    // From the second step the trace is known: the prefetcher gathers ahead
+    // at every module's fetch until `MAX_LIVE` elements are gathered (the
+    // last parameter may pass it), and a gathered parameter is released
+    // only at its use: a model under the cap stays gathered whole through
+    // forward and backward. Above it, the cap plus that one parameter (an
+    // upper bound: the set depends on the module order).
+    let gathered = if held.partitioned <= MAX_LIVE {
+        Term::of(&[(held.partitioned_bytes, U::Bytes)])
+    } else {
+        Term::of(&[(MAX_LIVE + held.largest, U::Elements), (pb, U::BytesEach)])
+    };
+    put(T::DsGathered, gathered);
+}
