@@ -14,7 +14,7 @@ use crate::model::WeightFormat;
 use crate::query::{self, Key};
 use crate::scenario::{Attn, Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen, Task};
 use crate::train::optim::StepTemps;
-use crate::train::{legacy_experts_unknown, Targets};
+use crate::train::Targets;
 use crate::units::{Bytes, DisplayUnit};
 use crate::{Estimate, Estimates};
 
@@ -533,36 +533,26 @@ fn train_candidates(s: &Scenario) -> Vec<Candidate> {
             &[(Key::Optim, "adamw_fused")],
         );
     }
-    if let Some(a) = s.arch {
-        let quantizable = Quant::refusal(&a, t.transformers).is_none();
-        // Where LoRA on the experts is not estimated on this release, the
-        // adapters go on attention (the codec's own fallback).
-        let targets: &[(Key, &str)] = if legacy_experts_unknown(&a, t.transformers) {
-            &[(Key::LoraR, "16"), (Key::LoraTargets, "attn")]
-        } else {
-            &[(Key::LoraR, "16")]
-        };
+    if s.arch.is_some() {
         match (t.lora_r.is_some(), t.quant) {
             (false, _) => {
                 add(
                     "Fine-tune with LoRA (rank 16)",
                     "trains low-rank adapters, not the weights: a fine-tune, which can trail full training",
-                    targets,
+                    &[(Key::LoraR, "16")],
                 );
-                if quantizable {
-                    add(
-                        "QLoRA: LoRA (rank 16) over a 4-bit base",
-                        "adapters over nf4 weights (double quantization): slower steps, each weight dequantized per use, and a small quality cost",
-                        &[(Key::LoraR, "16"), (Key::Quant, "nf4"), (Key::DoubleQuant, "true")],
-                    );
-                }
+                add(
+                    "QLoRA: LoRA (rank 16) over a 4-bit base",
+                    "adapters over nf4 weights (double quantization): slower steps, each weight dequantized per use, and a small quality cost",
+                    &[(Key::LoraR, "16"), (Key::Quant, "nf4"), (Key::DoubleQuant, "true")],
+                );
             }
-            (true, Quant::None) if quantizable => add(
+            (true, Quant::None) => add(
                 "Load the base in 4 bits (QLoRA)",
                 "nf4 weights with double quantization: slower steps, each weight dequantized per use, and a small quality cost",
                 &[(Key::Quant, "nf4"), (Key::DoubleQuant, "true"), (Key::Dora, "false")],
             ),
-            (true, Quant::None | Quant::Nf4 | Quant::Fp4 | Quant::Int8) => {}
+            (true, Quant::Nf4 | Quant::Fp4 | Quant::Int8) => {}
         }
         if t.lora_r.is_some() && t.lora_targets != Targets::ATTN {
             add(

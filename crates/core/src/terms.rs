@@ -139,7 +139,7 @@ term_ids! {
     DdpBuckets = Gradients, "DDP's bucket copy of the gradients";
     HeadGrad = Gradients, "the output head's weight gradient";
     HeadGradCopy = Gradients, "gradient of the head's bf16 weight copy";
-    LayerWeightGrad = Gradients, "the first weight gradient a layer's backward makes (its MLP's down projection)";
+    LayerWeightGrad = Gradients, "the weight gradients a layer's backward has made at its MLP's moment (its down projection's; DeepSeek-V2's sorted loop on transformers 4: its experts' so far)";
     FsdpLayerGrad = Gradients, "a decoder layer's unsharded flat gradient, until its reduce-scatter (FSDP1)";
     Fsdp2RsKept = Gradients, "the tail's reduce-scatter input (or a layer's), kept until the next reduce-scatter (FSDP2)";
     Fsdp2RsLayer = Gradients, "a decoder layer's reduce-scatter input (FSDP2)";
@@ -188,11 +188,11 @@ term_ids! {
     EmbeddingGrad = Activations, "gradient of the embedding output";
     Recompute = Activations, "one layer's saved tensors (recomputed under checkpointing)";
     RecomputeOutput = Activations, "its output, kept through its backward (reentrant checkpointing)";
-    LayerBackward = Activations, "a layer's gradients at its MLP's backward: three ffn-wide, less what it frees";
-    LayerBackwardEntry = Activations, "a MoE layer's gradients entering its experts' backward: three hidden-wide per routed token";
+    LayerBackward = Activations, "a layer's gradients at its MLP's backward: three ffn-wide, less what it frees (DeepSeek-V2's sorted loop: its experts' slice gradients added up)";
+    LayerBackwardEntry = Activations, "a MoE layer's gradients entering its experts' backward: three hidden-wide per routed token (DeepSeek-V2's sorted loop: its weighting's two fp32 ones)";
     LayerForward = Activations, "a checkpointed layer's forward: the MLP's inputs and outputs at once (nothing saved)";
     LayerForwardCopies = WeightCopies, "its weight copies until then (an adapted down experts' merge comes later)";
-    ExpertsLoopForward = Activations, "the last MoE layer's forward at its last expert's down projection, beyond what it saves: that expert's product and output (with LoRA, peft's fp32 copies of its input), the block's output under construction and its routing mask (transformers 4's per-expert loop)";
+    ExpertsLoopForward = Activations, "the last MoE layer's forward in transformers 4's per-expert loop, beyond what it saves: at the last expert's down projection that expert's product and output (with LoRA, peft's fp32 copies of its input), the block's output under construction and its routing mask; in DeepSeek-V2's sorted loop, at the sum, every expert's output, their concatenation, the reordered rows and their fp32 copy";
     LayerForwardDown = Activations, "a checkpointed MoE layer's forward at its down experts: the routed inputs, the product and the output";
     LayerForwardQuant = Activations, "a checkpointed quantized layer's forward at its largest matmul: the MLP's input, its cast and output in the compute dtype";
     RecomputeScores = Activations, "its attention scores (seq²)";

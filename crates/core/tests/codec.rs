@@ -230,8 +230,6 @@ fn notice_messages() {
         "quant=nf8",
         "grad_ckpt=offloaded",
         "model=llama3.1-8b&lora_r=16&quant=int8&bnb_compute=fp32",
-        "model=deepseek-v2-lite&lora_r=16&lora_targets=attn&quant=nf4&transformers=4.57",
-        "model=deepseek-v2-lite&lora_r=16&transformers=4.57",
         "model=mixtral-8x7b&lora_r=16&lora_targets=w1,w3&transformers=5",
         "model=llama3.1-8b&lora_r=16&lora_targets=w1",
         "model=mistral-7b&gpus=2&zero=3&shard=fsdp2&transformers=4.48",
@@ -367,33 +365,6 @@ fn notes(q: &str) -> Vec<String> {
         .iter()
         .map(|n| format!("{}: {n}", n.key().text()))
         .collect()
-}
-
-/// transformers 4's expert loops are described for Mixtral, Qwen-MoE,
-/// DeepSeek-V3 and gpt-oss: another mixture of experts on a 4.x release
-/// (DeepSeek-V2's) is
-/// estimated as transformers 5 groups its experts, and the estimate says so
-/// next to `transformers`.
-#[test]
-fn experts_undescribed_on_transformers_4_are_said() {
-    assert_eq!(
-        notes("model=deepseek-v2-lite&transformers=4.57"),
-        ["transformers: transformers 4 runs DeepSeek-V2's experts one at a time, a loop vramfit \
-          does not describe for this family: they are estimated as transformers 5 groups them \
-          (measured exact with reentrant checkpointing; without checkpointing what the loop keeps \
-          is not counted)"]
-    );
-    for q in [
-        "model=mixtral-8x7b&transformers=4.48",
-        "model=qwen3-30b-a3b&transformers=4.57",
-        "model=qwen1.5-moe-a2.7b&transformers=4.48",
-        "model=gpt-oss-20b&transformers=4.57",
-        "model=deepseek-v3&transformers=4.57",
-        "model=deepseek-v3",
-        "model=llama3.1-8b&transformers=4.48",
-    ] {
-        assert!(notes(q).is_empty(), "{q}");
-    }
 }
 
 /// Issue 16: DeepSpeed's ZeRO-3 holds a reduce bucket and prefetched

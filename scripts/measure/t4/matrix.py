@@ -174,6 +174,17 @@ def moe_loop():
         tag = "lora-attn:r16" if lora else "full"
         yield loop_row(f"moe_loop:dsv2-shrunk:{tag}:bf16+amp:reentrant:sdpa:b2s512:real", path, "reentrant",
                        "q_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj" if lora else None)
+    # Without checkpointing, on eager attention (which the CPU runs as CUDA does, so the loop's own saved
+    # tensors and moments show): full fine-tuning, LoRA on the attention, LoRA on every linear (the experts'
+    # gate/up/down included); and with a 128-token vocabulary, so that the loop rather than the logits holds
+    # the peaks
+    scratch_config("dsv2-shrunk-v128", "dsv2-shrunk", dict(vocab_size=128))
+    attn = "q_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj"
+    for model, (tag, targets) in itertools.product(
+            ("dsv2-shrunk", "dsv2-shrunk-v128"),
+            (("full", None), ("lora-attn:r16", attn), ("lora-all:r16", attn + ",gate_proj,up_proj,down_proj"))):
+        yield loop_row(f"moe_loop:{model}:{tag}:bf16+amp:off:eager:b2s512:real", cfg(model), "off", targets,
+                       attn="eager")
 
 
 def fsdp():

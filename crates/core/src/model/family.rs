@@ -302,10 +302,8 @@ pub struct Legacy {
     pub ckpt_ignored: bool,
     /// The routed experts are `nn.Linear` modules, one MLP per expert in an
     /// `nn.ModuleList` looped over in forward (Mixtral, Qwen2-MoE,
-    /// Qwen3-MoE, DeepSeek-V3 through 4.57.6); `None` for stacked experts
-    /// (gpt-oss: `experts_looped`) or where vramfit does not describe the
-    /// family's 4.x experts (DeepSeek-V2: LoRA on them, or a quantized
-    /// base, is then refused on transformers 4).
+    /// Qwen3-MoE, DeepSeek-V2 and -V3 through 4.57.6); `None` for stacked
+    /// experts (gpt-oss: `experts_looped`).
     pub expert_linears: Option<ExpertLinears>,
     /// The routed experts stay 3-D parameters but training loops over them
     /// one at a time, each expert's slice taken from the stacked weights,
@@ -342,6 +340,24 @@ pub struct ExpertLinears {
     /// router's dtype (fp32, bf16 under autocast), and so do the scaled
     /// outputs and their sum.
     pub weights_cast: bool,
+    /// How the routed rows reach each expert and come back.
+    pub dispatch: Dispatch,
+}
+
+/// How transformers 4's loop hands each expert its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Expert by expert, `torch.where` over a one-hot mask picks its
+    /// tokens, the gathered rows go through it, are scaled by their routing
+    /// weights and `index_add_`ed into the output (Mixtral, Qwen-MoE,
+    /// DeepSeek-V3).
+    Masked,
+    /// Every routed row sorted by expert at once (`argsort`, one indexed
+    /// copy), each expert run on its slice, the outputs concatenated and
+    /// put back in token order (`index_put_`), then scaled in the routing
+    /// weights' dtype and summed per token (DeepSeek-V2's
+    /// `DeepseekV2MoE.moe`).
+    Sorted,
 }
 
 impl ExpertLinears {
@@ -369,6 +385,7 @@ const GATE_UP_DOWN: ExpertLinears = ExpertLinears {
     up_before_down: true,
     router_linear: true,
     weights_cast: true,
+    dispatch: Dispatch::Masked,
 };
 
 /// DeepSeek-V3's per-expert MLPs on transformers 4.57 (`DeepseekV3MoE.moe`:
@@ -377,6 +394,18 @@ const DEEPSEEK_V3_LEGACY: Legacy = Legacy {
     expert_linears: Some(ExpertLinears {
         router_linear: false,
         weights_cast: false,
+        ..GATE_UP_DOWN
+    }),
+    ..NO_LEGACY
+};
+
+/// DeepSeek-V2's per-expert MLPs on transformers 4.57 (`DeepseekV2MoE.moe`:
+/// a router parameter, the rows sorted by expert, fp32 routing weights).
+const DEEPSEEK_V2_LEGACY: Legacy = Legacy {
+    expert_linears: Some(ExpertLinears {
+        router_linear: false,
+        weights_cast: false,
+        dispatch: Dispatch::Sorted,
         ..GATE_UP_DOWN
     }),
     ..NO_LEGACY
@@ -614,6 +643,7 @@ impl Family {
                         up_before_down: false,
                         router_linear: true,
                         weights_cast: true,
+                        dispatch: Dispatch::Masked,
                     }),
                     ..NO_LEGACY
                 },
@@ -652,6 +682,7 @@ impl Family {
                     aux_loss: false,
                     ..MOE
                 }),
+                legacy: DEEPSEEK_V2_LEGACY,
                 ..LLAMA
             },
             Family::DeepseekV3 => Spec {

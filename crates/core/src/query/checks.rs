@@ -12,7 +12,6 @@ use crate::scenario::{
     ArchOverrides, Attn, Capacity, DsBuckets, Dtype, ModelSpec, Offload, Quant, Scenario, SeqLen,
     Shard, ShortText, Task, Training, Transformers, View,
 };
-use crate::train::{legacy_experts_unknown, Targets};
 
 /// LoRA's keys against the run and the model: without adapters they are
 /// unused (said, and reset); targets must be modules the family has, whole
@@ -100,15 +99,6 @@ pub(super) fn check_quant(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut
             Key::Quant,
             "quantized weights are frozen: train LoRA adapters over them (set lora_r)".into(),
         );
-        t.quant = Quant::None;
-    }
-    if let (true, Some(why)) = (
-        t.quant != Quant::None,
-        s.arch
-            .as_ref()
-            .and_then(|a| Quant::refusal(a, t.transformers)),
-    ) {
-        conflict(notices, texts, Key::Quant, why.into());
         t.quant = Quant::None;
     }
     if t.quant != Quant::None && t.dora {
@@ -284,13 +274,10 @@ fn check_misfit(
     notices: &mut Vec<Notice>,
 ) {
     let default = Training::default();
-    let (why, used) = match t.lora_targets.misfit(a, t.expert_layout()) {
-        Some(why) => (why, default.lora_targets),
-        None => match t.lora().and_then(|lora| lora.refusal(a, t.transformers)) {
-            Some(why) => (why, Targets::ATTN),
-            None => return,
-        },
+    let Some(why) = t.lora_targets.misfit(a, t.expert_layout()) else {
+        return;
     };
+    let used = default.lora_targets;
     let value = texts
         .iter()
         .rev()
@@ -349,21 +336,13 @@ fn check_deepspeed(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<No
 }
 
 /// What the estimate of a training run does not describe for this stack:
-/// a mixture of experts whose transformers 4 loop is not described
-/// (DeepSeek-V2's), ZeRO-3 counted as the paper does rather than as
-/// DeepSpeed allocates (measured in `scripts/measure/deepspeed/`), and
-/// DeepSpeed's gathered set past its live cap (an upper bound).
+/// ZeRO-3 counted as the paper does rather than as DeepSpeed allocates
+/// (measured in `scripts/measure/deepspeed/`), and DeepSpeed's gathered
+/// set past its live cap (an upper bound).
 pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
     if s.task != Task::Train {
         return Vec::new();
     }
-    let t = &s.train;
-    let experts = s
-        .arch
-        .filter(|a| a.layer_kinds()[1].1 > 0 && legacy_experts_unknown(a, t.transformers))
-        .map(|a| Note::ExpertsAsGrouped {
-            family: a.family.label(),
-        });
     let p = &s.parallel;
     let paper = (p.zero.get() == 3 && p.shard == Shard::Generic && p.offload == Offload::None)
         .then_some(Note::PaperZero3);
@@ -371,7 +350,7 @@ pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
         && s.arch
             .is_some_and(|a| a.params() > crate::train::breakdown::DS_MAX_LIVE))
     .then_some(Note::DeepspeedLiveCap);
-    experts.into_iter().chain(paper).chain(capped).collect()
+    paper.into_iter().chain(capped).collect()
 }
 
 /// The sequence length against the model's positions: past a learned

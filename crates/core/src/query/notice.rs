@@ -177,10 +177,6 @@ pub enum Note {
     /// A rotary model run past the context it was trained for: it runs
     /// (rope scaling), with the memory of the longer sequence.
     BeyondTrainedContext { seq: u32, positions: u32 },
-    /// A mixture of experts on transformers 4, whose per-expert loop
-    /// vramfit does not describe for this family: its experts are
-    /// estimated as transformers 5 groups them.
-    ExpertsAsGrouped { family: &'static str },
     /// ZeRO-3 by the paper's accounting (`shard=generic`), which is not
     /// what DeepSpeed allocates (`scripts/measure/deepspeed/NOTES.md`).
     PaperZero3,
@@ -195,7 +191,6 @@ impl Note {
         match self {
             Note::ReadAsLlama { .. } => Key::LikeLlama,
             Note::BeyondTrainedContext { .. } => Key::Seq,
-            Note::ExpertsAsGrouped { .. } => Key::Transformers,
             Note::PaperZero3 | Note::DeepspeedLiveCap => Key::Shard,
         }
     }
@@ -209,13 +204,6 @@ impl fmt::Display for Note {
                 "`{}` is not a family vramfit knows: it is estimated as a Llama-like decoder, \
                  as you chose; fields a Llama does not have are ignored",
                 echo(model_type)
-            ),
-            Note::ExpertsAsGrouped { family } => write!(
-                f,
-                "transformers 4 runs {family}'s experts one at a time, a loop vramfit does not \
-                 describe for this family: they are estimated as transformers 5 groups them \
-                 (measured exact with reentrant checkpointing; without checkpointing what the loop \
-                 keeps is not counted)"
             ),
             Note::PaperZero3 => f.write_str(
                 "ZeRO-3 is counted as the ZeRO paper does (the largest module gathered with its \

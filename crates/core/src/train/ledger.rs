@@ -15,8 +15,8 @@
 //! and options the file does not hold.
 
 use crate::model::family::{
-    Act, AttnBias, ExpertLinears, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv,
-    Router, Shared, Spec,
+    Act, AttnBias, Dispatch, ExpertLinears, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm,
+    Qkv, Router, Shared, Spec,
 };
 use crate::model::LayerKind;
 use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
@@ -179,6 +179,9 @@ pub struct Saved {
     /// Bytes per token a MoE layer's backward holds beyond what it saved as
     /// it enters the experts (see [`moe`]).
     pub backward_entry: u64,
+    /// Bytes per token DeepSeek-V2's sorted loop holds beyond what is left
+    /// saved at its last expert's backward (see [`sorted_back`]).
+    pub backward_last: u64,
     /// Bytes per token transformers 4's expert loop holds at its last
     /// expert's down projection beyond what it saves, with gradients and
     /// under checkpointing's no-grad forward (see [`moe_loop`]).
@@ -250,6 +253,7 @@ struct Ledger<'a> {
     /// The backward's moments beyond the saved tensors, bytes per token.
     backward_mlp: u64,
     backward_entry: u64,
+    backward_last: u64,
     loop_forward: u64,
     loop_forward_nograd: u64,
     masked_kv: u64,
@@ -427,6 +431,7 @@ impl<'a> Ledger<'a> {
             dora_transient: 0,
             backward_mlp: 0,
             backward_entry: 0,
+            backward_last: 0,
             loop_forward: 0,
             loop_forward_nograd: 0,
             masked_kv: 0,
@@ -481,6 +486,16 @@ impl<'a> Ledger<'a> {
         u64::from(self.ts[id].dt)
     }
 
+    /// Bytes per token saved by the tensors made since `from` (an earlier
+    /// `len`).
+    fn saved_bytes(&self, from: usize) -> u64 {
+        self.ts[from.min(self.len)..self.len]
+            .iter()
+            .filter(|t| t.saved)
+            .map(|t| t.width * u64::from(t.dt))
+            .sum()
+    }
+
     fn result(&self) -> Saved {
         let mut s = Saved {
             weight_copies: self.weight_copies,
@@ -491,6 +506,7 @@ impl<'a> Ledger<'a> {
             dora_transient: self.dora_transient,
             backward_mlp: self.backward_mlp,
             backward_entry: self.backward_entry,
+            backward_last: self.backward_last,
             loop_forward: self.loop_forward,
             loop_forward_nograd: self.loop_forward_nograd,
             masked_kv: self.masked_kv,
@@ -1182,11 +1198,39 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
         Some(names) => moe_loop(l, x, spec, names, (h, e, k, f)),
         None => moe_grouped(l, x, spec, (h, e, k, f)),
     };
-    // The shared expert.
-    let sf = u64::from(a.shared_experts) * f;
-    if sf == 0 {
-        return routed;
+    // The routed experts' backward moments, then the shared expert's.
+    let (entry, experts, last) = (l.backward_entry, l.backward_mlp, l.backward_last);
+    l.backward_mlp = 0;
+    let shared = shared_expert(l, x, spec, (h, f));
+    let legacy = c.expert_linears.is_some();
+    if legacy && !l.ts[x].saved {
+        // The block's input (the norm's output) is alive through the loop
+        // whether or not anything saves it.
+        l.loop_forward += h * l.dt(x);
     }
+    // transformers 4 runs the shared expert after the routed ones, so it is
+    // differentiated first: by the routed experts' backward its saved
+    // tensors are gone and its input's gradient (h) is made.
+    let grad_in = h * l.dt(x);
+    let after = |b: u64| match shared {
+        Some((_, later)) if legacy && b > 0 => (b + grad_in).saturating_sub(later),
+        _ => b,
+    };
+    l.backward_entry = after(entry);
+    l.backward_last = after(last);
+    l.backward_mlp = l.backward_mlp.max(after(experts));
+    shared.map_or(routed, |(out, _)| out)
+}
+
+/// The shared expert after the routed ones (`None` without one): its MLP,
+/// scaled by its sigmoid gate where the family has one.
+fn shared_expert(l: &mut Ledger, x: Id, spec: Moe, (h, f): (u64, u64)) -> Option<(Id, u64)> {
+    let c = l.c;
+    let sf = u64::from(c.arch.shared_experts) * f;
+    if sf == 0 {
+        return None;
+    }
+    let before = l.len;
     let shared = mlp(l, x, sf);
     if spec.shared == Shared::Gated {
         // sigmoid(shared_expert_gate(x)) * shared: both kept.
@@ -1198,7 +1242,15 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
             l.save(shared);
         }
     }
-    l.new_t(h, l.dt(x), true, Part::Experts)
+    let later = l.saved_bytes(before);
+    if c.expert_linears
+        .is_some_and(|n| n.dispatch == Dispatch::Sorted)
+    {
+        // The sorted loop's moment comes before the shared expert runs:
+        // what that saves is not there yet.
+        l.loop_forward = l.loop_forward.saturating_sub(later);
+    }
+    Some((l.new_t(h, l.dt(x), true, Part::Experts), later))
 }
 
 /// The router and the routed experts through transformers 5's default
@@ -1343,9 +1395,11 @@ fn moe_loop(
         // A router parameter (DeepSeek): as transformers 5 runs it; its
         // `F.linear` on fp32 copies still runs in bf16 under autocast, and
         // so do its weights.
+        // DeepSeek-V2's softmax asks for fp32 (`dtype=torch.float32`).
         let dt = router(l, x, spec, false, (h, e, k));
         let autocast = c.mode == Mode::Amp || c.autocast_half;
-        (x_rg || c.full, if autocast { 2 } else { dt })
+        let half = autocast && spec.router != Router::SoftmaxFp32;
+        (x_rg || c.full, if half { 2 } else { dt })
     };
     if rw_rg {
         // top-k's indices (int64).
@@ -1355,8 +1409,13 @@ fn moe_loop(
     // The routing weights' dtype, and the scaled outputs' and their sum's.
     let wd = if names.weights_cast { xd } else { router_dt };
     // `torch.where`'s token indices (int64, saved by the gather and
-    // `index_add_`; its slot indices below, by the routing weight's).
-    if x_rg || rw_rg {
+    // `index_add_`; its slot indices below, by the routing weight's), or
+    // the sorted rows' tokens (`indices // k`, saved by the gather).
+    let tokens_saved = match names.dispatch {
+        Dispatch::Masked => x_rg || rw_rg,
+        Dispatch::Sorted => x_rg,
+    };
+    if tokens_saved {
         let tokens = l.new_t(8 * k, 1, true, Part::Experts);
         l.save(tokens);
     }
@@ -1384,6 +1443,9 @@ fn moe_loop(
     }
     let prod = l.new_t(k * f, gd, act_rg || u_rg, Part::Experts);
     let d = l.linear_of(prod, expert(names.down, f, h));
+    if names.dispatch == Dispatch::Sorted {
+        return sorted_back(l, (gathered, d), rw_rg, (h, e, k, f), (xd, gd, wd));
+    }
     let sd = if names.weights_cast { xd } else { gd.max(wd) };
     loop_moment(l, names, (h, e, k, f), (xd, gd, sd), l.ts[prod].saved);
     if rw_rg {
@@ -1414,6 +1476,71 @@ fn moe_loop(
         l.backward_mlp = l.backward_mlp.max(2 * h * xd + chain);
     }
     l.new_t(h, xd, rg, Part::Experts)
+}
+
+/// DeepSeek-V2's way back from its sorted rows (`DeepseekV2MoE.moe`, after
+/// the experts): the outputs concatenated (`cat`), put back in token order
+/// in a new tensor (`index_put_`, which saves the sort's int64 order), cast
+/// to the routing weights' dtype (fp32), scaled in place (`mul_`: it saves
+/// the weights, and a clone of the rows as they were for the weights'
+/// gradient) and summed per token, then cast back.
+///
+/// Its highest forward moment is at the sum: the sorted input, every
+/// expert's output, their concatenation, the reordered rows and their fp32
+/// copy (k rows each), the sum and the one-hot counts (int64, E per token).
+/// Backward enters with the sum's gradient in fp32 and the products' two
+/// (k rows each); each expert's slice gradient is then a zero-filled copy
+/// of all k rows (`slice_backward`), added out of place to the running sum
+/// beside the experts' input gradient: from the first addition (the
+/// scaling's clone released) to the last (every expert's saved tensors
+/// but the sorted input, a view of which each read, released too), while
+/// full fine-tuning makes each expert's weight gradients in turn; the
+/// layer's moments take the higher end.
+///
+/// Source: transformers 4.57.6 `modeling_deepseek_v2.py`; measured:
+/// shrunk DeepSeek-V2-Lite, eager attention, no checkpointing, full and
+/// LoRA (t4_rows.jsonl), with the allocation trace of the LoRA row.
+fn sorted_back(
+    l: &mut Ledger,
+    (gathered, d): (Id, Id),
+    rw_rg: bool,
+    (h, e, k, f): (u64, u64, u64, u64),
+    (xd, gd, wd): (u64, u64, u64),
+) -> Id {
+    // What the experts saved after their sorted input.
+    let experts_saved = l.saved_bytes(gathered + 1);
+    let d_rg = l.rg(d);
+    if d_rg {
+        let order = l.new_t(8 * k, 1, true, Part::Experts);
+        let w = l.new_t(k, wd, true, Part::Experts);
+        l.save(order);
+        l.save(w);
+    }
+    if rw_rg {
+        let original = l.new_t(k * h, wd, true, Part::Experts);
+        l.save(original);
+    }
+    let copy = if wd == gd { 0 } else { k * h * wd };
+    let at_sum = 3 * k * h * gd + copy + h * wd + 8 * e;
+    let sorted = if l.ts[gathered].saved { 0 } else { k * h * xd };
+    l.loop_forward = sorted + at_sum;
+    l.loop_forward_nograd = k * h * xd + at_sum;
+    let rg = d_rg || rw_rg;
+    if rg {
+        let chain = (k * (2 * h + 3 * f) * gd).div_ceil(e);
+        l.backward_entry = l.backward_entry.max(h * wd + 2 * k * h * wd);
+        // The first addition (every saved tensor left but the scaling's
+        // clone, two experts' weight gradients made) and the last (also
+        // every expert's saved tensors released, all their gradients made).
+        let clone = if rw_rg { k * h * wd } else { 0 };
+        let add = 4 * k * h * gd;
+        l.backward_mlp = l
+            .backward_mlp
+            .max(add.saturating_sub(clone))
+            .max(2 * k * h * gd + chain);
+        l.backward_last = add.saturating_sub(clone + experts_saved);
+    }
+    l.new_t(h, gd, rg, Part::Experts)
 }
 
 /// The expert loop's highest forward moment, at the last expert's down
@@ -1520,12 +1647,21 @@ fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, 
             // without checkpointing were T.h.4 bytes low per MoE layer
             // (trace of a 3-layer Moonlight, transformers 5.23: `_to_copy
             // (T, h) float32` alive from the forward to the layer's backward).
-            let xf = l.new_t(h, 4, x_rg, Part::Router);
+            // Under autocast `F.linear` casts both copies to bf16 and saves
+            // those (traced: shrunk DeepSeek-V2, transformers 4.57.6,
+            // `_to_copy (T, h) bfloat16` kept with full fine-tuning).
+            let c = l.c;
+            let dt = if c.mode == Mode::Amp || c.autocast_half {
+                2
+            } else {
+                4
+            };
+            let xf = l.new_t(h, dt, x_rg, Part::Router);
             if w_tr || router_lora {
                 l.save(xf);
             }
             if x_rg {
-                l.weight_copies_uncached += 4 * e * h;
+                l.weight_copies_uncached += dt * e * h;
             }
             let rg = x_rg || w_tr;
             if rg {

@@ -26,7 +26,7 @@ pub mod steps;
 pub use breakdown::{breakdown, Breakdown};
 pub use lora::{lora_count, Lora, LoraCount, Targets};
 pub use optim::{zero_partition, OptimSpec};
-pub use run::{legacy_experts_unknown, Parallel, Training};
+pub use run::{Parallel, Training};
 
 use crate::report::{Estimate, Method};
 use crate::scenario::Scenario;

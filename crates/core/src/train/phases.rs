@@ -283,7 +283,11 @@ fn forward(m: &Moments, start: TermSet, first_step: bool) -> (TermSet, TermSet) 
             T::Fsdp2Buffer,
         ]));
         let attn = layer.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
-        let experts = layer.with(T::ExpertsLoopForward);
+        // In the last layer's expert loop: the final norm and the head
+        // have not run yet.
+        let experts = layer
+            .without(TermSet::of(&[T::Outer]))
+            .with(T::ExpertsLoopForward);
         if m.p.terms.bytes(T::ExpertsLoopForward) > 0 {
             m.highest(loss, &[gather, layer, attn, experts, head])
         } else {
@@ -400,7 +404,10 @@ fn backward(
         T::FsdpPrefetch,
         T::Fsdp2RsKept,
     ]));
-    inside(m, layer_base, false, |x, b| consider(Moment::Start, x, b));
+    // Inside it the final norm's and the head's saved inputs are released
+    // (their backward ran).
+    let inner = layer_base.without(TermSet::of(&[T::Outer]));
+    inside(m, inner, false, |x, b| consider(Moment::Start, x, b));
     // Between them, the final norm's backward (its incoming gradient
     // already converted).
     let norm = layer_base

@@ -6,7 +6,7 @@
 use super::lora::{Lora, Targets};
 pub use super::stack::{Trainer, Transformers};
 use crate::choice::{bounded, choice_enum};
-use crate::model::{ExpertLayout, Proj};
+use crate::model::ExpertLayout;
 use serde::Serialize;
 
 choice_enum! {
@@ -426,55 +426,5 @@ impl Default for Parallel {
             backward_prefetch: true,
             ds_buckets: DsBuckets::Default,
         }
-    }
-}
-
-impl Quant {
-    /// Why bitsandbytes cannot quantize `a`'s base on transformers `tf` as
-    /// vramfit models it (`None`: it can). transformers 4 makes a mixture
-    /// of experts' experts one `nn.Linear` each, which bitsandbytes
-    /// quantizes one by one: modelled where the family's 4.x experts are
-    /// described (Mixtral, Qwen-MoE), refused otherwise. transformers 5 keeps them as
-    /// 3-D parameters, which bitsandbytes' `nn.Linear` replacement leaves
-    /// in 16 bits (k-bit preparation then casts them to fp32, as every
-    /// other unquantized weight): modelled. The codec refuses such a run
-    /// and the solver does not offer it: one rule for both.
-    pub fn refusal(a: &crate::model::Architecture, tf: Transformers) -> Option<&'static str> {
-        legacy_experts_unknown(a, tf).then_some(
-            "a quantized base of this mixture of experts on transformers 4 is not estimated: vramfit does not describe its 4.x experts (it does Mixtral's and Qwen-MoE's, one nn.Linear each, which bitsandbytes quantizes one by one); on transformers 5 (transformers=5) bitsandbytes leaves the experts in 16 bits",
-        )
-    }
-}
-
-/// `a` has routed experts whose transformers 4 code (a loop over its
-/// experts) vramfit does not describe, and `tf` is a 4.x release.
-pub fn legacy_experts_unknown(a: &crate::model::Architecture, tf: Transformers) -> bool {
-    let legacy = a.family.spec().legacy;
-    a.experts > 0
-        && tf.spec().experts_linear
-        && legacy.expert_linears.is_none()
-        && !legacy.experts_looped
-}
-
-impl Lora {
-    /// Why LoRA with these targets is not estimated on `a` under `tf`
-    /// (`None`: it is): on transformers 4, targets that reach the
-    /// per-expert linears of a family whose 4.x experts vramfit does not
-    /// describe (gate, up or down, by projection or name).
-    pub fn refusal(&self, a: &crate::model::Architecture, tf: Transformers) -> Option<String> {
-        if !legacy_experts_unknown(a, tf) {
-            return None;
-        }
-        // Such a family's 4.x experts are per-expert linears too (DeepSeek's
-        // `gate_proj`, `up_proj`, `down_proj`): a target on those
-        // projections reaches them.
-        let experts = Proj::GATE.or(Proj::UP).or(Proj::DOWN);
-        let named = self.targets.names().fold(Proj::NONE, |p, n| p.or(n.proj()));
-        self.targets.proj.or(named).meets(experts).then(|| {
-            format!(
-                "LoRA on the gate, up or down projections of {} on transformers 4 reaches its experts, one nn.Linear each there, which vramfit does not describe; adapt attention only, or use transformers=5",
-                a.family.label()
-            )
-        })
     }
 }

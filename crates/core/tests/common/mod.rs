@@ -8,7 +8,6 @@ use vramfit_core::model::presets::PRESETS;
 use vramfit_core::model::Architecture;
 use vramfit_core::query::{decode_strict, RawQuery};
 use vramfit_core::scenario::{Attn, Dtype, Optimizer, Trainer, Transformers};
-use vramfit_core::train::legacy_experts_unknown;
 use vramfit_core::Scenario;
 
 /// The scenario of a valid query (panics with the notices otherwise).
@@ -89,11 +88,6 @@ pub fn queries() -> impl Strategy<Value = String> {
                 q.push_str(&format!("&dropout=0.{p:04}"));
             }
             q.push_str(&format!("&transformers={tf}&trainer={trainer}&use_cache={cache}"));
-            // LoRA on experts vramfit does not describe on this release:
-            // attention only (the codec's fallback).
-            if r > 0 && table_arch(&m).is_some_and(|a| legacy_experts_unknown(&a, tf)) {
-                q.push_str("&lora_targets=attn");
-            }
             // FSDP1 with full sharding only.
             if fsdp && z == 3 {
                 q.push_str(&format!("&shard=fsdp1&backward_prefetch={prefetch}"));

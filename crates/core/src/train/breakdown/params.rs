@@ -184,7 +184,7 @@ pub(super) fn quantized(a: &Architecture, t: &Training) -> Quantized {
         ..FormatOptions::default()
     };
     // transformers 4's experts are `nn.Linear`s bitsandbytes quantizes; 5's
-    // stacked 3-D parameters it leaves alone ([`Quant::refusal`]).
+    // stacked 3-D parameters it leaves alone.
     let held = a.quantized_linears(format, opts, Holder::Checkpoint, t.expert_layout());
     q.elems = held.elems;
     q.packed = held.packed;

@@ -6,7 +6,7 @@
 use super::activations::sliding_masks;
 use super::copies::copies;
 use super::Inputs;
-use crate::model::family::Mlp;
+use crate::model::family::{Dispatch, Mlp};
 use crate::model::ModuleName;
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::{Mode, Part, Saved};
@@ -36,9 +36,9 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         layer_forward(x, put);
     }
     if x.c.expert_linears.is_some() {
-        // Beside the attention block's output and its norm (h each), as
-        // in a checkpointed layer's forward.
-        let per_tok = 2 * x.h * x.residual() + u128::from(ly.largest.loop_forward);
+        // Beside the embedding's output (the model's `inputs_embeds`), the
+        // layer's input and the attention block's output (h each).
+        let per_tok = 3 * x.h * x.residual() + u128::from(ly.largest.loop_forward);
         put(
             T::ExpertsLoopForward,
             x.per_token(&[(per_tok, U::BytesEach)]),
@@ -154,39 +154,75 @@ fn one_layer(
         );
     }
     put(
-        ids.mlp,
-        x.per_token(&[(u128::from(layer.backward_mlp), U::BytesEach)]),
-    );
-    put(
         ids.entry,
         x.per_token(&[(u128::from(layer.backward_entry), U::BytesEach)]),
     );
-    if x.lora.is_none() {
-        let a = &x.a;
-        let down = if moe {
-            u128::from(a.experts) * u128::from(a.moe_ffn)
-        } else {
-            u128::from(a.ffn)
-        };
-        // transformers 4's loop over stacked experts (gpt-oss) takes each
-        // expert's slice of the 3-D weights: `select`'s backward makes a
-        // zero-filled gradient of the whole parameter per expert, summed
-        // out of place, so at gate_up's accumulation the running sum, the
-        // new one and their sum (3 × E·h·2f) sit beside down's finished
-        // gradient (E·f·h). Measured: shrunk gpt-oss, full fine-tuning with
-        // reentrant checkpointing, transformers 4.57.6 (its trace at the
-        // backward's peak).
-        let grads = if moe && x.c.experts_looped {
-            down * (1 + 3 * 2)
-        } else {
-            down
-        };
-        put(
-            ids.weight_grad,
-            // Made whole, before any reduction shards it.
-            Term::of(&[(grads * x.h, U::Params), (x.grad_bytes, U::BytesEach)]),
+    let mlp = x.per_token(&[(u128::from(layer.backward_mlp), U::BytesEach)]);
+    let Some(grads) = weight_grads(x, moe) else {
+        put(ids.mlp, mlp);
+        return;
+    };
+    // DeepSeek-V2's sorted loop (transformers 4.57): from its first
+    // expert's addition (two experts' gradients made) to its last (all of
+    // them, the experts' saved tensors released), whichever is higher
+    // ([`crate::train::ledger`]'s `sorted_back`). Measured: shrunk
+    // DeepSeek-V2-Lite, full fine-tuning without checkpointing, its trace.
+    let a = &x.a;
+    let weight = |n: u128| Term::of(&[(n * x.h, U::Params), (x.grad_bytes, U::BytesEach)]);
+    let (mlp, grads) = if moe && sorted(x) {
+        let f = u128::from(a.moe_ffn);
+        let first = (mlp, weight(u128::from(a.experts).min(2) * 3 * f));
+        let last = (
+            x.per_token(&[(u128::from(layer.backward_last), U::BytesEach)]),
+            weight(u128::from(a.experts) * 3 * f),
         );
+        let bytes = |(m, g): &(Term, Term)| m.bytes() + g.bytes();
+        if bytes(&last) > bytes(&first) {
+            last
+        } else {
+            first
+        }
+    } else {
+        (mlp, weight(grads))
+    };
+    put(ids.mlp, mlp);
+    // Made whole, before any reduction shards it.
+    put(ids.weight_grad, grads);
+}
+
+/// transformers 4.57's DeepSeek-V2 loop over its sorted rows.
+fn sorted(x: &Inputs) -> bool {
+    x.c.expert_linears
+        .is_some_and(|n| n.dispatch == Dispatch::Sorted)
+}
+
+/// Full fine-tuning: the weight gradient (elements ÷ hidden) a layer's
+/// backward makes first, at its MLP: the down projection's (dense `ffn ×
+/// hidden`; a MoE layer's routed experts' `experts × moe_ffn × hidden`);
+/// `None` under LoRA.
+fn weight_grads(x: &Inputs, moe: bool) -> Option<u128> {
+    if x.lora.is_some() {
+        return None;
     }
+    let a = &x.a;
+    let down = if moe {
+        u128::from(a.experts) * u128::from(a.moe_ffn)
+    } else {
+        u128::from(a.ffn)
+    };
+    // transformers 4's loop over stacked experts (gpt-oss) takes each
+    // expert's slice of the 3-D weights: `select`'s backward makes a
+    // zero-filled gradient of the whole parameter per expert, summed
+    // out of place, so at gate_up's accumulation the running sum, the
+    // new one and their sum (3 × E·h·2f) sit beside down's finished
+    // gradient (E·f·h). Measured: shrunk gpt-oss, full fine-tuning with
+    // reentrant checkpointing, transformers 4.57.6 (its trace at the
+    // backward's peak).
+    Some(if moe && x.c.experts_looped {
+        down * (1 + 3 * 2)
+    } else {
+        down
+    })
 }
 
 /// The forward under checkpointing saves nothing: a gated MLP's highest
