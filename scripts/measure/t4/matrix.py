@@ -185,6 +185,10 @@ def moe_loop():
             (("full", None), ("lora-attn:r16", attn), ("lora-all:r16", attn + ",gate_proj,up_proj,down_proj"))):
         yield loop_row(f"moe_loop:{model}:{tag}:bf16+amp:off:eager:b2s512:real", cfg(model), "off", targets,
                        attn="eager")
+    # and with reentrant checkpointing at the 128-token vocabulary: the recompute's no-grad loop
+    for tag, targets in (("full", None), ("lora-all:r16", attn + ",gate_proj,up_proj,down_proj")):
+        yield loop_row(f"moe_loop:dsv2-shrunk-v128:{tag}:bf16+amp:reentrant:eager:b2s512:real", cfg("dsv2-shrunk-v128"),
+                       "reentrant", targets, attn="eager")
 
 
 def fsdp():

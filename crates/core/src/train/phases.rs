@@ -251,9 +251,10 @@ fn forward(m: &Moments, start: TermSet, first_step: bool) -> (TermSet, TermSet) 
         .union(TermSet::of(&[T::CopiesSaved, T::LogitsOut]))
         .union(module);
     let peak = if m.p.recompute {
+        // The layer's attention scores exist only around its attention (a
+        // no-grad forward keeps none of them for its MLP).
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesTransient,
-            T::RecomputeScores,
             T::RecomputeMask,
             T::RecomputeMaskedKv,
             T::CausalMasksForward,
@@ -270,7 +271,11 @@ fn forward(m: &Moments, start: TermSet, first_step: bool) -> (TermSet, TermSet) 
         let down = around.with(T::LayerForwardDown);
         let matmul = around.union(TermSet::of(&[T::LayerForwardQuant, T::DequantizedFwd]));
         let dora = around.with(T::DoraTransient);
-        let attn = around.union(TermSet::of(&[T::ScoresTransient, T::ScoresMask]));
+        let attn = around.union(TermSet::of(&[
+            T::RecomputeScores,
+            T::ScoresTransient,
+            T::ScoresMask,
+        ]));
         m.highest(loss, &[gather, mlp, down, matmul, dora, attn, head])
     } else {
         let layer = start.union(SAVED).union(TermSet::of(&[
