@@ -310,6 +310,10 @@ pub struct Legacy {
     /// and the router is a parameter, not an `nn.Linear` (gpt-oss 4.55 to
     /// 4.57: `GptOssExperts.forward` when `self.training`).
     pub experts_looped: bool,
+    /// transformers 4.48 has the model type (Qwen3, Qwen3-MoE, Gemma 3,
+    /// DeepSeek-V2 and -V3 and gpt-oss came later: 4.48.1's
+    /// `transformers/models/` has none of them, 4.57.6's has them all).
+    pub in_448: bool,
 }
 
 /// transformers 4's per-expert linear layers, as its modeling code names
@@ -377,6 +381,18 @@ const QWEN_LEGACY: Legacy = Legacy {
     ..NO_LEGACY
 };
 
+/// Qwen3-MoE's, which came after transformers 4.48.
+const QWEN3_MOE_LEGACY: Legacy = Legacy {
+    in_448: false,
+    ..QWEN_LEGACY
+};
+
+/// A model type transformers 4.48 does not have.
+const AFTER_448: Legacy = Legacy {
+    in_448: false,
+    ..NO_LEGACY
+};
+
 /// Per-expert MLPs named as a dense MLP's, registered gate, up, down.
 const GATE_UP_DOWN: ExpertLinears = ExpertLinears {
     gate: ModuleName::GateProj,
@@ -396,7 +412,7 @@ const DEEPSEEK_V3_LEGACY: Legacy = Legacy {
         weights_cast: false,
         ..GATE_UP_DOWN
     }),
-    ..NO_LEGACY
+    ..AFTER_448
 };
 
 /// DeepSeek-V2's per-expert MLPs on transformers 4.57 (`DeepseekV2MoE.moe`:
@@ -408,13 +424,13 @@ const DEEPSEEK_V2_LEGACY: Legacy = Legacy {
         dispatch: Dispatch::Sorted,
         ..GATE_UP_DOWN
     }),
-    ..NO_LEGACY
+    ..AFTER_448
 };
 
 /// gpt-oss's stacked experts, looped over in training on transformers 4.
 const GPT_OSS_LEGACY: Legacy = Legacy {
     experts_looped: true,
-    ..NO_LEGACY
+    ..AFTER_448
 };
 
 /// Nothing different.
@@ -424,6 +440,7 @@ pub const NO_LEGACY: Legacy = Legacy {
     ckpt_ignored: false,
     expert_linears: None,
     experts_looped: false,
+    in_448: true,
 };
 
 impl Sliding {
@@ -581,8 +598,7 @@ impl Family {
                     own_loss: true,
                     cache_under_ckpt: true,
                     ckpt_ignored: true,
-                    expert_linears: None,
-                    experts_looped: false,
+                    ..NO_LEGACY
                 },
                 cache_copies: true,
                 mask_buffer: true,
@@ -599,6 +615,7 @@ impl Family {
             },
             Family::Qwen3 => Spec {
                 qk_norm: QkNorm::PerHead,
+                legacy: AFTER_448,
                 ..LLAMA
             },
             Family::Phi3 => Spec {
@@ -623,6 +640,7 @@ impl Family {
                 embed_scale: EmbedScale::Buffer,
                 rope_tables: 2,
                 sliding: Sliding::AllButEvery(6),
+                legacy: AFTER_448,
                 ..GEMMA
             },
             Family::Olmo2 => Spec {
@@ -668,7 +686,7 @@ impl Family {
                     weights_in_logits_dtype: true,
                     ..MOE
                 }),
-                legacy: QWEN_LEGACY,
+                legacy: QWEN3_MOE_LEGACY,
                 ..LLAMA
             },
             Family::DeepseekV2 => Spec {

@@ -169,6 +169,20 @@ pub(super) fn check_offload(s: &mut Scenario, texts: &[(Key, &str)], notices: &m
 /// and a checkpointing choice are read only where they apply.
 pub(super) fn check_stack(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
     let default = Scenario::default();
+    let absent = s.arch.filter(|a| !a.family.spec().legacy.in_448);
+    if let (Transformers::V448, Some(a)) = (s.train.transformers, absent) {
+        conflict(
+            notices,
+            texts,
+            Key::Transformers,
+            format!(
+                "transformers 4.48 has no {} model (model_type {}): it came in a later release; use transformers=4.57 or 5",
+                a.family.label(),
+                a.family.key()
+            ),
+        );
+        s.train.transformers = default.train.transformers;
+    }
     let shard = s.parallel.shard;
     let fsdp = shard.fsdp();
     if fsdp && s.parallel.zero.get() != 3 {
