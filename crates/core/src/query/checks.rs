@@ -163,7 +163,8 @@ pub(super) fn check_offload(s: &mut Scenario, texts: &[(Key, &str)], notices: &m
     }
 }
 
-/// The software stack against the run: FSDP1 is modelled as accelerate
+/// The software stack against the run: a release without the model's
+/// family is refused (`Legacy::in_448`); FSDP1 is modelled as accelerate
 /// sets it up (full sharding, no CPU offload, no quantized base);
 /// flash-attn needs CUDA and has no attention sinks; the backward prefetch
 /// and a checkpointing choice are read only where they apply.
