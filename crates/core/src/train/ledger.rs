@@ -359,6 +359,13 @@ impl Ctx {
         }
     }
 
+    /// The routed experts run through DeepSeek-V2's sorted loop
+    /// (transformers 4.57, [`Dispatch::Sorted`]).
+    pub fn sorted_loop(&self) -> bool {
+        self.expert_linears
+            .is_some_and(|n| n.dispatch == Dispatch::Sorted)
+    }
+
     /// The checkpointing that runs: `true` is the release's default
     /// (reentrant in 4.x), and a family whose layers ignore it in this
     /// release runs without.
@@ -1243,9 +1250,7 @@ fn shared_expert(l: &mut Ledger, x: Id, spec: Moe, (h, f): (u64, u64)) -> Option
         }
     }
     let later = l.saved_bytes(before);
-    if c.expert_linears
-        .is_some_and(|n| n.dispatch == Dispatch::Sorted)
-    {
+    if c.sorted_loop() {
         // The sorted loop's moment comes before the shared expert runs:
         // what that saves is not there yet.
         l.loop_forward = l.loop_forward.saturating_sub(later);
@@ -1381,14 +1386,7 @@ fn moe_loop(
         let logits = l.linear(x, h, e, 0, M::Router);
         let rg = l.rg(logits);
         if rg {
-            // softmax(dtype=float)'s output.
-            let probs = l.new_t(e, 4, true, Part::Router);
-            l.save(probs);
-            if spec.normalize_top_k {
-                // routing_weights /= sum: a clone and the sum kept.
-                let top = l.new_t(k + 1, 4, true, Part::Router);
-                l.save(top);
-            }
+            routing_probs(l, spec, (e, k));
         }
         (rg, 4)
     } else {
@@ -1613,6 +1611,18 @@ fn expert_lora_merges(l: &mut Ledger, spec: Moe, (h, e, f): (u64, u64, u64)) -> 
     (gu_lora, down_lora, router_lora)
 }
 
+/// What a softmax router saves: its fp32 probabilities
+/// (`softmax(dtype=float)`) and, where the top k are renormalised
+/// (`weights /= sum`), their clone and the sum.
+fn routing_probs(l: &mut Ledger, spec: Moe, (e, k): (u64, u64)) {
+    let probs = l.new_t(e, 4, true, Part::Router);
+    l.save(probs);
+    if spec.normalize_top_k {
+        let top = l.new_t(k + 1, 4, true, Part::Router);
+        l.save(top);
+    }
+}
+
 /// The router's forward, what it saves, and the dtype of the weights it
 /// gives the experts.
 fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, u64, u64)) -> u64 {
@@ -1623,15 +1633,8 @@ fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, 
             if router_lora && x_rg {
                 l.save(x);
             }
-            let rg = l.rg(logits);
-            if rg {
-                let probs = l.new_t(e, 4, true, Part::Router);
-                l.save(probs);
-                if spec.normalize_top_k {
-                    // router_top_value /= sum: a clone and the sum kept.
-                    let top = l.new_t(k + 1, 4, true, Part::Router);
-                    l.save(top);
-                }
+            if l.rg(logits) {
+                routing_probs(l, spec, (e, k));
             }
             if spec.weights_in_logits_dtype {
                 l.dt(logits)

@@ -6,7 +6,7 @@
 use super::activations::sliding_masks;
 use super::copies::copies;
 use super::Inputs;
-use crate::model::family::{Dispatch, Mlp};
+use crate::model::family::Mlp;
 use crate::model::ModuleName;
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::{Mode, Part, Saved};
@@ -169,7 +169,7 @@ fn one_layer(
     // DeepSeek-V2-Lite, full fine-tuning without checkpointing, its trace.
     let a = &x.a;
     let weight = |n: u128| Term::of(&[(n * x.h, U::Params), (x.grad_bytes, U::BytesEach)]);
-    let (mlp, grads) = if moe && sorted(x) {
+    let (mlp, grads) = if moe && x.c.sorted_loop() {
         let f = u128::from(a.moe_ffn);
         let first = (mlp, weight(u128::from(a.experts).min(2) * 3 * f));
         let last = (
@@ -188,12 +188,6 @@ fn one_layer(
     put(ids.mlp, mlp);
     // Made whole, before any reduction shards it.
     put(ids.weight_grad, grads);
-}
-
-/// transformers 4.57's DeepSeek-V2 loop over its sorted rows.
-fn sorted(x: &Inputs) -> bool {
-    x.c.expert_linears
-        .is_some_and(|n| n.dispatch == Dispatch::Sorted)
 }
 
 /// Full fine-tuning: the weight gradient (elements ÷ hidden) a layer's
