@@ -43,7 +43,8 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
     }
     keys.extend(quantization_keys(&m));
     let assumed = if m.read_as_llama {
-        ShortText::new(&m.model_type).ok()
+        // As the codec keeps `like_llama` (trimmed), so the key reads back.
+        ShortText::new(m.model_type.trim()).ok()
     } else {
         None
     };

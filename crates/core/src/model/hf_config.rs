@@ -507,7 +507,10 @@ fn deepseek(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
         model_type: a.family.key().into(),
         fields: vec![field],
     })?;
-    a.head_dim = checked(ArchNum::HeadDim, field, nope + u64::from(a.rope_dim))?;
+    // Saturating: a width past u64 is past the codec's bound too, and
+    // `checked` names that bound rather than a wrapped sum.
+    let width = nope.saturating_add(u64::from(a.rope_dim));
+    a.head_dim = checked(ArchNum::HeadDim, field, width)?;
     Ok(())
 }
 
@@ -578,8 +581,9 @@ pub fn read_as(text: &str, reading: Reading) -> Result<ModelConfig, ConfigError>
         _ => &top,
     };
     let model_type = match obj.get("model_type").or_else(|| top.get("model_type")) {
-        Some(Value::String(s)) => quote(s),
-        None | Some(Value::Null) => "unknown".into(),
+        Some(Value::String(s)) if !s.trim().is_empty() => quote(s),
+        // A blank name names nothing: read as a config without one.
+        Some(Value::String(_)) | None | Some(Value::Null) => "unknown".into(),
         Some(other) => {
             return Err(ConfigError::Invalid {
                 field: "model_type",
