@@ -41,6 +41,9 @@ pub enum EstimateError {
     /// A result does not fit in 64 bits of bytes; `field` names the inputs
     /// that drive it.
     TooLarge { field: &'static str },
+    /// The model's parameter count does not fit in 64 bits (an estimate
+    /// reports it exactly, never held at the largest value).
+    TooManyParams,
     /// The accurate method needs an architecture, not just a parameter count.
     NeedsArchitecture,
     /// The seed formula is for training.
@@ -57,9 +60,12 @@ impl fmt::Display for EstimateError {
                 f,
                 "{field} is too large: the memory would exceed 16 EiB (2^64 bytes)"
             ),
+            EstimateError::TooManyParams => f.write_str(
+                "the model has more than 2^64 − 1 parameters: make its layers, widths or experts smaller",
+            ),
             EstimateError::NeedsArchitecture => f.write_str(
                 "the vramfit estimate needs a model's architecture: choose a model \
-                 (a parameter count alone only feeds the seed formula)",
+                 (a parameter count alone only feeds the seed formula, for training)",
             ),
             EstimateError::TrainingOnly => f.write_str(
                 "the seed formula estimates training only; running a model needs its architecture",
@@ -105,10 +111,14 @@ impl Estimates {
         }
     }
 
-    /// The estimate to lead with: vramfit's, else the seed formula's.
+    /// The estimate to lead with: vramfit's, else the seed formula's; the
+    /// same answer as [`Estimates::primary_of`].
     pub fn primary(&self) -> Result<&Estimate, &EstimateError> {
         match (&self.vramfit, &self.seed) {
             (Ok(e), _) => Ok(e),
+            // A run the seed formula does not estimate (inference): the
+            // reason is vramfit's.
+            (Err(e), Err(EstimateError::TrainingOnly)) => Err(e),
             // Without an architecture the seed formula is the answer, and
             // its own error (inputs too large) is the reason when it fails.
             (Err(EstimateError::NeedsArchitecture), seed) => seed.as_ref(),

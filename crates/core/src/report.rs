@@ -195,24 +195,19 @@ impl Tally {
     }
 
     /// The checked conversion: an error naming what drives the largest
-    /// part when the moment (with `overhead`) does not fit in 64 bits.
-    pub(crate) fn components(&self, overhead: u128) -> Result<Components, crate::EstimateError> {
+    /// part, in the workload's words (`drivers`), when the moment (with
+    /// `overhead`) does not fit in 64 bits.
+    pub(crate) fn components(
+        &self,
+        overhead: u128,
+        drivers: &Drivers,
+    ) -> Result<Components, crate::EstimateError> {
         // When the sum fits in 64 bits every part does.
         if self.total().saturating_add(overhead) > u128::from(u64::MAX) {
             let i = (0..ALLOC.len()).max_by_key(|&i| self.at[i]).unwrap_or(0);
-            let field = match ALLOC[i] {
-                Component::Activations | Component::Logits => "batch × seq",
-                Component::KvCache => "batch × context",
-                Component::Parameters
-                | Component::OptimizerState
-                | Component::Gradients
-                | Component::OptimizerTemporaries
-                | Component::WeightCopies
-                | Component::Retained
-                | Component::Engine
-                | Component::Overhead => "the model size",
-            };
-            return Err(crate::EstimateError::TooLarge { field });
+            return Err(crate::EstimateError::TooLarge {
+                field: drivers.of(ALLOC[i]),
+            });
         }
         let mut out = Components::default();
         for (i, c) in ALLOC.iter().enumerate() {
@@ -220,6 +215,33 @@ impl Tally {
         }
         out.set(Component::Overhead, Bytes(overhead as u64));
         Ok(out)
+    }
+}
+
+/// The inputs that drive the components that grow with a run's tokens, in
+/// one workload's (or engine's) words: what an error names when a moment
+/// passes 2^64 bytes. The other components grow with the model.
+pub(crate) struct Drivers {
+    pub activations: &'static str,
+    pub logits: &'static str,
+    pub kv_cache: &'static str,
+}
+
+impl Drivers {
+    fn of(&self, c: Component) -> &'static str {
+        match c {
+            Component::Activations => self.activations,
+            Component::Logits => self.logits,
+            Component::KvCache => self.kv_cache,
+            Component::Parameters
+            | Component::OptimizerState
+            | Component::Gradients
+            | Component::OptimizerTemporaries
+            | Component::WeightCopies
+            | Component::Retained
+            | Component::Engine
+            | Component::Overhead => "the model size",
+        }
     }
 }
 
@@ -569,6 +591,12 @@ impl Estimate {
     pub fn peak(&self) -> Option<&PhaseReport> {
         self.phases.get(self.peak_index)
     }
+}
+
+/// A parameter count as an estimate reports it: exact, or
+/// [`crate::EstimateError::TooManyParams`].
+pub(crate) fn param_count(n: u128) -> Result<u64, crate::EstimateError> {
+    u64::try_from(n).map_err(|_| crate::EstimateError::TooManyParams)
 }
 
 /// What a GPU of `capacity` gives a run that may take `share`

@@ -260,14 +260,17 @@ term_ids! {
 /// One term: named factors, multiplied, divided by `divisor` (rounded up).
 ///
 /// Factors are kept as `u64` (a term is copied often: 56 bytes, not 200): a
-/// factor beyond `u64` is held at `u64::MAX`, which leaves any product with
-/// it beyond `u64` too (or zero), so the checked conversion to bytes fails
-/// exactly as it would have.
+/// factor beyond `u64` is held at `u64::MAX` and marks the term
+/// `saturated`, whose product is then beyond `u128`'s range unless another
+/// factor is zero, so the checked conversion to bytes fails exactly as it
+/// would have (never a held figure reported as bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Term {
     values: [u64; MAX_FACTORS],
     units: [Unit; MAX_FACTORS],
     len: u8,
+    /// A factor was beyond `u64` (held at `u64::MAX`).
+    saturated: bool,
     /// ZeRO's GPUs (1: not divided).
     divisor: u32,
 }
@@ -277,6 +280,7 @@ impl Term {
         values: [0; MAX_FACTORS],
         units: [Unit::Copies; MAX_FACTORS],
         len: 0,
+        saturated: false,
         divisor: 1,
     };
 
@@ -287,7 +291,7 @@ impl Term {
         let mut t = Term::ZERO;
         let n = factors.len().min(MAX_FACTORS);
         for (i, &(value, unit)) in factors[..n].iter().enumerate() {
-            t.values[i] = u64::try_from(value).unwrap_or(u64::MAX);
+            t.values[i] = t.held(value);
             t.units[i] = unit;
         }
         t.len = n as u8;
@@ -300,11 +304,20 @@ impl Term {
         let i = usize::from(self.len);
         debug_assert!(i < MAX_FACTORS, "a sixth factor: {self:?}");
         if i < MAX_FACTORS {
-            self.values[i] = u64::try_from(value).unwrap_or(u64::MAX);
+            self.values[i] = self.held(value);
             self.units[i] = unit;
             self.len += 1;
         }
         self
+    }
+
+    /// `value` as a factor: itself, or `u64::MAX` with the term marked
+    /// saturated.
+    fn held(&mut self, value: u128) -> u64 {
+        u64::try_from(value).unwrap_or_else(|_| {
+            self.saturated = true;
+            u64::MAX
+        })
     }
 
     /// The same term spread over `gpus` (rounded up) when `on`.
@@ -329,14 +342,20 @@ impl Term {
     }
 
     /// The product of the factors, saturating (the sizes it can take are
-    /// far below u128's range; the conversion to bytes is checked).
+    /// far below u128's range; the conversion to bytes is checked):
+    /// `u128::MAX` for a saturated term unless a factor is zero.
     pub fn product(&self) -> u128 {
         if self.len == 0 {
             return 0;
         }
-        self.values[..usize::from(self.len)]
+        let p = self.values[..usize::from(self.len)]
             .iter()
-            .fold(1u128, |p, &v| mul_saturating(p, u128::from(v)))
+            .fold(1u128, |p, &v| mul_saturating(p, u128::from(v)));
+        if self.saturated && p > 0 {
+            u128::MAX
+        } else {
+            p
+        }
     }
 
     /// Bytes: the product divided by the GPUs, rounded up.

@@ -408,7 +408,7 @@ fn a_parameter_count_alone_needs_an_architecture() {
     assert_eq!(estimate(&s), Err(EstimateError::NeedsArchitecture));
     assert_eq!(
         EstimateError::NeedsArchitecture.to_string(),
-        "the vramfit estimate needs a model's architecture: choose a model (a parameter count alone only feeds the seed formula)"
+        "the vramfit estimate needs a model's architecture: choose a model (a parameter count alone only feeds the seed formula, for training)"
     );
 }
 

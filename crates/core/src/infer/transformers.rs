@@ -49,7 +49,8 @@ pub fn weights(a: &Architecture, inf: &Inference, terms: &mut Terms) -> u128 {
     ];
     parts.iter().fold(0, |sum, (id, t)| {
         terms.set(*id, *t);
-        sum + t.bytes()
+        // As the terms hold it: at most 2^64 (a saturated term beyond).
+        sum + terms.bytes(*id)
     })
 }
 
@@ -226,13 +227,13 @@ pub fn estimate(
             1,
             r.phase,
             r.at,
-            peak.components(over)?,
-            tally(&r.end).components(over)?,
+            peak.components(over, &DRIVERS)?,
+            tally(&r.end).components(over, &DRIVERS)?,
         );
         report.terms = r.peak_terms;
         phases.push(report);
     }
-    let params = u64::try_from(a.params()).unwrap_or(u64::MAX);
+    let params = crate::report::param_count(a.params())?;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
     e.served = Some(Box::new(Served {
         engine: Engine::Transformers.label(),
@@ -243,6 +244,13 @@ pub fn estimate(
     e.caveats = caveats(inf);
     Ok(e)
 }
+
+/// What drives `generate`'s activations, logits and cache.
+const DRIVERS: report::Drivers = report::Drivers {
+    activations: "batch × prompt",
+    logits: "batch × vocabulary",
+    kv_cache: "batch × context",
+};
 
 fn bytes(b: u128) -> Result<Bytes, EstimateError> {
     u64::try_from(b)

@@ -28,11 +28,18 @@ pub use lora::{lora_count, Lora, LoraCount, Targets};
 pub use optim::{zero_partition, OptimSpec};
 pub use run::{Parallel, Training};
 
-use crate::report::{Estimate, Method};
+use crate::report::{Drivers, Estimate, Method};
 use crate::scenario::Scenario;
 use crate::terms::TermSet;
 use crate::units::Bytes;
 use crate::EstimateError;
+
+/// What drives a training step's activations and logits.
+pub(crate) const DRIVERS: Drivers = Drivers {
+    activations: "batch × seq",
+    logits: "batch × seq",
+    kv_cache: "batch × seq",
+};
 
 /// The accurate estimate of a training step.
 pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
@@ -41,8 +48,8 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
     let too_large = EstimateError::TooLarge {
         field: "the model size",
     };
-    let params = u64::try_from(b.params).map_err(|_| too_large.clone())?;
-    let trainable = u64::try_from(b.trainable).map_err(|_| too_large.clone())?;
+    let params = crate::report::param_count(b.params)?;
+    let trainable = crate::report::param_count(b.trainable)?;
     let bytes = |set: TermSet| {
         let sum = set
             .iter()

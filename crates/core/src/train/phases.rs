@@ -608,8 +608,8 @@ fn with_overhead(
             iteration,
             phase,
             at,
-            peak_tally.components(over)?,
-            running.tally(end).components(over)?,
+            peak_tally.components(over, &super::DRIVERS)?,
+            running.tally(end).components(over, &super::DRIVERS)?,
         );
         report.micro_step = micro;
         report.terms = peak;

@@ -109,8 +109,8 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
             iteration,
             phase,
             at,
-            tally(&terms, peak).components(0)?,
-            tally(&terms, end).components(0)?,
+            tally(&terms, peak).components(0, &super::DRIVERS)?,
+            tally(&terms, end).components(0, &super::DRIVERS)?,
         );
         r.terms = peak;
         r.end_terms = end;

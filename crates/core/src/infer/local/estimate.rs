@@ -12,7 +12,7 @@ use super::{
 use crate::infer::run::{Engine, Flash, Inference, MaxLen};
 use crate::model::gguf::Recipe;
 use crate::model::{Architecture, Role};
-use crate::report::{Estimate, Method, Moment, Phase, PhaseReport, Served, Tally};
+use crate::report::{Drivers, Estimate, Method, Moment, Phase, PhaseReport, Served, Tally};
 use crate::scenario::Overhead;
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::units::Bytes;
@@ -213,9 +213,9 @@ fn plan_estimate(
         (Phase::Serve, Moment::End, serve),
     ]
     .into_iter()
-    .map(|(phase, at, set)| report(&t, phase, at, set, ctx))
+    .map(|(phase, at, set)| report(&t, phase, at, set, (ctx, &LLAMA_DRIVERS)))
     .collect::<Result<Vec<_>, _>>()?;
-    let params = u64::try_from(a.params()).unwrap_or(u64::MAX);
+    let params = crate::report::param_count(a.params())?;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, t);
     let host_bytes: u128 = host.iter().map(|id| e.terms.bytes(id)).sum();
     e.host_bytes = bytes(host_bytes, "the model size")?;
@@ -223,19 +223,34 @@ fn plan_estimate(
     Ok(e)
 }
 
+/// What drives llama.cpp's compute buffers, output buffer and cache.
+const LLAMA_DRIVERS: Drivers = Drivers {
+    activations:
+        "n_ctx × n_ubatch, or a layer's largest tensor in host memory (the compute buffers)",
+    logits: "n_batch × vocabulary (the output buffer)",
+    kv_cache: "n_ctx",
+};
+
+/// What drives MLX's prompt chunk and cache.
+const MLX_DRIVERS: Drivers = Drivers {
+    activations: "prefill_step_size",
+    logits: "prefill_step_size",
+    kv_cache: "prompt + new",
+};
+
 /// One phase whose peak and end are the terms of `set`.
 fn report(
     t: &Terms,
     phase: Phase,
     at: Moment,
     set: TermSet,
-    overhead: u128,
+    (overhead, drivers): (u128, &Drivers),
 ) -> Result<PhaseReport, EstimateError> {
     let mut tally = Tally::new();
     for id in set.iter() {
         tally.add(id.component(), t.bytes(id));
     }
-    let c = tally.components(overhead)?;
+    let c = tally.components(overhead, drivers)?;
     let mut r = PhaseReport::new(1, phase, at, c, c);
     r.terms = set;
     r.end_terms = set;
@@ -306,9 +321,9 @@ pub fn mlx_estimate(a: &Architecture, inf: &Inference) -> Result<Estimate, Estim
         (Phase::Decode, Moment::End, decode),
     ]
     .into_iter()
-    .map(|(phase, at, set)| report(&t, phase, at, set, 0))
+    .map(|(phase, at, set)| report(&t, phase, at, set, (0, &MLX_DRIVERS)))
     .collect::<Result<Vec<_>, _>>()?;
-    let params = u64::try_from(a.params()).unwrap_or(u64::MAX);
+    let params = crate::report::param_count(a.params())?;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, t);
     e.served = Some(Box::new(Served {
         engine: inf.engine.label(),

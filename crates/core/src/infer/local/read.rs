@@ -269,7 +269,7 @@ fn layer(s: &str) -> Result<LayerBytes, ReadFileError> {
             v.len()
         )));
     };
-    Ok(LayerBytes {
+    let l = LayerBytes {
         attn: part(a)?,
         ffn_gate: part(g)?,
         ffn_up: part(u)?,
@@ -278,7 +278,30 @@ fn layer(s: &str) -> Result<LayerBytes, ReadFileError> {
         exps_up: part(eu)?,
         exps_down: part(ed)?,
         largest: number(largest)?,
-    })
+    };
+    // Each tensor is counted in one part and in `largest`
+    // (`LayerBytes::add`): the largest is at most the largest part, and a
+    // layer with bytes has a tensor.
+    let parts = [
+        l.attn,
+        l.ffn_gate,
+        l.ffn_up,
+        l.ffn_down,
+        l.exps_gate,
+        l.exps_up,
+        l.exps_down,
+    ];
+    let top = parts.iter().map(|p| p.bytes).max().unwrap_or(0);
+    if l.largest > top {
+        return Err(form(format!(
+            "a kind's largest tensor ({}) is larger than its largest part ({top})",
+            l.largest
+        )));
+    }
+    if l.largest == 0 && top > 0 {
+        return Err(form("a kind with bytes has a largest tensor, not 0".into()));
+    }
+    Ok(l)
 }
 
 fn sequence(s: &str, kinds: usize) -> Result<Vec<usize>, ReadFileError> {
@@ -448,6 +471,14 @@ mod tests {
         check(
             &format!("e1.n2.{k}.{k}.s0"),
             "not a file's bytes as vramfit writes them: a kind is unused or repeated",
+        );
+        check(
+            "e1.n1.k1_1_1_1_0_0_0_18446744073709551615.s0",
+            "not a file's bytes as vramfit writes them: a kind's largest tensor (18446744073709551615) is larger than its largest part (1)",
+        );
+        check(
+            "e1.n1.k1_1_1_1_0_0_0_0.s0",
+            "not a file's bytes as vramfit writes them: a kind with bytes has a largest tensor, not 0",
         );
         check(
             "q1",

@@ -15,7 +15,7 @@ pub use plan::*;
 
 use super::run::{Engine, Inference};
 use crate::model::Architecture;
-use crate::report::{Estimate, Method, Phase, PhaseReport, Served, Tally};
+use crate::report::{Drivers, Estimate, Method, Phase, PhaseReport, Served, Tally};
 use crate::report::{Hundredths, Moment};
 use crate::scenario::Overhead;
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
@@ -58,6 +58,13 @@ fn tally(terms: &Terms, set: TermSet) -> Tally {
     out
 }
 
+/// What drives vLLM's profiling run, sampler and key/value blocks.
+const DRIVERS: Drivers = Drivers {
+    activations: "max_num_batched_tokens",
+    logits: "max_num_seqs × vocabulary",
+    kv_cache: "max_model_len",
+};
+
 fn bytes(b: u128) -> Result<Bytes, EstimateError> {
     u64::try_from(b)
         .map(Bytes)
@@ -96,13 +103,13 @@ pub fn estimate(
     ];
     let mut phases = Vec::with_capacity(raw.len());
     for (phase, at, set) in raw {
-        let c = tally(&terms, set).components(ctx)?;
+        let c = tally(&terms, set).components(ctx, &DRIVERS)?;
         let mut r = PhaseReport::new(1, phase, at, c, c);
         r.terms = set;
         r.end_terms = set;
         phases.push(r);
     }
-    let params = u64::try_from(a.params()).unwrap_or(u64::MAX);
+    let params = crate::report::param_count(a.params())?;
     let needed = p.non_kv() + (p.blocks_per_request + 1) * p.bytes_per_block;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
     e.needed_bytes = Some(bytes(needed)?);
