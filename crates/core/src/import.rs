@@ -96,6 +96,16 @@ pub fn gguf(bytes: &[u8], name: &str) -> Result<GgufImport, GgufImportError> {
     let refused = |why: String| GgufImportError::Refused(why);
     let a = architecture_of(&h).map_err(|e| refused(e.to_string()))?;
     let read = ReadFile::of_header(&h).map_err(|e| refused(e.to_string()))?;
+    // llama.cpp creates `blk.0` to `blk.{block_count - 1}` and refuses a
+    // file whose tensors are others (`llama_model::load_tensors`: a
+    // missing tensor, or "wrong number of tensors").
+    if read.layers() != a.layers {
+        return Err(refused(format!(
+            "the header's block_count is {} but its tensors are for {} layers: llama.cpp refuses such a file",
+            a.layers,
+            read.layers()
+        )));
+    }
     let name = FileName::new(name).map_err(refused)?;
     let described = h.model();
     let mut file_keys = Vec::new();
