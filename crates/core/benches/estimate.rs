@@ -38,6 +38,13 @@ fn bench(c: &mut Criterion) {
             "qwen3-30b-a3b moe aux offload",
             "model=qwen3-30b-a3b&dtype=bf16&aux_loss=true&zero=2&offload=optimizer&grad_ckpt=offload&batch=4&seq=2048",
         ),
+        // An extreme the codec accepts (issue 27: 150 ms walked parameter
+        // by parameter): DeepSpeed's prefetch over 37,151 experts a layer,
+        // one nn.Linear each (transformers 4.57).
+        (
+            "deepspeed 37151 per-expert linears (worst case)",
+            "model=deepseek-v3&experts=37151&dtype=mixed_bf16&transformers=4.57&gpus=2&zero=3&shard=deepspeed&ds_buckets=auto&lora_r=64",
+        ),
     ];
     for (name, q) in cases {
         let s = scenario(q);
@@ -85,6 +92,17 @@ fn bench(c: &mut Criterion) {
         (
             "llama.cpp qwen3-30b-a3b q4_k_m 32k 4090 (experts placed)",
             "task=infer&engine=llamacpp&model=qwen3-30b-a3b&weights=q4_k_m&ctx=32768&gpu=rtx-4090",
+        ),
+        // The extremes the codec accepts (issue 27: these took up to
+        // seconds): --fit's search over llama.cpp's most layers, and MLX's
+        // cache grown over a 2M-token prompt in chunks of 3.
+        (
+            "llama.cpp 512 layers --fit (worst case)",
+            "task=infer&engine=llamacpp&model=qwen3-30b-a3b&layers=512&weights=q4_k_m&gpu=rtx-4090",
+        ),
+        (
+            "mlx 2M prompt in 3-token chunks (worst case)",
+            "task=infer&engine=mlx&model=qwen2.5-1.5b&prompt=2019910&prefill_step_size=3",
         ),
     ];
     for (name, q) in infer {

@@ -126,32 +126,42 @@ const fn grow(cap: u64, off: u64, s: u64) -> u64 {
     base + s.div_ceil(256) * 256
 }
 
+/// Spare cells at a group's start that [`after_chunks`] remembers.
+const SLACKS: usize = 512;
+
 /// `(capacity, tokens)` after `k` prompt chunks of `c` tokens from an
-/// empty cache: closed form when `c` is a multiple of 256; otherwise the
-/// growth repeats every `256 / gcd(c, 256)` chunks (each such group starts
-/// on a multiple of 256) once the spare cells at a group's start repeat, so
-/// whole groups past that are added at once (a few groups stepped, never
-/// one step per token).
+/// empty cache: closed form when `c` is a multiple of 256. Otherwise every
+/// group of `256 / gcd(c, 256)` chunks starts on a multiple of 256, so how
+/// a group grows the cache depends only on the spare cells at its start:
+/// once a number of spare cells comes back, the groups since repeat, and
+/// every whole repetition left is added at once (at most a few hundred
+/// groups stepped, never one step per token).
 fn after_chunks(c: u64, k: u64) -> (u64, u64) {
     if c.is_multiple_of(256) {
         return (c * k, c * k);
     }
     let q = 256 / gcd(c, 256);
     let (mut cap, mut off, mut done) = (0u64, 0u64, 0u64);
-    let mut last: Option<(u64, u64)> = None;
+    // By spare cells: the chunks done and the capacity at the first group
+    // that started with them.
+    let mut seen = [(u64::MAX, 0u64); SLACKS];
+    let mut repeated = false;
     while done < k {
-        if done > 0 && done.is_multiple_of(q) {
-            let slack = cap - off;
-            if let Some((prev_slack, prev_cap)) = last {
-                if prev_slack == slack && k - done >= q {
-                    let groups = (k - done) / q;
-                    cap += groups * (cap - prev_cap);
-                    off += groups * q * c;
-                    done += groups * q;
+        if !repeated && done.is_multiple_of(q) {
+            let slack = usize::try_from(cap - off).unwrap_or(SLACKS);
+            if let Some(at) = seen.get_mut(slack) {
+                if at.0 == u64::MAX {
+                    *at = (done, cap);
+                } else {
+                    let (period, grown) = (done - at.0, cap - at.1);
+                    let times = (k - done) / period;
+                    cap += times * grown;
+                    off += times * period * c;
+                    done += times * period;
+                    repeated = true;
                     continue;
                 }
             }
-            last = Some((slack, cap));
         }
         cap = grow(cap, off, c);
         off += c;

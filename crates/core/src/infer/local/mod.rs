@@ -75,7 +75,15 @@ pub enum LocalError {
     WeightsLayers { given: usize, model: u32 },
     /// A number does not fit llama.cpp's 32 bits.
     TooLarge { what: &'static str },
+    /// More layers than llama.cpp holds ([`LLAMA_MAX_LAYERS`]).
+    TooManyLayers { n_layer: u32 },
 }
+
+/// The most layers llama.cpp loads: `LLAMA_MAX_LAYERS` (`src/llama-hparams.h`,
+/// the size of its per-layer arrays), which `llama_model::load_hparams`
+/// enforces when it reads `feed_forward_length` per layer
+/// (`llama_model_loader::get_key_or_arr`: "n > N_MAX").
+pub const LLAMA_MAX_LAYERS: u32 = 512;
 
 impl fmt::Display for LocalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -103,6 +111,10 @@ impl fmt::Display for LocalError {
                 "weights for {given} layers given for a model of {model} layers"
             ),
             LocalError::TooLarge { what } => write!(f, "{what} is too large for llama.cpp"),
+            LocalError::TooManyLayers { n_layer } => write!(
+                f,
+                "llama.cpp loads at most {LLAMA_MAX_LAYERS} layers (LLAMA_MAX_LAYERS) and refuses a model of {n_layer}"
+            ),
         }
     }
 }
@@ -138,6 +150,11 @@ pub fn llama_cpp_with(
     gpus: &[Gpu],
     host_memory: Option<u128>,
 ) -> Result<Report, LocalError> {
+    if m.cache.layers > LLAMA_MAX_LAYERS {
+        return Err(LocalError::TooManyLayers {
+            n_layer: m.cache.layers,
+        });
+    }
     if p.fits() {
         let (a, plan) = fit::fit_planned(m, w, p, gpus, host_memory)?;
         return Ok(Report { plan, fit: Some(a) });

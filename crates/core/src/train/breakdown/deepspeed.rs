@@ -63,15 +63,18 @@ struct Prefetch {
 }
 
 impl Prefetch {
-    fn pop(&mut self, elems: u128) {
+    /// Pops one parameter of `elems`; whether its bucket closed.
+    fn pop(&mut self, elems: u128) -> bool {
         if self.live >= MAX_LIVE {
-            return;
+            return false;
         }
         self.live += elems;
-        self.bucket = (self.bucket.0 + elems, self.bucket.1 + 1);
-        if self.bucket.0 >= self.bucket_size {
+        self.bucket = (self.bucket.0 + elems, self.bucket.1.saturating_add(1));
+        let full = self.bucket.0 >= self.bucket_size;
+        if full {
             self.close();
         }
+        full
     }
 
     fn close(&mut self) {
@@ -80,18 +83,64 @@ impl Prefetch {
         }
         self.bucket = (0, 0);
     }
+
+    /// Pops the parameters of `pattern` (their elements, in order), `n`
+    /// times over: as [`Prefetch::pop`] would one by one, but once a
+    /// bucket has closed twice before the same place in the pattern, what
+    /// follows repeats (the bucket empty, the same parameters ahead), so
+    /// the whole repetitions left before `MAX_LIVE` are added at once
+    /// (experts by the thousand cost a few buckets, not one step each).
+    fn pop_repeated(&mut self, pattern: &[u128], n: u128) {
+        let k = pattern.len() as u128;
+        let total = n.saturating_mul(k);
+        let mut seen = [None::<(u128, u128, u128)>; 2];
+        let (mut done, mut skipped) = (0u128, false);
+        while done < total && self.live < MAX_LIVE {
+            let closed = self.pop(pattern[(done % k) as usize]);
+            done += 1;
+            if !closed || skipped {
+                continue;
+            }
+            let Some(at) = seen.get_mut((done % k) as usize) else {
+                continue;
+            };
+            match *at {
+                None => *at = Some((done, self.live, self.flat)),
+                Some((done0, live0, flat0)) => {
+                    let (step, grown) = (done - done0, self.live - live0);
+                    let left = MAX_LIVE.saturating_sub(self.live);
+                    let times = ((total - done) / step).min(left.checked_div(grown).unwrap_or(0));
+                    done += times * step;
+                    self.live += times * grown;
+                    self.flat += times * (self.flat - flat0);
+                    skipped = true;
+                }
+            }
+        }
+    }
+}
+
+/// Parameters of one tensor of a place: its weight and bias, each module's
+/// in turn (`n` modules: the experts of a per-expert layout), or LoRA's
+/// `A` and `B` (fp32) of each module.
+#[derive(Clone, Copy)]
+struct Params {
+    /// Elements and bytes each, of the pair.
+    pair: [(u128, u128); 2],
+    n: u128,
 }
 
 impl Held {
-    fn add(&mut self, elems: u128, bytes_each: u128, threshold: u128) {
-        if elems == 0 {
+    /// `n` parameters of `elems` at `bytes_each`.
+    fn add(&mut self, elems: u128, bytes_each: u128, threshold: u128, n: u128) {
+        if elems == 0 || n == 0 {
             return;
         }
         if elems < threshold {
-            self.persistent += elems * bytes_each;
+            self.persistent += n * elems * bytes_each;
         } else {
-            self.partitioned += elems;
-            self.partitioned_bytes += elems * bytes_each;
+            self.partitioned += n * elems;
+            self.partitioned_bytes += n * elems * bytes_each;
             self.largest = self.largest.max(elems);
         }
     }
@@ -99,32 +148,30 @@ impl Held {
 
 /// Each parameter (weights, biases, LoRA's `A` and `B` in fp32), layer by
 /// layer in `model.parameters()` order, sorted by the persistence
-/// threshold, and the second step's prefetch over them.
+/// threshold, and the second step's prefetch over them: sums taken per
+/// kind of parameter, the prefetch walked until `MAX_LIVE`.
 pub(crate) fn held(x: &Inputs) -> Held {
     let (threshold, bucket_size) = match x.s.parallel.ds_buckets {
         DsBuckets::Default => (PERSISTENCE, PREFETCH_BUCKET),
         DsBuckets::Auto => (10 * x.h, x.h * x.h * 9 / 10),
     };
-    // Each place's parameters (elements, bytes each), in order.
-    let mut places: Vec<(Place, Vec<(u128, u128)>)> = Vec::new();
+    // Each place's parameters, in order (places repeat by layer).
+    let mut places: Vec<(Place, Params)> = Vec::new();
     x.a.for_each_tensor_as(x.s.train.expert_layout(), |place: Place, t| {
-        if places.last().is_none_or(|(p, _)| *p != place) {
-            places.push((place, Vec::new()));
-        }
-        let Some((_, list)) = places.last_mut() else {
-            return;
-        };
-        for _ in 0..t.modules() {
-            list.push((t.tensor_elems(), x.pb));
-            // A bias is a parameter of its own (each expert's).
-            list.push(((t.elems() - t.weight_elems()) / t.modules(), x.pb));
-        }
+        let n = t.modules();
+        // A bias is a parameter of its own (each expert's).
+        let bias = (t.elems() - t.weight_elems()) / n;
+        places.push((
+            place,
+            Params {
+                pair: [(t.tensor_elems(), x.pb), (bias, x.pb)],
+                n,
+            },
+        ));
         if let Some(lo) = x.lora.filter(|lo| t.module().is_some_and(|m| lo.adapts(m))) {
             let r = t.lora_rank(lo.r);
-            for _ in 0..t.modules() {
-                list.push((r * u128::from(t.cols), 4));
-                list.push((r * u128::from(t.rows), 4));
-            }
+            let pair = [(r * u128::from(t.cols), 4), (r * u128::from(t.rows), 4)];
+            places.push((place, Params { pair, n }));
         }
     });
     let mut held = Held::default();
@@ -134,12 +181,32 @@ pub(crate) fn held(x: &Inputs) -> Held {
         bucket: (0, 0),
         flat: 0,
     };
-    for (place, list) in &places {
-        for _ in 0..place.copies() {
-            for &(elems, bytes_each) in list {
-                held.add(elems, bytes_each, threshold);
-                if elems >= threshold {
-                    prefetch.pop(elems);
+    for run in places.chunk_by(|a, b| a.0 == b.0) {
+        let copies = run[0].0.copies();
+        for (_, p) in run {
+            for (elems, bytes_each) in p.pair {
+                held.add(elems, bytes_each, threshold, p.n * copies);
+            }
+        }
+        // Only the partitioned parameters are fetched: a place of
+        // persistent ones alone is not walked.
+        let pops = |p: &Params| {
+            p.pair
+                .map(|(e, _)| e)
+                .map(|e| (e >= threshold).then_some(e))
+        };
+        if run.iter().all(|(_, p)| pops(p) == [None, None]) {
+            continue;
+        }
+        for _ in 0..copies {
+            if prefetch.live >= MAX_LIVE {
+                break;
+            }
+            for (_, p) in run {
+                match pops(p) {
+                    [Some(a), Some(b)] => prefetch.pop_repeated(&[a, b], p.n),
+                    [Some(e), None] | [None, Some(e)] => prefetch.pop_repeated(&[e], p.n),
+                    [None, None] => {}
                 }
             }
         }
@@ -217,4 +284,112 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         Term::of(&[(MAX_LIVE + held.largest, U::Elements), (pb, U::BytesEach)])
     };
     put(T::DsGathered, gathered);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::presets::PRESETS;
+    use crate::model::Architecture;
+    use crate::scenario::Scenario;
+    use crate::train::run::{LoraRank, Transformers};
+
+    /// The walk one parameter at a time, as DeepSpeed fetches them: what
+    /// [`held`] must give at any size, by sums and repetitions.
+    fn one_by_one(x: &Inputs) -> Held {
+        let (threshold, bucket_size) = match x.s.parallel.ds_buckets {
+            DsBuckets::Default => (PERSISTENCE, PREFETCH_BUCKET),
+            DsBuckets::Auto => (10 * x.h, x.h * x.h * 9 / 10),
+        };
+        let mut places: Vec<(Place, Vec<(u128, u128)>)> = Vec::new();
+        x.a.for_each_tensor_as(x.s.train.expert_layout(), |place: Place, t| {
+            if places.last().is_none_or(|(p, _)| *p != place) {
+                places.push((place, Vec::new()));
+            }
+            let Some((_, list)) = places.last_mut() else {
+                return;
+            };
+            for _ in 0..t.modules() {
+                list.push((t.tensor_elems(), x.pb));
+                list.push(((t.elems() - t.weight_elems()) / t.modules(), x.pb));
+            }
+            if let Some(lo) = x.lora.filter(|lo| t.module().is_some_and(|m| lo.adapts(m))) {
+                let r = t.lora_rank(lo.r);
+                for _ in 0..t.modules() {
+                    list.push((r * u128::from(t.cols), 4));
+                    list.push((r * u128::from(t.rows), 4));
+                }
+            }
+        });
+        let mut held = Held::default();
+        let mut prefetch = Prefetch {
+            bucket_size,
+            live: 0,
+            bucket: (0, 0),
+            flat: 0,
+        };
+        for (place, list) in &places {
+            for _ in 0..place.copies() {
+                for &(elems, bytes_each) in list {
+                    held.add(elems, bytes_each, threshold, 1);
+                    if elems >= threshold {
+                        prefetch.pop(elems);
+                    }
+                }
+            }
+        }
+        prefetch.close();
+        held.flat_ahead = prefetch.flat;
+        held
+    }
+
+    /// Every preset, and each shrunk to a narrow width with many experts
+    /// (where a bucket holds many parameters and the prefetch crosses
+    /// `MAX_LIVE` inside a layer), with DeepSpeed's default buckets and
+    /// transformers' "auto", stacked and per-expert layouts, with and
+    /// without LoRA: the same sums and the same prefetch.
+    #[test]
+    fn held_equals_the_walk_one_parameter_at_a_time() {
+        let mut checked = 0;
+        // Widths (hidden, expert MLP, dense MLP): experts past a bucket
+        // each, several to a bucket ("auto": 0.9·h² elements), and past
+        // the persistence threshold with their biases too (gpt-oss).
+        let narrow = [(64, 96, 192), (64, 16, 48), (64, 50_000, 192)];
+        for p in PRESETS {
+            let shrunk = narrow.map(|(hidden, moe_ffn, ffn)| Architecture {
+                hidden,
+                heads: 4,
+                kv_heads: p.arch.kv_heads.min(4),
+                head_dim: 16,
+                ffn,
+                moe_ffn: if p.arch.experts > 0 { moe_ffn } else { 0 },
+                experts: if p.arch.experts > 0 { 600 } else { 0 },
+                vocab: 1000,
+                ..p.arch
+            });
+            let all = std::iter::once(p.arch).chain(shrunk);
+            for a in all.filter(|a| a.validate().is_ok()) {
+                for buckets in [DsBuckets::Default, DsBuckets::Auto] {
+                    for transformers in [Transformers::V5, Transformers::V457] {
+                        for lora in [None, LoraRank::new(16)] {
+                            let mut s = Scenario {
+                                arch: Some(a),
+                                ..Scenario::default()
+                            };
+                            s.parallel.shard = Shard::Deepspeed;
+                            s.parallel.ds_buckets = buckets;
+                            s.train.transformers = transformers;
+                            s.train.lora_r = lora;
+                            let Ok(x) = Inputs::new(&s) else {
+                                continue;
+                            };
+                            assert_eq!(held(&x), one_by_one(&x), "{} {a:?} {s:?}", p.id);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 200, "{checked}");
+    }
 }
