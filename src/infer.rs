@@ -13,7 +13,7 @@ use vramfit_core::model::gguf::FileType;
 use vramfit_core::model::WeightFormat;
 use vramfit_core::query::{Field, FieldKind, Group, Key};
 use vramfit_core::report::Served;
-use vramfit_core::{solve, Bytes};
+use vramfit_core::{solve, Bytes, Scenario};
 
 /// The `weights` options an engine reads: checkpoint formats
 /// (transformers, vLLM), GGUF file types (llama.cpp, Ollama), MLX's
@@ -385,16 +385,6 @@ pub fn Caveats(page: Page) -> impl IntoView {
     }
 }
 
-/// The keys that load the weights in `w`: nf4 as the solver tries it,
-/// with double quantization (QLoRA's recipe).
-fn weights_change(w: WeightFormat) -> Vec<(Key, String)> {
-    let mut ch = vec![(Key::Weights, w.key().to_string())];
-    if w == WeightFormat::Nf4 {
-        ch.push((Key::DoubleQuant, "true".to_string()));
-    }
-    ch
-}
-
 /// The solver's answers for an inference run.
 #[derive(Clone, Debug, PartialEq)]
 struct Answers {
@@ -402,13 +392,48 @@ struct Answers {
     context: Option<(Key, u32)>,
     /// transformers: the most sequences at once.
     batch: Option<Option<u32>>,
-    weights: Option<WeightFormat>,
-    /// Whether the engine reads checkpoint formats (the weights answer).
-    checkpoint: bool,
-    /// The local runners' most precise weights that fit whole on the GPU
-    /// (`Some(None)`: none), and the run's own.
-    local: Option<(Option<&'static str>, &'static str)>,
+    /// The most precise weights that fit (`None`: none does); the local
+    /// runners' fit whole on the GPU.
+    weights: Option<WeightsAnswer>,
+    /// Whether the engine reads GGUF files or MLX's conversions.
+    local: bool,
     suggestions: Vec<solve::Suggestion>,
+}
+
+/// The most precise weights that fit, as the page offers them: the
+/// weights' key and label, the keys that apply the answer, and whether the
+/// run has it already.
+#[derive(Clone, Debug, PartialEq)]
+struct WeightsAnswer {
+    key: &'static str,
+    label: &'static str,
+    changes: Vec<(Key, String)>,
+    these: bool,
+}
+
+impl WeightsAnswer {
+    fn of<T>(s: &Scenario, a: solve::Answer<T>, key: &'static str, label: &'static str) -> Self {
+        WeightsAnswer {
+            key,
+            label,
+            these: a.in_effect(s),
+            changes: a.changes,
+        }
+    }
+}
+
+/// The most precise weights that fit, of the kind the engine reads.
+fn weights_answer(s: &Scenario, cap: Bytes) -> Option<WeightsAnswer> {
+    let checkpoint = solve::weights_that_fit(s, cap).map(|a| {
+        let (key, label) = (a.value.key(), a.value.label());
+        WeightsAnswer::of(s, a, key, label)
+    });
+    checkpoint.or_else(|| {
+        solve::local_weights_that_fit(s, cap).map(|a| {
+            let key = a.value;
+            WeightsAnswer::of(s, a, key, key)
+        })
+    })
 }
 
 /// The longest context, the most sequences and the most precise weights
@@ -421,22 +446,8 @@ pub fn InferFits(page: Page) -> impl IntoView {
         page.scenario.with(|s| Answers {
             context: page.longest_context.get(),
             batch: reads_batch.then(|| solve::max_batch(s, cap)),
-            // The solver tries checkpoint formats: transformers' and vLLM's.
-            weights: match s.infer.engine {
-                Engine::Transformers | Engine::Vllm => solve::weights_that_fit(s, cap),
-                Engine::Llamacpp | Engine::Ollama | Engine::Mlx => None,
-            },
-            checkpoint: matches!(s.infer.engine, Engine::Transformers | Engine::Vllm),
-            local: match s.infer.engine {
-                Engine::Transformers | Engine::Vllm => None,
-                Engine::Llamacpp | Engine::Ollama => {
-                    Some((solve::local_weights_that_fit(s, cap), s.infer.gguf.key()))
-                }
-                Engine::Mlx => Some((
-                    solve::local_weights_that_fit(s, cap),
-                    s.infer.mlx_weights.key(),
-                )),
-            },
+            weights: weights_answer(s, cap),
+            local: !matches!(s.infer.engine, Engine::Transformers | Engine::Vllm),
             suggestions: solve::suggestions(s, cap),
         })
     });
@@ -446,13 +457,10 @@ pub fn InferFits(page: Page) -> impl IntoView {
                 .is_some_and(|e| solve::Verdict::of(e, page.capacity.get()).fits())
         })
     };
-    let now = move || {
-        page.scenario
-            .with(|s| (s.infer.engine, s.infer.new.get(), s.infer.weights))
-    };
+    let now = move || page.scenario.with(|s| (s.infer.engine, s.infer.new.get()));
     let apply = move |changes: Vec<(Key, String)>| move |_| page.apply(&changes);
     let context = move || {
-        let (engine, new, _) = now();
+        let (engine, new) = now();
         let (label, testid) = match engine {
             Engine::Transformers | Engine::Mlx => (
                 format!("Longest prompt that fits (with {} new tokens)", group(new)),
@@ -504,57 +512,37 @@ pub fn InferFits(page: Page) -> impl IntoView {
         })
     };
     let weights = move || {
-        let (_, _, current) = now();
-        if let Some((best, now)) = answers.with(|a| a.local) {
-            let text = "Most precise weights that fit whole on the GPU: ";
-            return Some(match best {
-                Some(w) if w == now => view! {
-                    <li data-testid="weights-that-fit" data-value=w>{format!("{text}{w} (these)")}</li>
-                }
-                .into_any(),
-                Some(w) => view! {
-                    <li>
-                        {text}
-                        <button type="button" class="link" data-testid="weights-that-fit" data-value=w
-                            title="Apply it" on:click=apply(vec![(Key::Weights, w.to_string())])>
-                            {w}
-                        </button>
-                    </li>
-                }
-                .into_any(),
-                None => view! {
-                    <li data-testid="weights-that-fit" data-value="">{format!("{text}none of the common types")}</li>
-                }
-                .into_any(),
-            });
-        }
-        if !answers.with(|a| a.checkpoint) {
-            return None;
-        }
-        Some(match answers.with(|a| a.weights) {
-            Some(w) if w == current => view! {
-                <li data-testid="weights-that-fit" data-value=w.key()>
-                    {format!("Most precise weights that fit: {} (these)", w.label())}
-                </li>
+        let (text, none) = if answers.with(|a| a.local) {
+            (
+                "Most precise weights that fit whole on the GPU: ",
+                "none of the common types",
+            )
+        } else {
+            (
+                "Most precise weights that fit: ",
+                "none of the formats, other settings as they are",
+            )
+        };
+        match answers.with(|a| a.weights.clone()) {
+            Some(w) if w.these => view! {
+                <li data-testid="weights-that-fit" data-value=w.key>{format!("{text}{} (these)", w.label)}</li>
             }
             .into_any(),
             Some(w) => view! {
                 <li>
-                    "Most precise weights that fit: "
-                    <button type="button" class="link" data-testid="weights-that-fit" data-value=w.key()
-                        title="Apply it" on:click=apply(weights_change(w))>
-                        {w.label()}
+                    {text}
+                    <button type="button" class="link" data-testid="weights-that-fit" data-value=w.key
+                        title="Apply it" on:click=apply(w.changes)>
+                        {w.label}
                     </button>
                 </li>
             }
             .into_any(),
             None => view! {
-                <li data-testid="weights-that-fit" data-value="">
-                    "Most precise weights that fit: none of the formats, other settings as they are"
-                </li>
+                <li data-testid="weights-that-fit" data-value="">{format!("{text}{none}")}</li>
             }
             .into_any(),
-        })
+        }
     };
     view! {
         <section class="panel what-fits" aria-labelledby="fits-h" data-testid="infer-fits">

@@ -9,7 +9,7 @@
 //! workload's; the changes worth trying are the workload's own
 //! ([`candidates`]). Imports the codec, the scenario and the workloads.
 
-use crate::infer::run::{Engine, KvDtype, Tokens};
+use crate::infer::run::{self, Engine, KvDtype, Tokens};
 use crate::model::WeightFormat;
 use crate::query::{self, Key};
 use crate::scenario::{Attn, Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen, Task};
@@ -150,20 +150,44 @@ impl Outcome {
     }
 }
 
-fn peak_with(s: &Scenario, changes: &[(Key, String)]) -> Option<(Scenario, Bytes)> {
-    outcome(s, changes).map(|o| (o.scenario, o.peak))
-}
-
 /// What the primary estimate needs ([`Estimate::needed`]).
 pub fn peak_of(s: &Scenario) -> Option<Bytes> {
     Estimates::primary_of(s).ok().map(|e: Estimate| e.needed())
 }
 
+/// Whether `s` with `changes` fits a GPU of `capacity` as it is, by the
+/// verdict the page shows for it ([`Verdict::of`]: vLLM's share of the
+/// GPU and the pool one request needs).
+fn fits_with(s: &Scenario, changes: &[(Key, String)], capacity: Bytes) -> bool {
+    outcome(s, changes).is_some_and(|o| o.fit(capacity) == Fit::Yes)
+}
+
+/// An answer the page offers with a button: its value, and the query keys
+/// that apply it. Applied as typed, the run fits by the page's verdict
+/// ([`Verdict::of`]): the same keys were estimated to find it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer<T> {
+    pub value: T,
+    pub changes: Vec<(Key, String)>,
+}
+
+impl<T> Answer<T> {
+    /// Whether `s` has this answer already: applying its keys changes
+    /// nothing.
+    pub fn in_effect(&self, s: &Scenario) -> bool {
+        let mut raw = query::encode(s);
+        for (k, v) in &self.changes {
+            raw.set(k, v);
+        }
+        let d = query::decode(&raw);
+        d.notices.is_empty() && d.scenario == *s
+    }
+}
+
 /// The largest value of `key` in `lo..=hi` that fits, by bisection (needs
 /// grow with batch, sequence and context lengths; property-tested).
 fn largest_fitting(s: &Scenario, key: Key, lo: u32, hi: u32, capacity: Bytes) -> Option<u32> {
-    let fits =
-        |v: u32| outcome(s, &[(key, v.to_string())]).is_some_and(|o| o.fit(capacity) == Fit::Yes);
+    let fits = |v: u32| fits_with(s, &[(key, v.to_string())], capacity);
     if !fits(lo) {
         return None;
     }
@@ -213,22 +237,26 @@ pub fn max_context(s: &Scenario, capacity: Bytes) -> Option<(Key, u32)> {
     }
 }
 
-/// The most precise weight format that fits, other settings unchanged
+/// The most precise checkpoint format that fits, other settings unchanged
 /// (16-bit, then fp8, int8, AWQ, GPTQ, nf4), when the run's does not.
-pub fn weights_that_fit(s: &Scenario, capacity: Bytes) -> Option<WeightFormat> {
+/// `None`: the engine reads no checkpoints (the local runners:
+/// [`local_weights_that_fit`]), or none fits.
+pub fn weights_that_fit(s: &Scenario, capacity: Bytes) -> Option<Answer<WeightFormat>> {
+    match s.infer.engine {
+        Engine::Transformers | Engine::Vllm => {}
+        Engine::Llamacpp | Engine::Ollama | Engine::Mlx => return None,
+    }
     let plain = match s.infer.weights.plain_bytes() {
         4 => WeightFormat::Fp32,
         _ => WeightFormat::Bf16,
     };
     std::iter::once(plain)
         .chain(LIGHTER.iter().map(|(w, _, _)| *w))
-        .find(|w| {
-            let ch: Vec<(Key, String)> = format_change(*w)
-                .iter()
-                .map(|(k, v)| (*k, v.to_string()))
-                .collect();
-            peak_with(s, &ch).is_some_and(|(_, p)| p <= capacity)
+        .map(|w| Answer {
+            value: w,
+            changes: owned(&format_change(w)),
         })
+        .find(|a| fits_with(s, &a.changes, capacity))
 }
 
 /// The keys that load the weights in `w` (nf4 with double quantization,
@@ -239,6 +267,10 @@ fn format_change(w: WeightFormat) -> Vec<(Key, &'static str)> {
         ch.push((Key::DoubleQuant, "true"));
     }
     ch
+}
+
+fn owned(changes: &[(Key, &str)]) -> Vec<(Key, String)> {
+    changes.iter().map(|(k, v)| (*k, v.to_string())).collect()
 }
 
 /// Whether a run fits a capacity.
@@ -304,7 +336,7 @@ impl Changes {
         self.0.push(Candidate {
             label: label.to_string(),
             cost: cost.to_string(),
-            changes: ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+            changes: owned(ch),
         });
     }
 }
@@ -436,21 +468,51 @@ fn local_candidates(s: &Scenario, c: &mut Changes) {
 /// The local runners' most precise weights that fit whole on the GPU at
 /// the run's context (llama.cpp and Ollama: every layer on the GPU, without
 /// `--fit` moving any to the CPU; MLX: within the GPU's working set), when
-/// the run's do not. `None`: the engine reads checkpoints
-/// ([`weights_that_fit`]), or none fits.
-pub fn local_weights_that_fit(s: &Scenario, capacity: Bytes) -> Option<&'static str> {
+/// the run's do not; its keys put every layer on the GPU where the run
+/// does not. `None`: the engine reads checkpoints ([`weights_that_fit`]),
+/// or none fits.
+pub fn local_weights_that_fit(s: &Scenario, capacity: Bytes) -> Option<Answer<&'static str>> {
     let (ladder, _) = ladder(s);
-    let whole: &[(Key, &str)] = match s.infer.engine {
-        Engine::Llamacpp => &[(Key::Fit, "false")],
-        Engine::Ollama => &[(Key::NumGpu, "16384")],
-        Engine::Mlx | Engine::Transformers | Engine::Vllm => &[],
-    };
-    ladder.iter().copied().find(|w| {
-        let ch: Vec<(Key, String)> = std::iter::once((Key::Weights, w.to_string()))
-            .chain(whole.iter().map(|(k, v)| (*k, v.to_string())))
-            .collect();
-        peak_with(s, &ch).is_some_and(|(_, p)| p <= capacity)
-    })
+    let whole = whole_on_gpu(s);
+    ladder
+        .iter()
+        .map(|w| Answer {
+            value: *w,
+            changes: std::iter::once((Key::Weights, w.to_string()))
+                .chain(whole.iter().cloned())
+                .collect(),
+        })
+        .find(|a| fits_with(s, &a.changes, capacity))
+}
+
+/// The keys that put every layer of a local run on the GPU at its
+/// context, where the run does not: llama.cpp without `--fit` and with
+/// every layer under `-ngl` (left out, it means all), Ollama with
+/// `num_gpu` at every layer and the output; MLX has no such choice.
+fn whole_on_gpu(s: &Scenario) -> Vec<(Key, String)> {
+    let all = s.arch.map_or(run::Layers::MAX, |a| {
+        a.layers.saturating_add(1).min(run::Layers::MAX)
+    });
+    let short = |n: Option<run::Layers>| n.is_some_and(|n| n.get() < all);
+    let i = &s.infer;
+    let mut ch = Vec::new();
+    match i.engine {
+        Engine::Llamacpp => {
+            if i.llama.fit {
+                ch.push((Key::Fit, "false".to_string()));
+            }
+            if short(i.llama.n_gpu_layers) {
+                ch.push((Key::NGpuLayers, all.to_string()));
+            }
+        }
+        Engine::Ollama => {
+            if i.ollama.num_gpu.is_none() || short(i.ollama.num_gpu) {
+                ch.push((Key::NumGpu, all.to_string()));
+            }
+        }
+        Engine::Mlx | Engine::Transformers | Engine::Vllm => {}
+    }
+    ch
 }
 
 /// vLLM's own levers.

@@ -499,14 +499,23 @@ fn every_key_has_its_field_and_every_suggestion_decodes() {
 #[test]
 fn the_local_runners_best_weights_and_their_levers() {
     // The most precise GGUF that fits whole on an 8 GB laptop GPU at 8k
-    // tokens: Qwen3-8B at q6_k is 6.3 GiB of tensors (predicted), too much
-    // with the cache and compute buffers; q5_k_m fits. Each answer is
-    // checked against the estimate itself, not against a number.
+    // tokens: Qwen3-8B at q8_0 is too much with the cache and compute
+    // buffers; q6_k fits (7.50 GiB). Each answer is checked against the
+    // estimate itself, not against a number.
     let (s, _) = primary(
         "task=infer&engine=llamacpp&model=qwen3-8b&weights=f16&ctx=8192&gpu=rtx-4060-laptop",
     );
     let cap = s.view.capacity.bytes();
-    let best = solve::local_weights_that_fit(&s, cap).expect("some GGUF fits");
+    let answer = solve::local_weights_that_fit(&s, cap).expect("some GGUF fits");
+    // Applied, --fit is off: every layer stays on the GPU.
+    assert_eq!(
+        answer.changes,
+        [
+            (Key::Weights, answer.value.to_string()),
+            (Key::Fit, "false".to_string())
+        ]
+    );
+    let best = answer.value;
     let needed = |w: &str| {
         solve::peak_of(&scenario(&format!(
             "task=infer&engine=llamacpp&model=qwen3-8b&weights={w}&ctx=8192&fit=false&gpu=rtx-4060-laptop"
@@ -527,7 +536,7 @@ fn the_local_runners_best_weights_and_their_levers() {
     let (m, _) = primary("task=infer&engine=mlx&model=qwen3-8b&weights=bf16&gpu=m3-pro-18");
     let best =
         solve::local_weights_that_fit(&m, m.view.capacity.bytes()).expect("some MLX weights fit");
-    assert_ne!(best, "bf16");
+    assert_ne!(best.value, "bf16");
     // The levers: lighter weights and a quantized cache, each decoding
     // with no notice and lowering what is needed.
     for s in [&s, &m] {
