@@ -136,6 +136,30 @@ test("inference answers a click away: the longest prompt, the most sequences, li
   assert.equal(await ui.peakBytes(page), cli(ui.urlQuery(page)));
 });
 
+test("the weights that fit, applied as offered, fit: vLLM's share of the GPU, every llama.cpp layer on it", async ({ page, base, shot }) => {
+  // vLLM at 3.52% of the GPU: no format leaves room for one request (bf16
+  // was offered, and did not fit once applied).
+  await page.goto(`${base}?task=infer&engine=vllm&gpu_memory_utilization=0.0352`);
+  await ui.ready(page);
+  await page.waitForSelector('[data-testid="weights-that-fit"]');
+  assert.equal(await ui.attr(page, "weights-that-fit", "data-value"), "");
+  // llama.cpp with 4 of Qwen3-8B's 37 layers on an 8 GB GPU: the answer
+  // fits whole on the GPU, so applying it puts every layer there.
+  const q = "task=infer&engine=llamacpp&model=qwen3-8b&weights=f16&ctx=8192&n_gpu_layers=4&fit=false&gpu=rtx-4060-laptop";
+  await page.goto(`${base}?${q}`);
+  await ui.ready(page);
+  await page.waitForSelector('button[data-testid="weights-that-fit"]');
+  assert.equal(await ui.attr(page, "weights-that-fit", "data-value"), "q6_k");
+  await page.click('[data-testid="weights-that-fit"]');
+  await waitUrl(page, "weights", "q6_k");
+  await waitUrl(page, "n_gpu_layers", "37");
+  await page.waitForFunction(() => document.querySelector('[data-testid="fit-verdict"]').dataset.fits === "true");
+  assert.equal(await ui.attr(page, "served-ngl", "data-value"), "37");
+  assert.equal(await ui.peakBytes(page), cli(ui.urlQuery(page)));
+  assert.match(await page.textContent('[data-testid="weights-that-fit"]'), /q6_k \(these\)/);
+  await shot();
+});
+
 test("a vLLM link: the engine's arguments, no prompt or batch, the engine's figures as the CLI's", async ({ page, base, shot }) => {
   const q = "task=infer&engine=vllm&model=qwen3-8b&ctx=32768&max_num_seqs=64&gpu=l4-24";
   await page.goto(`${base}?${q}`);

@@ -104,22 +104,26 @@ impl Verdict {
 /// (overhead included), host memory and pageable bytes; `None` when the
 /// change is not valid or cannot be estimated.
 fn outcome(s: &Scenario, changes: &[(Key, String)]) -> Option<Outcome> {
-    let mut raw = query::encode(s);
-    for (k, v) in changes {
-        raw.set(k, v);
-    }
-    let d = query::decode(&raw);
-    if !d.notices.is_empty() {
-        return None;
-    }
-    let e = Estimates::primary_of(&d.scenario).ok()?;
+    let t = applied(s, changes)?;
+    let e = Estimates::primary_of(&t).ok()?;
     Some(Outcome {
         peak: e.needed(),
         budget_share: e.budget_share,
         host: e.host_bytes,
         pageable: e.pageable_bytes,
-        scenario: d.scenario,
+        scenario: t,
     })
+}
+
+/// `s` with `changes` typed in as the page types them (`query::edit`, in
+/// order), when the result decodes with no notice.
+fn applied(s: &Scenario, changes: &[(Key, String)]) -> Option<Scenario> {
+    let mut form = query::encode(s);
+    for (k, v) in changes {
+        query::edit(&mut form, *k, v);
+    }
+    let d = query::decode(&form);
+    d.notices.is_empty().then_some(d.scenario)
 }
 
 /// A changed scenario's numbers: what it needs (its peak, or vLLM's
@@ -175,12 +179,7 @@ impl<T> Answer<T> {
     /// Whether `s` has this answer already: applying its keys changes
     /// nothing.
     pub fn in_effect(&self, s: &Scenario) -> bool {
-        let mut raw = query::encode(s);
-        for (k, v) in &self.changes {
-            raw.set(k, v);
-        }
-        let d = query::decode(&raw);
-        d.notices.is_empty() && d.scenario == *s
+        applied(s, &self.changes).is_some_and(|t| t == *s)
     }
 }
 

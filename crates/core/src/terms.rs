@@ -604,6 +604,20 @@ mod tests {
         let t = Term::of(&[(big, Unit::Elements), (2, Unit::BytesEach)]);
         assert_eq!(t.factors().next().map(|f| f.value), Some(u64::MAX));
         assert!(t.bytes() > u128::from(u64::MAX));
+        // Held alone, or spread over GPUs, a factor past 64 bits still
+        // converts to no bytes (it read 2^64 - 1 bytes, or an eighth);
+        // times zero it is zero.
+        for t in [
+            Term::of(&[(big, Unit::Bytes)]),
+            Term::of(&[(big, Unit::Params), (1, Unit::BytesEach)]).split(8, true),
+            Term::of(&[(1, Unit::Params)]).times(big, Unit::BytesEach),
+        ] {
+            assert!(t.bytes() > u128::from(u64::MAX), "{t:?}");
+        }
+        assert_eq!(
+            Term::of(&[(big, Unit::Params), (0, Unit::BytesEach)]).bytes(),
+            0
+        );
         assert_eq!(
             Term::of(&[(3, Unit::Elements), (2, Unit::BytesEach)]).bytes(),
             6
