@@ -117,7 +117,7 @@ fn outcome(s: &Scenario, changes: &[(Key, String)]) -> Option<Outcome> {
 
 /// `s` with `changes` typed in as the page types them (`query::edit`, in
 /// order), when the result decodes with no notice.
-fn applied(s: &Scenario, changes: &[(Key, String)]) -> Option<Scenario> {
+pub fn applied(s: &Scenario, changes: &[(Key, String)]) -> Option<Scenario> {
     let mut form = query::encode(s);
     for (k, v) in changes {
         query::edit(&mut form, *k, v);

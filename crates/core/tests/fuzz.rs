@@ -137,17 +137,6 @@ fn check_not_held(s: &Scenario, e: &Estimate, input: &str) {
     );
 }
 
-/// `s` with `changes` typed into its form as the page types them
-/// (`query::edit`, in order), when the result decodes with no notice.
-fn applied(s: &Scenario, changes: &[(Key, String)]) -> Option<Scenario> {
-    let mut form = encode(s);
-    for (k, v) in changes {
-        vramfit_core::query::edit(&mut form, *k, v);
-    }
-    let d = decode(&form);
-    d.notices.is_empty().then_some(d.scenario)
-}
-
 /// An answer the page offers: what it is, its keys, and the verdict it
 /// claims once applied.
 type Offer = (String, Vec<(Key, String)>, Fit);
@@ -193,7 +182,7 @@ fn check_offers(s: &Scenario, input: &str) {
         offers.push((x.label, x.changes, fit));
     }
     for (what, changes, claimed) in offers {
-        let t = applied(s, &changes)
+        let t = solve::applied(s, &changes)
             .unwrap_or_else(|| panic!("{input}: {what} {changes:?} does not decode"));
         let e = Estimates::primary_of(&t)
             .unwrap_or_else(|e| panic!("{input}: {what} {changes:?} is not estimated: {e}"));

@@ -63,6 +63,15 @@ struct Prefetch {
 }
 
 impl Prefetch {
+    fn new(bucket_size: u128) -> Prefetch {
+        Prefetch {
+            bucket_size,
+            live: 0,
+            bucket: (0, 0),
+            flat: 0,
+        }
+    }
+
     /// Pops one parameter of `elems`; whether its bucket closed.
     fn pop(&mut self, elems: u128) -> bool {
         if self.live >= MAX_LIVE {
@@ -146,16 +155,18 @@ impl Held {
     }
 }
 
-/// Each parameter (weights, biases, LoRA's `A` and `B` in fp32), layer by
-/// layer in `model.parameters()` order, sorted by the persistence
-/// threshold, and the second step's prefetch over them: sums taken per
-/// kind of parameter, the prefetch walked until `MAX_LIVE`.
-pub(crate) fn held(x: &Inputs) -> Held {
-    let (threshold, bucket_size) = match x.s.parallel.ds_buckets {
+/// `stage3_param_persistence_threshold` and `stage3_prefetch_bucket_size`,
+/// in elements.
+fn sizes(x: &Inputs) -> (u128, u128) {
+    match x.s.parallel.ds_buckets {
         DsBuckets::Default => (PERSISTENCE, PREFETCH_BUCKET),
         DsBuckets::Auto => (10 * x.h, x.h * x.h * 9 / 10),
-    };
-    // Each place's parameters, in order (places repeat by layer).
+    }
+}
+
+/// Each place's parameters, in `model.parameters()` order (places repeat
+/// by layer).
+fn params(x: &Inputs) -> Vec<(Place, Params)> {
     let mut places: Vec<(Place, Params)> = Vec::new();
     x.a.for_each_tensor_as(x.s.train.expert_layout(), |place: Place, t| {
         let n = t.modules();
@@ -174,14 +185,18 @@ pub(crate) fn held(x: &Inputs) -> Held {
             places.push((place, Params { pair, n }));
         }
     });
+    places
+}
+
+/// Each parameter (weights, biases, LoRA's `A` and `B` in fp32), layer by
+/// layer in `model.parameters()` order, sorted by the persistence
+/// threshold, and the second step's prefetch over them: sums taken per
+/// kind of parameter, the prefetch walked until `MAX_LIVE`.
+pub(crate) fn held(x: &Inputs) -> Held {
+    let (threshold, bucket_size) = sizes(x);
     let mut held = Held::default();
-    let mut prefetch = Prefetch {
-        bucket_size,
-        live: 0,
-        bucket: (0, 0),
-        flat: 0,
-    };
-    for run in places.chunk_by(|a, b| a.0 == b.0) {
+    let mut prefetch = Prefetch::new(bucket_size);
+    for run in params(x).chunk_by(|a, b| a.0 == b.0) {
         let copies = run[0].0.copies();
         for (_, p) in run {
             for (elems, bytes_each) in p.pair {
@@ -297,43 +312,20 @@ mod tests {
     /// The walk one parameter at a time, as DeepSpeed fetches them: what
     /// [`held`] must give at any size, by sums and repetitions.
     fn one_by_one(x: &Inputs) -> Held {
-        let (threshold, bucket_size) = match x.s.parallel.ds_buckets {
-            DsBuckets::Default => (PERSISTENCE, PREFETCH_BUCKET),
-            DsBuckets::Auto => (10 * x.h, x.h * x.h * 9 / 10),
-        };
-        let mut places: Vec<(Place, Vec<(u128, u128)>)> = Vec::new();
-        x.a.for_each_tensor_as(x.s.train.expert_layout(), |place: Place, t| {
-            if places.last().is_none_or(|(p, _)| *p != place) {
-                places.push((place, Vec::new()));
-            }
-            let Some((_, list)) = places.last_mut() else {
-                return;
-            };
-            for _ in 0..t.modules() {
-                list.push((t.tensor_elems(), x.pb));
-                list.push(((t.elems() - t.weight_elems()) / t.modules(), x.pb));
-            }
-            if let Some(lo) = x.lora.filter(|lo| t.module().is_some_and(|m| lo.adapts(m))) {
-                let r = t.lora_rank(lo.r);
-                for _ in 0..t.modules() {
-                    list.push((r * u128::from(t.cols), 4));
-                    list.push((r * u128::from(t.rows), 4));
-                }
-            }
-        });
+        let (threshold, bucket_size) = sizes(x);
         let mut held = Held::default();
-        let mut prefetch = Prefetch {
-            bucket_size,
-            live: 0,
-            bucket: (0, 0),
-            flat: 0,
-        };
-        for (place, list) in &places {
-            for _ in 0..place.copies() {
-                for &(elems, bytes_each) in list {
-                    held.add(elems, bytes_each, threshold, 1);
-                    if elems >= threshold {
-                        prefetch.pop(elems);
+        let mut prefetch = Prefetch::new(bucket_size);
+        let places = params(x);
+        for run in places.chunk_by(|a, b| a.0 == b.0) {
+            for _ in 0..run[0].0.copies() {
+                for (_, p) in run {
+                    for _ in 0..p.n {
+                        for (elems, bytes_each) in p.pair {
+                            held.add(elems, bytes_each, threshold, 1);
+                            if elems >= threshold {
+                                prefetch.pop(elems);
+                            }
+                        }
                     }
                 }
             }
