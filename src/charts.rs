@@ -240,14 +240,16 @@ pub fn ContextChart(page: Page) -> impl IntoView {
     let what = Memo::new(move |_| {
         let longest = page.longest_tokens();
         // llama.cpp's and Ollama's context is what they run with (Ollama's
-        // default, or what --fit left), not what the link asked.
-        let served = page
-            .primary
-            .with(|e| e.as_ref().and_then(|e| e.served.as_ref()?.n_ctx));
-        page.scenario.with(|s| {
-            let curve = infer::context_curve(s, CONTEXT_POINTS);
-            let now = served.unwrap_or_else(|| infer::context_of(s));
-            (!curve.is_empty()).then(|| Drawing::Context(context::drawing(&curve, now, longest)))
+        // default, or what --fit left), not what the link asked: the
+        // estimate's, read rather than estimated again.
+        page.primary.with(|e| {
+            page.scenario.with(|s| {
+                let run = s.infer_run();
+                let curve = infer::context_curve(&run, e.as_ref(), CONTEXT_POINTS);
+                let now = infer::context_of(&run, e.as_ref());
+                (!curve.is_empty())
+                    .then(|| Drawing::Context(context::drawing(&curve, now, longest)))
+            })
         })
     });
     let drawing = move || {
@@ -350,7 +352,7 @@ pub fn StepsChart(page: Page) -> impl IntoView {
     });
     let leak_custom = move || {
         page.scenario
-            .with(|s| s.view.leak == vramfit_core::scenario::Leak::Custom)
+            .with(|s| s.view.leak == vramfit_core::inputs::Leak::Custom)
     };
     view! {
         <section class="panel chart" aria-labelledby="steps-h">

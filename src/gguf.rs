@@ -14,7 +14,7 @@ use leptos::prelude::*;
 use vramfit_core::clip::{clip, QUOTE};
 use vramfit_core::infer::local::FileName;
 use vramfit_core::query::Key;
-use vramfit_core::scenario::HubId;
+use vramfit_core::text::HubId;
 use vramfit_core::tools::ImportOutcome;
 use wasm_bindgen::JsCast;
 

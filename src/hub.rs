@@ -10,7 +10,7 @@ use crate::{browser, Page};
 use leptos::prelude::*;
 use vramfit_core::model::hf_config::Reading;
 use vramfit_core::query::Key;
-use vramfit_core::scenario::HubId;
+use vramfit_core::text::HubId;
 use vramfit_core::tools::{ImportOutcome, ToolRequest};
 use vramfit_core::Notice;
 

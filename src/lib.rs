@@ -113,7 +113,9 @@ impl Page {
             }
             primary.with(|e| {
                 e.as_ref().map(|e| {
-                    scenario.with(|s| vramfit_core::train::steps::timeline(s, e, capacity.get()))
+                    scenario.with(|s| {
+                        vramfit_core::train::steps::timeline(&s.train_run(), e, capacity.get())
+                    })
                 })
             })
         });

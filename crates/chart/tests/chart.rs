@@ -9,7 +9,7 @@ use vramfit_core::{Bytes, Component, DisplayUnit, Estimate, Estimates};
 
 fn estimate(q: &str) -> Estimate {
     let s = decode_strict(&RawQuery::parse(q)).expect("valid query");
-    seed::estimate(&s).expect("estimate")
+    seed::estimate(&s.train_run()).expect("estimate")
 }
 
 fn svg_of(
@@ -138,7 +138,7 @@ fn the_steps_chart_marks_the_step_that_runs_out_of_memory() {
     let q = "model=gpt2-124m&dtype=fp32&batch=4&seq=1024&iters=10&gpu=custom&capacity_gib=9&leak=logits";
     let s = decode_strict(&RawQuery::parse(q)).expect("valid");
     let e = Estimates::new(&s).primary().cloned().expect("estimate");
-    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
+    let t = steps::timeline(&s.train_run(), &e, s.view.capacity.bytes()).expect("timeline");
     let k = t.oom_step.expect("runs out of memory");
     let style = ChartStyle {
         dark: false,

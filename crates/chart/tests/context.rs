@@ -7,6 +7,12 @@ use vramfit_chart::bands::stack;
 use vramfit_chart::context::{drawing, tokens_label, x_label, x_of, Limit};
 use vramfit_chart::{draw_context, draw_phases, phase_label, ChartStyle};
 use vramfit_core::infer::{context_curve, context_of};
+
+/// The run's estimate, from which the chart reads the engine's context.
+fn primary(s: &vramfit_core::Scenario) -> Option<vramfit_core::Estimate> {
+    vramfit_core::Estimates::primary_of(s).ok()
+}
+
 use vramfit_core::query::{decode_strict, RawQuery};
 use vramfit_core::{solve, Bytes, Component, DisplayUnit, Estimates, Phase, Scenario};
 
@@ -70,8 +76,8 @@ fn tokens_are_labelled_as_powers_of_two() {
 #[test]
 fn the_curve_becomes_one_point_per_length_on_a_log_axis() {
     let s = scenario(Q);
-    let curve = context_curve(&s, 24);
-    let now = context_of(&s);
+    let curve = context_curve(&s.infer_run(), primary(&s).as_ref(), 24);
+    let now = context_of(&s.infer_run(), primary(&s).as_ref());
     assert_eq!(now, 8192 + 512);
     let d = drawing(&curve, now, longest(&s));
     assert_eq!(d.points.len(), curve.len());
@@ -104,7 +110,7 @@ fn the_curve_becomes_one_point_per_length_on_a_log_axis() {
 #[test]
 fn where_it_stops_fitting_follows_the_solver() {
     let s = scenario(Q);
-    let curve = context_curve(&s, 24);
+    let curve = context_curve(&s.infer_run(), primary(&s).as_ref(), 24);
     let last = curve.last().expect("points").tokens;
     let n = longest(&s).expect("something fits");
     assert!(n < last, "a 16 GiB GPU does not hold 128K tokens");
@@ -125,8 +131,12 @@ fn where_it_stops_fitting_follows_the_solver() {
 #[test]
 fn draws_bands_axis_capacity_run_and_limit_to_svg() {
     let s = scenario(Q);
-    let curve = context_curve(&s, 24);
-    let d = drawing(&curve, context_of(&s), longest(&s));
+    let curve = context_curve(&s.infer_run(), primary(&s).as_ref(), 24);
+    let d = drawing(
+        &curve,
+        context_of(&s.infer_run(), primary(&s).as_ref()),
+        longest(&s),
+    );
     let Limit::Until(n) = d.limit else {
         panic!("expected a limit, got {:?}", d.limit)
     };
@@ -162,8 +172,12 @@ fn draws_bands_axis_capacity_run_and_limit_to_svg() {
 fn a_run_that_never_fits_says_so() {
     let q = "task=infer&model=llama3.1-70b&gpu=rtx-4090-laptop";
     let s = scenario(q);
-    let curve = context_curve(&s, 16);
-    let d = drawing(&curve, context_of(&s), longest(&s));
+    let curve = context_curve(&s.infer_run(), primary(&s).as_ref(), 16);
+    let d = drawing(
+        &curve,
+        context_of(&s.infer_run(), primary(&s).as_ref()),
+        longest(&s),
+    );
     assert_eq!(d.limit, Limit::Never);
     let out =
         svg(|root| draw_context(root, &d, &style(Some(s.view.capacity.bytes()))).expect("draws"));

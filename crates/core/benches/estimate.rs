@@ -49,7 +49,7 @@ fn bench(c: &mut Criterion) {
     for (name, q) in cases {
         let s = scenario(q);
         c.bench_function(&format!("estimate/{name}"), |b| {
-            b.iter(|| estimate::estimate(black_box(&s)))
+            b.iter(|| estimate::estimate(black_box(&s.train_run())))
         });
     }
     let infer = [
@@ -108,7 +108,7 @@ fn bench(c: &mut Criterion) {
     for (name, q) in infer {
         let s = scenario(q);
         c.bench_function(&format!("infer/{name}"), |b| {
-            b.iter(|| vramfit_core::infer::estimate(black_box(&s)))
+            b.iter(|| vramfit_core::infer::estimate(black_box(&s.infer_run())))
         });
     }
     let s = scenario(cases[0].1);

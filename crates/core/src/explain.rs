@@ -5,7 +5,8 @@
 //! Shared at the top: reads an estimate's terms and report; imports the
 //! training workload only for its per-layer detail and the seed formula.
 
-use crate::report::{Component, Estimate, PhaseReport};
+use crate::component::Component;
+use crate::report::{Estimate, PhaseReport};
 use crate::scenario::{Scenario, Task};
 use crate::terms::{Factor, Term, TermId, Unit};
 use crate::train::ledger::Part;
@@ -56,7 +57,7 @@ pub fn term_text(id: TermId, t: &Term) -> String {
 
 /// What one layer saves per token, by part (for the layers' term).
 fn layer_detail(s: &Scenario) -> Option<String> {
-    let b = crate::train::breakdown(s).ok()?;
+    let b = crate::train::breakdown(&s.train_run()).ok()?;
     let parts: Vec<String> = Part::ALL
         .iter()
         .zip(&b.layer.per_token)

@@ -10,7 +10,7 @@
 use crate::model::hf_config::{self, quote, Bnb, ConfigError, ModelConfig, Reading};
 use crate::model::{ArchNum, Architecture};
 use crate::query::{self, Key};
-use crate::scenario::ShortText;
+use crate::text::ShortText;
 
 /// An imported model: the query keys that describe it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,7 +169,7 @@ impl Imported {
     /// the first preset of its family (the default one otherwise) with every
     /// architecture key that differs from it, the config's dropout, and
     /// `like_llama` when it was read as Llama-like by choice. Applying them
-    /// after removing the model's keys ([`model_keys`]) gives this model.
+    /// after removing the model's keys ([`query::model_keys`]) gives this model.
     pub fn changes(&self) -> Vec<(Key, String)> {
         let presets = crate::model::presets::PRESETS;
         let base = presets
@@ -218,21 +218,4 @@ impl Imported {
         }
         out
     }
-}
-
-/// The keys that describe the model: an import replaces all of them.
-pub fn model_keys() -> impl Iterator<Item = Key> {
-    query::FIELDS
-        .iter()
-        .filter(|f| matches!(f.group, query::Group::Model | query::Group::Architecture))
-        .map(|f| f.key)
-        // What is done with the model is not the model.
-        .filter(|k| *k != Key::Task)
-        .chain([
-            Key::Dropout,
-            Key::AuxLoss,
-            Key::Quant,
-            Key::DoubleQuant,
-            Key::BnbCompute,
-        ])
 }

@@ -11,71 +11,35 @@
 
 mod choice;
 pub mod clip;
+pub mod component;
+pub mod error;
 pub mod explain;
 #[cfg(feature = "fuzz")]
 pub mod fuzz;
 pub mod gpus;
 pub mod import;
 pub mod infer;
+pub mod inputs;
 pub mod model;
 pub mod query;
 pub mod report;
 pub mod scenario;
 pub mod solve;
 pub mod terms;
+pub mod text;
 pub mod tools;
 pub mod train;
 pub mod units;
 pub mod wire;
 
+pub use component::{Component, Components};
+pub use error::EstimateError;
 pub use query::{decode, decode_strict, encode, Decoded, Notice, RawQuery};
-pub use report::{Component, Components, Estimate, Method, Moment, Phase, PhaseReport};
+pub use report::{Estimate, Method, Moment, Phase, PhaseReport};
 pub use scenario::{Scenario, Task};
 pub use units::{Bytes, DisplayUnit};
 
-use std::fmt;
-
-/// Why an estimate could not be computed from an otherwise valid scenario.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EstimateError {
-    /// A result does not fit in 64 bits of bytes; `field` names the inputs
-    /// that drive it.
-    TooLarge { field: &'static str },
-    /// The model's parameter count does not fit in 64 bits (an estimate
-    /// reports it exactly, never held at the largest value).
-    TooManyParams,
-    /// The accurate method needs an architecture, not just a parameter count.
-    NeedsArchitecture,
-    /// The seed formula is for training.
-    TrainingOnly,
-    /// The engine refuses the settings before it reads any memory (its
-    /// message).
-    Engine(String),
-}
-
-impl fmt::Display for EstimateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EstimateError::TooLarge { field } => write!(
-                f,
-                "{field} is too large: the memory would exceed 16 EiB (2^64 bytes)"
-            ),
-            EstimateError::TooManyParams => f.write_str(
-                "the model has more than 2^64 − 1 parameters: make its layers, widths or experts smaller",
-            ),
-            EstimateError::NeedsArchitecture => f.write_str(
-                "the vramfit estimate needs a model's architecture: choose a model \
-                 (a parameter count alone only feeds the seed formula, for training)",
-            ),
-            EstimateError::TrainingOnly => f.write_str(
-                "the seed formula estimates training only; running a model needs its architecture",
-            ),
-            EstimateError::Engine(why) => f.write_str(why),
-        }
-    }
-}
-
-impl std::error::Error for EstimateError {}
+use serde::Serialize;
 
 /// Both methods for one scenario: vramfit's (when there is an architecture)
 /// and the seed formula's. The page and the CLI show exactly this.
@@ -89,11 +53,11 @@ impl Estimates {
     pub fn new(s: &Scenario) -> Self {
         match s.task {
             Task::Train => Estimates {
-                vramfit: train::estimate(s),
-                seed: train::seed::estimate(s),
+                vramfit: train::estimate(&s.train_run()),
+                seed: train::seed::estimate(&s.train_run()),
             },
             Task::Infer => Estimates {
-                vramfit: infer::estimate(s),
+                vramfit: infer::estimate(&s.infer_run()),
                 seed: Err(EstimateError::TrainingOnly),
             },
         }
@@ -103,11 +67,11 @@ impl Estimates {
     /// when it is the answer (the solver's inner loop).
     pub fn primary_of(s: &Scenario) -> Result<Estimate, EstimateError> {
         match s.task {
-            Task::Train => match train::estimate(s) {
-                Err(EstimateError::NeedsArchitecture) => train::seed::estimate(s),
+            Task::Train => match train::estimate(&s.train_run()) {
+                Err(EstimateError::NeedsArchitecture) => train::seed::estimate(&s.train_run()),
                 other => other,
             },
-            Task::Infer => infer::estimate(s),
+            Task::Infer => infer::estimate(&s.infer_run()),
         }
     }
 
@@ -127,10 +91,7 @@ impl Estimates {
     }
 
     /// The JSON document for `query` (the canonical query of `s`).
-    pub fn document<'a>(
-        &'a self,
-        s: &'a Scenario,
-    ) -> Result<report::Document<'a>, &'a EstimateError> {
+    pub fn document<'a>(&'a self, s: &'a Scenario) -> Result<Document<'a>, &'a EstimateError> {
         let primary = self.primary()?;
         let seed = self
             .seed
@@ -141,12 +102,38 @@ impl Estimates {
             Err(e) => vec![e.to_string()],
             Ok(_) => Vec::new(),
         };
-        Ok(report::Document {
+        Ok(Document {
             query: query::encode(s).to_query_string(),
             scenario: s,
             estimate: primary,
             seed_formula: seed,
             notes,
         })
+    }
+}
+
+/// The JSON document the CLI prints and the page exports: the canonical
+/// query (which reproduces it), the resolved model, the primary estimate
+/// (vramfit's, or the seed formula's when only a parameter count is given)
+/// and the seed formula's beside it.
+#[derive(Serialize)]
+pub struct Document<'a> {
+    pub query: String,
+    pub scenario: &'a Scenario,
+    #[serde(flatten)]
+    pub estimate: &'a Estimate,
+    /// The seed formula's estimate, when the primary one is vramfit's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed_formula: Option<&'a Estimate>,
+    /// Why a method could not run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Document<'_> {
+    /// Pretty-printed JSON. Bytes are exact integers.
+    pub fn to_json(&self) -> String {
+        // Serializing plain structs of integers and strings cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 }

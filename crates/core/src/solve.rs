@@ -10,10 +10,17 @@
 //! ([`candidates`]). Imports the codec, the scenario and the workloads.
 
 use crate::infer::run::{self, Engine, KvDtype, Tokens};
+use crate::inputs::Attn;
+use crate::inputs::Batch;
 use crate::model::WeightFormat;
 use crate::query::{self, Key};
-use crate::scenario::{Attn, Batch, Ckpt, Dtype, Offload, Quant, Scenario, SeqLen, Task};
+use crate::scenario::{Scenario, Task};
 use crate::train::optim::StepTemps;
+use crate::train::run::Ckpt;
+use crate::train::run::Dtype;
+use crate::train::run::Offload;
+use crate::train::run::Quant;
+use crate::train::run::SeqLen;
 use crate::train::Targets;
 use crate::units::{Bytes, DisplayUnit};
 use crate::{Estimate, Estimates};
@@ -630,7 +637,7 @@ fn train_candidates(s: &Scenario) -> Vec<Candidate> {
             );
         }
     }
-    if t.attn == crate::scenario::Attn::Eager {
+    if t.attn == crate::inputs::Attn::Eager {
         add("Use SDPA attention", "none", &[(Key::Attn, "sdpa")]);
     }
     if t.keep_outputs {
@@ -658,7 +665,7 @@ fn train_candidates(s: &Scenario) -> Vec<Candidate> {
             &[(Key::Zero, &z)],
         );
     }
-    if gpus * 2 <= crate::scenario::Gpus::MAX {
+    if gpus * 2 <= crate::train::run::Gpus::MAX {
         let g = (gpus * 2).to_string();
         add(
             &format!("Use {g} GPUs with ZeRO-3"),

@@ -5,9 +5,9 @@
 //! of terms ([`TermSet`]), and the breakdown table renders the terms of the
 //! peak: an explanation can only show the numbers that made the total.
 //!
-//! Shared at the top: imports only `report` (a term's component).
+//! Shared at the top: imports only `component` (a term's component).
 
-use crate::report::Component;
+use crate::component::Component;
 
 /// What one factor counts, for its label.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -32,7 +32,7 @@ pub enum ToolReply {
     /// The worker's wasm is loaded and listening (sent once, first).
     Ready,
     /// The config was read: set these keys after removing the model's
-    /// ([`import::model_keys`]); `summary` says what was imported.
+    /// ([`crate::query::model_keys`]); `summary` says what was imported.
     Imported {
         summary: String,
         changes: Vec<(String, String)>,

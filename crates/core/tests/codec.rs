@@ -7,7 +7,9 @@ use proptest::prelude::*;
 use vramfit_core::query::{
     decode, decode_strict, encode, parse_count, FieldError, Key, RawQuery, FIELDS,
 };
-use vramfit_core::scenario::{Dtype, ModelSpec, Shard};
+use vramfit_core::scenario::ModelSpec;
+use vramfit_core::train::run::Dtype;
+use vramfit_core::train::run::Shard;
 use vramfit_core::Scenario;
 
 /// Counts in 0..=u64::MAX, or 1..=65536 with `small`.
@@ -306,9 +308,9 @@ fn a_long_probe_adapter_name_is_kept_whole() {
     let s = decode_strict(&raw).expect("valid");
     assert_eq!(
         s.view.capacity,
-        vramfit_core::scenario::Capacity::Probed {
+        vramfit_core::inputs::Capacity::Probed {
             bytes: vramfit_core::Bytes(1000),
-            adapter: vramfit_core::scenario::ShortText::new(&name).expect("64 characters"),
+            adapter: vramfit_core::text::ShortText::new(&name).expect("64 characters"),
         }
     );
     assert_eq!(encode(&s).get("probe_adapter"), Some(name.as_str()));
@@ -588,7 +590,7 @@ fn a_stack_query_is_accepted() {
     let q = "model=mistral-7b&transformers=4.48&trainer=trl&attn=flash_attention_2&shard=fsdp1\
              &gpus=2&zero=3&lora_r=16&lora_targets=attn&grad_ckpt=true";
     let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{n:?}"));
-    assert_eq!(s.train.ckpt(), vramfit_core::scenario::Ckpt::Reentrant);
+    assert_eq!(s.train.ckpt(), vramfit_core::train::run::Ckpt::Reentrant);
     let text = encode(&s).to_query_string();
     let again = decode_strict(&RawQuery::parse(&text)).expect("round trip");
     assert_eq!(again, s);
@@ -609,7 +611,7 @@ fn an_fsdp2_query_is_accepted() {
     let q = "model=mistral-7b&trainer=trl&attn=flash_attention_2&shard=fsdp2\
              &gpus=2&zero=3&lora_r=16&lora_targets=attn&grad_ckpt=true";
     let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{n:?}"));
-    assert_eq!(s.parallel.shard, vramfit_core::scenario::Shard::Fsdp2);
+    assert_eq!(s.parallel.shard, vramfit_core::train::run::Shard::Fsdp2);
     let text = encode(&s).to_query_string();
     assert!(text.contains("shard=fsdp2"), "{text}");
     let again = decode_strict(&RawQuery::parse(&text)).expect("round trip");

@@ -7,12 +7,12 @@ use common::scenario;
 use proptest::prelude::*;
 use vramfit_core::model::presets::preset;
 use vramfit_core::query::{decode, encode, RawQuery};
-use vramfit_core::scenario::Shard;
+use vramfit_core::train::run::Shard;
 use vramfit_core::train::{estimate, zero_partition};
 use vramfit_core::{Bytes, Component, Estimate, EstimateError, Phase, PhaseReport};
 
 fn est(q: &str) -> Estimate {
-    estimate(&scenario(q)).unwrap_or_else(|e| panic!("{q}: {e}"))
+    estimate(&scenario(q).train_run()).unwrap_or_else(|e| panic!("{q}: {e}"))
 }
 
 fn phase(e: &Estimate, iteration: u32, micro: u32, ph: Phase) -> &PhaseReport {
@@ -405,7 +405,10 @@ fn overhead_is_reported_apart() {
 #[test]
 fn a_parameter_count_alone_needs_an_architecture() {
     let s = scenario("params=7e9");
-    assert_eq!(estimate(&s), Err(EstimateError::NeedsArchitecture));
+    assert_eq!(
+        estimate(&s.train_run()),
+        Err(EstimateError::NeedsArchitecture)
+    );
     assert_eq!(
         EstimateError::NeedsArchitecture.to_string(),
         "the vramfit estimate needs a model's architecture: choose a model (a parameter count alone only feeds the seed formula, for training)"
@@ -416,7 +419,9 @@ fn a_parameter_count_alone_needs_an_architecture() {
 fn sizes_beyond_64_bits_are_an_error_naming_the_inputs() {
     let s = scenario("model=llama3.1-70b&vocab=16000000&batch=65536&seq=4194304");
     assert_eq!(
-        estimate(&s).map(|_| ()).map_err(|e| e.to_string()),
+        estimate(&s.train_run())
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
         Err("batch × seq is too large: the memory would exceed 16 EiB (2^64 bytes)".into())
     );
 }
@@ -446,7 +451,7 @@ proptest! {
     #[test]
     fn components_sum_to_totals(q in common::queries()) {
         let s = scenario(&q);
-        if let Ok(e) = estimate(&s) {
+        if let Ok(e) = estimate(&s.train_run()) {
             for p in &e.phases {
                 prop_assert_eq!(p.components.iter().map(|(_, b)| b).sum::<Bytes>(), p.peak_bytes);
                 prop_assert_eq!(p.end_components.total(), p.end_bytes);
@@ -461,11 +466,11 @@ proptest! {
     #[test]
     fn monotone_in_batch_and_seq(q in common::queries(), more in 1u32..512) {
         let s = scenario(&q);
-        if let Ok(e) = estimate(&s) {
+        if let Ok(e) = estimate(&s.train_run()) {
             let peak = e.peak_allocated_bytes;
             for (key, v) in [("batch", s.train.batch.get() + more), ("seq", s.train.seq.get() + more)] {
                 if let Some(bigger) = with(&q, key, v) {
-                    if let Ok(b) = estimate(&bigger) {
+                    if let Ok(b) = estimate(&bigger.train_run()) {
                         prop_assert!(b.peak_allocated_bytes >= peak, "{key} {v}");
                     }
                 }
@@ -476,7 +481,7 @@ proptest! {
     #[test]
     fn iteration_two_is_iteration_one_plus_state(q in common::queries()) {
         let s = scenario(&q);
-        if let Ok(e) = estimate(&s) {
+        if let Ok(e) = estimate(&s.train_run()) {
             let state = phase(&e, 2, 1, Phase::Forward).components.get(Component::OptimizerState).get();
             for p1 in e.phases.iter().filter(|p| p.iteration == 1 && matches!(p.phase, Phase::Forward | Phase::Backward)) {
                 let p2 = phase(&e, 2, p1.micro_step, p1.phase);
@@ -496,7 +501,7 @@ proptest! {
     #[test]
     fn any_query_estimates_or_explains(q in "[a-z_]{1,10}=[-0-9a-z.e]{0,12}(&[a-z_]{1,10}=[-0-9a-z.e]{0,12}){0,8}") {
         let d = decode(&RawQuery::parse(&q));
-        match estimate(&d.scenario) {
+        match estimate(&d.scenario.train_run()) {
             Ok(e) => prop_assert!(e.peak_total_bytes >= e.peak_allocated_bytes),
             Err(err) => prop_assert!(!err.to_string().is_empty()),
         }
@@ -514,7 +519,7 @@ proptest! {
         );
         let d = decode(&RawQuery::parse(&q));
         prop_assert!(d.notices.is_empty(), "{:?}", d.notices);
-        match estimate(&d.scenario) {
+        match estimate(&d.scenario.train_run()) {
             Ok(e) => prop_assert!(e.peak_allocated_bytes.get() > 0),
             Err(EstimateError::TooLarge { field }) => prop_assert!(!field.is_empty()),
             Err(e) => prop_assert!(false, "{e}"),

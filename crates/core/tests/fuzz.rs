@@ -30,12 +30,12 @@
 //! machine may be busy).
 
 use std::time::{Duration, Instant};
+use vramfit_core::component::Component;
 use vramfit_core::fuzz::{self, Rng};
 use vramfit_core::import;
 use vramfit_core::model::gguf::{read_gguf, read_safetensors, MetaValue};
 use vramfit_core::model::hf_config::Reading;
 use vramfit_core::query::{decode, decode_strict, encode, Key, RawQuery};
-use vramfit_core::report::Component;
 use vramfit_core::solve::{self, Fit, Verdict};
 use vramfit_core::tools::{ToolReply, ToolRequest};
 use vramfit_core::train::steps;
@@ -92,7 +92,7 @@ fn check_estimate(s: &Scenario, e: &Estimate, input: &str) {
             );
         }
     }
-    match steps::timeline(s, e, s.view.capacity.bytes()) {
+    match steps::timeline(&s.train_run(), e, s.view.capacity.bytes()) {
         Ok(t) => assert!(t.points.iter().all(|p| p.x.is_finite()), "{input}"),
         Err(e) => short(&e.to_string(), "timeline", input),
     }

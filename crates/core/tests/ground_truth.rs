@@ -382,7 +382,7 @@ fn rows(file: &str) -> Vec<Row> {
 
 fn est(q: &str) -> Estimate {
     let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-    estimate(&s).expect("estimate")
+    estimate(&s.train_run()).expect("estimate")
 }
 
 /// CUDA's own allocations in a phase (cuBLAS's workspaces), which the
@@ -729,7 +729,7 @@ fn longest_sequence_that_fits_is_the_measured_one() {
             .find(|r| r.label == label)
             .unwrap_or_else(|| panic!("no row {label}"));
         let s = decode_strict(&RawQuery::parse(&r.query)).expect("query");
-        let e = estimate(&s).expect("estimate");
+        let e = estimate(&s.train_run()).expect("estimate");
         let beside = e.needed().get() - peak_allocated(&e);
         let measured = r.measured["peak_overall"].as_u64().expect("peak");
         let capacity = vramfit_core::Bytes(measured + beside);

@@ -36,7 +36,9 @@ fn decoded(q: &str) -> Option<Scenario> {
 }
 
 fn needed(s: &Scenario) -> Option<u64> {
-    infer::estimate(s).ok().map(|e: Estimate| e.needed().get())
+    infer::estimate(&s.infer_run())
+        .ok()
+        .map(|e: Estimate| e.needed().get())
 }
 
 proptest! {
@@ -46,7 +48,7 @@ proptest! {
     fn parts_sum_to_every_phase(p in 0usize..64, w in 0usize..4, b in 1u32..9, prompt in 1u32..3000, new in 1u32..300) {
         let weights = ["bf16", "nf4", "int8", "fp32"][w];
         let Some(s) = decoded(&transformers(p, weights, b, prompt, new)) else { return Ok(()) };
-        let e = infer::estimate(&s).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let e = infer::estimate(&s.infer_run()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for ph in &e.phases {
             prop_assert_eq!(ph.components.total(), ph.peak_bytes);
             prop_assert_eq!(ph.end_components.total(), ph.end_bytes);
@@ -89,13 +91,13 @@ proptest! {
             _ => format!("task=infer&engine=llamacpp&model={}&weights={weights}&ctx={n}&fit=false&gpu=h100-sxm-80", preset.id),
         };
         let Some(s) = decoded(&q(ctx)) else { return Ok(()) };
-        let Ok(now) = infer::estimate(&s) else { return Ok(()) };
+        let Ok(now) = infer::estimate(&s.infer_run()) else { return Ok(()) };
         for ph in &now.phases {
             prop_assert_eq!(ph.components.total(), ph.peak_bytes);
             prop_assert!(ph.end_bytes <= ph.peak_bytes, "{:?}", ph.phase);
         }
         let Some(s2) = decoded(&q(ctx + more)) else { return Ok(()) };
-        let Ok(after) = infer::estimate(&s2) else { return Ok(()) };
+        let Ok(after) = infer::estimate(&s2.infer_run()) else { return Ok(()) };
         let all = |e: &Estimate| e.needed().get() + e.host_bytes.get();
         prop_assert!(all(&after) >= all(&now), "{}: {} < {}", q(ctx + more), all(&after), all(&now));
     }
@@ -106,7 +108,7 @@ proptest! {
         let gpu = ["rtx-4060-laptop", "rtx-3060-12", "rtx-4090", "l4-24"][g];
         let q = format!("task=infer&engine=llamacpp&model={}&ctx={ctx}&gpu={gpu}", preset.id);
         let Some(s) = decoded(&q) else { return Ok(()) };
-        let Ok(e) = infer::estimate(&s) else { return Ok(()) };
+        let Ok(e) = infer::estimate(&s.infer_run()) else { return Ok(()) };
         let fit = e.served.as_ref().and_then(|v| v.fit);
         if fit != Some("could not fit") {
             // --fit leaves 1 GiB of the GPU's free memory (capacity less
@@ -125,7 +127,7 @@ proptest! {
             preset.id
         );
         let Some(s) = decoded(&q) else { return Ok(()) };
-        let Ok(e) = infer::estimate(&s) else { return Ok(()) };
+        let Ok(e) = infer::estimate(&s.infer_run()) else { return Ok(()) };
         let cap = s.view.capacity.bytes();
         let budget = e.budget(cap);
         let serve = e.phases.last().map(|ph| ph.components).expect("a serving phase");
@@ -154,7 +156,7 @@ fn the_context_chart_never_falls() {
         "task=infer&engine=vllm&model=qwen3-8b&gpu=l4-24",
         "task=infer&engine=vllm&model=gemma3-1b&kv_dtype=fp8&gpu=rtx-4090",
     ] {
-        let curve = context_curve(&scenario(q), 24);
+        let curve = context_curve(&scenario(q).infer_run(), None, 24);
         assert!(curve.len() >= 20, "{q}: {} points", curve.len());
         for w in curve.windows(2) {
             assert!(w[0].tokens < w[1].tokens, "{q}");
@@ -182,7 +184,9 @@ fn a_padded_mask_makes_a_shorter_prompt_need_more() {
         let s = scenario(&format!(
             "task=infer&model=gemma3-1b&prompt={prompt}&new=64"
         ));
-        infer::estimate(&s).map(|e| e.needed().get()).unwrap_or(0)
+        infer::estimate(&s.infer_run())
+            .map(|e| e.needed().get())
+            .unwrap_or(0)
     };
     assert!(need(25_684) > need(32_704));
     // Aligned to 16, it is back in order.
@@ -205,7 +209,7 @@ fn local_runners_estimate_every_preset() {
         ] {
             if let Err(e) = decoded(&q)
                 .ok_or("refused".to_string())
-                .and_then(|s| infer::estimate(&s).map_err(|e| e.to_string()))
+                .and_then(|s| infer::estimate(&s.infer_run()).map_err(|e| e.to_string()))
             {
                 failed.push(format!("{q}: {e}"));
             }

@@ -8,9 +8,9 @@ use vramfit_core::infer::generate::{Generate, Request};
 use vramfit_core::infer::layer::Dequant;
 use vramfit_core::infer::run::Inference;
 use vramfit_core::infer::transformers;
+use vramfit_core::inputs::Attn;
 use vramfit_core::model::{hf_config, Architecture, WeightFormat};
 use vramfit_core::terms::Terms;
-use vramfit_core::train::run::Attn;
 
 fn rows() -> Vec<Value> {
     include_str!("fixtures/infer_transformers.jsonl")

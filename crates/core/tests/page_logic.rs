@@ -6,8 +6,8 @@ mod common;
 
 use common::scenario;
 use vramfit_core::explain::{self, group};
+use vramfit_core::inputs::Capacity;
 use vramfit_core::query::Key;
-use vramfit_core::scenario::Capacity;
 use vramfit_core::solve::{self, Verdict};
 use vramfit_core::train::steps;
 use vramfit_core::{Bytes, Component, Estimate, Estimates, RawQuery};
@@ -216,7 +216,7 @@ fn digits_are_grouped() {
 fn steps_show_the_state_jump_and_a_leak_running_out_of_memory() {
     let (s, e) =
         primary("model=gpt2-124m&dtype=fp32&batch=4&seq=1024&iters=10&gpu=custom&capacity_gib=9");
-    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
+    let t = steps::timeline(&s.train_run(), &e, s.view.capacity.bytes()).expect("timeline");
     assert_eq!(t.step_peaks.len(), 10);
     // Step 2 carries the optimizer state step 1 created; later steps repeat it.
     assert!(t.step_peaks[1] > t.step_peaks[0]);
@@ -224,7 +224,7 @@ fn steps_show_the_state_jump_and_a_leak_running_out_of_memory() {
     assert_eq!(t.oom_step, None);
     // Keeping the logits of every step: B × S × V × 4 B more each step.
     let (s, e) = primary("model=gpt2-124m&dtype=fp32&batch=4&seq=1024&iters=10&gpu=custom&capacity_gib=9&leak=logits");
-    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
+    let t = steps::timeline(&s.train_run(), &e, s.view.capacity.bytes()).expect("timeline");
     assert_eq!(t.leak_per_step, Bytes(4 * 1024 * 50257 * 4));
     let k = t.oom_step.expect("runs out");
     assert!(t.step_peaks[k as usize - 1] > s.view.capacity.bytes());
@@ -245,7 +245,7 @@ fn data_on_the_gpu_counts_in_every_phase() {
 #[test]
 fn micro_steps_repeat_in_the_steps_chart() {
     let (s, e) = primary("model=gpt2-124m&grad_accum=3&iters=2");
-    let t = steps::timeline(&s, &e, Bytes(u64::MAX)).expect("timeline");
+    let t = steps::timeline(&s.train_run(), &e, Bytes(u64::MAX)).expect("timeline");
     // 3 × (forward + backward) + step + zero_grad, 3 points each, 2 steps.
     assert_eq!(t.points.len(), 2 * (3 * 2 + 2) * 3);
 }
@@ -315,10 +315,10 @@ fn the_logits_leak_keeps_the_estimates_own_logits_term() {
     let (s, e) = primary(q);
     let logits = e.terms.bytes(vramfit_core::terms::TermId::LogitsOut);
     assert_eq!(logits, 525_336_576);
-    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
+    let t = steps::timeline(&s.train_run(), &e, s.view.capacity.bytes()).expect("timeline");
     assert_eq!(u128::from(t.leak_per_step.get()), logits);
     let (s, e) = primary(&format!("{q}&grad_accum=3"));
-    let t = steps::timeline(&s, &e, s.view.capacity.bytes()).expect("timeline");
+    let t = steps::timeline(&s.train_run(), &e, s.view.capacity.bytes()).expect("timeline");
     assert_eq!(u128::from(t.leak_per_step.get()), 3 * logits);
 }
 
@@ -329,7 +329,7 @@ fn the_logits_leak_keeps_the_estimates_own_logits_term() {
 fn the_steps_chart_refuses_what_the_estimate_would_call_too_large() {
     let q = "model=qwen3-30b-a3b&batch=5265&seq=3315675&grad_accum=4096&leak=logits";
     let (s, e) = primary(q);
-    let Err(err) = steps::timeline(&s, &e, s.view.capacity.bytes()) else {
+    let Err(err) = steps::timeline(&s.train_run(), &e, s.view.capacity.bytes()) else {
         panic!("{q}: drawn");
     };
     assert_eq!(
@@ -339,7 +339,7 @@ fn the_steps_chart_refuses_what_the_estimate_would_call_too_large() {
     // The leak a typed size keeps cannot exceed 64 bits in 1000 steps
     // (16 TiB a step at most): it is drawn.
     let (s, e) = primary("model=gpt2-124m&leak=custom&leak_mib=16777216&iters=1000");
-    assert!(steps::timeline(&s, &e, s.view.capacity.bytes()).is_ok());
+    assert!(steps::timeline(&s.train_run(), &e, s.view.capacity.bytes()).is_ok());
 }
 
 /// Issue 15, finding 2: one verdict for the answer, the pinned summary and

@@ -9,7 +9,7 @@ use vramfit_core::{Bytes, Component, Phase};
 
 /// `(model, optimizer state, gradients, intermediates, activations)` in bytes.
 fn check(q: &str, expected: [u64; 5]) {
-    let t = SeedTerms::new(&scenario(q)).expect("estimate");
+    let t = SeedTerms::new(&scenario(q).train_run()).expect("estimate");
     let got = [
         t.model,
         t.optimizer_state,
@@ -105,7 +105,7 @@ fn terms_match_ground_truth_blog_estimates() {
 fn phases_follow_the_seed() {
     use Component as C;
     let s = scenario("params=1.5e9&dtype=bf16&optim=adamw&batch=8&seq=2048");
-    let e = seed::estimate(&s).expect("estimate");
+    let e = seed::estimate(&s.train_run()).expect("estimate");
     let order: Vec<(u32, Phase)> = e.phases.iter().map(|p| (p.iteration, p.phase)).collect();
     assert_eq!(
         order,
@@ -139,7 +139,7 @@ fn phases_follow_the_seed() {
 #[test]
 fn small_activations_put_the_peak_in_the_optimizer_step() {
     let s = scenario("params=7e9&dtype=fp32&optim=adamw&batch=1&seq=16");
-    let e = seed::estimate(&s).expect("estimate");
+    let e = seed::estimate(&s.train_run()).expect("estimate");
     assert_eq!(e.peak_phase, Phase::OptimizerStep);
     // 7e9 × 4 × (1 + 2 + 1 + 1)
     assert_eq!(e.peak_total_bytes, Bytes(140_000_000_000));
@@ -148,7 +148,7 @@ fn small_activations_put_the_peak_in_the_optimizer_step() {
 #[test]
 fn overflow_is_an_error_naming_the_fields() {
     let s = scenario("params=100T&dtype=fp32&optim=adamw&batch=65536&seq=4194304");
-    let err = seed::estimate(&s).expect_err("too large");
+    let err = seed::estimate(&s.train_run()).expect_err("too large");
     assert_eq!(
         err.to_string(),
         "batch × seq is too large: the memory would exceed 16 EiB (2^64 bytes)"
@@ -159,7 +159,7 @@ mod properties {
     use super::*;
     use proptest::prelude::*;
     use vramfit_core::query::encode;
-    use vramfit_core::scenario::SeqLen;
+    use vramfit_core::train::run::SeqLen;
     use vramfit_core::Scenario;
 
     /// The scenario with `key` changed, when that is valid (a longer
@@ -174,7 +174,7 @@ mod properties {
         #[test]
         fn parts_sum_to_totals(q in common::queries()) {
             let s = scenario(&q);
-            let e = seed::estimate(&s).expect("estimate");
+            let e = seed::estimate(&s.train_run()).expect("estimate");
             for p in &e.phases {
                 prop_assert_eq!(p.components.iter().map(|(_, b)| b).sum::<Bytes>(), p.peak_bytes);
                 prop_assert_eq!(p.end_components.total(), p.end_bytes);
@@ -187,11 +187,11 @@ mod properties {
         #[test]
         fn monotone_in_batch_and_seq(q in common::queries(), more in 1u32..64) {
             let s = scenario(&q);
-            let e = seed::estimate(&s).expect("estimate").peak_total_bytes;
+            let e = seed::estimate(&s.train_run()).expect("estimate").peak_total_bytes;
             let b = s.train.batch.get() + more;
             let l = (s.train.seq.get() + more).min(SeqLen::MAX);
             for bigger in [with(&s, "batch", b), with(&s, "seq", l)].into_iter().flatten() {
-                prop_assert!(seed::estimate(&bigger).expect("estimate").peak_total_bytes >= e);
+                prop_assert!(seed::estimate(&bigger.train_run()).expect("estimate").peak_total_bytes >= e);
             }
         }
     }

@@ -23,9 +23,9 @@
 
 use super::layer::{Dequant, Dims, Forward, LayerAt, Span};
 use super::sim::{Cat, Id, Parts, Sim, Stage};
+use crate::inputs::Attn;
 use crate::model::family::Layout;
 use crate::model::{Architecture, LayerKind, Spec};
-use crate::scenario::Attn;
 
 /// What `generate` is asked to do.
 #[derive(Clone, Copy, Debug)]

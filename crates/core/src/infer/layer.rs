@@ -12,11 +12,11 @@
 //! which reproduces every measured row to the byte.
 
 use super::sim::{Cat, Id, Run, Sim, Stage};
+use crate::inputs::Attn;
 use crate::model::family::{
     Act, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, RopeStyle, Router, Shared, Spec,
 };
 use crate::model::{Architecture, KvGeometry, LayerKind};
-use crate::scenario::Attn;
 
 /// Whether a layer attends to every earlier token or within a window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

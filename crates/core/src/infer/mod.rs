@@ -13,36 +13,35 @@ pub mod sim;
 pub mod transformers;
 pub mod vllm;
 
+use crate::error::EstimateError;
 use crate::report::Estimate;
-use crate::scenario::Scenario;
-use crate::EstimateError;
-use run::Engine;
+use run::{Engine, Run};
 
 /// The estimate of the scenario's inference run, by its engine.
-pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
-    let Some(a) = s.arch else {
+pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
+    let Some(&a) = s.arch else {
         return Err(EstimateError::NeedsArchitecture);
     };
     match s.infer.engine {
-        Engine::Transformers => transformers::estimate(&a, &s.infer, &s.overhead),
-        Engine::Vllm => vllm::estimate(&a, &s.infer, &s.overhead, s.view.capacity.bytes()),
+        Engine::Transformers => transformers::estimate(&a, s.infer, s.overhead),
+        Engine::Vllm => vllm::estimate(&a, s.infer, s.overhead, s.capacity.bytes()),
         Engine::Llamacpp | Engine::Ollama => {
-            let apple = s.view.capacity.is_apple();
+            let apple = s.capacity.is_apple();
             let d = local::estimate::Device {
-                capacity: s.view.capacity.bytes(),
+                capacity: s.capacity.bytes(),
                 apple,
             };
-            local::estimate::llama_estimate(&a, &s.infer, &s.overhead, d)
+            local::estimate::llama_estimate(&a, s.infer, s.overhead, d)
         }
-        Engine::Mlx => local::estimate::mlx_estimate(&a, &s.infer),
+        Engine::Mlx => local::estimate::mlx_estimate(&a, s.infer),
     }
 }
 
 /// What must fit, by component: the peak's, or for an engine that takes
 /// more than it needs (vLLM's pool) the peak with the key/value cache it
 /// needs in place of the pool.
-pub fn needed_components(e: &Estimate) -> Option<crate::report::Components> {
-    use crate::report::Component;
+pub fn needed_components(e: &Estimate) -> Option<crate::component::Components> {
+    use crate::component::Component;
     let mut c = e.peak()?.components;
     if let Some(needed) = e.needed_bytes {
         let others = c.allocated().saturating_sub(c.get(Component::KvCache));
@@ -58,26 +57,27 @@ pub struct ContextPoint {
     /// `max_model_len`.
     pub tokens: u32,
     /// What must fit there ([`needed_components`]), overhead included.
-    pub peak: crate::report::Components,
+    pub peak: crate::component::Components,
 }
 
-/// The run's context, as the chart's x axis counts it.
-pub fn context_of(s: &Scenario) -> u32 {
-    let i = &s.infer;
+/// The run's context, as the chart's x axis counts it. Left out of the
+/// link, llama.cpp's and Ollama's is the engine's choice (the model's, which
+/// `--fit` may lower; Ollama's by the GPU's memory): the n_ctx its estimate
+/// `e` served, else the model's positions. Nothing is estimated here.
+pub fn context_of(s: &Run, e: Option<&Estimate>) -> u32 {
+    let i = s.infer;
+    let positions = s.arch.map_or(0, |a| a.positions);
     match i.engine {
         Engine::Transformers | Engine::Mlx => i.prompt.get().saturating_add(i.new.get()),
         Engine::Vllm => match i.ctx {
             run::MaxLen::Tokens(t) => t.get(),
-            run::MaxLen::Model | run::MaxLen::Auto => s.arch.map_or(0, |a| a.positions),
+            run::MaxLen::Model | run::MaxLen::Auto => positions,
         },
-        // Left out, the engine decides (Ollama by the GPU's memory,
-        // llama.cpp the model's, which --fit may lower): its n_ctx.
         Engine::Llamacpp | Engine::Ollama => match i.ctx {
             run::MaxLen::Tokens(t) => t.get(),
-            run::MaxLen::Model | run::MaxLen::Auto => estimate(s)
-                .ok()
-                .and_then(|e| e.served.and_then(|v| v.n_ctx))
-                .unwrap_or_else(|| s.arch.map_or(0, |a| a.positions)),
+            run::MaxLen::Model | run::MaxLen::Auto => e
+                .and_then(|e| e.served.as_ref()?.n_ctx)
+                .unwrap_or(positions),
         },
     }
 }
@@ -85,10 +85,11 @@ pub fn context_of(s: &Scenario) -> u32 {
 /// The peak against the context, on `points` log-spaced lengths from 128
 /// tokens (fewer when the run's is shorter) to the model's positions (four
 /// times the run's when it has none, or when the run's is longer), the
-/// run's own length among them; the other settings as they are. A length
-/// that cannot be estimated is left out.
-pub fn context_curve(s: &Scenario, points: usize) -> Vec<ContextPoint> {
-    let now = context_of(s).max(1);
+/// run's own length among them (`context_of` with its estimate `e`); the
+/// other settings as they are. A length that cannot be estimated is left
+/// out.
+pub fn context_curve(s: &Run, e: Option<&Estimate>, points: usize) -> Vec<ContextPoint> {
+    let now = context_of(s, e).max(1);
     let positions = s.arch.map_or(0, |a| a.positions);
     let top = if positions >= now {
         positions
@@ -112,17 +113,17 @@ pub fn context_curve(s: &Scenario, points: usize) -> Vec<ContextPoint> {
     xs.dedup();
     xs.into_iter()
         .filter_map(|tokens| {
-            let mut t = *s;
-            match t.infer.engine {
+            let mut i = *s.infer;
+            match i.engine {
                 Engine::Transformers | Engine::Mlx => {
-                    let prompt = tokens.checked_sub(t.infer.new.get())?;
-                    t.infer.prompt = run::Tokens::new(prompt)?;
+                    let prompt = tokens.checked_sub(i.new.get())?;
+                    i.prompt = run::Tokens::new(prompt)?;
                 }
                 Engine::Vllm | Engine::Llamacpp | Engine::Ollama => {
-                    t.infer.ctx = run::MaxLen::Tokens(run::Tokens::new(tokens)?);
+                    i.ctx = run::MaxLen::Tokens(run::Tokens::new(tokens)?);
                 }
             }
-            let e = estimate(&t).ok()?;
+            let e = estimate(&Run { infer: &i, ..*s }).ok()?;
             Some(ContextPoint {
                 tokens,
                 peak: needed_components(&e)?,

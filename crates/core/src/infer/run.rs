@@ -3,11 +3,11 @@
 //! engine's own knobs as it names them. Every value here has passed the
 //! codec's checks: the estimator takes it without re-validating.
 
-use super::local::{CacheType, FileName, ReadFile};
+use super::local::{FileName, ReadFile};
 use crate::choice::{bounded, choice_enum};
-use crate::model::gguf::FileType;
-use crate::model::{FormatOptions, WeightFormat};
-use crate::scenario::{Attn, Batch};
+use crate::inputs::{Attn, Batch, Capacity, Overhead};
+use crate::model::gguf::{FileType, GgmlType};
+use crate::model::{Architecture, FormatOptions, WeightFormat};
 use crate::units::Bytes;
 use serde::Serialize;
 
@@ -43,12 +43,127 @@ impl Engine {
         }
     }
 
+    /// Who picks the context when the link leaves `ctx` out.
+    pub const fn context_by(self) -> ContextBy {
+        match self {
+            Engine::Transformers | Engine::Mlx => ContextBy::Request,
+            Engine::Vllm => ContextBy::Model,
+            Engine::Llamacpp | Engine::Ollama => ContextBy::Engine,
+        }
+    }
+
     /// Whether it runs GGUF files (llama.cpp and what is built on it).
     pub const fn reads_gguf(self) -> bool {
         match self {
             Engine::Llamacpp | Engine::Ollama => true,
             Engine::Transformers | Engine::Vllm | Engine::Mlx => false,
         }
+    }
+}
+
+/// Who picks a run's context when the link leaves `ctx` out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContextBy {
+    /// The request: its prompt and new tokens (`generate`).
+    Request,
+    /// The model: its positions (vLLM's `max_model_len`).
+    Model,
+    /// The engine, when it loads the model: llama.cpp the model's positions,
+    /// which `--fit` may lower; Ollama by the GPU's memory. Its estimate
+    /// says what it chose (`served.n_ctx`).
+    Engine,
+}
+
+/// A key/value cache type, as `--cache-type-k` / `--cache-type-v` name it
+/// (`common/arg.cpp: kv_cache_types`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CacheType {
+    F32,
+    F16,
+    Bf16,
+    Q8_0,
+    Q4_0,
+    Q4_1,
+    Q5_0,
+    Q5_1,
+    Iq4Nl,
+}
+
+impl CacheType {
+    /// Every type `--cache-type-k` accepts.
+    pub const ALL: [CacheType; 9] = [
+        CacheType::F32,
+        CacheType::F16,
+        CacheType::Bf16,
+        CacheType::Q8_0,
+        CacheType::Q4_0,
+        CacheType::Q4_1,
+        CacheType::Q5_0,
+        CacheType::Q5_1,
+        CacheType::Iq4Nl,
+    ];
+
+    /// The ggml type it stores (`model::gguf`'s table, the one source of
+    /// every type's block).
+    pub const fn ggml(self) -> GgmlType {
+        match self {
+            CacheType::F32 => GgmlType::F32,
+            CacheType::F16 => GgmlType::F16,
+            CacheType::Bf16 => GgmlType::Bf16,
+            CacheType::Q8_0 => GgmlType::Q8_0,
+            CacheType::Q4_0 => GgmlType::Q4_0,
+            CacheType::Q4_1 => GgmlType::Q4_1,
+            CacheType::Q5_0 => GgmlType::Q5_0,
+            CacheType::Q5_1 => GgmlType::Q5_1,
+            CacheType::Iq4Nl => GgmlType::Iq4Nl,
+        }
+    }
+
+    /// (elements per block, bytes per block) of its ggml type.
+    pub const fn block(self) -> (u64, u64) {
+        let t = self.ggml();
+        (t.block(), t.block_bytes())
+    }
+
+    /// `ggml_is_quantized`: a block of more than one element.
+    pub const fn is_quantized(self) -> bool {
+        self.block().0 > 1
+    }
+
+    /// The name llama.cpp prints and takes (`ggml_type_name`).
+    pub const fn name(self) -> &'static str {
+        self.ggml().name()
+    }
+
+    /// `(name, label)` of every type, for a select box.
+    pub const OPTIONS: &'static [(&'static str, &'static str)] = &[
+        ("f32", "f32"),
+        ("f16", "f16 (the default)"),
+        ("bf16", "bf16"),
+        ("q8_0", "q8_0 (34 bytes per 32 values)"),
+        ("q4_0", "q4_0 (18 bytes per 32)"),
+        ("q4_1", "q4_1"),
+        ("q5_0", "q5_0"),
+        ("q5_1", "q5_1"),
+        ("iq4_nl", "iq4_nl"),
+    ];
+
+    /// Every name, for a message.
+    pub fn names_joined() -> String {
+        CacheType::ALL.map(CacheType::name).join(", ")
+    }
+
+    /// The type of a name (`None`: not a cache type).
+    pub fn from_name(s: &str) -> Option<CacheType> {
+        CacheType::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    /// `ggml_row_size(type, n) = n / blck · type_size` (`ggml.c:1338`);
+    /// `None` when the block does not divide `n` (ggml asserts it does).
+    pub fn row_size(self, n: u64) -> Option<u128> {
+        let (blck, size) = self.block();
+        n.is_multiple_of(blck)
+            .then(|| u128::from(n / blck) * u128::from(size))
     }
 }
 
@@ -313,6 +428,18 @@ impl Default for Vllm {
             kv_cache_memory: None,
         }
     }
+}
+
+/// What an inference estimate reads, as the scenario hands it over
+/// (`Scenario::infer_run`): the model's architecture (an estimate needs
+/// one), the run, the memory beside its tensors and the GPU it is held to
+/// (an Apple GPU's unified memory, vLLM's share of the capacity).
+#[derive(Clone, Copy, Debug)]
+pub struct Run<'a> {
+    pub arch: Option<&'a Architecture>,
+    pub infer: &'a Inference,
+    pub overhead: &'a Overhead,
+    pub capacity: &'a Capacity,
 }
 
 /// One inference run.

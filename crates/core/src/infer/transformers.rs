@@ -6,12 +6,13 @@ use super::generate::{Generate, Generated, KvSplit, Moment, Request};
 use super::layer::Dequant;
 use super::run::{Engine, Inference};
 use super::sim::Parts;
+use crate::component::Component;
+use crate::error::EstimateError;
+use crate::inputs::Overhead;
 use crate::model::{Architecture, ExpertLayout, Holder, WeightFormat};
-use crate::report::{self, Component, Estimate, Method, Phase, PhaseReport, Served, Tally};
-use crate::scenario::Overhead;
+use crate::report::{self, Estimate, Method, Phase, PhaseReport, Served, Tally};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::units::Bytes;
-use crate::EstimateError;
 
 /// Bytes per element of the tensors a format leaves in the model's dtype
 /// (and of the activations): the format's own for bf16, fp16 and fp32; the

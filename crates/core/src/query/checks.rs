@@ -5,13 +5,23 @@
 use super::fields::{Draft, GpuKey};
 use super::notice::{FieldError, Note, Notice};
 use super::{shown, Key};
+use crate::inputs::Attn;
+use crate::inputs::Capacity;
+use crate::inputs::View;
 use crate::model::family::Positions;
 use crate::model::presets;
+use crate::model::ArchOverrides;
 use crate::model::Family;
-use crate::scenario::{
-    ArchOverrides, Attn, Capacity, DsBuckets, Dtype, ModelSpec, Offload, Quant, Scenario, SeqLen,
-    Shard, ShortText, Task, Training, Transformers, View,
-};
+use crate::scenario::{ModelSpec, Scenario, Task};
+use crate::text::ShortText;
+use crate::train::run::DsBuckets;
+use crate::train::run::Dtype;
+use crate::train::run::Offload;
+use crate::train::run::Quant;
+use crate::train::run::SeqLen;
+use crate::train::run::Shard;
+use crate::train::run::Training;
+use crate::train::run::Transformers;
 
 /// LoRA's keys against the run and the model: without adapters they are
 /// unused (said, and reset); targets must be modules the family has, whole
@@ -363,7 +373,7 @@ pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
         .then_some(Note::PaperZero3);
     let capped = (p.shard == Shard::Deepspeed
         && s.arch
-            .is_some_and(|a| a.params() > crate::train::breakdown::DS_MAX_LIVE))
+            .is_some_and(|a| a.params() > crate::train::run::DS_MAX_LIVE))
     .then_some(Note::DeepspeedLiveCap);
     paper.into_iter().chain(capped).collect()
 }

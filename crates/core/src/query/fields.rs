@@ -3,21 +3,45 @@
 
 use super::notice::{echo, FieldError};
 use super::{Key, MAX_VALUE_LEN};
-use crate::infer::local::{CacheType, FileName, ReadFile};
+use crate::infer::local::{FileName, ReadFile};
 use crate::infer::run::{
-    BlockSize, Count, Engine, Flash, GroupSize, Inference, KvBits, KvDtype, Layers, LlamaArgs,
-    MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share, TensorParallel, Tokens,
+    BlockSize, CacheType, ContextBy, Count, Engine, Flash, GroupSize, Inference, KvBits, KvDtype,
+    Layers, LlamaArgs, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share, TensorParallel,
+    Tokens,
 };
+use crate::inputs::Attn;
+use crate::inputs::Batch;
+use crate::inputs::Capacity;
+use crate::inputs::Iters;
+use crate::inputs::Leak;
+use crate::inputs::Overhead;
+use crate::inputs::View;
 use crate::model::gguf::FileType;
 use crate::model::presets;
+use crate::model::ArchOverrides;
 use crate::model::WeightFormat;
 use crate::model::{ArchNum, Family};
-use crate::scenario::{
-    ArchOverrides, Attn, Batch, Capacity, Ckpt, DsBuckets, Dtype, Gpus, GradAccum, HubId, Iters,
-    Leak, LoraRank, ModelSpec, Offload, Optimizer, Overhead, Parallel, ParamCount, Prob, Quant,
-    Scenario, SeqLen, Shard, ShortText, Task, Trainer, Training, Transformers, View, ZeroStage,
-};
-use crate::train::Targets;
+use crate::scenario::{ModelSpec, ParamCount, Scenario, Task};
+use crate::text::HubId;
+use crate::text::ShortText;
+use crate::train::run::Ckpt;
+use crate::train::run::DsBuckets;
+use crate::train::run::Dtype;
+use crate::train::run::Gpus;
+use crate::train::run::GradAccum;
+use crate::train::run::LoraRank;
+use crate::train::run::Offload;
+use crate::train::run::Optimizer;
+use crate::train::run::Parallel;
+use crate::train::run::Prob;
+use crate::train::run::Quant;
+use crate::train::run::SeqLen;
+use crate::train::run::Shard;
+use crate::train::run::Targets;
+use crate::train::run::Trainer;
+use crate::train::run::Training;
+use crate::train::run::Transformers;
+use crate::train::run::ZeroStage;
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
 
 /// How a field is entered.
@@ -819,8 +843,13 @@ pub const FIELDS: &[Field] = &[
         group: Group::Infer,
         tasks: Tasks::Infer,
         label: "Context (ctx)",
-        help: "Tokens of context, prompt and generated together. vLLM: max_model_len per request (`auto`: the longest the cache holds; left out, the model's). llama.cpp: -c, shared by its sequences (left out, the model's, which --fit may lower). Ollama: num_ctx per request (left out, by the GPU's memory).",
-        implied: |s| crate::infer::context_of(s).to_string(),
+        help: "Tokens of context, prompt and generated together. vLLM: max_model_len per request (`auto`: the longest the cache holds; left out, the model's). llama.cpp: -c, shared by its sequences (left out or `auto`, the model's, which --fit may lower). Ollama: num_ctx per request (left out or `auto`, by the GPU's memory).",
+        // Said, not estimated: what the engine picks is its estimate's.
+        implied: |s| match s.infer.engine.context_by() {
+            ContextBy::Request => s.infer.prompt.get().saturating_add(s.infer.new.get()).to_string(),
+            ContextBy::Model => s.arch.map_or(0, |a| a.positions).to_string(),
+            ContextBy::Engine => "auto".into(),
+        },
         apply: |d, v| {
             d.infer.ctx = match v.trim().to_ascii_lowercase().as_str() {
                 "auto" | "-1" => MaxLen::Auto,
@@ -1750,4 +1779,21 @@ pub fn parse_count(v: &str, suffixes: bool, min: u64, max: u64) -> Result<u64, F
     } else {
         Ok(n)
     }
+}
+
+/// The keys that describe the model: an import replaces all of them.
+pub fn model_keys() -> impl Iterator<Item = Key> {
+    FIELDS
+        .iter()
+        .filter(|f| matches!(f.group, Group::Model | Group::Architecture))
+        .map(|f| f.key)
+        // What is done with the model is not the model.
+        .filter(|k| *k != Key::Task)
+        .chain([
+            Key::Dropout,
+            Key::AuxLoss,
+            Key::Quant,
+            Key::DoubleQuant,
+            Key::BnbCompute,
+        ])
 }

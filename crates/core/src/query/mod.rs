@@ -23,7 +23,9 @@ pub use checks::capacity_keys_unused_by;
 use checks::{
     check_lora, check_model_keys, check_offload, check_quant, check_sequence, check_stack, resolve,
 };
-pub use fields::{field, parse_count, Draft, Field, FieldKind, GpuKey, Group, Tasks, FIELDS};
+pub use fields::{
+    field, model_keys, parse_count, Draft, Field, FieldKind, GpuKey, Group, Tasks, FIELDS,
+};
 pub use key::Key;
 pub use notice::{FieldError, Note, Notice};
 
@@ -232,8 +234,7 @@ pub fn edit(form: &mut RawQuery, key: Key, value: &str) {
             } else {
                 form.set(key, value);
             }
-            for k in crate::import::model_keys().filter(|k| !matches!(k, Key::Model | Key::Params))
-            {
+            for k in model_keys().filter(|k| !matches!(k, Key::Model | Key::Params)) {
                 form.remove(k);
             }
         }
@@ -254,7 +255,7 @@ pub fn edit(form: &mut RawQuery, key: Key, value: &str) {
 /// Replaces the model's keys in the raw form by an import's `changes`,
 /// then sets `extra` (the Hub id, a link's dropout).
 pub fn apply_import(form: &mut RawQuery, changes: &[(String, String)], extra: &[(Key, String)]) {
-    for k in crate::import::model_keys() {
+    for k in model_keys() {
         form.remove(k);
     }
     for (k, v) in changes {

@@ -39,6 +39,17 @@ pub enum FieldError {
     Form(String),
 }
 
+impl From<crate::text::TextError> for FieldError {
+    fn from(e: crate::text::TextError) -> Self {
+        use crate::text::TextError;
+        match e {
+            TextError::TooLong => FieldError::TooLong,
+            TextError::ControlCharacters => FieldError::ControlCharacters,
+            TextError::NotAHubId => FieldError::NotAHubId,
+        }
+    }
+}
+
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

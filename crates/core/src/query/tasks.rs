@@ -6,9 +6,13 @@ use super::checks::{conflict, conflict_using};
 use super::notice::{FieldError, Note, Notice};
 use super::{Field, Key};
 use crate::infer::run::{Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, Tokens};
+use crate::inputs::Attn;
+use crate::inputs::View;
 use crate::model::family::Positions;
 use crate::model::WeightFormat;
-use crate::scenario::{Attn, Parallel, Scenario, Task, Training, View};
+use crate::scenario::{Scenario, Task};
+use crate::train::run::Parallel;
+use crate::train::run::Training;
 
 /// Says each key of the other workload is not used (once per key), and
 /// keeps that workload's inputs at their defaults, so a link carries one

@@ -14,14 +14,18 @@
 //! below are the mechanism behind those numbers, so they extend to sizes
 //! and options the file does not hold.
 
+use crate::inputs::Attn;
 use crate::model::family::{
     Act, AttnBias, Dispatch, ExpertLinears, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm,
     Qkv, Router, Shared, Spec,
 };
 use crate::model::LayerKind;
 use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
-use crate::scenario::{Attn, Ckpt, Dtype, Quant, Training};
-use crate::train::lora::Lora;
+use crate::train::run::Ckpt;
+use crate::train::run::Dtype;
+use crate::train::run::Lora;
+use crate::train::run::Quant;
+use crate::train::run::Training;
 use crate::train::stack::StackSpec;
 
 /// Number formats of the forward pass.
@@ -1845,7 +1849,10 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
 mod tests {
     use super::*;
     use crate::model::presets::PRESETS;
-    use crate::scenario::{LoraRank, Prob, Training, Transformers};
+    use crate::train::run::LoraRank;
+    use crate::train::run::Prob;
+    use crate::train::run::Training;
+    use crate::train::run::Transformers;
 
     /// Every family, precision and option fits the fixed ledger with room
     /// to spare, so `push` never has to reuse its last slot.

@@ -24,15 +24,15 @@ pub mod stack;
 pub mod steps;
 
 pub use breakdown::{breakdown, Breakdown};
-pub use lora::{lora_count, Lora, LoraCount, Targets};
+pub use lora::{lora_count, LoraCount};
 pub use optim::{zero_partition, OptimSpec};
-pub use run::{Parallel, Training};
+pub use run::{Lora, Parallel, Targets, Training};
 
+use crate::error::EstimateError;
 use crate::report::{Drivers, Estimate, Method};
-use crate::scenario::Scenario;
 use crate::terms::TermSet;
 use crate::units::Bytes;
-use crate::EstimateError;
+use run::Run;
 
 /// What drives a training step's activations and logits.
 pub(crate) const DRIVERS: Drivers = Drivers {
@@ -42,9 +42,9 @@ pub(crate) const DRIVERS: Drivers = Drivers {
 };
 
 /// The accurate estimate of a training step.
-pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
+pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let b = breakdown(s)?;
-    let phases = phases::build(&b, s.train.grad_accum.get() > 1, &s.overhead)?;
+    let phases = phases::build(&b, s.train.grad_accum.get() > 1, s.overhead)?;
     let too_large = EstimateError::TooLarge {
         field: "the model size",
     };

@@ -3,8 +3,8 @@
 //! and whether DeepSpeed's CPU optimizer can run it. The terms of the state
 //! and the step follow from the description ([`add_terms`]).
 
-use super::breakdown::Inputs;
-use super::run::{Dtype, Optimizer};
+use super::lora::LoraCount;
+use super::run::{Dtype, Optimizer, Training};
 use crate::model::{Architecture, ExpertLayout, ParamTensor};
 use crate::terms::{Term, TermId as T, Unit as U};
 
@@ -204,11 +204,30 @@ pub fn zero_partition(whole: u128, gpus: u128, partitioned: bool) -> u128 {
     }
 }
 
+/// What the optimizer's terms read: the run, the model, what trains and
+/// how the state is partitioned (the breakdown derives them once).
+pub(super) struct Sizes<'a> {
+    pub train: &'a Training,
+    pub a: &'a Architecture,
+    /// GPUs the state is split over, and whether ZeRO (stage >= 1) splits it.
+    pub gpus: u32,
+    pub zero: u8,
+    /// Elements that train, bytes per element of their state, the largest
+    /// trainable tensor's elements and the trainable tensors.
+    pub trainable: u128,
+    pub state_dtype: u128,
+    pub largest: u128,
+    pub tensors: u128,
+    /// LoRA's adapters, when they are what trains.
+    pub lora: bool,
+    pub lc: LoraCount,
+}
+
 /// The optimizer's state and its step's temporaries, as terms (ZeRO
 /// stage ≥ 1 partitions them), from its description. DeepSpeed-style
 /// `mixed_bf16` adds fp32 master weights and fp32 gradients.
-pub(super) fn add_terms(x: &Inputs, put: &mut impl FnMut(T, Term)) {
-    let t = &x.s.train;
+pub(super) fn add_terms(x: &Sizes, put: &mut impl FnMut(T, Term)) {
+    let t = x.train;
     let spec = t.optim.spec();
     let (gpus, on) = (x.gpus, x.zero >= 1);
     let mut set = |id: T, f: &[(u128, U)]| put(id, Term::of(f).split(gpus, on));
@@ -260,7 +279,7 @@ pub(super) fn add_terms(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             &[(x.tensors, U::Tensors), (4, U::BytesEach)],
         );
     }
-    if t.dtype == Dtype::MixedBf16 && x.lora.is_none() {
+    if t.dtype == Dtype::MixedBf16 && !x.lora {
         // fp32 master weights and fp32 gradients live with the optimizer
         // (LoRA's adapters are fp32 already).
         set(T::Master, &[(elems, U::Params), (8, U::BytesEach)]);
@@ -270,9 +289,9 @@ pub(super) fn add_terms(x: &Inputs, put: &mut impl FnMut(T, Term)) {
 /// Adafactor's factored state and its temporaries: fp32 update and its
 /// negation; for half weights also fp32 copies of the weight and its
 /// gradient.
-fn adafactor_terms(x: &Inputs, set: &mut impl FnMut(T, &[(u128, U)])) {
-    let t = &x.s.train;
-    let lora = x.lora.is_some();
+fn adafactor_terms(x: &Sizes, set: &mut impl FnMut(T, &[(u128, U)])) {
+    let t = x.train;
+    let lora = x.lora;
     let copies = if t.dtype.param_bytes() == 2 && !lora {
         4
     } else {
@@ -285,7 +304,7 @@ fn adafactor_terms(x: &Inputs, set: &mut impl FnMut(T, &[(u128, U)])) {
         let big = (x.lc.largest, 0);
         (f, f, big, big)
     } else {
-        let af = adafactor(&x.a, x.s.train.expert_layout(), copies);
+        let af = adafactor(x.a, t.expert_layout(), copies);
         (af.total, af.at_peak, af.peak_tensor, af.largest)
     };
     set(T::Factored, &[(total.0, U::Elements), (4, U::BytesEach)]);

@@ -4,10 +4,10 @@
 //! can hold it; then the overhead on top.
 
 use super::breakdown::Breakdown;
+use crate::error::EstimateError;
+use crate::inputs::Overhead;
 use crate::report::{Moment, Phase, PhaseReport, Running};
-use crate::scenario::Overhead;
 use crate::terms::{TermId as T, TermSet};
-use crate::EstimateError;
 use std::cell::RefCell;
 
 /// The parameters, as created at init.

@@ -3,10 +3,10 @@
 //! Every value here has passed the codec's checks (bounded numbers, closed
 //! choices): the estimator takes it without re-validating.
 
-use super::lora::{Lora, Targets};
 pub use super::stack::{Trainer, Transformers};
 use crate::choice::{bounded, choice_enum};
-use crate::model::ExpertLayout;
+use crate::inputs::{Attn, Batch, Overhead, View};
+use crate::model::{Architecture, ExpertLayout, Module, ModuleKind, ModuleName, Proj};
 use serde::Serialize;
 
 choice_enum! {
@@ -143,21 +143,6 @@ choice_enum! {
 }
 
 choice_enum! {
-    /// The attention implementation (`attn_implementation`).
-    pub enum Attn {
-        /// `torch.nn.functional.scaled_dot_product_attention` (flash or
-        /// memory-efficient kernel): saves the output and an fp32 logsumexp.
-        Sdpa = "sdpa", "SDPA (flash / memory-efficient)",
-        /// Plain matmul + softmax: materialises batch × heads × seq² scores.
-        Eager = "eager", "eager (materialised scores)",
-        /// flash-attn 2 (`attn_implementation="flash_attention_2"`): saves
-        /// q, k and v as they are (grouped keys not repeated), its output
-        /// and an fp32 logsumexp; never a mask.
-        FlashAttention2 = "flash_attention_2", "FlashAttention-2 (flash-attn)",
-    }
-}
-
-choice_enum! {
     /// Which library shards the model over the GPUs, with `zero` saying
     /// what is sharded.
     pub enum Shard {
@@ -197,6 +182,11 @@ choice_enum! {
     }
 }
 
+/// `stage3_max_live_parameters`' default: DeepSpeed's prefetcher gathers
+/// ahead until this many elements are gathered (DeepSpeed `config.py`);
+/// a model larger than this is never whole on a GPU under ZeRO-3.
+pub const DS_MAX_LIVE: u128 = 1_000_000_000;
+
 impl Shard {
     /// The library's short name, for messages.
     pub const fn short(self) -> &'static str {
@@ -215,17 +205,6 @@ impl Shard {
             Shard::Generic | Shard::Deepspeed => false,
         }
     }
-}
-
-bounded!(
-    /// Sequences per micro-batch, per GPU.
-    Batch(u32),
-    1,
-    65_536
-);
-impl Batch {
-    /// One sequence.
-    pub const ONE: Batch = Batch(1);
 }
 
 bounded!(
@@ -340,6 +319,211 @@ pub struct Parallel {
     pub ds_buckets: DsBuckets,
 }
 
+/// What `lora_targets` selects: projections by vramfit's names (a module
+/// is adapted when every projection it computes is selected: a fused
+/// `qkv_proj` needs q, k and v) and modules by their transformers names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Targets {
+    pub proj: Proj,
+    names: u32,
+}
+
+impl Targets {
+    /// peft's "all-linear": every linear layer but the output head.
+    pub const ALL: Targets = Targets {
+        proj: Proj::ALL,
+        names: 0,
+    };
+    /// q, k, v and o.
+    pub const ATTN: Targets = Targets {
+        proj: Proj::ATTN,
+        names: 0,
+    };
+
+    pub const fn of(proj: Proj) -> Targets {
+        Targets { proj, names: 0 }
+    }
+
+    /// Whether `m` gets an adapter: its projections are selected, or its
+    /// name is, or (stacked experts) the per-expert linears it holds are.
+    pub fn adapts(&self, m: Module) -> bool {
+        !m.proj.is_empty()
+            && (m.proj.within(self.selected(m.name)) || self.names & m.name.bit() != 0)
+    }
+
+    /// The projections selected for a module called `name`: per-expert
+    /// linears' names (Mixtral's `w1` is the gate) select the stacked
+    /// experts' projections too, as peft 0.21 converts transformers 4's
+    /// names for transformers 5's 3-D experts
+    /// (`utils/transformers_weight_conversion.py`).
+    fn selected(self, name: ModuleName) -> Proj {
+        if self.names == 0 || name.kind() != ModuleKind::Expert {
+            return self.proj;
+        }
+        self.names()
+            .filter(|n| n.kind() == ModuleKind::ExpertLinear)
+            .fold(self.proj, |p, n| p.or(n.proj()))
+    }
+
+    /// The modules named (not through a projection).
+    pub fn names(self) -> impl Iterator<Item = ModuleName> {
+        ModuleName::ALL
+            .into_iter()
+            .filter(move |m| self.names & m.bit() != 0)
+    }
+
+    /// Reads `all` (or `all-linear`), `attn`, and comma lists of q, k, v,
+    /// o, gate, up, down and module names (`q_proj`, `qkv_proj`, `c_attn`,
+    /// …); the first word it cannot read is the error.
+    pub fn parse(text: &str) -> Result<Targets, String> {
+        let mut t = Targets::default();
+        for word in text.split(',').map(str::trim) {
+            let word_lc = word.to_ascii_lowercase();
+            match word_lc.as_str() {
+                "all" | "all-linear" => t.proj = Proj::ALL,
+                "attn" => t.proj = t.proj.or(Proj::ATTN),
+                w => {
+                    if let Some((p, _)) = Proj::NAMES.iter().find(|(_, n)| *n == w) {
+                        t.proj = t.proj.or(*p);
+                    } else if ModuleName::bits_named(w) != 0 {
+                        t.names |= ModuleName::bits_named(w);
+                    } else {
+                        return Err(word.to_string());
+                    }
+                }
+            }
+        }
+        if t.proj == Proj::ALL {
+            t.names = 0;
+        }
+        Ok(t)
+    }
+
+    /// The query-string text: `all`, `attn`, or a comma list (`q,v`,
+    /// `q_b_proj,kv_b_proj`).
+    pub fn text(self) -> String {
+        if self.names == 0 {
+            return self.proj.text();
+        }
+        let mut words: Vec<&str> = if self.proj == Proj::ATTN {
+            vec!["attn"]
+        } else {
+            self.proj.names().collect()
+        };
+        for n in self.names().map(ModuleName::text) {
+            if !words.contains(&n) {
+                words.push(n);
+            }
+        }
+        words.join(",")
+    }
+
+    /// Why these targets do not fit `a`'s modules (its experts held as
+    /// `experts` says), or `None` when they do: a name the family does not
+    /// have, a projection it does not compute, or part of a fused module
+    /// (peft adapts whole modules).
+    pub fn misfit(self, a: &Architecture, experts: ExpertLayout) -> Option<String> {
+        if self.proj == Proj::ALL {
+            return None;
+        }
+        let mut modules: Vec<Module> = Vec::new();
+        a.for_each_tensor_as(experts, |_, t| {
+            if let Some(m) = t.module() {
+                if !m.proj.is_empty() && !modules.contains(&m) {
+                    modules.push(m);
+                }
+            }
+        });
+        let fam = a.family.label();
+        let list = |ms: &[Module]| {
+            let mut names: Vec<&str> = Vec::new();
+            for m in ms.iter().filter(|m| m.name.nameable()) {
+                if !names.contains(&m.name.text()) {
+                    names.push(m.name.text());
+                }
+            }
+            names.join(", ")
+        };
+        // transformers 4's per-expert names, which peft converts for
+        // stacked experts.
+        let legacy = a.family.spec().legacy.expert_linears;
+        let converted = |n: ModuleName| legacy.is_some_and(|l| [l.gate, l.down, l.up].contains(&n));
+        for n in self.names() {
+            if !modules.iter().any(|m| m.name.text() == n.text()) && !converted(n) {
+                return Some(format!(
+                    "{fam} has no module `{}` (its linear layers: {})",
+                    n.text(),
+                    list(&modules)
+                ));
+            }
+        }
+        for (p, word) in Proj::NAMES {
+            if !p.within(self.proj) {
+                continue;
+            }
+            if !modules.iter().any(|m| p.within(m.proj)) {
+                return Some(format!(
+                    "{fam} has no {word} projection (its linear layers: {})",
+                    list(&modules)
+                ));
+            }
+        }
+        for m in &modules {
+            let sel = self.selected(m.name);
+            if m.proj.meets(sel) && !m.proj.within(sel) {
+                let all: Vec<&str> = m.proj.names().collect();
+                return Some(format!(
+                    "{fam} computes {} in one module `{}`: name {} together, or none of them",
+                    all.join(", "),
+                    m.name.text(),
+                    all.join(", ")
+                ));
+            }
+        }
+        None
+    }
+}
+
+impl Serialize for Targets {
+    /// As the query-string text.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text())
+    }
+}
+
+/// What LoRA adapts: see [`Targets`] (peft's "all-linear" is every
+/// projection; the output head is never one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lora {
+    pub r: u64,
+    pub targets: Targets,
+    /// DoRA: a trainable magnitude per output row of each adapted layer.
+    pub dora: bool,
+}
+
+impl Lora {
+    /// Whether module `m` gets an adapter.
+    pub fn adapts(&self, m: Module) -> bool {
+        self.targets.adapts(m)
+    }
+}
+
+/// What a training estimate reads, as the scenario hands it over
+/// (`Scenario::train_run`): the model's architecture (none for a parameter
+/// count alone), its parameters, the run, the memory beside its tensors and
+/// the page's view (the GPU held to, the steps chart's settings, a dataset
+/// kept on the GPU).
+#[derive(Clone, Copy, Debug)]
+pub struct Run<'a> {
+    pub arch: Option<&'a Architecture>,
+    /// Total parameter count N (LoRA adapters not included).
+    pub params: u128,
+    pub train: &'a Training,
+    pub parallel: &'a Parallel,
+    pub overhead: &'a Overhead,
+    pub view: &'a View,
+}
+
 impl Training {
     /// What the transformers release does.
     pub fn stack(&self) -> super::stack::StackSpec {
@@ -392,7 +576,7 @@ impl Default for Training {
         Training {
             dtype: Dtype::Bf16,
             optim: Optimizer::AdamW,
-            batch: Batch(8),
+            batch: Batch::TRAIN_DEFAULT,
             seq: SeqLen(2048),
             grad_accum: GradAccum(1),
             grad_ckpt: Ckpt::Off,

@@ -6,11 +6,12 @@
 //! Every quantity uses one precision P, the bytes of the parameter dtype
 //! (4 for fp32 and mixed precision, 2 for bf16/fp16).
 
+use crate::error::EstimateError;
 use crate::report::{tally, Estimate, Method, Moment, Phase, PhaseReport};
-use crate::scenario::{Optimizer, Scenario};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit};
+use crate::train::run::Optimizer;
+use crate::train::run::Run;
 use crate::units::Bytes;
-use crate::EstimateError;
 
 /// The seed's heuristic for activations per token:
 /// A = 4.6894e-4 × N + 1.8494e6.
@@ -47,15 +48,15 @@ pub struct SeedTerms {
 }
 
 impl SeedTerms {
-    pub fn new(s: &Scenario) -> Result<Self, EstimateError> {
+    pub fn new(s: &Run) -> Result<Self, EstimateError> {
         let t = &s.train;
-        let n = s.params();
+        let n = s.params;
         let p = u128::from(t.dtype.param_bytes());
         let np = Bytes::try_from_u128(n * p).ok_or(EstimateError::TooLarge { field: "params" })?;
         let state = Bytes::try_from_u128(n * p * u128::from(state_multiplier(t.optim)))
             .ok_or(EstimateError::TooLarge { field: "params" })?;
         let tokens_bytes = f64::from(t.batch.get()) * f64::from(t.seq.get()) * p as f64;
-        let acts = (activations_per_token(s.params()) * tokens_bytes).round();
+        let acts = (activations_per_token(s.params) * tokens_bytes).round();
         // 2^64 is exactly representable; anything at or above it does not fit.
         if acts >= 18_446_744_073_709_551_616.0 {
             return Err(EstimateError::TooLarge {
@@ -80,9 +81,9 @@ impl SeedTerms {
 /// gradients, state and intermediates, then frees gradients and
 /// intermediates. The state, created by the first step, stays for every
 /// later iteration.
-pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
+pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let t = SeedTerms::new(s)?;
-    let n = s.params();
+    let n = s.params;
     let p = u128::from(s.train.dtype.param_bytes());
     let np = [(n, Unit::Params), (p, Unit::BytesEach)];
     let mut terms = Terms::default();
@@ -154,7 +155,7 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, EstimateError> {
             step_end,
         )?);
     }
-    let n = u64::try_from(s.params()).map_err(|_| EstimateError::TooLarge {
+    let n = u64::try_from(s.params).map_err(|_| EstimateError::TooLarge {
         field: "the model size",
     })?;
     Ok(Estimate::from_phases(

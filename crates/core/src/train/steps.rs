@@ -3,11 +3,13 @@
 //! adds the same bytes every step, and the step that no longer fits is where
 //! the run stops with an out-of-memory error.
 
-use crate::report::{Component, Components, Estimate, Phase, PhaseReport};
-use crate::scenario::{Leak, Scenario};
+use crate::component::{Component, Components};
+use crate::error::EstimateError;
+use crate::inputs::Leak;
+use crate::report::{Estimate, Phase, PhaseReport};
 use crate::terms::TermId;
+use crate::train::run::Run;
 use crate::units::Bytes;
-use crate::EstimateError;
 
 /// Micro-steps drawn one by one; beyond this, one stands for the rest.
 const MAX_MICRO_DRAWN: u32 = 8;
@@ -35,7 +37,7 @@ pub struct Timeline {
 /// every micro-step (its logits, the estimate's own logits term), or the
 /// typed MiB. Too large for 64 bits is the estimate's error, naming the
 /// inputs.
-pub fn leak_per_step(s: &Scenario, e: &Estimate) -> Result<Bytes, EstimateError> {
+pub fn leak_per_step(s: &Run, e: &Estimate) -> Result<Bytes, EstimateError> {
     let (bytes, field) = match s.view.leak {
         Leak::None => return Ok(Bytes::ZERO),
         Leak::Custom => (u128::from(s.view.leak_mib) << 20, "leak_mib"),
@@ -67,11 +69,7 @@ fn step_phases(e: &Estimate, it: u32, accum: u32) -> Vec<&PhaseReport> {
 
 /// `c` with `extra` bytes kept across steps, or the leak's error when the
 /// moment no longer fits in 64 bits.
-fn with_retained(
-    mut c: Components,
-    extra: u128,
-    s: &Scenario,
-) -> Result<Components, EstimateError> {
+fn with_retained(mut c: Components, extra: u128, s: &Run) -> Result<Components, EstimateError> {
     let total = u128::from(c.total().get()) + extra;
     let retained = u128::from(c.get(Component::Retained).get()) + extra;
     match (u64::try_from(total), u64::try_from(retained)) {
@@ -93,7 +91,7 @@ fn with_retained(
 /// The timeline of `steps` training steps against `capacity`; an error
 /// when what the steps keep no longer fits in 64 bits (the estimate's own
 /// size rule).
-pub fn timeline(s: &Scenario, e: &Estimate, capacity: Bytes) -> Result<Timeline, EstimateError> {
+pub fn timeline(s: &Run, e: &Estimate, capacity: Bytes) -> Result<Timeline, EstimateError> {
     let steps = s.view.iters.get();
     let accum = s.train.grad_accum.get();
     let leak = leak_per_step(s, e)?;

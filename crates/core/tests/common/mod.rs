@@ -3,11 +3,15 @@
 #![allow(dead_code)]
 
 use proptest::prelude::*;
+use vramfit_core::inputs::Attn;
 use vramfit_core::model::family::Positions;
 use vramfit_core::model::presets::PRESETS;
 use vramfit_core::model::Architecture;
 use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::scenario::{Attn, Dtype, Optimizer, Trainer, Transformers};
+use vramfit_core::train::run::Dtype;
+use vramfit_core::train::run::Optimizer;
+use vramfit_core::train::run::Trainer;
+use vramfit_core::train::run::Transformers;
 use vramfit_core::Scenario;
 
 /// The scenario of a valid query (panics with the notices otherwise).

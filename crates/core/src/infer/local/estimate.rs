@@ -9,14 +9,14 @@ use super::{
     llama_cpp_with, Backend, FitStatus, FlashAttn, FoldedFile, Frontend, Gpu, LlamaCpp, LocalModel,
     MlaKeys, Plan,
 };
+use crate::error::EstimateError;
 use crate::infer::run::{Engine, Flash, Inference, MaxLen};
+use crate::inputs::Overhead;
 use crate::model::gguf::Recipe;
 use crate::model::{Architecture, Role};
 use crate::report::{Drivers, Estimate, Method, Moment, Phase, PhaseReport, Served, Tally};
-use crate::scenario::Overhead;
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::units::Bytes;
-use crate::EstimateError;
 
 /// The GPU the estimate fits on.
 #[derive(Clone, Copy, Debug)]

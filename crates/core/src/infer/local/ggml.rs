@@ -5,105 +5,16 @@
 //! Source: llama.cpp b10488 (`9d77fa17`), `ggml/src/ggml.c` and
 //! `ggml/src/ggml-cuda/ggml-cuda.cu`.
 
-use crate::model::gguf::GgmlType;
+pub use crate::infer::run::CacheType;
 
 /// One mebibyte.
 pub const MIB: u128 = 1 << 20;
 /// One gibibyte.
 pub const GIB: u128 = 1 << 30;
 
-/// A key/value cache type, as `--cache-type-k` / `--cache-type-v` name it
-/// (`common/arg.cpp: kv_cache_types`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CacheType {
-    F32,
-    F16,
-    Bf16,
-    Q8_0,
-    Q4_0,
-    Q4_1,
-    Q5_0,
-    Q5_1,
-    Iq4Nl,
-}
-
+/// CUDA's padding of a cache type's rows (the type itself is an input:
+/// `crate::infer::run`).
 impl CacheType {
-    /// Every type `--cache-type-k` accepts.
-    pub const ALL: [CacheType; 9] = [
-        CacheType::F32,
-        CacheType::F16,
-        CacheType::Bf16,
-        CacheType::Q8_0,
-        CacheType::Q4_0,
-        CacheType::Q4_1,
-        CacheType::Q5_0,
-        CacheType::Q5_1,
-        CacheType::Iq4Nl,
-    ];
-
-    /// The ggml type it stores (`model::gguf`'s table, the one source of
-    /// every type's block).
-    pub const fn ggml(self) -> GgmlType {
-        match self {
-            CacheType::F32 => GgmlType::F32,
-            CacheType::F16 => GgmlType::F16,
-            CacheType::Bf16 => GgmlType::Bf16,
-            CacheType::Q8_0 => GgmlType::Q8_0,
-            CacheType::Q4_0 => GgmlType::Q4_0,
-            CacheType::Q4_1 => GgmlType::Q4_1,
-            CacheType::Q5_0 => GgmlType::Q5_0,
-            CacheType::Q5_1 => GgmlType::Q5_1,
-            CacheType::Iq4Nl => GgmlType::Iq4Nl,
-        }
-    }
-
-    /// (elements per block, bytes per block) of its ggml type.
-    pub const fn block(self) -> (u64, u64) {
-        let t = self.ggml();
-        (t.block(), t.block_bytes())
-    }
-
-    /// `ggml_is_quantized`: a block of more than one element.
-    pub const fn is_quantized(self) -> bool {
-        self.block().0 > 1
-    }
-
-    /// The name llama.cpp prints and takes (`ggml_type_name`).
-    pub const fn name(self) -> &'static str {
-        self.ggml().name()
-    }
-
-    /// `(name, label)` of every type, for a select box.
-    pub const OPTIONS: &'static [(&'static str, &'static str)] = &[
-        ("f32", "f32"),
-        ("f16", "f16 (the default)"),
-        ("bf16", "bf16"),
-        ("q8_0", "q8_0 (34 bytes per 32 values)"),
-        ("q4_0", "q4_0 (18 bytes per 32)"),
-        ("q4_1", "q4_1"),
-        ("q5_0", "q5_0"),
-        ("q5_1", "q5_1"),
-        ("iq4_nl", "iq4_nl"),
-    ];
-
-    /// Every name, for a message.
-    pub fn names_joined() -> String {
-        CacheType::ALL.map(CacheType::name).join(", ")
-    }
-
-    /// The type of a name (`None`: not a cache type).
-    pub fn from_name(s: &str) -> Option<CacheType> {
-        CacheType::ALL.into_iter().find(|t| t.name() == s)
-    }
-
-    /// `ggml_row_size(type, n) = n / blck · type_size` (`ggml.c:1338`);
-    /// `None` when the block does not divide `n` (ggml asserts it does).
-    pub fn row_size(self, n: u64) -> Option<u128> {
-        let (blck, size) = self.block();
-        n.is_multiple_of(blck)
-            .then(|| u128::from(n / blck) * u128::from(size))
-    }
-
     /// Bytes a CUDA buffer adds to one tensor of this type, `nbytes`
     /// long, whose rows are `ne0` wide ([`cuda_extra`]).
     pub fn cuda_extra(self, nbytes: u128, ne0: u64) -> u128 {

@@ -14,13 +14,13 @@ pub mod plan;
 pub use plan::*;
 
 use super::run::{Engine, Inference};
+use crate::error::EstimateError;
+use crate::inputs::Overhead;
 use crate::model::Architecture;
 use crate::report::{Drivers, Estimate, Method, Phase, PhaseReport, Served, Tally};
 use crate::report::{Hundredths, Moment};
-use crate::scenario::Overhead;
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::units::Bytes;
-use crate::EstimateError;
 
 const LOAD: TermSet = TermSet::of(&[T::VllmWeights, T::VllmRunner]);
 const PROFILE: TermSet = LOAD.with(T::VllmActivation).with(T::VllmNonTorch);

@@ -4,9 +4,10 @@
 //! position tables, the inputs and labels.
 
 use super::Inputs;
+use crate::inputs::Attn;
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::Saved;
-use crate::train::run::{Attn, Ckpt};
+use crate::train::run::Ckpt;
 use crate::train::stack::Loss;
 
 /// The activation terms.

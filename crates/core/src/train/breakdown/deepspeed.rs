@@ -20,11 +20,8 @@
 use super::Inputs;
 use crate::model::Place;
 use crate::terms::{Term, TermId as T, Unit as U};
-use crate::train::run::{DsBuckets, Shard};
+use crate::train::run::{DsBuckets, Shard, DS_MAX_LIVE as MAX_LIVE};
 
-/// `stage3_max_live_parameters`' default: the prefetcher gathers ahead
-/// until this many elements are gathered (DeepSpeed `config.py`).
-pub const MAX_LIVE: u128 = 1_000_000_000;
 /// `reduce_bucket_size`'s default, in elements.
 const REDUCE_BUCKET: u128 = 500_000_000;
 /// `stage3_param_persistence_threshold`'s default, in elements.
@@ -372,7 +369,8 @@ mod tests {
                             s.parallel.ds_buckets = buckets;
                             s.train.transformers = transformers;
                             s.train.lora_r = lora;
-                            let Ok(x) = Inputs::new(&s) else {
+                            let run = s.train_run();
+                            let Ok(x) = Inputs::new(&run) else {
                                 continue;
                             };
                             assert_eq!(held(&x), one_by_one(&x), "{} {a:?} {s:?}", p.id);

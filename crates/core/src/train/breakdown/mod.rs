@@ -14,14 +14,14 @@ mod params;
 mod recompute;
 
 use super::ledger::{self, Ctx, Saved};
-use super::lora::{lora_count, Lora, LoraCount};
+use super::lora::{lora_count, LoraCount};
 use super::optim;
+use super::run::Lora;
 use super::run::{Ckpt, Dtype, Offload, Quant};
+use crate::error::EstimateError;
 use crate::model::{Architecture, KvGeometry, ParamStats};
-use crate::scenario::Scenario;
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
-use crate::EstimateError;
-pub(crate) use deepspeed::MAX_LIVE as DS_MAX_LIVE;
+use crate::train::run::Run;
 pub(crate) use params::Quantized;
 
 /// Everything the phases are built from: the value of every term, and what
@@ -57,7 +57,7 @@ pub struct Breakdown {
 /// What every builder reads: the run, the model and the numbers derived
 /// from them once.
 pub(crate) struct Inputs<'a> {
-    pub s: &'a Scenario,
+    pub s: &'a Run<'a>,
     pub a: Architecture,
     pub c: Ctx,
     pub stats: ParamStats,
@@ -170,8 +170,8 @@ impl Layers {
 }
 
 impl<'a> Inputs<'a> {
-    fn new(s: &'a Scenario) -> Result<Inputs<'a>, EstimateError> {
-        let a = s.arch.ok_or(EstimateError::NeedsArchitecture)?;
+    fn new(s: &'a Run<'a>) -> Result<Inputs<'a>, EstimateError> {
+        let a = *s.arch.ok_or(EstimateError::NeedsArchitecture)?;
         let t = &s.train;
         let c = Ctx::new(&a, t);
         let stats = a.stats_as(t.expert_layout());
@@ -267,14 +267,26 @@ impl<'a> Inputs<'a> {
 }
 
 /// The terms of the estimate, before they are laid out in phases.
-pub fn breakdown(s: &Scenario) -> Result<Breakdown, EstimateError> {
+pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
     let x = Inputs::new(s)?;
     let t = &s.train;
     let mut terms = Terms::default();
     let mut put = |id: T, term: Term| terms.set(id, term);
     params::add(&x, &mut put);
     let mut host = grads::add(&x, &mut put);
-    optim::add_terms(&x, &mut put);
+    let sizes = optim::Sizes {
+        train: s.train,
+        a: &x.a,
+        gpus: x.gpus,
+        zero: x.zero,
+        trainable: x.trainable,
+        state_dtype: x.state_dtype,
+        largest: x.largest,
+        tensors: x.tensors,
+        lora: x.lora.is_some(),
+        lc: x.lc,
+    };
+    optim::add_terms(&sizes, &mut put);
     if s.parallel.offload != Offload::None {
         // The step runs on the CPU: the GPU makes no state of its own.
         for id in OPTIMIZER_ON_GPU {

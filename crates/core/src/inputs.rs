@@ -1,0 +1,160 @@
+//! What both workloads read beside their own inputs: the attention kernel
+//! and the batch (training's micro-batch, inference's sequences), the
+//! memory that is not tensors (`Overhead`), the GPU the estimate is held to
+//! (`Capacity`) and how the page shows it (`View`, whose steps-chart
+//! settings training reads). Imports only the GPU list, short text, units
+//! and the choice macros.
+
+use crate::choice::{bounded, choice_enum};
+use crate::gpus::{self, Gpu};
+use crate::text::ShortText;
+use crate::units::{Bytes, DisplayUnit};
+use serde::Serialize;
+
+choice_enum! {
+    /// The attention implementation (`attn_implementation`).
+    pub enum Attn {
+        /// `torch.nn.functional.scaled_dot_product_attention` (flash or
+        /// memory-efficient kernel): saves the output and an fp32 logsumexp.
+        Sdpa = "sdpa", "SDPA (flash / memory-efficient)",
+        /// Plain matmul + softmax: materialises batch × heads × seq² scores.
+        Eager = "eager", "eager (materialised scores)",
+        /// flash-attn 2 (`attn_implementation="flash_attention_2"`): saves
+        /// q, k and v as they are (grouped keys not repeated), its output
+        /// and an fp32 logsumexp; never a mask.
+        FlashAttention2 = "flash_attention_2", "FlashAttention-2 (flash-attn)",
+    }
+}
+
+bounded!(
+    /// Sequences per micro-batch, per GPU.
+    Batch(u32),
+    1,
+    65_536
+);
+impl Batch {
+    /// One sequence.
+    pub const ONE: Batch = Batch(1);
+    /// Training's default micro-batch (the page's first link).
+    pub const TRAIN_DEFAULT: Batch = Batch(8);
+}
+
+/// Memory that is not tensors, kept apart from allocated bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Overhead {
+    /// CUDA context and kernels loaded at start-up, in MiB.
+    pub cuda_ctx_mib: u32,
+    /// Caching-allocator reserve and fragmentation, % of allocated bytes.
+    pub reserve_pct: u8,
+}
+
+bounded!(
+    /// Training steps the over-iterations chart shows.
+    Iters(u32),
+    1,
+    1000
+);
+
+/// What the fit verdict compares the estimate with.
+// Copy like the rest of the scenario: see `ModelSpec`.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capacity {
+    /// A GPU from the list (its usable memory).
+    Gpu { id: &'static str },
+    /// A size typed by the user.
+    Typed { bytes: Bytes },
+    /// What the in-page probe could allocate: a measured lower bound.
+    Probed { bytes: Bytes, adapter: ShortText },
+}
+
+impl Capacity {
+    /// Bytes available for training.
+    pub fn bytes(&self) -> Bytes {
+        match self {
+            Capacity::Gpu { id } => gpus::gpu(id).map_or(Bytes::ZERO, |g| g.usable),
+            Capacity::Typed { bytes } | Capacity::Probed { bytes, .. } => *bytes,
+        }
+    }
+
+    /// The GPU, when one from the list is chosen.
+    pub fn gpu(&self) -> Option<&'static Gpu> {
+        match self {
+            Capacity::Gpu { id } => gpus::gpu(id),
+            _ => None,
+        }
+    }
+
+    /// Whether the chosen GPU is an Apple one, whose memory is unified
+    /// with the host's (the local runners' rules differ there).
+    pub fn is_apple(&self) -> bool {
+        self.gpu().is_some_and(|g| g.kind == gpus::GpuKind::Apple)
+    }
+
+    /// A short description, e.g. "NVIDIA GeForce RTX 4090 (24 GiB)".
+    pub fn describe(&self, unit: DisplayUnit) -> String {
+        match self {
+            Capacity::Gpu { .. } => match self.gpu() {
+                Some(g) if g.usable != g.memory => format!(
+                    "{} ({} usable of {})",
+                    g.name,
+                    g.usable.display(unit),
+                    g.memory.display(unit)
+                ),
+                Some(g) => format!("{} ({})", g.name, g.memory.display(unit)),
+                None => "no GPU".into(),
+            },
+            Capacity::Typed { bytes } => format!("{} (typed)", bytes.display(unit)),
+            Capacity::Probed { bytes, adapter } => format!(
+                "{} measured on {} (a lower bound)",
+                bytes.display(unit),
+                if adapter.as_str().is_empty() {
+                    "this browser's GPU"
+                } else {
+                    adapter.as_str()
+                }
+            ),
+        }
+    }
+}
+
+choice_enum! {
+    /// Memory a training loop keeps from step to step by mistake (seeds 003, 004).
+    pub enum Leak {
+        /// Nothing is kept.
+        None = "none", "none",
+        /// The output object (its logits) is appended to a list every step.
+        Logits = "logits", "the logits of every step are kept",
+        /// A number of MiB per step, typed.
+        Custom = "custom", "a custom amount per step",
+    }
+}
+
+/// How the page shows the estimate: units, the GPU to fit on, and the
+/// over-iterations chart. Estimators ignore it, except for the data kept
+/// on the GPU (`dataset_mib`), which is real memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct View {
+    pub unit: DisplayUnit,
+    pub capacity: Capacity,
+    pub iters: Iters,
+    pub leak: Leak,
+    /// MiB kept per step with `leak = custom`.
+    pub leak_mib: u32,
+    /// A dataset (or other tensors) placed on the GPU once, in MiB.
+    pub dataset_mib: u32,
+}
+
+impl Default for View {
+    fn default() -> Self {
+        View {
+            unit: DisplayUnit::Gib,
+            capacity: Capacity::Gpu { id: "rtx-4090" },
+            iters: Iters(12),
+            leak: Leak::None,
+            leak_mib: 0,
+            dataset_mib: 0,
+        }
+    }
+}
