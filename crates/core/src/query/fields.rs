@@ -235,7 +235,7 @@ macro_rules! arch_number {
 }
 
 /// Every key the codec knows, in form order.
-pub const FIELDS: &[Field] = &[
+pub static FIELDS: &[Field] = &[
     Field {
         key: Key::Task,
         kind: FieldKind::Choice(Task::OPTIONS),
