@@ -16,7 +16,6 @@ use vramfit_chart::context::{self, ContextDrawing, Limit};
 use vramfit_chart::{bands, draw_context, draw_phases, draw_steps, ChartStyle};
 use vramfit_core::explain::group;
 use vramfit_core::infer;
-use vramfit_core::infer::run::Engine;
 use vramfit_core::query::Key;
 use vramfit_core::train::steps::Timeline;
 use vramfit_core::{Estimate, Task};
@@ -193,27 +192,7 @@ pub fn PhaseChart(page: Page) -> impl IntoView {
         })
     });
     // What the phases are, for the run shown.
-    let phases = move || {
-        page.scenario.with(|s| match s.infer.engine {
-            Engine::Transformers => {
-                "Loading the weights, the prompt's forward pass (prefill, which fills the key/value \
-                 cache), then generating the new tokens one by one (decode). The red line is the GPU."
-            }
-            Engine::Vllm => {
-                "Loading the weights, vLLM's profiling run (a dummy batch of max_num_batched_tokens), \
-                 then serving with its key/value pool. The red line is the engine's share of the GPU."
-            }
-            Engine::Llamacpp | Engine::Ollama => {
-                "Loading the layers placed on the GPU, then serving: the key/value cache of n_ctx \
-                 tokens and the compute buffers added. What stays in host memory is not drawn. \
-                 The red line is the GPU."
-            }
-            Engine::Mlx => {
-                "Loading the weights, then generating: the cache at its end, its last growth and a \
-                 prompt chunk's activations at once. The red line is the GPU's working set."
-            }
-        })
-    };
+    let phases = move || page.scenario.with(|s| s.infer.engine.spec().words.phases);
     view! {
         <section class="panel chart" aria-labelledby="phase-h">
             <h2 id="phase-h">{move || if train() { "Memory through one training step" } else { "Memory through the run" }}</h2>
@@ -284,24 +263,9 @@ pub fn ContextChart(page: Page) -> impl IntoView {
     };
     // What the curve is, where an engine makes it differ.
     let engine_note = move || {
-        page.scenario.with(|s| match s.infer.engine {
-            Engine::Vllm => Some(
-                " For vLLM, what it needs at each max_model_len: the weights, its profiling run, its graphs \
-                 and the cache of one request that long; the rest of its share becomes its key/value pool.",
-            ),
-            Engine::Llamacpp | Engine::Ollama => {
-                let fit = match s.infer.engine {
-                    Engine::Ollama => s.infer.ollama.num_gpu.is_none(),
-                    Engine::Llamacpp | Engine::Transformers | Engine::Vllm | Engine::Mlx => {
-                        s.infer.llama.fit
-                    }
-                };
-                fit.then_some(
-                    " With --fit on, llama.cpp moves layers to host memory rather than run out: the \
-                     GPU's part levels off as the context grows, and more of the model runs on the CPU.",
-                )
-            }
-            Engine::Transformers | Engine::Mlx => None,
+        page.scenario.with(|s| {
+            let note = s.infer.engine.spec().words.context_note;
+            note.text(s.infer.fits_layers())
         })
     };
     let label = Signal::derive(move || {

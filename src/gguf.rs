@@ -12,6 +12,7 @@ use crate::hub::HUB;
 use crate::Page;
 use leptos::prelude::*;
 use vramfit_core::clip::{clip, QUOTE};
+use vramfit_core::infer::engine::WeightsKind;
 use vramfit_core::infer::local::FileName;
 use vramfit_core::query::Key;
 use vramfit_core::text::HubId;
@@ -297,7 +298,8 @@ pub fn GgufPanel(page: Page) -> impl IntoView {
         input: NodeRef::new(),
     };
     let shown = Memo::new(move |_| {
-        page.scenario.with(|s| s.infer.engine.reads_gguf())
+        page.scenario
+            .with(|s| s.infer.engine.spec().weights == WeightsKind::Gguf)
             || page
                 .form
                 .with(|f| f.get(Key::File).is_some() || f.get(Key::FileBytes).is_some())

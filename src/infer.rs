@@ -8,9 +8,7 @@ use crate::results::SuggestionItem;
 use crate::{rules, Page};
 use leptos::prelude::*;
 use vramfit_core::explain::group;
-use vramfit_core::infer::run::{Engine, MlxWeights};
-use vramfit_core::model::gguf::FileType;
-use vramfit_core::model::WeightFormat;
+use vramfit_core::infer::run::Engine;
 use vramfit_core::query::{Field, FieldKind, Group, Key};
 use vramfit_core::report::Served;
 use vramfit_core::{solve, Bytes, Scenario};
@@ -19,11 +17,7 @@ use vramfit_core::{solve, Bytes, Scenario};
 /// (transformers, vLLM), GGUF file types (llama.cpp, Ollama), MLX's
 /// conversions; the core's lists.
 pub fn weights_options(engine: Engine) -> &'static [(&'static str, &'static str)] {
-    match engine {
-        Engine::Transformers | Engine::Vllm => WeightFormat::OPTIONS,
-        Engine::Llamacpp | Engine::Ollama => FileType::OPTIONS,
-        Engine::Mlx => MlxWeights::OPTIONS,
-    }
+    engine.spec().weights.options()
 }
 
 /// Train the model, or run it: the `task` key, as two buttons.
@@ -138,13 +132,9 @@ pub fn InferPanel(page: Page) -> impl IntoView {
 
 /// The title of an engine's own arguments.
 fn engine_title(group: Group) -> &'static str {
-    match group.engine() {
-        Some(Engine::Vllm) => "vLLM engine arguments",
-        Some(Engine::Llamacpp) => "llama-server arguments",
-        Some(Engine::Ollama) => "Ollama settings",
-        Some(Engine::Mlx) => "mlx-lm arguments",
-        Some(Engine::Transformers) | None => "Engine arguments",
-    }
+    group
+        .engine()
+        .map_or("Engine arguments", |e| e.spec().words.panel)
 }
 
 /// One engine's own arguments (vLLM's, llama-server's, Ollama's,
@@ -198,21 +188,12 @@ fn figure(page: Page, testid: &'static str, label: &'static str, b: Bytes) -> im
 
 /// What the cache figure is, engine by engine.
 fn cache_label(engine: Engine) -> &'static str {
-    match engine {
-        Engine::Transformers => "KV cache (after the last token)",
-        Engine::Vllm => "KV cache (the pool of blocks)",
-        Engine::Llamacpp | Engine::Ollama => "KV cache (n_ctx tokens, every layer)",
-        Engine::Mlx => "KV cache (prompt and new tokens)",
-    }
+    engine.spec().words.kv_cache
 }
 
 /// What the weights figure is, engine by engine.
 fn weights_label(engine: Engine) -> &'static str {
-    match engine {
-        Engine::Transformers | Engine::Vllm => "Weights (as loaded)",
-        Engine::Llamacpp | Engine::Ollama => "Weights (the whole GGUF file's tensors)",
-        Engine::Mlx => "Weights (as mlx_lm.convert writes them)",
-    }
+    engine.spec().words.weights
 }
 
 /// The engine's own figures: the weights and the key/value cache; for
@@ -447,7 +428,7 @@ pub fn InferFits(page: Page) -> impl IntoView {
             context: page.longest_context.get(),
             batch: reads_batch.then(|| solve::max_batch(s, cap)),
             weights: weights_answer(s, cap),
-            local: !matches!(s.infer.engine, Engine::Transformers | Engine::Vllm),
+            local: !s.infer.engine.spec().caching_allocator,
             suggestions: solve::suggestions(s, cap),
         })
     });
@@ -461,21 +442,11 @@ pub fn InferFits(page: Page) -> impl IntoView {
     let apply = move |changes: Vec<(Key, String)>| move |_| page.apply(&changes);
     let context = move || {
         let (engine, new) = now();
-        let (label, testid) = match engine {
-            Engine::Transformers | Engine::Mlx => (
-                format!("Longest prompt that fits (with {} new tokens)", group(new)),
-                "max-context",
-            ),
-            Engine::Vllm => (
-                "Longest context (max_model_len) that fits".to_string(),
-                "max-context",
-            ),
-            Engine::Llamacpp => ("Longest context (-c) that fits".to_string(), "max-context"),
-            Engine::Ollama => (
-                "Longest context (num_ctx) that fits".to_string(),
-                "max-context",
-            ),
+        let label = match engine.spec().words.context_arg {
+            None => format!("Longest prompt that fits (with {} new tokens)", group(new)),
+            Some(arg) => format!("Longest context ({arg}) that fits"),
         };
+        let testid = "max-context";
         match answers.with(|a| a.context) {
             Some((key, n)) => view! {
                 <li>

@@ -112,11 +112,7 @@ pub struct Aside {
 /// Which list of weights an engine reads: checkpoint formats, GGUF file
 /// types, MLX's conversions (an index into [`Aside`]'s).
 fn weights_kind(engine: Engine) -> usize {
-    match engine {
-        Engine::Transformers | Engine::Vllm => 0,
-        Engine::Llamacpp | Engine::Ollama => 1,
-        Engine::Mlx => 2,
-    }
+    engine.spec().weights.index()
 }
 
 /// After the engine changed from `before` (and `weights` was not typed

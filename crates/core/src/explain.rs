@@ -100,7 +100,7 @@ fn rows_of(s: &Scenario, e: &Estimate, p: &PhaseReport) -> Vec<Row> {
                         "CUDA context {} MiB, outside vLLM's budget",
                         s.overhead.cuda_ctx_mib
                     ),
-                    None if s.task == Task::Infer && !s.infer.engine.caching_allocator() => format!(
+                    None if s.task == Task::Infer && !s.infer.engine.spec().caching_allocator => format!(
                         "CUDA context {} MiB ({} allocates its own buffers: no caching-allocator reserve)",
                         s.overhead.cuda_ctx_mib,
                         s.infer.engine.label()

@@ -32,6 +32,7 @@ const INPUTS: &[&str] = &[
     "train::run",
     "train::stack",
     "infer::run",
+    "infer::engine",
     "infer::local::read",
 ];
 
@@ -409,6 +410,73 @@ fn the_resolver_follows_re_exports() {
     assert_eq!(
         expand("a::{b, c::{d, e as f}, self}"),
         vec![p("a::b"), p("a::c::d"), p("a::c::e"), p("a")]
+    );
+}
+
+/// Where an engine may be named by its variant: the engine table, the
+/// dispatch, each engine's own modules, the engines' key table and the
+/// inference solver (under `crates/core/src`); nowhere in the page.
+const ENGINE_NAMED_IN: &[&str] = &[
+    "infer/engine.rs",
+    "infer/mod.rs",
+    "infer/transformers.rs",
+    "infer/vllm/",
+    "infer/local/",
+    "query/tasks.rs",
+    "solve.rs",
+];
+
+/// The `Engine::Variant`s a file's code names (not `Engine::ALL`, nor a
+/// function such as `Engine::from_key`).
+fn engine_variants(p: &Path) -> Vec<String> {
+    let c = code(p);
+    c.match_indices("Engine::")
+        .filter(|(i, _)| {
+            let before = c[..*i].chars().next_back();
+            !before.is_some_and(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+        })
+        .map(|(i, _)| ident(&c[i + 8..]))
+        .filter(|v| {
+            v.chars().next().is_some_and(char::is_uppercase) && v.chars().any(char::is_lowercase)
+        })
+        .collect()
+}
+
+#[test]
+fn an_engine_is_named_only_where_engines_are_described() {
+    let src = src();
+    for p in sources(&src) {
+        let rel = p
+            .strip_prefix(&src)
+            .expect("under src")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let allowed = ENGINE_NAMED_IN
+            .iter()
+            .any(|a| rel == *a || (a.ends_with('/') && rel.starts_with(a)));
+        let named = engine_variants(&p);
+        assert!(
+            allowed || named.is_empty(),
+            "{rel} names Engine::{}",
+            named.join(", Engine::")
+        );
+    }
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../src");
+    for p in sources(&page) {
+        let named = engine_variants(&p);
+        assert!(
+            named.is_empty(),
+            "the page's {} names Engine::{}",
+            p.display(),
+            named.join(", Engine::")
+        );
+    }
+    // A check of the check.
+    assert_eq!(
+        engine_variants(&src.join("infer/engine.rs"))
+            .first()
+            .map(String::as_str),
+        Some("Transformers")
     );
 }
 

@@ -5,6 +5,7 @@
 //! Reads `crate::model` and never matches on a family; imports nothing of
 //! the codec.
 
+pub mod engine;
 pub mod generate;
 pub mod layer;
 pub mod local;

@@ -32,48 +32,6 @@ choice_enum! {
     }
 }
 
-impl Engine {
-    /// Whether its tensors come from PyTorch's caching allocator, which
-    /// reserves more than it hands out (`Overhead::reserve_pct`); llama.cpp's
-    /// ggml and MLX allocate their buffers themselves.
-    pub const fn caching_allocator(self) -> bool {
-        match self {
-            Engine::Transformers | Engine::Vllm => true,
-            Engine::Llamacpp | Engine::Ollama | Engine::Mlx => false,
-        }
-    }
-
-    /// Who picks the context when the link leaves `ctx` out.
-    pub const fn context_by(self) -> ContextBy {
-        match self {
-            Engine::Transformers | Engine::Mlx => ContextBy::Request,
-            Engine::Vllm => ContextBy::Model,
-            Engine::Llamacpp | Engine::Ollama => ContextBy::Engine,
-        }
-    }
-
-    /// Whether it runs GGUF files (llama.cpp and what is built on it).
-    pub const fn reads_gguf(self) -> bool {
-        match self {
-            Engine::Llamacpp | Engine::Ollama => true,
-            Engine::Transformers | Engine::Vllm | Engine::Mlx => false,
-        }
-    }
-}
-
-/// Who picks a run's context when the link leaves `ctx` out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ContextBy {
-    /// The request: its prompt and new tokens (`generate`).
-    Request,
-    /// The model: its positions (vLLM's `max_model_len`).
-    Model,
-    /// The engine, when it loads the model: llama.cpp the model's positions,
-    /// which `--fit` may lower; Ollama by the GPU's memory. Its estimate
-    /// says what it chose (`served.n_ctx`).
-    Engine,
-}
-
 /// A key/value cache type, as `--cache-type-k` / `--cache-type-v` name it
 /// (`common/arg.cpp: kv_cache_types`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -509,10 +467,19 @@ impl Inference {
     }
 }
 
+impl Inference {
+    /// Whether llama.cpp's `--fit` places the layers: llama-server's `fit`
+    /// (on by default), and under Ollama while `num_gpu` is left out (an
+    /// engine's unread arguments stay at their defaults).
+    pub fn fits_layers(&self) -> bool {
+        self.llama.fit && self.ollama.num_gpu.is_none()
+    }
+}
+
 impl Default for Inference {
     fn default() -> Self {
         Inference {
-            engine: Engine::Transformers,
+            engine: super::engine::DEFAULT_ENGINE,
             weights: WeightFormat::Bf16,
             group_size: GroupSize(128),
             double_quant: false,

@@ -3,11 +3,11 @@
 
 use super::notice::{echo, FieldError};
 use super::{Key, MAX_VALUE_LEN};
+use crate::infer::engine::{ContextBy, WeightsKind};
 use crate::infer::local::{FileName, ReadFile};
 use crate::infer::run::{
-    BlockSize, CacheType, ContextBy, Count, Engine, Flash, GroupSize, Inference, KvBits, KvDtype,
-    Layers, LlamaArgs, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share, TensorParallel,
-    Tokens,
+    BlockSize, CacheType, Count, Engine, Flash, GroupSize, Inference, KvBits, KvDtype, Layers,
+    LlamaArgs, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share, TensorParallel, Tokens,
 };
 use crate::inputs::Attn;
 use crate::inputs::Batch;
@@ -90,28 +90,6 @@ pub enum Group {
     Mlx,
     /// Display and the over-iterations chart.
     View,
-}
-
-impl Group {
-    /// The engine whose own arguments the group holds (a panel of its own
-    /// on the page), if any.
-    pub const fn engine(self) -> Option<Engine> {
-        match self {
-            Group::Engine => Some(Engine::Vllm),
-            Group::LlamaCpp => Some(Engine::Llamacpp),
-            Group::Ollama => Some(Engine::Ollama),
-            Group::Mlx => Some(Engine::Mlx),
-            Group::Model
-            | Group::Architecture
-            | Group::Run
-            | Group::Stack
-            | Group::Parallel
-            | Group::Overhead
-            | Group::Fit
-            | Group::Infer
-            | Group::View => None,
-        }
-    }
 }
 
 /// The workloads a key belongs to.
@@ -772,10 +750,10 @@ pub static FIELDS: &[Field] = &[
             }
             Ok(())
         },
-        write: |s| Some(match s.infer.engine {
-            Engine::Transformers | Engine::Vllm => s.infer.weights.key(),
-            Engine::Llamacpp | Engine::Ollama => s.infer.gguf.key(),
-            Engine::Mlx => s.infer.mlx_weights.key(),
+        write: |s| Some(match s.infer.engine.spec().weights {
+            WeightsKind::Checkpoint => s.infer.weights.key(),
+            WeightsKind::Gguf => s.infer.gguf.key(),
+            WeightsKind::Mlx => s.infer.mlx_weights.key(),
         }.to_string()),
     },
     Field {
@@ -845,7 +823,7 @@ pub static FIELDS: &[Field] = &[
         label: "Context (ctx)",
         help: "Tokens of context, prompt and generated together. vLLM: max_model_len per request (`auto`: the longest the cache holds; left out, the model's). llama.cpp: -c, shared by its sequences (left out or `auto`, the model's, which --fit may lower). Ollama: num_ctx per request (left out or `auto`, by the GPU's memory).",
         // Said, not estimated: what the engine picks is its estimate's.
-        implied: |s| match s.infer.engine.context_by() {
+        implied: |s| match s.infer.engine.spec().context {
             ContextBy::Request => s.infer.prompt.get().saturating_add(s.infer.new.get()).to_string(),
             ContextBy::Model => s.arch.map_or(0, |a| a.positions).to_string(),
             ContextBy::Engine => "auto".into(),

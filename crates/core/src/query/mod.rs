@@ -271,6 +271,13 @@ pub(super) fn shown(key: Key, s: &Scenario) -> String {
     key.field().map(|f| f.shown_value(s)).unwrap_or_default()
 }
 
+/// Whether an inference run reads `key` (its engine's keys, its weights'
+/// options): the one rule behind "not read by this engine" notices and the
+/// resetting of unread inputs.
+pub fn reads(i: &crate::infer::run::Inference, key: Key) -> bool {
+    key.field().is_some_and(|f| tasks::reads(i, f))
+}
+
 /// Strict decoding, for the command line: any notice is an error.
 pub fn decode_strict(raw: &RawQuery) -> Result<Scenario, Vec<Notice>> {
     let d = decode(raw);

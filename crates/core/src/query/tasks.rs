@@ -1,10 +1,14 @@
 //! The rules across keys that depend on what is done with the model: a
 //! key of the other workload is unused; an inference run's keys against
-//! its engine, its weights and the model.
+//! its engine, its weights and the model. The engines' key table: which
+//! keys each engine reads (`READ_BY`, and each engine's own group), from
+//! which both the "not read" notices and the resetting of unread inputs
+//! (`kept`) derive.
 
 use super::checks::{conflict, conflict_using};
 use super::notice::{FieldError, Note, Notice};
-use super::{Field, Key};
+use super::{Field, Group, Key};
+use crate::infer::engine::ContextBy;
 use crate::infer::run::{Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, Tokens};
 use crate::inputs::Attn;
 use crate::inputs::View;
@@ -42,6 +46,29 @@ pub(super) fn check_task(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut 
             s.view.leak = v.leak;
             s.view.leak_mib = v.leak_mib;
             s.view.dataset_mib = v.dataset_mib;
+        }
+    }
+}
+
+/// The engines' own arguments, a group each.
+impl Group {
+    /// The engine whose own arguments the group holds (a panel of its own
+    /// on the page), if any.
+    pub const fn engine(self) -> Option<Engine> {
+        match self {
+            Group::Engine => Some(Engine::Vllm),
+            Group::LlamaCpp => Some(Engine::Llamacpp),
+            Group::Ollama => Some(Engine::Ollama),
+            Group::Mlx => Some(Engine::Mlx),
+            Group::Model
+            | Group::Architecture
+            | Group::Run
+            | Group::Stack
+            | Group::Parallel
+            | Group::Overhead
+            | Group::Fit
+            | Group::Infer
+            | Group::View => None,
         }
     }
 }
@@ -110,24 +137,15 @@ fn unread_because(i: &Inference, f: &Field) -> String {
 }
 
 /// How the engine sizes a request, when the unread key is the other way
-/// of saying it (a request's tokens, or its context).
+/// of saying it (a request's tokens, or its context): its words.
 fn sized_by(engine: Engine, key: Key) -> &'static str {
-    let by_tokens = matches!(key, Key::Prompt | Key::New | Key::MinNew);
-    match engine {
-        Engine::Vllm if key == Key::Batch => {
-            "; it serves up to max_num_seqs requests of up to ctx tokens"
-        }
-        Engine::Llamacpp if key == Key::Batch => "; it serves n_parallel sequences sharing ctx",
-        Engine::Ollama if key == Key::Batch => {
-            "; it serves num_parallel requests of ctx tokens each"
-        }
-        Engine::Vllm | Engine::Llamacpp | Engine::Ollama if by_tokens => {
-            "; it sizes a request by ctx (prompt + new tokens)"
-        }
-        Engine::Transformers | Engine::Mlx if key == Key::Ctx => {
-            "; it runs prompt + new tokens: set those"
-        }
-        Engine::Transformers | Engine::Vllm | Engine::Llamacpp | Engine::Ollama | Engine::Mlx => "",
+    let spec = engine.spec();
+    let by_request = spec.context == ContextBy::Request;
+    match key {
+        Key::Batch => spec.words.sequences,
+        Key::Prompt | Key::New | Key::MinNew if !by_request => spec.words.request,
+        Key::Ctx if by_request => spec.words.request,
+        _ => "",
     }
 }
 
