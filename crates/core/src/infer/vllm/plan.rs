@@ -785,17 +785,69 @@ fn mlp_width(a: &Architecture, f: u128) -> u128 {
 /// `max_num_seqs` when they fit (`config/vllm.py:2452-2605`).
 fn graphs(per_token: u128, seqs: u128, mnbt: u128) -> u128 {
     let cap = (2 * seqs).min(512).min(mnbt);
-    let listed = |s: u128| {
-        matches!(s, 1 | 2 | 4)
-            || (s.is_multiple_of(8) && s < 256)
-            || (s >= 256 && (s - 256).is_multiple_of(16))
-            || s == mnbt
-            || s == seqs
-    };
-    let (mut piecewise, mut full) = (0u128, 0u128);
-    for s in (1..=cap).filter(|&s| listed(s)) {
-        piecewise += 1;
-        full += u128::from(s <= seqs);
-    }
+    let piecewise = capture_sizes(cap, seqs, mnbt);
+    let full = capture_sizes(cap.min(seqs), seqs, mnbt);
     per_token * cap + MIB * (piecewise + full).saturating_sub(1)
+}
+
+/// Whether `s` is one of vLLM's capture sizes before the two added ones:
+/// 1, 2, 4, multiples of 8 below 256 and of 16 from 256.
+fn stepped_size(s: u128) -> bool {
+    matches!(s, 1 | 2 | 4)
+        || (s.is_multiple_of(8) && (8..256).contains(&s))
+        || (s >= 256 && (s - 256).is_multiple_of(16))
+}
+
+/// How many capture sizes are at most `n`: the stepped ones counted by
+/// their steps, then `max_num_batched_tokens` and `max_num_seqs` when they
+/// are not among them (each size once).
+fn capture_sizes(n: u128, seqs: u128, mnbt: u128) -> u128 {
+    let powers = [1, 2, 4].iter().filter(|&&s| s <= n).count() as u128;
+    let eights = n.min(255) / 8;
+    let sixteens = if n >= 256 { (n - 256) / 16 + 1 } else { 0 };
+    let added = |s: u128| (1..=n).contains(&s) && !stepped_size(s);
+    powers + eights + sixteens + u128::from(added(mnbt)) + u128::from(added(seqs) && seqs != mnbt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The capture sizes counted by their steps are the sizes listed one
+    /// by one, as vLLM lists them.
+    #[test]
+    fn capture_sizes_count_the_listed_sizes() {
+        let listed = |s: u128, seqs: u128, mnbt: u128| {
+            matches!(s, 1 | 2 | 4)
+                || (s.is_multiple_of(8) && s < 256)
+                || (s >= 256 && (s - 256).is_multiple_of(16))
+                || s == mnbt
+                || s == seqs
+        };
+        let values = (0..=600).chain([1024, 2048, 8192, 1 << 40]);
+        for seqs in values
+            .clone()
+            .step_by(7)
+            .chain([0, 1, 2, 3, 4, 8, 255, 256, 257, 512])
+        {
+            for mnbt in values
+                .clone()
+                .step_by(5)
+                .chain([0, 1, 3, 256, 272, 300, 513])
+            {
+                let cap = (2 * seqs).min(512).min(mnbt);
+                let (mut piecewise, mut full) = (0u128, 0u128);
+                for s in (1..=cap).filter(|&s| listed(s, seqs, mnbt)) {
+                    piecewise += 1;
+                    full += u128::from(s <= seqs);
+                }
+                assert_eq!(capture_sizes(cap, seqs, mnbt), piecewise, "{seqs} {mnbt}");
+                assert_eq!(
+                    capture_sizes(cap.min(seqs), seqs, mnbt),
+                    full,
+                    "{seqs} {mnbt}"
+                );
+            }
+        }
+    }
 }
