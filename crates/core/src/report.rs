@@ -122,6 +122,9 @@ pub(crate) struct Running<'a> {
     terms: &'a Terms,
     set: TermSet,
     tally: Tally,
+    /// The tally's total, kept beside it (no part saturates, so it is
+    /// [`Tally::total`]).
+    sum: u128,
 }
 
 impl<'a> Running<'a> {
@@ -130,21 +133,31 @@ impl<'a> Running<'a> {
             terms,
             set: TermSet::EMPTY,
             tally: Tally::new(),
+            sum: 0,
         }
     }
 
     /// The tally of `set`.
     pub(crate) fn tally(&mut self, set: TermSet) -> &Tally {
-        let Running { terms, tally, .. } = self;
-        terms.each(set.without(self.set), |c, b| tally.at[slot(c)] += b);
-        terms.each(self.set.without(set), |c, b| tally.at[slot(c)] -= b);
+        let Running {
+            terms, tally, sum, ..
+        } = self;
+        terms.each(set.without(self.set), |c, b| {
+            tally.at[slot(c)] += b;
+            *sum += b;
+        });
+        terms.each(self.set.without(set), |c, b| {
+            tally.at[slot(c)] -= b;
+            *sum -= b;
+        });
         self.set = set;
         &self.tally
     }
 
     /// The bytes of `set`, all components together.
     pub(crate) fn total(&mut self, set: TermSet) -> u128 {
-        self.tally(set).total()
+        self.tally(set);
+        self.sum
     }
 }
 

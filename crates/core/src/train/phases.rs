@@ -135,13 +135,17 @@ impl<'a> Moments<'a> {
 
     /// The highest of `candidates` (the first of equals), or `best`.
     fn highest(&self, best: TermSet, candidates: &[TermSet]) -> TermSet {
-        candidates.iter().fold(best, |best, &x| {
-            if self.total(x) > self.total(best) {
-                x
+        // The best's total is kept, not summed again for each candidate.
+        let first = (best, self.total(best));
+        let (best, _) = candidates.iter().fold(first, |(best, top), &x| {
+            let t = self.total(x);
+            if t > top {
+                (x, t)
             } else {
-                best
+                (best, top)
             }
-        })
+        });
+        best
     }
 }
 
