@@ -168,11 +168,13 @@ impl Sim {
 
     /// Frees each allocation given (once; `None`s are skipped).
     pub fn f(&mut self, ids: &[Option<Id>]) {
-        if self.at_peak_stale && ids.iter().any(Option::is_some) {
-            self.at_peak = self.now;
-            self.at_peak_stale = false;
-        }
         for id in ids.iter().flatten() {
+            // The peak's parts are copied before the first free after it
+            // (here, not in a scan of `ids` ahead of the loop).
+            if self.at_peak_stale {
+                self.at_peak = self.now;
+                self.at_peak_stale = false;
+            }
             let slot = usize::from(id.slot);
             // Every allocation is freed once (as in the Python replay,
             // whose dictionary would raise on a second free).
