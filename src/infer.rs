@@ -8,6 +8,7 @@ use crate::results::SuggestionItem;
 use crate::{rules, Page};
 use leptos::prelude::*;
 use vramfit_core::explain::group;
+use vramfit_core::infer::engine::WeightsKind;
 use vramfit_core::infer::run::Engine;
 use vramfit_core::query::{Field, FieldKind, Group, Key};
 use vramfit_core::report::Served;
@@ -404,16 +405,21 @@ impl WeightsAnswer {
 }
 
 /// The most precise weights that fit, of the kind the engine reads.
-fn weights_answer(s: &Scenario, cap: Bytes) -> Option<WeightsAnswer> {
-    let checkpoint = solve::weights_that_fit(s, cap).map(|a| {
-        let (key, label) = (a.value.key(), a.value.label());
+fn weights_answer(s: &Scenario, a: Option<solve::Answer<&'static str>>) -> Option<WeightsAnswer> {
+    let kind = s.infer.engine.spec().weights;
+    a.map(|a| {
+        let key = a.value;
+        // A checkpoint's format by its name; a file type or a conversion
+        // as it is typed.
+        let label = match kind {
+            WeightsKind::Checkpoint => kind
+                .options()
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map_or(key, |(_, l)| *l),
+            WeightsKind::Gguf | WeightsKind::Mlx => key,
+        };
         WeightsAnswer::of(s, a, key, label)
-    });
-    checkpoint.or_else(|| {
-        solve::local_weights_that_fit(s, cap).map(|a| {
-            let key = a.value;
-            WeightsAnswer::of(s, a, key, key)
-        })
     })
 }
 
@@ -423,13 +429,17 @@ fn weights_answer(s: &Scenario, cap: Bytes) -> Option<WeightsAnswer> {
 pub fn InferFits(page: Page) -> impl IntoView {
     let answers = Memo::new(move |_| {
         let cap = page.capacity.get();
-        let reads_batch = page.shows(Key::Batch);
-        page.scenario.with(|s| Answers {
-            context: page.longest_context.get(),
-            batch: reads_batch.then(|| solve::max_batch(s, cap)),
-            weights: weights_answer(s, cap),
-            local: !s.infer.engine.spec().caching_allocator,
-            suggestions: solve::suggestions(s, cap),
+        let core = page.infer_answers.get();
+        page.scenario.with(|s| {
+            let (context, batch, weights) =
+                core.map_or((None, None, None), |a| (a.context, a.batch, a.weights));
+            Answers {
+                context,
+                batch,
+                weights: weights_answer(s, weights),
+                local: !s.infer.engine.spec().caching_allocator,
+                suggestions: solve::suggestions(s, cap),
+            }
         })
     });
     let fits = move || {

@@ -94,6 +94,7 @@ pub struct Page {
     /// An inference run's longest context that fits (the solver's key and
     /// value), for the answers and the context chart; computed only when
     /// read.
+    pub infer_answers: Memo<Option<vramfit_core::solve::Answers>>,
     pub longest_context: Memo<Option<(Key, u32)>>,
 }
 
@@ -120,10 +121,13 @@ impl Page {
             })
         });
         let unread = Memo::new(move |_| form.with(|f| scenario.with(|s| rules::unread(f, s))));
-        let longest_context = Memo::new(move |_| {
+        // The inference answers, each computed once per change (the core's).
+        let infer_answers = Memo::new(move |_| {
             let cap = capacity.get();
-            scenario.with(|s| vramfit_core::solve::max_context(s, cap))
+            scenario.with(|s| (s.task == Task::Infer).then(|| vramfit_core::solve::answers(s, cap)))
         });
+        let longest_context =
+            Memo::new(move |_| infer_answers.with(|a| a.as_ref().and_then(|a| a.context)));
         Page {
             form,
             decoded,
@@ -136,6 +140,7 @@ impl Page {
             task,
             unread,
             aside: StoredValue::new(rules::Aside::default()),
+            infer_answers,
             longest_context,
         }
     }

@@ -167,9 +167,6 @@ fn check_offers(s: &Scenario, input: &str) {
             if let Some(w) = solve::weights_that_fit(s, cap) {
                 fits("the most precise weights", w.changes);
             }
-            if let Some(w) = solve::local_weights_that_fit(s, cap) {
-                fits("the most precise weights whole on the GPU", w.changes);
-            }
         }
     }
     for x in solve::suggestions(s, cap) {
@@ -495,9 +492,7 @@ fn answers_fit_by_the_verdict_the_page_shows() {
     for (q, want) in cases {
         let s = strict(q);
         let cap = s.view.capacity.bytes();
-        let got = solve::weights_that_fit(&s, cap)
-            .map(|a| a.value.key())
-            .or_else(|| solve::local_weights_that_fit(&s, cap).map(|a| a.value));
+        let got = solve::weights_that_fit(&s, cap).map(|a| a.value);
         assert_eq!(got, want, "{q}");
         check_offers(&s, q);
     }

@@ -423,7 +423,7 @@ const ENGINE_NAMED_IN: &[&str] = &[
     "infer/vllm/",
     "infer/local/",
     "query/tasks.rs",
-    "solve.rs",
+    "solve/infer.rs",
 ];
 
 /// The `Engine::Variant`s a file's code names (not `Engine::ALL`, nor a

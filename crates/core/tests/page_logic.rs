@@ -506,7 +506,7 @@ fn the_local_runners_best_weights_and_their_levers() {
         "task=infer&engine=llamacpp&model=qwen3-8b&weights=f16&ctx=8192&gpu=rtx-4060-laptop",
     );
     let cap = s.view.capacity.bytes();
-    let answer = solve::local_weights_that_fit(&s, cap).expect("some GGUF fits");
+    let answer = solve::weights_that_fit(&s, cap).expect("some GGUF fits");
     // Applied, --fit is off: every layer stays on the GPU.
     assert_eq!(
         answer.changes,
@@ -534,8 +534,7 @@ fn the_local_runners_best_weights_and_their_levers() {
     assert!(needed(ladder[at - 1]) > cap, "{} fits too", ladder[at - 1]);
     // MLX on an 18 GB Mac: its GPU working set.
     let (m, _) = primary("task=infer&engine=mlx&model=qwen3-8b&weights=bf16&gpu=m3-pro-18");
-    let best =
-        solve::local_weights_that_fit(&m, m.view.capacity.bytes()).expect("some MLX weights fit");
+    let best = solve::weights_that_fit(&m, m.view.capacity.bytes()).expect("some MLX weights fit");
     assert_ne!(best.value, "bf16");
     // The levers: lighter weights and a quantized cache, each decoding
     // with no notice and lowering what is needed.
@@ -549,5 +548,76 @@ fn the_local_runners_best_weights_and_their_levers() {
         for x in &list {
             assert!(x.saves.get() > 0, "{x:?}");
         }
+    }
+}
+
+#[test]
+fn every_engines_answers_come_from_the_core_and_fit_as_applied() {
+    // (query, the key the longest context sets, whether `batch` is read,
+    // the weights' kind's first rung: a checkpoint's is the run's own 16
+    // or 32 bits). Each answer is applied as the page
+    // types it and judged by the page's verdict.
+    let cases = [
+        (
+            "task=infer&model=qwen3-4b&weights=fp32&new=256&gpu=l4-24",
+            Key::Prompt,
+            true,
+            "fp32",
+        ),
+        (
+            "task=infer&engine=vllm&model=qwen3-4b&weights=fp32&gpu=l4-24",
+            Key::Ctx,
+            false,
+            "fp32",
+        ),
+        (
+            "task=infer&engine=llamacpp&model=qwen3-8b&weights=f16&ctx=8192&gpu=rtx-4060-laptop",
+            Key::Ctx,
+            false,
+            "f16",
+        ),
+        (
+            "task=infer&engine=ollama&model=qwen3-8b&weights=f16&ctx=8192&gpu=rtx-4060-laptop",
+            Key::Ctx,
+            false,
+            "f16",
+        ),
+        (
+            "task=infer&engine=mlx&model=qwen3-8b&weights=8bit&gpu=m3-pro-18",
+            Key::Prompt,
+            false,
+            "bf16",
+        ),
+    ];
+    for (q, context_key, reads_batch, first) in cases {
+        let s = scenario(q);
+        let cap = s.view.capacity.bytes();
+        let a = solve::answers(&s, cap);
+        let fits = |changes: &[(Key, String)]| {
+            let t =
+                solve::applied(&s, changes).unwrap_or_else(|| panic!("{q}: {changes:?} decodes"));
+            let e = Estimates::primary_of(&t).expect("estimate");
+            Verdict::of(&e, cap).fits()
+        };
+        let (key, n) = a.context.unwrap_or_else(|| panic!("{q}: a context fits"));
+        assert_eq!(key, context_key, "{q}");
+        assert!(fits(&[(key, n.to_string())]), "{q}: {n} tokens");
+        assert_eq!(a.batch.is_some(), reads_batch, "{q}");
+        if let Some(Some(b)) = a.batch {
+            assert!(fits(&[(Key::Batch, b.to_string())]), "{q}: batch {b}");
+        }
+        let w = a.weights.unwrap_or_else(|| panic!("{q}: some weights fit"));
+        assert!(fits(&w.changes), "{q}: {}", w.value);
+        // The ladder starts at the kind's most precise rung: a run that
+        // fits there is offered it.
+        let big = if q.contains("engine=mlx") {
+            "m3-max-128"
+        } else {
+            "h200-141"
+        };
+        let others: Vec<&str> = q.split('&').filter(|p| !p.starts_with("gpu=")).collect();
+        let roomy = scenario(&format!("{}&gpu={big}", others.join("&")));
+        let top = solve::weights_that_fit(&roomy, roomy.view.capacity.bytes()).map(|w| w.value);
+        assert_eq!(top, Some(first), "{q} on {big}");
     }
 }

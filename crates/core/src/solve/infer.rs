@@ -1,0 +1,289 @@
+//! The inference workload's answers: the longest context that fits, the
+//! most precise weights that fit (one ladder for every engine, by the kind
+//! of weights it loads), and the changes worth trying, engine by engine.
+//! Every answer is judged by the verdict the page shows (`Outcome::fit`).
+
+use super::{fits_with, largest_fitting, owned, Answer, Candidate, Changes};
+use crate::infer::engine::WeightsKind;
+use crate::infer::run::{self, Engine, KvDtype, Tokens};
+use crate::inputs::Attn;
+use crate::model::WeightFormat;
+use crate::query::Key;
+use crate::scenario::Scenario;
+use crate::units::Bytes;
+
+/// What the page offers an inference run, a click away: the longest
+/// context (or prompt) that fits, the most sequences at once (where the
+/// engine reads `batch`), the most precise weights that fit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answers {
+    pub context: Option<(Key, u32)>,
+    /// `None`: the engine does not read `batch`; `Some(None)`: not even one
+    /// sequence fits.
+    pub batch: Option<Option<u32>>,
+    pub weights: Option<Answer<&'static str>>,
+}
+
+/// Every inference answer for `s` on a GPU of `capacity`.
+pub fn answers(s: &Scenario, capacity: Bytes) -> Answers {
+    Answers {
+        context: max_context(s, capacity),
+        batch: crate::query::reads(&s.infer, Key::Batch).then(|| super::max_batch(s, capacity)),
+        weights: weights_that_fit(s, capacity),
+    }
+}
+
+/// The most precise weights of the engine's kind that fit, when the run's
+/// do not: a checkpoint's format (the run's 16 or 32 bits, then fp8, int8,
+/// AWQ, GPTQ, nf4 with double quantization as QLoRA loads it), a GGUF file
+/// type or an MLX conversion, most precise first; a local runner's with
+/// every layer on the GPU where the run does not put them there
+/// ([`whole_on_gpu`]). `None`: none fits.
+pub fn weights_that_fit(s: &Scenario, capacity: Bytes) -> Option<Answer<&'static str>> {
+    let kind = s.infer.engine.spec().weights;
+    let whole = whole_on_gpu(s);
+    rungs(s)
+        .into_iter()
+        .map(|w| Answer {
+            value: w,
+            changes: owned(&weights_change(kind, w))
+                .into_iter()
+                .chain(whole.iter().cloned())
+                .collect(),
+        })
+        .find(|a| fits_with(s, &a.changes, capacity))
+}
+
+/// The weights tried for `s`, most precise first.
+fn rungs(s: &Scenario) -> Vec<&'static str> {
+    match s.infer.engine.spec().weights {
+        WeightsKind::Checkpoint => {
+            let plain = match s.infer.weights.plain_bytes() {
+                4 => WeightFormat::Fp32,
+                _ => WeightFormat::Bf16,
+            };
+            std::iter::once(plain.key())
+                .chain(LIGHTER.iter().map(|(w, _, _)| w.key()))
+                .collect()
+        }
+        WeightsKind::Gguf => GGUF_LADDER.to_vec(),
+        WeightsKind::Mlx => MLX_LADDER.to_vec(),
+    }
+}
+
+/// The keys that load weights `w` of a kind (a checkpoint's nf4 with
+/// double quantization, as QLoRA's recipe).
+fn weights_change(kind: WeightsKind, w: &'static str) -> Vec<(Key, &'static str)> {
+    let mut ch = vec![(Key::Weights, w)];
+    if kind == WeightsKind::Checkpoint && w == WeightFormat::Nf4.key() {
+        ch.push((Key::DoubleQuant, "true"));
+    }
+    ch
+}
+
+/// An inference run's longest context that fits: transformers' longest
+/// prompt (with `new` tokens after it), vLLM's longest `max_model_len`;
+/// at most the model's positions when it has them.
+pub fn max_context(s: &Scenario, capacity: Bytes) -> Option<(Key, u32)> {
+    let positions = s.arch.map_or(0, |a| a.positions);
+    let top = if positions > 0 {
+        positions
+    } else {
+        Tokens::MAX
+    };
+    match s.infer.engine {
+        Engine::Transformers | Engine::Mlx => {
+            let room = top.saturating_sub(s.infer.new.get()).max(Tokens::MIN);
+            largest_fitting(s, Key::Prompt, Tokens::MIN, room, capacity).map(|n| (Key::Prompt, n))
+        }
+        Engine::Vllm | Engine::Llamacpp | Engine::Ollama => {
+            largest_fitting(s, Key::Ctx, Tokens::MIN, top, capacity).map(|n| (Key::Ctx, n))
+        }
+    }
+}
+
+/// Weight formats to offer, most precise first, with what each costs
+/// (Dettmers et al. 2022, LLM.int8(); 2023, QLoRA's NF4; Frantar et al.
+/// 2023, GPTQ; Lin et al. 2024, AWQ: 8-bit near lossless, 4-bit a small
+/// quality cost).
+const LIGHTER: [(WeightFormat, &str, &str); 5] = [
+    (
+        WeightFormat::Fp8,
+        "Use fp8 weights (an FP8 checkpoint)",
+        "8-bit floats with block scales: close to 16-bit quality; needs the FP8 checkpoint",
+    ),
+    (
+        WeightFormat::Int8,
+        "Load the weights in 8 bits (LLM.int8, bitsandbytes)",
+        "int8 weights with outlier columns in 16 bits: close to 16-bit quality, slower matmuls",
+    ),
+    (
+        WeightFormat::Awq,
+        "Use AWQ 4-bit weights (an AWQ checkpoint)",
+        "4-bit weights, group 128: a small quality cost; needs the AWQ checkpoint",
+    ),
+    (
+        WeightFormat::Gptq,
+        "Use GPTQ 4-bit weights (a GPTQ checkpoint)",
+        "4-bit weights, group 128: a small quality cost; needs the GPTQ checkpoint",
+    ),
+    (
+        WeightFormat::Nf4,
+        "Load the weights in 4 bits (nf4, bitsandbytes)",
+        "4-bit NormalFloat with double quantization: a small quality cost, each weight dequantized per prefill matmul",
+    ),
+];
+
+/// Changes worth trying for an inference run: lighter weights, an fp8
+/// cache, fewer sequences, no CUDA graphs, more GPUs (vLLM).
+pub(super) fn infer_candidates(s: &Scenario) -> Vec<Candidate> {
+    let i = &s.infer;
+    let mut c = Changes(Vec::new());
+    let now = u128::from(i.weights.plain_bytes().max(1)) * 8;
+    let checkpoints = i.engine.spec().weights == WeightsKind::Checkpoint;
+    for &(w, label, cost) in LIGHTER.iter().filter(|_| checkpoints) {
+        let bits = match w.plain_bytes() {
+            0 if matches!(w, WeightFormat::Fp8 | WeightFormat::Int8) => 8,
+            0 => 4,
+            b => u128::from(b) * 8,
+        };
+        if bits < now && w != i.weights {
+            c.add(
+                label,
+                cost,
+                &weights_change(WeightsKind::Checkpoint, w.key()),
+            );
+        }
+    }
+    match i.engine {
+        Engine::Transformers => {
+            if i.attn == Attn::Eager {
+                c.add("Use SDPA attention", "none", &[(Key::Attn, "sdpa")]);
+            }
+            let b = i.batch.get();
+            if b >= 2 {
+                let half = (b / 2).to_string();
+                c.add(
+                    &format!("Generate {half} sequences at once"),
+                    "half the sequences per call: more calls for the same work",
+                    &[(Key::Batch, &half)],
+                );
+            }
+        }
+        Engine::Vllm => vllm_candidates(s, &mut c),
+        Engine::Llamacpp | Engine::Ollama | Engine::Mlx => local_candidates(s, &mut c),
+    }
+    c.0
+}
+
+/// The GGUF file types tried, most precise first: the common ones.
+const GGUF_LADDER: [&str; 8] = [
+    "f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k",
+];
+/// MLX's weights tried, most precise first.
+const MLX_LADDER: [&str; 6] = ["bf16", "8bit", "6bit", "4bit", "3bit", "2bit"];
+
+/// The ladder of weights the engine reads, and the run's place on it.
+fn ladder(s: &Scenario) -> (&'static [&'static str], Option<usize>) {
+    let i = &s.infer;
+    let (ladder, now): (&'static [&'static str], &str) = match i.engine.spec().weights {
+        WeightsKind::Gguf => (&GGUF_LADDER, i.gguf.key()),
+        WeightsKind::Mlx => (&MLX_LADDER, i.mlx_weights.key()),
+        WeightsKind::Checkpoint => (&[], ""),
+    };
+    (ladder, ladder.iter().position(|w| *w == now))
+}
+
+/// The local runners' levers: the next lighter weights, a quantized cache.
+fn local_candidates(s: &Scenario, c: &mut Changes) {
+    let (ladder, at) = ladder(s);
+    let lighter = at.map_or(&ladder[..0], |k| &ladder[k + 1..]);
+    for w in lighter.iter().take(2) {
+        c.add(
+            &format!("Use {w} weights"),
+            "fewer bits per weight: a smaller file, some quality lost",
+            &[(Key::Weights, w)],
+        );
+    }
+    let i = &s.infer;
+    match i.engine {
+        Engine::Llamacpp if !i.llama.cache_type_k.is_quantized() => c.add(
+            "Store the KV cache in q8_0 (with flash attention)",
+            "34 bytes per 32 values: about half the cache, a small accuracy cost",
+            &[
+                (Key::CacheTypeK, "q8_0"),
+                (Key::CacheTypeV, "q8_0"),
+                (Key::FlashAttn, "on"),
+            ],
+        ),
+        Engine::Ollama if !i.ollama.kv_cache_type.is_quantized() => c.add(
+            "Store the KV cache in q8_0 (with flash attention)",
+            "34 bytes per 32 values: about half the cache, a small accuracy cost",
+            &[(Key::KvCacheType, "q8_0"), (Key::FlashAttention, "true")],
+        ),
+        Engine::Mlx if i.mlx.kv_bits.is_none() => c.add(
+            "Quantize the KV cache to 8 bits (kv_bits)",
+            "about half the cache, a small accuracy cost",
+            &[(Key::KvBits, "8")],
+        ),
+        Engine::Llamacpp | Engine::Ollama | Engine::Mlx | Engine::Transformers | Engine::Vllm => {}
+    }
+}
+
+/// The keys that put every layer of a local run on the GPU at its
+/// context, where the run does not: llama.cpp without `--fit` and with
+/// every layer under `-ngl` (left out, it means all), Ollama with
+/// `num_gpu` at every layer and the output; MLX has no such choice.
+fn whole_on_gpu(s: &Scenario) -> Vec<(Key, String)> {
+    let all = s.arch.map_or(run::Layers::MAX, |a| {
+        a.layers.saturating_add(1).min(run::Layers::MAX)
+    });
+    let short = |n: Option<run::Layers>| n.is_some_and(|n| n.get() < all);
+    let i = &s.infer;
+    let mut ch = Vec::new();
+    match i.engine {
+        Engine::Llamacpp => {
+            if i.llama.fit {
+                ch.push((Key::Fit, "false".to_string()));
+            }
+            if short(i.llama.n_gpu_layers) {
+                ch.push((Key::NGpuLayers, all.to_string()));
+            }
+        }
+        Engine::Ollama => {
+            if i.ollama.num_gpu.is_none() || short(i.ollama.num_gpu) {
+                ch.push((Key::NumGpu, all.to_string()));
+            }
+        }
+        Engine::Mlx | Engine::Transformers | Engine::Vllm => {}
+    }
+    ch
+}
+
+/// vLLM's own levers.
+fn vllm_candidates(s: &Scenario, c: &mut Changes) {
+    let v = &s.infer.vllm;
+    if s.infer.kv_dtype == KvDtype::Auto {
+        c.add(
+            "Store the KV cache in fp8",
+            "one byte per element: twice the tokens, a small accuracy cost",
+            &[(Key::KvDtype, "fp8")],
+        );
+    }
+    if !v.enforce_eager {
+        c.add(
+            "Run without CUDA graphs (enforce_eager)",
+            "no graph memory; slower decoding at small batches",
+            &[(Key::EnforceEager, "true")],
+        );
+    }
+    let tp = v.tensor_parallel_size.get() * 2;
+    if s.arch.is_some_and(|a| a.heads % tp == 0) {
+        let t = tp.to_string();
+        c.add(
+            &format!("Split the model over {t} GPUs (tensor parallel)"),
+            &format!("needs {t} GPUs; every layer communicates between them"),
+            &[(Key::TensorParallelSize, &t)],
+        );
+    }
+}
