@@ -18,7 +18,8 @@ mod hub;
 mod infer;
 mod probe;
 mod results;
-pub mod rules;
+/// The form's rules around the codec's edits: the core's.
+pub use vramfit_core::query::form as rules;
 mod tools;
 
 use leptos::prelude::*;

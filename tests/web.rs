@@ -355,65 +355,6 @@ async fn switching_the_task_sets_the_other_settings_aside_and_back() {
     root.remove();
 }
 
-#[wasm_bindgen_test]
-fn settle_sets_unread_keys_aside_and_brings_them_back() {
-    use vramfit_core::query::{self, Key};
-    use vramfit_web::rules::{settle, unread, Aside};
-    let mut form = RawQuery::parse("task=infer&model=llama3.2-1b&weights=gptq&group_size=64");
-    let mut aside = Aside::default();
-    let s = query::decode(&form).scenario;
-    let before = unread(&form, &s);
-    assert!(!before.contains(&Key::GroupSize));
-    assert!(before.contains(&Key::Ctx), "transformers does not read ctx");
-    // bf16 weights have no groups: group_size goes aside...
-    query::edit(&mut form, Key::Weights, "bf16");
-    settle(&mut form, &mut aside, (s.task, &before), &[Key::Weights]);
-    assert_eq!(form.get(Key::GroupSize), None);
-    // ...and comes back with GPTQ.
-    let s = query::decode(&form).scenario;
-    let before = unread(&form, &s);
-    query::edit(&mut form, Key::Weights, "gptq");
-    settle(&mut form, &mut aside, (s.task, &before), &[Key::Weights]);
-    assert_eq!(form.get(Key::GroupSize), Some("64"));
-    assert!(query::decode(&form).notices.is_empty());
-}
-
-#[wasm_bindgen_test]
-fn each_kind_of_engine_keeps_its_own_weights() {
-    use vramfit_core::infer::run::Engine;
-    use vramfit_core::query::{self, Key};
-    use vramfit_web::rules::{switch_weights, Aside};
-    let mut form = RawQuery::parse("task=infer&model=qwen3-8b&weights=nf4");
-    let mut aside = Aside::default();
-    // To llama.cpp: a checkpoint's nf4 is no GGUF file type; its default.
-    query::edit(&mut form, Key::Engine, "llamacpp");
-    switch_weights(&mut form, &mut aside, Engine::Transformers, &[Key::Engine]);
-    assert_eq!(form.get(Key::Weights), None);
-    assert!(query::decode(&form).notices.is_empty());
-    query::edit(&mut form, Key::Weights, "q8_0");
-    // Ollama reads the same files: q8_0 stays.
-    query::edit(&mut form, Key::Engine, "ollama");
-    switch_weights(&mut form, &mut aside, Engine::Llamacpp, &[Key::Engine]);
-    assert_eq!(form.get(Key::Weights), Some("q8_0"));
-    // Back to transformers: nf4 again; and to llama.cpp: q8_0 again.
-    query::edit(&mut form, Key::Engine, "transformers");
-    switch_weights(&mut form, &mut aside, Engine::Ollama, &[Key::Engine]);
-    assert_eq!(form.get(Key::Weights), Some("nf4"));
-    query::edit(&mut form, Key::Engine, "llamacpp");
-    switch_weights(&mut form, &mut aside, Engine::Transformers, &[Key::Engine]);
-    assert_eq!(form.get(Key::Weights), Some("q8_0"));
-    // Weights typed with the engine are kept as typed.
-    query::edit(&mut form, Key::Engine, "mlx");
-    query::edit(&mut form, Key::Weights, "8bit");
-    switch_weights(
-        &mut form,
-        &mut aside,
-        Engine::Llamacpp,
-        &[Key::Engine, Key::Weights],
-    );
-    assert_eq!(form.get(Key::Weights), Some("8bit"));
-}
-
 /// Issue 16: the software stack is offered in plain words (the release
 /// ranges, the trainers and the sharding library by name), a link that
 /// names the whole stack shows its estimate, and choosing another release

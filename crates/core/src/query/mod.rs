@@ -15,6 +15,7 @@
 
 mod checks;
 mod fields;
+pub mod form;
 mod key;
 mod notice;
 mod tasks;
@@ -276,6 +277,12 @@ pub(super) fn shown(key: Key, s: &Scenario) -> String {
 /// resetting of unread inputs.
 pub fn reads(i: &crate::infer::run::Inference, key: Key) -> bool {
     key.field().is_some_and(|f| tasks::reads(i, f))
+}
+
+/// Whether an inference run's engine refuses `key` at any value but its
+/// default (the codec says why, as a conflict): read, but not a setting.
+pub fn refused(i: &crate::infer::run::Inference, key: Key) -> bool {
+    tasks::refused(i.engine, key)
 }
 
 /// Strict decoding, for the command line: any notice is an error.

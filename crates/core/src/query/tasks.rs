@@ -90,6 +90,18 @@ const READ_BY: &[(Key, &[Engine])] = &[
     (Key::FileBytes, &[Engine::Llamacpp, Engine::Ollama]),
 ];
 
+/// Keys an engine reads only at their default: any other value is refused
+/// (`engine_conflicts` says why): transformers' default cache keeps the
+/// model's dtype.
+const REFUSED_BY: &[(Key, &[Engine])] = &[(Key::KvDtype, &[Engine::Transformers])];
+
+/// Whether `engine` refuses `key` at any value but its default.
+pub(super) fn refused(engine: Engine, key: Key) -> bool {
+    REFUSED_BY
+        .iter()
+        .any(|(k, by)| *k == key && by.contains(&engine))
+}
+
 /// The engines that read the key of `f`.
 fn readers(f: &Field) -> &'static [Engine] {
     if let Some(e) = f.group.engine() {
@@ -276,7 +288,7 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
         s.infer.llama.cache_type_v = LlamaArgs::default().cache_type_v;
     }
     let w = s.infer.weights;
-    if s.infer.engine == Engine::Transformers && s.infer.kv_dtype != KvDtype::Auto {
+    if refused(s.infer.engine, Key::KvDtype) && s.infer.kv_dtype != KvDtype::Auto {
         conflict(
             notices,
             texts,

@@ -4,10 +4,14 @@
 //! a key the change made unused (vLLM does not read `prompt`), each
 //! restored when it is read again. So the URL carries one workload, the
 //! CLI reads it without a notice, and switching back loses nothing.
+//!
+//! Pure, and part of the codec: the page calls it on every change, the
+//! native tests hold it (`tests/form_rules.rs`).
 
-use vramfit_core::infer::run::Engine;
-use vramfit_core::query::{self, Field, FieldKind, Group, Key, Tasks, FIELDS};
-use vramfit_core::{Notice, RawQuery, Scenario, Task};
+use super::{Field, FieldKind, Group, Key, RawQuery, Tasks, FIELDS};
+use crate::infer::run::Engine;
+use crate::query;
+use crate::scenario::{Scenario, Task};
 
 /// Whether a key belongs to one workload's settings (the panels that
 /// change with the task), rather than to the model, the GPU or the view.
@@ -41,15 +45,31 @@ pub fn infer_keys() -> impl Iterator<Item = &'static Field> {
     })
 }
 
-/// A valid value to give `f` when probing whether it is read: the one the
-/// form shows when it validates (the scenario stays the same), else the
-/// kind's smallest. `kv_dtype` is probed at fp8: transformers refuses any
-/// cache dtype but the model's, which is how the codec says it does not
-/// read it.
-fn probe_value(f: &Field, s: &Scenario) -> Option<String> {
-    if f.key == Key::KvDtype {
-        return Some("fp8".to_string());
+/// The inference keys `s` does not read, from the engines' key table
+/// (`query::reads`): each unread key the form gives or that has a value to
+/// give, and a key its engine refuses at any value but its default
+/// (`query::refused`: transformers' `kv_dtype`). Empty for a training
+/// scenario. Nothing is decoded: the same answer as giving every key left
+/// out its shown value and decoding the form again (held by a test).
+/// A refused key the form holds stays shown, with its error.
+pub fn unread(form: &RawQuery, s: &Scenario) -> Vec<Key> {
+    if s.task != Task::Infer {
+        return Vec::new();
     }
+    infer_keys()
+        .filter(|f| {
+            let typed = form.get(f.key).is_some();
+            let unread = !query::reads(&s.infer, f.key) && (typed || probe_value(f, s).is_some());
+            // A refused value the form holds is an error to show there.
+            unread || query::refused(&s.infer, f.key) && !typed
+        })
+        .map(|f| f.key)
+        .collect()
+}
+
+/// A valid value to give `f` in place of a key left out: the one the form
+/// shows when it validates, else the kind's smallest.
+fn probe_value(f: &Field, s: &Scenario) -> Option<String> {
     let shown = f.shown_value(s);
     let fallback = match f.kind {
         FieldKind::Count { min, .. } => min.to_string(),
@@ -57,47 +77,11 @@ fn probe_value(f: &Field, s: &Scenario) -> Option<String> {
         FieldKind::Toggle => "false".to_string(),
         FieldKind::Choice(options) => options.first().map(|(v, _)| v.to_string())?,
         FieldKind::Text => "auto".to_string(),
-        FieldKind::Model | FieldKind::Gpu => return None,
+        FieldKind::Model | super::FieldKind::Gpu => return None,
     };
     [shown, fallback]
         .into_iter()
         .find(|v| f.validate(v).is_ok())
-}
-
-/// The inference keys `s` does not read. The codec says so, with a notice
-/// (unused, or a refusal), for a key the query gives: every key the form
-/// leaves out is given here at a value that keeps the scenario, and the
-/// form decoded once more. Empty for a training scenario.
-pub fn unread(form: &RawQuery, s: &Scenario) -> Vec<Key> {
-    if s.task != Task::Infer {
-        return Vec::new();
-    }
-    let mut probe = form.clone();
-    let mut probed = Vec::new();
-    for f in infer_keys() {
-        if form.get(f.key).is_none() {
-            if let Some(v) = probe_value(f, s) {
-                probe.set(f.key, &v);
-                probed.push(f.key);
-            }
-        }
-    }
-    let mut out: Vec<Key> = Vec::new();
-    for n in query::decode(&probe).notices {
-        let key = match n {
-            Notice::Unused { key, .. } => key,
-            Notice::Invalid {
-                key,
-                error: query::FieldError::Conflict(_),
-                ..
-            } if probed.contains(&key) => key,
-            _ => continue,
-        };
-        if !out.contains(&key) && infer_keys().any(|f| f.key == key) {
-            out.push(key);
-        }
-    }
-    out
 }
 
 /// Settings a change set aside, per task, to come back when read again.
