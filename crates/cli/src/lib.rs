@@ -105,15 +105,17 @@ fn usage() -> String {
     s
 }
 
-/// An inference engine's figures, one per line.
-fn served(e: &Estimate, out: &mut String) {
+/// An inference engine's figures, one per line, named as the page names
+/// them (the engine's words).
+fn served(e: &Estimate, s: &Scenario, out: &mut String) {
     let Some(v) = &e.served else {
         return;
     };
     out.push_str(&format!("engine: {}\n", v.engine));
+    let words = s.infer.engine.spec().words;
     let bytes = [
-        ("weights", Some(v.weights_bytes)),
-        ("KV cache", Some(v.kv_cache_bytes)),
+        (words.weights, Some(v.weights_bytes)),
+        (words.kv_cache, Some(v.kv_cache_bytes)),
         ("activation peak (profiling run)", v.activation_peak_bytes),
         ("non-torch memory", v.non_torch_bytes),
         ("CUDA graphs", v.cudagraph_bytes),
@@ -122,7 +124,7 @@ fn served(e: &Estimate, out: &mut String) {
     for (name, b) in bytes {
         if let Some(b) = b {
             out.push_str(&format!(
-                "  {name:<34} {:>18} {:>10.3} GiB\n",
+                "  {name:<40} {:>18} {:>10.3} GiB\n",
                 b.get(),
                 b.gib()
             ));
@@ -171,9 +173,9 @@ fn host(e: &Estimate, out: &mut String) {
     }
 }
 
-fn table(e: &Estimate, out: &mut String) {
+fn table(e: &Estimate, s: &Scenario, out: &mut String) {
     if e.served.is_some() {
-        return infer_table(e, out);
+        return infer_table(e, s, out);
     }
     out.push_str(&format!(
         "{:<4} {:<5} {:<15} {:>18} {:>10} {:>18} {:>10}\n",
@@ -221,7 +223,7 @@ fn table(e: &Estimate, out: &mut String) {
 
 /// The phases of one inference request, the peak's parts, the engine's
 /// figures.
-fn infer_table(e: &Estimate, out: &mut String) {
+fn infer_table(e: &Estimate, s: &Scenario, out: &mut String) {
     out.push_str(&format!(
         "{:<15} {:>18} {:>10} {:>18} {:>10}\n",
         "phase", "peak bytes", "peak GiB", "end bytes", "end GiB"
@@ -253,7 +255,7 @@ fn infer_table(e: &Estimate, out: &mut String) {
             ));
         }
     }
-    served(e, out);
+    served(e, s, out);
 }
 
 fn text(all: &Estimates, s: &Scenario) -> String {
@@ -279,7 +281,7 @@ fn text(all: &Estimates, s: &Scenario) -> String {
         }
         out.push_str(&format!("\n== {name}\n"));
         match r {
-            Ok(e) => table(e, &mut out),
+            Ok(e) => table(e, s, &mut out),
             Err(err) => out.push_str(&format!("not available: {err}\n")),
         }
     }

@@ -6,8 +6,8 @@
 //! training workload only for its per-layer detail and the seed formula.
 
 use crate::component::Component;
-use crate::report::{Estimate, PhaseReport};
-use crate::scenario::{Scenario, Task};
+use crate::report::{Estimate, OverheadRule, PhaseReport};
+use crate::scenario::Scenario;
 use crate::terms::{Factor, Term, TermId, Unit};
 use crate::train::ledger::Part;
 use crate::units::Bytes;
@@ -94,22 +94,7 @@ fn rows_of(s: &Scenario, e: &Estimate, p: &PhaseReport) -> Vec<Row> {
                 ));
             }
             if component == Component::Overhead {
-                parts.push(match e.budget_share {
-                    // vLLM's budget already holds the allocator's cache.
-                    Some(_) => format!(
-                        "CUDA context {} MiB, outside vLLM's budget",
-                        s.overhead.cuda_ctx_mib
-                    ),
-                    None if s.task == Task::Infer && !s.infer.engine.spec().caching_allocator => format!(
-                        "CUDA context {} MiB ({} allocates its own buffers: no caching-allocator reserve)",
-                        s.overhead.cuda_ctx_mib,
-                        s.infer.engine.label()
-                    ),
-                    None => format!(
-                        "CUDA context {} MiB + {}% caching-allocator reserve over the highest allocation so far",
-                        s.overhead.cuda_ctx_mib, s.overhead.reserve_pct
-                    ),
-                });
+                parts.extend(overhead_text(e.overhead));
             }
             Row {
                 component,
@@ -183,4 +168,20 @@ pub fn csv(s: &Scenario, e: &Estimate) -> String {
         ));
     }
     out
+}
+
+/// The overhead row's formula, as the estimator recorded its rule.
+fn overhead_text(rule: OverheadRule) -> Option<String> {
+    match rule {
+        OverheadRule::None => None,
+        OverheadRule::ContextOutsideBudget { ctx_mib, engine } => Some(format!(
+            "CUDA context {ctx_mib} MiB, outside {engine}'s budget"
+        )),
+        OverheadRule::ContextOnly { ctx_mib, engine } => Some(format!(
+            "CUDA context {ctx_mib} MiB ({engine} allocates its own buffers: no caching-allocator reserve)"
+        )),
+        OverheadRule::ContextAndReserve { ctx_mib, reserve_pct } => Some(format!(
+            "CUDA context {ctx_mib} MiB + {reserve_pct}% caching-allocator reserve over the highest allocation so far"
+        )),
+    }
 }

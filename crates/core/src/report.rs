@@ -290,6 +290,24 @@ impl PhaseReport {
     }
 }
 
+/// How an estimate's `Overhead` component was made, recorded by the
+/// estimator that added it and rendered by the explanation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OverheadRule {
+    /// None was added (the seed formula; MLX on Apple's unified memory).
+    #[default]
+    None,
+    /// The CUDA context, and PyTorch's caching allocator's reserve over the
+    /// highest allocation so far (training, transformers).
+    ContextAndReserve { ctx_mib: u32, reserve_pct: u8 },
+    /// The CUDA context, outside the engine's budget, which holds the
+    /// allocator's cache already (vLLM's `gpu_memory_utilization`).
+    ContextOutsideBudget { ctx_mib: u32, engine: &'static str },
+    /// The CUDA context alone: the engine allocates its own buffers
+    /// (llama.cpp's ggml, Ollama).
+    ContextOnly { ctx_mib: u32, engine: &'static str },
+}
+
 /// The overall result of one method for one scenario.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Estimate {
@@ -342,6 +360,9 @@ pub struct Estimate {
     /// `gpu_memory_utilization`; `None`: all of it).
     #[serde(skip)]
     pub budget_share: Option<u16>,
+    /// How the overhead was made (the explanation says it).
+    #[serde(skip)]
+    pub overhead: OverheadRule,
 }
 
 /// What an inference engine says beside the phases: the figures its users
@@ -447,6 +468,7 @@ impl Estimate {
             caveats: Vec::new(),
             needed_bytes: None,
             budget_share: None,
+            overhead: OverheadRule::None,
         }
     }
 

@@ -236,6 +236,10 @@ pub fn estimate(
     }
     let params = crate::report::param_count(a.params())?;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
+    e.overhead = report::OverheadRule::ContextAndReserve {
+        ctx_mib: overhead.cuda_ctx_mib,
+        reserve_pct: overhead.reserve_pct,
+    };
     e.served = Some(Box::new(Served {
         engine: Engine::Transformers.label(),
         weights_bytes: bytes(w)?,

@@ -29,7 +29,7 @@ pub use optim::{zero_partition, OptimSpec};
 pub use run::{Lora, Parallel, Targets, Training};
 
 use crate::error::EstimateError;
-use crate::report::{Drivers, Estimate, Method};
+use crate::report::{Drivers, Estimate, Method, OverheadRule};
 use crate::terms::TermSet;
 use crate::units::Bytes;
 use run::Run;
@@ -64,6 +64,10 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
             .collect::<Vec<_>>(),
     );
     let mut e = Estimate::from_phases(Method::Vramfit, params, trainable, phases, b.terms);
+    e.overhead = OverheadRule::ContextAndReserve {
+        ctx_mib: s.overhead.cuda_ctx_mib,
+        reserve_pct: s.overhead.reserve_pct,
+    };
     e.host_bytes = host_bytes;
     e.pageable_bytes = pageable_bytes;
     e.host_terms = host_terms;

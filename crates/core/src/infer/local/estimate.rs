@@ -148,6 +148,10 @@ pub fn llama_estimate(
     };
     let p = &report.plan;
     let mut e = plan_estimate(a, p, overhead)?;
+    e.overhead = crate::report::OverheadRule::ContextOnly {
+        ctx_mib: overhead.cuda_ctx_mib,
+        engine: inf.engine.label(),
+    };
     let total_weights = w.total(m.cache.layers);
     e.served = Some(Box::new(Served {
         engine: inf.engine.label(),

@@ -112,6 +112,10 @@ pub fn estimate(
     let params = crate::report::param_count(a.params())?;
     let needed = p.non_kv() + (p.blocks_per_request + 1) * p.bytes_per_block;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
+    e.overhead = crate::report::OverheadRule::ContextOutsideBudget {
+        ctx_mib: overhead.cuda_ctx_mib,
+        engine: "vLLM",
+    };
     e.needed_bytes = Some(bytes(needed)?);
     e.budget_share = Some(inf.vllm.gpu_memory_utilization.get());
     e.served = Some(Box::new(served(&p, &pool)?));
