@@ -96,7 +96,6 @@ pub struct Page {
     /// value), for the answers and the context chart; computed only when
     /// read.
     pub infer_answers: Memo<Option<vramfit_core::solve::Answers>>,
-    pub longest_context: Memo<Option<(Key, u32)>>,
 }
 
 impl Page {
@@ -127,8 +126,6 @@ impl Page {
             let cap = capacity.get();
             scenario.with(|s| (s.task == Task::Infer).then(|| vramfit_core::solve::answers(s, cap)))
         });
-        let longest_context =
-            Memo::new(move |_| infer_answers.with(|a| a.as_ref().and_then(|a| a.context)));
         Page {
             form,
             decoded,
@@ -142,7 +139,6 @@ impl Page {
             unread,
             aside: StoredValue::new(rules::Aside::default()),
             infer_answers,
-            longest_context,
         }
     }
 
@@ -151,7 +147,10 @@ impl Page {
     pub fn longest_tokens(&self) -> Option<u32> {
         let new = self.scenario.with(|s| s.infer.new.get());
         // The prompt's answer leaves room for the new tokens after it.
-        self.longest_context.get().map(|(key, n)| {
+        let longest = self
+            .infer_answers
+            .with(|a| a.as_ref().and_then(|a| a.context));
+        longest.map(|(key, n)| {
             if key == Key::Prompt {
                 n.saturating_add(new)
             } else {

@@ -56,15 +56,16 @@ pub fn unread(form: &RawQuery, s: &Scenario) -> Vec<Key> {
     if s.task != Task::Infer {
         return Vec::new();
     }
-    infer_keys()
-        .filter(|f| {
-            let typed = form.get(f.key).is_some();
-            let unread = !query::reads(&s.infer, f.key) && (typed || probe_value(f, s).is_some());
-            // A refused value the form holds is an error to show there.
-            unread || query::refused(&s.infer, f.key) && !typed
-        })
-        .map(|f| f.key)
-        .collect()
+    let mut out = Vec::new();
+    for f in infer_keys() {
+        let typed = form.get(f.key).is_some();
+        let unread = !query::reads(&s.infer, f.key) && (typed || probe_value(f, s).is_some());
+        // A refused value the form holds is an error to show there.
+        if unread || query::refused(&s.infer, f.key) && !typed {
+            out.push(f.key);
+        }
+    }
+    out
 }
 
 /// A valid value to give `f` in place of a key left out: the one the form

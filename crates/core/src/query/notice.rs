@@ -61,7 +61,7 @@ impl fmt::Display for FieldError {
                 f.write_str("must be written in digits alone (no sign, decimals or exponent)")
             }
             FieldError::Signed => f.write_str("must be written without a sign"),
-            FieldError::ControlCharacters => f.write_str("contains control characters"),
+            FieldError::ControlCharacters => crate::text::TextError::ControlCharacters.fmt(f),
             FieldError::TooSmall { min } => write!(f, "must be at least {min}"),
             FieldError::TooLarge { max } => write!(f, "must be at most {max}"),
             FieldError::UnknownChoice { choices } => write!(f, "must be one of: {choices}"),
@@ -69,9 +69,8 @@ impl fmt::Display for FieldError {
             FieldError::UnknownGpu => {
                 f.write_str("is not a GPU in the list: pick one, or choose custom and type its memory")
             }
-            FieldError::NotAHubId => f.write_str(
-                "is not a Hugging Face model id: write it as owner/name with letters, digits, `-`, `_` or `.` (e.g. Qwen/Qwen3-8B)",
-            ),
+            // The text's own words (one copy of them).
+            FieldError::NotAHubId => crate::text::TextError::NotAHubId.fmt(f),
             FieldError::Form(why) => write!(f, "is {why}"),
             FieldError::UnknownModel => {
                 f.write_str("is not a known model: pick one from the list, or change a preset's architecture fields")

@@ -62,9 +62,11 @@ fn rungs(s: &Scenario) -> Vec<&'static str> {
                 4 => WeightFormat::Fp32,
                 _ => WeightFormat::Bf16,
             };
-            std::iter::once(plain.key())
-                .chain(LIGHTER.iter().map(|(w, _, _)| w.key()))
-                .collect()
+            let mut out = vec![plain.key()];
+            for (w, _, _) in &LIGHTER {
+                out.push(w.key());
+            }
+            out
         }
         WeightsKind::Gguf => GGUF_LADDER.to_vec(),
         WeightsKind::Mlx => MLX_LADDER.to_vec(),
