@@ -24,29 +24,68 @@ pub enum Cat {
 /// Live bytes by [`Cat`], in its order.
 pub type Parts = [u128; 5];
 
-/// A handle to one allocation: its slot and what it is for.
+/// A handle to one allocation: its size and what it is for (freeing it
+/// needs nothing else; debug builds also give it a slot, to catch a
+/// second free).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Id {
-    slot: u8,
+    bytes: u128,
     cat: Cat,
+    #[cfg(debug_assertions)]
+    slot: u8,
 }
 
-/// Room for the allocations alive at once in one layer's replay (a freed
-/// slot is reused; a test holds every preset's layers well within it).
+/// Room for the allocations alive at once in one layer's replay, as debug
+/// builds check it (a test holds every preset's layers well within it).
+#[cfg(debug_assertions)]
 const SLOTS: usize = 64;
+
+/// Debug builds' arena: which slots hold an allocation, so that nothing is
+/// freed twice (as in the Python replay, whose dictionary would raise on a
+/// second free).
+#[cfg(debug_assertions)]
+#[derive(Clone, Debug)]
+struct Slots {
+    occupied: [bool; SLOTS],
+    /// Freed slots, to reuse first.
+    freed: [u8; SLOTS],
+    nfreed: usize,
+    /// Slots never used yet start here.
+    next: usize,
+}
+
+#[cfg(debug_assertions)]
+impl Slots {
+    fn take(&mut self) -> u8 {
+        let i = if self.nfreed > 0 {
+            self.nfreed -= 1;
+            usize::from(self.freed[self.nfreed])
+        } else {
+            assert!(self.next < SLOTS, "more than {SLOTS} allocations alive");
+            self.next += 1;
+            self.next - 1
+        };
+        self.occupied[i] = true;
+        i as u8
+    }
+
+    fn give_back(&mut self, slot: u8) {
+        let i = usize::from(slot);
+        assert!(self.occupied[i], "slot {i} freed twice");
+        self.occupied[i] = false;
+        self.freed[self.nfreed] = slot;
+        self.nfreed += 1;
+    }
+}
 
 /// Live bytes and their peak, from a starting total.
 #[derive(Clone, Debug)]
 pub struct Sim {
-    live: [u128; SLOTS],
-    /// Slots never used yet start here.
-    next: usize,
-    /// Freed slots, to reuse first.
-    freed: [u8; SLOTS],
-    nfreed: usize,
-    /// Debug builds check that nothing is freed twice.
+    /// Allocations alive now, and the most alive at once.
+    alive: usize,
+    most: usize,
     #[cfg(debug_assertions)]
-    occupied: [bool; SLOTS],
+    slots: Slots,
     tag: Cat,
     now: Parts,
     cur: u128,
@@ -97,12 +136,15 @@ impl Sim {
     pub fn new(base: Parts) -> Sim {
         let cur = base.iter().sum();
         Sim {
-            live: [0; SLOTS],
-            next: 0,
-            freed: [0; SLOTS],
-            nfreed: 0,
+            alive: 0,
+            most: 0,
             #[cfg(debug_assertions)]
-            occupied: [false; SLOTS],
+            slots: Slots {
+                occupied: [false; SLOTS],
+                freed: [0; SLOTS],
+                nfreed: 0,
+                next: 0,
+            },
             tag: Cat::Act,
             now: base,
             cur,
@@ -131,21 +173,8 @@ impl Sim {
 
     /// Allocates `bytes`.
     pub fn a(&mut self, bytes: u128) -> Id {
-        // A full arena adds to its last slot rather than panic (a test
-        // holds every layer well within it).
-        let i = if self.nfreed > 0 {
-            self.nfreed -= 1;
-            usize::from(self.freed[self.nfreed])
-        } else {
-            let i = self.next.min(SLOTS - 1);
-            self.next = (self.next + 1).min(SLOTS);
-            i
-        };
-        self.live[i] += bytes;
-        #[cfg(debug_assertions)]
-        {
-            self.occupied[i] = true;
-        }
+        self.alive += 1;
+        self.most = self.most.max(self.alive);
         // No sum wraps: every size is a product of validated inputs, far
         // below 2^100, and a replay makes fewer than 2^20 allocations.
         self.now[self.tag as usize] += bytes;
@@ -156,8 +185,10 @@ impl Sim {
             self.peak_stage = self.stage;
         }
         Id {
-            slot: i as u8,
+            bytes,
             cat: self.tag,
+            #[cfg(debug_assertions)]
+            slot: self.slots.take(),
         }
     }
 
@@ -175,23 +206,11 @@ impl Sim {
                 self.at_peak = self.now;
                 self.at_peak_stale = false;
             }
-            let slot = usize::from(id.slot);
-            // Every allocation is freed once (as in the Python replay,
-            // whose dictionary would raise on a second free).
             #[cfg(debug_assertions)]
-            {
-                assert!(self.occupied[slot], "slot {slot} freed twice");
-                self.occupied[slot] = false;
-            }
-            let b = std::mem::take(&mut self.live[slot]);
-            self.now[id.cat as usize] -= b;
-            self.cur -= b;
-            // The last slot may hold several allocations once the arena is
-            // full: it is never reused.
-            if slot < SLOTS - 1 {
-                self.freed[self.nfreed] = id.slot;
-                self.nfreed += 1;
-            }
+            self.slots.give_back(id.slot);
+            self.alive -= 1;
+            self.now[id.cat as usize] -= id.bytes;
+            self.cur -= id.bytes;
         }
     }
 
@@ -200,9 +219,10 @@ impl Sim {
         self.f(&[Some(id)]);
     }
 
-    /// Bytes of an allocation still alive (0 once freed).
+    /// Bytes of an allocation (as made: whether it is still alive is the
+    /// caller's to know).
     pub fn size(&self, id: Id) -> u128 {
-        self.live[usize::from(id.slot)]
+        id.bytes
     }
 
     /// Live bytes now.
@@ -229,9 +249,9 @@ impl Sim {
         }
     }
 
-    /// The most slots used at once so far.
+    /// The most allocations alive at once so far.
     pub fn used(&self) -> usize {
-        self.next
+        self.most
     }
 }
 
