@@ -317,22 +317,30 @@ impl Generate {
         }
     }
 
+    /// The cache alive beside layer `c` in forward `i`: the layers before
+    /// it at step `i`, those after it at step `i - 1` (none in the
+    /// prefill).
+    fn class_kv(&self, c: &Class, i: u128) -> u128 {
+        let mut kv =
+            self.cache(Span::Full, c.before[0], i) + self.cache(Span::Sliding, c.before[1], i);
+        if i > 0 {
+            let mut behind = [0u128; 2];
+            for span in [Span::Full, Span::Sliding] {
+                let s = span as usize;
+                behind[s] = self.spans[s] - c.before[s] - u128::from(span == c.span);
+            }
+            kv += self.cache(Span::Full, behind[0], i - 1)
+                + self.cache(Span::Sliding, behind[1], i - 1);
+        }
+        kv
+    }
+
     /// The highest moment of forward `i` in layer `c`: the layers before
     /// it have their cache at step `i`, those after it at step `i - 1`
     /// (none in the prefill).
     fn class_peak(&self, c: &Class, p: &Prelude, i: u128) -> Moment {
         let (engine, logits) = self.state(i);
-        let mut behind = [0u128; 2];
-        for span in [Span::Full, Span::Sliding] {
-            let s = span as usize;
-            behind[s] = self.spans[s] - c.before[s] - u128::from(span == c.span);
-        }
-        let mut kv =
-            self.cache(Span::Full, c.before[0], i) + self.cache(Span::Sliding, c.before[1], i);
-        if i > 0 {
-            kv += self.cache(Span::Full, behind[0], i - 1)
-                + self.cache(Span::Sliding, behind[1], i - 1);
-        }
+        let kv = self.class_kv(c, i);
         let mut f = self.forward_sim(self.base(kv, engine, logits), i);
         let mut old = [None, None];
         if i > 0 {
@@ -376,21 +384,33 @@ impl Generate {
     }
 
     /// The highest moment of forward `i`: each class's last layer, and its
-    /// first when the cache shrinks.
+    /// first when the cache shrinks (the last's replay shifted, but for
+    /// layer 0).
     fn forward_peak(&self, i: u128) -> Moment {
         let shrinks = self.shrinks(i);
         let p = self.prelude(i);
         let mut top = self.head_peak(&p, i);
         for pair in self.classes.chunks_exact(2) {
-            let (first, last) = (pair[0], pair[1]);
-            if let Some(c) = last {
-                top = top.max(self.class_peak(&c, &p, i));
+            let (Some(first), Some(last)) = (pair[0], pair[1]) else {
+                continue;
+            };
+            let m = self.class_peak(&last, &p, i);
+            top = top.max(m);
+            if !shrinks || first.last == last.last {
+                continue;
             }
-            if let (Some(c), Some(l), true) = (first, last, shrinks) {
-                if c.last != l.last {
-                    top = top.max(self.class_peak(&c, &p, i));
-                }
-            }
+            // The first layer's replay is the last's from another start
+            // (only the cache beside it differs), but for layer 0, whose
+            // input is the embeddings themselves: its moment is the
+            // last's, shifted by the difference in cache.
+            top = top.max(if first.last == 0 {
+                self.class_peak(&first, &p, i)
+            } else {
+                let mut shifted = m;
+                shifted.parts[1] = m.parts[1] - self.class_kv(&last, i) + self.class_kv(&first, i);
+                shifted.layer = Some(first.last);
+                shifted
+            });
         }
         top
     }
