@@ -127,6 +127,44 @@ pub struct Carried {
     pub masks: [Option<Id>; 2],
 }
 
+/// [`Forward::rms`]'s highest total over its start (`dt` bytes per
+/// element of the model's dtype) and its output's bytes. In op order: the
+/// fp32 copy (`c`, none in fp32), `pow(2)`, `mean`, `+ eps` and `rsqrt`
+/// (the squares freed after the mean, the sum after the rsqrt), `x *
+/// rsqrt` with the mean alive; then the weight's product and the casts.
+/// The highest of the moments that can hold the peak, in closed form (a
+/// test holds it to the op-by-op replay).
+fn rms_peak(dt: u128, rows: u128, n: u128, weight_first: bool) -> (u128, u128) {
+    let c = if dt != 4 { 4 * n } else { 0 };
+    // The rsqrt beside the sum, the mean and the copy; `x * rsqrt` beside
+    // the mean, the rsqrt and the copy.
+    let norm = (c + 12 * rows).max(c + 8 * rows + 4 * n);
+    // With only the mean and the normalized x alive: the last products.
+    let tail = match (weight_first, dt != 4) {
+        (true, true) => 4 * rows + 8 * n + dt * n,
+        (false, true) => 4 * rows + 4 * n + 2 * dt * n,
+        (_, false) => 4 * rows + 8 * n,
+    };
+    let out = if dt != 4 { dt * n } else { 4 * n };
+    (norm.max(tail), out)
+}
+
+/// [`Forward::gemma_norm`]'s highest total over its start and its output's
+/// bytes, in closed form as [`rms_peak`] (a test holds it to the op-by-op
+/// replay): `_norm` (its fp32 copy `c`, squares, mean, `+ eps`, rsqrt, the
+/// product), then `1 + weight.float()` over `width`, the product and the
+/// cast back.
+fn gemma_norm_peak(dt: u128, rows: u128, n: u128, width: u128) -> (u128, u128) {
+    let half = dt != 4;
+    let c = if half { 4 * n } else { 0 };
+    let wf = if half { 4 * width } else { 0 };
+    let norm = (c + 4 * n + 4 * rows).max(c + 8 * rows);
+    let weight = (4 * n + wf + 4 * width).max(8 * n + 4 * width);
+    let cast = if half { 4 * n + dt * n } else { 0 };
+    let out = if half { dt * n } else { 4 * n };
+    (norm.max(weight).max(cast), out)
+}
+
 impl Forward<'_> {
     fn s(&mut self) -> &mut Sim {
         &mut self.sim
@@ -171,66 +209,15 @@ impl Forward<'_> {
     /// `.to(dtype)`, `weight * x`); with `weight_first`, OLMo 2's and
     /// gpt-oss's `(weight * x_fp32).to(dtype)`.
     fn rms(&mut self, rows: u128, n: u128, weight_first: bool) -> Id {
-        let dt = self.d.dt;
-        let mut s = Run::default();
-        let c32 = s.a_if(dt != 4, 4 * n);
-        let p = s.a(4 * n);
-        let m = s.a(4 * rows);
-        s.f(&[p]);
-        let e = s.a(4 * rows);
-        let r = s.a(4 * rows);
-        s.f(&[e]);
-        let y = s.a(4 * n);
-        s.f(&[r, c32]);
-        let o = if weight_first {
-            let w = s.a(4 * n);
-            if dt != 4 {
-                let o = s.a(dt * n);
-                s.f(&[w]);
-                o
-            } else {
-                w
-            }
-        } else if dt != 4 {
-            let c2 = s.a(dt * n);
-            let o = s.a(dt * n);
-            s.f(&[c2]);
-            o
-        } else {
-            s.a(4 * n)
-        };
-        s.f(&[y, m]);
-        let [o] = self.sim.burst(s.max(), [o]);
+        let (peak, o) = rms_peak(self.d.dt, rows, n, weight_first);
+        let [o] = self.sim.burst(peak, [o]);
         o
     }
 
     /// GemmaRMSNorm: `_norm(x.float()) * (1 + weight.float())`, cast back.
     fn gemma_norm(&mut self, rows: u128, n: u128, width: u128) -> Id {
-        let dt = self.d.dt;
-        let mut s = Run::default();
-        let c32 = s.a_if(dt != 4, 4 * n);
-        let p = s.a(4 * n);
-        let m = s.a(4 * rows);
-        s.f(&[p]);
-        let e = s.a(4 * rows);
-        s.f(&[m]);
-        let r = s.a(4 * rows);
-        s.f(&[e]);
-        let y = s.a(4 * n);
-        s.f(&[r, c32]);
-        let wf = s.a_if(dt != 4, 4 * width);
-        let wa = s.a(4 * width);
-        s.f(&[wf]);
-        let o32 = s.a(4 * n);
-        s.f(&[wa, y]);
-        let o = if dt != 4 {
-            let o = s.a(dt * n);
-            s.f(&[o32]);
-            o
-        } else {
-            o32
-        };
-        let [o] = self.sim.burst(s.max(), [o]);
+        let (peak, o) = gemma_norm_peak(self.d.dt, rows, n, width);
+        let [o] = self.sim.burst(peak, [o]);
         o
     }
 
@@ -1230,5 +1217,95 @@ impl Forward<'_> {
         }
         self.sim.tag(Cat::Act);
         logits
+    }
+}
+
+#[cfg(test)]
+mod norm_tests {
+    use super::{gemma_norm_peak, rms_peak};
+    use crate::infer::sim::Run;
+
+    /// The op-by-op replay [`rms_peak`] is the closed form of.
+    fn rms_replayed(dt: u128, rows: u128, n: u128, weight_first: bool) -> (u128, u128) {
+        let mut s = Run::default();
+        let c32 = s.a_if(dt != 4, 4 * n);
+        let p = s.a(4 * n);
+        let m = s.a(4 * rows);
+        s.f(&[p]);
+        let e = s.a(4 * rows);
+        let r = s.a(4 * rows);
+        s.f(&[e]);
+        let y = s.a(4 * n);
+        s.f(&[r, c32]);
+        let o = if weight_first {
+            let w = s.a(4 * n);
+            if dt != 4 {
+                let o = s.a(dt * n);
+                s.f(&[w]);
+                o
+            } else {
+                w
+            }
+        } else if dt != 4 {
+            let c2 = s.a(dt * n);
+            let o = s.a(dt * n);
+            s.f(&[c2]);
+            o
+        } else {
+            s.a(4 * n)
+        };
+        s.f(&[y, m]);
+        (s.max(), o)
+    }
+
+    /// The op-by-op replay [`gemma_norm_peak`] is the closed form of.
+    fn gemma_replayed(dt: u128, rows: u128, n: u128, width: u128) -> (u128, u128) {
+        let mut s = Run::default();
+        let c32 = s.a_if(dt != 4, 4 * n);
+        let p = s.a(4 * n);
+        let m = s.a(4 * rows);
+        s.f(&[p]);
+        let e = s.a(4 * rows);
+        s.f(&[m]);
+        let r = s.a(4 * rows);
+        s.f(&[e]);
+        let y = s.a(4 * n);
+        s.f(&[r, c32]);
+        let wf = s.a_if(dt != 4, 4 * width);
+        let wa = s.a(4 * width);
+        s.f(&[wf]);
+        let o32 = s.a(4 * n);
+        s.f(&[wa, y]);
+        let o = if dt != 4 {
+            let o = s.a(dt * n);
+            s.f(&[o32]);
+            o
+        } else {
+            o32
+        };
+        (s.max(), o)
+    }
+
+    #[test]
+    fn the_norms_closed_forms_are_their_replays() {
+        let sizes = [0u128, 1, 2, 3, 7, 64, 100, 4096, 1 << 20, 3 << 30];
+        for dt in [1, 2, 4] {
+            for rows in sizes {
+                for n in sizes {
+                    for wf in [false, true] {
+                        let want = rms_replayed(dt, rows, n, wf);
+                        assert_eq!(rms_peak(dt, rows, n, wf), want, "{dt} {rows} {n} {wf}");
+                    }
+                    for width in sizes {
+                        let want = gemma_replayed(dt, rows, n, width);
+                        assert_eq!(
+                            gemma_norm_peak(dt, rows, n, width),
+                            want,
+                            "{dt} {rows} {n} {width}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
