@@ -87,6 +87,8 @@ pub struct Sim {
     #[cfg(debug_assertions)]
     slots: Slots,
     tag: Cat,
+    /// Live bytes by category, but for activations (most allocations):
+    /// theirs are the total less the others ([`Sim::with_act`]).
     now: Parts,
     cur: u128,
     peak: u128,
@@ -146,10 +148,10 @@ impl Sim {
                 next: 0,
             },
             tag: Cat::Act,
-            now: base,
+            now: [base[0], base[1], 0, base[3], base[4]],
             cur,
             peak: cur,
-            at_peak: base,
+            at_peak: [base[0], base[1], 0, base[3], base[4]],
             at_peak_stale: false,
             stage: Stage::Inputs,
             peak_stage: Stage::Inputs,
@@ -177,7 +179,9 @@ impl Sim {
         self.most = self.most.max(self.alive);
         // No sum wraps: every size is a product of validated inputs, far
         // below 2^100, and a replay makes fewer than 2^20 allocations.
-        self.now[self.tag as usize] += bytes;
+        if self.tag != Cat::Act {
+            self.now[self.tag as usize] += bytes;
+        }
         self.cur += bytes;
         if self.cur > self.peak {
             self.peak = self.cur;
@@ -209,7 +213,9 @@ impl Sim {
             #[cfg(debug_assertions)]
             self.slots.give_back(id.slot);
             self.alive -= 1;
-            self.now[id.cat as usize] -= id.bytes;
+            if id.cat != Cat::Act {
+                self.now[id.cat as usize] -= id.bytes;
+            }
             self.cur -= id.bytes;
         }
     }
@@ -232,7 +238,7 @@ impl Sim {
 
     /// Live bytes now, by category.
     pub fn parts(&self) -> Parts {
-        self.now
+        Sim::with_act(self.now, self.cur)
     }
 
     /// The highest total so far.
@@ -243,10 +249,17 @@ impl Sim {
     /// What the highest total was made of.
     pub fn peak_parts(&self) -> Parts {
         if self.at_peak_stale {
-            self.now
+            Sim::with_act(self.now, self.cur)
         } else {
-            self.at_peak
+            Sim::with_act(self.at_peak, self.peak)
         }
+    }
+
+    /// `parts` (activations left out) with the activations filled in as
+    /// what `total` holds beyond the other categories.
+    fn with_act(mut parts: Parts, total: u128) -> Parts {
+        parts[Cat::Act as usize] = total - parts.iter().sum::<u128>();
+        parts
     }
 
     /// The most allocations alive at once so far.
