@@ -21,6 +21,7 @@ mod results;
 /// The form's rules around the codec's edits: the core's.
 pub use vramfit_core::query::form as rules;
 mod tools;
+mod worker;
 
 use leptos::prelude::*;
 use vramfit_core::query::{self, Group, Key, FIELDS};

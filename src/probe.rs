@@ -14,6 +14,7 @@
 //! `probe-adapter`, with `data-bytes="0"`, the outcome `no-adapter` or
 //! `unsupported`, and the message saying what to do instead.
 
+use crate::worker::Worker;
 use leptos::html::Details;
 use leptos::prelude::*;
 use std::cell::RefCell;
@@ -23,8 +24,7 @@ use vramfit_probe::protocol::{decode, encode, Reply, Request};
 use vramfit_probe::{
     json_data_url, AdapterReport, Outcome, ProbeConfig, ProbeResult, Progress, FALLBACK_NOTE,
 };
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::JsValue;
 
 /// What is known about the adapter.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,28 +40,29 @@ enum Adapter {
     Broken(String),
 }
 
-/// The probe's worker: requests wait until it says it is ready.
-struct Client {
-    worker: web_sys::Worker,
-    ready: bool,
-    queue: Vec<String>,
-}
+/// The probe's worker, as the page reads it.
+struct ProbeWorker;
 
-impl Client {
-    fn send(&mut self, req: &Request) {
-        let text = encode(req);
-        if self.ready {
-            let _ = self.worker.post_message(&JsValue::from_str(&text));
-        } else {
-            self.queue.push(text);
-        }
+impl crate::worker::Protocol for ProbeWorker {
+    const NAME: &'static str = "vramfit-probe-worker";
+    type Reply = Reply;
+
+    fn decode(text: &str) -> Option<Reply> {
+        decode(text)
     }
 
-    fn ready(&mut self) {
-        self.ready = true;
-        for text in self.queue.drain(..) {
-            let _ = self.worker.post_message(&JsValue::from_str(&text));
-        }
+    fn is_ready(reply: &Reply) -> bool {
+        matches!(reply, Reply::Ready)
+    }
+}
+
+/// The probe's worker once started: requests wait until it listens.
+type Client = Rc<RefCell<Option<Worker>>>;
+
+/// Sends `req` to the worker, if it started.
+fn send(client: &Client, req: &Request) {
+    if let Some(w) = client.borrow().as_ref() {
+        w.send(JsValue::from_str(&encode(req)));
     }
 }
 
@@ -233,7 +234,7 @@ pub fn ProbePanel(
     let started = RwSignal::new(None::<(ProbeConfig, Mode)>);
     let ceiling_text = RwSignal::new(String::new());
     let chunk_text = RwSignal::new(String::new());
-    let client: Rc<RefCell<Option<Client>>> = Rc::new(RefCell::new(None));
+    let client: Client = Rc::default();
 
     // The JSON documents to export, written by the worker: the adapter's
     // report, then the last probe's.
@@ -262,37 +263,13 @@ pub fn ProbePanel(
                 return;
             }
             adapter.set(Adapter::Asking);
-            let worker = match crate::browser::spawn_worker("vramfit-probe-worker") {
-                Ok(w) => w,
+            let on_reply = move |reply: Option<Reply>| reply.map_or((), on_reply);
+            let on_error = move || adapter.set(Adapter::Broken("its script failed to load".into()));
+            match Worker::start::<ProbeWorker>(on_reply, on_error) {
+                Ok(w) => *client.borrow_mut() = Some(w),
                 Err(e) => return adapter.set(Adapter::Broken(e)),
-            };
-            let inbox = Rc::clone(&client);
-            let onmessage =
-                Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |m: web_sys::MessageEvent| {
-                    let Some(reply) = m.data().as_string().and_then(|t| decode::<Reply>(&t)) else {
-                        return;
-                    };
-                    if reply == Reply::Ready {
-                        if let Some(c) = inbox.borrow_mut().as_mut() {
-                            c.ready();
-                        }
-                    }
-                    on_reply(reply);
-                });
-            worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-            onmessage.forget();
-            let onerror = Closure::<dyn Fn(web_sys::Event)>::new(move |_| {
-                adapter.set(Adapter::Broken("its script failed to load".into()));
-            });
-            worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-            onerror.forget();
-            let mut c = Client {
-                worker,
-                ready: false,
-                queue: Vec::new(),
-            };
-            c.send(&Request::Report);
-            *client.borrow_mut() = Some(c);
+            }
+            send(&client, &Request::Report);
         }
     };
     let details = NodeRef::<Details>::new();
@@ -364,9 +341,7 @@ pub fn ProbePanel(
                 elapsed_ms: 0,
                 ceiling: cfg.ceiling,
             }));
-            if let Some(c) = client.borrow_mut().as_mut() {
-                c.send(&Request::Probe { config: cfg });
-            }
+            send(&client, &Request::Probe { config: cfg });
         }
     };
     let start_measure = {
@@ -376,11 +351,7 @@ pub fn ProbePanel(
     let start_fit = move |_| start(Mode::Fit);
     let stop = {
         let client = Rc::clone(&client);
-        move |_| {
-            if let Some(c) = client.borrow_mut().as_mut() {
-                c.send(&Request::Cancel);
-            }
-        }
+        move |_| send(&client, &Request::Cancel)
     };
 
     let export = Signal::derive(move || match (adapter.get(), run.get()) {

@@ -4,11 +4,9 @@
 //! request: it is fetched the first time (then cached by the browser),
 //! answers once and is terminated.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use crate::worker::Silence;
 use vramfit_core::tools::{ToolReply, ToolRequest};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::JsValue;
 
 /// The worker's answer to `request`, or why there is none.
 pub async fn ask(request: &ToolRequest) -> Result<ToolReply, String> {
@@ -42,46 +40,34 @@ pub async fn ask_gguf(source: &GgufSource, name: &str) -> Result<ToolReply, Stri
     ask_with(message.into()).await
 }
 
-/// Sends `message` once the worker listens, and reads its one answer.
+/// The tools worker, as the page reads it.
+struct Tools;
+
+impl crate::worker::Protocol for Tools {
+    const NAME: &'static str = "vramfit-tools-worker";
+    type Reply = ToolReply;
+
+    fn decode(text: &str) -> Option<ToolReply> {
+        ToolReply::decode(text)
+    }
+
+    fn is_ready(reply: &ToolReply) -> bool {
+        matches!(reply, ToolReply::Ready)
+    }
+}
+
+/// Sends `message` to a new tools worker, and reads its one answer.
 async fn ask_with(message: JsValue) -> Result<ToolReply, String> {
-    let worker = crate::browser::spawn_worker("vramfit-tools-worker")?;
-    let settle: Rc<RefCell<Option<(js_sys::Function, js_sys::Function)>>> = Rc::default();
-    let on_message = {
-        let (worker, settle) = (worker.clone(), settle.clone());
-        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
-            let text = ev.data().as_string().unwrap_or_default();
-            if ToolReply::decode(&text) == Some(ToolReply::Ready) {
-                let _ = worker.post_message(&message);
-            } else if let Some((resolve, _)) = settle.borrow_mut().take() {
-                let _ = resolve.call1(&JsValue::NULL, &JsValue::from_str(&text));
-            }
-        })
-    };
-    let on_error = {
-        let settle = settle.clone();
-        Closure::<dyn FnMut(JsValue)>::new(move |_| {
-            if let Some((_, reject)) = settle.borrow_mut().take() {
-                let _ = reject.call0(&JsValue::NULL);
-            }
-        })
-    };
-    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    let promise = js_sys::Promise::new(&mut |resolve, reject| {
-        *settle.borrow_mut() = Some((resolve, reject));
-    });
-    let answer = wasm_bindgen_futures::JsFuture::from(promise).await;
-    worker.terminate();
-    drop((on_message, on_error));
-    let text = answer
-        .ok()
-        .and_then(|v| v.as_string())
-        .ok_or("the import and export worker could not start: reload the page to try again")?;
-    match ToolReply::decode(&text) {
-        Some(ToolReply::Unreadable) | None => Err(
+    match crate::worker::ask::<Tools>(message).await {
+        Err(Silence::Unstarted(why)) => Err(why),
+        Err(Silence::Failed) => Err(
+            "the import and export worker could not start: reload the page to try again"
+                .to_string(),
+        ),
+        Ok(Some(ToolReply::Unreadable) | None) => Err(
             "the import and export worker is from another version of this page: reload the page"
                 .to_string(),
         ),
-        Some(reply) => Ok(reply),
+        Ok(Some(reply)) => Ok(reply),
     }
 }
