@@ -130,17 +130,63 @@ fn preset_options(headings: bool) -> String {
     html
 }
 
+/// What a field's control reads and writes: its key's value as typed (or
+/// as the scenario shows it), and whether that value was refused.
+#[derive(Clone, Copy)]
+struct Control {
+    page: Page,
+    field: &'static Field,
+    problem: Memo<Option<(String, bool)>>,
+}
+
+// Each returns one closure type, whatever the field's kind: the controls'
+// attributes are then compiled once, not once per kind.
+impl Control {
+    fn value(self) -> impl Fn() -> String + Copy + Send + Sync + 'static {
+        let (page, field) = (self.page, self.field);
+        move || {
+            page.form
+                .with(|f| f.get(field.key).map(str::to_string))
+                .unwrap_or_else(|| page.scenario.with(|s| field.shown_value(s)))
+        }
+    }
+
+    fn set(self, v: String) {
+        self.page.apply(&[(self.field.key, v)]);
+    }
+
+    /// Sets what was typed or chosen.
+    fn on_value(self) -> impl Fn(web_sys::Event) + Copy + 'static {
+        move |ev| self.set(event_target_value(&ev))
+    }
+
+    /// `aria-invalid`: whether the value was refused.
+    fn invalid(self) -> impl Fn() -> String + Copy + Send + Sync + 'static {
+        let problem = self.problem;
+        move || problem.with(|p| matches!(p, Some((_, true)))).to_string()
+    }
+
+    /// A value the scenario does not read.
+    fn unused(self) -> impl Fn() -> bool + Copy + Send + Sync + 'static {
+        let problem = self.problem;
+        move || problem.with(|p| matches!(p, Some((_, false))))
+    }
+
+    fn id(self) -> String {
+        format!("f-{}", self.field.key)
+    }
+
+    /// `aria-describedby`: the error line and the note line.
+    fn described_by(self) -> String {
+        let key = self.field.key;
+        format!("e-{key} n-{key}")
+    }
+}
+
 /// The model control: a search box over every preset (a datalist, in
 /// family order) and a list to browse them under a heading per family.
-fn model_control(
-    page: Page,
-    id: String,
-    err_id: String,
-    field: &'static Field,
-    value: impl Fn() -> String + Copy + Send + Sync + 'static,
-    invalid: impl Fn() -> String + Copy + Send + Sync + 'static,
-    set: impl Fn(String) + Copy + Send + Sync + 'static,
-) -> AnyView {
+fn model_control(c: Control) -> AnyView {
+    let page = c.page;
     // The preset the model starts from; none for a parameter count alone.
     let chosen = move || page.scenario.with(|s| s.preset().map_or("", |p| p.id));
     let browse = format!(
@@ -149,134 +195,170 @@ fn model_control(
     );
     // The options go in before the value is set, so it can select one.
     view! {
-        <input id=id name=field.key.text() type="search" list="presets" autocomplete="off"
-            placeholder="search: llama 8b, qwen, gpt2…" title=field.help aria-invalid=invalid
-            aria-describedby=err_id
-            prop:value=value on:change=move |ev| set(event_target_value(&ev))/>
+        <input id=c.id() name=c.field.key.text() type="search" list="presets" autocomplete="off"
+            placeholder="search: llama 8b, qwen, gpt2…" title=c.field.help
+            aria-invalid=c.invalid() aria-describedby=c.described_by()
+            prop:value=c.value() on:change=c.on_value()/>
         <datalist id="presets" inner_html=preset_options(false)></datalist>
         <label for="model-browse" class="browse-label">"or browse the presets by family"</label>
         <select id="model-browse" data-testid="model-browse" inner_html=browse prop:value=chosen
-            on:change=move |ev| set(event_target_value(&ev))>
+            on:change=c.on_value()>
         </select>
     }
     .into_any()
 }
 
+/// A typed number or text.
+fn text_control(c: Control) -> AnyView {
+    let mode = if c.field.kind == FieldKind::Text {
+        "text"
+    } else {
+        "decimal"
+    };
+    view! {
+        <input id=c.id() name=c.field.key.text() type="text" inputmode=mode
+            autocomplete="off" spellcheck="false" title=c.field.help
+            aria-invalid=c.invalid() aria-describedby=c.described_by()
+            prop:value=c.value() on:input=c.on_value()/>
+    }
+    .into_any()
+}
+
+/// A checkbox, `true` or `false`.
+fn toggle_control(c: Control) -> AnyView {
+    view! {
+        <input id=c.id() name=c.field.key.text() type="checkbox" title=c.field.help
+            aria-invalid=c.invalid() aria-describedby=c.described_by()
+            prop:checked=move || c.value()() == "true"
+            on:change=move |ev| c.set(event_target_checked(&ev).to_string())/>
+    }
+    .into_any()
+}
+
+/// The weights' options are the engine's: checkpoint formats, GGUF file
+/// types or MLX's. The list is made again when the engine changes, each
+/// option selected as it is built.
+fn weights_control(c: Control) -> AnyView {
+    let page = c.page;
+    let options =
+        Memo::new(move |_| crate::infer::weights_options(page.scenario.with(|s| s.infer.engine)));
+    (move || {
+        let now = c.value()();
+        view! {
+            <select id=c.id() name=c.field.key.text() title=c.field.help
+                aria-invalid=c.invalid() aria-describedby=c.described_by()
+                prop:value=c.value() on:change=c.on_value()>
+                {options
+                    .get()
+                    .iter()
+                    .map(|(v, label)| view! { <option value=*v selected=now == *v>{*label}</option> })
+                    .collect_view()}
+            </select>
+        }
+    })
+    .into_any()
+}
+
+/// A fixed list of options.
+fn choice_control(c: Control, options: &'static [(&'static str, &'static str)]) -> AnyView {
+    view! {
+        <select id=c.id() name=c.field.key.text() title=c.field.help
+            aria-invalid=c.invalid() aria-describedby=c.described_by()
+            prop:value=c.value() on:change=c.on_value()>
+            {options
+                .iter()
+                .map(|(v, label)| view! { <option value=*v>{*label}</option> })
+                .collect_view()}
+        </select>
+    }
+    .into_any()
+}
+
+/// The GPUs by kind, then a typed size or the probe's measurement.
+fn gpu_control(c: Control) -> AnyView {
+    view! {
+        <select id=c.id() name=c.field.key.text() title=c.field.help
+            aria-invalid=c.invalid() aria-describedby=c.described_by()
+            prop:value=c.value() on:change=c.on_value()>
+            {GpuKind::ALL
+                .iter()
+                .map(|k| view! {
+                    <optgroup label=k.label()>
+                        {by_kind(*k)
+                            .map(|g| view! { <option value=g.id>{g.name}</option> })
+                            .collect_view()}
+                    </optgroup>
+                })
+                .collect_view()}
+            <optgroup label="other">
+                <option value="custom">"Type its memory…"</option>
+                <option value="probe">"Measured in this browser (probe)"</option>
+            </optgroup>
+        </select>
+    }
+    .into_any()
+}
+
+/// A field's control, by its kind.
+fn field_control(c: Control) -> AnyView {
+    match c.field.kind {
+        FieldKind::Count { .. } | FieldKind::Decimal { .. } | FieldKind::Text => text_control(c),
+        FieldKind::Toggle => toggle_control(c),
+        FieldKind::Choice(_) if c.field.key == Key::Weights => weights_control(c),
+        FieldKind::Choice(options) => choice_control(c, options),
+        FieldKind::Model => model_control(c),
+        FieldKind::Gpu => gpu_control(c),
+    }
+}
+
+/// Why the value was refused or is not used; for a key the scenario does
+/// not read, a button removes it.
+fn error_line(c: Control) -> impl IntoView {
+    let (page, key) = (c.page, c.field.key);
+    let error = move || c.problem.get().map(|(text, _)| text);
+    let remove = move |_| page.form.update(|f| f.remove(key));
+    view! {
+        <p class="field-error" id=format!("e-{key}") data-testid=format!("error-{key}") aria-live="polite">
+            {error}
+            {move || c.unused()().then(|| view! {
+                " "
+                <button type="button" class="link" data-testid=format!("remove-{key}") on:click=remove>
+                    "Remove it"
+                </button>
+            })}
+        </p>
+    }
+}
+
+/// What the numbers rest on for this key.
+fn note_line(page: Page, key: Key) -> impl IntoView {
+    view! {
+        <p class="field-note" id=format!("n-{key}") data-testid=format!("note-{key}")>
+            {move || field_note(page, key)}
+        </p>
+    }
+}
+
 /// One labelled control whose `name` is its query key.
 #[component]
 pub fn FieldInput(field: &'static Field, page: Page) -> impl IntoView {
-    let key = field.key;
-    let name = key.text();
-    let id = format!("f-{key}");
-    let err_id = format!("e-{key}");
-    let value = move || {
-        page.form
-            .with(|f| f.get(key).map(str::to_string))
-            .unwrap_or_else(|| page.scenario.with(|s| field.shown_value(s)))
-    };
-    let set = move |v: String| page.apply(&[(key, v)]);
-    let problem = Memo::new(move |_| field_error(page, key));
-    let error = move || problem.get().map(|(text, _)| text);
-    let unused = move || problem.with(|p| matches!(p, Some((_, false))));
-    let note = move || field_note(page, key);
-    let invalid = move || problem.with(|p| matches!(p, Some((_, true)))).to_string();
-    let described_by = format!("{err_id} n-{key}");
-    let control = match field.kind {
-        FieldKind::Count { .. } | FieldKind::Decimal { .. } | FieldKind::Text => view! {
-            <input id=id.clone() name=name type="text" inputmode=if field.kind == FieldKind::Text { "text" } else { "decimal" }
-                autocomplete="off" spellcheck="false" title=field.help aria-invalid=invalid
-                aria-describedby=described_by.clone()
-                prop:value=value on:input=move |ev| set(event_target_value(&ev))/>
-        }
-        .into_any(),
-        FieldKind::Toggle => view! {
-            <input id=id.clone() name=name type="checkbox" title=field.help aria-invalid=invalid
-                aria-describedby=described_by.clone()
-                prop:checked=move || value() == "true"
-                on:change=move |ev| set(event_target_checked(&ev).to_string())/>
-        }
-        .into_any(),
-        // The weights' options are the engine's: checkpoint formats, GGUF
-        // file types or MLX's. The list is made again when the engine
-        // changes, each option selected as it is built.
-        FieldKind::Choice(_) if key == Key::Weights => {
-            let options = Memo::new(move |_| {
-                crate::infer::weights_options(page.scenario.with(|s| s.infer.engine))
-            });
-            let (id, described_by) = (id.clone(), described_by.clone());
-            (move || {
-                let now = value();
-                view! {
-                    <select id=id.clone() name=name title=field.help aria-invalid=invalid
-                        aria-describedby=described_by.clone()
-                        prop:value=value on:change=move |ev| set(event_target_value(&ev))>
-                        {options
-                            .get()
-                            .iter()
-                            .map(|(v, label)| view! { <option value=*v selected=now == *v>{*label}</option> })
-                            .collect_view()}
-                    </select>
-                }
-            })
-            .into_any()
-        }
-        FieldKind::Choice(options) => view! {
-            <select id=id.clone() name=name title=field.help aria-invalid=invalid
-                aria-describedby=described_by.clone()
-                prop:value=value on:change=move |ev| set(event_target_value(&ev))>
-                {options
-                    .iter()
-                    .map(|(v, label)| view! { <option value=*v>{*label}</option> })
-                    .collect_view()}
-            </select>
-        }
-        .into_any(),
-        FieldKind::Model => {
-            model_control(page, id.clone(), described_by.clone(), field, value, invalid, set)
-        }
-        FieldKind::Gpu => view! {
-            <select id=id.clone() name=name title=field.help aria-invalid=invalid
-                aria-describedby=described_by.clone()
-                prop:value=value on:change=move |ev| set(event_target_value(&ev))>
-                {GpuKind::ALL
-                    .iter()
-                    .map(|k| view! {
-                        <optgroup label=k.label()>
-                            {by_kind(*k)
-                                .map(|g| view! { <option value=g.id>{g.name}</option> })
-                                .collect_view()}
-                        </optgroup>
-                    })
-                    .collect_view()}
-                <optgroup label="other">
-                    <option value="custom">"Type its memory…"</option>
-                    <option value="probe">"Measured in this browser (probe)"</option>
-                </optgroup>
-            </select>
-        }
-        .into_any(),
+    let problem = Memo::new(move |_| field_error(page, field.key));
+    let c = Control {
+        page,
+        field,
+        problem,
     };
     let class = if field.kind == FieldKind::Toggle {
         "field toggle"
     } else {
         "field"
     };
-    // A key the scenario does not read: said, and a button removes it.
-    let remove = move |_| page.form.update(|f| f.remove(key));
     view! {
-        <div class=class class:unused=unused>
-            <label for=id>{field.label}</label>
-            {control}
-            <p class="field-error" id=err_id data-testid=format!("error-{key}") aria-live="polite">
-                {error}
-                {move || unused().then(|| view! {
-                    " "
-                    <button type="button" class="link" data-testid=format!("remove-{key}") on:click=remove>
-                        "Remove it"
-                    </button>
-                })}
-            </p>
-            <p class="field-note" id=format!("n-{key}") data-testid=format!("note-{key}")>{note}</p>
+        <div class=class class:unused=c.unused()>
+            <label for=c.id()>{field.label}</label>
+            {field_control(c)}
+            {error_line(c)}
+            {note_line(page, field.key)}
         </div>
     }
 }
