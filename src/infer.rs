@@ -423,11 +423,9 @@ fn weights_answer(s: &Scenario, a: Option<solve::Answer<&'static str>>) -> Optio
     })
 }
 
-/// The longest context, the most sequences and the most precise weights
-/// that fit, and changes ranked by saving; each applies with a click.
-#[component]
-pub fn InferFits(page: Page) -> impl IntoView {
-    let answers = Memo::new(move |_| {
+/// The solver's answers for this run, computed once per change.
+fn answers(page: Page) -> Memo<Answers> {
+    Memo::new(move |_| {
         let cap = page.capacity.get();
         let core = page.infer_answers.get();
         page.scenario.with(|s| {
@@ -441,58 +439,78 @@ pub fn InferFits(page: Page) -> impl IntoView {
                 suggestions: solve::suggestions(s, cap),
             }
         })
-    });
-    let fits = move || {
-        page.primary.with(|e| {
-            e.as_ref()
-                .is_some_and(|e| solve::Verdict::of(e, page.capacity.get()).fits())
-        })
-    };
-    let now = move || page.scenario.with(|s| (s.infer.engine, s.infer.new.get()));
-    let apply = move |changes: Vec<(Key, String)>| move |_| page.apply(&changes);
-    let context = move || {
-        let (engine, new) = now();
+    })
+}
+
+/// One answer's button: `text`, applied with a click (`key`, when given,
+/// names the key it sets; `value`, the value).
+fn answer_button(
+    page: Page,
+    testid: &'static str,
+    key: Option<String>,
+    value: String,
+    changes: Vec<(Key, String)>,
+    text: String,
+) -> impl IntoView {
+    view! {
+        <button type="button" class="link" data-testid=testid data-key=key
+            data-value=value title="Apply it" on:click=move |_| page.apply(&changes)>
+            {text}
+        </button>
+    }
+}
+
+/// The longest prompt (or context) that fits.
+fn context_answer(page: Page, answers: Memo<Answers>) -> impl IntoView {
+    move || {
+        let (engine, new) = page.scenario.with(|s| (s.infer.engine, s.infer.new.get()));
         let label = match engine.spec().words.context_arg {
             None => format!("Longest prompt that fits (with {} new tokens)", group(new)),
             Some(arg) => format!("Longest context ({arg}) that fits"),
         };
         let testid = "max-context";
         match answers.with(|a| a.context) {
-            Some((key, n)) => view! {
-                <li>
-                    {label}": "
-                    <button type="button" class="link" data-testid=testid data-key=key.text()
-                        data-value=n.to_string() title="Apply it" on:click=apply(vec![(key, n.to_string())])>
-                        {format!("{} tokens", group(n))}
-                    </button>
-                </li>
+            Some((key, n)) => {
+                let (value, text) = (n.to_string(), format!("{} tokens", group(n)));
+                let changes = vec![(key, value.clone())];
+                let button = answer_button(
+                    page,
+                    testid,
+                    Some(key.text().to_string()),
+                    value,
+                    changes,
+                    text,
+                );
+                view! { <li>{label}": "{button}</li> }.into_any()
             }
-            .into_any(),
             None => view! {
                 <li data-testid=testid data-value="">{label}": none fits, even at 1 token"</li>
             }
             .into_any(),
         }
-    };
-    let batch = move || {
+    }
+}
+
+/// The most sequences at once that fit, where the engine reads `batch`.
+fn batch_answer(page: Page, answers: Memo<Answers>) -> impl IntoView {
+    move || {
         answers.with(|a| a.batch).map(|b| match b {
-            Some(n) => view! {
-                <li>
-                    "Most sequences at once that fit (this prompt): "
-                    <button type="button" class="link" data-testid="max-batch" data-value=n.to_string()
-                        title="Apply it" on:click=apply(vec![(Key::Batch, n.to_string())])>
-                        {group(n)}
-                    </button>
-                </li>
+            Some(n) => {
+                let changes = vec![(Key::Batch, n.to_string())];
+                let button = answer_button(page, "max-batch", None, n.to_string(), changes, group(n));
+                view! { <li>"Most sequences at once that fit (this prompt): "{button}</li> }.into_any()
             }
-            .into_any(),
             None => view! {
                 <li data-testid="max-batch" data-value="">"Most sequences at once that fit: none, even 1"</li>
             }
             .into_any(),
         })
-    };
-    let weights = move || {
+    }
+}
+
+/// The most precise weights that fit, of the kind the engine reads.
+fn weights_line(page: Page, answers: Memo<Answers>) -> impl IntoView {
+    move || {
         let (text, none) = if answers.with(|a| a.local) {
             (
                 "Most precise weights that fit whole on the GPU: ",
@@ -509,33 +527,48 @@ pub fn InferFits(page: Page) -> impl IntoView {
                 <li data-testid="weights-that-fit" data-value=w.key>{format!("{text}{} (these)", w.label)}</li>
             }
             .into_any(),
-            Some(w) => view! {
-                <li>
-                    {text}
-                    <button type="button" class="link" data-testid="weights-that-fit" data-value=w.key
-                        title="Apply it" on:click=apply(w.changes)>
-                        {w.label}
-                    </button>
-                </li>
+            Some(w) => {
+                let (value, label) = (w.key.to_string(), w.label.to_string());
+                let button = answer_button(page, "weights-that-fit", None, value, w.changes, label);
+                view! { <li>{text}{button}</li> }.into_any()
             }
-            .into_any(),
             None => view! {
                 <li data-testid="weights-that-fit" data-value="">{format!("{text}{none}")}</li>
             }
             .into_any(),
         }
+    }
+}
+
+/// Changes that save memory, ranked by saving.
+fn suggestions_list(page: Page, answers: Memo<Answers>) -> impl IntoView {
+    view! {
+        <ol class="suggestions">
+            {move || answers.get().suggestions.into_iter().map(|x| view! { <SuggestionItem page=page x=x/> }).collect_view()}
+        </ol>
+    }
+}
+
+/// The longest context, the most sequences and the most precise weights
+/// that fit, and changes ranked by saving; each applies with a click.
+#[component]
+pub fn InferFits(page: Page) -> impl IntoView {
+    let answers = answers(page);
+    let fits = move || {
+        page.primary.with(|e| {
+            e.as_ref()
+                .is_some_and(|e| solve::Verdict::of(e, page.capacity.get()).fits())
+        })
     };
     view! {
         <section class="panel what-fits" aria-labelledby="fits-h" data-testid="infer-fits">
             <h2 id="fits-h">{move || if fits() { "Room to grow, and ways to save" } else { "What would fit" }}</h2>
             <ul class="limits">
-                {context}
-                {batch}
-                {weights}
+                {context_answer(page, answers)}
+                {batch_answer(page, answers)}
+                {weights_line(page, answers)}
             </ul>
-            <ol class="suggestions">
-                {move || answers.get().suggestions.into_iter().map(|x| view! { <SuggestionItem page=page x=x/> }).collect_view()}
-            </ol>
+            {suggestions_list(page, answers)}
         </section>
     }
 }
