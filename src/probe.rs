@@ -216,6 +216,349 @@ fn AdapterDetails(report: AdapterReport, export: Signal<String>) -> impl IntoVie
     }
 }
 
+/// The typed ceiling and chunk (`None`: the default), or why one is
+/// refused.
+type Overrides = Result<(Option<Bytes>, Option<Bytes>), String>;
+
+/// The panel's state: what the worker said, what was typed, what runs.
+#[derive(Clone, Copy)]
+struct Panel {
+    /// The workload's estimated peak, overhead included.
+    target: Signal<Bytes>,
+    adapter: RwSignal<Adapter>,
+    run: RwSignal<Run>,
+    /// The plan and purpose of the probe in flight.
+    started: RwSignal<Option<(ProbeConfig, Mode)>>,
+    ceiling_text: RwSignal<String>,
+    chunk_text: RwSignal<String>,
+    /// The JSON documents to export, written by the worker: the adapter's
+    /// report, then the last probe's.
+    report_json: RwSignal<String>,
+    done_json: RwSignal<String>,
+    overrides: Memo<Overrides>,
+    /// What "Measure" would run, and what "Does my workload fit?" would.
+    config: Memo<ProbeConfig>,
+    fit_config: Memo<ProbeConfig>,
+}
+
+/// The largest buffer the adapter allows (any, before it is known).
+fn max_buffer(adapter: &Adapter) -> u64 {
+    match adapter {
+        Adapter::Ready(r) => r.max_buffer_size(),
+        _ => u64::MAX,
+    }
+}
+
+/// Target + margin, or the typed ceiling, as the adapter caps it.
+fn plan(
+    adapter: &Adapter,
+    target: Bytes,
+    ceiling: Option<Bytes>,
+    chunk: Option<Bytes>,
+) -> ProbeConfig {
+    let mut cfg = match (adapter, ceiling) {
+        (Adapter::Ready(r), None) => r.probe_config(target),
+        (Adapter::Ready(r), Some(c)) => r.config(c),
+        (_, Some(c)) => ProbeConfig::new(c, max_buffer(adapter)),
+        (_, None) => ProbeConfig::for_target(target, u64::MAX),
+    };
+    if let Some(ch) = chunk {
+        cfg.chunk = ch;
+        cfg = cfg.clamped_to(max_buffer(adapter));
+        cfg.chunk = cfg.chunk.max(Bytes(4)).min(cfg.ceiling.max(Bytes(4)));
+    }
+    cfg
+}
+
+impl Panel {
+    fn new(target: Signal<Bytes>) -> Panel {
+        let adapter = RwSignal::new(Adapter::Closed);
+        let ceiling_text = RwSignal::new(String::new());
+        let chunk_text = RwSignal::new(String::new());
+        let overrides = Memo::new(move |_| {
+            let ceiling = typed(&ceiling_text.get(), 1 << 30, "ceiling")?;
+            let chunk = typed(&chunk_text.get(), 1 << 20, "chunk")?;
+            Ok::<_, String>((ceiling, chunk))
+        });
+        let config = Memo::new(move |_| {
+            let (ceiling, chunk) = overrides.get().unwrap_or((None, None));
+            plan(&adapter.get(), target.get(), ceiling, chunk)
+        });
+        // "Does my workload fit?": exactly the estimated peak.
+        let fit_config = Memo::new(move |_| {
+            let chunk = overrides.get().map(|o| o.1).unwrap_or(None);
+            plan(&adapter.get(), target.get(), Some(target.get()), chunk)
+        });
+        Panel {
+            target,
+            adapter,
+            run: RwSignal::new(Run::Idle),
+            started: RwSignal::new(None),
+            ceiling_text,
+            chunk_text,
+            report_json: RwSignal::new(String::new()),
+            done_json: RwSignal::new(String::new()),
+            overrides,
+            config,
+            fit_config,
+        }
+    }
+
+    fn on_reply(self, reply: Reply) {
+        match reply {
+            Reply::Ready => {}
+            Reply::Report { report, json } => {
+                self.report_json.set(json);
+                self.adapter.set(Adapter::Ready(report));
+            }
+            Reply::Missing { outcome } => self.adapter.set(Adapter::Missing(outcome)),
+            Reply::Progress { progress } => self.run.set(Run::Running(progress)),
+            Reply::Done { result, json } => {
+                if let Some((cfg, mode)) = self.started.get_untracked() {
+                    self.done_json.set(json);
+                    self.run.set(Run::Done(result, cfg, mode));
+                }
+            }
+        }
+    }
+
+    /// Starts the worker and asks for the adapter, once; asking allocates
+    /// nothing (the probe waits for a click).
+    fn ensure(self, client: &Client) {
+        if client.borrow().is_some() {
+            return;
+        }
+        self.adapter.set(Adapter::Asking);
+        let on_reply = move |reply: Option<Reply>| reply.map_or((), |r| self.on_reply(r));
+        let adapter = self.adapter;
+        let on_error = move || adapter.set(Adapter::Broken("its script failed to load".into()));
+        match Worker::start::<ProbeWorker>(on_reply, on_error) {
+            Ok(w) => *client.borrow_mut() = Some(w),
+            Err(e) => return self.adapter.set(Adapter::Broken(e)),
+        }
+        send(client, &Request::Report);
+    }
+
+    /// Runs a probe for `mode`, unless one runs.
+    fn start(self, client: &Client, mode: Mode) {
+        if matches!(self.run.get_untracked(), Run::Running(_)) {
+            return;
+        }
+        let cfg = match mode {
+            Mode::Measure => self.config.get_untracked(),
+            Mode::Fit => self.fit_config.get_untracked(),
+        };
+        self.started.set(Some((cfg, mode)));
+        self.run.set(Run::Running(Progress {
+            allocated: Bytes::ZERO,
+            chunks: 0,
+            elapsed_ms: 0,
+            ceiling: cfg.ceiling,
+        }));
+        send(client, &Request::Probe { config: cfg });
+    }
+
+    fn running(self) -> bool {
+        matches!(self.run.get(), Run::Running(_))
+    }
+
+    /// Whether the probe cannot start now (the buttons' `disabled`).
+    fn blocked(self) -> impl Fn() -> bool + Copy + Send + Sync + 'static {
+        move || {
+            self.running()
+                || self.overrides.with(Result::is_err)
+                || !matches!(self.adapter.get(), Adapter::Ready(_))
+        }
+    }
+
+    /// The JSON to export: the last probe's, or the adapter's report.
+    fn export(self) -> String {
+        match (self.adapter.get(), self.run.get()) {
+            (Adapter::Ready(_), Run::Done(..)) => self.done_json.get(),
+            (Adapter::Ready(_), _) => self.report_json.get(),
+            _ => String::new(),
+        }
+    }
+
+    /// The adapter's name as the capacity records it.
+    fn adapter_name(self) -> String {
+        match self.adapter.get() {
+            Adapter::Ready(r) => [r.name, r.description, r.architecture, r.vendor]
+                .into_iter()
+                .find(|s| !s.is_empty())
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// What is known about the adapter: asking, its report, or why there is
+/// none.
+fn adapter_view(p: Panel) -> impl IntoView {
+    let export = Signal::derive(move || p.export());
+    move || match p.adapter.get() {
+        Adapter::Closed | Adapter::Asking => {
+            view! { <p class="hint">"Asking the browser for its GPU adapter…"</p> }.into_any()
+        }
+        Adapter::Broken(e) => {
+            let why = format!(
+                "The probe could not start: {e}. Choose your GPU from the list or type its memory."
+            );
+            view! {
+                <div data-testid="probe-adapter" data-outcome=Outcome::Unsupported.key()>
+                    {missing_result(Outcome::Unsupported, why)}
+                </div>
+            }
+            .into_any()
+        }
+        Adapter::Missing(o) => view! {
+            <div data-testid="probe-adapter" data-outcome=o.key()>
+                {missing_result(o, o.message().to_string())}
+            </div>
+        }
+        .into_any(),
+        Adapter::Ready(r) => view! { <AdapterDetails report=r export=export/> }.into_any(),
+    }
+}
+
+/// The typed ceiling and chunk, with the placeholders they replace, and
+/// why one is refused.
+fn size_inputs(p: Panel) -> impl IntoView {
+    view! {
+        <div class="fields inline">
+            <div class="field">
+                <label for="probe-ceiling">"Ceiling (GiB)"</label>
+                <input id="probe-ceiling" name="probe_ceiling" type="text" inputmode="decimal"
+                    data-testid="probe-ceiling" autocomplete="off"
+                    title="The probe never allocates more than this; empty: the estimate plus a margin."
+                    placeholder=move || format!("{:.2}", p.config.get().ceiling.gib())
+                    prop:value=move || p.ceiling_text.get()
+                    on:input=move |ev| p.ceiling_text.set(event_target_value(&ev))/>
+            </div>
+            <div class="field">
+                <label for="probe-chunk">"Chunk (MiB)"</label>
+                <input id="probe-chunk" name="probe_chunk" type="text" inputmode="decimal"
+                    data-testid="probe-chunk" autocomplete="off"
+                    title="Size of each buffer; empty: 256 MiB or the adapter's largest buffer."
+                    placeholder=move || format!("{}", p.config.get().chunk.get() >> 20)
+                    prop:value=move || p.chunk_text.get()
+                    on:input=move |ev| p.chunk_text.set(event_target_value(&ev))/>
+            </div>
+        </div>
+        <p class="field-error" data-testid="probe-error">{move || p.overrides.get().err()}</p>
+    }
+}
+
+/// Measure, check the workload's peak, cancel.
+fn probe_buttons(p: Panel, client: &Client) -> impl IntoView {
+    let start = {
+        let client = Rc::clone(client);
+        move |mode: Mode| p.start(&client, mode)
+    };
+    let start_measure = {
+        let start = start.clone();
+        move |_| start(Mode::Measure)
+    };
+    let start_fit = move |_| start(Mode::Fit);
+    let stop = {
+        let client = Rc::clone(client);
+        move |_| send(&client, &Request::Cancel)
+    };
+    view! {
+        <div class="share">
+            <button type="button" data-testid="probe-start" on:click=start_measure disabled=p.blocked()>
+                "Measure GPU memory"
+            </button>
+            <button type="button" data-testid="probe-fit" on:click=start_fit disabled=p.blocked()
+                title="Allocate exactly the estimated peak and say yes or no.">
+                "Does my workload fit?"
+            </button>
+            <button type="button" data-testid="probe-cancel" on:click=stop disabled=move || !p.running()>
+                "Cancel"
+            </button>
+        </div>
+    }
+}
+
+/// The answer to "Does my workload fit?": `needed` allocated or not.
+fn fit_result(r: ProbeResult, cfg: ProbeConfig, needed: Bytes) -> AnyView {
+    let confirmed = r.outcome == Outcome::Ceiling && r.allocated >= needed;
+    let capped = cfg.ceiling < needed;
+    let answer = if confirmed {
+        format!(
+            "Yes: {} (the estimated peak) could be allocated at once.",
+            gib(needed)
+        )
+    } else if capped && r.outcome == Outcome::Ceiling {
+        format!(
+            "Could not confirm: a software adapter is probed to {} at most, below the {} needed.",
+            gib(cfg.ceiling),
+            gib(needed)
+        )
+    } else {
+        format!(
+            "No: only {} of the {} needed could be allocated ({}).",
+            gib(r.allocated),
+            gib(needed),
+            r.outcome.key()
+        )
+    };
+    view! {
+        <div class="probe-result" data-testid="probe-result"
+            data-bytes=r.allocated.get().to_string() data-outcome=r.outcome.key()>
+            <p class="total" data-testid="probe-fit-result"
+                data-fits=if confirmed { "true" } else if capped { "" } else { "false" }>
+                <strong>{answer}</strong>
+            </p>
+            <p>{format!("How it ended ({}): {}", r.outcome.key(), r.message())}</p>
+        </div>
+    }
+    .into_any()
+}
+
+/// A measurement: what could be allocated, and a button to use it as the
+/// GPU's capacity.
+fn measure_result(p: Panel, r: ProbeResult, use_result: Callback<(Bytes, String)>) -> AnyView {
+    let fallback = matches!(p.adapter.get(), Adapter::Ready(ref a) if a.fallback);
+    let headline = match r.outcome {
+        Outcome::Unsupported | Outcome::NoAdapter => {
+            "No GPU memory could be measured in this browser.".to_string()
+        }
+        _ => format!(
+            "At least {} could be allocated ({} buffer{}, {}).",
+            gib(r.allocated),
+            r.chunks,
+            if r.chunks == 1 { "" } else { "s" },
+            seconds(r.elapsed_ms)
+        ),
+    };
+    view! {
+        <div class="probe-result" data-testid="probe-result"
+            data-bytes=r.allocated.get().to_string() data-outcome=r.outcome.key()>
+            <p class="total"><strong>{headline}</strong></p>
+            <p class="exact">{format!("{} bytes", vramfit_core::explain::group(r.allocated.get()))}</p>
+            {fallback.then(|| view! { <p class="notice" role="note">{FALLBACK_NOTE}</p> })}
+            <p>{format!("How it ended ({}): {}", r.outcome.key(), r.message())}</p>
+            {r.is_measurement().then(|| view! {
+                <button type="button" data-testid="probe-use"
+                    on:click=move |_| use_result.run((r.allocated, p.adapter_name()))>
+                    "Use as the GPU's capacity (a measured lower bound)"
+                </button>
+            })}
+        </div>
+    }
+    .into_any()
+}
+
+/// The last probe's result, once it is done.
+fn probe_result(p: Panel, use_result: Callback<(Bytes, String)>) -> impl IntoView {
+    move || match p.run.get() {
+        Run::Done(r, cfg, Mode::Fit) => Some(fit_result(r, cfg, p.target.get_untracked())),
+        Run::Done(r, _, Mode::Measure) => Some(measure_result(p, r, use_result)),
+        _ => None,
+    }
+}
+
 /// The probe panel. `target` is the workload's estimated peak, overhead
 /// included (the default ceiling is it plus 10% or 1 GiB, at most 2 GiB on
 /// a software adapter; both the ceiling and the chunk size can be typed).
@@ -228,215 +571,20 @@ pub fn ProbePanel(
     /// Open from the start (the link already uses a measurement).
     open: bool,
 ) -> impl IntoView {
-    let adapter = RwSignal::new(Adapter::Closed);
-    let run = RwSignal::new(Run::Idle);
-    // The plan and purpose of the probe in flight.
-    let started = RwSignal::new(None::<(ProbeConfig, Mode)>);
-    let ceiling_text = RwSignal::new(String::new());
-    let chunk_text = RwSignal::new(String::new());
+    let p = Panel::new(target);
     let client: Client = Rc::default();
-
-    // The JSON documents to export, written by the worker: the adapter's
-    // report, then the last probe's.
-    let report_json = RwSignal::new(String::new());
-    let done_json = RwSignal::new(String::new());
-    let on_reply = move |reply: Reply| match reply {
-        Reply::Ready => {}
-        Reply::Report { report, json } => {
-            report_json.set(json);
-            adapter.set(Adapter::Ready(report));
-        }
-        Reply::Missing { outcome } => adapter.set(Adapter::Missing(outcome)),
-        Reply::Progress { progress } => run.set(Run::Running(progress)),
-        Reply::Done { result, json } => {
-            if let Some((cfg, mode)) = started.get_untracked() {
-                done_json.set(json);
-                run.set(Run::Done(result, cfg, mode));
-            }
-        }
-    };
-    // Asking for the adapter allocates nothing; the probe waits for a click.
-    let ensure = {
-        let client = Rc::clone(&client);
-        move || {
-            if client.borrow().is_some() {
-                return;
-            }
-            adapter.set(Adapter::Asking);
-            let on_reply = move |reply: Option<Reply>| reply.map_or((), on_reply);
-            let on_error = move || adapter.set(Adapter::Broken("its script failed to load".into()));
-            match Worker::start::<ProbeWorker>(on_reply, on_error) {
-                Ok(w) => *client.borrow_mut() = Some(w),
-                Err(e) => return adapter.set(Adapter::Broken(e)),
-            }
-            send(&client, &Request::Report);
-        }
-    };
     let details = NodeRef::<Details>::new();
     let toggled = {
-        let ensure = ensure.clone();
+        let client = Rc::clone(&client);
         move |_| {
             if details.get_untracked().is_some_and(|d| d.open()) {
-                ensure();
+                p.ensure(&client);
             }
         }
     };
     if open {
-        ensure();
+        p.ensure(&client);
     }
-
-    let max_buffer = move || match adapter.get() {
-        Adapter::Ready(r) => r.max_buffer_size(),
-        _ => u64::MAX,
-    };
-    let fallback = move || matches!(adapter.get(), Adapter::Ready(ref a) if a.fallback);
-    let overrides = Memo::new(move |_| {
-        let ceiling = typed(&ceiling_text.get(), 1 << 30, "ceiling")?;
-        let chunk = typed(&chunk_text.get(), 1 << 20, "chunk")?;
-        Ok::<_, String>((ceiling, chunk))
-    });
-    // Target + margin, or the typed ceiling, as the adapter caps it.
-    let plan = move |ceiling: Option<Bytes>, chunk: Option<Bytes>| {
-        let mut cfg = match (adapter.get(), ceiling) {
-            (Adapter::Ready(r), None) => r.probe_config(target.get()),
-            (Adapter::Ready(r), Some(c)) => r.config(c),
-            (_, Some(c)) => ProbeConfig::new(c, max_buffer()),
-            (_, None) => ProbeConfig::for_target(target.get(), u64::MAX),
-        };
-        if let Some(ch) = chunk {
-            cfg.chunk = ch;
-            cfg = cfg.clamped_to(max_buffer());
-            cfg.chunk = cfg.chunk.max(Bytes(4)).min(cfg.ceiling.max(Bytes(4)));
-        }
-        cfg
-    };
-    let config = Memo::new(move |_| {
-        let (ceiling, chunk) = overrides.get().unwrap_or((None, None));
-        plan(ceiling, chunk)
-    });
-    // "Does my workload fit?": exactly the estimated peak.
-    let fit_config = Memo::new(move |_| {
-        let chunk = overrides.get().map(|o| o.1).unwrap_or(None);
-        plan(Some(target.get()), chunk)
-    });
-    let running = move || matches!(run.get(), Run::Running(_));
-    let blocked = move || {
-        running() || overrides.with(Result::is_err) || !matches!(adapter.get(), Adapter::Ready(_))
-    };
-
-    let start = {
-        let client = Rc::clone(&client);
-        move |mode: Mode| {
-            if matches!(run.get_untracked(), Run::Running(_)) {
-                return;
-            }
-            let cfg = match mode {
-                Mode::Measure => config.get_untracked(),
-                Mode::Fit => fit_config.get_untracked(),
-            };
-            started.set(Some((cfg, mode)));
-            run.set(Run::Running(Progress {
-                allocated: Bytes::ZERO,
-                chunks: 0,
-                elapsed_ms: 0,
-                ceiling: cfg.ceiling,
-            }));
-            send(&client, &Request::Probe { config: cfg });
-        }
-    };
-    let start_measure = {
-        let start = start.clone();
-        move |_| start(Mode::Measure)
-    };
-    let start_fit = move |_| start(Mode::Fit);
-    let stop = {
-        let client = Rc::clone(&client);
-        move |_| send(&client, &Request::Cancel)
-    };
-
-    let export = Signal::derive(move || match (adapter.get(), run.get()) {
-        (Adapter::Ready(_), Run::Done(..)) => done_json.get(),
-        (Adapter::Ready(_), _) => report_json.get(),
-        _ => String::new(),
-    });
-
-    let adapter_name = move || match adapter.get() {
-        Adapter::Ready(r) => [r.name, r.description, r.architecture, r.vendor]
-            .into_iter()
-            .find(|s| !s.is_empty())
-            .unwrap_or_default(),
-        _ => String::new(),
-    };
-    let result = move || match run.get() {
-        Run::Done(r, cfg, Mode::Fit) => {
-            let needed = target.get_untracked();
-            let confirmed = r.outcome == Outcome::Ceiling && r.allocated >= needed;
-            let capped = cfg.ceiling < needed;
-            let answer = if confirmed {
-                format!(
-                    "Yes: {} (the estimated peak) could be allocated at once.",
-                    gib(needed)
-                )
-            } else if capped && r.outcome == Outcome::Ceiling {
-                format!(
-                    "Could not confirm: a software adapter is probed to {} at most, below the {} needed.",
-                    gib(cfg.ceiling),
-                    gib(needed)
-                )
-            } else {
-                format!(
-                    "No: only {} of the {} needed could be allocated ({}).",
-                    gib(r.allocated),
-                    gib(needed),
-                    r.outcome.key()
-                )
-            };
-            Some(view! {
-                <div class="probe-result" data-testid="probe-result"
-                    data-bytes=r.allocated.get().to_string() data-outcome=r.outcome.key()>
-                    <p class="total" data-testid="probe-fit-result"
-                        data-fits=if confirmed { "true" } else if capped { "" } else { "false" }>
-                        <strong>{answer}</strong>
-                    </p>
-                    <p>{format!("How it ended ({}): {}", r.outcome.key(), r.message())}</p>
-                </div>
-            }
-            .into_any())
-        }
-        Run::Done(r, _, Mode::Measure) => {
-            let fallback = fallback();
-            let headline = match r.outcome {
-                Outcome::Unsupported | Outcome::NoAdapter => {
-                    "No GPU memory could be measured in this browser.".to_string()
-                }
-                _ => format!(
-                    "At least {} could be allocated ({} buffer{}, {}).",
-                    gib(r.allocated),
-                    r.chunks,
-                    if r.chunks == 1 { "" } else { "s" },
-                    seconds(r.elapsed_ms)
-                ),
-            };
-            Some(view! {
-                <div class="probe-result" data-testid="probe-result"
-                    data-bytes=r.allocated.get().to_string() data-outcome=r.outcome.key()>
-                    <p class="total"><strong>{headline}</strong></p>
-                    <p class="exact">{format!("{} bytes", vramfit_core::explain::group(r.allocated.get()))}</p>
-                    {fallback.then(|| view! { <p class="notice" role="note">{FALLBACK_NOTE}</p> })}
-                    <p>{format!("How it ended ({}): {}", r.outcome.key(), r.message())}</p>
-                    {r.is_measurement().then(|| view! {
-                        <button type="button" data-testid="probe-use"
-                            on:click=move |_| use_result.run((r.allocated, adapter_name()))>
-                            "Use as the GPU's capacity (a measured lower bound)"
-                        </button>
-                    })}
-                </div>
-            }
-            .into_any())
-        }
-        _ => None,
-    };
-
     view! {
         <details class="advanced" node_ref=details open=open on:toggle=toggled>
         <summary>"Measure this browser's GPU"</summary>
@@ -447,60 +595,13 @@ pub fn ProbePanel(
                  buffers until the GPU refuses or a safety ceiling is reached, then frees them: a \
                  lower bound on what a page can use."
             </p>
-            {move || match adapter.get() {
-                Adapter::Closed | Adapter::Asking => view! { <p class="hint">"Asking the browser for its GPU adapter…"</p> }.into_any(),
-                Adapter::Broken(e) => view! {
-                    <div data-testid="probe-adapter" data-outcome=Outcome::Unsupported.key()>
-                        {missing_result(
-                            Outcome::Unsupported,
-                            format!("The probe could not start: {e}. Choose your GPU from the list or type its memory."),
-                        )}
-                    </div>
-                }.into_any(),
-                Adapter::Missing(o) => view! {
-                    <div data-testid="probe-adapter" data-outcome=o.key()>
-                        {missing_result(o, o.message().to_string())}
-                    </div>
-                }.into_any(),
-                Adapter::Ready(r) => view! { <AdapterDetails report=r export=export/> }.into_any(),
-            }}
-            <div class="fields inline">
-                <div class="field">
-                    <label for="probe-ceiling">"Ceiling (GiB)"</label>
-                    <input id="probe-ceiling" name="probe_ceiling" type="text" inputmode="decimal"
-                        data-testid="probe-ceiling" autocomplete="off"
-                        title="The probe never allocates more than this; empty: the estimate plus a margin."
-                        placeholder=move || format!("{:.2}", config.get().ceiling.gib())
-                        prop:value=move || ceiling_text.get()
-                        on:input=move |ev| ceiling_text.set(event_target_value(&ev))/>
-                </div>
-                <div class="field">
-                    <label for="probe-chunk">"Chunk (MiB)"</label>
-                    <input id="probe-chunk" name="probe_chunk" type="text" inputmode="decimal"
-                        data-testid="probe-chunk" autocomplete="off"
-                        title="Size of each buffer; empty: 256 MiB or the adapter's largest buffer."
-                        placeholder=move || format!("{}", config.get().chunk.get() >> 20)
-                        prop:value=move || chunk_text.get()
-                        on:input=move |ev| chunk_text.set(event_target_value(&ev))/>
-                </div>
-            </div>
-            <p class="field-error" data-testid="probe-error">{move || overrides.get().err()}</p>
-            <div class="share">
-                <button type="button" data-testid="probe-start" on:click=start_measure disabled=blocked>
-                    "Measure GPU memory"
-                </button>
-                <button type="button" data-testid="probe-fit" on:click=start_fit disabled=blocked
-                    title="Allocate exactly the estimated peak and say yes or no.">
-                    "Does my workload fit?"
-                </button>
-                <button type="button" data-testid="probe-cancel" on:click=stop disabled=move || !running()>
-                    "Cancel"
-                </button>
-            </div>
+            {adapter_view(p)}
+            {size_inputs(p)}
+            {probe_buttons(p, &client)}
             <p class="hint" data-testid="probe-status" role="status" aria-live="polite">
-                {move || status_line(&adapter.get(), run.get(), config.get().ceiling)}
+                {move || status_line(&p.adapter.get(), p.run.get(), p.config.get().ceiling)}
             </p>
-            {result}
+            {probe_result(p, use_result)}
         </section>
         </details>
     }
