@@ -421,8 +421,7 @@ fn adapter_view(p: Panel) -> impl IntoView {
     }
 }
 
-/// The typed ceiling and chunk, with the placeholders they replace, and
-/// why one is refused.
+/// The typed ceiling and chunk, with the placeholders they replace.
 fn size_inputs(p: Panel) -> impl IntoView {
     view! {
         <div class="fields inline">
@@ -445,7 +444,6 @@ fn size_inputs(p: Panel) -> impl IntoView {
                     on:input=move |ev| p.chunk_text.set(event_target_value(&ev))/>
             </div>
         </div>
-        <p class="field-error" data-testid="probe-error">{move || p.overrides.get().err()}</p>
     }
 }
 
@@ -597,6 +595,7 @@ pub fn ProbePanel(
             </p>
             {adapter_view(p)}
             {size_inputs(p)}
+            <p class="field-error" data-testid="probe-error">{move || p.overrides.get().err()}</p>
             {probe_buttons(p, &client)}
             <p class="hint" data-testid="probe-status" role="status" aria-live="polite">
                 {move || status_line(&p.adapter.get(), p.run.get(), p.config.get().ceiling)}
