@@ -151,29 +151,27 @@ fn missing_result(outcome: Outcome, message: String) -> impl IntoView {
     }
 }
 
-/// The adapter's name, flags, limits and features, and the JSON export.
-#[component]
-fn AdapterDetails(report: AdapterReport, export: Signal<String>) -> impl IntoView {
+/// The adapter's name (or that the browser hides it), and what it is.
+fn adapter_facts(report: &AdapterReport) -> (String, String) {
     let title = [&report.name, &report.description]
         .into_iter()
         .find(|s| !s.is_empty())
         .cloned()
         .unwrap_or_else(|| "(the browser does not reveal the adapter's name)".to_string());
+    let known = |s: &str| if s.is_empty() { "?" } else { s }.to_string();
     let facts = format!(
         "vendor {}, architecture {}, {} device, backend {}",
-        if report.vendor.is_empty() {
-            "?"
-        } else {
-            &report.vendor
-        },
-        if report.architecture.is_empty() {
-            "?"
-        } else {
-            &report.architecture
-        },
+        known(&report.vendor),
+        known(&report.architecture),
         report.device_type,
         report.backend
     );
+    (title, facts)
+}
+
+/// The adapter's name, flags, limits and features, and the JSON export.
+fn adapter_details(report: AdapterReport, p: Panel) -> impl IntoView {
+    let (title, facts) = adapter_facts(&report);
     let limits = report
         .limits
         .iter()
@@ -208,7 +206,7 @@ fn AdapterDetails(report: AdapterReport, export: Signal<String>) -> impl IntoVie
             </details>
             <p>
                 <a data-testid="probe-export" download="vramfit-gpu.json"
-                    href=move || json_data_url(&export.get())>
+                    href=move || json_data_url(&p.export())>
                     "Export JSON"
                 </a>
             </p>
@@ -395,7 +393,6 @@ impl Panel {
 /// What is known about the adapter: asking, its report, or why there is
 /// none.
 fn adapter_view(p: Panel) -> impl IntoView {
-    let export = Signal::derive(move || p.export());
     move || match p.adapter.get() {
         Adapter::Closed | Adapter::Asking => {
             view! { <p class="hint">"Asking the browser for its GPU adapter…"</p> }.into_any()
@@ -417,7 +414,7 @@ fn adapter_view(p: Panel) -> impl IntoView {
             </div>
         }
         .into_any(),
-        Adapter::Ready(r) => view! { <AdapterDetails report=r export=export/> }.into_any(),
+        Adapter::Ready(r) => adapter_details(r, p).into_any(),
     }
 }
 
