@@ -3,7 +3,7 @@
 //! its key/value pool), from the model's description (`crate::model`).
 //!
 //! Reads `crate::model` and never matches on a family; imports nothing of
-//! the codec.
+//! the scenario or the codec. Each engine is described once in `engine.rs`.
 
 pub mod engine;
 pub mod generate;
@@ -18,7 +18,8 @@ use crate::error::EstimateError;
 use crate::report::Estimate;
 use run::{Engine, Run};
 
-/// The estimate of the scenario's inference run, by its engine.
+/// The estimate of an inference run (as the scenario hands it over), by
+/// its engine.
 pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let Some(&a) = s.arch else {
         return Err(EstimateError::NeedsArchitecture);

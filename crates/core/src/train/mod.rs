@@ -10,7 +10,8 @@
 //! and end are sets of terms. Held to the measured ground truth
 //! (`tests/ground_truth.rs`).
 //!
-//! Reads `crate::model` and never matches on a family; may not import the
+//! Reads `crate::model` and never matches on a family; reads its run as the
+//! scenario hands it over (`run::Run`), and may not import the scenario, the
 //! codec (`crate::query`) or anything of the page.
 
 pub mod breakdown;
