@@ -8,7 +8,7 @@ use vramfit_core::gpus::{by_kind, GpuKind};
 use vramfit_core::model::hf_config;
 use vramfit_core::model::presets::{Preset, PRESETS};
 use vramfit_core::model::Family;
-use vramfit_core::query::{self, Field, FieldKind, Group, Key};
+use vramfit_core::query::{Field, FieldKind, Group, Key};
 use vramfit_core::scenario::ModelSpec;
 use vramfit_core::tools::{ImportOutcome, ToolRequest};
 use vramfit_core::{DisplayUnit, Notice};
@@ -240,8 +240,10 @@ fn toggle_control(c: Control) -> AnyView {
 /// option selected as it is built.
 fn weights_control(c: Control) -> AnyView {
     let page = c.page;
-    let options =
-        Memo::new(move |_| crate::infer::weights_options(page.scenario.with(|s| s.infer.engine)));
+    let options = Memo::new(move |_| {
+        page.scenario
+            .with(|s| s.infer.engine.spec().weights.options())
+    });
     (move || {
         let now = c.value()();
         view! {
@@ -487,13 +489,6 @@ fn describe_model(d: &vramfit_core::Decoded) -> String {
     }
 }
 
-/// Applies an imported config to the form: the model's keys are replaced
-/// by the import's `changes`, then `extra` is set (the Hub id, a link's
-/// dropout).
-pub fn apply_import(page: Page, changes: &[(String, String)], extra: &[(Key, String)]) {
-    page.form.update(|f| query::apply_import(f, changes, extra));
-}
-
 /// What an import said: done, or why not (and whether reading it as
 /// Llama-like is a choice to offer).
 #[derive(Clone, Debug, PartialEq)]
@@ -506,7 +501,7 @@ pub enum ImportMessage {
 pub async fn import_text(page: Page, text: String, reading: hf_config::Reading) -> ImportMessage {
     match ImportOutcome::of(crate::tools::ask(&ToolRequest::Import { text, reading }).await) {
         ImportOutcome::Imported { summary, changes } => {
-            apply_import(page, &changes, &[]);
+            page.apply_import(&changes, &[]);
             ImportMessage::Done(summary)
         }
         ImportOutcome::Refused { why, offer_llama } => ImportMessage::Failed { why, offer_llama },

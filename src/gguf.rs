@@ -7,7 +7,6 @@
 //! bytes of its tensors (`file_bytes`). The page itself carries no GGUF
 //! reader. Every failure is a plain message next to the inputs.
 
-use crate::form::apply_import;
 use crate::hub::HUB;
 use crate::Page;
 use leptos::prelude::*;
@@ -81,7 +80,7 @@ impl Ctx {
             }
             let next = match ImportOutcome::of(reply) {
                 ImportOutcome::Imported { summary, changes } => {
-                    apply_import(self.page, &changes, &[]);
+                    self.page.apply_import(&changes, &[]);
                     State::Done {
                         name,
                         text: format!(

@@ -5,7 +5,6 @@
 //! importer as a pasted config.json; every failure is a plain message next
 //! to the box, and the rest of the page keeps working.
 
-use crate::form::apply_import;
 use crate::{browser, Page};
 use leptos::prelude::*;
 use vramfit_core::model::hf_config::Reading;
@@ -238,7 +237,7 @@ impl Ctx {
                             .with_untracked(|f| f.get(Key::Dropout).map(str::to_string));
                         extra.extend(dropout.map(|d| (Key::Dropout, d)));
                     }
-                    apply_import(self.page, &changes, &extra);
+                    self.page.apply_import(&changes, &extra);
                     self.fetched.set_value(None);
                     HubState::Done {
                         id,

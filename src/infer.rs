@@ -14,13 +14,6 @@ use vramfit_core::query::{Field, FieldKind, Group, Key};
 use vramfit_core::report::Served;
 use vramfit_core::{solve, Bytes, Scenario};
 
-/// The `weights` options an engine reads: checkpoint formats
-/// (transformers, vLLM), GGUF file types (llama.cpp, Ollama), MLX's
-/// conversions; the core's lists.
-pub fn weights_options(engine: Engine) -> &'static [(&'static str, &'static str)] {
-    engine.spec().weights.options()
-}
-
 /// Train the model, or run it: the `task` key, as two buttons.
 #[component]
 pub fn TaskSwitch(page: Page) -> impl IntoView {
@@ -342,28 +335,6 @@ fn layer_split(page: Page, v: &Served) -> impl IntoView {
                 })
                 .collect_view()}
         </ul>
-    }
-}
-
-/// What the estimate does not model for this run, next to the answer.
-#[component]
-pub fn Caveats(page: Page) -> impl IntoView {
-    let caveats = Memo::new(move |_| {
-        page.primary
-            .with(|e| e.as_ref().map(|e| e.caveats.clone()).unwrap_or_default())
-    });
-    move || {
-        let c = caveats.get();
-        (!c.is_empty()).then(|| {
-            view! {
-                <div class="caveats" data-testid="caveats">
-                    <p><strong>"Not modelled here:"</strong></p>
-                    <ul>
-                        {c.into_iter().map(|c| view! { <li>{c}</li> }).collect_view()}
-                    </ul>
-                </div>
-            }
-        })
     }
 }
 

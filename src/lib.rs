@@ -178,6 +178,13 @@ impl Page {
         });
     }
 
+    /// Applies an imported config to the form: the model's keys are
+    /// replaced by the import's `changes`, then `extra` is set (the Hub id,
+    /// a link's dropout).
+    pub fn apply_import(&self, changes: &[(String, String)], extra: &[(Key, String)]) {
+        self.form.update(|f| query::apply_import(f, changes, extra));
+    }
+
     /// Whether the form shows `key`'s field: the scenario reads it, or the
     /// form holds it (with the notice that says it is not used).
     pub fn shows(&self, key: Key) -> bool {

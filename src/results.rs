@@ -220,7 +220,7 @@ pub fn Totals(page: Page) -> impl IntoView {
                 </p>
             }))}
             <Notes page=page/>
-            <crate::infer::Caveats page=page/>
+            <Caveats page=page/>
             {move || seed().map(|(s, diff)| view! {
                 <p class="seed" data-testid="seed-total" data-bytes=s.to_string()>
                     {format!("The seed formula says {} ({diff:+.0}% vs vramfit)", page.show(Bytes(s)))}
@@ -438,4 +438,26 @@ pub fn peak_place(e: &Estimate) -> String {
 /// The estimate's peak as a short line (for chart captions).
 pub fn peak_line(page: Page, e: &Estimate) -> String {
     format!("peak {} {}", page.show(e.peak_total_bytes), peak_place(e))
+}
+
+/// What the estimate does not model for this run, next to the answer.
+#[component]
+pub fn Caveats(page: Page) -> impl IntoView {
+    let caveats = Memo::new(move |_| {
+        page.primary
+            .with(|e| e.as_ref().map(|e| e.caveats.clone()).unwrap_or_default())
+    });
+    move || {
+        let c = caveats.get();
+        (!c.is_empty()).then(|| {
+            view! {
+                <div class="caveats" data-testid="caveats">
+                    <p><strong>"Not modelled here:"</strong></p>
+                    <ul>
+                        {c.into_iter().map(|c| view! { <li>{c}</li> }).collect_view()}
+                    </ul>
+                </div>
+            }
+        })
+    }
 }
