@@ -20,19 +20,18 @@ pub(crate) struct Tally {
     at: [u128; 10],
 }
 
-/// The allocated components in declaration order (all but overhead).
-const ALLOC: [Component; 10] = [
-    Component::Parameters,
-    Component::KvCache,
-    Component::OptimizerState,
-    Component::Gradients,
-    Component::OptimizerTemporaries,
-    Component::WeightCopies,
-    Component::Activations,
-    Component::Logits,
-    Component::Retained,
-    Component::Engine,
-];
+/// The allocated components in declaration order: [`Component::ALL`]
+/// but its last, `Overhead`.
+const ALLOC: [Component; 10] = {
+    let mut out = [Component::Parameters; 10];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Component::ALL[i];
+        i += 1;
+    }
+    out
+};
+const _: () = assert!(matches!(Component::ALL[10], Component::Overhead));
 
 /// A component's place in a [`Tally`]: `ALLOC` follows the declaration
 /// order of [`Component`], so it is the component's own index (Overhead,
