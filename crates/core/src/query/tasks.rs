@@ -153,11 +153,15 @@ fn unread_because(i: &Inference, f: &Field) -> String {
 fn sized_by(engine: Engine, key: Key) -> &'static str {
     let spec = engine.spec();
     let by_request = spec.context == ContextBy::Request;
-    match key {
-        Key::Batch => spec.words.sequences,
-        Key::Prompt | Key::New | Key::MinNew if !by_request => spec.words.request,
-        Key::Ctx if by_request => spec.words.request,
-        _ => "",
+    // `batch`: its sequences; a request's tokens to an engine sized by its
+    // context, or a context to one that runs the request's tokens.
+    let by_tokens = matches!(key, Key::Prompt | Key::New | Key::MinNew);
+    if key == Key::Batch {
+        spec.words.sequences
+    } else if (by_tokens && !by_request) || (key == Key::Ctx && by_request) {
+        spec.words.request
+    } else {
+        ""
     }
 }
 
