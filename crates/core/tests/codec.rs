@@ -256,6 +256,9 @@ fn notice_messages() {
         "task=infer&engine=vllm&model=llama3.1-8b&ctx=200000",
         "task=infer&engine=vllm&ctx=auto&block_size=0",
         "task=infer&model=gpt2-124m&prompt=1000&new=100",
+        // Issue 29: N new tokens feed prompt + N - 1 positions (2,048 here: runs).
+        "task=infer&engine=transformers&model=santacoder&prompt=2040&new=9",
+        "task=infer&engine=transformers&model=santacoder&prompt=2041&new=9",
         "task=infer&model=gemma2-2b&attn=sdpa",
         "task=infer&model=mixtral-8x7b&weights=gptq",
         "task=infer&weights=bf16&group_size=64&double_quant=true",

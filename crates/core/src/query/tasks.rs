@@ -336,9 +336,11 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
     }
 }
 
-/// A learned position table's limit on prompt + new (PyTorch fails at
-/// the position embedding past it): `new` kept up to half the table, the
-/// prompt up to the rest; a typed value that had to change is refused with
+/// A learned position table's limit on the positions `generate` feeds,
+/// prompt + new − 1 (N new tokens take N forwards and the last token is
+/// never fed back: `GenerationMixin._sample`, transformers 5.23; PyTorch
+/// fails at the position embedding past the table): `new` kept up to half
+/// the table, the prompt up to the rest; a typed value that had to change is refused with
 /// the reason and the value used (an untyped default is fitted silently,
 /// as training's `seq`).
 fn fit_positions(
@@ -349,8 +351,14 @@ fn fit_positions(
 ) {
     let i = &mut s.infer;
     let new = i.new.get().min(positions / 2).max(1);
-    let prompt = i.prompt.get().min(positions.saturating_sub(new)).max(1);
-    let why = format!("{positions} learned positions: prompt + new must be at most {positions}");
+    let prompt = i
+        .prompt
+        .get()
+        .min((positions + 1).saturating_sub(new))
+        .max(1);
+    let why = format!(
+        "{positions} learned positions: prompt + new - 1 must be at most {positions} (the last new token is never fed back)"
+    );
     for (key, now, used) in [
         (Key::New, i.new.get(), new),
         (Key::Prompt, i.prompt.get(), prompt),
@@ -412,7 +420,8 @@ fn model_limits(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notic
                 }
                 s.infer.attn = Attn::Eager;
             }
-            let len = i.prompt.get().saturating_add(i.new.get());
+            // The positions fed: the last new token never is (see `fit_positions`).
+            let len = i.prompt.get().saturating_add(i.new.get()) - 1;
             if learned && len > a.positions {
                 fit_positions(s, texts, notices, a.positions);
             } else if a.positions > 0 && len > a.positions {

@@ -85,7 +85,8 @@ fn weights_change(kind: WeightsKind, w: &'static str) -> Vec<(Key, &'static str)
 
 /// An inference run's longest context that fits: transformers' longest
 /// prompt (with `new` tokens after it), vLLM's longest `max_model_len`;
-/// at most the model's positions when it has them.
+/// at most the model's positions when it has them (transformers feeding
+/// prompt + new - 1 of them).
 pub fn max_context(s: &Scenario, capacity: Bytes) -> Option<(Key, u32)> {
     let positions = s.arch.map_or(0, |a| a.positions);
     let top = if positions > 0 {
@@ -95,7 +96,12 @@ pub fn max_context(s: &Scenario, capacity: Bytes) -> Option<(Key, u32)> {
     };
     match s.infer.engine {
         Engine::Transformers | Engine::Mlx => {
-            let room = top.saturating_sub(s.infer.new.get()).max(Tokens::MIN);
+            // `generate` feeds prompt + new - 1 positions (the last new
+            // token is never fed back, as the codec's limit says).
+            let fed = u32::from(s.infer.engine == Engine::Transformers);
+            let room = (top.saturating_add(fed).min(Tokens::MAX))
+                .saturating_sub(s.infer.new.get())
+                .max(Tokens::MIN);
             largest_fitting(s, Key::Prompt, Tokens::MIN, room, capacity).map(|n| (Key::Prompt, n))
         }
         Engine::Vllm | Engine::Llamacpp | Engine::Ollama => {
