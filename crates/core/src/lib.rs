@@ -9,6 +9,7 @@
 //! import rules between the wings are held by `tests/layers.rs`.
 #![warn(clippy::too_many_lines)]
 
+pub mod caching;
 mod choice;
 pub mod clip;
 pub mod component;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// the parts below it, never one above (so no cycle spans two parts).
 /// Parts on one line import nothing of each other.
 const PARTS: &[&[&str]] = &[
-    &["units", "choice", "clip", "error", "wire"],
+    &["units", "choice", "clip", "error", "wire", "caching"],
     &["text", "component", "gpus"],
     &["terms", "model"],
     &["inputs", "report"],
