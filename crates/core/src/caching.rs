@@ -681,15 +681,17 @@ pub fn replay(events: &[Event], config: Config, limit: u64) -> Result<Stats, Out
 }
 
 /// The least room (a multiple of 2 MiB, the device's page) with which the
-/// program completes, searched between its allocated and reserved peaks:
+/// program completes, searched between its requested and reserved peaks:
 /// below the reserved peak when releasing cached segments at the limit
 /// (slower steps) is enough.
 pub fn min_capacity(events: &[Event], config: Config) -> Result<u64, OutOfMemory> {
     let free = replay(events, config, u64::MAX)?;
     let page = ROUND_LARGE;
     let mut hi = free.peak_reserved.div_ceil(page);
-    // Fewer pages than the allocated peak cannot hold it.
-    let mut lo = free.peak_allocated.div_ceil(page).saturating_sub(1);
+    // Fewer pages than the requested peak cannot hold it (the allocated
+    // peak can be lower on a smaller device: with `max_split_size`, an
+    // oversize block reused whole there is a segment of the right size).
+    let mut lo = free.peak_requested.div_ceil(page).saturating_sub(1);
     // Invariant: `hi` pages complete, `lo` pages do not (or `lo` is 0).
     while lo + 1 < hi {
         let mid = lo + (hi - lo) / 2;
