@@ -50,10 +50,11 @@ stays like for like)
   1. SDPA kernel choice (`F.scaled_dot_product_attention` replaced by `sdpa_cuda_like`): the
      backend CUDA's `select_sdp_backend` would take (flash -> memory-efficient -> math; cuDNN is
      not modelled) is chosen from the inputs, and that kernel's outputs are allocated: flash =
-     output in (B, L, H, Dv) layout + fp32 logsumexp (B, H, L); memory-efficient = bool mask
-     converted to the query dtype (zeros_like + logical_not temporary), padded to a multiple of 16
-     along the key axis when needed (expanded to all heads), output (B, L, H, Dv), no logsumexp
-     under no_grad; math = the composite (same ops on both devices). The values are computed by
+     output in (B, L, H, Dv) layout + fp32 logsumexp (B, H, L); memory-efficient (grouped-query
+     heads natively, as torch 2.15 on NVIDIA GPUs) = bool mask converted to the query dtype
+     (where(mask, 0, -inf), as torch 2.15's convert_boolean_attn_mask), padded to a multiple of 8
+     along the key axis when needed (pad_bias<8>, then expanded to all heads as a view), output
+     (B, L, H, Dv), no logsumexp under no_grad; math = the composite (same ops on both devices). The values are computed by
      the CPU kernel with the meter paused (not counted). On the CPU, flash takes masks and fp32
      and math takes DeepSeek's unequal q/v head dims, so the CPU allocations differ.
   2. MoE decode: GenerationMixin._optimize_model_for_decode switches `grouped_mm` experts to
@@ -462,9 +463,13 @@ def install_cuda_like(tracker_ref):
                 and not (is_causal and L != S) and (not gqa or enable_gqa)):
             return "flash"
         # memory-efficient (can_use_mem_efficient_attention): q/k head dims equal, aligned to 8
-        # (half) / 4 (fp32) on sm80+, no GQA
+        # (half) / 4 (fp32) on sm80+; grouped-query heads natively on NVIDIA CUDA since torch 2.15
+        # (check_batch_size_and_num_heads_dense<supports_gqa=true, true, supports_mqa=true>:
+        # Hk == Hv, Hq % Hk == 0, with enable_gqa or a single key/value head)
         align = 8 if half else 4
-        if E == Ek and E % align == 0 and Ev % align == 0 and not gqa:
+        Hv = v.shape[-3]
+        heads_ok = not gqa or (Hk == Hv and H % Hk == 0 and (enable_gqa or Hk == 1))
+        if E == Ek and E % align == 0 and Ev % align == 0 and heads_ok:
             return "efficient"
         return "math"
 
@@ -474,9 +479,8 @@ def install_cuda_like(tracker_ref):
         backend = choose_backend(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
         if backend == "math" or tr is None:
             conv = attn_mask
-            if attn_mask is not None and attn_mask.dtype == torch.bool:
-                conv = torch.zeros_like(attn_mask, dtype=query.dtype)
-                conv.masked_fill_(attn_mask.logical_not(), float("-inf"))
+            if attn_mask is not None and attn_mask.dtype == torch.bool:  # convert_boolean_attn_mask
+                conv = torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype))
             return torch.ops.aten._scaled_dot_product_attention_math(
                 query, key, value, conv, dropout_p, is_causal, None, scale=scale, enable_gqa=enable_gqa)[0]
         with tr.pause():  # the values, from the CPU kernel (not counted)
@@ -495,14 +499,14 @@ def install_cuda_like(tracker_ref):
         m = None
         if attn_mask is not None:
             m = attn_mask
-            if m.dtype == torch.bool:  # convert_boolean_attn_mask
-                m = torch.zeros_like(attn_mask, dtype=query.dtype)
-                m.masked_fill_(attn_mask.logical_not(), float("-inf"))
-            m = m.expand(B, H, L, S)  # preprocess_mask
-            if S % 16 != 0:
-                m = F.pad(m, (0, 16 - S % 16))[..., :S]
-            elif m.stride(0) % 16 or m.stride(1) % 16 or m.stride(2) % 16:
-                m = m.contiguous()
+            if m.dtype == torch.bool:  # convert_boolean_attn_mask (torch 2.15): where(mask, 0, -inf)
+                m = torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype))
+            # preprocess_mask: padded to a multiple of 8 keys (pad_bias<8>) unless aligned, then
+            # expanded (a view) to all heads
+            if any(st % 8 for st in m.stride()[:-1]) or m.stride(-1) != 1:
+                pc = 8 - S % 8
+                m = F.pad(m, (0, pc))[..., :S]
+            m = m.expand(B, H, L, S)
         out = torch.empty((B, L, H, Ev), dtype=query.dtype, device=query.device).transpose(1, 2)
         lse = torch.empty((B, H, 0), dtype=torch.float32, device=query.device)
         out.copy_(ref)
@@ -1397,23 +1401,24 @@ class GenerateProgram:
         S, A = self.S, self.A
         B, dt = A.B, A.dt
         half = dt == 2
-        gqa = Hq != Hk
         if mask is None and half and hdq == hdv <= 256:
             out = S.a(dt * B * q * Hq * hdv)      # (B, q, H, d) output
             lse = S.a(4 * B * Hq * q)             # fp32 logsumexp
             S.f(lse)
             return out
         align = 8 if half else 4
-        if not (hdq % align == 0 and hdv % align == 0 and not gqa):
+        # grouped-query heads: native in the memory-efficient kernel since torch 2.15 (gqa here
+        # means enable_gqa=True: repeat_kv and pack_gqa leave equal head counts)
+        if not (hdq % align == 0 and hdv % align == 0):
             return self.attn_math(q, Hq, Hk, Skv, hdq, hdv, mask, q_is_causal)
         m = None
         if mask is not None:
             qm = qm or q                          # the mask's query length (pack_gqa leaves it at 1)
-            m = S.a(dt * B * qm * Skv)            # convert_boolean_attn_mask: zeros_like (batch-expanded)
-            nm = S.a(B * qm * Skv)                # logical_not
-            S.f(nm)
-            if Skv % 16:                          # preprocess_mask: pad to 16 (expanded to all heads)
-                pd = S.a(dt * B * Hq * q * (Skv + 16 - Skv % 16))
+            s0, s1 = S.a(dt), S.a(dt)             # convert_boolean_attn_mask (torch 2.15):
+            m = S.a(dt * B * qm * Skv)            # where(mask, 0, -inf), batch-expanded
+            S.f(s1, s0)
+            if Skv % 8:                           # preprocess_mask: pad_bias<8>, then expand (a view)
+                pd = S.a(dt * B * qm * (Skv + 8 - Skv % 8))
                 S.f(m)
                 m = pd
         out = S.a(dt * B * q * Hq * hdv)          # no logsumexp under no_grad
