@@ -492,6 +492,18 @@ impl Forward<'_> {
 
     /// CUDA's SDPA backend choice (flash, then memory-efficient, then
     /// math) and what that kernel allocates.
+    ///
+    /// torch 2.15 (`sdp_utils.cpp: can_use_mem_efficient_attention`) runs
+    /// grouped-query heads (`enable_gqa`) in the memory-efficient kernel
+    /// natively on NVIDIA GPUs (`check_batch_size_and_num_heads_dense<
+    /// supports_gqa = true, .., supports_mqa = true>`; the wheel's
+    /// `scaled_dot_product_attention` docstring: "Memory-efficient attention
+    /// also supports GQA on NVIDIA CUDA"): an fp32 model's grouped heads
+    /// never reach the math kernel's (q, kv) scores. A boolean mask becomes
+    /// the bias by `attention.cpp: convert_boolean_attn_mask` =
+    /// `where(mask, 0, -inf)` (two scalars and the output, no `logical_not`
+    /// copy), which `preprocess_mask` pads to a multiple of 8 keys
+    /// (`pad_bias<8>`) before expanding it (a view) to every head.
     fn attn_kernel(
         &mut self,
         q: u128,
@@ -501,7 +513,7 @@ impl Forward<'_> {
         mask: bool,
         qm: u128,
     ) -> Id {
-        let (hq, hk) = heads;
+        let (hq, _) = heads;
         let (hdq, hdv) = hd;
         let (b, dt) = (self.d.b, self.d.dt);
         let half = dt == 2;
@@ -512,20 +524,19 @@ impl Forward<'_> {
             return out;
         }
         let align = if half { 8 } else { 4 };
-        if !(hdq % align == 0 && hdv % align == 0 && hq == hk) {
+        if !(hdq % align == 0 && hdv % align == 0) {
             return self.attn_math(q, heads, kv, hd, !mask && qm > 1);
         }
         let s = self.s();
         let mut m = None;
         if mask {
-            // convert_boolean_attn_mask: zeros_like (batch-expanded), logical_not
-            let z = s.a(dt * b * qm * kv);
-            let nm = s.a(b * qm * kv);
-            s.free(nm);
-            m = Some(z);
-            if !kv.is_multiple_of(16) {
-                // preprocess_mask: padded to 16, expanded to all heads
-                let pd = s.a(dt * b * hq * q * (kv + 16 - kv % 16));
+            // convert_boolean_attn_mask: where(mask, 0, -inf), batch-expanded
+            let (s0, s1) = (s.a(dt), s.a(dt));
+            m = Some(s.a(dt * b * qm * kv));
+            s.f(&[Some(s1), Some(s0)]);
+            if !kv.is_multiple_of(8) {
+                // preprocess_mask: pad_bias<8>, then expanded (a view)
+                let pd = s.a(dt * b * qm * (kv + 8 - kv % 8));
                 s.f(&[m]);
                 m = Some(pd);
             }
@@ -535,8 +546,8 @@ impl Forward<'_> {
         out
     }
 
-    /// `_scaled_dot_product_attention_math` (fp32; the only path here in
-    /// which it runs is an fp32 model with grouped-query heads).
+    /// `_scaled_dot_product_attention_math` (fp32; it runs here only for
+    /// head widths the memory-efficient kernel cannot align).
     fn attn_math(
         &mut self,
         q: u128,
