@@ -307,6 +307,22 @@ pub enum OverheadRule {
     ContextOnly { ctx_mib: u32, engine: &'static str },
 }
 
+impl OverheadRule {
+    /// What the rule leaves out, said beside the estimate: the caching
+    /// allocator's reserve is a percentage here, not a replay of this run
+    /// (`caching.rs` replays measured traces: `scripts/measure/allocator/NOTES.md`).
+    pub fn caveat(self) -> Option<&'static str> {
+        match self {
+            OverheadRule::ContextAndReserve { .. } => Some(
+                "PyTorch's caching allocator is not replayed for this run: the default 5% reserve is the median it needed above the allocated peak on fourteen measured training runs (1% to 23%); PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True kept every one under 2%",
+            ),
+            OverheadRule::None
+            | OverheadRule::ContextOutsideBudget { .. }
+            | OverheadRule::ContextOnly { .. } => None,
+        }
+    }
+}
+
 /// The overall result of one method for one scenario.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Estimate {

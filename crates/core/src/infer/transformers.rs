@@ -247,6 +247,7 @@ pub fn estimate(
         ..Served::default()
     }));
     e.caveats = caveats(inf);
+    e.caveats.extend(e.overhead.caveat().map(String::from));
     Ok(e)
 }
 

@@ -69,6 +69,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         ctx_mib: s.overhead.cuda_ctx_mib,
         reserve_pct: s.overhead.reserve_pct,
     };
+    e.caveats.extend(e.overhead.caveat().map(String::from));
     e.host_bytes = host_bytes;
     e.pageable_bytes = pageable_bytes;
     e.host_terms = host_terms;
