@@ -125,8 +125,11 @@ impl Scenario {
 }
 
 impl Default for Overhead {
-    /// The CUDA context is assumed, not measured here: a CUDA 12 context
-    /// with lazy module loading takes roughly 0.3–1 GiB. The reserve is near
+    /// The CUDA context is assumed, not measured here: published readings
+    /// of a context with lazy module loading before any workload kernel
+    /// are 254 MiB (torch 1.13) and 426 MiB (torch 2.10, CUDA 13, RTX 6000
+    /// Ada) (`tests/fixtures/cuda_context.jsonl`); a workload's kernels add
+    /// to it as they first run. The reserve is near
     /// the median of what the caching allocator needs above the allocated
     /// peak to complete a training run: 4.1% (1.2 to 23%) over fourteen
     /// harness traces replayed through its port, plain segments
