@@ -90,7 +90,8 @@ pub struct Stats {
 /// `torch.OutOfMemoryError`: the request could not be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfMemory {
-    /// The segment (or pages) the allocator asked the device for.
+    /// "Tried to allocate" of PyTorch's message: the segment size of the
+    /// rounded request (`get_allocation_size`, expandable segments too).
     pub requested: u64,
     /// "allocated by PyTorch" at the failure.
     pub allocated: u64,
@@ -200,6 +201,7 @@ impl Allocator {
         }
     }
 
+    /// The counters now.
     pub fn stats(&self) -> Stats {
         self.stats
     }
@@ -209,32 +211,22 @@ impl Allocator {
         let size = round_size(bytes);
         let pool = Pool::of(size);
         let alloc_size = allocation_size(size);
-        let found = match self.free_block(stream, pool, size) {
-            Some(id) => Some(id),
-            None => self.new_block(stream, pool, size, alloc_size),
-        };
-        let found = match found {
-            Some(id) => Some(id),
-            None if self.release_available(stream, pool, size) => {
-                self.new_block(stream, pool, size, alloc_size)
-            }
-            None => None,
-        };
-        let found = match found {
-            Some(id) => Some(id),
-            None => {
+        let found = self
+            .free_block(stream, pool, size)
+            .or_else(|| self.new_block(stream, pool, size, alloc_size))
+            .or_else(|| {
+                self.release_available(stream, pool, size)
+                    .then(|| self.new_block(stream, pool, size, alloc_size))
+                    .flatten()
+            })
+            .or_else(|| {
                 self.release_cached();
                 self.stats.retries += 1;
                 self.new_block(stream, pool, size, alloc_size)
-            }
-        };
+            });
         let Some(id) = found else {
             return Err(OutOfMemory {
-                requested: if self.config.expandable_segments {
-                    size
-                } else {
-                    alloc_size
-                },
+                requested: alloc_size,
                 allocated: self.stats.allocated,
                 reserved: self.stats.reserved,
             });
