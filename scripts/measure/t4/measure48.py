@@ -277,7 +277,9 @@ def run(args):
             import peft
             if args.gc == "reentrant":
                 model.enable_input_require_grads()   # TRL 0.13 does this before get_peft_model
-            targets = [t.strip() for t in args.lora_targets.split(",") if t.strip()]
+            # peft reads the string "all-linear" (a list holding it names a module)
+            targets = ("all-linear" if args.lora_targets == "all-linear"
+                       else [t.strip() for t in args.lora_targets.split(",") if t.strip()])
             lcfg = peft.LoraConfig(r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
                                    target_modules=targets, task_type="CAUSAL_LM")
             _orig_to = torch.nn.Module.to

@@ -469,6 +469,27 @@ def make_optimizer(name, params):
     raise ValueError(name)
 
 
+def install_fa2emu_real():
+    """measure48.py's flash-attn 2.7.3 emulation, on real tensors: `torch.empty` outputs and gradients
+    are zero-filled in place (no allocation) so that the values the router sees stay finite."""
+    import measure48 as M48
+    base = M48.FA2Emu
+
+    class FA2EmuReal(base):
+        @staticmethod
+        def forward(ctx, q, k, v, dropout_p, is_grad):
+            out = base.forward(ctx, q, k, v, dropout_p, is_grad)
+            return out.zero_()
+
+        @staticmethod
+        def backward(ctx, dout):
+            grads = base.backward(ctx, dout)
+            return tuple(g.zero_() if g is not None else None for g in grads)
+
+    M48.FA2Emu = FA2EmuReal
+    M48.install_fa2emu()
+
+
 def run(args):
     import transformers
     import peft
@@ -507,7 +528,11 @@ def run(args):
         patch_autocast_query()
 
     # -- load (outside the meter; every tensor that survives is registered below) --
-    kw = {_DTYPE_KW(): load_dtype, "attn_implementation": args.attn, "device_map": {"": "cpu"}}
+    attn_impl = args.attn
+    if args.attn == "fa2emu":
+        install_fa2emu_real()
+        attn_impl = "flash_attention_2"
+    kw = {_DTYPE_KW(): load_dtype, "attn_implementation": attn_impl, "device_map": {"": "cpu"}}
     if int(transformers.__version__.split(".")[0]) < 5:
         # transformers 4.x refuses bitsandbytes without CUDA (no multi-backend bnb): skip that check only
         from transformers.quantizers import quantizer_bnb_4bit as _Q4, quantizer_bnb_8bit as _Q8
@@ -650,7 +675,9 @@ def run(args):
     res = dict(
         model=name, family=spec["model_type"], mode="real", device="cpu", dtype=dtype_name,
         optim=args.optim, batch=B, seq=L, grad_ckpt=bool(args.gc), gc_reentrant=gc_reentrant,
-        attn=args.attn, lora=True, lora_r=args.lora_r,
+        attn="flash_attention_2" if args.attn == "fa2emu" else args.attn,
+        attn_emulated="flash-attn 2.7.3 (csrc/flash_attn/flash_api.cpp) allocations" if args.attn == "fa2emu" else None,
+        lora=True, lora_r=args.lora_r,
         lora_alpha=args.lora_alpha if args.lora_alpha is not None else 2 * args.lora_r,
         lora_targets=args.lora_targets, lora_dropout=args.lora_dropout, keep_outputs=False,
         dropout0=False, cuda_like=True, iters=args.iters, fwd_only=False,
@@ -1451,7 +1478,9 @@ def parse(argv):
                     help="TRL 0.13's peft_module_casting_to_bf16 after get_peft_model (embeddings/head back to bf16)")
     ap.add_argument("--optim", default="adamw_fused", choices=["adamw", "adamw_foreach", "adamw_forloop", "adamw_fused", "adamw_bnb_8bit",
                              "adamw_8bit", "paged_adamw_8bit", "paged_adamw_32bit", "paged_adamw"])
-    ap.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"])
+    ap.add_argument("--attn", default="sdpa", choices=["sdpa", "eager", "fa2emu"],
+                    help="fa2emu: flash_attention_2 with flash-attn 2.7.3's allocations (measure48.py's FA2Emu), "
+                         "its outputs and gradients zero-filled in place so real-tensor routing stays finite")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--iters", type=int, default=2)
