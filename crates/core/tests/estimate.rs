@@ -200,6 +200,30 @@ fn lora_on_per_expert_linears_counts_every_expert() {
     }
 }
 
+/// transformers 5's stacked experts under named targets: peft 0.21 turns
+/// transformers 4's per-expert names (`gate_proj`, `up_proj`, `down_proj`
+/// for DeepSeek and Qwen-MoE) into target parameters of the 3-D experts and
+/// drops them from the target modules, so the dense and shared MLPs keep no
+/// adapter; "all-linear" adapts the router too.
+#[test]
+fn lora_names_of_per_expert_linears_adapt_stacked_experts() {
+    // Source: `n_trainable` of the harness (transformers 5.23, peft 0.21.2)
+    // on DeepSeek-V2-Lite's published config, bf16, 2 x 512, r 16
+    // (tag issue29:dsv2-lite-named-targets: 358,116,352; all-linear:
+    // 358,994,944, the router's 26 x 16 x (2048 + 64) more).
+    let q = "model=deepseek-v2-lite&dtype=bf16&batch=2&seq=512&lora_r=16";
+    for (targets, trainable) in [
+        (
+            "q_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj,gate_proj,up_proj,down_proj",
+            358_116_352,
+        ),
+        ("all", 358_994_944),
+    ] {
+        let e = est(&format!("{q}&lora_targets={targets}"));
+        assert_eq!(e.trainable_params, trainable, "{targets}");
+    }
+}
+
 #[test]
 fn eager_attention_stores_seq_squared_scores() {
     // Eager keeps the fp32 softmax and its bf16 cast (6 B per score under

@@ -351,17 +351,23 @@ impl Targets {
             && (m.proj.within(self.selected(m.name)) || self.names & m.name.bit() != 0)
     }
 
-    /// The projections selected for a module called `name`: per-expert
-    /// linears' names (Mixtral's `w1` is the gate) select the stacked
-    /// experts' projections too, as peft 0.21 converts transformers 4's
-    /// names for transformers 5's 3-D experts
-    /// (`utils/transformers_weight_conversion.py`).
+    /// The projections selected for a module called `name`: transformers
+    /// 4's per-expert linears' names select the stacked experts'
+    /// projections too (Mixtral's `w1` is the gate; Qwen-MoE's and
+    /// DeepSeek's `gate_proj`, `up_proj`, `down_proj`), as peft 0.21
+    /// converts them for transformers 5's 3-D experts
+    /// (`utils/transformers_weight_conversion.py`,
+    /// `_convert_peft_config_moe`: such a name becomes a target parameter
+    /// of the experts and leaves the target modules, so the family's dense
+    /// and shared MLPs are not adapted: `Family::module`). A name the
+    /// family has no per-expert linear for is refused before
+    /// ([`Targets::misfit`]).
     fn selected(self, name: ModuleName) -> Proj {
         if self.names == 0 || name.kind() != ModuleKind::Expert {
             return self.proj;
         }
         self.names()
-            .filter(|n| n.kind() == ModuleKind::ExpertLinear)
+            .filter(|n| matches!(n.kind(), ModuleKind::ExpertLinear | ModuleKind::Mlp))
             .fold(self.proj, |p, n| p.or(n.proj()))
     }
 
