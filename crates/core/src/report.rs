@@ -314,7 +314,7 @@ impl OverheadRule {
     pub fn caveat(self) -> Option<&'static str> {
         match self {
             OverheadRule::ContextAndReserve { .. } => Some(
-                "PyTorch's caching allocator is not replayed for this run: on fourteen measured training runs it needed 1% to 23% above the allocated peak (median 4%; the reserve here is 5%), and a GPU with room showed 2% to 42% more (31% for a 13B generate at batch 4); expandable_segments:True kept all under 2%",
+                "PyTorch's caching allocator is not replayed for this run: on fourteen measured training runs it needed 1% to 23% above the allocated peak (median 4%; the default reserve is 5%), and a GPU with room showed 2% to 42% more (31% for a 13B generate at batch 4); expandable_segments:True kept all under 2%",
             ),
             OverheadRule::None
             | OverheadRule::ContextOutsideBudget { .. }
