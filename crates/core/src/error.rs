@@ -19,6 +19,9 @@ pub enum EstimateError {
     /// The engine refuses the settings before it reads any memory (its
     /// message).
     Engine(String),
+    /// What the model has that this workload's estimate does not model yet
+    /// (a refusal, never an estimate of something else).
+    NotModelled(&'static str),
 }
 
 impl fmt::Display for EstimateError {
@@ -39,6 +42,7 @@ impl fmt::Display for EstimateError {
                 "the seed formula estimates training only; running a model needs its architecture",
             ),
             EstimateError::Engine(why) => f.write_str(why),
+            EstimateError::NotModelled(why) => f.write_str(why),
         }
     }
 }

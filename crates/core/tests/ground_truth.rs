@@ -574,7 +574,9 @@ fn every_family_is_measured() {
             *count.entry(family).or_default() += 1;
         }
     }
-    for f in Family::ALL {
+    // The Gated DeltaNet hybrids are not measured in training yet, and
+    // training them is refused (`tests/estimate.rs`, `presets_all_estimate`).
+    for f in Family::ALL.iter().filter(|f| f.spec().linear.is_none()) {
         let n = count.get(f.key()).copied().unwrap_or(0);
         assert!(n >= 6, "{}: {n} measured rows", f.key());
     }

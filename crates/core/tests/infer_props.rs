@@ -47,6 +47,10 @@ proptest! {
     #[test]
     fn parts_sum_to_every_phase(p in 0usize..64, w in 0usize..4, b in 1u32..9, prompt in 1u32..3000, new in 1u32..300) {
         let weights = ["bf16", "nf4", "int8", "fp32"][w];
+        // transformers refuses a Gated DeltaNet hybrid (`tests/hybrid.rs`).
+        if PRESETS[p % PRESETS.len()].arch.family.spec().linear.is_some() {
+            return Ok(());
+        }
         let Some(s) = decoded(&transformers(p, weights, b, prompt, new)) else { return Ok(()) };
         let e = infer::estimate(&s.infer_run()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for ph in &e.phases {
@@ -207,11 +211,18 @@ fn local_runners_estimate_every_preset() {
             format!("task=infer&engine=ollama&model={}&gpu=rtx-4090", p.id),
             format!("task=infer&engine=mlx&model={}&gpu=m3-max-128", p.id),
         ] {
-            if let Err(e) = decoded(&q)
+            let got = decoded(&q)
                 .ok_or("refused".to_string())
-                .and_then(|s| infer::estimate(&s.infer_run()).map_err(|e| e.to_string()))
-            {
-                failed.push(format!("{q}: {e}"));
+                .and_then(|s| infer::estimate(&s.infer_run()).map_err(|e| e.to_string()));
+            // A Gated DeltaNet hybrid: its GGUF is not predicted (a read
+            // header is estimated) and MLX's cache for it is not modelled;
+            // each refusal says so.
+            let hybrid = p.arch.family.spec().linear.is_some();
+            match got {
+                Err(e) if hybrid && (e.contains("hybrid")) => {}
+                Ok(_) if !hybrid => {}
+                Ok(_) => failed.push(format!("{q}: estimated a hybrid")),
+                Err(e) => failed.push(format!("{q}: {e}")),
             }
         }
     }

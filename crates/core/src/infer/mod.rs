@@ -24,7 +24,11 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let Some(&a) = s.arch else {
         return Err(EstimateError::NeedsArchitecture);
     };
+    let hybrid = a.family.spec().linear.is_some();
     match s.infer.engine {
+        Engine::Transformers | Engine::Vllm | Engine::Mlx if hybrid => {
+            Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED))
+        }
         Engine::Transformers => transformers::estimate(&a, s.infer, s.overhead),
         Engine::Vllm => vllm::estimate(&a, s.infer, s.overhead, s.capacity.bytes()),
         Engine::Llamacpp | Engine::Ollama => {
@@ -38,6 +42,12 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         Engine::Mlx => local::estimate::mlx_estimate(&a, s.infer),
     }
 }
+
+/// The refusal of an engine whose hybrid rules are not modelled yet:
+/// transformers' `LinearAttentionLayer` cache and the DeltaNet forward's
+/// temporaries, vLLM's `MambaSpec` pages and the attention block size it
+/// raises to match them, MLX's `ArraysCache`.
+const HYBRID_NOT_MODELLED: &str = "this engine's memory for a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6, Qwen3-Next: a recurrent state per sequence beside the full-attention layers' cache) is not modelled yet: use engine=llamacpp";
 
 /// What must fit, by component: the peak's, or for an engine that takes
 /// more than it needs (vLLM's pool) the peak with the key/value cache it

@@ -115,6 +115,21 @@ arch_nums! {
     SlidingLayers = "sliding_layers", sliding_layers, "Sliding-window layers",
         "How many layers use the sliding window (Gemma 2: every other one, Gemma 3: five of six, Mistral: all).",
         0, 1 << 14;
+    LinearLayers = "linear_layers", linear_layers, "Linear-attention layers",
+        "Hybrid models (Qwen3.5, Qwen3-Next): how many layers are Gated DeltaNet (linear_attention in layer_types), with a recurrent state instead of a key/value cache; the others are full attention.",
+        0, 1 << 14;
+    LinearKHeads = "linear_k_heads", linear_k_heads, "DeltaNet key heads",
+        "Gated DeltaNet: query/key heads (linear_num_key_heads).", 0, 1 << 14;
+    LinearVHeads = "linear_v_heads", linear_v_heads, "DeltaNet value heads",
+        "Gated DeltaNet: value heads (linear_num_value_heads), a multiple of the key heads; the state is value heads × key dim × value dim.",
+        0, 1 << 14;
+    LinearKDim = "linear_k_dim", linear_k_dim, "DeltaNet key head dimension",
+        "Gated DeltaNet: width of one query/key head (linear_key_head_dim).", 0, 1 << 20;
+    LinearVDim = "linear_v_dim", linear_v_dim, "DeltaNet value head dimension",
+        "Gated DeltaNet: width of one value head (linear_value_head_dim).", 0, 1 << 20;
+    LinearConv = "linear_conv", linear_conv, "DeltaNet convolution kernel",
+        "Gated DeltaNet: the causal convolution's kernel (linear_conv_kernel_dim); its state keeps kernel - 1 steps.",
+        0, 1 << 10;
 }
 
 /// A decoder-only transformer, as its `config.json` describes it.
@@ -159,6 +174,14 @@ pub struct Architecture {
     /// use it.
     pub sliding_window: u32,
     pub sliding_layers: u32,
+    /// Hybrid models: the Gated DeltaNet layers (0: none), their key and
+    /// value heads, head widths and convolution kernel.
+    pub linear_layers: u32,
+    pub linear_k_heads: u32,
+    pub linear_v_heads: u32,
+    pub linear_k_dim: u32,
+    pub linear_v_dim: u32,
+    pub linear_conv: u32,
 }
 
 impl Architecture {
@@ -186,6 +209,12 @@ impl Architecture {
         v_head_dim: 0,
         sliding_window: 0,
         sliding_layers: 0,
+        linear_layers: 0,
+        linear_k_heads: 0,
+        linear_v_heads: 0,
+        linear_k_dim: 0,
+        linear_v_dim: 0,
+        linear_conv: 0,
     };
 }
 
@@ -221,6 +250,10 @@ pub enum ArchError {
     MultiQuery { kv_heads: u32, heads: u32 },
     /// More sliding-window layers than layers.
     SlidingLayers { sliding: u32, layers: u32 },
+    /// More linear-attention layers than layers.
+    LinearLayers { linear: u32, layers: u32 },
+    /// Gated DeltaNet's value heads must be a multiple of its key heads.
+    LinearHeads { k_heads: u32, v_heads: u32 },
     /// GPT-2 has no GQA.
     NoGqa {
         family: Family,
@@ -241,6 +274,8 @@ impl ArchError {
             ArchError::DenseLayers { .. } => ArchNum::DenseLayers,
             ArchError::RopeDim { .. } => ArchNum::RopeDim,
             ArchError::SlidingLayers { .. } => ArchNum::SlidingLayers,
+            ArchError::LinearLayers { .. } => ArchNum::LinearLayers,
+            ArchError::LinearHeads { .. } => ArchNum::LinearVHeads,
             ArchError::HeadsDoNotDivideHidden { .. } => ArchNum::Heads,
             ArchError::MultiQuery { .. }
             | ArchError::KvHeadsDoNotDivideHeads { .. }
@@ -286,6 +321,14 @@ impl fmt::Display for ArchError {
             ArchError::SlidingLayers { sliding, layers } => write!(
                 f,
                 "sliding_layers ({sliding}) must be at most layers ({layers})"
+            ),
+            ArchError::LinearLayers { linear, layers } => write!(
+                f,
+                "linear_layers ({linear}) must be at most layers ({layers})"
+            ),
+            ArchError::LinearHeads { k_heads, v_heads } => write!(
+                f,
+                "linear_v_heads ({v_heads}) must be a multiple of linear_k_heads ({k_heads})"
             ),
             ArchError::LearnedPositions { family } => write!(
                 f,
@@ -381,7 +424,14 @@ impl Architecture {
         let moe = spec.moe.is_some();
         let shared = spec.moe.is_some_and(|m| m.shared != Shared::None);
         let latent = spec.qkv == Qkv::Latent;
+        let linear = spec.linear.is_some();
         for (num, has, needed) in [
+            (ArchNum::LinearLayers, linear, false),
+            (ArchNum::LinearKHeads, linear, linear),
+            (ArchNum::LinearVHeads, linear, linear),
+            (ArchNum::LinearKDim, linear, linear),
+            (ArchNum::LinearVDim, linear, linear),
+            (ArchNum::LinearConv, linear, linear),
             (ArchNum::Experts, moe, moe),
             (ArchNum::ExpertsPerToken, moe, moe),
             (ArchNum::MoeFfn, moe, moe),
@@ -410,6 +460,22 @@ impl Architecture {
             return Err(ArchError::SlidingLayers {
                 sliding: self.sliding_layers,
                 layers: self.layers,
+            });
+        }
+        if self.linear_layers > self.layers {
+            return Err(ArchError::LinearLayers {
+                linear: self.linear_layers,
+                layers: self.layers,
+            });
+        }
+        if linear
+            && !self
+                .linear_v_heads
+                .is_multiple_of(self.linear_k_heads.max(1))
+        {
+            return Err(ArchError::LinearHeads {
+                k_heads: self.linear_k_heads,
+                v_heads: self.linear_v_heads,
             });
         }
         if self.dense_layers > self.layers {
@@ -460,6 +526,42 @@ impl Architecture {
         } else {
             l < self.sliding_layers
         }
+    }
+
+    /// Whether layer `l` is a Gated DeltaNet layer (a recurrent state, no
+    /// key/value cache): the family's pattern when the model has as many
+    /// linear layers as the pattern gives, else (a count set by hand, or a
+    /// config's own `layer_types` or `full_attention_interval`) the first
+    /// `linear_layers` layers.
+    pub fn linear_at(&self, l: u32) -> bool {
+        match self.family.spec().linear {
+            None => false,
+            Some(rule) if rule.count(self.layers) == self.linear_layers => rule.linear_at(l),
+            Some(_) => l < self.linear_layers,
+        }
+    }
+
+    /// How many of the layers `lo..hi` are Gated DeltaNet layers.
+    pub fn linear_in(&self, lo: u32, hi: u32) -> u32 {
+        let below = |n: u32| match self.family.spec().linear {
+            None => 0,
+            Some(rule) if rule.count(self.layers) == self.linear_layers => rule.count(n),
+            Some(_) => n.min(self.linear_layers),
+        };
+        let hi = hi.min(self.layers);
+        if hi <= lo {
+            0
+        } else {
+            below(hi) - below(lo)
+        }
+    }
+
+    /// Gated DeltaNet's channels: the convolution's (`2·Hk·Dk + Hv·Dv`,
+    /// q, k and v) and the value width (`Hv·Dv`).
+    pub fn linear_widths(&self) -> (u64, u64) {
+        let key = u64::from(self.linear_k_heads) * u64::from(self.linear_k_dim);
+        let value = u64::from(self.linear_v_heads) * u64::from(self.linear_v_dim);
+        (2 * key + value, value)
     }
 
     /// Layer `l`'s kind (dense layers first, then MoE).
@@ -559,6 +661,9 @@ impl ArchOverrides {
             }
             if !given(ArchNum::SlidingLayers) && a.sliding_window > 0 {
                 a.sliding_layers = a.family.spec().sliding.count(a.layers);
+            }
+            if !given(ArchNum::LinearLayers) {
+                a.linear_layers = a.family.spec().linear.map_or(0, |r| r.count(a.layers));
             }
         }
         let (from, to) = (base.family.spec().positions, a.family.spec().positions);

@@ -60,6 +60,16 @@ choice_enum! {
         /// gpt-oss: experts with biases and a clamped SwiGLU, attention
         /// sinks, eager attention.
         GptOss = "gpt_oss", "gpt-oss (MoE)",
+        /// Qwen3-Next: Gated DeltaNet layers (fused `in_proj_qkvz` and
+        /// `in_proj_ba`) with a gated full-attention layer every fourth,
+        /// routed experts and a gated shared expert in every layer.
+        Qwen3Next = "qwen3_next", "Qwen3-Next (hybrid MoE)",
+        /// Qwen3.5 / Qwen3.6 dense (the text model of `qwen3_5`): Qwen3-Next's
+        /// hybrid layers with four separate DeltaNet input projections and a
+        /// dense MLP.
+        Qwen35Text = "qwen3_5_text", "Qwen3.5 / 3.6 (hybrid)",
+        /// Qwen3.5 / Qwen3.6 MoE (the text model of `qwen3_5_moe`).
+        Qwen35MoeText = "qwen3_5_moe_text", "Qwen3.5 / 3.6 MoE (hybrid)",
     }
 }
 
@@ -470,6 +480,44 @@ impl Sliding {
     }
 }
 
+/// Gated DeltaNet linear-attention layers beside full-attention ones (a
+/// hybrid). Which layers: all but every `full_every`-th
+/// (`full_attention_interval`, transformers' default `layer_types`:
+/// `"linear_attention" if (i + 1) % interval else "full_attention"`); the
+/// architecture's `linear_layers` counts them.
+///
+/// Source: transformers 5.23 `Qwen3NextGatedDeltaNet.__init__` and
+/// `Qwen3_5GatedDeltaNet.__init__` (`conv1d` depthwise over `2·Hk·Dk +
+/// Hv·Dv` channels, no bias; `dt_bias` and `A_log` of `Hv`; a gated RMSNorm
+/// of `Dv`; `out_proj` `Hv·Dv → h`), `Qwen3NextConfig.__post_init__`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Linear {
+    /// The input projections: Qwen3-Next's two fused ones (`in_proj_qkvz`
+    /// `h → 2·Hk·Dk + 2·Hv·Dv`, `in_proj_ba` `h → 2·Hv`), registered first,
+    /// or Qwen3.5's four (`in_proj_qkv`, `in_proj_z`, `in_proj_b`,
+    /// `in_proj_a`), registered last. The same parameters either way.
+    pub fused_in_proj: bool,
+    /// The default `full_attention_interval`.
+    pub full_every: u32,
+}
+
+impl Linear {
+    /// Whether layer `l` is a linear-attention layer under the family's
+    /// default pattern.
+    pub const fn linear_at(self, l: u32) -> bool {
+        self.full_every == 0 || !(l + 1).is_multiple_of(self.full_every)
+    }
+
+    /// How many of `layers` layers are linear-attention layers under the
+    /// default pattern.
+    pub const fn count(self, layers: u32) -> u32 {
+        match layers.checked_div(self.full_every) {
+            Some(full) => layers - full,
+            None => layers,
+        }
+    }
+}
+
 /// A family's build, as transformers' modeling file writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Spec {
@@ -515,6 +563,14 @@ pub struct Spec {
     /// A `(positions, positions)` boolean causal-mask buffer registered at
     /// init (GPTBigCode's `bias`).
     pub mask_buffer: bool,
+    /// Gated attention: `q_proj` makes twice the query width, the second
+    /// half a per-head output gate (`sigmoid(gate) * attn_output`; Qwen3-Next
+    /// and Qwen3.5 `*Attention.__init__`: `num_attention_heads * head_dim *
+    /// 2`).
+    pub attn_gate: bool,
+    /// Gated DeltaNet layers beside full attention (a hybrid); `None`:
+    /// every layer is full or sliding attention.
+    pub linear: Option<Linear>,
 }
 
 const LLAMA: Spec = Spec {
@@ -541,6 +597,37 @@ const LLAMA: Spec = Spec {
     cache_copies: false,
     rope: RopeStyle::Half,
     mask_buffer: false,
+    attn_gate: false,
+    linear: None,
+};
+
+/// Qwen3-Next and Qwen3.5: zero-centred RMSNorms (`(1 + weight)`, in fp32)
+/// before each sub-layer and on each query and key head, gated full
+/// attention every fourth layer, Gated DeltaNet in the others.
+/// Source: transformers 5.23 `Qwen3NextRMSNorm.forward`,
+/// `Qwen3NextDecoderLayer.__init__`, `Qwen3_5DecoderLayer.__init__`.
+const QWEN_HYBRID: Spec = Spec {
+    norm: Norm::RmsPlusOne,
+    qk_norm: QkNorm::PerHead,
+    attn_gate: true,
+    linear: Some(Linear {
+        fused_in_proj: false,
+        full_every: 4,
+    }),
+    legacy: AFTER_448,
+    ..LLAMA
+};
+
+/// Qwen3-Next's and Qwen3.5-MoE's experts: a softmax router registered
+/// first, top-k renormalised (`norm_topk_prob`), the weights cast back to
+/// the logits' dtype, a shared expert scaled by `sigmoid(shared_expert_gate)`.
+/// Source: transformers 5.23 `Qwen3NextSparseMoeBlock`,
+/// `Qwen3NextTopKRouter.forward`, `Qwen3_5MoeSparseMoeBlock`.
+const QWEN_HYBRID_MOE: Moe = Moe {
+    shared: Shared::Gated,
+    weights_in_logits_dtype: true,
+    peft_experts: false,
+    ..MOE
 };
 
 const GPT2: Spec = Spec {
@@ -576,6 +663,52 @@ const MOE: Moe = Moe {
     weights_in_logits_dtype: false,
     peft_experts: true,
     aux_loss: true,
+};
+
+/// gpt-oss: clamped SwiGLU experts with biases, attention sinks, every
+/// other layer sliding.
+const GPT_OSS: Spec = Spec {
+    norm: Norm::RmsCastAfter,
+    rope: RopeStyle::Split,
+    attn_bias: AttnBias::All,
+    sinks: true,
+    moe: Some(Moe {
+        router: Router::TopKSoftmax,
+        expert_bias: true,
+        clamped_swiglu: true,
+        shared: Shared::None,
+        router_first: true,
+        normalize_top_k: false,
+        weights_in_logits_dtype: true,
+        peft_experts: false,
+        aux_loss: true,
+    }),
+    sliding: Sliding::EveryOther,
+    legacy: GPT_OSS_LEGACY,
+    ..LLAMA
+};
+
+/// Qwen3-Next: the hybrid with fused DeltaNet input projections and
+/// experts in every layer. transformers 4.57's Qwen3-Next loops over
+/// per-expert MLPs (`Qwen3NextSparseMoeBlock.experts = nn.ModuleList`, as
+/// Qwen3-MoE's).
+const QWEN3_NEXT: Spec = Spec {
+    moe: Some(QWEN_HYBRID_MOE),
+    legacy: QWEN3_MOE_LEGACY,
+    linear: Some(Linear {
+        fused_in_proj: true,
+        full_every: 4,
+    }),
+    ..QWEN_HYBRID
+};
+
+/// Qwen3.5-MoE. No transformers 4 release has `qwen3_5_moe` (it came in
+/// 5.2): Qwen3-Next's 4.57 loop stands for it, and nothing reads it while
+/// training these hybrids is refused.
+const QWEN35_MOE: Spec = Spec {
+    moe: Some(QWEN_HYBRID_MOE),
+    legacy: QWEN3_MOE_LEGACY,
+    ..QWEN_HYBRID
 };
 
 impl Family {
@@ -716,26 +849,10 @@ impl Family {
                 legacy: DEEPSEEK_V3_LEGACY,
                 ..LLAMA
             },
-            Family::GptOss => Spec {
-                norm: Norm::RmsCastAfter,
-                rope: RopeStyle::Split,
-                attn_bias: AttnBias::All,
-                sinks: true,
-                moe: Some(Moe {
-                    router: Router::TopKSoftmax,
-                    expert_bias: true,
-                    clamped_swiglu: true,
-                    shared: Shared::None,
-                    router_first: true,
-                    normalize_top_k: false,
-                    weights_in_logits_dtype: true,
-                    peft_experts: false,
-                    aux_loss: true,
-                }),
-                sliding: Sliding::EveryOther,
-                legacy: GPT_OSS_LEGACY,
-                ..LLAMA
-            },
+            Family::GptOss => GPT_OSS,
+            Family::Qwen3Next => QWEN3_NEXT,
+            Family::Qwen35Text => QWEN_HYBRID,
+            Family::Qwen35MoeText => QWEN35_MOE,
         }
     }
 }

@@ -237,6 +237,12 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("new_decoder_architecture", Neutral::Off),
     ("output_router_logits", Neutral::Off),
     ("use_sliding_window", Neutral::Off),
+    // Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5): recurrent layers and a
+    // gated attention.
+    ("linear_num_key_heads", Neutral::Off),
+    ("linear_num_value_heads", Neutral::Off),
+    ("full_attention_interval", Neutral::Off),
+    ("attn_output_gate", Neutral::Off),
     // transformers' per-expert Python loop keeps more than the default
     // grouped_mm (measured: tiny-*-eager-experts rows in families.jsonl).
     ("experts_implementation", Neutral::Text("grouped_mm")),
@@ -326,6 +332,72 @@ const QWEN_MOE: Nums = &[
     ),
 ];
 
+/// The Gated DeltaNet layers of a hybrid (Qwen3-Next, Qwen3.5); how many
+/// there are is derived ([`hybrid`]).
+const LINEAR: Nums = &[
+    (
+        ArchNum::LinearKHeads,
+        &["linear_num_key_heads"],
+        Default::Required,
+    ),
+    (
+        ArchNum::LinearVHeads,
+        &["linear_num_value_heads"],
+        Default::Required,
+    ),
+    (
+        ArchNum::LinearKDim,
+        &["linear_key_head_dim"],
+        Default::Required,
+    ),
+    (
+        ArchNum::LinearVDim,
+        &["linear_value_head_dim"],
+        Default::Required,
+    ),
+    (
+        ArchNum::LinearConv,
+        &["linear_conv_kernel_dim"],
+        Default::Required,
+    ),
+];
+
+/// Qwen3.5 dense.
+const QWEN35: Nums = LINEAR;
+
+/// Qwen3-Next: the DeltaNet and the experts (`intermediate_size` is read
+/// but no layer is dense unless `mlp_only_layers` says so, which is
+/// refused).
+const QWEN3_NEXT: Nums = &[
+    LINEAR[0],
+    LINEAR[1],
+    LINEAR[2],
+    LINEAR[3],
+    LINEAR[4],
+    QWEN_MOE[0],
+    QWEN_MOE[1],
+    QWEN_MOE[2],
+];
+
+/// Qwen3.5-MoE: as Qwen3-Next, and its text config has no
+/// `intermediate_size` (`Qwen3_5MoeTextConfig`): the dense width, which no
+/// layer uses, is the expert's.
+const QWEN35_MOE: Nums = &[
+    LINEAR[0],
+    LINEAR[1],
+    LINEAR[2],
+    LINEAR[3],
+    LINEAR[4],
+    QWEN_MOE[0],
+    QWEN_MOE[1],
+    QWEN_MOE[2],
+    (
+        ArchNum::Ffn,
+        &["intermediate_size"],
+        Default::Same(ArchNum::MoeFfn),
+    ),
+];
+
 /// DeepSeek-V2 and V3 (head_dim is derived: nope + rope).
 const DEEPSEEK: Nums = &[
     (ArchNum::KvHeads, &[], Default::Same(ArchNum::Heads)),
@@ -400,6 +472,7 @@ fn required_on(spec: &Spec) -> impl Iterator<Item = &'static str> {
             "attention_bias",
             spec.attn_bias == AttnBias::All && spec.layout == Layout::Llama,
         ),
+        ("attn_output_gate", spec.attn_gate),
     ]
     .into_iter()
     .filter(|(_, on)| *on)
@@ -466,7 +539,90 @@ fn reader(family: Family) -> Reader {
             derive: deepseek,
             ..plain(DEEPSEEK)
         },
+        Family::Qwen35Text => Reader {
+            tolerated: HYBRID_TOLERATED,
+            derive: hybrid,
+            ..plain(QWEN35)
+        },
+        Family::Qwen3Next => Reader {
+            tolerated: HYBRID_TOLERATED,
+            derive: hybrid_moe,
+            ..plain(QWEN3_NEXT)
+        },
+        Family::Qwen35MoeText => Reader {
+            tolerated: HYBRID_TOLERATED,
+            derive: hybrid_moe,
+            ..plain(QWEN35_MOE)
+        },
     }
+}
+
+/// What a hybrid's config says that vramfit reads elsewhere or that leaves
+/// its numbers as they are: the pattern (read by [`hybrid`]), the gate
+/// (`Spec::attn_gate`; a config turning it off is refused by
+/// [`required_on`]), and the partial rotary factor, which shrinks only the
+/// rotary tables.
+const HYBRID_TOLERATED: &[&str] = &[
+    "full_attention_interval",
+    "attn_output_gate",
+    "partial_rotary_factor",
+];
+
+/// A Gated DeltaNet hybrid: how many layers are linear attention, from
+/// `layer_types` when the config lists them (every entry
+/// `linear_attention` or `full_attention`), else from
+/// `full_attention_interval` (transformers' default: every fourth layer
+/// full, `Qwen3NextConfig.__post_init__`).
+fn hybrid(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let field = "layer_types";
+    let linear = match obj.get(field) {
+        Some(Value::Array(types)) => {
+            if types.len() != a.layers as usize {
+                return Err(ConfigError::Invalid {
+                    field,
+                    reason: format!(
+                        "lists {} layers, not num_hidden_layers ({})",
+                        types.len(),
+                        a.layers
+                    ),
+                });
+            }
+            let mut n = 0u64;
+            for t in types {
+                match t.as_str() {
+                    Some("linear_attention") => n += 1,
+                    Some("full_attention") => {}
+                    _ => {
+                        return Err(ConfigError::NotUnderstood {
+                            model_type: a.family.key().into(),
+                            fields: vec![format!("layer_types entry {}", quote_value(t))],
+                        })
+                    }
+                }
+            }
+            n
+        }
+        _ => {
+            let every = uint(obj, "full_attention_interval")?.unwrap_or(4);
+            if every == 0 {
+                return Err(ConfigError::Invalid {
+                    field: "full_attention_interval",
+                    reason: "must be at least 1".into(),
+                });
+            }
+            let layers = u64::from(a.layers);
+            layers - layers / every
+        }
+    };
+    a.linear_layers = checked(ArchNum::LinearLayers, field, linear)?;
+    Ok(())
+}
+
+/// A hybrid with experts: the pattern, and the shared expert in expert
+/// widths.
+fn hybrid_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    hybrid(obj, a)?;
+    qwen2_moe(obj, a)
 }
 
 fn nothing(_: &Map<String, Value>, _: &mut Architecture) -> Result<(), ConfigError> {

@@ -67,7 +67,43 @@ const fn gpt2(hidden: u32, layers: u32, heads: u32) -> Architecture {
 
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, GptBigcode, GptOss, Llama, Mistral, Mixtral,
-    Olmo2, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe,
+    Olmo2, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next,
+};
+
+/// Qwen3.6 27B (the same text model as Qwen3.5 27B): 64 layers, a gated
+/// full-attention layer every fourth, 48 Gated DeltaNet layers of 16 key
+/// and 48 value heads of 128. Source: the published `config.json`'s
+/// `text_config` (`tests/fixtures/hf_configs/qwen3.6-27b.json`).
+const QWEN36_27B: Architecture = Architecture {
+    family: Family::Qwen35Text,
+    hidden: 5120,
+    layers: 64,
+    heads: 24,
+    kv_heads: 4,
+    head_dim: 256,
+    ffn: 17408,
+    vocab: 248_320,
+    tied: false,
+    positions: 262_144,
+    linear_layers: 48,
+    linear_k_heads: 16,
+    linear_v_heads: 48,
+    linear_k_dim: 128,
+    linear_v_dim: 128,
+    linear_conv: 4,
+    ..Architecture::BLANK
+};
+
+/// The DeltaNet of Qwen3.6 35B-A3B and Qwen3-Next 80B-A3B: 30 of 40
+/// layers, 16 key and 32 value heads of 128, a kernel of 4.
+const QWEN36_LINEAR_32: Architecture = Architecture {
+    linear_layers: 30,
+    linear_k_heads: 16,
+    linear_v_heads: 32,
+    linear_k_dim: 128,
+    linear_v_dim: 128,
+    linear_conv: 4,
+    ..Architecture::BLANK
 };
 
 /// Every preset, grouped by family, small to large.
@@ -820,6 +856,73 @@ pub const PRESETS: &[Preset] = &[
             ..Architecture::BLANK
         },
         published_params: 235_093_634_560,
+    },
+    Preset {
+        id: "qwen3.6-27b",
+        name: "Qwen3.6 27B (hybrid)",
+        repo: "Qwen/Qwen3.6-27B",
+        arch: Architecture {
+            family: Qwen35Text,
+            ..QWEN36_27B
+        },
+        // The text model as transformers 5.23 loads it
+        // (`Qwen3_5ForCausalLM(config.text_config).num_parameters()` on the
+        // meta device: 851 tensors; the checkpoint's `mtp.*` and
+        // `model.visual.*` are not loaded); the model card says 27B.
+        published_params: 26_895_998_464,
+    },
+    Preset {
+        id: "qwen3.6-35b-a3b",
+        name: "Qwen3.6 35B-A3B (hybrid MoE)",
+        repo: "Qwen/Qwen3.6-35B-A3B",
+        arch: Architecture {
+            family: Qwen35MoeText,
+            hidden: 2048,
+            layers: 40,
+            heads: 16,
+            kv_heads: 2,
+            head_dim: 256,
+            ffn: 512,
+            vocab: 248_320,
+            tied: false,
+            positions: 262_144,
+            experts: 256,
+            experts_per_token: 8,
+            moe_ffn: 512,
+            shared_experts: 1,
+            ..QWEN36_LINEAR_32
+        },
+        // `Qwen3_5MoeForCausalLM(config.text_config).num_parameters()`,
+        // transformers 5.23, meta device (693 tensors); the model card
+        // says 35B with the vision encoder and the MTP layer.
+        published_params: 34_660_610_688,
+    },
+    Preset {
+        id: "qwen3-next-80b-a3b",
+        name: "Qwen3-Next 80B-A3B (hybrid MoE)",
+        repo: "Qwen/Qwen3-Next-80B-A3B-Instruct",
+        arch: Architecture {
+            family: Qwen3Next,
+            hidden: 2048,
+            layers: 48,
+            heads: 16,
+            kv_heads: 2,
+            head_dim: 256,
+            ffn: 5120,
+            vocab: 151_936,
+            tied: false,
+            positions: 262_144,
+            experts: 512,
+            experts_per_token: 10,
+            moe_ffn: 512,
+            shared_experts: 1,
+            linear_layers: 36,
+            ..QWEN36_LINEAR_32
+        },
+        // `Qwen3NextForCausalLM(config).num_parameters()`, transformers
+        // 5.23, meta device (759 tensors, `mtp.*` not loaded); the model
+        // card says 80B.
+        published_params: 79_674_391_296,
     },
     Preset {
         id: "deepseek-v2-lite",

@@ -255,10 +255,14 @@ impl Architecture {
                 ),
             );
         }
+        let mut lo = 0u32;
         for (kind, count) in self.layer_kinds() {
+            let hi = lo.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
             if count > 0 {
-                self.layer_tensors(kind, Place::Layers { count }, experts, f);
+                let linear = u64::from(self.linear_in(lo, hi));
+                self.layer_tensors(kind, (count - linear, linear), experts, f);
             }
+            lo = hi;
         }
         f(Place::After, &norm("norm", h));
         if !self.tied {
@@ -279,42 +283,34 @@ impl Architecture {
         ParamTensor::linear(self.family.module(name), out, inp, bias)
     }
 
-    /// One decoder layer's tensors.
+    /// The decoder layers of one kind: `full` with attention and `linear`
+    /// with a Gated DeltaNet in its place (the attention's tensors in the
+    /// first, the DeltaNet's in the others, the rest in all).
     fn layer_tensors(
         &self,
         kind: LayerKind,
-        at: Place,
+        (full, linear): (u64, u64),
         experts: ExpertLayout,
         f: &mut dyn FnMut(Place, &ParamTensor),
     ) {
         let spec = self.family.spec();
         let h = u64::from(self.hidden);
-        let mut put = |t: ParamTensor| f(at, &t);
+        let at = Place::Layers {
+            count: full + linear,
+        };
         let gpt2 = spec.layout == Layout::Gpt2;
         if gpt2 {
-            put(self.norm("ln_1", h));
+            f(at, &self.norm("ln_1", h));
         }
-        self.attention_tensors(&mut put);
-        match spec.qk_norm {
-            QkNorm::None => {}
-            QkNorm::PerHead => {
-                let hd = u64::from(self.head_dim);
-                put(self.norm("q_norm", hd));
-                put(self.norm("k_norm", hd));
-            }
-            QkNorm::Whole => {
-                put(self.norm("q_norm", self.q_dim()));
-                put(self.norm("k_norm", self.kv_dim()));
-            }
+        if linear > 0 {
+            let mut put = |t: ParamTensor| f(Place::Layers { count: linear }, &t);
+            self.delta_net_tensors(&mut put);
         }
-        if spec.sinks {
-            put(ParamTensor::new(
-                "sinks",
-                u64::from(self.heads),
-                1,
-                Role::Attention,
-            ));
+        if full > 0 {
+            let mut put = |t: ParamTensor| f(Place::Layers { count: full }, &t);
+            self.full_attention_tensors(&mut put);
         }
+        let mut put = |t: ParamTensor| f(at, &t);
         if gpt2 {
             put(self.norm("ln_2", h));
         }
@@ -346,6 +342,74 @@ impl Architecture {
         }
     }
 
+    /// A Gated DeltaNet's tensors (`linear_attn`), in registration order.
+    /// None is a linear layer LoRA is told about (vramfit refuses training
+    /// these families).
+    ///
+    /// Source: transformers 5.23 `Qwen3NextGatedDeltaNet.__init__`
+    /// (`conv1d`, `in_proj_qkvz`, `in_proj_ba`, `dt_bias`, `A_log`, `norm`,
+    /// `out_proj`) and `Qwen3_5GatedDeltaNet.__init__` (`conv1d`, `dt_bias`,
+    /// `A_log`, `norm`, `out_proj`, `in_proj_qkv`, `in_proj_z`,
+    /// `in_proj_b`, `in_proj_a`).
+    fn delta_net_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        let Some(rule) = self.family.spec().linear else {
+            return;
+        };
+        let h = u64::from(self.hidden);
+        let (conv, value) = self.linear_widths();
+        let hv = u64::from(self.linear_v_heads);
+        let vec = |name, n| ParamTensor::new(name, n, 1, Role::Attention);
+        let proj = |name, out, inp| ParamTensor::new(name, out, inp, Role::Attention);
+        // `nn.Conv1d(conv, conv, k, groups=conv, bias=False)`: [conv, 1, k].
+        put(proj("conv1d", conv, u64::from(self.linear_conv)));
+        if rule.fused_in_proj {
+            put(proj("in_proj_qkvz", conv + value, h));
+            put(proj("in_proj_ba", 2 * hv, h));
+        }
+        put(vec("dt_bias", hv));
+        put(vec("A_log", hv));
+        put(ParamTensor::new(
+            "linear_attn.norm",
+            u64::from(self.linear_v_dim),
+            1,
+            Role::Norm,
+        ));
+        put(proj("out_proj", h, value));
+        if !rule.fused_in_proj {
+            put(proj("in_proj_qkv", conv, h));
+            put(proj("in_proj_z", value, h));
+            put(proj("in_proj_b", hv, h));
+            put(proj("in_proj_a", hv, h));
+        }
+    }
+
+    /// A full-attention layer's own tensors: the projections, the q/k
+    /// norms, the sinks.
+    fn full_attention_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        let spec = self.family.spec();
+        self.attention_tensors(put);
+        match spec.qk_norm {
+            QkNorm::None => {}
+            QkNorm::PerHead => {
+                let hd = u64::from(self.head_dim);
+                put(self.norm("q_norm", hd));
+                put(self.norm("k_norm", hd));
+            }
+            QkNorm::Whole => {
+                put(self.norm("q_norm", self.q_dim()));
+                put(self.norm("k_norm", self.kv_dim()));
+            }
+        }
+        if spec.sinks {
+            put(ParamTensor::new(
+                "sinks",
+                u64::from(self.heads),
+                1,
+                Role::Attention,
+            ));
+        }
+    }
+
     /// A layer's attention projections, in registration order.
     fn attention_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
         let spec = self.family.spec();
@@ -353,9 +417,11 @@ impl Architecture {
         let (q, kv, o) = (self.q_dim(), self.kv_dim(), self.o_dim());
         let qkv_bias = spec.attn_bias != AttnBias::None;
         let o_bias = spec.attn_bias == AttnBias::All;
+        // Gated attention's q_proj also makes the gate.
+        let q_out = if spec.attn_gate { 2 * q } else { q };
         match spec.qkv {
             Qkv::Separate => {
-                put(self.lin(ModuleName::QProj, q, h, qkv_bias));
+                put(self.lin(ModuleName::QProj, q_out, h, qkv_bias));
                 put(self.lin(ModuleName::KProj, kv, h, qkv_bias));
                 put(self.lin(ModuleName::VProj, kv, h, qkv_bias));
                 put(self.lin(ModuleName::OProj, h, o, o_bias));
@@ -505,28 +571,27 @@ impl Architecture {
             .into_iter()
             .find(|(_, n)| *n > 0)
             .map_or(LayerKind::Dense, |(k, _)| k);
+        let linear = u64::from(self.linear_at(0));
         self.layer_tensors(
             kind,
-            Place::Layers { count: 1 },
+            (1 - linear, linear),
             experts,
             &mut |_, t: &ParamTensor| f(t),
         );
     }
 
     /// Parameters of one layer of each kind (dense, MoE; 0 for a kind the
-    /// model does not have): what FSDP gathers for one decoder layer.
+    /// model does not have): what FSDP gathers for one decoder layer (a
+    /// hybrid's full-attention layer, when it has one).
     pub fn layer_params(&self) -> [u128; 2] {
+        let all_linear = self.linear_layers >= self.layers;
+        let one = if all_linear { (0, 1) } else { (1, 0) };
         self.layer_kinds().map(|(kind, count)| {
             let mut n = 0u128;
             if count > 0 {
-                self.layer_tensors(
-                    kind,
-                    Place::Layers { count: 1 },
-                    ExpertLayout::Stacked,
-                    &mut |_, t| {
-                        n += t.elems();
-                    },
-                );
+                self.layer_tensors(kind, one, ExpertLayout::Stacked, &mut |_, t| {
+                    n += t.elems();
+                });
             }
             n
         })

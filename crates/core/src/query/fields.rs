@@ -356,6 +356,12 @@ pub static FIELDS: &[Field] = &[
     arch_number!(ArchNum::VHeadDim),
     arch_number!(ArchNum::SlidingWindow),
     arch_number!(ArchNum::SlidingLayers),
+    arch_number!(ArchNum::LinearLayers),
+    arch_number!(ArchNum::LinearKHeads),
+    arch_number!(ArchNum::LinearVHeads),
+    arch_number!(ArchNum::LinearKDim),
+    arch_number!(ArchNum::LinearVDim),
+    arch_number!(ArchNum::LinearConv),
     Field {
         key: Key::Dtype,
         kind: FieldKind::Choice(Dtype::OPTIONS),

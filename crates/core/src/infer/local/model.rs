@@ -27,6 +27,8 @@ pub enum Pattern {
     Every(u32),
     /// The first `n` layers.
     First(u32),
+    /// The layers from the `n`-th on (those [`Pattern::First`] leaves).
+    From(u32),
 }
 
 impl Pattern {
@@ -40,6 +42,7 @@ impl Pattern {
             Pattern::Every(0) => false,
             Pattern::Every(n) => il % n == n - 1,
             Pattern::First(n) => il < n,
+            Pattern::From(n) => il >= n,
         }
     }
 
@@ -51,6 +54,7 @@ impl Pattern {
             Pattern::AllButEvery(n) => (hi / n) * (n - 1) + min(hi % n, n - 1),
             Pattern::Every(n) => hi / n,
             Pattern::First(n) => min(hi, n),
+            Pattern::From(n) => hi - min(hi, n),
         }
     }
 
@@ -197,9 +201,10 @@ impl LocalModel {
     pub fn of(a: &Architecture, mla: MlaKeys) -> LocalModel {
         let g = KvGeometry::of(a);
         let w = attention(&g, mla);
+        let (kv_layers, recurrent_layers) = hybrid_patterns(a);
         let cache = CacheModel {
             layers: a.layers,
-            kv_layers: Pattern::All,
+            kv_layers,
             swa_layers: swa_pattern(a),
             window: a.sliding_window,
             full: w.row,
@@ -207,8 +212,8 @@ impl LocalModel {
             head_k: w.head_k,
             head_v: w.head_v,
             mla_v: w.mla_v,
-            recurrent_layers: Pattern::None,
-            recurrent: 0,
+            recurrent_layers,
+            recurrent: recurrent_state(a),
         };
         LocalModel {
             cache,
@@ -275,6 +280,53 @@ fn attention(g: &KvGeometry, mla: MlaKeys) -> Attention {
             ..heads
         },
     }
+}
+
+/// The layers with a key/value cache and those with a recurrent state: a
+/// Gated DeltaNet hybrid's full-attention layers and its linear ones
+/// (`llama_hparams::is_recr`; `create_memory` gives the hybrid memory's
+/// cache only the layers that are not recurrent, `filter_attn`), every
+/// layer a cache otherwise. llama.cpp's `qwen35`/`qwen3next` read the
+/// pattern from `full_attention_interval`: layer `il` is recurrent when
+/// `(il + 1) % interval != 0` (`llama-model.cpp` `load_hparams`)
+/// [inferred for b10488 from the converter's `full_attention_interval`
+/// key]; a count that is not the default pattern's is read as the first
+/// layers.
+fn hybrid_patterns(a: &Architecture) -> (Pattern, Pattern) {
+    let Some(rule) = a.family.spec().linear else {
+        return (Pattern::All, Pattern::None);
+    };
+    if a.linear_layers == 0 {
+        (Pattern::All, Pattern::None)
+    } else if rule.count(a.layers) == a.linear_layers {
+        (
+            Pattern::Every(rule.full_every),
+            Pattern::AllButEvery(rule.full_every),
+        )
+    } else {
+        (
+            Pattern::From(a.linear_layers),
+            Pattern::First(a.linear_layers),
+        )
+    }
+}
+
+/// One recurrent layer's state per sequence, in bytes: `(n_embd_r() +
+/// n_embd_s()) × 4` (f32, `llama_memory_recurrent`), with the Gated
+/// DeltaNet's `ssm_d_conv = linear_conv`, `ssm_d_inner = Hv·Dv`,
+/// `ssm_d_state = Dk` and `ssm_n_group = Hk`: `n_embd_r = (d_conv − 1) ×
+/// (d_inner + 2·n_group·d_state)`, the convolution's last steps over q, k
+/// and v, and `n_embd_s = d_state × d_inner`, the state of every value head
+/// (`src/llama-hparams.cpp`). 0 without one.
+fn recurrent_state(a: &Architecture) -> u128 {
+    if a.family.spec().linear.is_none() || a.linear_layers == 0 {
+        return 0;
+    }
+    let (conv, value) = a.linear_widths();
+    let steps = u128::from(a.linear_conv.saturating_sub(1));
+    let r = steps * u128::from(conv);
+    let s = u128::from(a.linear_k_dim) * u128::from(value);
+    (r + s) * 4
 }
 
 /// The layers llama.cpp runs with a window: the family's rule (or the

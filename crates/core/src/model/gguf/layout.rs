@@ -260,6 +260,12 @@ impl Converter {
                 experts_mxfp4: true,
                 ..plain("gpt-oss")
             },
+            // `Qwen3NextModel`, `Qwen3_5TextModel`, `Qwen3_5MoeTextModel`:
+            // their DeltaNet tensors (`ssm_*`) are not written here yet
+            // ([`super::predict::PredictError::Hybrid`]).
+            Family::Qwen3Next => plain("qwen3next"),
+            Family::Qwen35Text => plain("qwen35"),
+            Family::Qwen35MoeText => plain("qwen35moe"),
         }
     }
 }

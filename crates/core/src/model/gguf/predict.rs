@@ -111,6 +111,22 @@ pub enum PredictError {
     Arch(ArchError),
     /// A size beyond 2^128 bytes (numbers no model has).
     TooLarge,
+    /// A hybrid's recurrent layers (`ssm_*` tensors, llama.cpp
+    /// architecture `arch`): the converter's names and shapes and
+    /// `llama-quantize`'s choices for them are not modelled yet, so the
+    /// file's bytes are not predicted; a read GGUF header gives them.
+    Hybrid { arch: &'static str },
+}
+
+/// Refuses an architecture whose GGUF this module cannot predict.
+pub(crate) fn predictable(a: &Architecture) -> Result<(), PredictError> {
+    a.validate().map_err(PredictError::Arch)?;
+    if a.family.spec().linear.is_some() {
+        return Err(PredictError::Hybrid {
+            arch: super::layout::Converter::of(a.family).arch,
+        });
+    }
+    Ok(())
 }
 
 impl fmt::Display for PredictError {
@@ -127,6 +143,10 @@ impl fmt::Display for PredictError {
             ),
             PredictError::Arch(e) => write!(f, "these numbers do not make a model: {e}"),
             PredictError::TooLarge => f.write_str("the model is too large to size"),
+            PredictError::Hybrid { arch } => write!(
+                f,
+                "vramfit does not predict the GGUF file of a hybrid model yet (llama.cpp's `{arch}`: the converter's recurrent-layer tensors and llama-quantize's types for them are not modelled): pick the GGUF file to read its header"
+            ),
         }
     }
 }
@@ -178,7 +198,7 @@ pub fn predict_each(
     recipe: Recipe,
     each: &mut dyn FnMut(TensorBytes<'_>),
 ) -> Result<GgufWeights, PredictError> {
-    a.validate().map_err(PredictError::Arch)?;
+    predictable(a)?;
     let layout = Layout::of(a, recipe.rope_tables);
     let mut q = quantizer(a, ft, recipe, &layout);
     let mut w = GgufWeights::empty(Some(ft), usize::try_from(a.layers).unwrap_or(0));

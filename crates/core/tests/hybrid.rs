@@ -1,0 +1,191 @@
+//! The Gated DeltaNet hybrids (Qwen3.5 / Qwen3.6, Qwen3-Next): their
+//! description (the layer pattern, the DeltaNet's tensors, gated
+//! attention), their import in both config layouts, llama.cpp's recurrent
+//! state, and the refusals of what is not modelled yet. Each number with
+//! its source.
+
+use vramfit_core::infer;
+use vramfit_core::infer::local::model::{LocalModel, MlaKeys, Pattern};
+use vramfit_core::model::{hf_config, preset, Architecture, Family};
+use vramfit_core::query::{decode_strict, RawQuery};
+use vramfit_core::train;
+use vramfit_core::EstimateError;
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/hf_configs/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn arch(id: &str) -> Architecture {
+    preset(id).unwrap_or_else(|| panic!("preset {id}")).arch
+}
+
+/// One Gated DeltaNet layer by hand (transformers 5.23
+/// `Qwen3_5GatedDeltaNet.__init__`): in_proj_qkv `h × (2·Hk·Dk + Hv·Dv)`,
+/// in_proj_z `h × Hv·Dv`, in_proj_b and in_proj_a `h × Hv`, conv1d
+/// `(2·Hk·Dk + Hv·Dv) × k`, dt_bias and A_log `Hv`, norm `Dv`, out_proj
+/// `Hv·Dv × h`; a gated full-attention layer: q_proj `h × 2·heads·hd`,
+/// k/v `h × kv·hd`, o_proj `heads·hd × h`, q/k norms `hd`.
+#[test]
+fn qwen36_27b_by_hand() {
+    let (h, hk, hv, dk, dv, k) = (5120u128, 16, 48, 128, 128, 4);
+    let conv = 2 * hk * dk + hv * dv;
+    let gdn = h * conv + h * hv * dv + 2 * h * hv + conv * k + 2 * hv + dv + hv * dv * h;
+    let (heads, kv, hd) = (24u128, 4, 256);
+    let attn = h * 2 * heads * hd + 2 * h * kv * hd + heads * hd * h + 2 * hd;
+    let mlp = 3 * h * 17408;
+    let layer_rest = mlp + 2 * h;
+    let v = 248_320u128;
+    let total = 2 * v * h + h + 48 * gdn + 16 * attn + 64 * layer_rest;
+    let a = arch("qwen3.6-27b");
+    assert_eq!(a.params(), total);
+    // transformers 5.23 `Qwen3_5ForCausalLM(text_config).num_parameters()`.
+    assert_eq!(total, 26_895_998_464);
+    // 851 parameter tensors: the text model's (a checker of the published
+    // checkpoint's names counts 851 without `mtp.*` and `visual.*`).
+    assert_eq!(a.stats().tensors, 851);
+}
+
+/// The layer pattern: every fourth layer full attention
+/// (`full_attention_interval` 4), from `layer_types` (Qwen3.5's layout,
+/// nested in `text_config`) or from the interval alone (Qwen3-Next's flat
+/// layout has no `layer_types`).
+#[test]
+fn the_pattern_is_read_from_layer_types_or_the_interval() {
+    let a = arch("qwen3.6-27b");
+    let full: Vec<u32> = (0..a.layers).filter(|&l| !a.linear_at(l)).collect();
+    assert_eq!(full, (0..16).map(|i| 4 * i + 3).collect::<Vec<_>>());
+    assert_eq!(a.linear_in(0, 64), 48);
+    assert_eq!(a.linear_in(3, 8), 3);
+
+    let next = hf_config::read(&fixture("qwen3-next-80b-a3b")).expect("qwen3-next");
+    assert_eq!(next.arch.family, Family::Qwen3Next);
+    assert_eq!(next.arch.linear_layers, 36);
+    // The same config with the list written out reads the same.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&fixture("qwen3-next-80b-a3b")).expect("json");
+    let types: Vec<&str> = (0..48)
+        .map(|i| {
+            if (i + 1) % 4 == 0 {
+                "full_attention"
+            } else {
+                "linear_attention"
+            }
+        })
+        .collect();
+    v["layer_types"] = serde_json::json!(types);
+    let listed = hf_config::read(&v.to_string()).expect("listed");
+    assert_eq!(listed.arch, next.arch);
+    // An interval of 2 makes half the layers linear.
+    v.as_object_mut().expect("object").remove("layer_types");
+    v["full_attention_interval"] = serde_json::json!(2);
+    assert_eq!(
+        hf_config::read(&v.to_string())
+            .expect("interval 2")
+            .arch
+            .linear_layers,
+        24
+    );
+}
+
+/// What vramfit does not model is refused by name: a layer kind it does
+/// not know, attention without its gate, a DeltaNet field in a family that
+/// has none.
+#[test]
+fn what_is_not_modelled_is_refused() {
+    let mut v: serde_json::Value = serde_json::from_str(&fixture("qwen3.6-35b-a3b")).expect("json");
+    v["text_config"]["layer_types"][5] = serde_json::json!("sliding_attention");
+    let e = hf_config::read(&v.to_string()).expect_err("sliding");
+    assert!(e.to_string().contains("sliding_attention"), "{e}");
+
+    let mut v: serde_json::Value = serde_json::from_str(&fixture("qwen3.6-27b")).expect("json");
+    v["text_config"]["attn_output_gate"] = serde_json::json!(false);
+    let e = hf_config::read(&v.to_string()).expect_err("no gate");
+    assert!(e.to_string().contains("attn_output_gate"), "{e}");
+
+    let mut v: serde_json::Value = serde_json::from_str(&fixture("qwen3-32b")).expect("json");
+    v["linear_num_value_heads"] = serde_json::json!(32);
+    let e = hf_config::read(&v.to_string()).expect_err("qwen3 with a DeltaNet");
+    assert!(e.to_string().contains("linear_num_value_heads"), "{e}");
+}
+
+/// llama.cpp's recurrent state (`RS buffer size`): f32, `(n_embd_r +
+/// n_embd_s) × 4` bytes per layer and sequence, on the 48 DeltaNet layers
+/// only; the key/value cache on the 16 full-attention layers only.
+/// Source: families-2026.md §2.1, llama.cpp PR #22673's log for
+/// Qwen3.6-27B with one sequence: "RS buffer size = 149.62 MiB (R 5.62 MiB,
+/// S 144.00 MiB)"; four sequences 598.5 MiB (lmstudio-bug-tracker #1862).
+#[test]
+fn llama_cpp_state_of_qwen36_27b() {
+    let a = arch("qwen3.6-27b");
+    let m = LocalModel::of(&a, MlaKeys::Present);
+    assert_eq!(m.cache.kv_layers, Pattern::Every(4));
+    assert_eq!(m.cache.recurrent_layers, Pattern::AllButEvery(4));
+    assert_eq!(m.cache.counts(), (16, 0));
+    assert_eq!(m.cache.recurrent_layers.count(0, 64), 48);
+    let (conv, value) = a.linear_widths();
+    let r = 48 * 3 * u128::from(conv) * 4;
+    let s = 48 * 128 * u128::from(value) * 4;
+    assert_eq!(r, 5_898_240); // 5.625 MiB
+    assert_eq!(s, 144 << 20);
+    let per_seq = m.cache.recurrent * 48;
+    assert_eq!(per_seq, r + s);
+    let mib = |b: u128| format!("{:.2}", b as f64 / f64::from(1 << 20));
+    assert_eq!(mib(per_seq), "149.62");
+    assert_eq!(mib(4 * per_seq), "598.50");
+}
+
+/// The state of Qwen3.6 35B-A3B and Qwen3-Next 80B-A3B: 30 and 36 layers
+/// of 16 key and 32 value heads of 128, a kernel of 4 [inferred from the
+/// same rule].
+#[test]
+fn llama_cpp_state_of_the_moe_hybrids() {
+    for (id, layers, kv_layers) in [("qwen3.6-35b-a3b", 30, 10), ("qwen3-next-80b-a3b", 36, 12)] {
+        let a = arch(id);
+        let m = LocalModel::of(&a, MlaKeys::Present);
+        let per_layer = (3 * (2 * 16 * 128 + 32 * 128) + 128 * 32 * 128) * 4;
+        assert_eq!(m.cache.recurrent, per_layer, "{id}");
+        assert_eq!(m.cache.recurrent_layers.count(0, a.layers), layers, "{id}");
+        assert_eq!(m.cache.counts(), (kv_layers, 0), "{id}");
+        // One key/value row: 2 heads × 256.
+        assert_eq!(m.cache.full.k, 512, "{id}");
+    }
+}
+
+fn refusal(q: &str) -> String {
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+    let e = if q.contains("task=infer") {
+        infer::estimate(&s.infer_run()).expect_err(q)
+    } else {
+        train::estimate(&s.train_run()).expect_err(q)
+    };
+    match e {
+        EstimateError::NotModelled(m) => m.to_string(),
+        EstimateError::Engine(m) => m,
+        other => panic!("{q}: {other}"),
+    }
+}
+
+/// Not a silent wrong answer: training, transformers, vLLM and MLX refuse
+/// a hybrid by name, and llama.cpp refuses to predict its GGUF (a read
+/// header is estimated).
+#[test]
+fn unmodelled_workloads_refuse_by_name() {
+    for id in ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"] {
+        let train = refusal(&format!(
+            "model={id}&dtype=amp_bf16&optim=adamw&batch=1&seq=512"
+        ));
+        assert!(train.contains("Gated DeltaNet"), "{id}: {train}");
+        for engine in ["transformers", "vllm", "mlx"] {
+            let why = refusal(&format!("task=infer&engine={engine}&model={id}"));
+            assert!(why.contains("not modelled yet"), "{id} {engine}: {why}");
+        }
+        for engine in ["llamacpp", "ollama"] {
+            let why = refusal(&format!("task=infer&engine={engine}&model={id}&ctx=8192"));
+            assert!(why.contains("hybrid model"), "{id} {engine}: {why}");
+        }
+    }
+}
