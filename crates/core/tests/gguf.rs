@@ -413,8 +413,6 @@ fn every_preset_and_file_type_predicts_or_says_why() {
                 Err(PredictError::NoFallback(n)) => {
                     assert!(n.row % n.ty.block() != 0, "{} {ft}: {n:?}", p.id)
                 }
-                // A hybrid's recurrent-layer tensors are not predicted.
-                Err(PredictError::Hybrid { .. }) if p.arch.family.spec().linear.is_some() => {}
                 Err(e) => panic!("{} {ft}: {e}", p.id),
             }
         }

@@ -170,8 +170,7 @@ fn refusal(q: &str) -> String {
 }
 
 /// Not a silent wrong answer: training, transformers, vLLM and MLX refuse
-/// a hybrid by name, and llama.cpp refuses to predict its GGUF (a read
-/// header is estimated).
+/// a hybrid by name; llama.cpp and Ollama estimate it.
 #[test]
 fn unmodelled_workloads_refuse_by_name() {
     for id in ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"] {
@@ -184,8 +183,69 @@ fn unmodelled_workloads_refuse_by_name() {
             assert!(why.contains("not modelled yet"), "{id} {engine}: {why}");
         }
         for engine in ["llamacpp", "ollama"] {
-            let why = refusal(&format!("task=infer&engine={engine}&model={id}&ctx=8192"));
-            assert!(why.contains("hybrid model"), "{id} {engine}: {why}");
+            let q = format!("task=infer&engine={engine}&model={id}&ctx=8192");
+            let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+            let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+            assert!(e.caveats.iter().any(|c| c.contains("recurrent")), "{q}");
         }
     }
+}
+
+/// Qwen3.5 9B as its `config.json` describes it: 32 layers, a full one
+/// every fourth, 4 KV heads of 256, DeltaNet heads 16/32 of 128.
+fn qwen35_9b() -> Architecture {
+    Architecture {
+        family: Family::Qwen35Text,
+        hidden: 4096,
+        layers: 32,
+        heads: 16,
+        kv_heads: 4,
+        head_dim: 256,
+        ffn: 12288,
+        vocab: 248_320,
+        tied: false,
+        positions: 262_144,
+        linear_layers: 24,
+        linear_k_heads: 16,
+        linear_v_heads: 32,
+        linear_k_dim: 128,
+        linear_v_dim: 128,
+        linear_conv: 4,
+        ..Architecture::BLANK
+    }
+}
+
+/// The published start-up of Qwen3.5-9B (`tests/fixtures/llamacpp_logs.jsonl`,
+/// `qwen3.5-9b-q8kv-256k-np2-unified-hybrid`, two sequences): "size =
+/// 4352.00 MiB (262144 cells, 8 layers, 2/1 seqs)" and "RS buffer size =
+/// 100.50 MiB", from the description.
+#[test]
+fn qwen35_9b_state_as_published() {
+    let m = LocalModel::of(&qwen35_9b(), MlaKeys::Present);
+    assert_eq!(m.cache.counts(), (8, 0));
+    assert_eq!(m.cache.full.k, 1024);
+    let rs = m.cache.recurrent * u128::from(m.cache.recurrent_layers.count(0, 32)) * 2;
+    assert_eq!(format!("{:.2}", rs as f64 / f64::from(1 << 20)), "100.50");
+}
+
+/// The GGUF of a hybrid, predicted tensor by tensor, against the same
+/// published start-up of a Qwen3.5-9B Q4_K_M ("Qwen_Qwen3.5-9B-Q4_K_M.gguf"):
+/// "CPU_Mapped model buffer size = 545.62 MiB" (the token embedding, equal)
+/// and "CUDA0 model buffer size = 5060.88 MiB" (every layer, the output and
+/// its norm). The prediction (llama-quantize's default Q4_K_M choices, the
+/// rules of b10488 read for the new tensors: `attn_qkv` as attention-V,
+/// `attn_gate`, `ssm_out`, `ssm_alpha`, `ssm_beta` at the default type,
+/// `ssm_conv1d` kept F32) gives 4812.25 MiB: 248.63 MiB less. Who made that
+/// file and with which overrides (`--tensor-type`, imatrix recipes) is not
+/// known, so the gap is kept here as measured, not fitted: run with
+/// `--ignored` to see it.
+#[test]
+#[ignore = "the published file's quantization recipe is unknown: 4812.25 MiB predicted vs 5060.88 MiB loaded"]
+fn qwen35_9b_q4_k_m_as_published() {
+    use vramfit_core::model::gguf::{predict, FileType};
+    let w = predict(&qwen35_9b(), FileType::Q4KM).expect("predicts");
+    let mib = |b: u128| format!("{:.2}", b as f64 / f64::from(1 << 20));
+    assert_eq!(mib(w.token_embd), "545.62");
+    let gpu: u128 = w.total - w.token_embd;
+    assert_eq!(mib(gpu), "5060.88");
 }

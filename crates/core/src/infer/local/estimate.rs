@@ -12,7 +12,7 @@ use super::{
 use crate::error::EstimateError;
 use crate::infer::run::{Engine, Flash, Inference, MaxLen};
 use crate::inputs::Overhead;
-use crate::model::gguf::{PredictError, Recipe};
+use crate::model::gguf::Recipe;
 use crate::model::{Architecture, Role};
 use crate::report::{Drivers, Estimate, Method, Moment, Phase, PhaseReport, Served, Tally};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
@@ -46,12 +46,8 @@ fn file(a: &Architecture, inf: &Inference) -> Result<FoldedFile, EstimateError> 
         }
         return Ok(read.folded());
     }
-    FoldedFile::predict(a, inf.gguf, Recipe::for_file_type(inf.gguf)).map_err(|e| match e {
-        PredictError::Hybrid { .. } => EstimateError::Engine(e.to_string()),
-        PredictError::NoFallback(_) | PredictError::Arch(_) | PredictError::TooLarge => {
-            EstimateError::Engine(format!("llama-quantize refuses it: {e}"))
-        }
-    })
+    FoldedFile::predict(a, inf.gguf, Recipe::for_file_type(inf.gguf))
+        .map_err(|e| EstimateError::Engine(format!("llama-quantize refuses it: {e}")))
 }
 
 /// The one GPU llama.cpp sees: its free memory is the capacity less the

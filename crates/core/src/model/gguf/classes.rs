@@ -36,7 +36,7 @@ pub fn predict_folded(
     recipe: Recipe,
     each: &mut dyn FnMut(Option<u16>, TensorBytes<'_>),
 ) -> Result<Vec<Run>, PredictError> {
-    super::predict::predictable(a)?;
+    a.validate().map_err(PredictError::Arch)?;
     let layout = Layout::of(a, recipe.rope_tables);
     let mut q = quantizer(a, ft, recipe, &layout);
     for s in &layout.outside {
@@ -53,11 +53,21 @@ pub fn predict_folded(
         runs: Vec::with_capacity(8),
         each,
     };
+    if a.linear_layers > 0 && a.family.spec().linear.is_some() {
+        // A hybrid: its layers of one kind alternate between attention and
+        // a Gated DeltaNet, each folded on its own (the classes still
+        // gather the layers typed alike).
+        for l in 0..a.layers {
+            let linear = a.linear_at(l);
+            f.fold_kind((a.kind_of(l), linear), layout.slots(a, l), l, l + 1)?;
+        }
+        return Ok(f.runs);
+    }
     // Dense layers first, then MoE ones (`Architecture::kind_of`).
     let [(_, dense), _] = a.layer_kinds();
     let dense = u32::try_from(dense).unwrap_or(a.layers);
-    f.fold_kind(LayerKind::Dense, &layout.dense, 0, dense)?;
-    f.fold_kind(LayerKind::Moe, &layout.moe, dense, a.layers)?;
+    f.fold_kind((LayerKind::Dense, false), &layout.dense, 0, dense)?;
+    f.fold_kind((LayerKind::Moe, false), &layout.moe, dense, a.layers)?;
     Ok(f.runs)
 }
 
@@ -71,10 +81,11 @@ fn tensor(s: &Slot, layer: Option<u32>, ty: GgmlType, bytes: u128) -> TensorByte
     }
 }
 
-/// A class: its layers' kind, and where its variable tensors' types are
-/// in [`Folder::types`].
+/// A class: its layers' kind (and whether a Gated DeltaNet stands in
+/// for attention), and where its variable tensors' types are in
+/// [`Folder::types`].
 struct Class {
-    kind: LayerKind,
+    kind: (LayerKind, bool),
     types: std::ops::Range<usize>,
 }
 
@@ -97,7 +108,7 @@ struct Folder<'e> {
 /// `i`; slots past 64 are all taken as variable), the only ones whose type
 /// a layer's index can change.
 struct Stretch<'s> {
-    kind: LayerKind,
+    kind: (LayerKind, bool),
     slots: &'s [Slot],
     lo: u32,
     hi: u32,
@@ -144,7 +155,7 @@ impl Folder<'_> {
     /// Folds the layers `lo..hi` of kind `kind`, whose tensors are `slots`.
     fn fold_kind(
         &mut self,
-        kind: LayerKind,
+        kind: (LayerKind, bool),
         slots: &[Slot],
         lo: u32,
         hi: u32,
@@ -176,7 +187,7 @@ impl Folder<'_> {
     /// each tensor's type and bytes, and what each moves of the counters.
     fn first_layer<'s>(
         &mut self,
-        kind: LayerKind,
+        kind: (LayerKind, bool),
         slots: &'s [Slot],
         lo: u32,
         hi: u32,

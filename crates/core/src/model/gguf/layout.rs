@@ -16,7 +16,7 @@
 //! `llama-quantize` visits tensors in (`weight_name_comparer`: by layer,
 //! then by name).
 
-use super::super::arch::Architecture;
+use super::super::arch::{Architecture, LayerKind};
 use super::super::family::{Family, Qkv, Router};
 use super::super::module::ModuleName;
 use super::super::tensors::{ParamTensor, Place, Role};
@@ -260,9 +260,14 @@ impl Converter {
                 experts_mxfp4: true,
                 ..plain("gpt-oss")
             },
-            // `Qwen3NextModel`, `Qwen3_5TextModel`, `Qwen3_5MoeTextModel`:
-            // their DeltaNet tensors (`ssm_*`) are not written here yet
-            // ([`super::predict::PredictError::Hybrid`]).
+            // `Qwen3NextModel`, `Qwen3_5TextModel`, `Qwen3_5MoeTextModel`
+            // (llama.cpp b10488 `conversion/qwen.py`). The MTP block the
+            // converter appends by default (`_QwenMtpMixin`: `mtp.*` as
+            // layer `n_layer`, plus `nextn.eh_proj` and its norms) is left
+            // out: b10488 creates its tensors `TENSOR_SKIP` unless an MTP
+            // draft is asked for (`src/models/qwen35moe.cpp`
+            // `load_arch_tensors`), so it takes no memory; a converted
+            // file is that block larger on disk.
             Family::Qwen3Next => plain("qwen3next"),
             Family::Qwen35Text => plain("qwen35"),
             Family::Qwen35MoeText => plain("qwen35moe"),
@@ -271,12 +276,16 @@ impl Converter {
 }
 
 /// A model's GGUF tensors: outside the layers, and one layer of each kind
-/// (each sorted by name, the order `llama-quantize` visits them in).
+/// (each sorted by name, the order `llama-quantize` visits them in); a
+/// hybrid's layers of each kind with a Gated DeltaNet in place of
+/// attention are `dense_linear` and `moe_linear`.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Layout {
     pub outside: Vec<Slot>,
     pub dense: Vec<Slot>,
     pub moe: Vec<Slot>,
+    pub dense_linear: Vec<Slot>,
+    pub moe_linear: Vec<Slot>,
 }
 
 impl Layout {
@@ -285,19 +294,28 @@ impl Layout {
     /// its rope factor tables (each `head_dim / 2` f32).
     pub fn of(a: &Architecture, rope_tables: bool) -> Layout {
         let conv = Converter::of(a.family);
-        let [(_, dense), (_, moe)] = a.layer_kinds();
+        let [(_, n_dense), (_, n_moe)] = a.layer_kinds();
         let mut outside = Vec::with_capacity(8);
-        let dense = if dense > 0 {
-            layer_of_kind(a, conv, false, Some(&mut outside))
+        let dense = if n_dense > 0 {
+            layer_of_kind(a, conv, (false, false), Some(&mut outside))
         } else {
             Vec::new()
         };
-        let moe = if moe > 0 {
+        let moe = if n_moe > 0 {
             let first = dense.is_empty();
-            layer_of_kind(a, conv, true, first.then_some(&mut outside))
+            layer_of_kind(a, conv, (true, false), first.then_some(&mut outside))
         } else {
             Vec::new()
         };
+        let hybrid = a.family.spec().linear.is_some() && a.linear_layers > 0;
+        let linear = |kind: bool, n: u64| {
+            if hybrid && n > 0 {
+                layer_of_kind(a, conv, (kind, true), None)
+            } else {
+                Vec::new()
+            }
+        };
+        let (dense_linear, moe_linear) = (linear(false, n_dense), linear(true, n_moe));
         if rope_tables {
             for &name in conv.rope_tables {
                 outside.push(f32_slot(name, [u64::from(a.head_dim) / 2, 1, 1]));
@@ -308,23 +326,43 @@ impl Layout {
             outside,
             dense,
             moe,
+            dense_linear,
+            moe_linear,
+        }
+    }
+
+    /// Layer `l`'s tensors.
+    pub fn slots(&self, a: &Architecture, l: u32) -> &[Slot] {
+        match (a.kind_of(l), a.linear_at(l)) {
+            (LayerKind::Dense, false) => &self.dense,
+            (LayerKind::Moe, false) => &self.moe,
+            (LayerKind::Dense, true) => &self.dense_linear,
+            (LayerKind::Moe, true) => &self.moe_linear,
         }
     }
 }
 
-/// One layer's tensors of `a` were all its layers of one kind (`moe`),
-/// sorted by name: the walk of such a model gives that kind's layer. With
-/// `outside`, the tensors outside the layers too (the same for either
-/// kind).
+/// One layer's tensors of `a` were all its layers of one kind (`moe`, and
+/// `linear`: a Gated DeltaNet in place of attention), sorted by name: the
+/// walk of such a model gives that kind's layer. With `outside`, the
+/// tensors outside the layers too (the same for every kind).
 fn layer_of_kind(
     a: &Architecture,
     conv: Converter,
-    moe: bool,
+    (moe, linear): (bool, bool),
     mut outside: Option<&mut Vec<Slot>>,
 ) -> Vec<Slot> {
     let dense_layers = if moe { 0 } else { a.layers };
+    // Every layer linear (a count not the pattern's reads as the first
+    // layers), or none.
+    let linear_layers = if linear { a.layers } else { 0 };
     let mut slots = Vec::with_capacity(24);
-    Architecture { dense_layers, ..*a }.for_each_tensor(|at, t| match (at, outside.as_mut()) {
+    let one_kind = Architecture {
+        dense_layers,
+        linear_layers,
+        ..*a
+    };
+    one_kind.for_each_tensor(|at, t| match (at, outside.as_mut()) {
         (Place::Layers { .. }, _) => push(a, conv, t, moe, &mut slots),
         (Place::Before | Place::After, Some(out)) => push(a, conv, t, false, out),
         (Place::Before | Place::After, None) => {}
@@ -351,10 +389,49 @@ fn f32_slot(name: Name, ne: [u64; 3]) -> Slot {
     }
 }
 
+/// A Gated DeltaNet's tensors as the converter writes them, or `false`
+/// when `t` is not one of them.
+///
+/// Source: llama.cpp b10488 `conversion/qwen.py`
+/// (`Qwen3NextModel.modify_tensors`: `A_log` → `ssm_a` = −exp, no
+/// `.weight`; `dt_bias` → `ssm_dt.bias`; `conv1d` squeezed to `[k, conv]`;
+/// `in_proj_qkvz` split into `attn_qkv` and `attn_gate`),
+/// `gguf-py/gguf/tensor_mapping.py` (`in_proj_qkv` → `attn_qkv`,
+/// `in_proj_z` → `attn_gate`, `in_proj_b` → `ssm_beta`, `in_proj_a` →
+/// `ssm_alpha`, `in_proj_ba` → `ssm_ba`, `norm` → `ssm_norm`, `out_proj` →
+/// `ssm_out`), `conversion/base.py` `prepare_tensors` (1-D tensors, a name
+/// not ending in `.weight`, and `SSM_CONV1D` forced to F32). The V-head
+/// reordering of `_LinearAttentionVReorderBase` changes no shape.
+fn delta_net(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
+    let (conv, value) = a.linear_widths();
+    let h = u64::from(a.hidden);
+    match t.name {
+        "conv1d" => out.push(f32_slot(name!("ssm_conv1d.weight"), [t.cols, t.rows, 1])),
+        "in_proj_qkvz" => {
+            out.push(weight(name!("attn_qkv.weight"), [h, conv, 1]));
+            out.push(weight(name!("attn_gate.weight"), [h, value, 1]));
+        }
+        "in_proj_qkv" => out.push(weight(name!("attn_qkv.weight"), [h, conv, 1])),
+        "in_proj_z" => out.push(weight(name!("attn_gate.weight"), [h, value, 1])),
+        "in_proj_ba" => out.push(weight(name!("ssm_ba.weight"), [h, t.rows, 1])),
+        "in_proj_b" => out.push(weight(name!("ssm_beta.weight"), [h, t.rows, 1])),
+        "in_proj_a" => out.push(weight(name!("ssm_alpha.weight"), [h, t.rows, 1])),
+        "dt_bias" => out.push(f32_slot(name!("ssm_dt.bias"), [t.rows, 1, 1])),
+        "A_log" => out.push(f32_slot(name!("ssm_a"), [t.rows, 1, 1])),
+        "linear_attn.norm" => out.push(f32_slot(name!("ssm_norm.weight"), [t.rows, 1, 1])),
+        "out_proj" => out.push(weight(name!("ssm_out.weight"), [value, h, 1])),
+        _ => return false,
+    }
+    true
+}
+
 /// The GGUF tensors of one transformers tensor `t` (`moe_layer`: it sits
 /// in an MoE layer, where a dense MLP's names are the shared expert's).
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
     let (rows, cols) = (t.rows, t.cols);
+    if t.module.is_none() && delta_net(a, t, out) {
+        return;
+    }
     match t.role {
         Role::Embedding => out.push(weight(
             const { Name::outside("token_embd.weight") },

@@ -18,7 +18,7 @@
 //! disabled"); they are predicted as requantized, as a file made from a
 //! dequantized upload would be.
 
-use super::super::arch::{ArchError, Architecture, LayerKind};
+use super::super::arch::{ArchError, Architecture};
 use super::super::family::Qkv;
 use super::ftype::FileType;
 use super::header::GgufHeader;
@@ -111,22 +111,6 @@ pub enum PredictError {
     Arch(ArchError),
     /// A size beyond 2^128 bytes (numbers no model has).
     TooLarge,
-    /// A hybrid's recurrent layers (`ssm_*` tensors, llama.cpp
-    /// architecture `arch`): the converter's names and shapes and
-    /// `llama-quantize`'s choices for them are not modelled yet, so the
-    /// file's bytes are not predicted; a read GGUF header gives them.
-    Hybrid { arch: &'static str },
-}
-
-/// Refuses an architecture whose GGUF this module cannot predict.
-pub(crate) fn predictable(a: &Architecture) -> Result<(), PredictError> {
-    a.validate().map_err(PredictError::Arch)?;
-    if a.family.spec().linear.is_some() {
-        return Err(PredictError::Hybrid {
-            arch: super::layout::Converter::of(a.family).arch,
-        });
-    }
-    Ok(())
 }
 
 impl fmt::Display for PredictError {
@@ -143,10 +127,6 @@ impl fmt::Display for PredictError {
             ),
             PredictError::Arch(e) => write!(f, "these numbers do not make a model: {e}"),
             PredictError::TooLarge => f.write_str("the model is too large to size"),
-            PredictError::Hybrid { arch } => write!(
-                f,
-                "vramfit does not predict the GGUF file of a hybrid model yet (llama.cpp's `{arch}`: the converter's recurrent-layer tensors and llama-quantize's types for them are not modelled): pick the GGUF file to read its header"
-            ),
         }
     }
 }
@@ -198,7 +178,7 @@ pub fn predict_each(
     recipe: Recipe,
     each: &mut dyn FnMut(TensorBytes<'_>),
 ) -> Result<GgufWeights, PredictError> {
-    predictable(a)?;
+    a.validate().map_err(PredictError::Arch)?;
     let layout = Layout::of(a, recipe.rope_tables);
     let mut q = quantizer(a, ft, recipe, &layout);
     let mut w = GgufWeights::empty(Some(ft), usize::try_from(a.layers).unwrap_or(0));
@@ -213,10 +193,7 @@ pub fn predict_each(
         });
     }
     for l in 0..a.layers {
-        let slots = match a.kind_of(l) {
-            LayerKind::Dense => &layout.dense,
-            LayerKind::Moe => &layout.moe,
-        };
+        let slots = layout.slots(a, l);
         let mut layer = 0u128;
         for s in slots {
             let (ty, bytes) = w.add(&mut q, s, u64::from(l))?;
@@ -370,7 +347,8 @@ fn model(a: &Architecture) -> Model {
 }
 
 /// `n_attention_wv`: the attn_v, attn_qkv and attn_kv_b tensors of every
-/// layer (`init_quantize_state_counters`).
+/// layer (`init_quantize_state_counters`; a hybrid's DeltaNet layers count
+/// their `attn_qkv`).
 fn attention_wv(a: &Architecture, layout: &Layout) -> u64 {
     let per = |slots: &[Slot]| {
         slots
@@ -384,7 +362,15 @@ fn attention_wv(a: &Architecture, layout: &Layout) -> u64 {
             .count() as u64
     };
     let [(_, dense), (_, moe)] = a.layer_kinds();
-    per(&layout.dense) * dense + per(&layout.moe) * moe
+    let dense_end = u32::try_from(dense).unwrap_or(a.layers);
+    let (dense_linear, moe_linear) = (
+        u64::from(a.linear_in(0, dense_end)),
+        u64::from(a.linear_in(dense_end, a.layers)),
+    );
+    per(&layout.dense) * (dense - dense_linear)
+        + per(&layout.moe) * (moe - moe_linear)
+        + per(&layout.dense_linear) * dense_linear
+        + per(&layout.moe_linear) * moe_linear
 }
 
 impl GgufHeader {
