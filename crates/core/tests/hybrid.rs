@@ -249,3 +249,25 @@ fn qwen35_9b_q4_k_m_as_published() {
     let gpu: u128 = w.total - w.token_embd;
     assert_eq!(mib(gpu), "5060.88");
 }
+
+/// The shrunk Qwen3.6 of the `generate` measurements
+/// (`scripts/measure/infer/NOTES.md` §12): transformers 5.23 built it with
+/// 2 764 280 parameters (`n_params`; weights 5 528 560 bytes in bf16).
+#[test]
+fn the_measured_shrunk_model_has_transformers_count() {
+    let mut v: serde_json::Value = serde_json::from_str(&fixture("qwen3.6-27b")).expect("json");
+    let shrink = serde_json::json!({
+        "num_hidden_layers": 4,
+        "layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"],
+        "hidden_size": 256, "intermediate_size": 512, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 64, "linear_num_key_heads": 2,
+        "linear_num_value_heads": 4, "linear_key_head_dim": 32, "linear_value_head_dim": 32,
+        "vocab_size": 1024
+    });
+    for (k, x) in shrink.as_object().expect("object") {
+        v["text_config"][k] = x.clone();
+    }
+    let a = hf_config::read(&v.to_string()).expect("shrunk").arch;
+    assert_eq!(a.linear_layers, 3);
+    assert_eq!(a.params(), 2_764_280);
+}
