@@ -130,7 +130,8 @@ const LOCAL_PHASES: &str =
      tokens and the compute buffers added. What stays in host memory is not drawn. \
      The red line is the GPU.";
 const GGUF_WEIGHTS: &str = "Weights (the whole GGUF file's tensors)";
-const LOCAL_CACHE: &str = "KV cache (n_ctx tokens, every layer)";
+const LOCAL_CACHE: &str =
+    "KV cache (n_ctx tokens, every attention layer; a hybrid's recurrent state per sequence)";
 const BY_CONTEXT: &str = "; it sizes a request by ctx (prompt + new tokens)";
 
 /// The engine a link means when it names none (`generate`, as training's
