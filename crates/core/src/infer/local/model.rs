@@ -286,12 +286,12 @@ fn attention(g: &KvGeometry, mla: MlaKeys) -> Attention {
 /// Gated DeltaNet hybrid's full-attention layers and its linear ones
 /// (`llama_hparams::is_recr`; `create_memory` gives the hybrid memory's
 /// cache only the layers that are not recurrent, `filter_attn`), every
-/// layer a cache otherwise. llama.cpp's `qwen35`/`qwen3next` read the
-/// pattern from `full_attention_interval`: layer `il` is recurrent when
-/// `(il + 1) % interval != 0` (`llama-model.cpp` `load_hparams`)
-/// [inferred for b10488 from the converter's `full_attention_interval`
-/// key]; a count that is not the default pattern's is read as the first
-/// layers.
+/// layer a cache otherwise. llama.cpp b10488's `qwen35moe` reads the
+/// pattern from `full_attention_interval` (default 4): layer `il` is
+/// recurrent when `il < n_layer() && (il + 1) % interval != 0`
+/// (`src/models/qwen35moe.cpp` `load_arch_hparams`; an MTP block past
+/// `n_layer()` is neither); a count that is not the default pattern's is
+/// read as the first layers.
 fn hybrid_patterns(a: &Architecture) -> (Pattern, Pattern) {
     let Some(rule) = a.family.spec().linear else {
         return (Pattern::All, Pattern::None);
