@@ -476,57 +476,98 @@ impl TermSet {
 }
 
 /// The value of every term of one estimate.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Terms {
     /// Boxed: a few kilobytes that an [`crate::Estimate`] carries around.
     inner: Box<TermsInner>,
 }
 
-/// Each term and its bytes, computed once when it is set (every phase
-/// sums dozens of sets of them).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Each term set and its bytes, computed once when it is set (every phase
+/// sums dozens of sets of them). An estimate sets a third of the kinds of
+/// terms: the terms themselves are kept in the order they were set, so a
+/// new estimate zeroes only the small tables (a table of every term was
+/// 9 KB written, then copied, per estimate).
+#[derive(Clone)]
 struct TermsInner {
-    items: [Term; TermId::COUNT],
-    /// Padded to a [`TermSet`]'s bits: the hot loop indexes it by bit.
-    bytes: [u128; BITS],
+    /// Each term's bytes by its index: the hot loop indexes it by bit.
+    bytes: [u128; TermId::COUNT],
+    /// Where each term is in `items`, plus one (0: never set).
+    at: [u8; TermId::COUNT],
+    /// The terms set, in the order they were first set.
+    items: Vec<Term>,
     /// The terms that hold bytes.
     present: TermSet,
 }
 
-impl TermsInner {
-    /// A constant: boxing it copies it once into the allocation (built on
-    /// the stack, it was written there and then copied).
-    const ZERO: TermsInner = TermsInner {
-        items: [Term::ZERO; TermId::COUNT],
-        bytes: [0; BITS],
-        present: TermSet::EMPTY,
-    };
-}
+// A term's place in `items` plus one fits `TermsInner::at`'s bytes.
+const _: () = assert!(TermId::COUNT < u8::MAX as usize);
 
 impl Default for Terms {
     fn default() -> Self {
         Terms {
-            inner: Box::new(TermsInner::ZERO),
+            inner: Box::new(TermsInner {
+                bytes: [0; TermId::COUNT],
+                at: [0; TermId::COUNT],
+                // Room for every term: none is ever moved, and the room
+                // not set is never written.
+                items: Vec::with_capacity(TermId::COUNT),
+                present: TermSet::EMPTY,
+            }),
         }
+    }
+}
+
+/// Equal when every term is (the bytes and the present terms follow from
+/// the terms), whatever order they were set in.
+impl PartialEq for Terms {
+    fn eq(&self, other: &Terms) -> bool {
+        TermId::ALL.iter().all(|&id| self.get(id) == other.get(id))
+    }
+}
+
+impl Eq for Terms {}
+
+/// The terms set, in [`TermId::ALL`] order.
+impl std::fmt::Debug for Terms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set = TermId::ALL
+            .iter()
+            .filter(|&&id| self.inner.at[id as usize] > 0);
+        f.debug_map()
+            .entries(set.map(|&id| (id, self.get(id))))
+            .finish()
     }
 }
 
 impl Terms {
     pub fn get(&self, id: TermId) -> &Term {
-        &self.inner.items[id as usize]
+        /// What a term never set is.
+        static ZERO: Term = Term::ZERO;
+        match usize::from(self.inner.at[id as usize]) {
+            0 => &ZERO,
+            k => &self.inner.items[k - 1],
+        }
     }
 
     pub fn set(&mut self, id: TermId, t: Term) {
         // Held at 2^64 at most: beyond it no sum converts to bytes anyway,
         // and sums of up to 256 such values cannot overflow a u128.
         let bytes = t.bytes().min(1 << 64);
-        self.inner.bytes[id as usize] = bytes;
-        self.inner.items[id as usize] = t;
+        let inner = &mut *self.inner;
+        inner.bytes[id as usize] = bytes;
+        match usize::from(inner.at[id as usize]) {
+            0 => {
+                inner.items.push(t);
+                // At most `TermId::COUNT` (< 255) terms are ever pushed.
+                inner.at[id as usize] = inner.items.len() as u8;
+            }
+            k => inner.items[k - 1] = t,
+        }
         let bit = TermSet::of(&[id]);
-        self.inner.present = if bytes > 0 {
-            self.inner.present.union(bit)
+        inner.present = if bytes > 0 {
+            inner.present.union(bit)
         } else {
-            self.inner.present.without(bit)
+            inner.present.without(bit)
         };
     }
 
@@ -543,14 +584,16 @@ impl Terms {
     /// loop, walking the set's bits.
     pub(crate) fn each(&self, set: TermSet, mut f: impl FnMut(Component, u128)) {
         let bits = set.and(TermSet::ALL_BITS);
-        // Word by word; `i` < BITS, the tables' length, so indexing needs
-        // no bounds check.
+        // Word by word, each set bit a term's index.
         for (w, &word) in bits.0.iter().enumerate() {
             let mut b = word;
             while b != 0 {
                 let i = w * 64 + b.trailing_zeros() as usize;
                 b &= b - 1;
-                f(COMPONENT_OF[i % BITS], self.inner.bytes[i % BITS]);
+                // Every bit of `bits` is a term's: always `Some`.
+                if let Some(&bytes) = self.inner.bytes.get(i) {
+                    f(COMPONENT_OF[i % BITS], bytes);
+                }
             }
         }
     }
