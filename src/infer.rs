@@ -399,6 +399,9 @@ fn answers(page: Page) -> Memo<Answers> {
     Memo::new(move |_| {
         let cap = page.capacity.get();
         let core = page.infer_answers.get();
+        // The run's own peak, from the estimate the page shows (estimating
+        // it again would run llama.cpp's `--fit` search a second time).
+        let now = page.primary.with(|e| e.as_ref().map(|e| e.needed()));
         page.scenario.with(|s| {
             let (context, batch, weights) =
                 core.map_or((None, None, None), |a| (a.context, a.batch, a.weights));
@@ -407,7 +410,7 @@ fn answers(page: Page) -> Memo<Answers> {
                 batch,
                 weights: weights_answer(s, weights),
                 local: !s.infer.engine.spec().caching_allocator,
-                suggestions: solve::suggestions(s, cap),
+                suggestions: now.map_or_else(Vec::new, |now| solve::suggestions_from(s, now, cap)),
             }
         })
     })

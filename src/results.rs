@@ -254,11 +254,14 @@ fn Notes(page: Page) -> impl IntoView {
 pub fn WhatFits(page: Page) -> impl IntoView {
     let answers = Memo::new(move |_| {
         let cap = page.capacity.get();
+        // The run's own peak, from the estimate the page shows (not
+        // estimated again).
+        let now = page.primary.with(|e| e.as_ref().map(|e| e.needed()));
         page.scenario.with(|s| {
             (
                 solve::max_batch(s, cap),
                 solve::max_seq(s, cap),
-                solve::suggestions(s, cap),
+                now.map_or_else(Vec::new, |now| solve::suggestions_from(s, now, cap)),
             )
         })
     });

@@ -328,9 +328,14 @@ impl Outcome {
 /// and again, until the run fits (on the user's one GPU when that can be
 /// done), each step a change the page can apply.
 pub fn suggestions(s: &Scenario, capacity: Bytes) -> Vec<Suggestion> {
-    let Some(now) = peak_of(s) else {
-        return Vec::new();
-    };
+    peak_of(s).map_or_else(Vec::new, |now| suggestions_from(s, now, capacity))
+}
+
+/// [`suggestions`] for a run whose peak `now` is known
+/// ([`Estimate::needed`] of its primary estimate, which [`peak_of`] would
+/// compute again): the page has estimated the run already, and a second
+/// estimate of a llama.cpp or Ollama run is a second `--fit` search.
+pub fn suggestions_from(s: &Scenario, now: Bytes, capacity: Bytes) -> Vec<Suggestion> {
     let gpus = s.parallel.gpus.get();
     // Each candidate estimated once: the list and the recipes' first step.
     let first: Vec<(Candidate, Outcome)> = candidates(s)
