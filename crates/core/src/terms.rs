@@ -348,9 +348,15 @@ impl Term {
         if self.len == 0 {
             return 0;
         }
-        let p = self.values[..usize::from(self.len)]
-            .iter()
-            .fold(1u128, |p, &v| mul_saturating(p, u128::from(v)));
+        let values = &self.values[..usize::from(self.len)];
+        // Most products fit in 64 bits: multiplied there (one checked
+        // multiply a factor), the same product; the others in 128.
+        let p = match values.iter().try_fold(1u64, |p, &v| p.checked_mul(v)) {
+            Some(p) => u128::from(p),
+            None => values
+                .iter()
+                .fold(1u128, |p, &v| mul_saturating(p, u128::from(v))),
+        };
         if self.saturated && p > 0 {
             u128::MAX
         } else {
@@ -361,10 +367,12 @@ impl Term {
     /// Bytes: the product divided by the GPUs, rounded up.
     pub fn bytes(&self) -> u128 {
         let p = self.product();
-        if self.divisor == 1 {
-            p
-        } else {
-            p.div_ceil(u128::from(self.divisor))
+        match (self.divisor, u64::try_from(p)) {
+            (1, _) => p,
+            // A 64-bit division where the product fits (the same
+            // quotient, without the 128-bit division's call).
+            (d, Ok(small)) => u128::from(small.div_ceil(u64::from(d))),
+            (d, Err(_)) => p.div_ceil(u128::from(d)),
         }
     }
 }
