@@ -135,7 +135,10 @@ const SLACKS: usize = 512;
 /// a group grows the cache depends only on the spare cells at its start:
 /// once a number of spare cells comes back, the groups since repeat, and
 /// every whole repetition left is added at once (at most a few hundred
-/// groups stepped, never one step per token).
+/// groups stepped, never one step per token). Within a group the chunks
+/// that fit in the capacity as it is leave it unchanged ([`grow`]): they
+/// are taken at once, so a group is stepped growth by growth, not chunk
+/// by chunk.
 fn after_chunks(c: u64, k: u64) -> (u64, u64) {
     if c.is_multiple_of(256) {
         return (c * k, c * k);
@@ -162,6 +165,16 @@ fn after_chunks(c: u64, k: u64) -> (u64, u64) {
                     continue;
                 }
             }
+        }
+        // Chunks `grow` leaves the capacity as it is for (`off + c <= cap`,
+        // `cap > 0`), up to the next group's start and the last chunk.
+        let fit = if cap > 0 { (cap - off) / c } else { 0 };
+        let to_group = if repeated { k } else { q - done % q };
+        let n = fit.min(to_group).min(k - done);
+        if n > 0 {
+            off += n * c;
+            done += n;
+            continue;
         }
         cap = grow(cap, off, c);
         off += c;
