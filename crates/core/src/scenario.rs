@@ -98,7 +98,10 @@ impl Scenario {
     pub fn train_run(&self) -> crate::train::run::Run<'_> {
         crate::train::run::Run {
             arch: self.arch.as_ref(),
-            params: self.params(),
+            params_given: match self.model {
+                ModelSpec::ParamsOnly { params } => u128::from(params.get()),
+                ModelSpec::Preset { .. } => 0,
+            },
             train: &self.train,
             parallel: &self.parallel,
             overhead: &self.overhead,

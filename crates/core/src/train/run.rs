@@ -522,12 +522,22 @@ impl Lora {
 #[derive(Clone, Copy, Debug)]
 pub struct Run<'a> {
     pub arch: Option<&'a Architecture>,
-    /// Total parameter count N (LoRA adapters not included).
-    pub params: u128,
+    /// A parameter count given alone, without an architecture (0 for
+    /// neither): [`Run::params`] reads it.
+    pub params_given: u128,
     pub train: &'a Training,
     pub parallel: &'a Parallel,
     pub overhead: &'a Overhead,
     pub view: &'a View,
+}
+
+impl Run<'_> {
+    /// Total parameter count N (LoRA adapters not included): the
+    /// architecture's (a walk over its tensors, made only where it is read:
+    /// the seed formula), else the count given.
+    pub fn params(&self) -> u128 {
+        self.arch.map_or(self.params_given, Architecture::params)
+    }
 }
 
 impl Training {

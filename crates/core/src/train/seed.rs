@@ -49,14 +49,19 @@ pub struct SeedTerms {
 
 impl SeedTerms {
     pub fn new(s: &Run) -> Result<Self, EstimateError> {
+        SeedTerms::of(s, s.params())
+    }
+
+    /// The terms of `s` with `n` parameters ([`Run::params`], counted
+    /// once by the caller).
+    fn of(s: &Run, n: u128) -> Result<Self, EstimateError> {
         let t = &s.train;
-        let n = s.params;
         let p = u128::from(t.dtype.param_bytes());
         let np = Bytes::try_from_u128(n * p).ok_or(EstimateError::TooLarge { field: "params" })?;
         let state = Bytes::try_from_u128(n * p * u128::from(state_multiplier(t.optim)))
             .ok_or(EstimateError::TooLarge { field: "params" })?;
         let tokens_bytes = f64::from(t.batch.get()) * f64::from(t.seq.get()) * p as f64;
-        let acts = (activations_per_token(s.params) * tokens_bytes).round();
+        let acts = (activations_per_token(n) * tokens_bytes).round();
         // 2^64 is exactly representable; anything at or above it does not fit.
         if acts >= 18_446_744_073_709_551_616.0 {
             return Err(EstimateError::TooLarge {
@@ -82,8 +87,8 @@ impl SeedTerms {
 /// intermediates. The state, created by the first step, stays for every
 /// later iteration.
 pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
-    let t = SeedTerms::new(s)?;
-    let n = s.params;
+    let n = s.params();
+    let t = SeedTerms::of(s, n)?;
     let p = u128::from(s.train.dtype.param_bytes());
     let np = [(n, Unit::Params), (p, Unit::BytesEach)];
     let mut terms = Terms::default();
@@ -155,7 +160,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
             step_end,
         )?);
     }
-    let n = u64::try_from(s.params).map_err(|_| EstimateError::TooLarge {
+    let n = u64::try_from(n).map_err(|_| EstimateError::TooLarge {
         field: "the model size",
     })?;
     Ok(Estimate::from_phases(
