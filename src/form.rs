@@ -59,10 +59,11 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 17] = [
+const FAMILY_ORDER: [Family; 20] = [
     Family::Llama,
     Family::Qwen2,
     Family::Qwen3,
+    Family::Qwen35Text,
     Family::Mistral,
     Family::Gemma,
     Family::Gemma2,
@@ -74,6 +75,8 @@ const FAMILY_ORDER: [Family; 17] = [
     Family::Mixtral,
     Family::Qwen2Moe,
     Family::Qwen3Moe,
+    Family::Qwen35MoeText,
+    Family::Qwen3Next,
     Family::DeepseekV2,
     Family::DeepseekV3,
     Family::GptOss,
@@ -108,7 +111,7 @@ fn escape(s: &str) -> String {
 }
 
 /// The preset `<option>`s, in family order; with `headings`, under an
-/// `<optgroup>` per family. Markup built once: 59 options as views would
+/// `<optgroup>` per family. Markup built once: some 60 options as views would
 /// cost kilobytes of code for a list that never changes.
 fn preset_options(headings: bool) -> String {
     let mut html = String::new();

@@ -354,7 +354,7 @@ fn fit_positions(
     let prompt = i
         .prompt
         .get()
-        .min((positions + 1).saturating_sub(new))
+        .min(positions.saturating_add(1).saturating_sub(new))
         .max(1);
     let why = format!(
         "{positions} learned positions: prompt + new - 1 must be at most {positions} (the last new token is never fed back)"
