@@ -2069,3 +2069,50 @@ fn apple_working_set_rows() {
         |&g| gpu_working_set(g * GIB, None, MacOs::Unknown),
     );
 }
+
+/// `--n-cpu-moe N`: the routed experts of layers `0..N` move to host
+/// memory (`common/arg.cpp`, b10488: `llm_ffn_exps_block_regex(i)` → CPU),
+/// the rest of each layer stays on the GPU; N at or past the layer count
+/// is `--cpu-moe`. What leaves the GPU arrives in host memory (the compute
+/// buffers move by a few KiB). Any N sets tensor overrides, so `--fit`
+/// stops before placing layers ("model_params::tensor_buft_overrides
+/// already set by user, abort").
+#[test]
+fn n_cpu_moe_keeps_experts_in_host_memory() {
+    use vramfit_core::query::{decode_strict, RawQuery};
+    let run = |q: &str| {
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        vramfit_core::infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e:?}"))
+    };
+    let q =
+        "task=infer&engine=llamacpp&model=qwen3-30b-a3b&weights=q4_k_m&ctx=4096&gpu=h100-sxm-80";
+    let at = |n: u32| {
+        let e = run(&format!("{q}&n_cpu_moe={n}"));
+        (e.peak_allocated_bytes.get(), e.host_bytes.get())
+    };
+    let rows: Vec<(u32, (u64, u64))> = [0, 12, 24, 48, 100].iter().map(|&n| (n, at(n))).collect();
+    for w in rows.windows(2) {
+        let ((n0, (gpu0, host0)), (n1, (gpu1, host1))) = (w[0], w[1]);
+        if n1 <= 48 {
+            assert!(gpu1 < gpu0 && host1 > host0, "{n0} -> {n1}");
+        }
+        let moved = (gpu0 - gpu1) as i64 - (host1 - host0) as i64;
+        assert!(
+            moved.abs() < 16 << 10,
+            "{n0} -> {n1}: {moved} bytes not accounted"
+        );
+    }
+    // 48 layers: every expert is in host memory at 48, and at 100.
+    assert_eq!(rows[3].1, rows[4].1);
+    // Without --n-cpu-moe the same model on a 16 GB GPU is placed by --fit;
+    // with it, --fit gives up and says why.
+    let small = "task=infer&engine=llamacpp&model=qwen3-30b-a3b&weights=q4_k_m&gpu=rtx-4060-ti-16";
+    let fit = |q: &str| run(q).served.and_then(|v| v.fit);
+    assert_eq!(fit(small), Some("layers moved to the CPU to fit"));
+    assert_eq!(
+        fit(&format!("{small}&n_cpu_moe=1")),
+        Some(
+            "could not fit: --n-cpu-moe sets tensor overrides, so --fit leaves the layers as asked"
+        )
+    );
+}

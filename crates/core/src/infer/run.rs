@@ -195,6 +195,9 @@ pub struct LlamaArgs {
     /// `-ngl` (`None`: automatic, every layer, which `--fit` may lower;
     /// counts the output layer).
     pub n_gpu_layers: Option<Layers>,
+    /// `--n-cpu-moe N` (`--cpu-moe`: every layer): the routed experts of
+    /// the first N layers stay in host memory (0: none).
+    pub n_cpu_moe: Layers,
     /// `--fit` (on by default): lowers the context and the layers on the
     /// GPU until the load fits with a margin.
     pub fit: bool,
@@ -211,6 +214,7 @@ impl Default for LlamaArgs {
             cache_type_v: CacheType::F16,
             flash_attn: Flash::Auto,
             n_gpu_layers: None,
+            n_cpu_moe: Layers(0),
             fit: true,
         }
     }

@@ -1069,6 +1069,20 @@ pub static FIELDS: &[Field] = &[
         write: |s| s.infer.llama.n_gpu_layers.map(|n| n.get().to_string()),
     },
     Field {
+        key: Key::NCpuMoe,
+        kind: FieldKind::Count { min: Layers::MIN as u64, max: Layers::MAX as u64 },
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "n_cpu_moe (--n-cpu-moe)",
+        help: "The routed experts of the first N layers stay in host memory (--cpu-moe: a number of layers or more); the rest of each layer stays where -ngl puts it. Any N turns --fit's layer placement off, as llama.cpp does.",
+        implied: |_| "0".into(),
+        apply: |d, v| {
+            d.infer.llama.n_cpu_moe = count(v, Layers::MIN, Layers::MAX, Layers::new)?;
+            Ok(())
+        },
+        write: |s| (s.infer.llama.n_cpu_moe.get() > 0).then(|| s.infer.llama.n_cpu_moe.get().to_string()),
+    },
+    Field {
         key: Key::Fit,
         kind: FieldKind::Toggle,
         group: Group::LlamaCpp,

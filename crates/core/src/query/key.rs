@@ -100,6 +100,7 @@ keys! {
     CacheTypeV = "cache_type_v",
     FlashAttn = "flash_attn",
     NGpuLayers = "n_gpu_layers",
+    NCpuMoe = "n_cpu_moe",
     Fit = "fit",
     NumParallel = "num_parallel",
     NumGpu = "num_gpu",

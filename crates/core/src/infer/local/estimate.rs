@@ -6,8 +6,8 @@
 use super::mlx::{mlx, Mlx};
 use super::ollama::{ollama_with, Ollama};
 use super::{
-    llama_cpp_with, Backend, FitStatus, FlashAttn, FoldedFile, Frontend, Gpu, LlamaCpp, LocalModel,
-    MlaKeys, Plan,
+    llama_cpp_with, Backend, FitFailure, FitStatus, FlashAttn, FoldedFile, Frontend, Gpu, LlamaCpp,
+    LocalModel, MlaKeys, Plan,
 };
 use crate::error::EstimateError;
 use crate::infer::run::{Engine, Flash, Inference, MaxLen};
@@ -93,6 +93,7 @@ fn llama_params(inf: &Inference) -> LlamaCpp {
         cache_type_v: l.cache_type_v,
         flash_attn: flash(l.flash_attn),
         n_gpu_layers: l.n_gpu_layers.map(|n| n.get()),
+        n_cpu_moe: l.n_cpu_moe.get(),
         fit: Some(l.fit),
         ..LlamaCpp::defaults(Frontend::Server)
     }
@@ -119,7 +120,14 @@ fn fit_label(s: FitStatus) -> &'static str {
         FitStatus::Fits => "fits as asked",
         FitStatus::Context => "context shortened to fit",
         FitStatus::Layers => "layers moved to the CPU to fit",
-        FitStatus::Failed(_) => "could not fit",
+        FitStatus::Failed(why) => match why {
+            FitFailure::LayersSetByUser => "could not fit: -ngl is set, so --fit leaves the layers as asked",
+            FitFailure::SplitSetByUser => "could not fit: -ts is set, so --fit leaves the split as asked",
+            FitFailure::OverridesSetByUser => {
+                "could not fit: --n-cpu-moe sets tensor overrides, so --fit leaves the layers as asked"
+            }
+            FitFailure::HostTooSmall => "could not fit: the host's memory is too small even at the least context",
+        },
     }
 }
 

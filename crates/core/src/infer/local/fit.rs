@@ -48,6 +48,9 @@ pub enum FitFailure {
     LayersSetByUser,
     /// "tensor_split already set by user" (`:380-389`).
     SplitSetByUser,
+    /// "model_params::tensor_buft_overrides already set by user"
+    /// (`fit.cpp`, before step 3): `--n-cpu-moe`, `--cpu-moe`, `-ot`.
+    OverridesSetByUser,
     /// No GPU, and the host memory is short even at the least context
     /// ("unable to fit model into system memory", `:373-375`).
     HostTooSmall,
@@ -283,7 +286,7 @@ impl<'a, 'b> Fit<'a, 'b> {
 /// Steps 1 to 4 (`common_params_fit_impl`).
 fn search(f: &mut Fit, host: Option<u128>) -> Result<FitAnswer, LocalError> {
     let (p, gpus) = (f.p, f.gpus);
-    let asked = Placement::layers(p.n_gpu_layers.unwrap_or(f.hp_ngl + 1), p.tensor_split);
+    let asked = Placement::asked(p, f.hp_ngl);
     let answer = |f: &Fit, status| FitAnswer {
         n_ctx: f.n_ctx,
         placement: asked,
@@ -322,6 +325,9 @@ fn search(f: &mut Fit, host: Option<u128>) -> Result<FitAnswer, LocalError> {
     if nd > 1 && p.tensor_split[..nd].iter().any(|&s| s > 0) {
         return Ok(answer(f, FitStatus::Failed(FitFailure::SplitSetByUser)));
     }
+    if p.n_cpu_moe > 0 {
+        return Ok(answer(f, FitStatus::Failed(FitFailure::OverridesSetByUser)));
+    }
     let placement = place_layers(f)?;
     Ok(FitAnswer {
         n_ctx: f.n_ctx,
@@ -355,7 +361,7 @@ fn shrink_context(
         target -= i128::try_from(nd + 1).unwrap_or(0) * per_layer / waste;
     }
     f.n_ctx = min;
-    let asked = Placement::layers(f.p.n_gpu_layers.unwrap_or(f.hp_ngl + 1), f.p.tensor_split);
+    let asked = Placement::asked(f.p, f.hp_ngl);
     let at_min = f.measure_with(min, &asked)?;
     let used_min: i128 = if nd == 0 {
         at_min.host

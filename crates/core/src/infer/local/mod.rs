@@ -159,8 +159,7 @@ pub fn llama_cpp_with(
         let (a, plan) = fit::fit_planned(m, w, p, gpus, host_memory)?;
         return Ok(Report { plan, fit: Some(a) });
     }
-    let ngl = p.n_gpu_layers.unwrap_or(m.cache.layers.saturating_add(1));
-    let placement = Placement::layers(ngl, p.tensor_split);
+    let placement = Placement::asked(p, m.cache.layers);
     Ok(Report {
         plan: plan::Context::new(m, w, p, gpus, p.n_ctx_param())?.plan(w, &placement),
         fit: None,

@@ -132,6 +132,11 @@ pub struct LlamaCpp {
     pub embeddings: bool,
     /// llama-server's draft tokens per step (speculative decoding).
     pub n_draft: u32,
+    /// `--n-cpu-moe N` (`--cpu-moe`: every layer): the routed experts of
+    /// layers `0..N` in host memory (0: none; [`Placement::asked`]).
+    ///
+    /// [`Placement::asked`]: super::placement::Placement::asked
+    pub n_cpu_moe: u32,
     /// `--fit` (`None`: the frontend's default).
     pub fit: Option<bool>,
     /// `--fit-target`: bytes to leave free on each GPU.
@@ -164,6 +169,7 @@ impl LlamaCpp {
             tensor_split: [0; MAX_DEVICES],
             embeddings: false,
             n_draft: 0,
+            n_cpu_moe: 0,
             fit: None,
             fit_target: GIB,
             fit_ctx: 4096,

@@ -4,7 +4,7 @@
 //!
 //! `llama_model::load_tensors` (`src/llama-model.cpp:1320-1379`, b10488).
 
-use super::params::{builds, Gpu, MAX_DEVICES};
+use super::params::{builds, Gpu, LlamaCpp, MAX_DEVICES};
 use super::weights::Fraction;
 
 /// Where a tensor lives.
@@ -56,6 +56,25 @@ impl Placement {
             split,
             partial: [Partial::NONE; MAX_DEVICES],
         }
+    }
+
+    /// The placement the arguments ask for: `-ngl`'s layers (every layer
+    /// and the output, `hp_ngl + 1`, when not given), `-ts`, and
+    /// `--n-cpu-moe N`'s overrides: `common/arg.cpp` (b10488) adds
+    /// `llm_ffn_exps_block_regex(i)` → the CPU for each `i < N`, the routed
+    /// experts' tensors (`ffn_(up|down|gate_up|gate)_(ch|)exps`), what
+    /// [`Fraction::Moe`] leaves out; `--cpu-moe` matches every layer.
+    pub fn asked(p: &LlamaCpp, hp_ngl: u32) -> Placement {
+        let mut asked = Placement::layers(p.n_gpu_layers.unwrap_or(hp_ngl + 1), p.tensor_split);
+        if p.n_cpu_moe > 0 {
+            asked.partial[0] = Partial {
+                lo: 0,
+                hi: p.n_cpu_moe.min(hp_ngl),
+                first: Fraction::Moe,
+                first_to_next: false,
+            };
+        }
+        asked
     }
 
     /// Whether any layer keeps only part of its tensors (tensor overrides
