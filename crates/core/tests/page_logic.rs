@@ -104,6 +104,35 @@ fn suggestions_are_ranked_by_what_they_save_and_each_one_is_real() {
     assert!(labels.contains(&"Fine-tune with LoRA (rank 16)"));
 }
 
+/// A mixture of experts too big for a laptop GPU on llama.cpp without
+/// `--fit`: keeping every layer's experts in host memory is offered, and
+/// what it shows is what the link with it estimates.
+#[test]
+fn cpu_moe_is_offered_for_experts_that_do_not_fit() {
+    let (s, _) = primary(
+        "task=infer&engine=llamacpp&model=qwen3-30b-a3b&weights=q4_k_m&ctx=8192&fit=false&gpu=rtx-4060-laptop",
+    );
+    let cap = s.view.capacity.bytes();
+    let list = solve::suggestions(&s, cap);
+    let x = list
+        .iter()
+        .find(|x| x.label == "Keep the routed experts in host memory (--cpu-moe)")
+        .unwrap_or_else(|| panic!("{list:?}"));
+    assert_eq!(x.changes, vec![(Key::NCpuMoe, "48".to_string())]);
+    assert!(x.fits, "{x:?}");
+    let mut raw = vramfit_core::encode(&s);
+    raw.set(Key::NCpuMoe, "48");
+    assert_eq!(
+        solve::peak_of(&scenario(&raw.to_query_string())),
+        Some(x.peak)
+    );
+    // A dense model is offered none.
+    let (d, _) = primary("task=infer&engine=llamacpp&model=qwen3-8b&fit=false&gpu=rtx-4060-laptop");
+    assert!(solve::suggestions(&d, cap)
+        .iter()
+        .all(|x| !x.label.contains("--cpu-moe")));
+}
+
 #[test]
 fn when_nothing_fits_alone_the_changes_are_combined() {
     let (s, _) =

@@ -202,7 +202,9 @@ fn ladder(s: &Scenario) -> (&'static [&'static str], Option<usize>) {
     (ladder, ladder.iter().position(|w| *w == now))
 }
 
-/// The local runners' levers: the next lighter weights, a quantized cache.
+/// The local runners' levers: the next lighter weights, a quantized cache,
+/// and for a mixture of experts on llama.cpp every layer's routed experts
+/// in host memory (`--cpu-moe`).
 fn local_candidates(s: &Scenario, c: &mut Changes) {
     let (ladder, at) = ladder(s);
     let lighter = at.map_or(&ladder[..0], |k| &ladder[k + 1..]);
@@ -235,6 +237,16 @@ fn local_candidates(s: &Scenario, c: &mut Changes) {
             &[(Key::KvBits, "8")],
         ),
         Engine::Llamacpp | Engine::Ollama | Engine::Mlx | Engine::Transformers | Engine::Vllm => {}
+    }
+    let experts_on_gpu = s
+        .arch
+        .filter(|a| a.experts > 0 && i.llama.n_cpu_moe.get() < a.layers);
+    if let (Engine::Llamacpp, Some(a)) = (i.engine, experts_on_gpu) {
+        c.add(
+            "Keep the routed experts in host memory (--cpu-moe)",
+            "the experts' matmuls run on the CPU: slower tokens, and host memory holds the experts",
+            &[(Key::NCpuMoe, &a.layers.to_string())],
+        );
     }
 }
 
