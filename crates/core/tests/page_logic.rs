@@ -126,6 +126,19 @@ fn cpu_moe_is_offered_for_experts_that_do_not_fit() {
         solve::peak_of(&scenario(&raw.to_query_string())),
         Some(x.peak)
     );
+    // The fewest layers whose experts must leave: N fits, N - 1 does not.
+    let least = list
+        .iter()
+        .find(|x| x.label.contains("(--n-cpu-moe "))
+        .unwrap_or_else(|| panic!("{list:?}"));
+    let n: u32 = least.changes[0].1.parse().expect("a count");
+    assert!(least.fits && n < 48, "{least:?}");
+    let fits = |n: u32| {
+        let mut raw = vramfit_core::encode(&s);
+        raw.set(Key::NCpuMoe, &n.to_string());
+        solve::peak_of(&scenario(&raw.to_query_string())).is_some_and(|p| p <= cap)
+    };
+    assert!(fits(n) && !fits(n - 1), "{n}");
     // A dense model is offered none.
     let (d, _) = primary("task=infer&engine=llamacpp&model=qwen3-8b&fit=false&gpu=rtx-4060-laptop");
     assert!(solve::suggestions(&d, cap)

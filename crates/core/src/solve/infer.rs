@@ -250,6 +250,32 @@ fn local_candidates(s: &Scenario, c: &mut Changes) {
     }
 }
 
+/// Changes sized to the GPU: for a mixture of experts on llama.cpp, the
+/// fewest layers whose routed experts, in host memory (`--n-cpu-moe N`),
+/// let the run fit, when fewer than all do (all is `--cpu-moe`, offered
+/// among the candidates).
+pub(super) fn sized_candidates(s: &Scenario, capacity: Bytes) -> Vec<Candidate> {
+    let i = &s.infer;
+    let Some(a) = s
+        .arch
+        .filter(|a| a.experts > 0 && i.engine == Engine::Llamacpp)
+    else {
+        return Vec::new();
+    };
+    let from = i.llama.n_cpu_moe.get() + 1;
+    let mut c = Changes(Vec::new());
+    if let Some(n) =
+        super::smallest_fitting(s, Key::NCpuMoe, from, a.layers, capacity).filter(|n| *n < a.layers)
+    {
+        c.add(
+            &format!("Keep the routed experts of {n} layers in host memory (--n-cpu-moe {n})"),
+            "those experts' matmuls run on the CPU: slower tokens, and host memory holds them",
+            &[(Key::NCpuMoe, &n.to_string())],
+        );
+    }
+    c.0
+}
+
 /// The keys that put every layer of a local run on the GPU at its
 /// context, where the run does not: llama.cpp without `--fit` and with
 /// every layer under `-ngl` (left out, it means all), Ollama with

@@ -209,6 +209,28 @@ fn largest_fitting(s: &Scenario, key: Key, lo: u32, hi: u32, capacity: Bytes) ->
     Some(ok)
 }
 
+/// The smallest value of `key` in `lo..=hi` that fits, by bisection, for
+/// a key whose need falls as it grows (llama.cpp's `--n-cpu-moe`).
+fn smallest_fitting(s: &Scenario, key: Key, lo: u32, hi: u32, capacity: Bytes) -> Option<u32> {
+    let fits = |v: u32| fits_with(s, &[(key, v.to_string())], capacity);
+    if lo > hi || !fits(hi) {
+        return None;
+    }
+    let (mut bad, mut ok) = (lo, hi);
+    if fits(lo) {
+        return Some(lo);
+    }
+    while ok - bad > 1 {
+        let mid = bad + (ok - bad) / 2;
+        if fits(mid) {
+            ok = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    Some(ok)
+}
+
 /// The largest batch size that fits, other settings unchanged.
 pub fn max_batch(s: &Scenario, capacity: Bytes) -> Option<u32> {
     largest_fitting(s, Key::Batch, Batch::MIN, Batch::MAX, capacity)
@@ -270,6 +292,14 @@ pub fn candidates(s: &Scenario) -> Vec<Candidate> {
     match s.task {
         Task::Train => train::train_candidates(s),
         Task::Infer => infer::infer_candidates(s),
+    }
+}
+
+/// Changes sized to the GPU (a search each): inference's only.
+fn sized_candidates(s: &Scenario, capacity: Bytes) -> Vec<Candidate> {
+    match s.task {
+        Task::Train => Vec::new(),
+        Task::Infer => infer::sized_candidates(s, capacity),
     }
 }
 
@@ -340,6 +370,7 @@ pub fn suggestions_from(s: &Scenario, now: Bytes, capacity: Bytes) -> Vec<Sugges
     // Each candidate estimated once: the list and the recipes' first step.
     let first: Vec<(Candidate, Outcome)> = candidates(s)
         .into_iter()
+        .chain(sized_candidates(s, capacity))
         .filter_map(|c| outcome(s, &c.changes).map(|o| (c, o)))
         .collect();
     let mut out: Vec<Suggestion> = first
