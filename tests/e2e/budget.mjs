@@ -10,11 +10,11 @@
 // test holds the first visit to LIMIT_KB, the size last measured, rounded
 // up: it fails on any growth not recorded here, and LIMIT_KB comes down
 // with every cut until it reaches TARGET_KB. Recorded growth:
-// - 2026-11-29, 409.6 -> 414.8 KB: Qwen3.5/3.6 and Qwen3-Next in the
+// - 2026-11-29, 409.6 -> 414.9 KB: Qwen3.5/3.6 and Qwen3-Next in the
 //   page's llama.cpp and Ollama estimators (issue 30, +3.6 KB); the caching
 //   allocator's caveat and torch 2.15's SDPA rules (issue 29, +0.4 KB);
-//   llama.cpp's n_cpu_moe, why --fit gave up, and the --cpu-moe and
-//   least --n-cpu-moe answers (issue 31, +1.2 KB).
+//   llama.cpp's n_cpu_moe, kv_unified and swa_full keys, why --fit gave
+//   up, and the --cpu-moe and least --n-cpu-moe answers (issue 31, +1.3 KB).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";

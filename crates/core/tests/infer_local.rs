@@ -2116,3 +2116,39 @@ fn n_cpu_moe_keeps_experts_in_host_memory() {
         )
     );
 }
+
+/// `-kvu` and `--swa-full` as query keys (`kv_unified`, `swa_full`), on
+/// Gemma 3 1B (26 layers, one in six full, a 512-token window; K and V
+/// f16 of one 256-wide KV head: 1024 bytes per token per layer), 32,768
+/// cells, `-ub` 512. llama.cpp b10488 (`llama-context.cpp`,
+/// `llama_kv_cache_iswa`): without `-kvu` each of the `-np` streams holds
+/// `n_ctx / np` cells and its sliding layers `min(that, pad(window +
+/// ubatch, 256))`; with it one stream of `n_ctx` cells, its sliding layers
+/// `min(n_ctx, pad(window × np + ubatch, 256))`; `--swa-full` gives the
+/// sliding layers the whole context.
+#[test]
+fn kv_unified_and_swa_full_keys() {
+    use vramfit_core::query::{decode_strict, RawQuery};
+    let kv = |rest: &str| {
+        let q =
+            format!("task=infer&engine=llamacpp&model=gemma3-1b&ctx=32768&gpu=h100-sxm-80&{rest}");
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e =
+            vramfit_core::infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        e.served.map(|v| v.kv_cache_bytes.get())
+    };
+    let row: u64 = 1024;
+    let (full, sliding) = (4, 22);
+    check(
+        &[
+            ("n_parallel=1", (full * 32768 + sliding * 1024) * row),
+            ("n_parallel=1&swa_full=true", (full + sliding) * 32768 * row),
+            ("n_parallel=4", 4 * (full * 8192 + sliding * 1024) * row),
+            (
+                "n_parallel=4&kv_unified=true",
+                (full * 32768 + sliding * 2560) * row,
+            ),
+        ],
+        |rest| kv(rest).unwrap_or(0),
+    );
+}

@@ -198,6 +198,10 @@ pub struct LlamaArgs {
     /// `--n-cpu-moe N` (`--cpu-moe`: every layer): the routed experts of
     /// the first N layers stay in host memory (0: none).
     pub n_cpu_moe: Layers,
+    /// `-kvu`: one key/value stream for every sequence.
+    pub kv_unified: bool,
+    /// `--swa-full`: sliding-window layers keep the whole context.
+    pub swa_full: bool,
     /// `--fit` (on by default): lowers the context and the layers on the
     /// GPU until the load fits with a margin.
     pub fit: bool,
@@ -215,6 +219,8 @@ impl Default for LlamaArgs {
             flash_attn: Flash::Auto,
             n_gpu_layers: None,
             n_cpu_moe: Layers(0),
+            kv_unified: false,
+            swa_full: false,
             fit: true,
         }
     }

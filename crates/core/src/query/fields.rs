@@ -1083,6 +1083,34 @@ pub static FIELDS: &[Field] = &[
         write: |s| (s.infer.llama.n_cpu_moe.get() > 0).then(|| s.infer.llama.n_cpu_moe.get().to_string()),
     },
     Field {
+        key: Key::KvUnified,
+        kind: FieldKind::Toggle,
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "kv_unified (-kvu)",
+        help: "One key/value stream shared by the -np sequences, n_ctx cells in all; without it each sequence has its own n_ctx / -np. llama-server's automatic 4 slots share one stream either way.",
+        implied: |_| "false".into(),
+        apply: |d, v| {
+            d.infer.llama.kv_unified = boolean(v)?;
+            Ok(())
+        },
+        write: |s| s.infer.llama.kv_unified.then(|| "true".to_string()),
+    },
+    Field {
+        key: Key::SwaFull,
+        kind: FieldKind::Toggle,
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "swa_full (--swa-full)",
+        help: "Sliding-window layers keep a cache of the whole context instead of their window (Gemma, gpt-oss, Mistral's sliding layers).",
+        implied: |_| "false".into(),
+        apply: |d, v| {
+            d.infer.llama.swa_full = boolean(v)?;
+            Ok(())
+        },
+        write: |s| s.infer.llama.swa_full.then(|| "true".to_string()),
+    },
+    Field {
         key: Key::Fit,
         kind: FieldKind::Toggle,
         group: Group::LlamaCpp,

@@ -101,6 +101,8 @@ keys! {
     FlashAttn = "flash_attn",
     NGpuLayers = "n_gpu_layers",
     NCpuMoe = "n_cpu_moe",
+    KvUnified = "kv_unified",
+    SwaFull = "swa_full",
     Fit = "fit",
     NumParallel = "num_parallel",
     NumGpu = "num_gpu",

@@ -94,6 +94,8 @@ fn llama_params(inf: &Inference) -> LlamaCpp {
         flash_attn: flash(l.flash_attn),
         n_gpu_layers: l.n_gpu_layers.map(|n| n.get()),
         n_cpu_moe: l.n_cpu_moe.get(),
+        kv_unified: l.kv_unified,
+        swa_full: Some(l.swa_full),
         fit: Some(l.fit),
         ..LlamaCpp::defaults(Frontend::Server)
     }
