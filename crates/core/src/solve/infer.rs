@@ -267,8 +267,9 @@ pub(super) fn sized_candidates(s: &Scenario, capacity: Bytes) -> Vec<Candidate> 
     if let Some(n) =
         super::smallest_fitting(s, Key::NCpuMoe, from, a.layers, capacity).filter(|n| *n < a.layers)
     {
+        let layers = if n == 1 { "layer" } else { "layers" };
         c.add(
-            &format!("Keep the routed experts of {n} layers in host memory (--n-cpu-moe {n})"),
+            &format!("Keep the routed experts of {n} {layers} in host memory (--n-cpu-moe {n})"),
             "those experts' matmuls run on the CPU: slower tokens, and host memory holds them",
             &[(Key::NCpuMoe, &n.to_string())],
         );

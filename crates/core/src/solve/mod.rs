@@ -194,19 +194,10 @@ fn largest_fitting(s: &Scenario, key: Key, lo: u32, hi: u32, capacity: Bytes) ->
     if !fits(lo) {
         return None;
     }
-    let (mut ok, mut bad) = (lo, hi.saturating_add(1));
     if fits(hi) {
         return Some(hi);
     }
-    while bad - ok > 1 {
-        let mid = ok + (bad - ok) / 2;
-        if fits(mid) {
-            ok = mid;
-        } else {
-            bad = mid;
-        }
-    }
-    Some(ok)
+    Some(bisect(lo, hi.saturating_add(1), fits))
 }
 
 /// The smallest value of `key` in `lo..=hi` that fits, by bisection, for
@@ -216,19 +207,25 @@ fn smallest_fitting(s: &Scenario, key: Key, lo: u32, hi: u32, capacity: Bytes) -
     if lo > hi || !fits(hi) {
         return None;
     }
-    let (mut bad, mut ok) = (lo, hi);
     if fits(lo) {
         return Some(lo);
     }
-    while ok - bad > 1 {
-        let mid = bad + (ok - bad) / 2;
+    Some(bisect(hi, lo, fits))
+}
+
+/// Narrows a value that fits (`good`) and one that does not (`bad`), on
+/// either side of it, until they are adjacent: the fitting value nearest
+/// the boundary (`fits` monotone between them).
+fn bisect(mut good: u32, mut bad: u32, fits: impl Fn(u32) -> bool) -> u32 {
+    while good.abs_diff(bad) > 1 {
+        let mid = good.min(bad) + good.abs_diff(bad) / 2;
         if fits(mid) {
-            ok = mid;
+            good = mid;
         } else {
             bad = mid;
         }
     }
-    Some(ok)
+    good
 }
 
 /// The largest batch size that fits, other settings unchanged.
@@ -295,11 +292,12 @@ pub fn candidates(s: &Scenario) -> Vec<Candidate> {
     }
 }
 
-/// Changes sized to the GPU (a search each): inference's only.
-fn sized_candidates(s: &Scenario, capacity: Bytes) -> Vec<Candidate> {
+/// Changes sized to the GPU (a search each), for a run that does not fit
+/// (`now` its need): inference's only.
+fn sized_candidates(s: &Scenario, now: Bytes, capacity: Bytes) -> Vec<Candidate> {
     match s.task {
-        Task::Train => Vec::new(),
-        Task::Infer => infer::sized_candidates(s, capacity),
+        Task::Infer if now > capacity => infer::sized_candidates(s, capacity),
+        Task::Train | Task::Infer => Vec::new(),
     }
 }
 
@@ -370,7 +368,7 @@ pub fn suggestions_from(s: &Scenario, now: Bytes, capacity: Bytes) -> Vec<Sugges
     // Each candidate estimated once: the list and the recipes' first step.
     let first: Vec<(Candidate, Outcome)> = candidates(s)
         .into_iter()
-        .chain(sized_candidates(s, capacity))
+        .chain(sized_candidates(s, now, capacity))
         .filter_map(|c| outcome(s, &c.changes).map(|o| (c, o)))
         .collect();
     let mut out: Vec<Suggestion> = first
