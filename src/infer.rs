@@ -11,7 +11,7 @@ use vramfit_core::explain::group;
 use vramfit_core::infer::engine::WeightsKind;
 use vramfit_core::infer::run::Engine;
 use vramfit_core::query::{Field, FieldKind, Group, Key};
-use vramfit_core::report::Served;
+use vramfit_core::report::{GpuShare, Served};
 use vramfit_core::{solve, Bytes, Scenario};
 
 /// Train the model, or run it: the `task` key, as two buttons.
@@ -314,11 +314,26 @@ fn layer_split(page: Page, v: &Served) -> impl IntoView {
             })}
         </dl>
         <div class="split">
-            <div class="split-cell" data-testid="split-gpu" data-bytes=gpu.get().to_string()>
-                <span class="split-what">{if apple { "GPU (working set)" } else { "GPU" }}</span>
-                <strong>{page.show(gpu)}</strong>
-                <span class="bytes">{format!("{} B", group(gpu.get()))}</span>
-            </div>
+            {v.gpus.is_empty().then(|| view! {
+                <div class="split-cell" data-testid="split-gpu" data-bytes=gpu.get().to_string()>
+                    <span class="split-what">{if apple { "GPU (working set)" } else { "GPU" }}</span>
+                    <strong>{page.show(gpu)}</strong>
+                    <span class="bytes">{format!("{} B", group(gpu.get()))}</span>
+                </div>
+            })}
+            {v.gpus.iter().map(|g| view! {
+                <div class="split-cell" data-testid="split-gpu" data-gpu=g.gpu.to_string()
+                    data-bytes=g.total_bytes.get().to_string()>
+                    <span class="split-what">{gpu_what(g)}</span>
+                    <strong>{page.show(g.total_bytes)}</strong>
+                    <span class="bytes">{format!(
+                        "weights {} · cache {} · compute {}",
+                        page.show(g.weights_bytes),
+                        page.show(g.kv_cache_bytes),
+                        page.show(g.compute_bytes)
+                    )}</span>
+                </div>
+            }).collect_view()}
             <div class="split-cell host" data-testid="split-host" data-bytes=host.get().to_string()>
                 <span class="split-what">"Host memory (RAM)"</span>
                 <strong>{page.show(host)}</strong>
@@ -336,6 +351,17 @@ fn layer_split(page: Page, v: &Served) -> impl IntoView {
                 .collect_view()}
         </ul>
     }
+}
+
+/// One GPU of several: its index and the layers it holds.
+fn gpu_what(g: &GpuShare) -> String {
+    let output = if g.output_layer {
+        " and the output"
+    } else {
+        ""
+    };
+    let layers = if g.layers == 1 { "layer" } else { "layers" };
+    format!("GPU {} · {} {layers}{output}", g.gpu, g.layers)
 }
 
 /// The solver's answers for an inference run.

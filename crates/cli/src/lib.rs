@@ -142,6 +142,28 @@ fn served(e: &Estimate, s: &Scenario, out: &mut String) {
     if let Some(f) = v.fit {
         out.push_str(&format!("  --fit: {f}\n"));
     }
+    for g in &v.gpus {
+        out.push_str(&format!(
+            "  GPU {}: {} layers{}, weights {} + cache {} + compute {} = {} bytes ({}){}\n",
+            g.gpu,
+            g.layers,
+            if g.output_layer {
+                " and the output"
+            } else {
+                ""
+            },
+            g.weights_bytes.get(),
+            g.kv_cache_bytes.get(),
+            g.compute_bytes.get(),
+            g.total_bytes.get(),
+            g.total_bytes,
+            if g.phases {
+                ", the fullest: the phases above"
+            } else {
+                ""
+            }
+        ));
+    }
     host(e, out);
     if let (Some(c), Some(len)) = (v.max_concurrency, v.max_model_len) {
         out.push_str(&format!(

@@ -422,6 +422,30 @@ pub struct Served {
     pub n_ctx: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fit: Option<&'static str>,
+    /// llama.cpp on several GPUs (`-ts`): each GPU's buffers, side by
+    /// side; the phases are the fullest GPU's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<GpuShare>,
+}
+
+/// One GPU's buffers in a load over several (llama.cpp's
+/// `llama_memory_breakdown_print` rows, one per device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GpuShare {
+    /// The device's index, as llama.cpp numbers them.
+    pub gpu: u32,
+    /// Repeating layers whose tensors are here, and whether the output
+    /// layer is.
+    pub layers: u32,
+    pub output_layer: bool,
+    pub weights_bytes: Bytes,
+    /// The key/value cache and a hybrid's recurrent state.
+    pub kv_cache_bytes: Bytes,
+    pub compute_bytes: Bytes,
+    /// The three and the CUDA context: what the device holds.
+    pub total_bytes: Bytes,
+    /// The phases are this GPU's (the fullest).
+    pub phases: bool,
 }
 
 /// A ratio in hundredths, written as a decimal number (vLLM prints its

@@ -199,6 +199,13 @@ fn notice_messages() {
         // Issue 10: a Hub id is `owner/name` as the Hub writes it, and an
         // id alone (no config read yet) says so.
         "hub=Qwen/Qwen3-8B",
+        // Issue 31: several GPUs under llama.cpp.
+        "task=infer&engine=llamacpp&tensor_split=3,x",
+        "task=infer&engine=llamacpp&tensor_split=1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1",
+        "task=infer&engine=llamacpp&split_mode=row",
+        "task=infer&engine=llamacpp&main_gpu=1",
+        "task=infer&engine=llamacpp&split_mode=none&tensor_split=1,1&main_gpu=2",
+        "task=infer&engine=vllm&tensor_split=1,1",
         "hub=Qwen3-8B",
         "hub=-Qwen/Qwen3-8B",
         "hub=Qwen/Qwen3--8B",

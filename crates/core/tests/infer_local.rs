@@ -373,7 +373,7 @@ fn kv_of(
         &p,
         &[gpu(Backend::Cuda, 80)],
         p.n_ctx_param(),
-        &Placement::layers(ngl, [0; MAX_DEVICES]),
+        &Placement::layers(ngl, [0.0; MAX_DEVICES]),
     )
 }
 
@@ -616,7 +616,7 @@ fn placement_from_the_back() {
             ((7437, 37), (36, true)),
         ],
         |&(build, ngl)| {
-            let l = Layout::new(36, build, &Placement::layers(ngl, [0; MAX_DEVICES]), &one);
+            let l = Layout::new(36, build, &Placement::layers(ngl, [0.0; MAX_DEVICES]), &one);
             (l.counts().0[0], l.output() == Place::Gpu(0))
         },
     );
@@ -629,10 +629,10 @@ fn placement_from_the_back() {
 #[test]
 fn placement_split_over_gpus() {
     let two = [gpu(Backend::Cuda, 24), gpu(Backend::Cuda, 8)];
-    let mut ts = [0; MAX_DEVICES];
-    ts[0] = 41;
-    ts[1] = 24;
-    check(&[(ts, (41, 23)), ([0; MAX_DEVICES], (49, 15))], |ts| {
+    let mut ts = [0.0; MAX_DEVICES];
+    ts[0] = 41.0;
+    ts[1] = 24.0;
+    check(&[(ts, (41, 23)), ([0.0; MAX_DEVICES], (49, 15))], |ts| {
         let l = Layout::new(64, 10488, &Placement::layers(65, *ts), &two);
         let (on, _) = l.counts();
         assert_eq!(l.output(), Place::Gpu(1));
@@ -854,9 +854,9 @@ fn setup(id: &str) -> Setup {
             vec![cuda(16)],
         ),
         "qwen2.5-coder-32b-q8kv-32k-2gpu-pp" => {
-            let mut ts = [0; MAX_DEVICES];
-            ts[0] = 41;
-            ts[1] = 24;
+            let mut ts = [0.0; MAX_DEVICES];
+            ts[0] = 41.0;
+            ts[1] = 24.0;
             Setup::new(
                 LocalModel::of(&qwen25_32b(), MlaKeys::Present),
                 knobs(Frontend::Server, 4400, |p| {
@@ -1533,7 +1533,7 @@ fn fit_fills_layers_from_the_back() {
                     &p,
                     &g,
                     8192,
-                    &Placement::layers(n, [0; MAX_DEVICES]),
+                    &Placement::layers(n, [0.0; MAX_DEVICES]),
                 ) <= target
             })
             .max()
@@ -1563,7 +1563,7 @@ fn fit_shrinks_the_context() {
     let mut p = server();
     p.n_parallel = Some(1);
     let g = [gpu(Backend::Cuda, 20)];
-    let all = Placement::layers(33, [0; MAX_DEVICES]);
+    let all = Placement::layers(33, [0.0; MAX_DEVICES]);
     let used = |c| gpu_total(&m, &w, &p, &g, c, &all);
     let (full, min) = (used(0), used(4096));
     let target = 20 * GIB - GIB;
@@ -1639,7 +1639,7 @@ fn fit_moves_experts_first() {
     let part = ans.placement.partial[0];
     let target = 16 * GIB - GIB;
     let with_full = |k: u32| {
-        let mut pl = Placement::layers(49, [0; MAX_DEVICES]);
+        let mut pl = Placement::layers(49, [0.0; MAX_DEVICES]);
         pl.partial[0] = vramfit_core::infer::local::Partial {
             lo: k,
             hi: 49,
@@ -1687,7 +1687,7 @@ fn fit_fills_two_gpus_back_to_front() {
     }
     assert_eq!(
         (a.placement.split[0], a.placement.split[1]),
-        (pl.gpu(0).layers, pl.gpu(1).layers + 1)
+        (pl.gpu(0).layers as f32, (pl.gpu(1).layers + 1) as f32)
     );
     println!(
         "two GPUs: {} + {} layers and the output",
@@ -2151,4 +2151,101 @@ fn kv_unified_and_swa_full_keys() {
         ],
         |rest| kv(rest).unwrap_or(0),
     );
+}
+
+/// Several GPUs as keys: `tensor_split` (`-ts`, one entry per GPU, each the
+/// `gpu` chosen), `split_mode` (`-sm layer|none`) and `main_gpu` (`-mg`).
+/// Qwen2.5 7B (28 layers, 4 KV heads of 128, f16 cache: 64 MiB per layer
+/// at 32,768 cells). `load_tensors` (`src/llama-model.cpp`, b10488) puts
+/// layer `il` (the output as layer 28) on the first GPU whose cumulative
+/// split exceeds `il / 29`: `3,1` cuts at 0.75, so layers 0..=21 (22) on
+/// GPU 0 and 6 and the output on GPU 1; `1,1` and `0,0` (by free memory,
+/// equal GPUs) cut at 0.5: 15 and 13 + the output. `-sm none` keeps one GPU.
+#[test]
+fn tensor_split_keys() {
+    use vramfit_core::query::{decode_strict, RawQuery};
+    let q = "task=infer&engine=llamacpp&model=qwen2.5-7b&ctx=32768&gpu=rtx-4090";
+    let run = |rest: &str| {
+        let q = format!("{q}&{rest}");
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        vramfit_core::infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e:?}"))
+    };
+    let layers = |rest: &str| {
+        let e = run(rest);
+        let v = e.served.expect("served");
+        v.gpus
+            .iter()
+            .map(|g| (g.gpu, g.layers, g.output_layer))
+            .collect::<Vec<_>>()
+    };
+    check(
+        &[
+            ("tensor_split=3,1", vec![(0, 22, false), (1, 6, true)]),
+            ("tensor_split=0.75/0.25", vec![(0, 22, false), (1, 6, true)]),
+            ("tensor_split=1,1", vec![(0, 15, false), (1, 13, true)]),
+            ("tensor_split=0,0", vec![(0, 15, false), (1, 13, true)]),
+            ("tensor_split=1", vec![]),
+            ("tensor_split=1,1&split_mode=none&main_gpu=1", vec![]),
+        ],
+        |rest| layers(rest),
+    );
+    // Each GPU's cache is its layers' (64 MiB each); what the GPUs and the
+    // host hold of the weights is the whole file; the phases are the
+    // fullest GPU's.
+    let e = run("tensor_split=3,1");
+    let v = e.served.clone().expect("served");
+    let kv: Vec<u64> = v.gpus.iter().map(|g| g.kv_cache_bytes.get()).collect();
+    assert_eq!(kv, vec![22 << 26, 6 << 26]);
+    let on_gpus: u64 = v.gpus.iter().map(|g| g.weights_bytes.get()).sum();
+    let host_weights = e.terms.bytes(vramfit_core::terms::TermId::LocalHostWeights);
+    assert_eq!(
+        u128::from(on_gpus) + host_weights,
+        u128::from(v.weights_bytes.get())
+    );
+    let shown: Vec<bool> = v.gpus.iter().map(|g| g.phases).collect();
+    assert_eq!(shown, vec![true, false]);
+    assert_eq!(e.peak_total_bytes, v.gpus[0].total_bytes);
+    // One GPU, whichever: as if no split were given.
+    let one = run("");
+    let none = run("tensor_split=1,1&split_mode=none&main_gpu=1");
+    assert_eq!(none.peak_total_bytes, one.peak_total_bytes);
+    assert_eq!(none.host_bytes, one.host_bytes);
+}
+
+/// `tensor_split` round-trips as typed and refuses what llama.cpp would
+/// not read as proportions (`common/arg.cpp`: at most 15 entries).
+#[test]
+fn tensor_split_values() {
+    use vramfit_core::query::{decode, encode, RawQuery};
+    let q = "task=infer&engine=llamacpp&model=qwen2.5-7b";
+    let written = |v: &str| {
+        let d = decode(&RawQuery::parse(&format!("{q}&tensor_split={v}")));
+        match d.notices.first() {
+            Some(n) => Err(n.to_string()),
+            None => Ok(encode(&d.scenario)
+                .get("tensor_split")
+                .unwrap_or_default()
+                .to_string()),
+        }
+    };
+    let refused = |v: &str| written(v).is_err();
+    check(
+        &[
+            ("3,1", Ok("3,1".to_string())),
+            ("0.6/0.4", Ok("0.6,0.4".to_string())),
+            ("24, 12", Ok("24,12".to_string())),
+            ("0,0,0", Ok("0,0,0".to_string())),
+        ],
+        |v| written(v),
+    );
+    for bad in [
+        "3,x",
+        "-1,1",
+        "1e3",
+        ",1",
+        "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1",
+        "inf",
+    ] {
+        assert!(refused(bad), "{bad}");
+    }
 }

@@ -177,6 +177,76 @@ bounded!(
     8
 );
 
+choice_enum! {
+    /// llama.cpp's `-sm` (`common/arg.cpp`, b10488): how a model is split
+    /// over several GPUs. `row` (matrices split by rows, CUDA only) and
+    /// `tensor` (experimental) are not modelled.
+    pub enum SplitMode {
+        Layer = "layer", "layer: whole layers and their cache per GPU (the default)",
+        Single = "none", "none: one GPU only (main_gpu)",
+    }
+}
+
+bounded!(
+    /// A GPU's index (`-mg`): below `llama_max_devices()`, 16.
+    GpuIndex(u32),
+    0,
+    15
+);
+
+/// llama.cpp's `-ts`: one proportion per GPU, as `common/arg.cpp` (b10488)
+/// reads them (split at `,` or `/`, each by `std::stof`; fewer entries than
+/// `llama_max_devices()`, so at most 15). vramfit reads its entries as the
+/// GPUs, each the `gpu` chosen; all 0 splits by free memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorSplit {
+    /// `f32::to_bits` of each proportion (bits, so that the scenario
+    /// compares whole).
+    bits: [u32; TensorSplit::MAX],
+    n: u8,
+}
+
+impl TensorSplit {
+    /// The most entries llama.cpp takes (`split_arg.size() >=
+    /// llama_max_devices()` is refused).
+    pub const MAX: usize = 15;
+
+    /// `None` when there is no entry or more than [`TensorSplit::MAX`], or
+    /// a proportion is negative or not finite.
+    pub fn new(parts: &[f32]) -> Option<TensorSplit> {
+        if parts.is_empty() || parts.len() > Self::MAX {
+            return None;
+        }
+        let mut bits = [0u32; Self::MAX];
+        for (b, &p) in bits.iter_mut().zip(parts) {
+            if !p.is_finite() || p < 0.0 {
+                return None;
+            }
+            *b = p.to_bits();
+        }
+        let n = u8::try_from(parts.len()).ok()?;
+        Some(TensorSplit { bits, n })
+    }
+
+    /// The proportions, one per GPU.
+    pub fn parts(&self) -> impl Iterator<Item = f32> + '_ {
+        self.bits[..usize::from(self.n)]
+            .iter()
+            .map(|&b| f32::from_bits(b))
+    }
+
+    /// The GPUs: one per entry.
+    pub fn gpus(&self) -> usize {
+        usize::from(self.n)
+    }
+}
+
+impl Serialize for TensorSplit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.parts())
+    }
+}
+
 /// llama-server's arguments, as llama.cpp names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct LlamaArgs {
@@ -202,9 +272,21 @@ pub struct LlamaArgs {
     pub kv_unified: bool,
     /// `--swa-full`: sliding-window layers keep the whole context.
     pub swa_full: bool,
+    /// `-ts` (`None`: one GPU).
+    pub tensor_split: Option<TensorSplit>,
+    /// `-sm`, `-mg`.
+    pub split_mode: SplitMode,
+    pub main_gpu: GpuIndex,
     /// `--fit` (on by default): lowers the context and the layers on the
     /// GPU until the load fits with a margin.
     pub fit: bool,
+}
+
+impl LlamaArgs {
+    /// The GPUs the machine has: one per `-ts` entry, else one.
+    pub fn gpus(&self) -> usize {
+        self.tensor_split.map_or(1, |t| t.gpus())
+    }
 }
 
 impl Default for LlamaArgs {
@@ -221,6 +303,9 @@ impl Default for LlamaArgs {
             n_cpu_moe: Layers(0),
             kv_unified: false,
             swa_full: false,
+            tensor_split: None,
+            split_mode: SplitMode::Layer,
+            main_gpu: GpuIndex(0),
             fit: true,
         }
     }

@@ -6,8 +6,9 @@ use super::{Key, MAX_VALUE_LEN};
 use crate::infer::engine::{ContextBy, WeightsKind};
 use crate::infer::local::{FileName, ReadFile};
 use crate::infer::run::{
-    BlockSize, CacheType, Count, Engine, Flash, GroupSize, Inference, KvBits, KvDtype, Layers,
-    LlamaArgs, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share, TensorParallel, Tokens,
+    BlockSize, CacheType, Count, Engine, Flash, GpuIndex, GroupSize, Inference, KvBits, KvDtype,
+    Layers, LlamaArgs, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share, SplitMode,
+    TensorParallel, TensorSplit, Tokens,
 };
 use crate::inputs::Attn;
 use crate::inputs::Batch;
@@ -1111,6 +1112,57 @@ pub static FIELDS: &[Field] = &[
         write: |s| s.infer.llama.swa_full.then(|| "true".to_string()),
     },
     Field {
+        key: Key::TensorSplit,
+        kind: FieldKind::Text,
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "tensor_split (-ts)",
+        help: "Several GPUs, each the GPU chosen below: one proportion per GPU (3,1: three quarters of the layers on the first). All 0: split by each GPU's free memory. Left out: one GPU.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            d.infer.llama.tensor_split = Some(tensor_split(v)?);
+            Ok(())
+        },
+        write: |s| {
+            s.infer.llama.tensor_split.map(|t| {
+                t.parts().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
+            })
+        },
+    },
+    Field {
+        key: Key::SplitMode,
+        kind: FieldKind::Choice(SplitMode::OPTIONS),
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "split_mode (-sm)",
+        help: "How layers go over several GPUs: layer (whole layers and their cache per GPU) or none (main_gpu only). row and tensor are not modelled.",
+        implied: |_| "layer".into(),
+        apply: |d, v| {
+            if matches!(v.trim().to_ascii_lowercase().as_str(), "row" | "tensor") {
+                return Err(FieldError::Form(
+                    "not modelled by vramfit (llama.cpp's row and tensor splits): use layer or none".into(),
+                ));
+            }
+            d.infer.llama.split_mode = choice(v, SplitMode::from_key, SplitMode::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.infer.llama.split_mode != SplitMode::Layer).then(|| s.infer.llama.split_mode.key().to_string()),
+    },
+    Field {
+        key: Key::MainGpu,
+        kind: FieldKind::Count { min: GpuIndex::MIN as u64, max: GpuIndex::MAX as u64 },
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "main_gpu (-mg)",
+        help: "With split_mode=none, the one GPU that holds the model (counted from 0).",
+        implied: |_| "0".into(),
+        apply: |d, v| {
+            d.infer.llama.main_gpu = count(v, GpuIndex::MIN, GpuIndex::MAX, GpuIndex::new)?;
+            Ok(())
+        },
+        write: |s| (s.infer.llama.main_gpu.get() > 0).then(|| s.infer.llama.main_gpu.get().to_string()),
+    },
+    Field {
         key: Key::Fit,
         kind: FieldKind::Toggle,
         group: Group::LlamaCpp,
@@ -1619,6 +1671,37 @@ fn choice<T>(v: &str, from: fn(&str) -> Option<T>, all: fn() -> String) -> Resul
         return Err(FieldError::Empty);
     }
     from(&v.to_ascii_lowercase()).ok_or_else(|| FieldError::UnknownChoice { choices: all() })
+}
+
+/// `-ts`'s proportions: split at `,` or `/` (`common/arg.cpp`, b10488),
+/// each a plain decimal number (`std::stof` would also read `3abc` as 3;
+/// vramfit refuses it).
+fn tensor_split(v: &str) -> Result<TensorSplit, FieldError> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Err(FieldError::Empty);
+    }
+    let mut parts = Vec::new();
+    for part in v.split([',', '/']).map(str::trim) {
+        let plain = !part.is_empty()
+            && part.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && part.chars().filter(|&c| c == '.').count() <= 1
+            && part.chars().any(|c| c.is_ascii_digit());
+        let p = part.parse::<f32>().ok().filter(|_| plain).ok_or_else(|| {
+            FieldError::Form(format!(
+                "not one proportion per GPU (`{}` is not a number): write 3,1 or 0.6,0.4",
+                echo(part)
+            ))
+        })?;
+        parts.push(p);
+    }
+    TensorSplit::new(&parts).ok_or_else(|| {
+        FieldError::Form(format!(
+            "{} entries long: llama.cpp takes at most {} GPUs",
+            parts.len(),
+            TensorSplit::MAX
+        ))
+    })
 }
 
 /// `true`/`false`, also `1`/`0`, `yes`/`no`, `on`/`off`.

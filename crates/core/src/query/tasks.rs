@@ -9,7 +9,9 @@ use super::checks::{conflict, conflict_using};
 use super::notice::{FieldError, Note, Notice};
 use super::{Field, Group, Key};
 use crate::infer::engine::ContextBy;
-use crate::infer::run::{Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, Tokens};
+use crate::infer::run::{
+    Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, SplitMode, Tokens,
+};
 use crate::inputs::Attn;
 use crate::inputs::View;
 use crate::model::family::Positions;
@@ -127,7 +129,12 @@ pub(super) fn reads(i: &Inference, f: &Field) -> bool {
     let grouped = matches!(i.weights, WeightFormat::Gptq | WeightFormat::Awq);
     let bnb4 = matches!(i.weights, WeightFormat::Nf4 | WeightFormat::Fp4);
     let bnb_option = matches!(key, Key::DoubleQuant | Key::BnbCompute);
-    readers(f).contains(&i.engine) && (grouped || key != Key::GroupSize) && (bnb4 || !bnb_option)
+    // `-mg` picks the one GPU of `-sm none` (`src/llama.cpp`, b10488).
+    let single = i.llama.split_mode == SplitMode::Single;
+    readers(f).contains(&i.engine)
+        && (grouped || key != Key::GroupSize)
+        && (bnb4 || !bnb_option)
+        && (single || key != Key::MainGpu)
 }
 
 /// Why an inference run does not read the key of `f` (see [`reads`]).
@@ -143,6 +150,8 @@ fn unread_because(i: &Inference, f: &Field) -> String {
     }
     if f.key == Key::GroupSize {
         "only GPTQ and AWQ weights have groups".into()
+    } else if f.key == Key::MainGpu {
+        "split_mode is layer: every GPU holds layers (main_gpu is read with split_mode=none)".into()
     } else {
         "only 4-bit bitsandbytes weights (nf4, fp4) read it".into()
     }
@@ -197,6 +206,9 @@ fn kept(i: &Inference) -> Inference {
         Engine::Llamacpp => {
             (out.gguf, out.ctx, out.llama) = (i.gguf, i.ctx, i.llama);
             (out.file, out.file_bytes) = (i.file, i.file_bytes);
+            if i.llama.split_mode != SplitMode::Single {
+                out.llama.main_gpu = LlamaArgs::default().main_gpu;
+            }
         }
         Engine::Ollama => {
             (out.gguf, out.ctx, out.ollama) = (i.gguf, i.ctx, i.ollama);
@@ -271,6 +283,28 @@ fn weights_for_engine(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec
     conflict_using(notices, texts, Key::Weights, why, used);
 }
 
+/// llama.cpp's `-mg` must name one of the machine's GPUs
+/// (`src/llama.cpp: llama_model_load`, b10488: "invalid value for
+/// main_gpu"); it is read with `-sm none` only ([`reads`]).
+fn gpu_split(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let l = s.infer.llama;
+    let n = l.gpus();
+    let single = l.split_mode == SplitMode::Single;
+    if s.infer.engine != Engine::Llamacpp || !single || (l.main_gpu.get() as usize) < n {
+        return;
+    }
+    conflict(
+        notices,
+        texts,
+        Key::MainGpu,
+        format!(
+            "llama.cpp counts GPUs from 0 and this machine has {n} (one per tensor_split entry), so main_gpu is at most {}",
+            n - 1
+        ),
+    );
+    s.infer.llama.main_gpu = LlamaArgs::default().main_gpu;
+}
+
 /// Settings an engine cannot run: an fp8 cache under transformers,
 /// bitsandbytes under vLLM, quantized experts, a quantized V cache
 /// without flash attention in llama.cpp.
@@ -291,6 +325,7 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
         );
         s.infer.llama.cache_type_v = LlamaArgs::default().cache_type_v;
     }
+    gpu_split(s, texts, notices);
     let w = s.infer.weights;
     if refused(s.infer.engine, Key::KvDtype) && s.infer.kv_dtype != KvDtype::Auto {
         conflict(

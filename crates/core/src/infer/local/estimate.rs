@@ -7,14 +7,16 @@ use super::mlx::{mlx, Mlx};
 use super::ollama::{ollama_with, Ollama};
 use super::{
     llama_cpp_with, Backend, FitFailure, FitStatus, FlashAttn, FoldedFile, Frontend, Gpu, LlamaCpp,
-    LocalModel, MlaKeys, Plan,
+    LocalModel, MlaKeys, Plan, MAX_DEVICES,
 };
 use crate::error::EstimateError;
-use crate::infer::run::{Engine, Flash, Inference, MaxLen};
+use crate::infer::run::{Engine, Flash, Inference, MaxLen, SplitMode};
 use crate::inputs::Overhead;
 use crate::model::gguf::Recipe;
 use crate::model::{Architecture, Role};
-use crate::report::{Drivers, Estimate, Method, Moment, Phase, PhaseReport, Served, Tally};
+use crate::report::{
+    Drivers, Estimate, GpuShare, Method, Moment, Phase, PhaseReport, Served, Tally,
+};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::units::Bytes;
 
@@ -50,7 +52,7 @@ fn file(a: &Architecture, inf: &Inference) -> Result<FoldedFile, EstimateError> 
         .map_err(|e| EstimateError::Engine(format!("llama-quantize refuses it: {e}")))
 }
 
-/// The one GPU llama.cpp sees: its free memory is the capacity less the
+/// One GPU as llama.cpp sees it: its free memory is the capacity less the
 /// CUDA context (Metal reports its working set as free).
 fn gpu(d: Device, overhead: &Overhead) -> Gpu {
     let total = u128::from(d.capacity.get());
@@ -70,6 +72,20 @@ fn gpu(d: Device, overhead: &Overhead) -> Gpu {
     }
 }
 
+/// The GPUs llama.cpp uses, each `d`, and the index of the first: one per
+/// `-ts` entry; with `-sm none` only `-mg`'s
+/// (`src/llama.cpp: llama_model_load`, b10488: "if using single GPU mode,
+/// remove all except the main GPU"). Ollama: one.
+fn gpus_used(d: Device, overhead: &Overhead, inf: &Inference) -> (Vec<Gpu>, u32) {
+    let one = gpu(d, overhead);
+    let l = &inf.llama;
+    match (inf.engine, l.split_mode) {
+        (Engine::Llamacpp, SplitMode::Layer) => (vec![one; l.gpus()], 0),
+        (Engine::Llamacpp, SplitMode::Single) => (vec![one], l.main_gpu.get()),
+        (Engine::Ollama | Engine::Transformers | Engine::Vllm | Engine::Mlx, _) => (vec![one], 0),
+    }
+}
+
 fn flash(f: Flash) -> FlashAttn {
     match f {
         Flash::Auto => FlashAttn::Auto,
@@ -81,6 +97,12 @@ fn flash(f: Flash) -> FlashAttn {
 /// llama-server's parameters for the run.
 fn llama_params(inf: &Inference) -> LlamaCpp {
     let l = &inf.llama;
+    let mut tensor_split = [0.0; MAX_DEVICES];
+    if let (Some(t), SplitMode::Layer) = (l.tensor_split, l.split_mode) {
+        for (s, p) in tensor_split.iter_mut().zip(t.parts()) {
+            *s = p;
+        }
+    }
     LlamaCpp {
         n_ctx: match inf.ctx {
             MaxLen::Tokens(t) => Some(t.get()),
@@ -96,6 +118,7 @@ fn llama_params(inf: &Inference) -> LlamaCpp {
         n_cpu_moe: l.n_cpu_moe.get(),
         kv_unified: l.kv_unified,
         swa_full: Some(l.swa_full),
+        tensor_split,
         fit: Some(l.fit),
         ..LlamaCpp::defaults(Frontend::Server)
     }
@@ -142,7 +165,7 @@ pub fn llama_estimate(
 ) -> Result<Estimate, EstimateError> {
     let f = file(a, inf)?;
     let m = LocalModel::of(a, MlaKeys::Present);
-    let gpus = [gpu(d, overhead)];
+    let (gpus, first) = gpus_used(d, overhead, inf);
     let engine_error = |e: super::LocalError| EstimateError::Engine(e.to_string());
     let w = f.weights();
     let (report, n_ctx) = match inf.engine {
@@ -157,7 +180,8 @@ pub fn llama_estimate(
         }
     };
     let p = &report.plan;
-    let mut e = plan_estimate(a, p, overhead)?;
+    let fullest = fullest(p);
+    let mut e = plan_estimate(a, p, fullest, overhead)?;
     e.overhead = crate::report::OverheadRule::ContextOnly {
         ctx_mib: overhead.cuda_ctx_mib,
         engine: inf.engine.label(),
@@ -170,12 +194,14 @@ pub fn llama_estimate(
         n_gpu_layers: Some(p.n_gpu_layers),
         n_ctx: Some(n_ctx),
         fit: report.fit.map(|a| fit_label(a.status)),
+        gpus: shares(p, first, fullest, overhead)?,
         ..Served::default()
     }));
     e.caveats = [
         Some("llama.cpp sizes its compute buffers by reserving its graphs: vramfit estimates them from the graph's code".into()),
         file_caveat(inf),
         (m.cache.recurrent > 0).then(|| "a hybrid's recurrent layers: their state (RS buffer) is exact, their compute graph is estimated as an attention layer's".into()),
+        p.pipeline_parallel.then(|| "pipeline parallelism (several GPUs, every layer on them): its copies of the graph's inputs are not counted in the compute buffers".into()),
     ]
     .into_iter()
     .flatten()
@@ -198,13 +224,56 @@ fn file_caveat(inf: &Inference) -> Option<String> {
     ))
 }
 
-/// The phases of a llama.cpp load: the model, then the context.
+/// The GPU that holds the most (the first of equals): on GPUs of one
+/// capacity, the one that decides whether the load fits.
+fn fullest(p: &Plan) -> usize {
+    (0..p.n_gpus).fold(0, |best, d| {
+        if p.gpu(d).total() > p.gpu(best).total() {
+            d
+        } else {
+            best
+        }
+    })
+}
+
+/// Each GPU's buffers, when there are several; `first` is the index of
+/// the first as llama.cpp numbers the machine's GPUs.
+fn shares(
+    p: &Plan,
+    first: u32,
+    shown: usize,
+    overhead: &Overhead,
+) -> Result<Vec<GpuShare>, EstimateError> {
+    if p.n_gpus < 2 {
+        return Ok(Vec::new());
+    }
+    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    (0..p.n_gpus)
+        .map(|d| {
+            let g = p.gpu(d);
+            Ok(GpuShare {
+                gpu: first + u32::try_from(d).unwrap_or(u32::MAX),
+                layers: g.layers,
+                output_layer: g.output,
+                weights_bytes: bytes(g.weights, "the model size")?,
+                kv_cache_bytes: bytes(g.kv + g.recurrent, "n_ctx")?,
+                compute_bytes: bytes(g.compute, "n_ctx")?,
+                total_bytes: bytes(g.total() + ctx, "the model size")?,
+                phases: d == shown,
+            })
+        })
+        .collect()
+}
+
+/// The phases of a llama.cpp load on GPU `shown`: the model, then the
+/// context.
 fn plan_estimate(
     a: &Architecture,
     p: &Plan,
+    shown: usize,
     overhead: &Overhead,
 ) -> Result<Estimate, EstimateError> {
-    let g = p.gpu(0);
+    let g = p.gpu(shown);
     let mut t = Terms::default();
     let put = |t: &mut Terms, id, b: u128| t.set(id, Term::of(&[(b, U::Bytes)]));
     put(&mut t, T::LocalWeights, g.weights);

@@ -57,7 +57,7 @@ pub enum FitFailure {
 }
 
 /// What `--fit` hands the load.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FitAnswer {
     /// `-c` after `--fit` (0: the model's).
     pub n_ctx: u32,
@@ -130,8 +130,10 @@ impl Fit<'_, '_> {
         let total: u32 = ngl[..nd].iter().map(|n| n.n_layer).sum();
         let mut split = self.p.tensor_split;
         if nd > 1 {
+            // `tensor_split[id] = ngl_per_device[id].n_layer` (a float).
+            #[allow(clippy::cast_precision_loss)]
             for (s, n) in split.iter_mut().zip(&ngl[..nd]) {
-                *s = n.n_layer;
+                *s = n.n_layer as f32;
             }
         }
         let mut placement = Placement::layers(total, split);
@@ -322,7 +324,7 @@ fn search(f: &mut Fit, host: Option<u128>) -> Result<FitAnswer, LocalError> {
     if p.n_gpu_layers.is_some() {
         return Ok(answer(f, FitStatus::Failed(FitFailure::LayersSetByUser)));
     }
-    if nd > 1 && p.tensor_split[..nd].iter().any(|&s| s > 0) {
+    if nd > 1 && p.tensor_split[..nd].iter().any(|&s| s > 0.0) {
         return Ok(answer(f, FitStatus::Failed(FitFailure::SplitSetByUser)));
     }
     if p.n_cpu_moe > 0 {

@@ -122,7 +122,7 @@ impl fmt::Display for LocalError {
 impl std::error::Error for LocalError {}
 
 /// A llama.cpp load: as it runs (after `--fit`), and what `--fit` chose.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Report {
     pub plan: Plan,
     /// `None`: `--fit` off (or a build without it).

@@ -68,7 +68,7 @@ impl Ollama {
 }
 
 /// What Ollama chose, and the load it starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OllamaReport {
     pub num_ctx: u32,
     pub num_parallel: u32,

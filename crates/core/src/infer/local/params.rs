@@ -94,7 +94,7 @@ pub struct Gpu {
 }
 
 /// llama.cpp's context and model parameters, by their option names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LlamaCpp {
     /// The build whose rules apply ([`BUILD`]).
     pub build: u32,
@@ -125,8 +125,9 @@ pub struct LlamaCpp {
     pub no_kv_offload: bool,
     /// `--no-op-offload`.
     pub no_op_offload: bool,
-    /// `-ts`: layers per GPU in proportion (all 0: by free memory).
-    pub tensor_split: [u32; MAX_DEVICES],
+    /// `-ts`: layers per GPU in proportion, as `std::stof` reads them
+    /// (all 0: by free memory).
+    pub tensor_split: [f32; MAX_DEVICES],
     /// `--embedding` (or a runner that reads embeddings, as Ollama's):
     /// the output buffer holds `n_embd` more floats per output.
     pub embeddings: bool,
@@ -166,7 +167,7 @@ impl LlamaCpp {
             swa_full: None,
             no_kv_offload: false,
             no_op_offload: false,
-            tensor_split: [0; MAX_DEVICES],
+            tensor_split: [0.0; MAX_DEVICES],
             embeddings: false,
             n_draft: 0,
             n_cpu_moe: 0,

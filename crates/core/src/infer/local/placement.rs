@@ -39,18 +39,18 @@ impl Partial {
 }
 
 /// The layers' placement knobs: `-ngl`, `-ts`, and `--fit`'s overrides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Placement {
     /// Layers on GPUs, the output layer counted (`n_layer + 1`: all).
     pub n_gpu_layers: u32,
     /// `-ts` proportions (all 0: by each GPU's free memory).
-    pub split: [u32; MAX_DEVICES],
+    pub split: [f32; MAX_DEVICES],
     pub partial: [Partial; MAX_DEVICES],
 }
 
 impl Placement {
     /// `ngl` layers split by `split`, no partial layer.
-    pub const fn layers(ngl: u32, split: [u32; MAX_DEVICES]) -> Placement {
+    pub const fn layers(ngl: u32, split: [f32; MAX_DEVICES]) -> Placement {
         Placement {
             n_gpu_layers: ngl,
             split,
@@ -311,15 +311,11 @@ fn first_where(mut lo: u32, mut hi: u32, pred: impl Fn(u32) -> bool) -> u32 {
 /// normalised in `float` as `load_tensors` does.
 fn cuts(p: &Placement, gpus: &[Gpu]) -> [f32; MAX_DEVICES] {
     let mut c = [0f32; MAX_DEVICES];
-    let given = p.split[..gpus.len()].iter().any(|&s| s > 0);
+    let given = p.split[..gpus.len()].iter().any(|&s| s > 0.0);
     let mut sum = 0f32;
     for (i, g) in gpus.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
-        let w = if given {
-            p.split[i] as f32
-        } else {
-            g.free as f32
-        };
+        let w = if given { p.split[i] } else { g.free as f32 };
         sum += w;
         c[i] = sum;
     }
