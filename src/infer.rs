@@ -242,7 +242,7 @@ fn served_view(page: Page, v: &Served) -> impl IntoView {
     };
     view! {
         <section class="panel engine-figures" aria-labelledby="engine-h" data-testid="engine-figures"
-            data-engine=v.engine>
+            data-engine=v.engine.clone()>
             <h2 id="engine-h">{format!("What the engine holds: {}", v.engine)}</h2>
             {(v.n_gpu_layers.is_some() || v.n_ctx.is_some()).then(|| layer_split(page, v))}
             <div class="table-wrap">

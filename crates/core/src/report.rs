@@ -386,7 +386,7 @@ pub struct Estimate {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Served {
     /// The engine and the version modelled.
-    pub engine: &'static str,
+    pub engine: String,
     pub weights_bytes: Bytes,
     /// transformers: the cache after the last forward; vLLM: the pool of
     /// key/value blocks.

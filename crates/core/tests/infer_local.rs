@@ -2249,3 +2249,52 @@ fn tensor_split_values() {
         assert!(refused(bad), "{bad}");
     }
 }
+
+/// `build`: the llama.cpp build whose rules apply. The context of `-c 5000`
+/// (`llama_context::llama_context` and `llama_kv_cache::get_padding` by
+/// build, `scripts/measure/llamacpp/NOTES.md` §0): padded to 256 since
+/// b6975 (#17046); unpadded from b6868 (#16812); before, padded to 32
+/// without flash attention, which `auto` left off before b6325 (#15434).
+/// Two sequences before b5913 (#14363) share one stream of cells.
+#[test]
+fn build_key_selects_the_rules() {
+    use vramfit_core::query::{decode_strict, RawQuery};
+    let served = |rest: &str| {
+        let q = format!("task=infer&engine=llamacpp&model=qwen2.5-7b&gpu=h100-sxm-80&{rest}");
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e =
+            vramfit_core::infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        (e.served.expect("served"), e.caveats)
+    };
+    check(
+        &[
+            ("ctx=5000", 5120),
+            ("ctx=5000&build=b6975", 5120),
+            ("ctx=5000&build=b6900", 5000),
+            ("ctx=5000&build=6000", 5024),
+            ("ctx=5000&build=b6000&flash_attn=on", 5120),
+        ],
+        |rest| served(rest).0.n_ctx.unwrap_or(0),
+    );
+    // 28 layers × 4 KV heads × 128 × 2 (K, V) × 2 bytes = 57,344 bytes a
+    // cell: `-np 2` streams of 2,560 cells each since b6975; one stream of
+    // 5,120 (pad 256 with `-fa on`) shared before b5913.
+    let row: u64 = 57_344;
+    check(
+        &[
+            ("ctx=5000&n_parallel=2", 2 * 2560 * row),
+            (
+                "ctx=5000&n_parallel=2&build=b5489&flash_attn=on",
+                5120 * row,
+            ),
+        ],
+        |rest| served(rest).0.kv_cache_bytes.get(),
+    );
+    let (v, caveats) = served("build=b6000");
+    assert_eq!(v.engine, "llama.cpp (b6000)");
+    assert!(!caveats.iter().any(|c| c.contains("rules")));
+    let (_, caveats) = served("build=b11371");
+    assert!(caveats
+        .iter()
+        .any(|c| c.contains("b11371 is estimated with b10488's rules")));
+}

@@ -3,7 +3,7 @@
 //! engine's own knobs as it names them. Every value here has passed the
 //! codec's checks: the estimator takes it without re-validating.
 
-use super::local::{FileName, ReadFile};
+use super::local::{builds, FileName, ReadFile};
 use crate::choice::{bounded, choice_enum};
 use crate::inputs::{Attn, Batch, Capacity, Overhead};
 use crate::model::gguf::{FileType, GgmlType};
@@ -188,6 +188,17 @@ choice_enum! {
 }
 
 bounded!(
+    /// A llama.cpp build number (`git rev-list --count` of its commit, as
+    /// its releases are named): from the oldest whose start-up vramfit is
+    /// held to ([`builds::OLDEST`]).
+    ///
+    /// [`builds::OLDEST`]: super::local::builds::OLDEST
+    LlamaBuild(u32),
+    4400,
+    999_999
+);
+
+bounded!(
     /// A GPU's index (`-mg`): below `llama_max_devices()`, 16.
     GpuIndex(u32),
     0,
@@ -277,9 +288,44 @@ pub struct LlamaArgs {
     /// `-sm`, `-mg`.
     pub split_mode: SplitMode,
     pub main_gpu: GpuIndex,
+    /// The build whose rules apply.
+    pub build: LlamaBuild,
     /// `--fit` (on by default): lowers the context and the layers on the
     /// GPU until the load fits with a margin.
     pub fit: bool,
+}
+
+/// An option llama.cpp gained at a build (found with `git log -S` on
+/// `common/arg.cpp`, numbered by `git rev-list --count`): whether the
+/// arguments set it, and how it goes back to its default.
+#[derive(Clone, Copy)]
+pub struct Since {
+    pub first: u32,
+    /// The option and the change that brought it.
+    pub what: &'static str,
+    pub set: fn(&LlamaArgs) -> bool,
+    pub reset: fn(&mut LlamaArgs),
+}
+
+impl Since {
+    pub const N_CPU_MOE: Since = Since {
+        first: builds::N_CPU_MOE,
+        what: "--n-cpu-moe (#15077)",
+        set: |l| l.n_cpu_moe.get() > 0,
+        reset: |l| l.n_cpu_moe = Layers(0),
+    };
+    pub const KV_UNIFIED: Since = Since {
+        first: builds::KV_STREAMS,
+        what: "--kv-unified (#14363; before it every sequence shared one cache)",
+        set: |l| l.kv_unified,
+        reset: |l| l.kv_unified = false,
+    };
+    pub const SWA_FULL: Since = Since {
+        first: builds::SWA_CACHE,
+        what: "--swa-full (#13194; before it sliding layers kept the whole context)",
+        set: |l| l.swa_full,
+        reset: |l| l.swa_full = false,
+    };
 }
 
 impl LlamaArgs {
@@ -306,6 +352,7 @@ impl Default for LlamaArgs {
             tensor_split: None,
             split_mode: SplitMode::Layer,
             main_gpu: GpuIndex(0),
+            build: LlamaBuild(super::local::BUILD),
             fit: true,
         }
     }

@@ -241,7 +241,7 @@ pub fn estimate(
         reserve_pct: overhead.reserve_pct,
     };
     e.served = Some(Box::new(Served {
-        engine: Engine::Transformers.label(),
+        engine: Engine::Transformers.label().into(),
         weights_bytes: bytes(w)?,
         kv_cache_bytes: bytes(run.kv_cache)?,
         ..Served::default()

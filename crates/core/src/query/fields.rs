@@ -7,8 +7,8 @@ use crate::infer::engine::{ContextBy, WeightsKind};
 use crate::infer::local::{FileName, ReadFile};
 use crate::infer::run::{
     BlockSize, CacheType, Count, Engine, Flash, GpuIndex, GroupSize, Inference, KvBits, KvDtype,
-    Layers, LlamaArgs, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share, SplitMode,
-    TensorParallel, TensorSplit, Tokens,
+    Layers, LlamaArgs, LlamaBuild, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share,
+    SplitMode, TensorParallel, TensorSplit, Tokens,
 };
 use crate::inputs::Attn;
 use crate::inputs::Batch;
@@ -1112,6 +1112,22 @@ pub static FIELDS: &[Field] = &[
         write: |s| s.infer.llama.swa_full.then(|| "true".to_string()),
     },
     Field {
+        key: Key::LlamaBuild,
+        kind: FieldKind::Text,
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "build (llama.cpp release)",
+        help: "The llama.cpp build you run (b6123, as its releases are named; llama-server --version prints it): the rules that changed between builds follow it. From b4400; a newer build than b10488 is estimated with b10488's rules, and says so.",
+        implied: |_| format!("b{}", LlamaArgs::default().build.get()),
+        apply: |d, v| {
+            d.infer.llama.build = llama_build(v)?;
+            Ok(())
+        },
+        write: |s| {
+            (s.infer.llama.build != LlamaArgs::default().build).then(|| format!("b{}", s.infer.llama.build.get()))
+        },
+    },
+    Field {
         key: Key::TensorSplit,
         kind: FieldKind::Text,
         group: Group::LlamaCpp,
@@ -1671,6 +1687,25 @@ fn choice<T>(v: &str, from: fn(&str) -> Option<T>, all: fn() -> String) -> Resul
         return Err(FieldError::Empty);
     }
     from(&v.to_ascii_lowercase()).ok_or_else(|| FieldError::UnknownChoice { choices: all() })
+}
+
+/// A llama.cpp build as its releases are named (`b6123`), or its number.
+fn llama_build(v: &str) -> Result<LlamaBuild, FieldError> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Err(FieldError::Empty);
+    }
+    let digits = v.strip_prefix(['b', 'B']).unwrap_or(v);
+    let n = parse_count(digits, false, 0, u64::from(LlamaBuild::MAX))?;
+    u32::try_from(n)
+        .ok()
+        .and_then(LlamaBuild::new)
+        .ok_or_else(|| FieldError::TooSmall {
+            min: format!(
+                "b{} (the oldest build whose start-up vramfit is held to)",
+                LlamaBuild::MIN
+            ),
+        })
 }
 
 /// `-ts`'s proportions: split at `,` or `/` (`common/arg.cpp`, b10488),

@@ -106,6 +106,7 @@ keys! {
     TensorSplit = "tensor_split",
     SplitMode = "split_mode",
     MainGpu = "main_gpu",
+    LlamaBuild = "build",
     Fit = "fit",
     NumParallel = "num_parallel",
     NumGpu = "num_gpu",

@@ -10,7 +10,7 @@ use super::notice::{FieldError, Note, Notice};
 use super::{Field, Group, Key};
 use crate::infer::engine::ContextBy;
 use crate::infer::run::{
-    Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, SplitMode, Tokens,
+    Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, Since, SplitMode, Tokens,
 };
 use crate::inputs::Attn;
 use crate::inputs::View;
@@ -305,6 +305,36 @@ fn gpu_split(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>)
     s.infer.llama.main_gpu = LlamaArgs::default().main_gpu;
 }
 
+/// llama.cpp's options that arrived at a build, by key.
+const SINCE_BUILD: [(Key, Since); 3] = [
+    (Key::NCpuMoe, Since::N_CPU_MOE),
+    (Key::KvUnified, Since::KV_UNIFIED),
+    (Key::SwaFull, Since::SWA_FULL),
+];
+
+/// An option the llama.cpp build named does not have: refused next to
+/// its field.
+fn older_build(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    if s.infer.engine != Engine::Llamacpp {
+        return;
+    }
+    let build = s.infer.llama.build.get();
+    for (key, since) in SINCE_BUILD {
+        if (since.set)(&s.infer.llama) && build < since.first {
+            conflict(
+                notices,
+                texts,
+                key,
+                format!(
+                    "llama.cpp b{build} has no {}: it arrived in b{}",
+                    since.what, since.first
+                ),
+            );
+            (since.reset)(&mut s.infer.llama);
+        }
+    }
+}
+
 /// Settings an engine cannot run: an fp8 cache under transformers,
 /// bitsandbytes under vLLM, quantized experts, a quantized V cache
 /// without flash attention in llama.cpp.
@@ -326,6 +356,7 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
         s.infer.llama.cache_type_v = LlamaArgs::default().cache_type_v;
     }
     gpu_split(s, texts, notices);
+    older_build(s, texts, notices);
     let w = s.infer.weights;
     if refused(s.infer.engine, Key::KvDtype) && s.infer.kv_dtype != KvDtype::Auto {
         conflict(

@@ -7,7 +7,7 @@ use super::mlx::{mlx, Mlx};
 use super::ollama::{ollama_with, Ollama};
 use super::{
     llama_cpp_with, Backend, FitFailure, FitStatus, FlashAttn, FoldedFile, Frontend, Gpu, LlamaCpp,
-    LocalModel, MlaKeys, Plan, MAX_DEVICES,
+    LocalModel, MlaKeys, Plan, BUILD, MAX_DEVICES,
 };
 use crate::error::EstimateError;
 use crate::infer::run::{Engine, Flash, Inference, MaxLen, SplitMode};
@@ -120,6 +120,7 @@ fn llama_params(inf: &Inference) -> LlamaCpp {
         swa_full: Some(l.swa_full),
         tensor_split,
         fit: Some(l.fit),
+        build: l.build.get(),
         ..LlamaCpp::defaults(Frontend::Server)
     }
 }
@@ -188,7 +189,7 @@ pub fn llama_estimate(
     };
     let total_weights = w.total(m.cache.layers);
     e.served = Some(Box::new(Served {
-        engine: inf.engine.label(),
+        engine: engine_label(inf),
         weights_bytes: bytes(total_weights, "the model size")?,
         kv_cache_bytes: bytes(p.kv.kv() + p.kv.recurrent, "n_ctx")?,
         n_gpu_layers: Some(p.n_gpu_layers),
@@ -201,12 +202,32 @@ pub fn llama_estimate(
         Some("llama.cpp sizes its compute buffers by reserving its graphs: vramfit estimates them from the graph's code".into()),
         file_caveat(inf),
         (m.cache.recurrent > 0).then(|| "a hybrid's recurrent layers: their state (RS buffer) is exact, their compute graph is estimated as an attention layer's".into()),
+        newer_build(inf),
         p.pipeline_parallel.then(|| "pipeline parallelism (several GPUs, every layer on them): its copies of the graph's inputs are not counted in the compute buffers".into()),
     ]
     .into_iter()
     .flatten()
     .collect();
     Ok(e)
+}
+
+/// The engine and the build whose rules apply: llama.cpp's `build`.
+fn engine_label(inf: &Inference) -> String {
+    match inf.engine {
+        Engine::Llamacpp => format!("llama.cpp (b{})", inf.llama.build.get()),
+        Engine::Ollama | Engine::Transformers | Engine::Vllm | Engine::Mlx => {
+            inf.engine.label().into()
+        }
+    }
+}
+
+/// A llama.cpp build newer than the one whose code vramfit reads: its
+/// rules are that build's.
+fn newer_build(inf: &Inference) -> Option<String> {
+    let b = inf.llama.build.get();
+    (inf.engine == Engine::Llamacpp && b > BUILD).then(|| {
+        format!("changes after llama.cpp b{BUILD}: b{b} is estimated with b{BUILD}'s rules")
+    })
 }
 
 /// The file's bytes, when they are predicted rather than read.
@@ -410,7 +431,7 @@ pub fn mlx_estimate(a: &Architecture, inf: &Inference) -> Result<Estimate, Estim
     let params = crate::report::param_count(a.params())?;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, t);
     e.served = Some(Box::new(Served {
-        engine: inf.engine.label(),
+        engine: inf.engine.label().into(),
         weights_bytes: bytes(w, "the model size")?,
         kv_cache_bytes: bytes(r.kv, "prompt + new")?,
         ..Served::default()

@@ -43,7 +43,9 @@ pub mod weights;
 pub use fit::{FitAnswer, FitFailure, FitStatus};
 pub use ggml::CacheType;
 pub use model::{CacheModel, Dims, LocalModel, MlaKeys, Pattern, Width};
-pub use params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp, Resolved, BUILD, MAX_DEVICES};
+pub use params::{
+    builds, Backend, FlashAttn, Frontend, Gpu, LlamaCpp, Resolved, BUILD, MAX_DEVICES,
+};
 pub use placement::{Partial, Place, Placement};
 pub use plan::{DeviceBytes, Plan};
 pub use read::{FileName, ReadFile, ReadFileError};

@@ -22,6 +22,17 @@ pub const MAX_DEVICES: usize = 16;
 /// Builds whose change moves memory (`scripts/measure/llamacpp/NOTES.md`,
 /// §0): the first build with the change.
 pub mod builds {
+    /// The oldest build vramfit estimates: the oldest start-up log it is
+    /// held to (`crates/core/tests/fixtures/llamacpp_logs.jsonl`).
+    pub const OLDEST: u32 = 4400;
+    /// #13194: a sliding-window cache of its own (`--swa-full` to keep
+    /// the whole context); before, sliding layers held every cell.
+    pub const SWA_CACHE: u32 = 5429;
+    /// #14363: one cache stream per sequence unless `--kv-unified`;
+    /// before, every sequence shared one.
+    pub const KV_STREAMS: u32 = 5913;
+    /// #15077: `--n-cpu-moe N` (`--cpu-moe`, #15012 in b6051).
+    pub const N_CPU_MOE: u32 = 6089;
     /// #15434: flash attention `auto` and all layers on the GPU by default.
     pub const FA_AUTO: u32 = 6325;
     /// #16812: the KV size no longer padded (256 with FA, 32 without).
@@ -193,7 +204,12 @@ impl LlamaCpp {
 
     /// `swa_full`: `common_params` false (`common/common.h:562`), the C
     /// API true (`llama-context.cpp:3547`).
+    /// Before #13194 (b5429) there was no sliding-window cache: sliding
+    /// layers kept the whole context.
     pub const fn swa_full(&self) -> bool {
+        if self.build < builds::SWA_CACHE {
+            return true;
+        }
         match (self.swa_full, self.frontend) {
             (Some(s), _) => s,
             (None, Frontend::Library) => true,
@@ -219,16 +235,22 @@ impl LlamaCpp {
         }
     }
 
+    /// `-kvu`, and every build before #14363 (b5913), whose one cache
+    /// held every sequence.
+    pub const fn kv_unified(&self) -> bool {
+        self.kv_unified || self.build < builds::KV_STREAMS
+    }
+
     /// `(n_seq_max, kv_unified)`: llama-server's automatic slots are 4 in
     /// one unified stream (`tools/server/server.cpp:151-156`), whatever
     /// `-kvu` says; every other frontend runs one sequence.
     pub fn sequences(&self) -> Result<(u32, bool), LocalError> {
         match self.n_parallel {
             Some(0) => Err(LocalError::ZeroParallel),
-            Some(n) => Ok((n, self.kv_unified)),
+            Some(n) => Ok((n, self.kv_unified())),
             None => match self.frontend {
                 Frontend::Server if self.build >= builds::SERVER_AUTO_PARALLEL => Ok((4, true)),
-                Frontend::Server | Frontend::Cli | Frontend::Library => Ok((1, self.kv_unified)),
+                Frontend::Server | Frontend::Cli | Frontend::Library => Ok((1, self.kv_unified())),
             },
         }
     }

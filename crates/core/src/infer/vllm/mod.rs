@@ -126,7 +126,7 @@ pub fn estimate(
 /// vLLM's start-up log figures.
 fn served(p: &Plan, pool: &Pool) -> Result<Served, EstimateError> {
     Ok(Served {
-        engine: Engine::Vllm.label(),
+        engine: Engine::Vllm.label().into(),
         weights_bytes: bytes(p.weights)?,
         kv_cache_bytes: bytes(pool.blocks * p.bytes_per_block)?,
         activation_peak_bytes: Some(bytes(p.logged_activation())?),
