@@ -288,6 +288,11 @@ fn notice_messages() {
         "task=infer&engine=llamacpp&model=qwen3-8b&file_bytes=e1.n2.k1_0_0_2_0_0_0_2.s0r28",
         "task=infer&engine=llamacpp&file_bytes=e1.n2.k1_2.s0",
         "task=infer&engine=llamacpp&file=a%07b.gguf",
+        // Issue 31: vLLM's own formats.
+        "task=infer&engine=vllm&model=llama3.1-8b&weights=mxfp4",
+        "task=infer&engine=transformers&model=llama3.1-8b&weights=w8a8",
+        "task=infer&engine=vllm&model=qwen3-30b-a3b&weights=fp8_dynamic",
+        "task=infer&engine=vllm&model=gpt-oss-20b&weights=mxfp4",
     ];
     let mut out = String::new();
     for q in cases {

@@ -183,6 +183,60 @@ fn r4_weights_by_hand() {
     );
 }
 
+/// R4 for vLLM's own formats, by hand. gpt-oss-20b in MXFP4 holds
+/// every tensor as in bf16 but its 24 layers' experts
+/// (`quantization/mxfp4.py:200-292`, widths rounded as Marlin rounds them,
+/// `fused_moe/oracle/mxfp4.py:837-917`): bf16 gate_up 32 × 5760 × 2880 ×
+/// 2 B and down 32 × 2880 × 2880 × 2 B become gate_up 32 × 5888 × 1536 B
+/// with 32 × 5888 × 96 scale bytes and down 32 × 3072 × 1472 B with
+/// 32 × 3072 × 92; at tp 2 the intermediate 1440 is rounded to 1536:
+/// gate_up 32 × 3072 × 1536 + 32 × 3072 × 96, down 32 × 3072 × 768 +
+/// 32 × 3072 × 48, against bf16's halves. W8A8 int8 and FP8_DYNAMIC hold
+/// one byte per linear weight and an fp32 scale per output row
+/// (`compressed_tensors_w8a8_int8.py:59-76`): Llama-3.1-8B's layers
+/// 6,979,321,856 weights over 32 × (4096 + 1024 × 2 + 4096 + 14336 × 2
+/// + 4096) = 1,376,256 rows.
+#[test]
+fn r4_vllm_formats_by_hand() {
+    let oss = arch("gpt-oss-20b.json");
+    let llama = arch("llama3.1-8b.json");
+    let at = |w: WeightFormat, tp: u32| {
+        vllm(|i| {
+            i.weights = w;
+            i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("a tp");
+        })
+    };
+    let bf16 = |a: &Architecture, tp| weights(a, &at(WeightFormat::Bf16, tp));
+    let layer_tp1 = 32 * 5888 * (1536 + 96) + 32 * 3072 * (1472 + 92);
+    let bf16_tp1 = 32 * 5760 * 2880 * 2 + 32 * 2880 * 2880 * 2;
+    let layer_tp2 = 32 * 3072 * (1536 + 96) + 32 * 3072 * (768 + 48);
+    let llama_layers = 6_979_321_856u128;
+    check(
+        &[
+            (
+                ("oss", WeightFormat::Mxfp4, 1u32),
+                bf16(&oss, 1) - 24 * (bf16_tp1 - layer_tp1),
+            ),
+            (
+                ("oss", WeightFormat::Mxfp4, 2),
+                bf16(&oss, 2) - 24 * (bf16_tp1 / 2 - layer_tp2),
+            ),
+            (
+                ("llama", WeightFormat::W8a8, 1),
+                bf16(&llama, 1) - llama_layers + 4 * 1_376_256,
+            ),
+            (
+                ("llama", WeightFormat::Fp8Dynamic, 1),
+                bf16(&llama, 1) - llama_layers + 4 * 1_376_256,
+            ),
+        ],
+        |&(m, w, tp)| {
+            let a = if m == "oss" { &oss } else { &llama };
+            weights(a, &at(w, tp))
+        },
+    );
+}
+
 /// R11: the scheduler's defaults by device memory
 /// (`engine/arg_utils.py:2970-3009`): ≥ 160 GiB 16384 tokens and 1024
 /// sequences; ≥ 70 GiB 8192 (server) or 16384 (`LLM`) and 1024; else 2048
@@ -663,6 +717,8 @@ enum Hold {
     /// "GPU KV cache size" lines may be different ranks' (check_logs.py
     /// "n/a").
     Shown,
+    /// Only the weights line is quoted: held in `estimates_against_the_logs`.
+    Weights,
 }
 
 /// Every row, and how closely it is held. Left out inside rows: V0's token
@@ -685,6 +741,7 @@ const ROWS: &[(&str, Hold)] = &[
     ("v1-qwen25-7b-awq-rtx4080-32k", Hold::Rounding),
     ("v1-qwen3-235b-fp8-tp4-h100", Hold::Shown),
     ("v1-qwen3-235b-2507-fp8-tp8-l40s", Hold::Shown),
+    ("v1-gpt-oss-20b-mxfp4-a100-40g", Hold::Weights),
 ];
 
 /// One logged figure against vramfit's.
@@ -720,7 +777,7 @@ fn held(hold: Hold, logged: u128, [at, lo, hi]: [u128; 3]) -> bool {
     match hold {
         Hold::Exact => logged == at,
         Hold::Rounding => (lo..=hi).contains(&logged),
-        Hold::Shown => true,
+        Hold::Shown | Hold::Weights => true,
     }
 }
 
@@ -851,6 +908,9 @@ fn published_logs_reproduce() {
         let Some(&(_, hold)) = ROWS.iter().find(|(r, _)| *r == id) else {
             continue;
         };
+        if hold == Hold::Weights {
+            continue;
+        }
         // A row without a model checks the formulas only: any model's
         // blocks per request is cdiv(len, 16) with one group.
         let a = row_arch(&row).unwrap_or_else(|| arch("llama3.1-8b.json"));
@@ -904,8 +964,10 @@ fn row_format(row: &Value) -> Option<(WeightFormat, &'static str)> {
         Some((WeightFormat::Fp8, "fp8, 128 × 128 blocks"))
     } else if model.contains("w8a8") {
         // compressed-tensors W8A8 int8, channelwise: int8 weights and an
-        // fp32 scale per output row, the bytes of the int8 format.
-        Some((WeightFormat::Int8, "int8 + fp32 row scales (W8A8)"))
+        // fp32 scale per output row.
+        Some((WeightFormat::W8a8, "W8A8 int8 + fp32 row scales"))
+    } else if model.contains("gpt-oss") {
+        Some((WeightFormat::Mxfp4, "MXFP4 experts, Marlin's padding"))
     } else {
         Some((WeightFormat::Bf16, "bf16"))
     }

@@ -38,12 +38,12 @@ fn format(f: &Value) -> Result<Inference, &'static str> {
         Some("bnb4") if f["quant_type"] == "nf4" => {
             (WeightFormat::Nf4, default, f["double_quant"] == true)
         }
+        // compressed-tensors FP8_DYNAMIC: fp8 weights, a bf16 scale per row.
+        Some("fp8_channel") => (WeightFormat::Fp8Dynamic, default, false),
         Some("fp8_block") => {
             return Err("an fp8 checkpoint with a multi-token-prediction layer or bf16 scales")
         }
-        _ => {
-            return Err("compressed-tensors per-tensor and per-channel fp8: no format of vramfit's")
-        }
+        _ => return Err("compressed-tensors per-tensor fp8: no format of vramfit's"),
     };
     Ok(Inference {
         weights,

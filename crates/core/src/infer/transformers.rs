@@ -279,11 +279,15 @@ fn caveats(inf: &Inference) -> Vec<String> {
         WeightFormat::Int8 => out.push(
             "LLM.int8: CUDA's int8 matmul temporaries (the quantized input, the int32 product) are not modelled (measured on the CPU path)".into(),
         ),
+        // vLLM's formats: the codec refuses them under transformers.
         WeightFormat::Bf16
         | WeightFormat::Fp16
         | WeightFormat::Fp32
         | WeightFormat::Nf4
-        | WeightFormat::Fp4 => {}
+        | WeightFormat::Fp4
+        | WeightFormat::Mxfp4
+        | WeightFormat::W8a8
+        | WeightFormat::Fp8Dynamic => {}
     }
     out
 }

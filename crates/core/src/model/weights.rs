@@ -32,6 +32,19 @@ choice_enum! {
         /// AWQ 4-bit (GEMM layout): packed int32 weights, zeros and fp16
         /// scales per group.
         Awq = "awq", "AWQ 4-bit",
+        /// MXFP4, gpt-oss's own checkpoint format: the routed experts' 4-bit
+        /// e2m1 values packed two per byte with an e8m0 scale byte per 32
+        /// inputs; attention, embeddings, the head and the router stay 16-bit
+        /// (`quant_method: mxfp4`).
+        Mxfp4 = "mxfp4", "MXFP4 experts (gpt-oss)",
+        /// compressed-tensors W8A8 int8 (llm-compressor's `W8A8`): int8
+        /// weights with a scale per output channel, activations quantized per
+        /// token at run time.
+        W8a8 = "w8a8", "W8A8 int8 (compressed-tensors)",
+        /// compressed-tensors fp8 (llm-compressor's `FP8_DYNAMIC`): float8
+        /// e4m3 weights with a scale per output channel, activations
+        /// quantized per token at run time.
+        Fp8Dynamic = "fp8_dynamic", "fp8 per channel (FP8_DYNAMIC)",
     }
 }
 
@@ -90,8 +103,21 @@ impl WeightFormat {
             | WeightFormat::Nf4
             | WeightFormat::Fp4
             | WeightFormat::Gptq
-            | WeightFormat::Awq => 0,
+            | WeightFormat::Awq
+            | WeightFormat::Mxfp4
+            | WeightFormat::W8a8
+            | WeightFormat::Fp8Dynamic => 0,
         }
+    }
+
+    /// Whether the format quantizes only the routed experts (MXFP4: vLLM's
+    /// `Mxfp4Config.get_quant_method` gives linear layers
+    /// `UnquantizedLinearMethod` and only `RoutedExperts` its MoE method,
+    /// `model_executor/layers/quantization/mxfp4.py:91-113`, vLLM 0.33.0;
+    /// gpt-oss's checkpoint stores only `*_blocks` / `*_scales` for the
+    /// experts).
+    pub const fn experts_only(self) -> bool {
+        matches!(self, WeightFormat::Mxfp4)
     }
 
     /// Whether the format quantizes the linear layers.
@@ -115,6 +141,19 @@ impl WeightFormat {
     /// `WQLinear_GEMM` (qweight [in, out/8], qzeros [in/g, out/8], scales
     /// fp16 [in/g, out]). Checked against published checkpoint sizes in
     /// `tests/fixtures/weight_formats.jsonl`.
+    ///
+    /// MXFP4 (gpt-oss's checkpoint: `*_blocks` uint8 `[.., out, in/32, 16]`
+    /// and `*_scales` uint8 `[.., out, in/32]`; vLLM 0.33
+    /// `quantization/mxfp4.py:200-292`, `GptOssMxfp4MoEMethod.create_weights`:
+    /// `w13_weight` uint8 `[E, 2I, H/2]`, `w13_weight_scale` uint8
+    /// `[E, 2I, H/32]`, the same for `w2`): half a byte per value and a byte
+    /// per 32 inputs, whoever holds it; vLLM's padding of the widths is the
+    /// caller's (`infer::vllm`). W8A8 int8 and FP8_DYNAMIC (compressed-tensors
+    /// 0.20 `quant_scheme.py` presets `W8A8`, `FP8_DYNAMIC`: `weight_scale`
+    /// `[out, 1]` in the weight's dtype, bf16; vLLM 0.33
+    /// `compressed_tensors/schemes/compressed_tensors_w8a8_int8.py:59-76` and
+    /// `compressed_tensors_w8a8_fp8.py:87-191`: one byte per value and an
+    /// fp32 `ChannelQuantScaleParameter` `[out, 1]`, on fp8 hardware).
     pub fn linear_bytes(
         self,
         stack: u128,
@@ -145,6 +184,14 @@ impl WeightFormat {
                 (n.div_ceil(2), state)
             }
             WeightFormat::Int8 => (n, stack * 4 * out),
+            WeightFormat::W8a8 | WeightFormat::Fp8Dynamic => match holder {
+                Holder::Checkpoint => (n, stack * 2 * out),
+                Holder::Vllm => (n, stack * 4 * out),
+            },
+            WeightFormat::Mxfp4 => {
+                let blocks = stack * out * inp.div_ceil(32);
+                (16 * blocks, blocks)
+            }
             WeightFormat::Fp8 => (n, stack * 4 * out.div_ceil(128) * inp.div_ceil(128)),
             WeightFormat::Gptq => {
                 let ng = groups(opts.group);
@@ -188,10 +235,12 @@ impl Architecture {
             return q;
         }
         let linears = experts == ExpertLayout::Linears;
+        let only_experts = format.experts_only();
         self.for_each_tensor_as(experts, |at, t| {
             let in_layer = matches!(at, Place::Layers { .. });
             let linear = match t.role {
-                Role::Expert => t.per_expert,
+                // MXFP4 stores the stacked experts themselves in the format.
+                Role::Expert => t.per_expert || only_experts,
                 Role::Router => linears,
                 Role::Embedding
                 | Role::PositionTable
@@ -200,7 +249,8 @@ impl Architecture {
                 | Role::Mlp
                 | Role::Head => true,
             };
-            if !in_layer || t.module.is_none() || !linear {
+            let in_format = !only_experts || t.role == Role::Expert;
+            if !in_layer || t.module.is_none() || !linear || !in_format {
                 return;
             }
             let n = at.copies();

@@ -742,7 +742,7 @@ pub static FIELDS: &[Field] = &[
         group: Group::Infer,
         tasks: Tasks::Infer,
         label: "Weights",
-        help: "The format the weights are in. transformers and vLLM: 16 or 32 bits, fp8 with block scales, bitsandbytes 8 or 4 bits, or GPTQ / AWQ 4-bit (norms, embeddings and the head keep 16 bits). llama.cpp and Ollama: a GGUF file type (q4_k_m, q8_0, ...). MLX: bf16, fp16 or N-bit (4bit, 8bit, ...).",
+        help: "The format the weights are in. transformers and vLLM: 16 or 32 bits, fp8 with block scales, bitsandbytes 8 or 4 bits, or GPTQ / AWQ 4-bit (norms, embeddings and the head keep 16 bits); vLLM also MXFP4 (gpt-oss's experts), W8A8 int8 and FP8_DYNAMIC (compressed-tensors). llama.cpp and Ollama: a GGUF file type (q4_k_m, q8_0, ...). MLX: bf16, fp16 or N-bit (4bit, 8bit, ...).",
         implied: |_| String::new(),
         apply: |d, v| {
             let WeightsValue { checkpoint, gguf, mlx } = weights_of(v)?;

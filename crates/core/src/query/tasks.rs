@@ -386,7 +386,11 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
         && moe
         && matches!(
             w,
-            WeightFormat::Fp8 | WeightFormat::Gptq | WeightFormat::Awq
+            WeightFormat::Fp8
+                | WeightFormat::Gptq
+                | WeightFormat::Awq
+                | WeightFormat::W8a8
+                | WeightFormat::Fp8Dynamic
         )
     {
         conflict(
@@ -400,6 +404,37 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
         );
         s.infer.weights = Inference::default().weights;
     }
+    vllm_formats(s, texts, notices);
+}
+
+/// The formats only vLLM's estimate reads: MXFP4 (a mixture of experts'
+/// experts), compressed-tensors W8A8 int8 and FP8_DYNAMIC.
+fn vllm_formats(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let w = s.infer.weights;
+    let vllm_only = matches!(
+        w,
+        WeightFormat::Mxfp4 | WeightFormat::W8a8 | WeightFormat::Fp8Dynamic
+    );
+    let why = match s.infer.engine {
+        // transformers 5.23 decompresses compressed-tensors weights to the
+        // model's dtype at the first forward, and dequantizes MXFP4 to bf16
+        // without its triton kernels (`quantizers/quantizer_mxfp4.py`):
+        // not modelled.
+        Engine::Transformers if vllm_only => format!(
+            "{} weights are estimated for vLLM only: transformers decompresses them to 16 bits (use bf16 to estimate that, or engine=vllm)",
+            w.label()
+        ),
+        // `Mxfp4Config.get_quant_method` (`quantization/mxfp4.py:91-113`):
+        // linear layers stay unquantized, only routed experts take MXFP4.
+        Engine::Vllm if w.experts_only() && s.arch.is_some_and(|a| a.experts == 0) => {
+            "MXFP4 quantizes only a mixture of experts' experts (vLLM keeps every linear layer in 16 bits): this model has no experts".into()
+        }
+        Engine::Transformers | Engine::Vllm | Engine::Llamacpp | Engine::Ollama | Engine::Mlx => {
+            return;
+        }
+    };
+    conflict(notices, texts, Key::Weights, why);
+    s.infer.weights = Inference::default().weights;
 }
 
 /// A learned position table's limit on the positions `generate` feeds,

@@ -572,9 +572,14 @@ pub fn weights(a: &Architecture, inf: &Inference) -> u128 {
     let (format, opts) = (inf.weights, inf.format_options());
     let mut total = 0u128;
     a.for_each_tensor(|at, t| {
-        let (stack, rows, cols) = shard(a, t, tp);
+        let padded = format
+            .experts_only()
+            .then(|| mxfp4_experts(a, t, tp))
+            .flatten();
+        let (stack, rows, cols) = padded.unwrap_or_else(|| shard(a, t, tp));
         let quantized = format.quantized()
             && matches!(at, Place::Layers { .. })
+            && (!format.experts_only() || t.role == Role::Expert)
             && t.module
                 .is_some_and(|m| !matches!(m, ModuleName::Router | ModuleName::SharedExpertGate));
         let weight = if quantized {
@@ -639,6 +644,30 @@ fn shard(a: &Architecture, t: &ParamTensor, tp: u128) -> (u128, u128, u128) {
             Role::Attention => column,
             Role::Norm | Role::PositionTable | Role::Mlp | Role::Expert | Role::Router => whole,
         },
+    }
+}
+
+/// An MXFP4 mixture's stacked experts on one of `tp` ranks, as vLLM
+/// creates them: the intermediate width split over the ranks, then both
+/// widths rounded up for the MoE kernel
+/// (`model_executor/layers/quantization/mxfp4.py:183-198`,
+/// `maybe_roundup_sizes`; `fused_moe/oracle/mxfp4.py:837-917`,
+/// `mxfp4_round_up_hidden_size_and_intermediate_size`): the intermediate
+/// to 128 and the hidden size to 256, the rounding of Marlin (Ampere, Ada,
+/// consumer Blackwell) and FlashInfer's TRT-LLM kernels (datacenter
+/// Blackwell); Hopper's Triton kernel rounds the intermediate to 64 only
+/// and keeps the hidden size, holding a little less. `None`: not a stacked
+/// expert weight.
+fn mxfp4_experts(a: &Architecture, t: &ParamTensor, tp: u128) -> Option<(u128, u128, u128)> {
+    let stack = u128::from(t.stack);
+    let inter = (u128::from(a.moe_ffn).div_ceil(tp)).next_multiple_of(128);
+    let hidden = u128::from(a.hidden).next_multiple_of(256);
+    if t.module == Some(ModuleName::ExpertsGateUp) {
+        Some((stack, 2 * inter, hidden))
+    } else if t.module == Some(ModuleName::ExpertsDown) {
+        Some((stack, hidden, inter))
+    } else {
+        None
     }
 }
 
