@@ -130,6 +130,9 @@ fn served(e: &Estimate, s: &Scenario, out: &mut String) {
             ));
         }
     }
+    if let Some(g) = &v.gpu_shown {
+        out.push_str(&format!("  the GPU shown: {g}\n"));
+    }
     if let (Some(blocks), Some(tokens)) = (v.kv_blocks, v.kv_tokens) {
         out.push_str(&format!("  KV blocks {blocks}, tokens {tokens}\n"));
     }

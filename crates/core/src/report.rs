@@ -414,6 +414,13 @@ pub struct Served {
     pub max_concurrency: Option<Hundredths>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_model_len: Option<u32>,
+    /// vLLM: the GPUs of the deployment (tensor × pipeline × data
+    /// parallel), and which one the phases show (the fullest pipeline
+    /// stage's), when more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_shown: Option<String>,
     /// llama.cpp: layers on the GPU (the output layer counted, as `-ngl`
     /// counts it), the context it runs with, what `--fit` did.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -238,6 +238,7 @@ term_ids! {
     DecodeLogits = Logits, "this step's logits and the fp32 scores of this step and the last (generate, the logits processors)";
     DecodeState = Engine, "the prompt's ids and mask, generate's position and token ids so far and flags (int64)";
     VllmWeights = Parameters, "weights as vLLM loads them (its layout, this GPU's share, the allocator's 512-byte blocks), with the rotary cache and the attention scales";
+    VllmHostWeights = Parameters, "weights vLLM holds in host memory for this GPU (cpu_offload_gb), read over UVA at every forward";
     VllmRunner = Engine, "the model runner's buffers (the sampler's penalty counts per sequence and vocabulary entry, the input buffers)";
     VllmActivation = Activations, "the profiling run's peak, kept in reserve for serving (max_num_batched_tokens through the model, then the sampler): vLLM measures it; estimated";
     VllmNonTorch = Engine, "memory outside PyTorch counted in the budget (libraries' buffers, lazily loaded kernels): vLLM measures it; an allowance";

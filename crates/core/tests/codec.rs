@@ -293,6 +293,11 @@ fn notice_messages() {
         "task=infer&engine=transformers&model=llama3.1-8b&weights=w8a8",
         "task=infer&engine=vllm&model=qwen3-30b-a3b&weights=fp8_dynamic",
         "task=infer&engine=vllm&model=gpt-oss-20b&weights=mxfp4",
+        "task=infer&engine=vllm&model=gpt-oss-20b&weights=mxfp4&pipeline_parallel_size=2",
+        "task=infer&engine=vllm&model=llama3.1-8b&pipeline_parallel_size=40",
+        "task=infer&engine=vllm&model=llama3.1-8b&enable_expert_parallel=true",
+        "task=infer&engine=vllm&cpu_offload_gb=-1&data_parallel_size=0",
+        "task=infer&engine=llamacpp&pipeline_parallel_size=2&cpu_offload_gb=4",
     ];
     let mut out = String::new();
     for q in cases {

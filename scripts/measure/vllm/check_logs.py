@@ -47,7 +47,27 @@ def load_config(name: str) -> dict:
     return c.get("text_config", c) if "num_hidden_layers" not in c else c
 
 
+def get_pp_indices(n: int, rank: int, pp: int) -> tuple[int, int]:
+    """vllm 0.33 distributed/utils.py:198-241 (no VLLM_PP_LAYER_PARTITION)."""
+    parts = [n // pp] * pp
+    for i in range(2, n % pp + 2):
+        parts[-i] += 1
+    start = sum(parts[:rank])
+    return start, start + parts[rank]
+
+
 def geometry(entry: dict) -> dict | None:
+    """The attention layers of the logged worker: with pipeline stages, the
+    first stage's (PP0 logs the available memory; `get_pp_indices`)."""
+    g = _geometry(entry)
+    pp = (entry.get("settings") or {}).get("pipeline_parallel_size") or 1
+    if g is None or pp <= 1:
+        return g
+    start, end = get_pp_indices(len(g["layers"]), 0, pp)
+    return {"layers": g["layers"][start:end], "mla": g["mla"]}
+
+
+def _geometry(entry: dict) -> dict | None:
     """Attention layers of the model as vLLM sees them (per model, before TP).
 
     Returns {"layers": [ {kind, kv_heads, head_dim, window} ... ], "mla": bool}.

@@ -464,6 +464,13 @@ bounded!(
     1024
 );
 bounded!(
+    /// vLLM's `pipeline_parallel_size` and `data_parallel_size`: stages the
+    /// layers are split into, replicas of the whole.
+    ParallelSize(u32),
+    1,
+    1024
+);
+bounded!(
     /// vLLM's `block_size`: tokens per key/value block.
     BlockSize(u32),
     1,
@@ -512,6 +519,18 @@ pub struct Vllm {
     /// `kv_cache_memory_bytes`: the pool's size given, instead of what the
     /// profile leaves.
     pub kv_cache_memory: Option<Bytes>,
+    /// `pipeline_parallel_size`: stages the layers are split into, one GPU
+    /// group each.
+    pub pipeline_parallel_size: ParallelSize,
+    /// `data_parallel_size`: replicas of the model (a mixture's routed
+    /// experts are split over every replica's GPUs).
+    pub data_parallel_size: ParallelSize,
+    /// `enable_expert_parallel`: a mixture's experts placed whole, split
+    /// over the tensor × data parallel GPUs, instead of each sharded.
+    pub enable_expert_parallel: bool,
+    /// `cpu_offload_gb` (GiB, per GPU): weights held in host memory and
+    /// read over UVA.
+    pub cpu_offload: Option<Bytes>,
 }
 
 impl Default for Vllm {
@@ -526,6 +545,10 @@ impl Default for Vllm {
             enforce_eager: false,
             tensor_parallel_size: TensorParallel(1),
             kv_cache_memory: None,
+            pipeline_parallel_size: ParallelSize(1),
+            data_parallel_size: ParallelSize(1),
+            enable_expert_parallel: false,
+            cpu_offload: None,
         }
     }
 }

@@ -7,8 +7,8 @@ use crate::infer::engine::{ContextBy, WeightsKind};
 use crate::infer::local::{FileName, ReadFile};
 use crate::infer::run::{
     BlockSize, CacheType, Count, Engine, Flash, GpuIndex, GroupSize, Inference, KvBits, KvDtype,
-    Layers, LlamaArgs, LlamaBuild, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, Share,
-    SplitMode, TensorParallel, TensorSplit, Tokens,
+    Layers, LlamaArgs, LlamaBuild, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, ParallelSize,
+    Share, SplitMode, TensorParallel, TensorSplit, Tokens,
 };
 use crate::inputs::Attn;
 use crate::inputs::Batch;
@@ -970,6 +970,75 @@ pub static FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| s.infer.vllm.kv_cache_memory.map(format_gib),
+    },
+    Field {
+        key: Key::PipelineParallelSize,
+        kind: FieldKind::Count { min: ParallelSize::MIN as u64, max: ParallelSize::MAX as u64 },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "pipeline_parallel_size",
+        help: "Pipeline stages the layers are split into, each on its own GPUs (tensor_parallel_size of them): the first stage also holds the embedding, the last the output head; the estimate shows the fullest GPU.",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.infer.vllm.pipeline_parallel_size =
+                count(v, ParallelSize::MIN, ParallelSize::MAX, ParallelSize::new)?;
+            Ok(())
+        },
+        write: |s| {
+            let pp = s.infer.vllm.pipeline_parallel_size;
+            (pp.get() > 1).then(|| pp.get().to_string())
+        },
+    },
+    Field {
+        key: Key::DataParallelSize,
+        kind: FieldKind::Count { min: ParallelSize::MIN as u64, max: ParallelSize::MAX as u64 },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "data_parallel_size",
+        help: "Replicas of the model, each on its own GPUs: a GPU holds what it would alone, except a mixture of experts' routed experts, which vLLM splits over every replica's GPUs.",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.infer.vllm.data_parallel_size =
+                count(v, ParallelSize::MIN, ParallelSize::MAX, ParallelSize::new)?;
+            Ok(())
+        },
+        write: |s| {
+            let dp = s.infer.vllm.data_parallel_size;
+            (dp.get() > 1).then(|| dp.get().to_string())
+        },
+    },
+    Field {
+        key: Key::EnableExpertParallel,
+        kind: FieldKind::Toggle,
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "enable_expert_parallel",
+        help: "A mixture of experts' routed experts placed whole, split over the tensor × data parallel GPUs, instead of each expert sharded over them.",
+        implied: |_| "false".into(),
+        apply: |d, v| {
+            d.infer.vllm.enable_expert_parallel = boolean(v)?;
+            Ok(())
+        },
+        write: |s| s.infer.vllm.enable_expert_parallel.then(|| "true".to_string()),
+    },
+    Field {
+        key: Key::CpuOffloadGb,
+        kind: FieldKind::Decimal { min: "0", max: "65536" },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "cpu_offload_gb (GiB)",
+        help: "GiB of each GPU's weights vLLM holds in host memory and reads over UVA at every forward (its decoder layers' parameters, in order, at most all of them); 0: none.",
+        implied: |_| "0".into(),
+        apply: |d, v| {
+            // vLLM's default 0 is no offload (`config/offload.py:23`).
+            let t = v.trim();
+            let zero = t.contains('0')
+                && t.bytes().all(|c| c == b'0' || c == b'.')
+                && t.bytes().filter(|&c| c == b'.').count() <= 1;
+            d.infer.vllm.cpu_offload = if zero { None } else { Some(gib_value(v)?) };
+            Ok(())
+        },
+        write: |s| s.infer.vllm.cpu_offload.map(format_gib),
     },
     Field {
         key: Key::NParallel,

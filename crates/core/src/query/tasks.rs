@@ -437,6 +437,42 @@ fn vllm_formats(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notic
     s.infer.weights = Inference::default().weights;
 }
 
+/// vLLM's parallel sizes against the model: a stage per layer at most
+/// (`get_pp_indices`, `distributed/utils.py:198-241`, would leave a stage
+/// without layers: not modelled), and expert parallelism only for a
+/// mixture of experts ("Number of experts in the model must be greater
+/// than 0 when expert parallelism is enabled", `config/model.py:1498-1503`).
+fn vllm_parallel(
+    s: &mut Scenario,
+    texts: &[(Key, &str)],
+    notices: &mut Vec<Notice>,
+    a: &crate::model::Architecture,
+) {
+    let d = Inference::default().vllm;
+    let v = &mut s.infer.vllm;
+    if v.pipeline_parallel_size.get() > a.layers.max(1) {
+        conflict(
+            notices,
+            texts,
+            Key::PipelineParallelSize,
+            format!(
+                "vLLM splits the {} layers into stages: pipeline_parallel_size must be at most that",
+                a.layers
+            ),
+        );
+        v.pipeline_parallel_size = d.pipeline_parallel_size;
+    }
+    if v.enable_expert_parallel && a.experts == 0 {
+        conflict(
+            notices,
+            texts,
+            Key::EnableExpertParallel,
+            "vLLM refuses expert parallelism for a model without experts".into(),
+        );
+        v.enable_expert_parallel = d.enable_expert_parallel;
+    }
+}
+
 /// A learned position table's limit on the positions `generate` feeds,
 /// prompt + new − 1 (N new tokens take N forwards and the last token is
 /// never fed back: `GenerationMixin._sample`, transformers 5.23; PyTorch
@@ -561,6 +597,7 @@ fn model_limits(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notic
                 );
                 s.infer.vllm.tensor_parallel_size = Inference::default().vllm.tensor_parallel_size;
             }
+            vllm_parallel(s, texts, notices, &a);
         }
         Engine::Llamacpp | Engine::Ollama => {
             // llama.cpp runs past the trained context (RoPE extrapolates);

@@ -10,6 +10,7 @@
 //! blocks of one request of `max_model_len` with the null block (R21).
 
 pub mod plan;
+pub mod ranks;
 
 pub use plan::*;
 
@@ -36,6 +37,7 @@ fn terms(p: &Plan, kv: KvTerm) -> Terms {
     t.set(T::VllmActivation, bytes(p.activation_peak));
     t.set(T::VllmNonTorch, bytes(p.non_torch));
     t.set(T::VllmGraphs, bytes(p.cudagraphs));
+    t.set(T::VllmHostWeights, bytes(p.host_weights));
     let blocks = |n: u128| Term::of(&[(n, U::Blocks), (p.bytes_per_block, U::BytesEach)]);
     t.set(T::VllmPool, blocks(kv.pool_blocks));
     t.set(T::VllmKvNeeded, blocks(p.blocks_per_request + 1));
@@ -117,6 +119,8 @@ pub fn estimate(
         engine: "vLLM",
     };
     e.needed_bytes = Some(bytes(needed)?);
+    e.host_bytes = bytes(p.host_weights)?;
+    e.host_terms = TermSet::of(&[T::VllmHostWeights]);
     e.budget_share = Some(inf.vllm.gpu_memory_utilization.get());
     e.served = Some(Box::new(served(&p, &pool)?));
     e.caveats = caveats(&p, &pool, inf, total, ctx);
@@ -139,8 +143,43 @@ fn served(p: &Plan, pool: &Pool) -> Result<Served, EstimateError> {
             .ok()
             .map(Hundredths),
         max_model_len: Some(p.max_model_len),
+        gpu_count: (p.ranks.gpus() > 1)
+            .then(|| u64::try_from(p.ranks.gpus()).ok())
+            .flatten(),
+        gpu_shown: (p.ranks.gpus() > 1).then(|| gpu_words(p)),
         ..Served::default()
     })
+}
+
+/// Which of the deployment's GPUs the phases show, in words: one of
+/// `tp × pp × dp`; with stages, the fullest stage's.
+fn gpu_words(p: &Plan) -> String {
+    let (r, s) = (p.ranks, p.stage);
+    let mut out = format!(
+        "one of {} GPUs (tensor {} × pipeline {} × data {})",
+        r.gpus(),
+        r.tp,
+        r.pp,
+        r.dp
+    );
+    if r.pp > 1 {
+        let holds = match (s.first, s.last) {
+            (true, true) => ", the embedding and the head",
+            (true, false) => ", the embedding",
+            (false, true) => ", the final norm and the head",
+            (false, false) => "",
+        };
+        out.push_str(&format!(
+            ": pipeline stage {} (layers {} to {}{holds}), the fullest; every stage's pool has the fewest blocks over the stages",
+            s.rank + 1,
+            s.start,
+            s.end.saturating_sub(1)
+        ));
+    }
+    if r.dp > 1 {
+        out.push_str("; each data parallel replica's GPUs hold the same");
+    }
+    out
 }
 
 /// What the answer rests on that vLLM measures, and why it would refuse.
@@ -162,11 +201,23 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
             ));
         }
     }
+    out.extend(parallel_caveats(p));
     if p.max_model_len > p.model_len {
         out.push(format!(
             "max_model_len is past the model's {} positions: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set",
             p.model_len
         ));
+    }
+    out
+}
+
+/// What holding weights in host memory costs.
+fn parallel_caveats(p: &Plan) -> Vec<String> {
+    let mut out = Vec::new();
+    if p.host_weights > 0 {
+        out.push(
+            "cpu_offload_gb: those weights are read from host memory over UVA at every forward (its speed is not modelled)".into(),
+        );
     }
     out
 }

@@ -20,6 +20,7 @@
 //! Reads `crate::model` and the inference inputs; never matches on a
 //! family.
 
+use super::ranks::{Ranks, Stage};
 use crate::infer::run::{Inference, MaxLen};
 use crate::model::family::Mlp;
 use crate::model::{
@@ -76,6 +77,12 @@ pub enum VllmError {
         max_num_batched_tokens: u32,
         max_num_seqs: u32,
     },
+    /// More pipeline stages than layers: `get_pp_indices` would leave a
+    /// stage without layers (not modelled).
+    StagesAboveLayers {
+        layers: u32,
+        pipeline_parallel_size: u32,
+    },
 }
 
 impl fmt::Display for VllmError {
@@ -94,6 +101,13 @@ impl fmt::Display for VllmError {
             } => write!(
                 f,
                 "vLLM needs max_num_batched_tokens ({max_num_batched_tokens}) to be at least max_num_seqs ({max_num_seqs})"
+            ),
+            VllmError::StagesAboveLayers {
+                layers,
+                pipeline_parallel_size,
+            } => write!(
+                f,
+                "pipeline_parallel_size ({pipeline_parallel_size}) is more than the model's {layers} layers: a stage would hold none"
             ),
         }
     }
@@ -143,6 +157,12 @@ pub struct Plan {
     /// R1, R7, R18–R21: the pool, when the GPU's total memory or the pool's
     /// size (`kv_cache_memory`) is known.
     pub pool: Option<Pool>,
+    /// R25: the parallel sizes, and the pipeline stage whose GPU the plan
+    /// shows (the fullest; the only one at `pipeline_parallel_size` 1).
+    pub ranks: Ranks,
+    pub stage: Stage,
+    /// R27: the weights this GPU holds in host memory (`cpu_offload_gb`).
+    pub host_weights: u128,
 }
 
 impl Plan {
@@ -217,8 +237,25 @@ pub struct KvLayout {
 }
 
 impl KvLayout {
-    /// The layout of `a` with these settings, `mnbt` tokens per step.
+    /// The layout of `a` with these settings, `mnbt` tokens per step, on
+    /// the pipeline stage with the most layers.
     pub fn of(a: &Architecture, inf: &Inference, mnbt: u32) -> KvLayout {
+        let pp = inf.vllm.pipeline_parallel_size.get();
+        let widest = (0..pp)
+            .map(|r| Stage::of(a.layers, r, pp))
+            .max_by_key(|s| (s.layers(), u32::MAX - s.rank))
+            .unwrap_or(Stage::whole(a.layers));
+        KvLayout::of_stage(a, inf, mnbt, widest)
+    }
+
+    /// The layout of `a` on one pipeline stage (R26): the groups are the
+    /// whole model's, projected onto the stage's layers
+    /// (`_project_kv_cache_groups_to_worker`,
+    /// `v1/core/kv_cache_planning.py:1504-1508`), so a block holds the
+    /// stage's share of each group's layers (taken in proportion: vLLM
+    /// takes them by index); in-flight tokens `(pp + 1) ×
+    /// max_num_batched_tokens` (`config/vllm.py:588-609`).
+    pub fn of_stage(a: &Architecture, inf: &Inference, mnbt: u32, stage: Stage) -> KvLayout {
         let g = KvGeometry::of(a);
         let tp = u128::from(inf.vllm.tensor_parallel_size.get());
         let bs = u128::from(inf.vllm.block_size.get());
@@ -245,14 +282,17 @@ impl KvLayout {
             0
         };
         let (full_groups, sliding_groups, layers_per_group) = groups(layers - sliding, sliding);
+        let all = u128::from(a.layers).max(1);
+        let share = (layers_per_group * u128::from(stage.layers())).div_ceil(all);
+        let pp = inf.vllm.pipeline_parallel_size.get();
         KvLayout {
             block_size: bs,
             layer_page: bs * per_token * dt,
             full_groups,
             sliding_groups,
-            layers_per_group,
+            layers_per_group: share.min(layers_per_group),
             window: u128::from(g.window),
-            in_flight: max_in_flight(mnbt),
+            in_flight: max_in_flight(mnbt, pp),
         }
     }
 
@@ -329,6 +369,21 @@ impl KvLayout {
     }
 }
 
+impl KvLayout {
+    /// R18: a worker's pool `p` cut to `blocks`, the fewest over the
+    /// workers (`v1/core/kv_cache_planning.py:1583-1596`), its tokens and
+    /// concurrency counted from them.
+    pub fn cut(&self, p: Pool, blocks: u128, len: u32) -> Pool {
+        let blocks = blocks.min(p.blocks);
+        Pool {
+            blocks,
+            tokens: vllm_tokens(blocks, p.blocks_per_request, len),
+            max_concurrency_milli: blocks * 1000 / p.blocks_per_request.max(1),
+            ..p
+        }
+    }
+}
+
 /// R17: (full groups, sliding groups, layers of the widest group) for
 /// `full` and `sliding` layers of one page size
 /// (`v1/core/kv_cache_planning.py:1113-1200`, `:416-556`): one group when
@@ -345,11 +400,11 @@ fn groups(full: u128, sliding: u128) -> (u128, u128, u128) {
     (fg, sg, full.div_ceil(fg).max(sliding.div_ceil(sg)))
 }
 
-/// R19: `max_in_flight_tokens = max_concurrent_batches × mnbt`, two batches
-/// with the V2 runner's async scheduling at one pipeline stage
-/// (`config/vllm.py:588-609`).
-fn max_in_flight(mnbt: u32) -> u128 {
-    2 * u128::from(mnbt)
+/// R19: `max_in_flight_tokens = max_concurrent_batches × mnbt`,
+/// `pipeline_parallel_size + 1` batches with the V2 runner's async
+/// scheduling (`config/vllm.py:588-609`).
+fn max_in_flight(mnbt: u32, pp: u32) -> u128 {
+    (u128::from(pp) + 1) * u128::from(mnbt)
 }
 
 /// R20: `int(max_concurrency × max_model_len)` in floating point, as vLLM
@@ -441,14 +496,21 @@ fn model_dtype(inf: &Inference) -> u64 {
 
 /// What vLLM 0.33 does with one GPU for `a` and `inf`; `gpu_total` is the
 /// device's total memory (`None`: not known, no pool unless
-/// `kv_cache_memory` is given).
+/// `kv_cache_memory` is given). With pipeline stages, the fullest stage's
+/// GPU (R26).
 pub fn plan(a: &Architecture, inf: &Inference, gpu_total: Option<u128>) -> Result<Plan, VllmError> {
     let v = &inf.vllm;
-    let tp = v.tensor_parallel_size.get();
-    if !a.heads.is_multiple_of(tp) {
+    let ranks = Ranks::of(v);
+    if !a.heads.is_multiple_of(ranks.tp) {
         return Err(VllmError::HeadsNotDivisible {
             heads: a.heads,
-            tensor_parallel_size: tp,
+            tensor_parallel_size: ranks.tp,
+        });
+    }
+    if ranks.pp > a.layers.max(1) {
+        return Err(VllmError::StagesAboveLayers {
+            layers: a.layers,
+            pipeline_parallel_size: ranks.pp,
         });
     }
     let model_len = model_len(a);
@@ -457,17 +519,23 @@ pub fn plan(a: &Architecture, inf: &Inference, gpu_total: Option<u128>) -> Resul
         MaxLen::Model | MaxLen::Auto => model_len,
     };
     let (mnbt, seqs) = scheduler(inf, gpu_total, asked)?;
-    let kv = KvLayout::of(a, inf, mnbt);
-    let costs = Costs::of(a, inf, mnbt, seqs);
+    let parts = Parts::of(a, inf);
     let requested = gpu_total.map(|t| requested(t, v.gpu_memory_utilization));
-    let available = v
-        .kv_cache_memory
-        .map(|b| u128::from(b.get()))
-        .or_else(|| requested.map(|r| r.saturating_sub(costs.total())));
-    let (max_model_len, pool) = match available {
-        None => (asked, None),
-        Some(av) => settle(&kv, inf.ctx, asked, requested, av),
-    };
+    let stages = (0..ranks.pp).map(|r| {
+        let stage = Stage::of(a.layers, r, ranks.pp);
+        let costs = Costs::of(a, inf, (mnbt, seqs), &parts, stage);
+        let kv = KvLayout::of_stage(a, inf, mnbt, stage);
+        let available = v
+            .kv_cache_memory
+            .map(|b| u128::from(b.get()))
+            .or_else(|| requested.map(|r| r.saturating_sub(costs.total())));
+        (stage, costs, kv, available)
+    });
+    let (stage, costs, kv, pool, max_model_len) = fullest(stages, inf.ctx, asked, requested)
+        .ok_or(VllmError::StagesAboveLayers {
+            layers: a.layers,
+            pipeline_parallel_size: ranks.pp,
+        })?;
     Ok(Plan {
         weights: costs.weights,
         runner: costs.runner,
@@ -483,30 +551,68 @@ pub fn plan(a: &Architecture, inf: &Inference, gpu_total: Option<u128>) -> Resul
         bytes_per_block: kv.bytes_per_block(),
         blocks_per_request: kv.blocks_per_request(u128::from(max_model_len)),
         pool,
+        ranks,
+        stage,
+        host_weights: costs.host,
     })
 }
 
-/// R22 then R18–R21: `auto` fits the length to the pool (the longest that
-/// fits beside the null block, `v1/core/kv_cache_planning.py:1337-1410`,
-/// `:1545-1548`; none fitting, vLLM refuses and the length stays), then
-/// the pool for that length.
-fn settle(
-    kv: &KvLayout,
+/// One stage's GPU: its stage, costs, pool layout and available bytes.
+type StageGpu = (Stage, Costs, KvLayout, Option<u128>);
+
+/// R18, R22, R26 over the stages: the length (`auto`: the shortest of each
+/// worker's longest, `_auto_fit_max_model_len`,
+/// `v1/core/kv_cache_planning.py:1337-1410`), each worker's blocks, then
+/// every worker's pool cut to the fewest blocks (`:1583-1596`); vLLM
+/// refuses when any worker cannot hold one request (`:1549-1558`). The
+/// GPU shown is the fullest: the most bytes in use once the pool is cut.
+fn fullest(
+    stages: impl Iterator<Item = StageGpu> + Clone,
     ctx: MaxLen,
     asked: u32,
     requested: Option<u128>,
-    available: u128,
-) -> (u32, Option<Pool>) {
+) -> Option<(Stage, Costs, KvLayout, Option<Pool>, u32)> {
     let len = match ctx {
-        MaxLen::Auto => {
-            match kv.longest_within(available.saturating_sub(kv.bytes_per_block()), asked) {
-                0 => asked,
-                fit => fit,
-            }
-        }
+        MaxLen::Auto => stages
+            .clone()
+            .filter_map(|(_, _, kv, av)| {
+                let memory = av?.saturating_sub(kv.bytes_per_block());
+                Some(kv.longest_within(memory, asked))
+            })
+            .min()
+            .filter(|&fit| fit > 0)
+            .unwrap_or(asked),
         MaxLen::Model | MaxLen::Tokens(_) => asked,
     };
-    (len, Some(kv.pool(requested, available, len)))
+    let pools = stages.map(|(stage, costs, kv, av)| {
+        let pool = av.map(|av| kv.pool(requested, av, len));
+        (stage, costs, kv, pool)
+    });
+    let fewest = pools
+        .clone()
+        .filter_map(|(_, _, _, p)| p.map(|p| p.blocks))
+        .min();
+    let fits = pools.clone().all(|(_, _, _, p)| p.is_none_or(|p| p.fits));
+    let estimated = pools
+        .clone()
+        .filter_map(|(_, _, _, p)| p.and_then(|p| p.estimated_max_len))
+        .min();
+    let in_use = |(_, c, kv, _): &(Stage, Costs, KvLayout, Option<Pool>)| {
+        c.total() + fewest.unwrap_or(0) * kv.bytes_per_block()
+    };
+    let mut best: Option<(Stage, Costs, KvLayout, Option<Pool>)> = None;
+    for s in pools {
+        if best.as_ref().is_none_or(|b| in_use(&s) > in_use(b)) {
+            best = Some(s);
+        }
+    }
+    let (stage, costs, kv, pool) = best?;
+    let pool = pool.map(|p| Pool {
+        fits,
+        estimated_max_len: if fits { None } else { estimated },
+        ..kv.cut(p, fewest.unwrap_or(p.blocks), len)
+    });
+    Some((stage, costs, kv, pool, len))
 }
 
 /// Pool bytes `seqs` concurrent requests of `len` tokens need, the null
@@ -525,29 +631,158 @@ struct Costs {
     runner: u128,
     activation: u128,
     cudagraphs: u128,
+    /// Weights in host memory (R27), not in the budget.
+    host: u128,
 }
 
 impl Costs {
-    fn of(a: &Architecture, inf: &Inference, mnbt: u32, seqs: u32) -> Costs {
+    /// One GPU of `stage`, `(max_num_batched_tokens, max_num_seqs)` per
+    /// step: its weights less what `cpu_offload_gb` holds in host memory;
+    /// the runner's buffers, with the intermediate tensors a stage after
+    /// the first receives (`v1/worker/gpu/model_runner.py:542-551`:
+    /// `make_empty_intermediate_tensors` of `max_num_tokens`, the hidden
+    /// states and the residual); the forward's peak, and the sampler on
+    /// the last stage only, the one that computes logits.
+    fn of(
+        a: &Architecture,
+        inf: &Inference,
+        (mnbt, seqs): (u32, u32),
+        parts: &Parts,
+        stage: Stage,
+    ) -> Costs {
         let d = Dims::of(a, inf);
         let (t, s) = (u128::from(mnbt), u128::from(seqs));
         let per_token = d.forward_per_token(a);
-        let activation = (t * per_token).max(d.sampler(t, t.min(s)));
+        let sampler = if stage.last {
+            d.sampler(t, t.min(s))
+        } else {
+            0
+        };
+        let activation = (t * per_token).max(sampler);
         let cudagraphs = if inf.vllm.enforce_eager {
             0
         } else {
             graphs(per_token, s, t)
         };
+        let received = if stage.first {
+            0
+        } else {
+            2 * grain(t * d.hidden * d.dt)
+        };
+        let resident = parts.stage(a, stage);
+        let host = offloaded(inf, parts.stage_layers(a, stage));
         Costs {
-            weights: weights(a, inf),
-            runner: d.runner(t, s),
+            weights: resident - host,
+            runner: d.runner(t, s) + received,
             activation,
             cudagraphs,
+            host,
         }
     }
 
     fn total(&self) -> u128 {
         self.weights + self.runner + self.activation + self.cudagraphs + NON_TORCH
+    }
+}
+
+/// R27: the bytes `cpu_offload_gb` moves to host memory on one GPU
+/// (`model_executor/offloader/uva.py:74-124`, `UVAOffloader._maybe_offload_to_cpu`:
+/// the decoder layers' parameters, wrapped as `make_layers` builds them,
+/// `model_executor/models/utils.py:907-917`, moved whole to pinned host
+/// memory, in order, while fewer than `int(cpu_offload_gb × 2**30)` bytes
+/// are moved, `model_executor/offloader/base.py:174`): at most the
+/// stage's layers. The last parameter moved may pass the limit by its
+/// size; counted to the limit.
+fn offloaded(inf: &Inference, layers: u128) -> u128 {
+    inf.vllm
+        .cpu_offload
+        .map_or(0, |b| u128::from(b.get()).min(layers))
+}
+
+/// The weights of one GPU before pipeline stages split them: before the
+/// layers (embeddings), the layers, after them (final norm, head), and
+/// the token embedding alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Parts {
+    before: u128,
+    layers: u128,
+    after: u128,
+    embedding: u128,
+    /// The rotary cache, on every stage.
+    rope: u128,
+}
+
+impl Parts {
+    /// R4 on one GPU of the tensor parallel group, every layer counted.
+    fn of(a: &Architecture, inf: &Inference) -> Parts {
+        let ranks = Ranks::of(&inf.vllm);
+        let dt = u128::from(model_dtype(inf));
+        let (format, opts) = (inf.weights, inf.format_options());
+        let mut p = Parts {
+            before: 0,
+            layers: 0,
+            after: 0,
+            embedding: 0,
+            rope: rope_cache(a, dt),
+        };
+        a.for_each_tensor(|at, t| {
+            let padded = format
+                .experts_only()
+                .then(|| mxfp4_experts(a, t, ranks))
+                .flatten();
+            let (stack, rows, cols) = padded.unwrap_or_else(|| shard(a, t, ranks));
+            let quantized = format.quantized()
+                && matches!(at, Place::Layers { .. })
+                && (!format.experts_only() || t.role == Role::Expert)
+                && t.module.is_some_and(|m| {
+                    !matches!(m, ModuleName::Router | ModuleName::SharedExpertGate)
+                });
+            let weight = if quantized {
+                let (packed, state) = format.linear_bytes(stack, rows, cols, opts, Holder::Vllm);
+                grain(packed) + grain(state)
+            } else {
+                grain(stack * rows * cols * dt)
+            };
+            let bias = if t.bias { grain(stack * rows * dt) } else { 0 };
+            let b = weight + bias;
+            match at {
+                Place::Before => {
+                    p.before += b;
+                    if t.role == Role::Embedding {
+                        p.embedding += b;
+                    }
+                }
+                Place::Layers { count } => p.layers += u128::from(count) * b,
+                Place::After => p.after += b,
+            }
+        });
+        p
+    }
+
+    /// R26: the decoder layers' bytes on `stage`, its share of the layers
+    /// (a layer's bytes taken as the model's average: exact when the
+    /// layers are alike; a mixture's dense first layers are spread
+    /// evenly), with the attention layers' scale scalars.
+    fn stage_layers(&self, a: &Architecture, stage: Stage) -> u128 {
+        let n = u128::from(stage.layers());
+        (self.layers * n).div_ceil(u128::from(a.layers).max(1)) + 4 * GRAIN * n
+    }
+
+    /// R26: one GPU of `stage`: its layers, the embedding on the first
+    /// stage and the final norm and head on the last, the rotary cache on
+    /// every one. A tied head on a last stage that is not the first holds
+    /// its own copy of the embedding (`models/llama.py:376-397, 502-517`:
+    /// `embed_tokens` on the first rank or, tied, the last; `lm_head` on
+    /// the last, tied to it).
+    fn stage(&self, a: &Architecture, stage: Stage) -> u128 {
+        let before = if stage.first { self.before } else { 0 };
+        let after = if stage.last { self.after } else { 0 };
+        let tied = if a.tied && stage.last && !stage.first {
+            self.embedding
+        } else {
+            0
+        };
+        before + self.stage_layers(a, stage) + after + tied + self.rope
     }
 }
 
@@ -567,31 +802,7 @@ fn grain(b: u128) -> u128 {
 /// blocks; then the rotary cos/sin cache and the attention layers' scale
 /// scalars.
 pub fn weights(a: &Architecture, inf: &Inference) -> u128 {
-    let tp = u128::from(inf.vllm.tensor_parallel_size.get());
-    let dt = u128::from(model_dtype(inf));
-    let (format, opts) = (inf.weights, inf.format_options());
-    let mut total = 0u128;
-    a.for_each_tensor(|at, t| {
-        let padded = format
-            .experts_only()
-            .then(|| mxfp4_experts(a, t, tp))
-            .flatten();
-        let (stack, rows, cols) = padded.unwrap_or_else(|| shard(a, t, tp));
-        let quantized = format.quantized()
-            && matches!(at, Place::Layers { .. })
-            && (!format.experts_only() || t.role == Role::Expert)
-            && t.module
-                .is_some_and(|m| !matches!(m, ModuleName::Router | ModuleName::SharedExpertGate));
-        let weight = if quantized {
-            let (packed, state) = format.linear_bytes(stack, rows, cols, opts, Holder::Vllm);
-            grain(packed) + grain(state)
-        } else {
-            grain(stack * rows * cols * dt)
-        };
-        let bias = if t.bias { grain(stack * rows * dt) } else { 0 };
-        total += at.copies() * (weight + bias);
-    });
-    total + rope_cache(a, dt) + attention_scales(a)
+    Parts::of(a, inf).stage(a, Stage::whole(a.layers))
 }
 
 /// A tensor's `(stack, rows, cols)` on one of `tp` ranks, as vLLM's
@@ -600,9 +811,13 @@ pub fn weights(a: &Architecture, inf: &Inference) -> u128 {
 /// `QKVParallelLinear` keeps `max(1, kv_heads / tp)` key/value heads;
 /// `vocab_parallel_embedding.py:286-305`: the vocabulary padded to 64,
 /// then split; norms, routers and latent attention's down-projections
-/// replicated; experts split along their width, vLLM's default without
-/// expert parallelism, gpt-oss's expert biases counted whole).
-fn shard(a: &Architecture, t: &ParamTensor, tp: u128) -> (u128, u128, u128) {
+/// replicated; routed experts split over the tensor × data parallel ranks,
+/// along their width, or whole experts with expert parallelism
+/// ([`Ranks::experts_split`]); gpt-oss's expert biases counted whole
+/// across the width).
+fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) {
+    let tp = u128::from(ranks.tp);
+    let (ep, wide) = ranks.experts_split();
     let (s, r, c) = (u128::from(t.stack), u128::from(t.rows), u128::from(t.cols));
     let hd = u128::from(a.head_dim);
     let kv = (u128::from(a.kv_heads) / tp).max(1) * hd;
@@ -618,9 +833,10 @@ fn shard(a: &Architecture, t: &ParamTensor, tp: u128) -> (u128, u128, u128) {
             | ModuleName::GateProj
             | ModuleName::UpProj
             | ModuleName::GateUpProj
-            | ModuleName::ExpertsGateUp
             | ModuleName::W1
             | ModuleName::W3 => column,
+            ModuleName::ExpertsGateUp => (s.div_ceil(ep), r.div_ceil(wide), c),
+            ModuleName::ExpertsDown => (s.div_ceil(ep), r, c.div_ceil(wide)),
             ModuleName::KProj | ModuleName::VProj => (s, kv, c),
             ModuleName::QkvProj | ModuleName::CAttn => {
                 (s, u128::from(a.heads).div_ceil(tp) * hd + 2 * kv, c)
@@ -629,7 +845,6 @@ fn shard(a: &Architecture, t: &ParamTensor, tp: u128) -> (u128, u128, u128) {
             | ModuleName::CProjAttn
             | ModuleName::CProjMlp
             | ModuleName::DownProj
-            | ModuleName::ExpertsDown
             | ModuleName::W2 => row,
             ModuleName::QAProj
             | ModuleName::KvAProjWithMqa
@@ -642,13 +857,16 @@ fn shard(a: &Architecture, t: &ParamTensor, tp: u128) -> (u128, u128, u128) {
             }
             // Attention sinks, one per query head.
             Role::Attention => column,
-            Role::Norm | Role::PositionTable | Role::Mlp | Role::Expert | Role::Router => whole,
+            // gpt-oss's expert biases `[E, out]`: the rank's experts.
+            Role::Expert => (s, r.div_ceil(ep), c),
+            Role::Norm | Role::PositionTable | Role::Mlp | Role::Router => whole,
         },
     }
 }
 
-/// An MXFP4 mixture's stacked experts on one of `tp` ranks, as vLLM
-/// creates them: the intermediate width split over the ranks, then both
+/// An MXFP4 mixture's stacked experts on one GPU, as vLLM creates them:
+/// the rank's experts and intermediate width ([`Ranks::experts_split`]),
+/// then both
 /// widths rounded up for the MoE kernel
 /// (`model_executor/layers/quantization/mxfp4.py:183-198`,
 /// `maybe_roundup_sizes`; `fused_moe/oracle/mxfp4.py:837-917`,
@@ -658,9 +876,10 @@ fn shard(a: &Architecture, t: &ParamTensor, tp: u128) -> (u128, u128, u128) {
 /// Blackwell); Hopper's Triton kernel rounds the intermediate to 64 only
 /// and keeps the hidden size, holding a little less. `None`: not a stacked
 /// expert weight.
-fn mxfp4_experts(a: &Architecture, t: &ParamTensor, tp: u128) -> Option<(u128, u128, u128)> {
-    let stack = u128::from(t.stack);
-    let inter = (u128::from(a.moe_ffn).div_ceil(tp)).next_multiple_of(128);
+fn mxfp4_experts(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> Option<(u128, u128, u128)> {
+    let (ep, wide) = ranks.experts_split();
+    let stack = u128::from(t.stack).div_ceil(ep);
+    let inter = (u128::from(a.moe_ffn).div_ceil(wide)).next_multiple_of(128);
     let hidden = u128::from(a.hidden).next_multiple_of(256);
     if t.module == Some(ModuleName::ExpertsGateUp) {
         Some((stack, 2 * inter, hidden))
@@ -681,13 +900,6 @@ fn rope_cache(a: &Architecture, dt: u128) -> u128 {
     tables * grain(u128::from(model_len(a)) * width * dt)
 }
 
-/// Each attention layer registers `_k_scale`, `_v_scale`, `_q_scale` and
-/// `_prob_scale`, fp32 scalars on the GPU, one allocator block each
-/// (`model_executor/layers/attention/attention.py:133-139, 188`).
-fn attention_scales(a: &Architecture) -> u128 {
-    4 * GRAIN * u128::from(a.layers)
-}
-
 /// The widths one rank computes with.
 #[derive(Clone, Copy, Debug)]
 struct Dims {
@@ -696,15 +908,19 @@ struct Dims {
     hidden: u128,
     vocab: u128,
     tp: u128,
+    /// What splits a routed expert's width ([`Ranks::experts_split`]).
+    expert_width: u128,
 }
 
 impl Dims {
     fn of(a: &Architecture, inf: &Inference) -> Dims {
+        let ranks = Ranks::of(&inf.vllm);
         Dims {
             dt: u128::from(model_dtype(inf)),
             hidden: u128::from(a.hidden),
             vocab: u128::from(a.vocab),
-            tp: u128::from(inf.vllm.tensor_parallel_size.get()),
+            tp: u128::from(ranks.tp),
+            expert_width: ranks.experts_split().1,
         }
     }
 
@@ -756,12 +972,14 @@ impl Dims {
     /// An MoE layer's bytes per token beside the hidden state and residual:
     /// the shared expert's MLP first, then (its output kept) the router's
     /// logits, fp32 top-k weights and int32 ids, the experts' workspaces
-    /// and output; experts split along their width over the ranks.
+    /// and output; routed experts split along their width over the tensor
+    /// × data parallel ranks (whole under expert parallelism), the shared
+    /// expert over the tensor parallel ones.
     fn moe_per_token(&self, a: &Architecture) -> u128 {
         let (dt, h) = (self.dt, self.hidden);
         let k = u128::from(a.experts_per_token);
-        let width = u128::from(a.moe_ffn).div_ceil(self.tp);
-        let shared = u128::from(a.shared_experts) * width;
+        let width = u128::from(a.moe_ffn).div_ceil(self.expert_width);
+        let shared = u128::from(a.shared_experts) * u128::from(a.moe_ffn).div_ceil(self.tp);
         let routed = u128::from(a.experts)
             + k * (width.max(h) + (2 * width).max(h))
             + h
