@@ -333,4 +333,17 @@ fn vllm_candidates(s: &Scenario, c: &mut Changes) {
             &[(Key::TensorParallelSize, &t)],
         );
     }
+    // Pipeline stages hold a share of the layers each (R26).
+    let pp = v.pipeline_parallel_size.get() * 2;
+    if s.arch.is_some_and(|a| pp <= a.layers) {
+        let (p, gpus) = (
+            pp.to_string(),
+            (pp * v.tensor_parallel_size.get()).to_string(),
+        );
+        c.add(
+            &format!("Split the layers into {p} pipeline stages (pipeline parallel)"),
+            &format!("needs {gpus} GPUs; a request passes through the stages in turn"),
+            &[(Key::PipelineParallelSize, &p)],
+        );
+    }
 }
