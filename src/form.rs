@@ -44,8 +44,11 @@ pub(crate) fn field_error(page: Page, key: Key) -> Option<(String, bool)> {
 /// What the numbers rest on for this key (true, nothing refused), one
 /// sentence per note; empty when there is none.
 fn field_note(page: Page, key: Key) -> String {
-    // `like_llama` and `hub` have no control of their own: the model's.
-    let mine = |k: Key| k == key || (key == Key::Model && matches!(k, Key::LikeLlama | Key::Hub));
+    // `like_llama`, `hub` and `multimodal` have no control of their own:
+    // the model's.
+    let mine = |k: Key| {
+        k == key || (key == Key::Model && matches!(k, Key::LikeLlama | Key::Hub | Key::Multimodal))
+    };
     page.decoded.with(|d| {
         d.notes
             .iter()

@@ -42,6 +42,9 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
         keys.push((Key::AuxLoss, "true".into()));
     }
     keys.extend(quantization_keys(&m));
+    if m.multimodal {
+        keys.push((Key::Multimodal, "true".into()));
+    }
     let assumed = if m.read_as_llama {
         // As the codec keeps `like_llama` (trimmed), so the key reads back.
         ShortText::new(m.model_type.trim()).ok()
@@ -186,6 +189,7 @@ impl Imported {
                         overrides: crate::model::ArchOverrides::default(),
                         like_llama: None,
                         hub: None,
+                        multimodal: false,
                     },
                     arch: Some(base.arch),
                     ..crate::Scenario::default()

@@ -61,6 +61,10 @@ pub enum ModelSpec {
         /// (the page loads it again when the link is opened).
         #[serde(skip_serializing_if = "Option::is_none")]
         hub: Option<HubId>,
+        /// The checkpoint also holds a vision or audio encoder: vramfit
+        /// estimates its language model only (text only).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        multimodal: bool,
     },
     /// Only N: the seed formula alone (the accurate method needs a shape).
     ParamsOnly { params: ParamCount },
@@ -157,6 +161,7 @@ impl Default for Scenario {
                 overrides: ArchOverrides::default(),
                 like_llama: None,
                 hub: None,
+                multimodal: false,
             },
             arch: Some(p.arch),
             train: Training::default(),

@@ -166,6 +166,20 @@ fn multimodal_configs_use_their_text_config() {
     let got = hf_config::parse(text).expect("parses");
     assert_eq!(got.arch.family, Family::Llama);
     assert_eq!(got.arch.params(), 8_030_261_248);
+    // Issue 31: the checkpoint is multimodal, and a flat config is not
+    // (unless it names an encoder's config).
+    let mm = |i: &vramfit_core::import::Imported| {
+        i.keys
+            .iter()
+            .any(|(k, v)| *k == Key::Multimodal && v == "true")
+    };
+    assert!(mm(&got));
+    let flat = r#"{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+        "vocab_size": 128256}"#;
+    assert!(!mm(&hf_config::parse(flat).expect("parses")));
+    let with_vision = flat.replace("\"vocab_size\"", "\"vision_config\": {}, \"vocab_size\"");
+    assert!(mm(&hf_config::parse(&with_vision).expect("parses")));
 }
 
 /// Every message a broken config.json can produce, word for word.

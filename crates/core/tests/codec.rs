@@ -396,6 +396,29 @@ fn notes(q: &str) -> Vec<String> {
         .collect()
 }
 
+/// Issue 31: a multimodal checkpoint's estimate says it is the language
+/// model's on text only, next to `multimodal`, for training and every
+/// engine; a parameter count alone has no model to say it of.
+#[test]
+fn a_multimodal_checkpoint_is_estimated_text_only() {
+    let said = [
+        "multimodal: text only: the checkpoint's vision or audio encoder is not \
+                 estimated (its weights, its activations, and under vLLM the encoder's \
+                 profiling run and encoder cache); the language model is, on text prompts",
+    ];
+    for q in [
+        "model=llama3.1-8b&multimodal=true",
+        "task=infer&engine=vllm&model=llama3.1-8b&multimodal=true",
+        "task=infer&engine=llamacpp&model=llama3.1-8b&multimodal=true",
+    ] {
+        assert_eq!(notes(q), said, "{q}");
+    }
+    assert!(notes("task=infer&engine=vllm&model=llama3.1-8b").is_empty());
+    let d = decode(&RawQuery::parse("params=7B&multimodal=true"));
+    assert!(d.notes.is_empty());
+    assert_eq!(d.notices.len(), 1, "{:?}", d.notices);
+}
+
 /// Issue 16: DeepSpeed's ZeRO-3 holds a reduce bucket and prefetched
 /// parameters that the paper's accounting (`shard=generic`) leaves out
 /// (`scripts/measure/deepspeed/NOTES.md`): said next to `shard`, and only

@@ -185,6 +185,10 @@ pub struct ModelConfig {
     /// How the checkpoint's weights are quantized (bitsandbytes), when its
     /// `quantization_config` says so.
     pub quantization: Option<Bnb>,
+    /// The checkpoint holds more than the language model: its config nests
+    /// it under `text_config`, or has a `vision_config` or `audio_config`
+    /// (transformers' `…ForConditionalGeneration` configs).
+    pub multimodal: bool,
 }
 
 /// A checkpoint saved already quantized by bitsandbytes.
@@ -757,6 +761,9 @@ pub fn read_as(text: &str, reading: Reading) -> Result<ModelConfig, ConfigError>
         dropout: dropout(obj, family)?,
         router_logits: aux && boolean(obj, "output_router_logits")? == Some(true),
         quantization: bnb_quantization(&top)?,
+        multimodal: !std::ptr::eq(obj, &top)
+            || top.contains_key("vision_config")
+            || top.contains_key("audio_config"),
         model_type,
     })
 }

@@ -387,6 +387,12 @@ pub(super) fn check_sequence(
     notices: &mut Vec<Notice>,
 ) -> Vec<Note> {
     let mut notes = Vec::new();
+    if let ModelSpec::Preset {
+        multimodal: true, ..
+    } = s.model
+    {
+        notes.push(Note::TextOnly);
+    }
     if let ModelSpec::Preset { like_llama, .. } = &mut s.model {
         if let Some(model_type) = *like_llama {
             let family = s.arch.map(|a| a.family);
@@ -478,6 +484,12 @@ pub(super) fn resolve(
                 because: "a parameter count alone has no architecture".into(),
             });
         }
+        if draft.multimodal {
+            notices.push(Notice::Unused {
+                key: Key::Multimodal,
+                because: "a parameter count alone has no architecture".into(),
+            });
+        }
         return Scenario {
             model: ModelSpec::ParamsOnly { params },
             arch: None,
@@ -505,6 +517,7 @@ pub(super) fn resolve(
                     overrides: draft.overrides,
                     like_llama: draft.like_llama,
                     hub: draft.hub,
+                    multimodal: draft.multimodal,
                 },
                 arch: Some(arch),
                 ..base

@@ -135,6 +135,8 @@ pub struct Draft {
     pub like_llama: Option<ShortText>,
     /// `hub`: the model id whose config.json set the architecture.
     pub hub: Option<HubId>,
+    /// `multimodal`: the checkpoint also holds a vision or audio encoder.
+    pub multimodal: bool,
 }
 
 /// The `gpu` key: a listed GPU, or where the size comes from.
@@ -307,6 +309,23 @@ pub static FIELDS: &[Field] = &[
         },
         write: |s| match s.model {
             ModelSpec::Preset { hub: Some(h), .. } => Some(h.as_str().to_string()),
+            ModelSpec::Preset { .. } | ModelSpec::ParamsOnly { .. } => None,
+        },
+    },
+    Field {
+        key: Key::Multimodal,
+        kind: FieldKind::Toggle,
+        group: Group::Model,
+        tasks: Tasks::Both,
+        label: "Multimodal checkpoint",
+        help: "The checkpoint also holds a vision or audio encoder (its config.json nests the language model under text_config): vramfit estimates the language model on text only, without the encoder's weights, its activations or vLLM's encoder cache.",
+        implied: |_| "false".into(),
+        apply: |d, v| {
+            d.multimodal = boolean(v)?;
+            Ok(())
+        },
+        write: |s| match s.model {
+            ModelSpec::Preset { multimodal: true, .. } => Some("true".into()),
             ModelSpec::Preset { .. } | ModelSpec::ParamsOnly { .. } => None,
         },
     },

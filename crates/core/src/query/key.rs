@@ -54,6 +54,7 @@ keys! {
     Params = "params",
     LikeLlama = "like_llama",
     Hub = "hub",
+    Multimodal = "multimodal",
     Family = "family",
     Tied = "tied",
     Dtype = "dtype",

@@ -184,6 +184,8 @@ impl fmt::Display for Notice {
 pub enum Note {
     /// A config.json of an unknown family read as Llama-like, by choice.
     ReadAsLlama { model_type: String },
+    /// A multimodal checkpoint: its language model alone is estimated.
+    TextOnly,
     /// A rotary model run past the context it was trained for: it runs
     /// (rope scaling), with the memory of the longer sequence.
     BeyondTrainedContext { seq: u32, positions: u32 },
@@ -200,6 +202,7 @@ impl Note {
     pub fn key(&self) -> Key {
         match self {
             Note::ReadAsLlama { .. } => Key::LikeLlama,
+            Note::TextOnly => Key::Multimodal,
             Note::BeyondTrainedContext { .. } => Key::Seq,
             Note::PaperZero3 | Note::DeepspeedLiveCap => Key::Shard,
         }
@@ -214,6 +217,11 @@ impl fmt::Display for Note {
                 "`{}` is not a family vramfit knows: it is estimated as a Llama-like decoder, \
                  as you chose; fields a Llama does not have are ignored",
                 echo(model_type)
+            ),
+            Note::TextOnly => f.write_str(
+                "text only: the checkpoint's vision or audio encoder is not estimated (its \
+                 weights, its activations, and under vLLM the encoder's profiling run and \
+                 encoder cache); the language model is, on text prompts",
             ),
             Note::PaperZero3 => f.write_str(
                 "ZeRO-3 is counted as the ZeRO paper does (the largest module gathered with its \
