@@ -42,6 +42,7 @@ fn arch(file: &str) -> Architecture {
         "qwen2.5-7b.json" => include_str!("fixtures/hf_configs/qwen2.5-7b.json"),
         "gemma3-1b.json" => include_str!("fixtures/hf_configs/gemma3-1b.json"),
         "gpt-oss-20b.json" => include_str!("fixtures/hf_configs/gpt-oss-20b.json"),
+        "gpt-oss-120b.json" => include_str!("fixtures/hf_configs/gpt-oss-120b.json"),
         "mistral-7b.json" => include_str!("fixtures/hf_configs/mistral-7b.json"),
         "gpt2-124m.json" => include_str!("fixtures/hf_configs/gpt2-124m.json"),
         "qwen3-32b.json" => include_str!("fixtures/hf_configs/qwen3-32b.json"),
@@ -845,6 +846,8 @@ const ROWS: &[(&str, Hold)] = &[
     ("v1-qwen3-235b-fp8-tp4-h100", Hold::Shown),
     ("v1-qwen3-235b-2507-fp8-tp8-l40s", Hold::Shown),
     ("v1-gpt-oss-20b-mxfp4-a100-40g", Hold::Weights),
+    ("v1-gpt-oss-120b-mxfp4-h100-marlin", Hold::Weights),
+    ("v1-gpt-oss-120b-mxfp4-h100-triton", Hold::Weights),
     // From 0.2x the tokens line follows the minimum over workers; the
     // available line is PP0's, whose rounding holds the minimum here.
     ("v1-qwen3-32b-tp2-32k", Hold::Rounding),
@@ -1125,7 +1128,12 @@ fn estimates_against_the_logs() {
                 100.0 * (ours - logged) / logged
             );
         };
-        if let Some(w) = num(lg, "weights_gib") {
+        // Hopper's Triton MXFP4 layout is not vramfit's (Marlin's widths):
+        // printed, not held (the row's notes).
+        let triton = id.ends_with("-triton");
+        if let (Some(w), true) = (num(lg, "weights_gib"), triton) {
+            show("weights (Triton's layout, not asserted)", w, g(p.weights));
+        } else if let Some(w) = num(lg, "weights_gib") {
             show(&format!("weights ({label})"), w, g(p.weights));
             // The quoted "Model loading took" lines: within 1%. The AWQ
             // row's 5.29 is a note's reading of its v0.26 log (the row's

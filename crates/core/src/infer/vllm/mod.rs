@@ -201,7 +201,7 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
             ));
         }
     }
-    out.extend(parallel_caveats(p));
+    out.extend(parallel_caveats(p, inf));
     if p.max_model_len > p.model_len {
         out.push(format!(
             "max_model_len is past the model's {} positions: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set",
@@ -211,9 +211,14 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
     out
 }
 
-/// What holding weights in host memory costs.
-fn parallel_caveats(p: &Plan) -> Vec<String> {
+/// What the weights' layout and their place rest on.
+fn parallel_caveats(p: &Plan, inf: &Inference) -> Vec<String> {
     let mut out = Vec::new();
+    if inf.weights.experts_only() {
+        out.push(
+            "MXFP4 experts at the widths Marlin and FlashInfer's kernels pad them to (Ampere, Ada, Blackwell); on Hopper vLLM 0.33 runs its Triton kernel, which pads less: a little less memory".into(),
+        );
+    }
     if p.host_weights > 0 {
         out.push(
             "cpu_offload_gb: those weights are read from host memory over UVA at every forward (its speed is not modelled)".into(),
