@@ -338,6 +338,25 @@ fn r27_cpu_offload() {
     );
 }
 
+/// Issue 31's link: gpt-oss-20b in MXFP4 over two pipeline stages decodes
+/// without a notice, and its estimate names the GPU it shows (the last
+/// stage's: the head and the sampler) and counts two GPUs.
+#[test]
+fn gpt_oss_mxfp4_over_two_stages_is_accepted() {
+    use vramfit_core::query::{decode, RawQuery};
+    let q = "task=infer&engine=vllm&model=gpt-oss-20b&weights=mxfp4&pipeline_parallel_size=2&gpu=h100-sxm-80";
+    let d = decode(&RawQuery::parse(q));
+    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    let e = vramfit_core::Estimates::primary_of(&d.scenario).expect("an estimate");
+    let served = e.served.expect("vLLM's figures");
+    assert_eq!(served.gpus, Some(2));
+    let shown = served.gpu_shown.unwrap_or_default();
+    assert!(
+        shown.contains("pipeline stage 2 (layers 12 to 23"),
+        "{shown}"
+    );
+}
+
 /// R11: the scheduler's defaults by device memory
 /// (`engine/arg_utils.py:2970-3009`): ≥ 160 GiB 16384 tokens and 1024
 /// sequences; ≥ 70 GiB 8192 (server) or 16384 (`LLM`) and 1024; else 2048
