@@ -259,6 +259,9 @@ fn served_view(page: Page, v: &Served) -> impl IntoView {
             </div>
             {pool.map(|p| view! { <p class="hint" data-testid="served-pool">{p}</p> })}
             {concurrency.map(|c| view! { <p class="hint" data-testid="served-concurrency">{c}</p> })}
+            {v.gpu_shown.clone().map(|g| view! {
+                <p class="hint" data-testid="served-gpu">{format!("Per GPU: {g}.")}</p>
+            })}
         </section>
     }
 }
