@@ -349,7 +349,7 @@ fn gpt_oss_mxfp4_over_two_stages_is_accepted() {
     assert!(d.notices.is_empty(), "{:?}", d.notices);
     let e = vramfit_core::Estimates::primary_of(&d.scenario).expect("an estimate");
     let served = e.served.expect("vLLM's figures");
-    assert_eq!(served.gpus, Some(2));
+    assert_eq!(served.gpu_count, Some(2));
     let shown = served.gpu_shown.unwrap_or_default();
     assert!(
         shown.contains("pipeline stage 2 (layers 12 to 23"),
