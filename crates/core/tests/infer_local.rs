@@ -2298,3 +2298,95 @@ fn build_key_selects_the_rules() {
         .iter()
         .any(|c| c.contains("b11371 is estimated with b10488's rules")));
 }
+
+/// llama.cpp b10488 itself, on two "GPUs" that are RPC servers backed by
+/// this machine's CPU (`scripts/measure/llamacpp/devices/`: run.sh, the
+/// raw logs, fixture.py): two tiny f16 models whose headers vramfit read
+/// (the query's `file_bytes`), split with `-ts 3,1`, `1,1`, `1,3`, `-ngl 5`,
+/// `-sm none -mg 1`, `-np 4` with and without `-kvu`, and a mixture of
+/// experts with `--n-cpu-moe 2`, `--cpu-moe` and `--n-cpu-moe 3` over two
+/// devices. Each device's model and KV buffers are held to the logged MiB
+/// (printed with two decimals: within 0.005 MiB). The host's
+/// `CPU_Mapped` buffer is the mapped span of the file from its first host
+/// tensor to its last (`llama_model_loader`, page cache): at least the
+/// host tensors vramfit counts, equal when they are contiguous. Compute
+/// buffers are the CPU backend's graph on an RPC device, not a GPU's: not
+/// held.
+#[test]
+fn devices_as_llama_cpp_logged_them() {
+    use vramfit_core::query::{decode_strict, RawQuery};
+    use vramfit_core::terms::TermId;
+    const MIB: f64 = 1_048_576.0;
+    let near = |bytes: u128, logged: &str, what: &str| {
+        let l: f64 = logged.parse().expect("MiB");
+        #[allow(clippy::cast_precision_loss)]
+        let mine = bytes as f64 / MIB;
+        assert!(
+            (mine - l).abs() <= 0.0051,
+            "{what}: {mine:.4} MiB vs {l} logged"
+        );
+    };
+    let mut held = 0;
+    for row in rows(include_str!("fixtures/llamacpp_devices.jsonl")) {
+        let id = row["id"].as_str().expect("id");
+        let q = row["query"].as_str().expect("query");
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{id}: {n:?}"));
+        let e =
+            vramfit_core::infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        let v = e.served.clone().expect("served");
+        let logged = row["gpus"].as_object().expect("gpus");
+        // (device, weights, cache) as vramfit has them.
+        let mine: Vec<(String, u128, u128)> = if v.gpus.is_empty() {
+            let only = logged.keys().next().expect("one device").clone();
+            assert_eq!(logged.len(), 1, "{id}: one GPU");
+            vec![(
+                only,
+                e.terms.bytes(TermId::LocalWeights),
+                e.terms.bytes(TermId::LocalKv),
+            )]
+        } else {
+            v.gpus
+                .iter()
+                .map(|g| {
+                    let b = |x: vramfit_core::Bytes| u128::from(x.get());
+                    (g.gpu.to_string(), b(g.weights_bytes), b(g.kv_cache_bytes))
+                })
+                .collect()
+        };
+        assert_eq!(mine.len(), logged.len(), "{id}: devices");
+        for (d, weights, kv) in mine {
+            let l = &logged[&d];
+            near(
+                weights,
+                l["model"].as_str().expect("model"),
+                &format!("{id} GPU {d} model"),
+            );
+            near(
+                kv,
+                l["KV"].as_str().unwrap_or("0"),
+                &format!("{id} GPU {d} KV"),
+            );
+            held += 2;
+        }
+        let host = &row["host"];
+        let host_kv = e.terms.bytes(TermId::LocalHostKv);
+        near(
+            host_kv,
+            host["CPU KV"].as_str().unwrap_or("0"),
+            &format!("{id} host KV"),
+        );
+        let mapped: f64 = host["CPU_Mapped model"]
+            .as_str()
+            .expect("mapped")
+            .parse()
+            .expect("MiB");
+        #[allow(clippy::cast_precision_loss)]
+        let host_weights = e.terms.bytes(TermId::LocalHostWeights) as f64 / MIB;
+        assert!(
+            host_weights <= mapped + 0.0051,
+            "{id}: host {host_weights} vs {mapped}"
+        );
+        held += 1;
+    }
+    assert_eq!(held, 12 + 19 * 2, "every run's devices and host");
+}
