@@ -198,6 +198,19 @@ pub fn Totals(page: Page) -> impl IntoView {
                     )}
                 </p>
             }))}
+            {move || page.primary.with(|e| {
+                let v = e.as_ref()?.served.as_ref()?;
+                let shown = v.gpus.iter().find(|g| g.phases)?;
+                Some(view! {
+                    <p class="host" data-testid="gpu-shown">
+                        {format!(
+                            "The peak is GPU {}'s, the fullest of {}: each GPU is listed with the engine's figures below.",
+                            shown.gpu,
+                            v.gpus.len()
+                        )}
+                    </p>
+                })
+            })}
             {move || page.primary.with(|e| e.as_ref().filter(|e| e.host_bytes.get() > 0).map(|e| {
                 // An engine lists its host terms with its figures.
                 let what = if e.served.is_some() {

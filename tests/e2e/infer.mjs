@@ -381,6 +381,24 @@ for (const { engine, q, layers, host } of [
   });
 }
 
+test("llama.cpp over two GPUs (tensor_split=3,1): each GPU's figure as the CLI's, the peak the fullest's", async ({ page, base, shot }) => {
+  const q = "task=infer&engine=llamacpp&model=qwen3-8b&weights=q4_k_m&ctx=32768&tensor_split=3,1&gpu=rtx-4090";
+  const doc = JSON.parse(cliJson(q));
+  assert.equal(doc.gpus.length, 2);
+  await page.goto(`${base}?${q}`);
+  await ui.ready(page);
+  await ui.waitPeak(page, BigInt(doc.peak_total_bytes));
+  const cells = await page.$$eval('[data-testid="split-gpu"]', (els) =>
+    els.map((e) => ({ gpu: Number(e.dataset.gpu), bytes: e.dataset.bytes })),
+  );
+  assert.deepEqual(cells, doc.gpus.map((g) => ({ gpu: g.gpu, bytes: String(g.total_bytes) })));
+  const fullest = doc.gpus.find((g) => g.phases);
+  assert.equal(BigInt(fullest.total_bytes), BigInt(doc.peak_total_bytes));
+  assert.match(await page.textContent('[data-testid="gpu-shown"]'), new RegExp(`GPU ${fullest.gpu}'s, the fullest of 2`));
+  assert.equal(await ui.fieldValue(page, "tensor_split"), "3,1");
+  await shot();
+});
+
 /** The options of the weights list. */
 function weightsOptions(page) {
   return page.$$eval('select[name="weights"] option', (os) => os.map((o) => o.value));
