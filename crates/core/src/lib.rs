@@ -23,6 +23,7 @@ pub mod infer;
 pub mod inputs;
 pub mod model;
 pub mod query;
+pub mod regex;
 pub mod report;
 pub mod scenario;
 pub mod solve;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// Parts on one line import nothing of each other.
 const PARTS: &[&[&str]] = &[
     &["units", "choice", "clip", "error", "wire", "caching"],
-    &["text", "component", "gpus"],
+    &["text", "component", "gpus", "regex"],
     &["terms", "model"],
     &["inputs", "report"],
     &["train", "infer"],

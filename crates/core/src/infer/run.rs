@@ -8,6 +8,8 @@ use crate::choice::{bounded, choice_enum};
 use crate::inputs::{Attn, Batch, Capacity, Overhead};
 use crate::model::gguf::{FileType, GgmlType};
 use crate::model::{Architecture, FormatOptions, WeightFormat};
+use crate::regex::Regex;
+use crate::text::ShortText;
 use crate::units::Bytes;
 use serde::Serialize;
 
@@ -285,6 +287,8 @@ pub struct LlamaArgs {
     pub swa_full: bool,
     /// `-ts` (`None`: one GPU).
     pub tensor_split: Option<TensorSplit>,
+    /// `-ot` (`None`: none).
+    pub override_tensor: Option<TensorOverrides>,
     /// `-sm`, `-mg`.
     pub split_mode: SplitMode,
     pub main_gpu: GpuIndex,
@@ -293,6 +297,100 @@ pub struct LlamaArgs {
     /// `--fit` (on by default): lowers the context and the layers on the
     /// GPU until the load fits with a margin.
     pub fit: bool,
+}
+
+/// llama.cpp's `-ot PATTERN=CPU,...` as typed (`common/arg.cpp:
+/// parse_tensor_buffer_overrides`, b10488: split at `,`, then at the first
+/// `=`; a tensor takes the first pattern that `std::regex_search` finds in
+/// its name, `llama_model_loader::create_tensor`), and the run of layers
+/// whose routed experts it moves to host memory for the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TensorOverrides {
+    pub text: ShortText,
+    /// Layers `lo..hi` (none: `lo == hi`).
+    pub host_experts: (u32, u32),
+}
+
+/// A layer's tensors as llama.cpp names them: the routed experts', and
+/// the others a layer may have (`src/llama-arch.cpp`, b10488).
+const EXPERT_TENSORS: [&str; 3] = ["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"];
+const OTHER_TENSORS: [&str; 13] = [
+    "attn_norm",
+    "attn_q",
+    "attn_k",
+    "attn_v",
+    "attn_output",
+    "ffn_norm",
+    "ffn_gate_inp",
+    "ffn_gate_shexp",
+    "ffn_up_shexp",
+    "ffn_down_shexp",
+    "ffn_gate",
+    "ffn_up",
+    "ffn_down",
+];
+
+impl TensorOverrides {
+    /// The `PATTERN=DEVICE` pairs of `text`, each pattern read; only the
+    /// CPU as the device (moving tensors to another GPU is not modelled).
+    pub fn patterns(text: &str) -> Result<Vec<Regex>, String> {
+        let mut out = Vec::new();
+        for pair in text.split(',') {
+            let Some((pattern, device)) = pair.split_once('=') else {
+                return Err(format!("not PATTERN=CPU (`{pair}` has no `=`)"));
+            };
+            if device != "CPU" {
+                return Err(format!(
+                    "not modelled for `{device}`: vramfit models tensors moved to the CPU (PATTERN=CPU)"
+                ));
+            }
+            out.push(
+                Regex::new(pattern)
+                    .map_err(|e| format!("not a pattern vramfit reads: `{pattern}` has {e}"))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// The layers of a model of `layers` layers whose routed experts the
+    /// patterns move to the CPU: every expert tensor of a layer and none
+    /// of its others, over one run of layers; the output layer never. A
+    /// model without experts has no expert tensor to move.
+    pub fn host_experts(text: &str, layers: u32, experts: bool) -> Result<(u32, u32), String> {
+        let patterns = Self::patterns(text)?;
+        let hits = |name: &str| patterns.iter().any(|r| r.search(name));
+        if ["output.weight", "output_norm.weight"]
+            .iter()
+            .any(|n| hits(n))
+        {
+            return Err(
+                "it moves the output layer, which vramfit does not model (n_gpu_layers places it)"
+                    .into(),
+            );
+        }
+        let mut run: Option<(u32, u32)> = None;
+        for il in 0..layers {
+            let name = |t: &str| format!("blk.{il}.{t}.weight");
+            if OTHER_TENSORS.iter().any(|t| hits(&name(t))) {
+                return Err(format!("it moves tensors of layer {il} other than its routed experts: keep whole layers in host memory with n_gpu_layers"));
+            }
+            let n = EXPERT_TENSORS.iter().filter(|t| hits(&name(t))).count();
+            if n == 0 || !experts {
+                continue;
+            }
+            if n < EXPERT_TENSORS.len() {
+                return Err(format!("it moves only some of layer {il}'s expert tensors, which vramfit does not model"));
+            }
+            run = match run {
+                None => Some((il, il + 1)),
+                Some((lo, hi)) if hi == il => Some((lo, il + 1)),
+                Some(_) => {
+                    return Err("its layers are not one run, which vramfit does not model".into())
+                }
+            };
+        }
+        Ok(run.unwrap_or((0, 0)))
+    }
 }
 
 /// An option llama.cpp gained at a build (found with `git log -S` on
@@ -319,6 +417,12 @@ impl Since {
         what: "--kv-unified (#14363; before it every sequence shared one cache)",
         set: |l| l.kv_unified,
         reset: |l| l.kv_unified = false,
+    };
+    pub const OVERRIDE_TENSOR: Since = Since {
+        first: builds::OVERRIDE_TENSOR,
+        what: "-ot (#11397)",
+        set: |l| l.override_tensor.is_some(),
+        reset: |l| l.override_tensor = None,
     };
     pub const SWA_FULL: Since = Since {
         first: builds::SWA_CACHE,
@@ -350,6 +454,7 @@ impl Default for LlamaArgs {
             kv_unified: false,
             swa_full: false,
             tensor_split: None,
+            override_tensor: None,
             split_mode: SplitMode::Layer,
             main_gpu: GpuIndex(0),
             build: LlamaBuild(super::local::BUILD),

@@ -8,7 +8,7 @@ use crate::infer::local::{FileName, ReadFile};
 use crate::infer::run::{
     BlockSize, CacheType, Count, Engine, Flash, GpuIndex, GroupSize, Inference, KvBits, KvDtype,
     Layers, LlamaArgs, LlamaBuild, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, ParallelSize,
-    Share, SplitMode, TensorParallel, TensorSplit, Tokens,
+    Share, SplitMode, TensorOverrides, TensorParallel, TensorSplit, Tokens,
 };
 use crate::inputs::Attn;
 use crate::inputs::Batch;
@@ -1232,6 +1232,28 @@ pub static FIELDS: &[Field] = &[
                 t.parts().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
             })
         },
+    },
+    Field {
+        key: Key::OverrideTensor,
+        kind: FieldKind::Text,
+        group: Group::LlamaCpp,
+        tasks: Tasks::Infer,
+        label: "override_tensor (-ot)",
+        help: "Tensors moved to host memory by name, as PATTERN=CPU (comma-separated; the pattern an ECMAScript regular expression searched in each tensor's name, e.g. .ffn_.*_exps.=CPU). vramfit models the routed experts of a run of layers; any override turns --fit's layer placement off.",
+        implied: |_| String::new(),
+        apply: |d, v| {
+            let v = v.trim();
+            if v.is_empty() {
+                return Err(FieldError::Empty);
+            }
+            TensorOverrides::patterns(v).map_err(FieldError::Form)?;
+            d.infer.llama.override_tensor = Some(TensorOverrides {
+                text: ShortText::new(v)?,
+                host_experts: (0, 0),
+            });
+            Ok(())
+        },
+        write: |s| s.infer.llama.override_tensor.map(|o| o.text.as_str().to_string()),
     },
     Field {
         key: Key::SplitMode,

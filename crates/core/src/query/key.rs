@@ -109,6 +109,7 @@ keys! {
     KvUnified = "kv_unified",
     SwaFull = "swa_full",
     TensorSplit = "tensor_split",
+    OverrideTensor = "override_tensor",
     SplitMode = "split_mode",
     MainGpu = "main_gpu",
     LlamaBuild = "build",

@@ -10,7 +10,8 @@ use super::notice::{FieldError, Note, Notice};
 use super::{Field, Group, Key};
 use crate::infer::engine::ContextBy;
 use crate::infer::run::{
-    Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, Since, SplitMode, Tokens,
+    Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, Since, SplitMode,
+    TensorOverrides, Tokens,
 };
 use crate::inputs::Attn;
 use crate::inputs::View;
@@ -305,9 +306,42 @@ fn gpu_split(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>)
     s.infer.llama.main_gpu = LlamaArgs::default().main_gpu;
 }
 
+/// `-ot` against the model: the run of layers whose routed experts it
+/// moves, one run with `--n-cpu-moe`'s; what vramfit does not model of
+/// it refused next to its field.
+fn tensor_overrides(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let Some(o) = s.infer.llama.override_tensor else {
+        return;
+    };
+    if s.infer.engine != Engine::Llamacpp {
+        return;
+    }
+    let (layers, experts) = s.arch.map_or((0, false), |a| (a.layers, a.experts > 0));
+    let n = s.infer.llama.n_cpu_moe.get();
+    let run = TensorOverrides::host_experts(o.text.as_str(), layers, experts).and_then(|r| {
+        if n > 0 && r.1 > r.0 && r.0 > n {
+            Err(format!("its layers ({}..{}) and n_cpu_moe's (0..{n}) are not one run, which vramfit does not model", r.0, r.1))
+        } else {
+            Ok(r)
+        }
+    });
+    match run {
+        Ok(r) => {
+            if let Some(t) = s.infer.llama.override_tensor.as_mut() {
+                t.host_experts = r;
+            }
+        }
+        Err(why) => {
+            conflict(notices, texts, Key::OverrideTensor, why);
+            s.infer.llama.override_tensor = None;
+        }
+    }
+}
+
 /// llama.cpp's options that arrived at a build, by key.
-const SINCE_BUILD: [(Key, Since); 3] = [
+const SINCE_BUILD: [(Key, Since); 4] = [
     (Key::NCpuMoe, Since::N_CPU_MOE),
+    (Key::OverrideTensor, Since::OVERRIDE_TENSOR),
     (Key::KvUnified, Since::KV_UNIFIED),
     (Key::SwaFull, Since::SWA_FULL),
 ];
@@ -357,6 +391,7 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
     }
     gpu_split(s, texts, notices);
     older_build(s, texts, notices);
+    tensor_overrides(s, texts, notices);
     let w = s.infer.weights;
     if refused(s.infer.engine, Key::KvDtype) && s.infer.kv_dtype != KvDtype::Auto {
         conflict(

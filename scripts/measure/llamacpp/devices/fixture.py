@@ -41,6 +41,10 @@ RUNS = {
     "moe-1dev-all": (MOE + RUN, {50152: 0}),
     "moe-1dev-ncpumoe2": (MOE + RUN + "&n_cpu_moe=2", {50152: 0}),
     "moe-1dev-cpumoe": (MOE + RUN + "&n_cpu_moe=6", {50152: 0}),
+    "moe-1dev-ot-1-2": (MOE + RUN + "&override_tensor=" + "blk%5C.(1%7C2)%5C.ffn_.*_exps%5C.%3DCPU", {50152: 0}),
+    "moe-1dev-ot-all": (MOE + RUN + "&override_tensor=.ffn_.*_exps.%3DCPU", {50152: 0}),
+    "moe-1dev-ncpumoe1-ot-1-2": (MOE + RUN + "&n_cpu_moe=1&override_tensor=blk%5C.%5B1-2%5D%5C.ffn_.*_exps%3DCPU",
+                                 {50152: 0}),
     "moe-2dev-ts1-1-ncpumoe3": (MOE + RUN + "&tensor_split=1,1&n_cpu_moe=3", {50152: 0, 50153: 1}),
 }
 

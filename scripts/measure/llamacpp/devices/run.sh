@@ -51,4 +51,7 @@ run llama-2dev-np4-kvu -m "$L" --rpc $TWO -ngl 99 -ts 3,1 -c 8192 -np 4 -kvu -fi
 run moe-1dev-all       -m "$M" --rpc $ONE -ngl 99 -c 4096 -np 1 -fit off
 run moe-1dev-ncpumoe2  -m "$M" --rpc $ONE -ngl 99 --n-cpu-moe 2 -c 4096 -np 1 -fit off
 run moe-1dev-cpumoe    -m "$M" --rpc $ONE -ngl 99 --cpu-moe -c 4096 -np 1 -fit off
+run moe-1dev-ot-1-2     -m "$M" --rpc $ONE -ngl 99 -ot 'blk\.(1|2)\.ffn_.*_exps\.=CPU' -c 4096 -np 1 -fit off
+run moe-1dev-ot-all     -m "$M" --rpc $ONE -ngl 99 -ot '.ffn_.*_exps.=CPU' -c 4096 -np 1 -fit off
+run moe-1dev-ncpumoe1-ot-1-2 -m "$M" --rpc $ONE -ngl 99 --n-cpu-moe 1 -ot 'blk\.[1-2]\.ffn_.*_exps=CPU' -c 4096 -np 1 -fit off
 run moe-2dev-ts1-1-ncpumoe3 -m "$M" --rpc $TWO -ngl 99 -ts 1,1 --n-cpu-moe 3 -c 4096 -np 1 -fit off

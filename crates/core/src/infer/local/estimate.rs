@@ -115,13 +115,26 @@ fn llama_params(inf: &Inference) -> LlamaCpp {
         cache_type_v: l.cache_type_v,
         flash_attn: flash(l.flash_attn),
         n_gpu_layers: l.n_gpu_layers.map(|n| n.get()),
-        n_cpu_moe: l.n_cpu_moe.get(),
+        host_experts: host_experts(l),
+        tensor_overrides: l.n_cpu_moe.get() > 0 || l.override_tensor.is_some(),
         kv_unified: l.kv_unified,
         swa_full: Some(l.swa_full),
         tensor_split,
         fit: Some(l.fit),
         build: l.build.get(),
         ..LlamaCpp::defaults(Frontend::Server)
+    }
+}
+
+/// The layers whose routed experts are in host memory: `--n-cpu-moe N`'s
+/// `0..N` and `-ot`'s run (resolved against the model by the codec), one
+/// run together (the codec refuses two apart).
+fn host_experts(l: &crate::infer::run::LlamaArgs) -> (u32, u32) {
+    let n = (0, l.n_cpu_moe.get());
+    match l.override_tensor.map(|o| o.host_experts) {
+        Some((lo, hi)) if hi > lo && n.1 > 0 => (0, hi.max(n.1)),
+        Some((lo, hi)) if hi > lo => (lo, hi),
+        Some(_) | None => n,
     }
 }
 
@@ -150,7 +163,7 @@ fn fit_label(s: FitStatus) -> &'static str {
             FitFailure::LayersSetByUser => "could not fit: -ngl is set, so --fit leaves the layers as asked",
             FitFailure::SplitSetByUser => "could not fit: -ts is set, so --fit leaves the split as asked",
             FitFailure::OverridesSetByUser => {
-                "could not fit: --n-cpu-moe sets tensor overrides, so --fit leaves the layers as asked"
+                "could not fit: --n-cpu-moe or -ot set tensor overrides, so --fit leaves the layers as asked"
             }
             FitFailure::HostTooSmall => "could not fit: the host's memory is too small even at the least context",
         },

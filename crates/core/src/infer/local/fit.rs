@@ -327,7 +327,7 @@ fn search(f: &mut Fit, host: Option<u128>) -> Result<FitAnswer, LocalError> {
     if nd > 1 && p.tensor_split[..nd].iter().any(|&s| s > 0.0) {
         return Ok(answer(f, FitStatus::Failed(FitFailure::SplitSetByUser)));
     }
-    if p.n_cpu_moe > 0 {
+    if p.tensor_overrides {
         return Ok(answer(f, FitStatus::Failed(FitFailure::OverridesSetByUser)));
     }
     let placement = place_layers(f)?;

@@ -25,6 +25,8 @@ pub mod builds {
     /// The oldest build vramfit estimates: the oldest start-up log it is
     /// held to (`crates/core/tests/fixtures/llamacpp_logs.jsonl`).
     pub const OLDEST: u32 = 4400;
+    /// #11397: `-ot PATTERN=DEVICE`, tensor overrides.
+    pub const OVERRIDE_TENSOR: u32 = 5028;
     /// #13194: a sliding-window cache of its own (`--swa-full` to keep
     /// the whole context); before, sliding layers held every cell.
     pub const SWA_CACHE: u32 = 5429;
@@ -144,11 +146,17 @@ pub struct LlamaCpp {
     pub embeddings: bool,
     /// llama-server's draft tokens per step (speculative decoding).
     pub n_draft: u32,
-    /// `--n-cpu-moe N` (`--cpu-moe`: every layer): the routed experts of
-    /// layers `0..N` in host memory (0: none; [`Placement::asked`]).
+    /// `--n-cpu-moe N` (`--cpu-moe`: every layer) and `-ot PATTERN=CPU`
+    /// over the routed experts: layers `lo..hi` keep their experts in host
+    /// memory (`lo == hi`: none; [`Placement::asked`]).
     ///
     /// [`Placement::asked`]: super::placement::Placement::asked
-    pub n_cpu_moe: u32,
+    pub host_experts: (u32, u32),
+    /// Any tensor override given (`--n-cpu-moe`, `--cpu-moe`, `-ot`):
+    /// `--fit` leaves the layers as asked ("tensor_buft_overrides already
+    /// set by user") and pipeline parallelism stays off
+    /// (`llama_model::has_tensor_overrides`, `llama-model.cpp:1070`).
+    pub tensor_overrides: bool,
     /// `--fit` (`None`: the frontend's default).
     pub fit: Option<bool>,
     /// `--fit-target`: bytes to leave free on each GPU.
@@ -181,7 +189,8 @@ impl LlamaCpp {
             tensor_split: [0.0; MAX_DEVICES],
             embeddings: false,
             n_draft: 0,
-            n_cpu_moe: 0,
+            host_experts: (0, 0),
+            tensor_overrides: false,
             fit: None,
             fit_target: GIB,
             fit_ctx: 4096,

@@ -59,17 +59,19 @@ impl Placement {
     }
 
     /// The placement the arguments ask for: `-ngl`'s layers (every layer
-    /// and the output, `hp_ngl + 1`, when not given), `-ts`, and
-    /// `--n-cpu-moe N`'s overrides: `common/arg.cpp` (b10488) adds
-    /// `llm_ffn_exps_block_regex(i)` → the CPU for each `i < N`, the routed
-    /// experts' tensors (`ffn_(up|down|gate_up|gate)_(ch|)exps`), what
-    /// [`Fraction::Moe`] leaves out; `--cpu-moe` matches every layer.
+    /// and the output, `hp_ngl + 1`, when not given), `-ts`, and the
+    /// routed experts' overrides to the CPU: `--n-cpu-moe N`
+    /// (`common/arg.cpp`, b10488, adds `llm_ffn_exps_block_regex(i)` → the
+    /// CPU for each `i < N`, the tensors `ffn_(up|down|gate_up|gate)_(ch|)exps`,
+    /// what [`Fraction::Moe`] leaves out; `--cpu-moe` every layer) and `-ot`
+    /// patterns that match the same tensors of a run of layers.
     pub fn asked(p: &LlamaCpp, hp_ngl: u32) -> Placement {
         let mut asked = Placement::layers(p.n_gpu_layers.unwrap_or(hp_ngl + 1), p.tensor_split);
-        if p.n_cpu_moe > 0 {
+        let (lo, hi) = p.host_experts;
+        if hi > lo {
             asked.partial[0] = Partial {
-                lo: 0,
-                hi: p.n_cpu_moe.min(hp_ngl),
+                lo: lo.min(hp_ngl),
+                hi: hi.min(hp_ngl),
                 first: Fraction::Moe,
                 first_to_next: false,
             };
