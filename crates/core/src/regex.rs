@@ -6,7 +6,10 @@
 //! `?` and `{m,n}`, and the anchors `^` and `$`. Anything else
 //! (lookarounds, back-references) is refused with its position, never
 //! read as something else. Matching backtracks over a tensor name (tens of
-//! characters), so its cost is bounded by the pattern, itself short.
+//! characters), its steps counted: a search that would take more than
+//! [`MAX_STEPS`] gives up and says so.
+
+use std::cell::Cell;
 
 /// A compiled pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +52,9 @@ enum Atom {
     End,
 }
 
+/// The most steps one search may take.
+pub const MAX_STEPS: u32 = 100_000;
+
 /// The most repetitions a `{m,n}` may ask for.
 const MAX_REPEAT: u32 = 1000;
 
@@ -72,10 +78,18 @@ impl Regex {
     }
 
     /// Whether the pattern matches somewhere in `text`
-    /// (`std::regex_search`).
-    pub fn search(&self, text: &str) -> bool {
+    /// (`std::regex_search`); `None` when backtracking would take more
+    /// than [`MAX_STEPS`] steps (a pattern such as `(.|.)*x` doubles them
+    /// with each character), so that no pattern stalls the page.
+    pub fn search(&self, text: &str) -> Option<bool> {
         let t: Vec<char> = text.chars().collect();
-        (0..=t.len()).any(|start| match_alt(&self.alt, &t, start, &mut |_| true))
+        let steps = Cell::new(0u32);
+        let m = Matcher {
+            t: &t,
+            steps: &steps,
+        };
+        let found = (0..=t.len()).any(|start| m.alt(&self.alt, start, &mut |_| true));
+        (steps.get() <= MAX_STEPS).then_some(found)
     }
 }
 
@@ -284,44 +298,59 @@ impl Parser {
     }
 }
 
-/// Whether `alt` matches `t` from `at`, then `k` holds at the end.
-fn match_alt(alt: &Alt, t: &[char], at: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
-    alt.iter().any(|seq| match_seq(seq, t, at, k))
+/// A search over one text, counting its steps.
+struct Matcher<'a> {
+    t: &'a [char],
+    steps: &'a Cell<u32>,
 }
 
-fn match_seq(seq: &[Piece], t: &[char], at: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
-    let Some((first, rest)) = seq.split_first() else {
-        return k(at);
-    };
-    match_piece(first, 0, t, at, &mut |next| match_seq(rest, t, next, k))
-}
-
-/// `p` repeated from its `n`-th time on (greedy, backtracking).
-fn match_piece(p: &Piece, n: u32, t: &[char], at: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
-    let more = p.max.is_none_or(|m| n < m);
-    if more {
-        let again = match_atom(&p.atom, t, at, &mut |next| {
-            // An empty repetition past the least count ends the loop.
-            (next != at || n < p.min) && match_piece(p, n + 1, t, next, k)
-        });
-        if again {
-            return true;
-        }
+impl Matcher<'_> {
+    /// Whether `alt` matches from `at`, then `k` holds at the end (false
+    /// once the steps run out).
+    fn alt(&self, alt: &Alt, at: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
+        alt.iter().any(|seq| self.seq(seq, at, k))
     }
-    n >= p.min && k(at)
-}
 
-fn match_atom(a: &Atom, t: &[char], at: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
-    match a {
-        Atom::Char(c) => t.get(at) == Some(c) && k(at + 1),
-        Atom::Any => t.get(at).is_some_and(|&c| c != '\n') && k(at + 1),
-        Atom::Class(ranges, negated) => {
-            t.get(at)
-                .is_some_and(|&c| ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&c)) != *negated)
-                && k(at + 1)
+    fn seq(&self, seq: &[Piece], at: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
+        let Some((first, rest)) = seq.split_first() else {
+            return k(at);
+        };
+        self.piece(first, 0, at, &mut |next| self.seq(rest, next, k))
+    }
+
+    /// `p` repeated from its `n`-th time on (greedy, backtracking).
+    fn piece(&self, p: &Piece, n: u32, at: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
+        let more = p.max.is_none_or(|m| n < m);
+        if more {
+            let again = self.atom(&p.atom, at, &mut |next| {
+                // An empty repetition past the least count ends the loop.
+                (next != at || n < p.min) && self.piece(p, n + 1, next, k)
+            });
+            if again {
+                return true;
+            }
         }
-        Atom::Group(alt) => match_alt(alt, t, at, k),
-        Atom::Start => at == 0 && k(at),
-        Atom::End => at == t.len() && k(at),
+        n >= p.min && k(at)
+    }
+
+    fn atom(&self, a: &Atom, at: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
+        let steps = self.steps.get().saturating_add(1);
+        self.steps.set(steps);
+        if steps > MAX_STEPS {
+            return false;
+        }
+        let t = self.t;
+        match a {
+            Atom::Char(c) => t.get(at) == Some(c) && k(at + 1),
+            Atom::Any => t.get(at).is_some_and(|&c| c != '\n') && k(at + 1),
+            Atom::Class(ranges, negated) => {
+                t.get(at).is_some_and(|&c| {
+                    ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&c)) != *negated
+                }) && k(at + 1)
+            }
+            Atom::Group(alt) => self.alt(alt, at, k),
+            Atom::Start => at == 0 && k(at),
+            Atom::End => at == t.len() && k(at),
+        }
     }
 }

@@ -218,6 +218,7 @@ fn notice_messages() {
         "task=infer&engine=llamacpp&model=qwen3-30b-a3b&override_tensor=blk%5C.(0%7C2)%5C.ffn_.*_exps%3DCPU",
         "task=infer&engine=llamacpp&model=qwen3-30b-a3b&n_cpu_moe=2&override_tensor=blk%5C.4%5C.ffn_.*_exps%3DCPU",
         "task=infer&engine=llamacpp&model=qwen3-30b-a3b&override_tensor=output%3DCPU",
+        "task=infer&engine=llamacpp&model=qwen3-30b-a3b&override_tensor=(.%7C.)*z%3DCPU",
         "task=infer&engine=llamacpp&model=qwen3-30b-a3b&build=b5000&override_tensor=exps%3DCPU",
         "hub=Qwen3-8B",
         "hub=-Qwen/Qwen3-8B",

@@ -358,7 +358,16 @@ impl TensorOverrides {
     /// model without experts has no expert tensor to move.
     pub fn host_experts(text: &str, layers: u32, experts: bool) -> Result<(u32, u32), String> {
         let patterns = Self::patterns(text)?;
-        let hits = |name: &str| patterns.iter().any(|r| r.search(name));
+        let too_complex = std::cell::Cell::new(false);
+        let hits = |name: &str| {
+            !too_complex.get()
+                && patterns.iter().any(|r| {
+                    r.search(name).unwrap_or_else(|| {
+                        too_complex.set(true);
+                        false
+                    })
+                })
+        };
         if ["output.weight", "output_norm.weight"]
             .iter()
             .any(|n| hits(n))
@@ -371,6 +380,9 @@ impl TensorOverrides {
         let mut run: Option<(u32, u32)> = None;
         for il in 0..layers {
             let name = |t: &str| format!("blk.{il}.{t}.weight");
+            if too_complex.get() {
+                break;
+            }
             if OTHER_TENSORS.iter().any(|t| hits(&name(t))) {
                 return Err(format!("it moves tensors of layer {il} other than its routed experts: keep whole layers in host memory with n_gpu_layers"));
             }
@@ -388,6 +400,12 @@ impl TensorOverrides {
                     return Err("its layers are not one run, which vramfit does not model".into())
                 }
             };
+        }
+        if too_complex.get() {
+            return Err(format!(
+                "a pattern that backtracks past {} steps on a tensor's name: write it more simply",
+                crate::regex::MAX_STEPS
+            ));
         }
         Ok(run.unwrap_or((0, 0)))
     }
