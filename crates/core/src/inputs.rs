@@ -44,8 +44,36 @@ impl Batch {
 pub struct Overhead {
     /// CUDA context and kernels loaded at start-up, in MiB.
     pub cuda_ctx_mib: u32,
-    /// Caching-allocator reserve and fragmentation, % of allocated bytes.
-    pub reserve_pct: u8,
+    /// Caching-allocator reserve and fragmentation, % of allocated bytes
+    /// (`None`: the measured default for the allocator's settings,
+    /// [`Overhead::reserve`]).
+    pub reserve_pct: Option<u8>,
+    /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`: segments grow
+    /// in place instead of new ones being cut (`CUDACachingAllocator.cpp`,
+    /// `ExpandableSegment`).
+    pub expandable_segments: bool,
+}
+
+impl Overhead {
+    /// The reserve with plain segments: near the median least capacity
+    /// above the allocated peak, 4.1% (1.2 to 23%), of fourteen training
+    /// traces replayed through the allocator's port
+    /// (`scripts/measure/allocator/NOTES.md`).
+    pub const RESERVE_PLAIN: u8 = 5;
+    /// The reserve with expandable segments: every replayed run (fourteen
+    /// training traces, 0.2 to 1.9%; `generate` at batch 1 to 16, 0.1 to
+    /// 1.3%) completed within 2% above its allocated peak.
+    pub const RESERVE_EXPANDABLE: u8 = 2;
+
+    /// The reserve used: as given, else the measured one for the
+    /// allocator's settings.
+    pub const fn reserve(&self) -> u8 {
+        match self.reserve_pct {
+            Some(p) => p,
+            None if self.expandable_segments => Self::RESERVE_EXPANDABLE,
+            None => Self::RESERVE_PLAIN,
+        }
+    }
 }
 
 bounded!(

@@ -145,7 +145,8 @@ impl Default for Overhead {
     fn default() -> Self {
         Overhead {
             cuda_ctx_mib: 512,
-            reserve_pct: 5,
+            reserve_pct: None,
+            expandable_segments: false,
         }
     }
 }

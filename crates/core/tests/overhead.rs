@@ -39,3 +39,55 @@ fn the_default_context_covers_published_lazy_contexts() {
     // a 6.4 MB tensor (under 10 MiB: `kLargeBuffer`).
     assert_eq!(lazy[0].1, 287_047_680 - (20 << 20));
 }
+
+/// `expandable_segments`: the reserve above the allocated peak falls from
+/// 5% to 2% (`Overhead::RESERVE_*`, from the replays of
+/// `scripts/measure/allocator/NOTES.md`), a `reserve_pct` given wins over
+/// either, and the solver offers the setting with what it saves.
+#[test]
+fn expandable_segments_lowers_the_reserve() {
+    use vramfit_core::query::{decode_strict, RawQuery};
+    let run = |q: &str| {
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e = vramfit_core::Estimates::primary_of(&s).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        (s, e)
+    };
+    let base = "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=2&seq=2048&gpu=h100-sxm-80";
+    // The overhead above the allocated peak, less the 512 MiB context, in
+    // hundredths of a percent of the allocated peak.
+    let reserve = |rest: &str| {
+        let (_, e) = run(&format!("{base}{rest}"));
+        let alloc = e.peak_allocated_bytes.get();
+        let over = e.peak_total_bytes.get() - alloc - (512 << 20);
+        over * 10_000 / alloc
+    };
+    for (rest, pct) in [
+        ("", 500),
+        ("&expandable_segments=true", 200),
+        ("&expandable_segments=true&reserve_pct=7", 700),
+        ("&reserve_pct=0", 0),
+    ] {
+        let r = reserve(rest);
+        assert!(
+            r.abs_diff(pct) <= 1,
+            "{rest}: {r} hundredths of a percent, not {pct}"
+        );
+    }
+    let (s, e) = run(base);
+    let offered = vramfit_core::solve::suggestions(&s, e.peak_total_bytes)
+        .into_iter()
+        .find(|g| {
+            g.changes
+                .iter()
+                .any(|(k, _)| *k == vramfit_core::query::Key::ExpandableSegments)
+        })
+        .expect("offered");
+    assert!(offered.saves.get() > 0, "{offered:?}");
+    let (s, e) = run(&format!("{base}&expandable_segments=true"));
+    assert!(!vramfit_core::solve::suggestions(&s, e.peak_total_bytes)
+        .iter()
+        .any(|g| g
+            .changes
+            .iter()
+            .any(|(k, _)| *k == vramfit_core::query::Key::ExpandableSegments)));
+}

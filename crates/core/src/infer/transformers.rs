@@ -217,7 +217,7 @@ pub fn estimate(
     let run = g.run();
     let raw = raw_phases(a, &g, &run, &mut terms);
     let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
-    let pct = u128::from(overhead.reserve_pct);
+    let pct = u128::from(overhead.reserve());
     let mut high = 0u128;
     let mut phases = Vec::with_capacity(raw.len());
     for r in raw {
@@ -238,7 +238,7 @@ pub fn estimate(
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
     e.overhead = report::OverheadRule::ContextAndReserve {
         ctx_mib: overhead.cuda_ctx_mib,
-        reserve_pct: overhead.reserve_pct,
+        reserve_pct: overhead.reserve(),
     };
     e.served = Some(Box::new(Served {
         engine: Engine::Transformers.label().into(),

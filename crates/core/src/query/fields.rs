@@ -1567,14 +1567,27 @@ pub static FIELDS: &[Field] = &[
         group: Group::Overhead,
         tasks: Tasks::Both,
         label: "Allocator reserve (%)",
-        help: "What PyTorch's caching allocator holds above the live tensors at the peak, in percent.",
-        implied: |_| Overhead::default().reserve_pct.to_string(),
+        help: "What PyTorch's caching allocator needs above the live tensors at the peak, in percent. Left out: 5, near the median of fourteen training runs replayed through its rules (1.2 to 23%), or 2 with expandable segments (every run within 1.9%).",
+        implied: |s| s.overhead.reserve().to_string(),
         apply: |d, v| {
-            d.overhead.reserve_pct = count(v, 0, 100, |n| u8::try_from(n).ok())?;
+            d.overhead.reserve_pct = Some(count(v, 0, 100, |n| u8::try_from(n).ok())?);
             Ok(())
         },
-        write: |s| (s.overhead.reserve_pct != Overhead::default().reserve_pct)
-            .then(|| s.overhead.reserve_pct.to_string()),
+        write: |s| s.overhead.reserve_pct.map(|p| p.to_string()),
+    },
+    Field {
+        key: Key::ExpandableSegments,
+        kind: FieldKind::Toggle,
+        group: Group::Overhead,
+        tasks: Tasks::Both,
+        label: "expandable_segments (PYTORCH_CUDA_ALLOC_CONF)",
+        help: "PyTorch's caching allocator grows its segments in place instead of cutting new ones: less memory lost between blocks (the reserve's default falls from 5% to 2%).",
+        implied: |_| "false".into(),
+        apply: |d, v| {
+            d.overhead.expandable_segments = boolean(v)?;
+            Ok(())
+        },
+        write: |s| s.overhead.expandable_segments.then(|| "true".to_string()),
     },
     Field {
         key: Key::Gpu,

@@ -133,6 +133,7 @@ keys! {
     DsBuckets = "ds_buckets",
     CtxMib = "ctx_mib",
     ReservePct = "reserve_pct",
+    ExpandableSegments = "expandable_segments",
     Gpu = "gpu",
     CapacityGib = "capacity_gib",
     ProbeBytes = "probe_bytes",

@@ -168,6 +168,9 @@ pub(super) fn infer_candidates(s: &Scenario) -> Vec<Candidate> {
             if i.attn == Attn::Eager {
                 c.add("Use SDPA attention", "none", &[(Key::Attn, "sdpa")]);
             }
+            if let Some((label, cost, keys)) = super::expandable(s) {
+                c.add(label, cost, keys);
+            }
             let b = i.batch.get();
             if b >= 2 {
                 let half = (b / 2).to_string();

@@ -481,3 +481,22 @@ fn mid_sentence(label: &str) -> String {
         _ => label.to_string(),
     }
 }
+
+/// A change offered as words: its label, its cost and the keys it sets.
+pub(super) type Offer = (&'static str, &'static str, &'static [(Key, &'static str)]);
+
+/// PyTorch's caching allocator with expandable segments, where the run
+/// takes the measured reserve (not one the link gives): the reserve falls
+/// from [`Overhead::RESERVE_PLAIN`]% to [`Overhead::RESERVE_EXPANDABLE`]%
+/// of the allocated peak (`scripts/measure/allocator/NOTES.md`).
+///
+/// [`Overhead::RESERVE_PLAIN`]: crate::inputs::Overhead::RESERVE_PLAIN
+/// [`Overhead::RESERVE_EXPANDABLE`]: crate::inputs::Overhead::RESERVE_EXPANDABLE
+pub(super) fn expandable(s: &Scenario) -> Option<Offer> {
+    let o = &s.overhead;
+    (!o.expandable_segments && o.reserve_pct.is_none()).then_some((
+        "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        "none measured: PyTorch's allocator grows its segments in place, so less is lost between blocks (2% above the allocated peak instead of 5%)",
+        &[(Key::ExpandableSegments, "true")],
+    ))
+}

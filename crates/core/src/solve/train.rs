@@ -106,6 +106,9 @@ pub(super) fn train_candidates(s: &Scenario) -> Vec<Candidate> {
     if t.attn == crate::inputs::Attn::Eager {
         add("Use SDPA attention", "none", &[(Key::Attn, "sdpa")]);
     }
+    if let Some((label, cost, keys)) = super::expandable(s) {
+        add(label, cost, keys);
+    }
     if t.keep_outputs {
         add(
             "Drop the outputs before backward",

@@ -67,7 +67,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let mut e = Estimate::from_phases(Method::Vramfit, params, trainable, phases, b.terms);
     e.overhead = OverheadRule::ContextAndReserve {
         ctx_mib: s.overhead.cuda_ctx_mib,
-        reserve_pct: s.overhead.reserve_pct,
+        reserve_pct: s.overhead.reserve(),
     };
     e.caveats.extend(e.overhead.caveat().map(String::from));
     e.host_bytes = host_bytes;

@@ -599,7 +599,7 @@ fn with_overhead(
     overhead: &Overhead,
 ) -> Result<Vec<PhaseReport>, EstimateError> {
     let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
-    let pct = u128::from(overhead.reserve_pct);
+    let pct = u128::from(overhead.reserve());
     let mut high = 0u128;
     let mut out = Vec::with_capacity(raw.len());
     for (iteration, micro, phase, at, peak, end) in raw {
