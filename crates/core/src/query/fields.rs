@@ -1841,11 +1841,7 @@ fn tensor_split(v: &str) -> Result<TensorSplit, FieldError> {
     }
     let mut parts = Vec::new();
     for part in v.split([',', '/']).map(str::trim) {
-        let plain = !part.is_empty()
-            && part.chars().all(|c| c.is_ascii_digit() || c == '.')
-            && part.chars().filter(|&c| c == '.').count() <= 1
-            && part.chars().any(|c| c.is_ascii_digit());
-        let p = part.parse::<f32>().ok().filter(|_| plain).ok_or_else(|| {
+        let p = proportion(part).ok_or_else(|| {
             FieldError::Form(format!(
                 "not one proportion per GPU (`{}` is not a number): write 3,1 or 0.6,0.4",
                 echo(part)
@@ -1860,6 +1856,23 @@ fn tensor_split(v: &str) -> Result<TensorSplit, FieldError> {
             TensorSplit::MAX
         ))
     })
+}
+
+/// A plain decimal number (digits, at most one point; at most 15 digits)
+/// as the `float` `std::stof` reads: the quotient of two integers exact
+/// in `f64`, then rounded to `f32` (without the standard library's float
+/// parser and its tables, which would weigh on the page).
+fn proportion(part: &str) -> Option<f32> {
+    let (int, frac) = part.split_once('.').unwrap_or((part, ""));
+    let digits = int.len() + frac.len();
+    let plain = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if digits == 0 || digits > 15 || !plain(int) || !plain(frac) {
+        return None;
+    }
+    let mantissa = format!("{int}{frac}").parse::<u64>().ok()?;
+    let scale = 10u64.checked_pow(u32::try_from(frac.len()).ok()?)?;
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    Some((mantissa as f64 / scale as f64) as f32)
 }
 
 /// `true`/`false`, also `1`/`0`, `yes`/`no`, `on`/`off`.
