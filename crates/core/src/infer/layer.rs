@@ -1035,7 +1035,9 @@ impl Forward<'_> {
                 s.free(tv);
                 ([rl, ti, tw], dt)
             }
-            Router::Softmax => {
+            // Gemma 4's router is refused before any replay
+            // (`infer::estimate`): it stands with the plain softmax.
+            Router::Softmax | Router::Scaled => {
                 let rl = s.a(dt * t * e);
                 let rf = s.a(4 * t * e);
                 let sm = s.a(4 * t * e);

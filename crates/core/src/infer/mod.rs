@@ -24,10 +24,17 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let Some(&a) = s.arch else {
         return Err(EstimateError::NeedsArchitecture);
     };
-    let hybrid = a.family.spec().linear.is_some();
+    let spec = a.family.spec();
+    let hybrid = spec.linear.is_some();
+    let per_layer = spec.varies_by_layer();
     match s.infer.engine {
         Engine::Transformers | Engine::Vllm | Engine::Mlx if hybrid => {
             Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED))
+        }
+        Engine::Transformers | Engine::Vllm | Engine::Mlx | Engine::Llamacpp | Engine::Ollama
+            if per_layer =>
+        {
+            Err(EstimateError::NotModelled(PER_LAYER_NOT_MODELLED))
         }
         Engine::Transformers => transformers::estimate(&a, s.infer, s.overhead),
         Engine::Vllm => vllm::estimate(&a, s.infer, s.overhead, s.capacity.bytes()),
@@ -48,6 +55,12 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
 /// temporaries, vLLM's `MambaSpec` pages and the attention block size it
 /// raises to match them, MLX's `ArraysCache`.
 const HYBRID_NOT_MODELLED: &str = "this engine's memory for a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6, Qwen3-Next: a recurrent state per sequence beside the full-attention layers' cache) is not modelled yet: use engine=llamacpp";
+
+/// The refusal of an engine whose rules for Gemma 4's layers are not
+/// modelled yet: global layers with their own head width and key/value
+/// heads, layers that reuse earlier keys and values (no cache of their
+/// own), per-layer embeddings.
+const PER_LAYER_NOT_MODELLED: &str = "this engine's memory for Gemma 4 (global layers with their own head width and key/value heads, the last layers reusing earlier keys and values, per-layer embeddings) is not modelled yet";
 
 /// What must fit, by component: the peak's, or for an engine that takes
 /// more than it needs (vLLM's pool) the peak with the key/value cache it

@@ -7,7 +7,7 @@
 //! estimators convert once, checked, and name the inputs when a size does
 //! not fit.
 
-use super::family::{Family, KvHeads, Layout, Positions, Qkv, Shared};
+use super::family::{Family, KvHeads, Layout, Moe, Positions, Qkv, Shared, Sliding};
 use serde::Serialize;
 use std::fmt;
 
@@ -130,6 +130,30 @@ arch_nums! {
     LinearConv = "linear_conv", linear_conv, "DeltaNet convolution kernel",
         "Gated DeltaNet: the causal convolution's kernel (linear_conv_kernel_dim); its state keeps kernel - 1 steps.",
         0, 1 << 10;
+    SlidingPeriod = "sliding_period", sliding_period, "Sliding pattern period",
+        "Every n-th layer attends to every token and the others slide (layer_types; Gemma 3 and 4: 6, Gemma 4 E2B: 5); 0: the family's default.",
+        0, 1 << 14;
+    GlobalHeadDim = "global_head_dim", global_head_dim, "Global head dimension",
+        "Gemma 4: width of a full-attention layer's heads (global_head_dim); 0: head_dim.",
+        0, 1 << 20;
+    GlobalKvHeads = "global_kv_heads", global_kv_heads, "Global key/value heads",
+        "Gemma 4: a full-attention layer's key/value heads (num_global_key_value_heads, used with keys as values); 0: kv_heads.",
+        0, 1 << 14;
+    KEqV = "k_eq_v", k_eq_v, "Keys are values",
+        "Gemma 4: 1 when a full-attention layer's keys are also its values (attention_k_eq_v: no v_proj).",
+        0, 1;
+    KvSharedLayers = "kv_shared_layers", kv_shared_layers, "Layers sharing keys and values",
+        "Gemma 4: the last layers that reuse an earlier layer's keys and values (num_kv_shared_layers): no key/value projections or cache of their own.",
+        0, 1 << 14;
+    DoubleWide = "double_wide", double_wide, "Double-wide shared MLP",
+        "Gemma 4: 1 when the layers sharing keys and values have an MLP twice as wide (use_double_wide_mlp).",
+        0, 1;
+    PleDim = "ple_dim", ple_dim, "Per-layer embedding width",
+        "Gemma 4: width of each layer's slice of the per-layer embedding (hidden_size_per_layer_input); 0: none.",
+        0, 1 << 16;
+    PleVocab = "ple_vocab", ple_vocab, "Per-layer embedding vocabulary",
+        "Gemma 4: rows of the per-layer embedding table (vocab_size_per_layer_input).",
+        0, 1 << 24;
 }
 
 /// A decoder-only transformer, as its `config.json` describes it.
@@ -182,6 +206,22 @@ pub struct Architecture {
     pub linear_k_dim: u32,
     pub linear_v_dim: u32,
     pub linear_conv: u32,
+    /// Every `sliding_period`-th layer is full attention (0: the family's
+    /// rule).
+    pub sliding_period: u32,
+    /// Gemma 4's full-attention layers: their head width and key/value
+    /// heads (0: as the others), whether their keys are their values.
+    pub global_head_dim: u32,
+    pub global_kv_heads: u32,
+    pub k_eq_v: u32,
+    /// The last layers that reuse earlier keys and values, and whether
+    /// their MLP is twice as wide.
+    pub kv_shared_layers: u32,
+    pub double_wide: u32,
+    /// Per-layer embeddings: each layer's width (0: none) and the table's
+    /// rows.
+    pub ple_dim: u32,
+    pub ple_vocab: u32,
 }
 
 impl Architecture {
@@ -215,6 +255,14 @@ impl Architecture {
         linear_k_dim: 0,
         linear_v_dim: 0,
         linear_conv: 0,
+        sliding_period: 0,
+        global_head_dim: 0,
+        global_kv_heads: 0,
+        k_eq_v: 0,
+        kv_shared_layers: 0,
+        double_wide: 0,
+        ple_dim: 0,
+        ple_vocab: 0,
     };
 }
 
@@ -254,6 +302,10 @@ pub enum ArchError {
     LinearLayers { linear: u32, layers: u32 },
     /// Gated DeltaNet's value heads must be a multiple of its key heads.
     LinearHeads { k_heads: u32, v_heads: u32 },
+    /// Some layer must keep its own keys and values.
+    KvSharedLayers { shared: u32, layers: u32 },
+    /// The global key/value heads must divide the heads.
+    GlobalKvHeads { kv_heads: u32, heads: u32 },
     /// GPT-2 has no GQA.
     NoGqa {
         family: Family,
@@ -276,6 +328,8 @@ impl ArchError {
             ArchError::SlidingLayers { .. } => ArchNum::SlidingLayers,
             ArchError::LinearLayers { .. } => ArchNum::LinearLayers,
             ArchError::LinearHeads { .. } => ArchNum::LinearVHeads,
+            ArchError::KvSharedLayers { .. } => ArchNum::KvSharedLayers,
+            ArchError::GlobalKvHeads { .. } => ArchNum::GlobalKvHeads,
             ArchError::HeadsDoNotDivideHidden { .. } => ArchNum::Heads,
             ArchError::MultiQuery { .. }
             | ArchError::KvHeadsDoNotDivideHeads { .. }
@@ -330,6 +384,13 @@ impl fmt::Display for ArchError {
                 f,
                 "linear_v_heads ({v_heads}) must be a multiple of linear_k_heads ({k_heads})"
             ),
+            ArchError::KvSharedLayers { shared, layers } => write!(
+                f,
+                "kv_shared_layers ({shared}) must be less than layers ({layers}): the shared layers reuse an earlier layer's keys and values"
+            ),
+            ArchError::GlobalKvHeads { kv_heads, heads } => {
+                write!(f, "global_kv_heads ({kv_heads}) must divide heads ({heads})")
+            }
             ArchError::LearnedPositions { family } => write!(
                 f,
                 "{} learns a position table: positions must be at least 1",
@@ -422,19 +483,36 @@ impl Architecture {
         }
         // Numbers a family has (needed ≥ 1) and has not (must be 0).
         let moe = spec.moe.is_some();
+        // A family whose experts are optional needs their numbers only
+        // when it has experts.
+        let experts = self.moe().is_some();
         let shared = spec.moe.is_some_and(|m| m.shared != Shared::None);
         let latent = spec.qkv == Qkv::Latent;
         let linear = spec.linear.is_some();
+        let pattern = matches!(spec.sliding, Sliding::AllButEvery(_));
+        let (global, sharing, ple) = (
+            spec.global_attention,
+            spec.kv_sharing,
+            spec.per_layer_embeddings,
+        );
         for (num, has, needed) in [
+            (ArchNum::SlidingPeriod, pattern, false),
+            (ArchNum::GlobalHeadDim, global, false),
+            (ArchNum::GlobalKvHeads, global, false),
+            (ArchNum::KEqV, global, false),
+            (ArchNum::KvSharedLayers, sharing, false),
+            (ArchNum::DoubleWide, sharing, false),
+            (ArchNum::PleDim, ple, false),
+            (ArchNum::PleVocab, ple, ple && self.ple_dim > 0),
             (ArchNum::LinearLayers, linear, false),
             (ArchNum::LinearKHeads, linear, linear),
             (ArchNum::LinearVHeads, linear, linear),
             (ArchNum::LinearKDim, linear, linear),
             (ArchNum::LinearVDim, linear, linear),
             (ArchNum::LinearConv, linear, linear),
-            (ArchNum::Experts, moe, moe),
-            (ArchNum::ExpertsPerToken, moe, moe),
-            (ArchNum::MoeFfn, moe, moe),
+            (ArchNum::Experts, moe, experts),
+            (ArchNum::ExpertsPerToken, moe, experts),
+            (ArchNum::MoeFfn, moe, experts),
             (ArchNum::SharedExperts, shared, false),
             (ArchNum::DenseLayers, moe, false),
             (ArchNum::QLoraRank, latent, false),
@@ -478,6 +556,18 @@ impl Architecture {
                 v_heads: self.linear_v_heads,
             });
         }
+        if sharing && self.kv_shared_layers > 0 && self.kv_shared_layers >= self.layers {
+            return Err(ArchError::KvSharedLayers {
+                shared: self.kv_shared_layers,
+                layers: self.layers,
+            });
+        }
+        if self.global_kv_heads > 0 && !self.heads.is_multiple_of(self.global_kv_heads) {
+            return Err(ArchError::GlobalKvHeads {
+                kv_heads: self.global_kv_heads,
+                heads: self.heads,
+            });
+        }
         if self.dense_layers > self.layers {
             return Err(ArchError::DenseLayers {
                 dense: self.dense_layers,
@@ -512,15 +602,26 @@ impl Architecture {
         }
     }
 
-    /// Whether layer `l` attends within the sliding window: the family's
-    /// rule when the model has as many sliding layers as the rule gives,
-    /// else (a count set by hand or a config's own `layer_types`) the
-    /// first `sliding_layers` layers.
+    /// Which layers the window applies to: the family's rule, or every
+    /// `sliding_period`-th layer full when the model sets its own period.
+    pub fn sliding_rule(&self) -> Sliding {
+        match self.family.spec().sliding {
+            Sliding::AllButEvery(_) if self.sliding_period > 0 => {
+                Sliding::AllButEvery(self.sliding_period)
+            }
+            rule => rule,
+        }
+    }
+
+    /// Whether layer `l` attends within the sliding window: the rule
+    /// ([`Architecture::sliding_rule`]) when the model has as many sliding
+    /// layers as the rule gives, else (a count set by hand or a config's
+    /// own `layer_types`) the first `sliding_layers` layers.
     pub fn slides(&self, l: u32) -> bool {
         if self.sliding_window == 0 {
             return false;
         }
-        let rule = self.family.spec().sliding;
+        let rule = self.sliding_rule();
         if rule.count(self.layers) == self.sliding_layers {
             rule.slides(l)
         } else {
@@ -564,9 +665,71 @@ impl Architecture {
         (2 * key + value, value)
     }
 
+    /// The family's experts, when this model has them (a family whose
+    /// experts are optional, Gemma 4, has none with `experts` 0).
+    pub fn moe(&self) -> Option<Moe> {
+        self.family
+            .spec()
+            .moe
+            .filter(|m| !m.optional || self.experts > 0)
+    }
+
+    /// Whether layer `l` is a global (full-attention) layer with Gemma 4's
+    /// own geometry: not sliding, in a family with global layers.
+    pub fn global_at(&self, l: u32) -> bool {
+        self.family.spec().global_attention && !self.slides(l)
+    }
+
+    /// Whether layer `l` reuses an earlier layer's keys and values (one of
+    /// the last `kv_shared_layers`).
+    pub fn kv_shared_at(&self, l: u32) -> bool {
+        self.family.spec().kv_sharing
+            && l >= self.layers.saturating_sub(self.kv_shared_layers)
+            && self.kv_shared_layers > 0
+    }
+
+    /// Layer `l`'s attention: head width, key/value heads, and whether it
+    /// has a `v_proj` (Gemma 4's global layers with keys as values have
+    /// none). Source: transformers 5.23 `Gemma4TextConfig.__post_init__`
+    /// (`per_layer_config`: `head_dim = global_head_dim` on full layers,
+    /// `num_key_value_heads = num_global_key_value_heads` when
+    /// `attention_k_eq_v`), `Gemma4TextAttention.__init__`.
+    pub fn attention_at(&self, l: u32) -> LayerHeads {
+        let plain = LayerHeads {
+            head_dim: self.head_dim,
+            kv_heads: self.kv_heads,
+            v_proj: true,
+        };
+        if !self.global_at(l) {
+            return plain;
+        }
+        let k_eq_v = self.k_eq_v > 0;
+        LayerHeads {
+            head_dim: if self.global_head_dim > 0 {
+                self.global_head_dim
+            } else {
+                self.head_dim
+            },
+            kv_heads: if k_eq_v && self.global_kv_heads > 0 {
+                self.global_kv_heads
+            } else {
+                self.kv_heads
+            },
+            v_proj: !k_eq_v,
+        }
+    }
+
+    /// Layer `l`'s MLP width: `ffn`, twice it on a layer sharing keys and
+    /// values with `use_double_wide_mlp` (transformers 5.23
+    /// `Gemma4TextMLP.__init__`).
+    pub fn ffn_at(&self, l: u32) -> u64 {
+        let wide = self.double_wide > 0 && self.kv_shared_at(l);
+        u64::from(self.ffn) * if wide { 2 } else { 1 }
+    }
+
     /// Layer `l`'s kind (dense layers first, then MoE).
     pub fn kind_of(&self, l: u32) -> LayerKind {
-        if self.family.spec().moe.is_some() && l >= self.dense_layers {
+        if self.moe().is_some() && l >= self.dense_layers {
             LayerKind::Moe
         } else {
             LayerKind::Dense
@@ -576,7 +739,7 @@ impl Architecture {
     /// The layers, by kind: dense first, then MoE (a dense family has only
     /// dense ones).
     pub fn layer_kinds(&self) -> [(LayerKind, u64); 2] {
-        let moe = if self.family.spec().moe.is_some() {
+        let moe = if self.moe().is_some() {
             u64::from(self.layers - self.dense_layers.min(self.layers))
         } else {
             0
@@ -588,6 +751,28 @@ impl Architecture {
     }
 }
 
+/// One layer's attention heads (Gemma 4's global layers differ from the
+/// others; every layer of another family is the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerHeads {
+    pub head_dim: u32,
+    pub kv_heads: u32,
+    /// A `v_proj` of its own (not keys as values).
+    pub v_proj: bool,
+}
+
+impl LayerHeads {
+    /// Query width over `heads`.
+    pub fn q(&self, heads: u32) -> u64 {
+        u64::from(heads) * u64::from(self.head_dim)
+    }
+
+    /// Key (or value) width.
+    pub fn kv(&self) -> u64 {
+        u64::from(self.kv_heads) * u64::from(self.head_dim)
+    }
+}
+
 /// Dense layers (an MLP) and MoE layers (routed experts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayerKind {
@@ -596,11 +781,22 @@ pub enum LayerKind {
 }
 
 /// Architecture numbers that replace a preset's, one slot per [`ArchNum`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ArchOverrides {
     pub family: Option<Family>,
     pub tied: Option<bool>,
     nums: [Option<u32>; ArchNum::COUNT],
+}
+
+impl Default for ArchOverrides {
+    /// Nothing replaced.
+    fn default() -> Self {
+        ArchOverrides {
+            family: None,
+            tied: None,
+            nums: [None; ArchNum::COUNT],
+        }
+    }
 }
 
 impl ArchOverrides {
@@ -660,7 +856,11 @@ impl ArchOverrides {
                 a.dense_layers = a.dense_layers.min(a.layers);
             }
             if !given(ArchNum::SlidingLayers) && a.sliding_window > 0 {
-                a.sliding_layers = a.family.spec().sliding.count(a.layers);
+                a.sliding_layers = a.sliding_rule().count(a.layers);
+            }
+            if !given(ArchNum::KvSharedLayers) {
+                // At least one layer keeps its own keys and values.
+                a.kv_shared_layers = a.kv_shared_layers.min(a.layers.saturating_sub(1));
             }
             if !given(ArchNum::LinearLayers) {
                 a.linear_layers = a.family.spec().linear.map_or(0, |r| r.count(a.layers));

@@ -70,6 +70,12 @@ choice_enum! {
         Qwen35Text = "qwen3_5_text", "Qwen3.5 / 3.6 (hybrid)",
         /// Qwen3.5 / Qwen3.6 MoE (the text model of `qwen3_5_moe`).
         Qwen35MoeText = "qwen3_5_moe_text", "Qwen3.5 / 3.6 MoE (hybrid)",
+        /// Gemma 4 (the text model of `gemma4`): Gemma 3's layout with five
+        /// sliding layers to a global one whose heads are wider and may be
+        /// fewer with keys as values, the last layers reusing earlier
+        /// layers' keys and values, per-layer embeddings, and (26B-A4B)
+        /// experts beside the dense MLP.
+        Gemma4Text = "gemma4_text", "Gemma 4",
     }
 }
 
@@ -207,6 +213,11 @@ pub enum Router {
     SigmoidGrouped,
     /// gpt-oss: `linear` with a bias, top-k, softmax over the k.
     TopKSoftmax,
+    /// Gemma 4: the input RMS-normalised without a weight, times a learned
+    /// `scale` (h) and `h^-1/2`, `proj` (no bias), softmax in fp32, top-k
+    /// renormalised, times a learned `per_expert_scale` (E).
+    /// Source: transformers 5.23 `Gemma4TextRouter`.
+    Scaled,
 }
 
 /// A mixture-of-experts layer.
@@ -243,6 +254,14 @@ pub struct Moe {
     /// MoE layer's router logits: Mixtral, Qwen-MoE, gpt-oss; DeepSeek's
     /// models have none (measured: nothing more is kept).
     pub aux_loss: bool,
+    /// A dense MLP of `ffn` runs beside the experts in every MoE layer, on
+    /// the same input, each output normalised before they are added
+    /// (Gemma 4 26B-A4B: `mlp`, then `router` and `experts` with three more
+    /// norms, `Gemma4TextDecoderLayer.__init__`).
+    pub dense_beside: bool,
+    /// The family's models may have no experts at all (Gemma 4's
+    /// `enable_moe_block`): with `experts` 0 every layer is dense.
+    pub optional: bool,
 }
 
 /// A mixture of experts' shared expert.
@@ -571,6 +590,30 @@ pub struct Spec {
     /// Gated DeltaNet layers beside full attention (a hybrid); `None`:
     /// every layer is full or sliding attention.
     pub linear: Option<Linear>,
+    /// Full-attention ("global") layers may have heads of their own width
+    /// (`global_head_dim`), their own key/value head count
+    /// (`num_global_key_value_heads`, applied with `attention_k_eq_v`) and
+    /// keys that are also the values (no `v_proj`); every layer has an
+    /// unweighted RMSNorm on its values (`v_norm`).
+    /// Source: transformers 5.23 `Gemma4TextConfig.__post_init__`
+    /// (`per_layer_config`), `Gemma4TextAttention.__init__`.
+    pub global_attention: bool,
+    /// The last `kv_shared_layers` layers reuse the keys and values of the
+    /// last earlier layer of their kind: no `k_proj`, `v_proj`, `k_norm` of
+    /// their own and no cache; with `use_double_wide_mlp` their MLP is
+    /// twice as wide. Source: transformers 5.23
+    /// `Gemma4TextConfig.kv_sharing_modes`, `Gemma4TextAttention.__init__`
+    /// ("Layers sharing kv states don't need any weight matrices"),
+    /// `Gemma4TextMLP.__init__`.
+    pub kv_sharing: bool,
+    /// Per-layer embeddings (`hidden_size_per_layer_input` > 0): a table of
+    /// `vocab_size_per_layer_input × (layers · p)` and a projection `h →
+    /// layers · p` with its norm after the final norm, and in each layer a
+    /// gate `h → p`, a projection `p → h` and a norm. Source: transformers
+    /// 5.23 `Gemma4TextModel.__init__`, `Gemma4TextDecoderLayer.__init__`.
+    pub per_layer_embeddings: bool,
+    /// A one-element `layer_scalar` buffer in every layer (Gemma 4).
+    pub layer_scalar: bool,
 }
 
 const LLAMA: Spec = Spec {
@@ -599,6 +642,10 @@ const LLAMA: Spec = Spec {
     mask_buffer: false,
     attn_gate: false,
     linear: None,
+    global_attention: false,
+    kv_sharing: false,
+    per_layer_embeddings: false,
+    layer_scalar: false,
 };
 
 /// Qwen3-Next and Qwen3.5: zero-centred RMSNorms (`(1 + weight)`, in fp32)
@@ -663,6 +710,8 @@ const MOE: Moe = Moe {
     weights_in_logits_dtype: false,
     peft_experts: true,
     aux_loss: true,
+    dense_beside: false,
+    optional: false,
 };
 
 /// gpt-oss: clamped SwiGLU experts with biases, attention sinks, every
@@ -682,6 +731,8 @@ const GPT_OSS: Spec = Spec {
         weights_in_logits_dtype: true,
         peft_experts: false,
         aux_loss: true,
+        dense_beside: false,
+        optional: false,
     }),
     sliding: Sliding::EveryOther,
     legacy: GPT_OSS_LEGACY,
@@ -710,6 +761,52 @@ const QWEN35_MOE: Spec = Spec {
     legacy: QWEN3_MOE_LEGACY,
     ..QWEN_HYBRID
 };
+
+/// Gemma 4: Gemma 3's sandwich norms, per-head q/k norms, GeGLU and
+/// scaled embedding, final-logit softcapping (30), sliding layers five to
+/// one (`layer_types`; E2B four to one), local and global RoPE tables,
+/// and what [`Spec::global_attention`], [`Spec::kv_sharing`] and
+/// [`Spec::per_layer_embeddings`] describe. The 26B-A4B's experts sit
+/// beside the dense MLP with Gemma 4's own router. No transformers 4
+/// release has `gemma4` (it came in 5.5): Qwen3-MoE's 4.57 loop stands for
+/// its experts, and nothing reads it while training Gemma 4 is refused.
+/// Source: transformers 5.23 `models/gemma4/modeling_gemma4.py`
+/// (`Gemma4TextModel`, `Gemma4TextDecoderLayer`, `Gemma4TextRouter`,
+/// `Gemma4TextExperts`).
+const GEMMA4: Spec = Spec {
+    norm_place: NormPlace::Sandwich,
+    qk_norm: QkNorm::PerHead,
+    embed_scale: EmbedScale::Buffer,
+    final_softcap: true,
+    rope_tables: 2,
+    sliding: Sliding::AllButEvery(6),
+    moe: Some(Moe {
+        router: Router::Scaled,
+        router_first: true,
+        weights_in_logits_dtype: false,
+        peft_experts: false,
+        aux_loss: false,
+        dense_beside: true,
+        optional: true,
+        ..MOE
+    }),
+    legacy: QWEN3_MOE_LEGACY,
+    global_attention: true,
+    kv_sharing: true,
+    per_layer_embeddings: true,
+    layer_scalar: true,
+    ..GEMMA
+};
+
+impl Spec {
+    /// Whether the family's layers differ in their attention, their keys
+    /// and values or their inputs ([`Spec::global_attention`],
+    /// [`Spec::kv_sharing`], [`Spec::per_layer_embeddings`]: Gemma 4): a
+    /// workload that has not written its rules for them refuses it.
+    pub const fn varies_by_layer(self) -> bool {
+        self.global_attention || self.kv_sharing || self.per_layer_embeddings
+    }
+}
 
 impl Family {
     /// The family a decoder of a `model_type` vramfit does not know is read
@@ -853,6 +950,7 @@ impl Family {
             Family::Qwen3Next => QWEN3_NEXT,
             Family::Qwen35Text => QWEN_HYBRID,
             Family::Qwen35MoeText => QWEN35_MOE,
+            Family::Gemma4Text => GEMMA4,
         }
     }
 }

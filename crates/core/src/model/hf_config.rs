@@ -247,6 +247,15 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("linear_num_value_heads", Neutral::Off),
     ("full_attention_interval", Neutral::Off),
     ("attn_output_gate", Neutral::Off),
+    // Gemma 4: global layers' own geometry, keys as values, layers that
+    // reuse keys and values, per-layer embeddings, experts beside the MLP.
+    ("global_head_dim", Neutral::Off),
+    ("num_global_key_value_heads", Neutral::Off),
+    ("attention_k_eq_v", Neutral::Off),
+    ("num_kv_shared_layers", Neutral::Off),
+    ("use_double_wide_mlp", Neutral::Off),
+    ("hidden_size_per_layer_input", Neutral::Off),
+    ("enable_moe_block", Neutral::Off),
     // transformers' per-expert Python loop keeps more than the default
     // grouped_mm (measured: tiny-*-eager-experts rows in families.jsonl).
     ("experts_implementation", Neutral::Text("grouped_mm")),
@@ -429,6 +438,26 @@ const DEEPSEEK: Nums = &[
     (ArchNum::VHeadDim, &["v_head_dim"], Default::Required),
 ];
 
+/// Gemma 4: the global layers' key/value heads and the layers sharing
+/// keys and values; the global head width, the per-layer embeddings and
+/// the experts are derived ([`gemma4`]), as their defaults and switches
+/// are transformers'.
+const GEMMA4: Nums = &[
+    (
+        ArchNum::GlobalKvHeads,
+        &["num_global_key_value_heads"],
+        Default::Zero,
+    ),
+    (
+        ArchNum::KvSharedLayers,
+        &["num_kv_shared_layers"],
+        Default::Zero,
+    ),
+    (ArchNum::Experts, &["num_experts"], Default::Zero),
+    (ArchNum::ExpertsPerToken, &["top_k_experts"], Default::Zero),
+    (ArchNum::MoeFfn, &["moe_intermediate_size"], Default::Zero),
+];
+
 impl Reader {
     /// Every number with its config keys: the dense table's, replaced by
     /// the family's own where it has them, then the family's others.
@@ -558,7 +587,72 @@ fn reader(family: Family) -> Reader {
             derive: hybrid_moe,
             ..plain(QWEN35_MOE)
         },
+        Family::Gemma4Text => Reader {
+            tolerated: GEMMA4_TOLERATED,
+            derive: gemma4,
+            ..plain(GEMMA4)
+        },
     }
+}
+
+/// What Gemma 4's config says that [`gemma4`] reads.
+const GEMMA4_TOLERATED: &[&str] = &[
+    "global_head_dim",
+    "attention_k_eq_v",
+    "use_double_wide_mlp",
+    "hidden_size_per_layer_input",
+    "enable_moe_block",
+];
+
+/// Gemma 4's numbers written as transformers 5.23 reads them
+/// (`Gemma4TextConfig`): `global_head_dim` (512 when absent, popped in
+/// `__post_init__`); the global key/value heads only with
+/// `attention_k_eq_v` (`per_layer_config`); the per-layer embeddings of
+/// `hidden_size_per_layer_input` (256 when absent, none when null or 0)
+/// over `vocab_size_per_layer_input` (262144 when absent); the experts
+/// only with `enable_moe_block`; the period of `layer_types` (every n-th
+/// layer full; the default pattern is 6).
+fn gemma4(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let global = uint(obj, "global_head_dim")?.unwrap_or(512);
+    a.global_head_dim = checked(ArchNum::GlobalHeadDim, "global_head_dim", global)?;
+    let k_eq_v = boolean(obj, "attention_k_eq_v")?.unwrap_or(false);
+    a.k_eq_v = u32::from(k_eq_v);
+    if !k_eq_v {
+        a.global_kv_heads = 0;
+    }
+    a.double_wide = u32::from(boolean(obj, "use_double_wide_mlp")?.unwrap_or(false));
+    let field = "hidden_size_per_layer_input";
+    let ple = match obj.get(field) {
+        None => 256,
+        Some(Value::Null) => 0,
+        Some(_) => uint(obj, field)?.unwrap_or(0),
+    };
+    a.ple_dim = checked(ArchNum::PleDim, field, ple)?;
+    a.ple_vocab = if ple > 0 {
+        let rows = uint(obj, "vocab_size_per_layer_input")?.unwrap_or(262_144);
+        checked(ArchNum::PleVocab, "vocab_size_per_layer_input", rows)?
+    } else {
+        0
+    };
+    if !boolean(obj, "enable_moe_block")?.unwrap_or(false) {
+        a.experts = 0;
+        a.experts_per_token = 0;
+        a.moe_ffn = 0;
+    }
+    if let Some(Value::Array(types)) = obj.get("layer_types") {
+        let full = |t: &Value| t.as_str() == Some("full_attention");
+        let period = types.iter().position(full).map_or(0, |i| i + 1);
+        let periodic = period > 0
+            && types.len() == a.layers as usize
+            && types
+                .iter()
+                .enumerate()
+                .all(|(i, t)| full(t) == (i + 1).is_multiple_of(period));
+        if periodic && period != 6 {
+            a.sliding_period = checked(ArchNum::SlidingPeriod, "layer_types", period as u64)?;
+        }
+    }
+    Ok(())
 }
 
 /// What a hybrid's config says that vramfit reads elsewhere or that leaves
@@ -740,7 +834,17 @@ pub fn read_as(text: &str, reading: Reading) -> Result<ModelConfig, ConfigError>
         }
         _ => &top,
     };
+    let nested = !std::ptr::eq(obj, &top);
     let model_type = match obj.get("model_type").or_else(|| top.get("model_type")) {
+        // A multimodal config's text model named by its wrapper
+        // (`gemma4` → `gemma4_text`) when its `text_config` names none.
+        Some(Value::String(s))
+            if nested
+                && !obj.contains_key("model_type")
+                && Family::from_key(&format!("{s}_text")).is_some() =>
+        {
+            quote(&format!("{s}_text"))
+        }
         Some(Value::String(s)) if !s.trim().is_empty() => quote(s),
         // A blank name names nothing: read as a config without one.
         Some(Value::String(_)) | None | Some(Value::Null) => "unknown".into(),

@@ -18,7 +18,7 @@ pub mod presets;
 pub mod tensors;
 pub mod weights;
 
-pub use arch::{ArchError, ArchNum, ArchOverrides, Architecture, LayerKind};
+pub use arch::{ArchError, ArchNum, ArchOverrides, Architecture, LayerHeads, LayerKind};
 pub use attention::{KvGeometry, Latent, LayerAttention};
 pub use family::{Family, Spec};
 pub use module::{Module, ModuleKind, ModuleName, Proj};

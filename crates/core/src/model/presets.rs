@@ -70,6 +70,39 @@ use Family::{
     Olmo2, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next,
 };
 
+/// What every Gemma 4 shares: a 262,144-token vocabulary, tied, heads of
+/// 256 on the sliding layers and 512 on the global ones, final-logit
+/// softcapping. Source: the published `config.json`s' `text_config`
+/// (`tests/fixtures/hf_configs/gemma4-*.json`).
+const GEMMA4: Architecture = Architecture {
+    family: Family::Gemma4Text,
+    head_dim: 256,
+    global_head_dim: 512,
+    vocab: 262_144,
+    tied: true,
+    ..Architecture::BLANK
+};
+
+/// Gemma 4's E-models: a window of 512, per-layer embeddings of 256 over
+/// the whole vocabulary, the last layers reusing keys and values, 128K
+/// positions.
+const GEMMA4_E: Architecture = Architecture {
+    sliding_window: 512,
+    ple_dim: 256,
+    ple_vocab: 262_144,
+    positions: 131_072,
+    ..GEMMA4
+};
+
+/// Gemma 4 26B-A4B and 31B: a window of 1024, global layers with fewer
+/// key/value heads that are keys and values at once, 256K positions.
+const GEMMA4_LARGE: Architecture = Architecture {
+    sliding_window: 1024,
+    k_eq_v: 1,
+    positions: 262_144,
+    ..GEMMA4
+};
+
 /// Qwen3.6 27B (the same text model as Qwen3.5 27B): 64 layers, a gated
 /// full-attention layer every fourth, 48 Gated DeltaNet layers of 16 key
 /// and 48 value heads of 128. Source: the published `config.json`'s
@@ -923,6 +956,89 @@ pub const PRESETS: &[Preset] = &[
         // 5.23, meta device (759 tensors, `mtp.*` not loaded); the model
         // card says 80B.
         published_params: 79_674_391_296,
+    },
+    Preset {
+        id: "gemma4-e2b",
+        name: "Gemma 4 E2B",
+        repo: "google/gemma-4-E2B-it",
+        arch: Architecture {
+            hidden: 1536,
+            layers: 35,
+            heads: 8,
+            kv_heads: 1,
+            ffn: 6144,
+            // Four sliding layers to a global one (`layer_types`).
+            sliding_layers: 28,
+            sliding_period: 5,
+            kv_shared_layers: 20,
+            double_wide: 1,
+            ..GEMMA4_E
+        },
+        // The text model as transformers 5.23 builds it
+        // (`Gemma4ForCausalLM(config.text_config).num_parameters()`, meta
+        // device, 505 tensors: `scripts/measure/gemma4/params.txt`); the
+        // checkpoint also stores the shared layers' k/v projections,
+        // which transformers does not load, and the model card's 5.1B
+        // counts the vision and audio encoders.
+        published_params: 4_628_569_344,
+    },
+    Preset {
+        id: "gemma4-e4b",
+        name: "Gemma 4 E4B",
+        repo: "google/gemma-4-E4B-it",
+        arch: Architecture {
+            hidden: 2560,
+            layers: 42,
+            heads: 8,
+            kv_heads: 2,
+            ffn: 10240,
+            sliding_layers: 35,
+            kv_shared_layers: 18,
+            ..GEMMA4_E
+        },
+        // `Gemma4ForCausalLM(text_config).num_parameters()`, transformers
+        // 5.23, meta device (623 tensors); the model card says 8B with the
+        // encoders.
+        published_params: 7_463_013_376,
+    },
+    Preset {
+        id: "gemma4-26b-a4b",
+        name: "Gemma 4 26B-A4B (MoE)",
+        repo: "google/gemma-4-26B-A4B-it",
+        arch: Architecture {
+            hidden: 2816,
+            layers: 30,
+            heads: 16,
+            kv_heads: 8,
+            global_kv_heads: 2,
+            ffn: 2112,
+            experts: 128,
+            experts_per_token: 8,
+            moe_ffn: 704,
+            sliding_layers: 25,
+            ..GEMMA4_LARGE
+        },
+        // `Gemma4ForCausalLM(text_config).num_parameters()`, transformers
+        // 5.23, meta device (627 tensors); the model card says 25.2B.
+        published_params: 25_233_141_760,
+    },
+    Preset {
+        id: "gemma4-31b",
+        name: "Gemma 4 31B",
+        repo: "google/gemma-4-31B-it",
+        arch: Architecture {
+            hidden: 5376,
+            layers: 60,
+            heads: 32,
+            kv_heads: 16,
+            global_kv_heads: 4,
+            ffn: 21504,
+            sliding_layers: 50,
+            ..GEMMA4_LARGE
+        },
+        // `Gemma4ForCausalLM(text_config).num_parameters()`, transformers
+        // 5.23, meta device (772 tensors); the model card says 30.7B.
+        published_params: 30_697_345_280,
     },
     Preset {
         id: "deepseek-v2-lite",

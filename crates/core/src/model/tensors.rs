@@ -4,7 +4,7 @@
 //! module, the buffers. Training (optimizer state, LoRA's adapters) and
 //! inference (weights in a format) read this one walk.
 
-use super::arch::{Architecture, LayerKind};
+use super::arch::{Architecture, LayerHeads, LayerKind};
 use super::family::{
     AttnBias, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared,
 };
@@ -158,6 +158,16 @@ impl ParamTensor {
     }
 }
 
+/// One decoder layer's build where a family's layers differ (Gemma 4):
+/// its attention heads, whether it projects keys and values of its own,
+/// its MLP width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LayerClass {
+    heads: LayerHeads,
+    own_kv: bool,
+    ffn: u64,
+}
+
 /// How a mixture of experts' routed experts are held: stacked in 3-D
 /// parameters (transformers 5), or one `nn.Linear` per expert and
 /// projection (transformers 4, where the family describes it:
@@ -259,15 +269,86 @@ impl Architecture {
         for (kind, count) in self.layer_kinds() {
             let hi = lo.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
             if count > 0 {
-                let linear = u64::from(self.linear_in(lo, hi));
-                self.layer_tensors(kind, (count - linear, linear), experts, f);
+                for (class, n) in self.classes_in(lo, hi) {
+                    if n == 0 {
+                        continue;
+                    }
+                    let linear = if class == self.class_at(lo) {
+                        u64::from(self.linear_in(lo, hi))
+                    } else {
+                        0
+                    };
+                    self.layer_tensors(kind, (n - linear, linear), class, experts, f);
+                }
             }
             lo = hi;
         }
         f(Place::After, &norm("norm", h));
+        self.per_layer_embedding_tensors(f);
         if !self.tied {
             f(Place::After, &ParamTensor::new("lm_head", v, h, Role::Head));
         }
+    }
+
+    /// The per-layer embeddings' model-level tensors, registered after the
+    /// final norm: the table `vocab_size_per_layer_input × (layers · p)`,
+    /// the projection `h → layers · p` and its norm over `p`.
+    /// Source: transformers 5.23 `Gemma4TextModel.__init__`
+    /// (`embed_tokens_per_layer`, `per_layer_model_projection`,
+    /// `per_layer_projection_norm`).
+    fn per_layer_embedding_tensors(&self, f: &mut dyn FnMut(Place, &ParamTensor)) {
+        if !self.family.spec().per_layer_embeddings || self.ple_dim == 0 {
+            return;
+        }
+        let (h, p) = (u64::from(self.hidden), u64::from(self.ple_dim));
+        let all = u64::from(self.layers) * p;
+        let table = u64::from(self.ple_vocab);
+        f(
+            Place::After,
+            &ParamTensor::new("embed_tokens_per_layer", table, all, Role::Embedding),
+        );
+        f(
+            Place::After,
+            &ParamTensor::new("per_layer_model_projection", all, h, Role::Mlp),
+        );
+        f(Place::After, &self.norm("per_layer_projection_norm", p));
+    }
+
+    /// Layer `l`'s build: its attention heads, whether it has keys and
+    /// values of its own, its MLP width.
+    fn class_at(&self, l: u32) -> LayerClass {
+        LayerClass {
+            heads: self.attention_at(l),
+            own_kv: !self.kv_shared_at(l),
+            ffn: self.ffn_at(l),
+        }
+    }
+
+    /// The layers `lo..hi` by build: one build for a family whose layers
+    /// are all alike; Gemma 4's sliding and global layers, with and
+    /// without keys of their own, counted layer by layer.
+    fn classes_in(&self, lo: u32, hi: u32) -> [(LayerClass, u64); 4] {
+        let first = self.class_at(lo);
+        let mut out = [(first, 0u64); 4];
+        let spec = self.family.spec();
+        if !spec.global_attention && !spec.kv_sharing {
+            out[0].1 = u64::from(hi.saturating_sub(lo));
+            return out;
+        }
+        let mut used = 0;
+        for l in lo..hi {
+            let c = self.class_at(l);
+            match out[..used].iter().position(|(k, _)| *k == c) {
+                Some(i) => out[i].1 += 1,
+                None if used < out.len() => {
+                    out[used] = (c, 1);
+                    used += 1;
+                }
+                // Four builds at most: sliding or global, shared or not.
+                None => {}
+            }
+        }
+        out
     }
 
     /// A norm's weight (and bias, for LayerNorm) over `width`.
@@ -290,6 +371,7 @@ impl Architecture {
         &self,
         kind: LayerKind,
         (full, linear): (u64, u64),
+        class: LayerClass,
         experts: ExpertLayout,
         f: &mut dyn FnMut(Place, &ParamTensor),
     ) {
@@ -308,21 +390,29 @@ impl Architecture {
         }
         if full > 0 {
             let mut put = |t: ParamTensor| f(Place::Layers { count: full }, &t);
-            self.full_attention_tensors(&mut put);
+            self.full_attention_tensors(class, &mut put);
         }
         let mut put = |t: ParamTensor| f(at, &t);
         if gpt2 {
             put(self.norm("ln_2", h));
         }
-        // The MLP, or the experts.
+        // The MLP, or the experts (with Gemma 4's dense MLP beside them).
         match (kind, spec.moe) {
-            (LayerKind::Moe, Some(moe)) => self.moe_tensors(moe, experts, &mut put),
+            (LayerKind::Moe, Some(moe)) => {
+                if moe.dense_beside {
+                    for t in self.mlp_tensors(class.ffn).into_iter().flatten() {
+                        put(t);
+                    }
+                }
+                self.moe_tensors(moe, experts, &mut put);
+            }
             (LayerKind::Dense, _) | (LayerKind::Moe, None) => {
-                for t in self.mlp_tensors(u64::from(self.ffn)).into_iter().flatten() {
+                for t in self.mlp_tensors(class.ffn).into_iter().flatten() {
                     put(t);
                 }
             }
         }
+        self.layer_extras(kind, &mut put);
         match spec.norm_place {
             NormPlace::Pre if gpt2 => {}
             NormPlace::Pre => {
@@ -339,6 +429,30 @@ impl Architecture {
                 put(self.norm("post_attention_layernorm", h));
                 put(self.norm("post_feedforward_layernorm", h));
             }
+        }
+    }
+
+    /// What a Gemma 4 layer registers after its norms: the per-layer
+    /// embedding's gate `h → p`, projection `p → h` and norm, then an MoE
+    /// layer's three more norms (after the dense MLP, after the experts,
+    /// before the experts). Source: transformers 5.23
+    /// `Gemma4TextDecoderLayer.__init__` (`per_layer_input_gate`,
+    /// `per_layer_projection`, `post_per_layer_input_norm`,
+    /// `post_feedforward_layernorm_1`, `post_feedforward_layernorm_2`,
+    /// `pre_feedforward_layernorm_2`).
+    fn layer_extras(&self, kind: LayerKind, put: &mut dyn FnMut(ParamTensor)) {
+        let spec = self.family.spec();
+        let h = u64::from(self.hidden);
+        if spec.per_layer_embeddings && self.ple_dim > 0 {
+            let p = u64::from(self.ple_dim);
+            put(ParamTensor::new("per_layer_input_gate", p, h, Role::Mlp));
+            put(ParamTensor::new("per_layer_projection", h, p, Role::Mlp));
+            put(self.norm("post_per_layer_input_norm", h));
+        }
+        if kind == LayerKind::Moe && spec.moe.is_some_and(|m| m.dense_beside) {
+            put(self.norm("post_feedforward_layernorm_1", h));
+            put(self.norm("post_feedforward_layernorm_2", h));
+            put(self.norm("pre_feedforward_layernorm_2", h));
         }
     }
 
@@ -385,15 +499,19 @@ impl Architecture {
 
     /// A full-attention layer's own tensors: the projections, the q/k
     /// norms, the sinks.
-    fn full_attention_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+    fn full_attention_tensors(&self, class: LayerClass, put: &mut dyn FnMut(ParamTensor)) {
         let spec = self.family.spec();
-        self.attention_tensors(put);
+        self.attention_tensors(class, put);
         match spec.qk_norm {
             QkNorm::None => {}
             QkNorm::PerHead => {
-                let hd = u64::from(self.head_dim);
+                // A layer reusing keys has no key norm (Gemma 4); a value
+                // norm without a weight has no parameter.
+                let hd = u64::from(class.heads.head_dim);
                 put(self.norm("q_norm", hd));
-                put(self.norm("k_norm", hd));
+                if class.own_kv {
+                    put(self.norm("k_norm", hd));
+                }
             }
             QkNorm::Whole => {
                 put(self.norm("q_norm", self.q_dim()));
@@ -411,20 +529,28 @@ impl Architecture {
     }
 
     /// A layer's attention projections, in registration order.
-    fn attention_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+    /// Gemma 4's layers differ ([`LayerClass`]): a global layer's heads
+    /// are wider (and its keys may be its values: no `v_proj`), a layer
+    /// reusing keys and values has neither `k_proj` nor `v_proj`.
+    fn attention_tensors(&self, class: LayerClass, put: &mut dyn FnMut(ParamTensor)) {
         let spec = self.family.spec();
         let h = u64::from(self.hidden);
         let (q, kv, o) = (self.q_dim(), self.kv_dim(), self.o_dim());
         let qkv_bias = spec.attn_bias != AttnBias::None;
         let o_bias = spec.attn_bias == AttnBias::All;
-        // Gated attention's q_proj also makes the gate.
-        let q_out = if spec.attn_gate { 2 * q } else { q };
         match spec.qkv {
             Qkv::Separate => {
+                let (q, kv) = (class.heads.q(self.heads), class.heads.kv());
+                // Gated attention's q_proj also makes the gate.
+                let q_out = if spec.attn_gate { 2 * q } else { q };
                 put(self.lin(ModuleName::QProj, q_out, h, qkv_bias));
-                put(self.lin(ModuleName::KProj, kv, h, qkv_bias));
-                put(self.lin(ModuleName::VProj, kv, h, qkv_bias));
-                put(self.lin(ModuleName::OProj, h, o, o_bias));
+                if class.own_kv {
+                    put(self.lin(ModuleName::KProj, kv, h, qkv_bias));
+                    if class.heads.v_proj {
+                        put(self.lin(ModuleName::VProj, kv, h, qkv_bias));
+                    }
+                }
+                put(self.lin(ModuleName::OProj, h, q, o_bias));
             }
             Qkv::Fused if spec.layout == Layout::Gpt2 => {
                 put(self.lin(ModuleName::CAttn, q + 2 * kv, h, qkv_bias));
@@ -476,6 +602,18 @@ impl Architecture {
             module: Some(ModuleName::Router),
             ..ParamTensor::new(ModuleName::Router.text(), e, h, Role::Router)
         };
+        if moe.router == Router::Scaled {
+            // `Gemma4TextRouter`: `scale` (h) and `per_expert_scale` (E)
+            // before its `proj`, which is registered first of the layer's
+            // MoE modules.
+            put(ParamTensor::new("router.scale", h, 1, Role::Router));
+            put(ParamTensor::new(
+                "router.per_expert_scale",
+                e,
+                1,
+                Role::Router,
+            ));
+        }
         let stacked = |name: ModuleName, rows, cols| ParamTensor {
             stack: e,
             proj: self.family.module(name).proj,
@@ -575,6 +713,7 @@ impl Architecture {
         self.layer_tensors(
             kind,
             (1 - linear, linear),
+            self.class_at(0),
             experts,
             &mut |_, t: &ParamTensor| f(t),
         );
@@ -586,13 +725,16 @@ impl Architecture {
     pub fn layer_params(&self) -> [u128; 2] {
         let all_linear = self.linear_layers >= self.layers;
         let one = if all_linear { (0, 1) } else { (1, 0) };
+        let mut lo = 0u32;
         self.layer_kinds().map(|(kind, count)| {
             let mut n = 0u128;
             if count > 0 {
-                self.layer_tensors(kind, one, ExpertLayout::Stacked, &mut |_, t| {
+                let class = self.class_at(lo);
+                self.layer_tensors(kind, one, class, ExpertLayout::Stacked, &mut |_, t| {
                     n += t.elems();
                 });
             }
+            lo = lo.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
             n
         })
     }
@@ -699,7 +841,8 @@ impl Architecture {
             Some(Router::SigmoidGrouped) => {
                 self.layer_kinds()[1].1 * u64::from(self.experts) * param_bytes
             }
-            Some(Router::Softmax | Router::SoftmaxFp32 | Router::TopKSoftmax) | None => 0,
+            Some(Router::Softmax | Router::SoftmaxFp32 | Router::TopKSoftmax | Router::Scaled)
+            | None => 0,
         };
         // GPTBigCode registers `bias = tril(ones(n, n, bool))` over its
         // positions (`GPTBigCodeModel.__init__`), one byte each.

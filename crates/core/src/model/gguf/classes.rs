@@ -36,7 +36,7 @@ pub fn predict_folded(
     recipe: Recipe,
     each: &mut dyn FnMut(Option<u16>, TensorBytes<'_>),
 ) -> Result<Vec<Run>, PredictError> {
-    a.validate().map_err(PredictError::Arch)?;
+    super::predict::predictable(a)?;
     let layout = Layout::of(a, recipe.rope_tables);
     let mut q = quantizer(a, ft, recipe, &layout);
     for s in &layout.outside {

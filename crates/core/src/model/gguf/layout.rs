@@ -271,6 +271,9 @@ impl Converter {
             Family::Qwen3Next => plain("qwen3next"),
             Family::Qwen35Text => plain("qwen35"),
             Family::Qwen35MoeText => plain("qwen35moe"),
+            // `Gemma4Model` (`conversion/gemma.py`), whose tensors
+            // `predict` does not model yet (`PredictError::NotModelled`).
+            Family::Gemma4Text => gemma("gemma4"),
         }
     }
 }

@@ -111,6 +111,22 @@ pub enum PredictError {
     Arch(ArchError),
     /// A size beyond 2^128 bytes (numbers no model has).
     TooLarge,
+    /// The converter's tensors for this family (llama.cpp architecture
+    /// `arch`) are not modelled yet: a read GGUF header gives them.
+    NotModelled { arch: &'static str },
+}
+
+/// Refuses an architecture whose GGUF this module cannot predict: Gemma
+/// 4's per-layer embeddings, global layers' own head widths and layers
+/// without keys (`conversion/gemma.py` `Gemma4Model`) have no slots yet.
+pub(crate) fn predictable(a: &Architecture) -> Result<(), PredictError> {
+    a.validate().map_err(PredictError::Arch)?;
+    if a.family.spec().varies_by_layer() {
+        return Err(PredictError::NotModelled {
+            arch: super::layout::Converter::of(a.family).arch,
+        });
+    }
+    Ok(())
 }
 
 impl fmt::Display for PredictError {
@@ -127,6 +143,10 @@ impl fmt::Display for PredictError {
             ),
             PredictError::Arch(e) => write!(f, "these numbers do not make a model: {e}"),
             PredictError::TooLarge => f.write_str("the model is too large to size"),
+            PredictError::NotModelled { arch } => write!(
+                f,
+                "vramfit does not predict the GGUF file of llama.cpp's `{arch}` yet (per-layer embeddings, global layers' own head width, layers that share keys and values: the converter's tensors and llama-quantize's types for them are not modelled): pick the GGUF file to read its header"
+            ),
         }
     }
 }
@@ -178,7 +198,7 @@ pub fn predict_each(
     recipe: Recipe,
     each: &mut dyn FnMut(TensorBytes<'_>),
 ) -> Result<GgufWeights, PredictError> {
-    a.validate().map_err(PredictError::Arch)?;
+    predictable(a)?;
     let layout = Layout::of(a, recipe.rope_tables);
     let mut q = quantizer(a, ft, recipe, &layout);
     let mut w = GgufWeights::empty(Some(ft), usize::try_from(a.layers).unwrap_or(0));

@@ -276,6 +276,14 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
             "training a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6, Qwen3-Next) is not modelled yet: what its linear-attention layers keep for backward has not been measured",
         ));
     }
+    if s.arch.is_some_and(|a| a.family.spec().varies_by_layer()) {
+        // What Gemma 4's layers keep for backward (the global layers' own
+        // head width, the shared keys and values, the per-layer inputs) is
+        // not held to a measurement yet.
+        return Err(EstimateError::NotModelled(
+            "training Gemma 4 is not modelled yet: what its global layers, its layers sharing keys and values and its per-layer embeddings keep for backward has not been held to a measurement",
+        ));
+    }
     let x = Inputs::new(s)?;
     let t = &s.train;
     let mut terms = Terms::default();

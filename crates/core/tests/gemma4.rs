@@ -1,0 +1,198 @@
+//! Gemma 4 (text): its description (sliding and global layers, the global
+//! layers' own head width and key/value heads, keys as values, the last
+//! layers reusing keys and values, per-layer embeddings, the 26B-A4B's
+//! experts beside the dense MLP), its import, and what each workload does
+//! with it. Each number with its source.
+
+use vramfit_core::model::{hf_config, preset, Architecture, Family};
+use vramfit_core::query::{decode_strict, RawQuery};
+use vramfit_core::{infer, train, EstimateError};
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/hf_configs/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn arch(id: &str) -> Architecture {
+    preset(id).unwrap_or_else(|| panic!("preset {id}")).arch
+}
+
+/// Gemma 4 E2B by hand from transformers 5.23's modules
+/// (`Gemma4TextAttention.__init__`, `Gemma4TextMLP.__init__`,
+/// `Gemma4TextDecoderLayer.__init__`, `Gemma4TextModel.__init__`):
+/// sliding layers q `h × 8·256`, k and v `h × 1·256`, o, q/k norms of 256;
+/// global layers the same at 512; the 20 last layers have no k, v or k
+/// norm and an MLP of 2 × 6144; every layer 4 norms, a per-layer gate `h ×
+/// 256`, projection `256 × h` and norm; the model the embedding, the
+/// final norm, the per-layer table `262144 × 35·256`, its projection `h ×
+/// 35·256` and norm of 256.
+#[test]
+fn e2b_by_hand() {
+    let (h, v, p, l) = (1536u128, 262_144u128, 256u128, 35u128);
+    let attn = |hd: u128, kv: bool| {
+        let q = 8 * hd;
+        let own = if kv { 2 * h * hd + hd } else { 0 };
+        h * q + hd + own + q * h
+    };
+    let mlp = |f: u128| 3 * h * f;
+    let rest = 4 * h + 2 * h * p + h;
+    // Layers 0..15 keep their keys: 12 sliding, 3 global (4, 9, 14).
+    let own = 12 * (attn(256, true) + mlp(6144)) + 3 * (attn(512, true) + mlp(6144));
+    // Layers 15..35 reuse them: 16 sliding, 4 global, double-wide MLPs.
+    let shared = 16 * (attn(256, false) + mlp(12288)) + 4 * (attn(512, false) + mlp(12288));
+    let total = v * h + own + shared + l * rest + h + v * l * p + h * l * p + p;
+    let a = arch("gemma4-e2b");
+    assert_eq!(a.params(), total);
+    // transformers 5.23 `Gemma4ForCausalLM(text_config).num_parameters()`
+    // on the meta device (`scripts/measure/gemma4/params.txt`).
+    assert_eq!(total, 4_628_569_344);
+    assert_eq!(a.stats().tensors, 505);
+}
+
+/// Every preset's tensor count as transformers 5.23 builds it
+/// (`scripts/measure/gemma4/params.txt`: 505, 623, 627 and 772 tensors),
+/// and its parameters (held by `every_published_config_imports_to_its_preset`
+/// too).
+#[test]
+fn tensor_counts_are_transformers() {
+    for (id, params, tensors) in [
+        ("gemma4-e2b", 4_628_569_344u128, 505u128),
+        ("gemma4-e4b", 7_463_013_376, 623),
+        ("gemma4-26b-a4b", 25_233_141_760, 627),
+        ("gemma4-31b", 30_697_345_280, 772),
+    ] {
+        let st = arch(id).stats();
+        assert_eq!((st.params, st.tensors), (params, tensors), "{id}");
+    }
+}
+
+/// The 31B's global layers: 4 key/value heads of 512, keys as values (no
+/// `v_proj`); its sliding layers 16 of 256. By hand: sliding attention `h
+/// × 32·256 + 2·h × 16·256 + 32·256 × h + 2·256`, global `h × 32·512 + h ×
+/// 4·512 + 32·512 × h + 2·512`.
+#[test]
+fn the_31b_global_layers_have_keys_as_values() {
+    let a = arch("gemma4-31b");
+    let h = 5376u128;
+    let sliding = h * 8192 + 2 * h * 4096 + 8192 * h + 512;
+    let global = h * 16384 + h * 2048 + 16384 * h + 1024;
+    let mlp = 3 * h * 21504;
+    let layer = 4 * h + mlp;
+    let total = 262_144 * h + 50 * sliding + 10 * global + 60 * layer + h;
+    assert_eq!(a.params(), total);
+    assert_eq!(total, 30_697_345_280);
+    let g = a.attention_at(5);
+    assert_eq!((g.head_dim, g.kv_heads, g.v_proj), (512, 4, false));
+    let s = a.attention_at(4);
+    assert_eq!((s.head_dim, s.kv_heads, s.v_proj), (256, 16, true));
+}
+
+/// The 26B-A4B: a dense MLP of 2112 beside 128 experts of 704 in every
+/// layer, Gemma 4's router (`scale` h, `per_expert_scale` E, `proj` E ×
+/// h) and three more norms; 8 experts of 128 a token.
+#[test]
+fn the_26b_keeps_its_dense_mlp_beside_the_experts() {
+    let a = arch("gemma4-26b-a4b");
+    let h = 2816u128;
+    let sliding = h * 4096 + 2 * h * 2048 + 4096 * h + 512;
+    let global = h * 8192 + h * 1024 + 8192 * h + 1024;
+    let moe = 3 * h * 2112 + (h + 128 + 128 * h) + 128 * (2 * 704 * h + h * 704) + 3 * h;
+    let layer = 4 * h + moe;
+    let total = 262_144 * h + 25 * sliding + 5 * global + 30 * layer + h;
+    assert_eq!(a.params(), total);
+    assert_eq!(total, 25_233_141_760);
+    // Active: all but 120 of every 128 experts.
+    let experts = 30 * 128 * 3 * 704 * h;
+    assert_eq!(a.active_params(), total - experts / 128 * 120);
+}
+
+/// The layer pattern: five sliding layers to a global one, four to one on
+/// E2B (`layer_types`), the last `num_kv_shared_layers` reusing keys and
+/// values.
+#[test]
+fn the_pattern_and_the_shared_layers() {
+    let e2b = arch("gemma4-e2b");
+    let global: Vec<u32> = (0..35).filter(|&l| e2b.global_at(l)).collect();
+    assert_eq!(global, vec![4, 9, 14, 19, 24, 29, 34]);
+    let shared: Vec<u32> = (0..35).filter(|&l| e2b.kv_shared_at(l)).collect();
+    assert_eq!(shared, (15..35).collect::<Vec<_>>());
+    assert_eq!((e2b.ffn_at(14), e2b.ffn_at(15)), (6144, 12288));
+    let e4b = arch("gemma4-e4b");
+    let global: Vec<u32> = (0..42).filter(|&l| e4b.global_at(l)).collect();
+    assert_eq!(global, vec![5, 11, 17, 23, 29, 35, 41]);
+    assert_eq!(e4b.ffn_at(41), 10240);
+}
+
+/// The published configs import to the presets; a config without
+/// `text_config.model_type` is read by its wrapper's (`gemma4`), and
+/// transformers' defaults fill what a config leaves out
+/// (`Gemma4TextConfig`: `global_head_dim` 512, `hidden_size_per_layer_input`
+/// 256 over `vocab_size_per_layer_input` 262144).
+#[test]
+fn configs_import() {
+    for id in ["gemma4-e2b", "gemma4-e4b", "gemma4-26b-a4b", "gemma4-31b"] {
+        let got = hf_config::read(&fixture(id)).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(got.arch, arch(id), "{id}");
+    }
+    let mut v: serde_json::Value = serde_json::from_str(&fixture("gemma4-e4b")).expect("json");
+    let text = v["text_config"].as_object_mut().expect("text_config");
+    for k in [
+        "model_type",
+        "global_head_dim",
+        "hidden_size_per_layer_input",
+        "vocab_size_per_layer_input",
+        "layer_types",
+    ] {
+        text.remove(k);
+    }
+    let got = hf_config::read(&v.to_string()).expect("trimmed");
+    assert_eq!(got.arch.family, Family::Gemma4Text);
+    assert_eq!(got.arch, arch("gemma4-e4b"));
+    // `hidden_size_per_layer_input: null` is no per-layer embedding.
+    v["text_config"]["hidden_size_per_layer_input"] = serde_json::Value::Null;
+    let got = hf_config::read(&v.to_string()).expect("null");
+    assert_eq!((got.arch.ple_dim, got.arch.ple_vocab), (0, 0));
+}
+
+/// A Gemma 4 field another family does not model is refused by name.
+#[test]
+fn another_family_refuses_gemma4_fields() {
+    let mut v: serde_json::Value = serde_json::from_str(&fixture("gemma3-1b")).expect("json");
+    v["num_kv_shared_layers"] = serde_json::json!(4);
+    let e = hf_config::read(&v.to_string()).expect_err("refused");
+    assert!(e.to_string().contains("num_kv_shared_layers"), "{e}");
+}
+
+fn refusal(q: &str) -> String {
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+    let e = if q.contains("task=infer") {
+        infer::estimate(&s.infer_run()).expect_err(q)
+    } else {
+        train::estimate(&s.train_run()).expect_err(q)
+    };
+    match e {
+        EstimateError::NotModelled(m) => m.to_string(),
+        EstimateError::Engine(m) => m,
+        other => panic!("{q}: {other}"),
+    }
+}
+
+/// What is not modelled yet is refused by name, never estimated as
+/// something else: training, and every inference engine until its rules
+/// for Gemma 4's layers are written.
+#[test]
+fn what_is_not_modelled_is_refused() {
+    for id in ["gemma4-e2b", "gemma4-e4b", "gemma4-26b-a4b", "gemma4-31b"] {
+        let why = refusal(&format!(
+            "model={id}&dtype=amp_bf16&optim=adamw&batch=1&seq=512"
+        ));
+        assert!(why.contains("training Gemma 4"), "{id}: {why}");
+        for engine in ["transformers", "vllm", "mlx", "llamacpp", "ollama"] {
+            let why = refusal(&format!("task=infer&engine={engine}&model={id}"));
+            assert!(why.contains("Gemma 4"), "{id} {engine}: {why}");
+        }
+    }
+}
