@@ -485,6 +485,54 @@ fn kv_transposed_v_takes_the_widest_row() {
     );
 }
 
+/// Gemma 4 as llama.cpp b10488 caches it, from the description: only the
+/// first `n_layer − num_kv_shared_layers` layers have a cache
+/// (`has_kv(il)`), the global ones rows of their own head width and
+/// key/value heads (`n_embd_k_gqa(il)`, K and V both stored), the sliding
+/// ones the window and a micro-batch of cells (`llama_kv_cache_iswa`).
+/// At 8192 tokens, one sequence, flash attention: E4B's layers 0..24 keep
+/// a cache, 4 global (5, 11, 17, 23: 2 heads × 512) and 20 sliding (2 ×
+/// 256 over 1024 cells); the 26B-A4B's all 30, 5 global of 2 heads × 512
+/// (keys as values, still a V tensor) and 25 sliding of 8 × 256 over 1536
+/// cells; E2B's 15 of 35, 3 global of 1 × 512 and 12 sliding of 1 × 256.
+#[test]
+fn gemma4_caches_only_the_layers_with_their_own_keys() {
+    let of = |id: &str| {
+        let a = vramfit_core::model::preset(id).expect("preset").arch;
+        LocalModel::of(&a, MlaKeys::Present)
+    };
+    let e4b = of("gemma4-e4b");
+    assert_eq!(e4b.cache.kv_layers, Pattern::First(24));
+    assert_eq!(e4b.cache.counts(), (4, 20));
+    assert_eq!((e4b.cache.full.k, e4b.cache.full.v), (1024, 1024));
+    assert_eq!((e4b.cache.swa.k, e4b.cache.swa.v), (512, 512));
+    assert_eq!(e4b.n_head_kv_min, 2);
+    let e2b = of("gemma4-e2b");
+    assert_eq!(e2b.cache.swa_layers, Pattern::AllButEvery(5));
+    assert_eq!(e2b.cache.counts(), (3, 12));
+    assert_eq!(e2b.dims.ffn, 12288);
+    let moe = of("gemma4-26b-a4b");
+    assert_eq!(moe.cache.counts(), (5, 25));
+    assert_eq!((moe.cache.full.k, moe.cache.swa.k), (1024, 2048));
+    assert_eq!(moe.n_head_kv_min, 2);
+    check(
+        &[
+            ("gemma4-e4b", 4 * 8192 * 2048 * 2 + 20 * 1024 * 1024 * 2),
+            ("gemma4-e2b", 3 * 8192 * 1024 * 2 + 12 * 1024 * 512 * 2),
+            ("gemma4-26b-a4b", 5 * 8192 * 2048 * 2 + 25 * 1536 * 4096 * 2),
+            ("gemma4-31b", 10 * 8192 * 4096 * 2 + 50 * 1536 * 8192 * 2),
+        ],
+        |id| {
+            kv_of(&of(id), |p| {
+                p.n_ctx = Some(8192);
+                p.flash_attn = FlashAttn::On;
+            })
+            .map(|pl| pl.kv.kv())
+            .unwrap_or(0)
+        },
+    );
+}
+
 /// The CUDA buffer of a q8_0 cache with 256-wide rows (Qwen2.5-3B: 2 KV
 /// heads × 128): each K and V tensor of 4096 cells is 1114112 B; its row
 /// padding (272 B) and the 128-byte alignment make it 1114496 B, 384 more:
@@ -529,6 +577,8 @@ fn gemma4_12b() -> LocalModel {
         },
         n_ctx_train: 131_072,
         n_expert: 0,
+        // The global layers' single KV head (`HeadCountKVMin`).
+        n_head_kv_min: 1,
     }
 }
 
@@ -563,6 +613,7 @@ fn qwen35_9b() -> LocalModel {
         },
         n_ctx_train: 262_144,
         n_expert: 0,
+        n_head_kv_min: 4,
     }
 }
 

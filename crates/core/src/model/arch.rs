@@ -695,14 +695,20 @@ impl Architecture {
     /// `num_key_value_heads = num_global_key_value_heads` when
     /// `attention_k_eq_v`), `Gemma4TextAttention.__init__`.
     pub fn attention_at(&self, l: u32) -> LayerHeads {
-        let plain = LayerHeads {
-            head_dim: self.head_dim,
-            kv_heads: self.kv_heads,
-            v_proj: true,
-        };
-        if !self.global_at(l) {
-            return plain;
+        if self.global_at(l) {
+            self.global_heads()
+        } else {
+            LayerHeads {
+                head_dim: self.head_dim,
+                kv_heads: self.kv_heads,
+                v_proj: true,
+            }
         }
+    }
+
+    /// A global layer's attention ([`Architecture::attention_at`]), whether
+    /// or not the model has one.
+    pub fn global_heads(&self) -> LayerHeads {
         let k_eq_v = self.k_eq_v > 0;
         LayerHeads {
             head_dim: if self.global_head_dim > 0 {

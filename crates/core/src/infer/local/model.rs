@@ -8,7 +8,7 @@
 //! head sizes): every field is public.
 
 use crate::model::family::Sliding;
-use crate::model::{Architecture, KvGeometry, LayerAttention, LayerKind};
+use crate::model::{Architecture, KvGeometry, LayerAttention, LayerHeads, LayerKind};
 
 /// A set of a model's layers, as a rule on the layer index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,6 +194,10 @@ pub struct LocalModel {
     pub n_ctx_train: u32,
     /// Routed experts (`n_expert`; 0: dense).
     pub n_expert: u32,
+    /// The fewest key/value heads of any layer (`HeadCountKVMin` of the
+    /// GGUF's `attention.head_count_kv`, a list on Gemma 4's larger
+    /// models), which Ollama's pre-flight reads.
+    pub n_head_kv_min: u64,
 }
 
 impl LocalModel {
@@ -202,12 +206,13 @@ impl LocalModel {
         let g = KvGeometry::of(a);
         let w = attention(&g, mla);
         let (kv_layers, recurrent_layers) = hybrid_patterns(a);
+        let (full, global) = global_rows(a, &w);
         let cache = CacheModel {
             layers: a.layers,
-            kv_layers,
+            kv_layers: shared_pattern(a).unwrap_or(kv_layers),
             swa_layers: swa_pattern(a),
             window: a.sliding_window,
-            full: w.row,
+            full,
             swa: w.row,
             head_k: w.head_k,
             head_v: w.head_v,
@@ -221,13 +226,57 @@ impl LocalModel {
                 n_embd: u64::from(a.hidden),
                 n_vocab: u64::from(a.vocab),
                 n_head: g.heads(),
-                q: w.q,
-                attn_out: w.attn_out,
+                q: w.q.max(global.q(a.heads)),
+                attn_out: w.attn_out.max(global.q(a.heads)),
                 ffn: ffn_width(a),
             },
             n_ctx_train: a.positions,
             n_expert: a.experts,
+            n_head_kv_min: kv_heads_min(a, &w),
         }
+    }
+}
+
+/// A global layer's cache row and heads: Gemma 4's full-attention layers
+/// have their own head width and key/value heads (`n_embd_k_gqa(il)` =
+/// `n_embd_head_k(il) × n_head_kv(il)`, `src/llama-hparams.cpp`, from
+/// `attention.key_length` and the per-layer `attention.head_count_kv` the
+/// converter writes, `conversion/gemma.py` `Gemma4Model.set_gguf_parameters`).
+/// A layer whose keys are its values still stores both: the cache
+/// allocates a V tensor for every layer that is not latent attention
+/// (`llama_kv_cache::llama_kv_cache`, `has_v = !is_mla`;
+/// `src/models/gemma4.cpp` passes K as V). Any other model: the row of
+/// every layer.
+fn global_rows(a: &Architecture, w: &Attention) -> (Width, LayerHeads) {
+    let global = a.global_heads();
+    if !a.family.spec().global_attention {
+        return (w.row, global);
+    }
+    let row = global.kv();
+    (Width { k: row, v: row }, global)
+}
+
+/// The layers with a cache when the last `kv_shared_layers` reuse earlier
+/// ones: the first `n_layer − shared` (`hparams.n_layer_kv_from_start`,
+/// `has_kv(il)`, `src/llama-hparams.cpp`; set by `src/models/gemma4.cpp`
+/// `load_arch_hparams` from `attention.shared_kv_layers`). `None`: no
+/// sharing.
+fn shared_pattern(a: &Architecture) -> Option<Pattern> {
+    (a.family.spec().kv_sharing && a.kv_shared_layers > 0)
+        .then(|| Pattern::First(a.layers.saturating_sub(a.kv_shared_layers)))
+}
+
+/// `HeadCountKVMin`: the sliding layers' heads, or fewer on a global
+/// layer that has its own (the converter writes a per-layer list only
+/// then); the row over the head for other attention.
+fn kv_heads_min(a: &Architecture, w: &Attention) -> u64 {
+    if a.family.spec().global_attention {
+        let global = a.global_heads().kv_heads;
+        return u64::from(a.kv_heads.min(global));
+    }
+    match w.head_k {
+        0 => 1,
+        h => (w.row.k / h).max(1),
     }
 }
 
@@ -341,7 +390,7 @@ fn swa_pattern(a: &Architecture) -> Pattern {
     if a.sliding_window == 0 || a.sliding_layers == 0 || a.sliding_layers >= a.layers {
         return Pattern::None;
     }
-    let rule = a.family.spec().sliding;
+    let rule = a.sliding_rule();
     if rule.count(a.layers) != a.sliding_layers {
         return Pattern::First(a.sliding_layers);
     }
@@ -359,7 +408,10 @@ fn ffn_width(a: &Architecture) -> u64 {
         .iter()
         .filter(|(_, n)| *n > 0)
         .map(|(kind, _)| match kind {
-            LayerKind::Dense => u64::from(a.ffn),
+            // Gemma 4 E2B's layers sharing keys and values have an MLP
+            // twice as wide (`n_ff(il)`, the converter's per-layer
+            // `feed_forward_length`).
+            LayerKind::Dense => a.ffn_at(a.layers.saturating_sub(1)),
             LayerKind::Moe => {
                 let routed = u64::from(a.experts_per_token) * u64::from(a.moe_ffn);
                 routed.max(u64::from(a.shared_experts) * u64::from(a.moe_ffn))

@@ -120,12 +120,10 @@ pub const fn flash_attention(o: &Ollama) -> FlashAttn {
 }
 
 /// `PredictServerVRAM` (`llm/llama_server.go:2681-2700`): the file, and an
-/// f16 cache of `2 × layers × kv_heads × (n_embd / n_head) × ctx × 2`.
+/// f16 cache of `2 × layers × kv_heads × (n_embd / n_head) × ctx × 2`,
+/// `kv_heads` the fewest of any layer (`HeadCountKVMin`).
 pub fn predicted_vram(m: &LocalModel, file_bytes: u128, ctx: u32) -> u128 {
-    let kv_heads = match m.cache.head_k {
-        0 => 1,
-        h => (m.cache.full.k / h).max(1),
-    };
+    let kv_heads = m.n_head_kv_min.max(1);
     let head_dim = m.dims.n_embd.checked_div(m.dims.n_head).unwrap_or(0);
     let kv = 2
         * u128::from(m.cache.layers)
