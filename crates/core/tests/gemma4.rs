@@ -206,3 +206,53 @@ fn what_is_not_modelled_is_refused() {
         }
     }
 }
+
+fn made(name: &str) -> Vec<u8> {
+    let path = format!("{}/tests/fixtures/gguf/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The tiny Gemma 4 files written with llama.cpp b10488's gguf-py
+/// (`scripts/measure/gemma4/tiny_gguf.py`, their headers kept in
+/// `fixtures/gguf/`) read to the architecture their config.json imports
+/// to: `key_length` the global head and `key_length_swa` the sliding one,
+/// the per-layer `head_count_kv` list the global layers' heads, no
+/// `attn_v` on a global layer keys as values, the per-layer
+/// `feed_forward_length` list a double-wide MLP, `shared_kv_layers`, the
+/// per-layer embedding's width and rows, the sliding pattern's period.
+#[test]
+fn made_ggufs_read_to_their_configs() {
+    use vramfit_core::model::gguf::{architecture_of, read_gguf};
+    for name in ["gemma4-tiny-e", "gemma4-tiny-kv"] {
+        let h = read_gguf(&made(&format!("{name}.header.gguf"))).expect("header");
+        let from_gguf = architecture_of(&h).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let text = String::from_utf8(made(&format!("{name}.config.json"))).expect("utf-8");
+        let from_config = hf_config::read(&text).expect("config").arch;
+        // The GGUF has no trained context: the config's 4096 is the
+        // converter's `context_length` too.
+        assert_eq!(from_gguf, from_config, "{name}");
+    }
+    let h = read_gguf(&made("gemma4-tiny-e.header.gguf")).expect("header");
+    let a = architecture_of(&h).expect("arch");
+    assert_eq!(
+        (
+            a.sliding_period,
+            a.kv_shared_layers,
+            a.double_wide,
+            a.ple_dim
+        ),
+        (5, 5, 1, 8)
+    );
+    let h = read_gguf(&made("gemma4-tiny-kv.header.gguf")).expect("header");
+    let a = architecture_of(&h).expect("arch");
+    assert_eq!(
+        (
+            a.global_kv_heads,
+            a.k_eq_v,
+            a.experts,
+            a.head_dim,
+            a.global_head_dim
+        ),
+        (2, 1, 2, 16, 32)
+    );
+}

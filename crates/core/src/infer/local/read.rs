@@ -5,7 +5,9 @@
 //! `Copy`) and in a query value (`file_bytes`).
 //!
 //! The text form: dot-separated items, each a letter and its numbers.
-//! `e` the token embedding, `o` the output tensor (absent: tied), `n` the
+//! `e` the token embedding, `i` the other input-layer tensors in host
+//! memory (Gemma 4's per-layer table; absent: none), `o` the output tensor
+//! (absent: tied), `n` the
 //! output norm and other output-layer tensors, one `k` per kind of layer
 //! (attention, MLP gate, up, down, the routed experts' gate, up, down, and
 //! the largest tensor, `_`-separated), and `s` the layers' kinds in order
@@ -26,6 +28,8 @@ pub const MAX_LAYERS: usize = 256;
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ReadFile {
     token_embd: Part,
+    /// Input-layer tensors besides `token_embd` (host memory).
+    inputs: u128,
     output: Option<Part>,
     output_norm: u128,
     kinds: [LayerBytes; MAX_KINDS],
@@ -80,6 +84,7 @@ impl ReadFile {
         }
         let mut r = ReadFile {
             token_embd: f.token_embd_part,
+            inputs: f.token_embd.saturating_sub(f.token_embd_part.bytes),
             output: f.output,
             output_norm: f.output_norm,
             kinds: [LayerBytes::default(); MAX_KINDS],
@@ -121,7 +126,7 @@ impl ReadFile {
                 .iter()
                 .map(|&k| kinds[usize::from(k)])
                 .collect(),
-            token_embd: self.token_embd.bytes,
+            token_embd: self.token_embd.bytes + self.inputs,
             token_embd_part: self.token_embd,
             output: self.output,
             output_norm: self.output_norm,
@@ -134,7 +139,7 @@ impl ReadFile {
         FoldedFile {
             kinds: FileBytes {
                 layers: self.kinds[..usize::from(self.n_kinds)].to_vec(),
-                token_embd: self.token_embd.bytes,
+                token_embd: self.token_embd.bytes + self.inputs,
                 token_embd_part: self.token_embd,
                 output: self.output,
                 output_norm: self.output_norm,
@@ -158,12 +163,14 @@ impl ReadFile {
         let mut f = FileBytes::default();
         let mut kinds: Vec<LayerBytes> = Vec::new();
         let mut order: Option<Vec<usize>> = None;
+        let mut inputs = 0;
         for item in text.trim().split('.') {
             let mut chars = item.chars();
             let tag = chars.next();
             let rest = chars.as_str();
             match tag {
                 Some('e') => f.token_embd_part = part(rest)?,
+                Some('i') => inputs = number(rest)?,
                 Some('o') => f.output = Some(part(rest)?),
                 Some('n') => f.output_norm = number(rest)?,
                 Some('k') => kinds.push(layer(rest)?),
@@ -172,7 +179,7 @@ impl ReadFile {
                 None => return Err(form("an empty item".into())),
             }
         }
-        f.token_embd = f.token_embd_part.bytes;
+        f.token_embd = f.token_embd_part.bytes.saturating_add(inputs);
         let order = order.ok_or_else(|| form("no `s` (the layers' kinds)".into()))?;
         if order.len() > MAX_LAYERS {
             return Err(ReadFileError::Layers(order.len()));
@@ -190,6 +197,9 @@ impl fmt::Display for ReadFile {
     /// The text form (see the module's text); [`ReadFile::parse`] reads it back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "e{}", PartText(self.token_embd))?;
+        if self.inputs > 0 {
+            write!(f, ".i{}", self.inputs)?;
+        }
         if let Some(o) = self.output {
             write!(f, ".o{}", PartText(o))?;
         }

@@ -391,6 +391,14 @@ impl FileBytes {
                 self.token_embd += t.bytes;
                 self.token_embd_part = self.token_embd_part.plus(part);
             }
+            // Gemma 4's per-layer embedding table is an input-layer tensor
+            // (`LLM_TENSOR_PER_LAYER_TOKEN_EMBD`: `LLM_TENSOR_LAYER_INPUT`,
+            // `src/llama-arch.cpp`), in host memory beside `token_embd` and
+            // never the output's duplicate. Its projection and norm
+            // (`per_layer_model_proj`, `per_layer_proj_norm`) are layer
+            // 0's tensors in llama.cpp (`tn(..., 0)`); they are counted
+            // with the output norm, on the output's device.
+            (None, "per_layer_token_embd.weight") => self.token_embd += t.bytes,
             (None, "output.weight") => {
                 self.output = Some(self.output.unwrap_or_default().plus(part))
             }

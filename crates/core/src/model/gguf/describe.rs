@@ -54,6 +54,25 @@ pub struct GgufModel {
     pub vocab: Option<u64>,
     /// No `output.weight`: the output layer reads the token embedding.
     pub tied: bool,
+    /// Gemma 4 (`src/models/gemma4.cpp` `load_arch_hparams`): the sliding
+    /// layers' head width (`attention.key_length_swa`; `key_length` is the
+    /// global layers'), the global layers' key/value heads (from a
+    /// per-layer `attention.head_count_kv` list, where `head_count_kv` is
+    /// the first sliding layer's), the widest layer's MLP (a per-layer
+    /// `feed_forward_length` list), the layers reusing keys and values
+    /// (`attention.shared_kv_layers`), the per-layer embedding's width
+    /// (`embedding_length_per_layer_input`) and rows
+    /// (`per_layer_token_embd.weight`), the period of the sliding pattern
+    /// (every n-th layer full, when the list is periodic), and whether the
+    /// first global layer has an `attn_v` (none: keys are values).
+    pub key_length_swa: Option<u64>,
+    pub head_count_kv_global: Option<u64>,
+    pub feed_forward_length_max: Option<u64>,
+    pub shared_kv_layers: Option<u64>,
+    pub embedding_length_per_layer: Option<u64>,
+    pub per_layer_vocab: Option<u64>,
+    pub sliding_period: Option<u64>,
+    pub global_attn_v: Option<bool>,
 }
 
 impl GgufHeader {
@@ -87,14 +106,50 @@ impl GgufHeader {
                     .filter(|v| **v == MetaValue::Bool(true))
                     .count() as u64
             });
+        let pattern = self.swa_pattern(&arch);
+        let first_global = pattern.iter().position(|swa| !swa);
+        let list = |key: &str| {
+            self.get(&format!("{arch}.{key}"))
+                .and_then(MetaValue::as_array)
+                .map(|a| a.values.iter().map(MetaValue::as_u64).collect::<Vec<_>>())
+        };
+        let kv_list = list("attention.head_count_kv");
+        let at = |l: &Option<Vec<Option<u64>>>, i: Option<usize>| {
+            l.as_ref()
+                .and_then(|v| v.get(i.unwrap_or(0)).copied().flatten())
+        };
+        let first_swa = pattern.iter().position(|swa| *swa);
+        let ffn_list = list("feed_forward_length");
         GgufModel {
+            key_length_swa: num("attention.key_length_swa"),
+            head_count_kv_global: at(&kv_list, first_global),
+            feed_forward_length_max: ffn_list
+                .as_ref()
+                .and_then(|v| v.iter().flatten().copied().max()),
+            shared_kv_layers: num("attention.shared_kv_layers"),
+            embedding_length_per_layer: num("embedding_length_per_layer_input"),
+            per_layer_vocab: self
+                .tensor("per_layer_token_embd.weight")
+                .filter(|t| t.n_dims >= 2)
+                .map(|t| t.ne[1]),
+            sliding_period: first_global
+                .map(|g| g + 1)
+                .filter(|&p| {
+                    pattern
+                        .iter()
+                        .enumerate()
+                        .all(|(i, swa)| *swa != (i + 1).is_multiple_of(p))
+                })
+                .map(|p| p as u64),
+            global_attn_v: first_global
+                .map(|g| self.tensor(&format!("blk.{g}.attn_v.weight")).is_some()),
             file_type: self.get("general.file_type").and_then(MetaValue::as_u64),
             context_length: num("context_length"),
             block_count: num("block_count"),
             embedding_length: num("embedding_length"),
-            feed_forward_length: num("feed_forward_length"),
+            feed_forward_length: num("feed_forward_length").or(at(&ffn_list, Some(0))),
             head_count: num("attention.head_count"),
-            head_count_kv: num("attention.head_count_kv"),
+            head_count_kv: num("attention.head_count_kv").or(at(&kv_list, first_swa)),
             key_length: num("attention.key_length"),
             value_length: num("attention.value_length"),
             key_length_mla: num("attention.key_length_mla"),
@@ -115,6 +170,22 @@ impl GgufHeader {
             tied: self.tensor("output.weight").is_none(),
             architecture: arch,
         }
+    }
+}
+
+impl GgufHeader {
+    /// `attention.sliding_window_pattern` as a list of flags (empty when
+    /// it is not a list).
+    fn swa_pattern(&self, arch: &str) -> Vec<bool> {
+        self.get(&format!("{arch}.attention.sliding_window_pattern"))
+            .and_then(MetaValue::as_array)
+            .map(|a| {
+                a.values
+                    .iter()
+                    .map(|v| *v == MetaValue::Bool(true))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -142,7 +213,8 @@ impl fmt::Display for GgufArchError {
             GgufArchError::UnknownArchitecture(a) => write!(
                 f,
                 "GGUF architecture `{a}` is not one vramfit models (llama, qwen2, qwen3, qwen2moe, \
-                 qwen3moe, gemma, gemma2, gemma3, phi3, olmo2, gpt-oss, deepseek2, gpt2, starcoder)"
+                 qwen3moe, gemma, gemma2, gemma3, gemma4, phi3, olmo2, gpt-oss, deepseek2, gpt2, \
+                 starcoder)"
             ),
             GgufArchError::Missing(key) => write!(f, "the GGUF header has no `{key}`"),
             GgufArchError::Invalid { key, reason } => write!(f, "`{key}` {reason}"),
@@ -185,7 +257,8 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
     let family = family(&m)?;
     let spec = family.spec();
     let mut a = r.dense(family)?;
-    if spec.moe.is_some() {
+    let optional = spec.moe.is_some_and(|moe| moe.optional);
+    if spec.moe.is_some() && (!optional || m.expert_count.unwrap_or(0) > 0) {
         r.experts(&mut a)?;
     }
     let ffn = m.feed_forward_length.or(m.expert_feed_forward_length);
@@ -208,6 +281,9 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
             )?,
             None => spec.sliding.count(a.layers),
         };
+    }
+    if spec.varies_by_layer() {
+        r.gemma4(&mut a)?;
     }
     a.validate().map_err(GgufArchError::Arch)?;
     Ok(a)
@@ -312,6 +388,51 @@ impl Keys<'_> {
                 self.fit(ArchNum::SharedExperts, w / mf, k)?
             }
         };
+        Ok(())
+    }
+
+    /// Gemma 4 as its converter writes it (`conversion/gemma.py`
+    /// `Gemma4Model.set_gguf_parameters`): `key_length` is the global
+    /// layers' head and `key_length_swa` the sliding ones'; a per-layer
+    /// `head_count_kv` list (written only with `num_global_key_value_heads`)
+    /// gives the global layers theirs, which transformers applies with keys
+    /// as values (no `attn_v` on a global layer); a per-layer
+    /// `feed_forward_length` list doubles the shared layers' MLP; the
+    /// sliding pattern's period; `shared_kv_layers`; the per-layer
+    /// embedding's width and the rows of its table.
+    fn gemma4(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
+        let m = self.m;
+        let global = a.head_dim;
+        let swa = m.key_length_swa.unwrap_or(u64::from(global));
+        a.head_dim = self.fit(ArchNum::HeadDim, swa, "attention.key_length_swa")?;
+        a.global_head_dim = global;
+        let k_eq_v = m.global_attn_v == Some(false);
+        a.k_eq_v = u32::from(k_eq_v);
+        if k_eq_v {
+            let g = m.head_count_kv_global.unwrap_or(u64::from(a.kv_heads));
+            a.global_kv_heads = self.fit(ArchNum::GlobalKvHeads, g, "attention.head_count_kv")?;
+        }
+        let shared = m.shared_kv_layers.unwrap_or(0);
+        a.kv_shared_layers = self.fit(
+            ArchNum::KvSharedLayers,
+            shared,
+            "attention.shared_kv_layers",
+        )?;
+        let widest = m.feed_forward_length_max.unwrap_or(0);
+        a.double_wide = u32::from(shared > 0 && widest == 2 * u64::from(a.ffn));
+        let ple = m.embedding_length_per_layer.unwrap_or(0);
+        let k = "embedding_length_per_layer_input";
+        a.ple_dim = self.fit(ArchNum::PleDim, ple, k)?;
+        if ple > 0 {
+            let rows = self.need(m.per_layer_vocab, "per_layer_token_embd.weight")?;
+            a.ple_vocab = self.fit(ArchNum::PleVocab, rows, "per_layer_token_embd.weight")?;
+        }
+        let period = m.sliding_period.filter(|&p| p != 6).unwrap_or(0);
+        a.sliding_period = self.fit(
+            ArchNum::SlidingPeriod,
+            period,
+            "attention.sliding_window_pattern",
+        )?;
         Ok(())
     }
 
