@@ -533,6 +533,103 @@ fn gemma4_caches_only_the_layers_with_their_own_keys() {
     );
 }
 
+/// llama.cpp b10488 (CPU build) loading the tiny Gemma 4 files of
+/// `scripts/measure/gemma4/tiny_gguf.py` with `llama-server -lv 4`
+/// (`scripts/measure/gemma4/llamacpp.log`): each cache's cells, layers and
+/// streams as logged ("llama_kv_cache: size = ... ( 2048 cells, 1 layers,
+/// 2/2 seqs), K (f16): 0.25 MiB, V (f16): 0.25 MiB"), its K and V to the
+/// log's two decimals, from vramfit's reading of the files' headers. tiny-e
+/// keeps a cache on its first 5 layers only (1 global of 1 × 32, 4 sliding
+/// of 1 × 16; without flash attention V is padded to the widest, 32);
+/// tiny-kv on all 12 (2 global of 2 × 32 with keys as values, still a V;
+/// 10 sliding of 4 × 16).
+#[test]
+fn gemma4_tiny_files_cache_as_llamacpp_logs() {
+    use vramfit_core::model::gguf::{architecture_of, read_gguf};
+    let model = |name: &str| {
+        let path = format!(
+            "{}/tests/fixtures/gguf/{name}.header.gguf",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let h = read_gguf(&bytes).expect("header");
+        LocalModel::of(&architecture_of(&h).expect("arch"), MlaKeys::Present)
+    };
+    let mib = |b: u128| format!("{:.2}", b as f64 / f64::from(1 << 20));
+    type Group = (u32, u32, u32, String, String);
+    let group = |g: vramfit_core::infer::local::kv::KvGroup| -> Group {
+        (g.cells, g.layers, g.streams, mib(g.k), mib(g.v))
+    };
+    let logged = |cells, layers, streams, k: &str, v: &str| -> Group {
+        (cells, layers, streams, k.into(), v.into())
+    };
+    check(
+        &[
+            (
+                ("gemma4-tiny-e", 4096, 2, FlashAttn::On, false),
+                (
+                    logged(2048, 1, 2, "0.25", "0.25"),
+                    logged(768, 4, 2, "0.19", "0.19"),
+                ),
+            ),
+            (
+                ("gemma4-tiny-e", 4096, 2, FlashAttn::Off, false),
+                (
+                    logged(2048, 1, 2, "0.25", "0.25"),
+                    logged(768, 4, 2, "0.19", "0.38"),
+                ),
+            ),
+            (
+                ("gemma4-tiny-e", 1000, 1, FlashAttn::On, false),
+                (
+                    logged(1024, 1, 1, "0.06", "0.06"),
+                    logged(768, 4, 1, "0.09", "0.09"),
+                ),
+            ),
+            (
+                ("gemma4-tiny-kv", 4096, 1, FlashAttn::On, false),
+                (
+                    logged(4096, 2, 1, "1.00", "1.00"),
+                    logged(768, 10, 1, "0.94", "0.94"),
+                ),
+            ),
+            (
+                ("gemma4-tiny-kv", 4096, 1, FlashAttn::Off, false),
+                (
+                    logged(4096, 2, 1, "1.00", "1.00"),
+                    logged(768, 10, 1, "0.94", "0.94"),
+                ),
+            ),
+            (
+                ("gemma4-tiny-kv", 4096, 3, FlashAttn::On, true),
+                (
+                    logged(4096, 2, 1, "1.00", "1.00"),
+                    logged(768, 10, 1, "0.94", "0.94"),
+                ),
+            ),
+        ],
+        |&(name, ctx, np, fa, kvu)| {
+            let pl = kv_of(&model(name), |p| {
+                p.n_ctx = Some(ctx);
+                p.n_parallel = Some(np);
+                p.flash_attn = fa;
+                p.kv_unified = kvu;
+            })
+            .expect("plans");
+            (group(pl.kv.base), group(pl.kv.swa))
+        },
+    );
+    // To the byte: tiny-e at -c 4096 -np 2 with flash attention, 2048 cells
+    // × 2 streams × 1 layer × (32 + 32) × 2 B and 768 × 2 × 4 × (16 + 16) × 2.
+    let pl = kv_of(&model("gemma4-tiny-e"), |p| {
+        p.n_ctx = Some(4096);
+        p.n_parallel = Some(2);
+        p.flash_attn = FlashAttn::On;
+    })
+    .expect("plans");
+    assert_eq!(pl.kv.kv(), 2048 * 2 * 64 * 2 + 768 * 2 * 4 * 32 * 2);
+}
+
 /// The CUDA buffer of a q8_0 cache with 256-wide rows (Qwen2.5-3B: 2 KV
 /// heads × 128): each K and V tensor of 4096 cells is 1114112 B; its row
 /// padding (272 B) and the 128-byte alignment make it 1114496 B, 384 more:

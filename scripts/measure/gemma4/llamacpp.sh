@@ -9,7 +9,7 @@ DIR=${DIR:-/tmp/gemma4-tiny}
 run() {
   name=$1; shift
   echo "=== $name: llama-server -m $name.gguf $*"
-  "$BIN/llama-server" -m "$DIR/$name.gguf" --port 0 "$@" > "$DIR/run.log" 2>&1 &
+  "$BIN/llama-server" -m "$DIR/$name.gguf" --port 0 -lv 4 "$@" > "$DIR/run.log" 2>&1 &
   pid=$!
   i=0
   while [ $i -lt 60 ]; do

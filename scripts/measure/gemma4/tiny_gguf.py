@@ -71,7 +71,20 @@ def write(path, c):
         wr.add_expert_count(c["experts"])
         wr.add_expert_used_count(c["top_k"])
         wr.add_expert_feed_forward_length(c["moe_ffn"])
-    wr.add_tokenizer_model("none")
+    # A 64-token byte-pair vocabulary llama.cpp loads (its vocabulary
+    # gives n_vocab; "none" would leave it 0).
+    wr.add_tokenizer_model("gpt2")
+    wr.add_tokenizer_pre("llama-bpe")
+    letters = [chr(ord("a") + i) for i in range(26)]
+    tokens = ["<bos>", "<eos>"] + letters + [str(i) for i in range(10)] + ["\u0120" + x for x in letters]
+    assert len(tokens) == V
+    wr.add_token_list(tokens)
+    wr.add_token_types([3, 3] + [1] * (V - 2))
+    wr.add_token_merges(["\u0120 a"])
+    wr.add_bos_token_id(0)
+    wr.add_eos_token_id(1)
+    wr.add_add_bos_token(True)
+    wr.add_chat_template("{% for m in messages %}{{ m['content'] }}{% endfor %}")
     wr.add_file_type(gguf.LlamaFileType.ALL_F32)
     t = wr.add_tensor
     t("token_embd.weight", w(h, V))

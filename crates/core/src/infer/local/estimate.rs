@@ -221,6 +221,7 @@ pub fn llama_estimate(
         (m.cache.recurrent > 0).then(|| "a hybrid's recurrent layers: their state (RS buffer) is exact, their compute graph is estimated as an attention layer's".into()),
         newer_build(inf),
         p.pipeline_parallel.then(|| "pipeline parallelism (several GPUs, every layer on them): its copies of the graph's inputs are not counted in the compute buffers".into()),
+        (a.family.spec().per_layer_embeddings && a.ple_dim > 0).then(|| "Gemma 4's per-layer inputs (layers × per-layer width per token, gathered from the host's table and projected) are not in the compute-buffer estimate".into()),
     ]
     .into_iter()
     .flatten()
