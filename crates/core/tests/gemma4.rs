@@ -181,7 +181,7 @@ fn refusal(q: &str) -> String {
 }
 
 /// What is not modelled yet is refused by name, never estimated as
-/// something else: training, and every inference engine until its rules
+/// something else: training, transformers, vLLM and MLX until their rules
 /// for Gemma 4's layers are written.
 #[test]
 fn what_is_not_modelled_is_refused() {
@@ -194,15 +194,16 @@ fn what_is_not_modelled_is_refused() {
             let why = refusal(&format!("task=infer&engine={engine}&model={id}"));
             assert!(why.contains("Gemma 4"), "{id} {engine}: {why}");
         }
-        // llama.cpp and Ollama estimate Gemma 4's cache from the
-        // description (`tests/infer_local.rs`), its weights from a GGUF file
-        // read: the file is not predicted.
+        // llama.cpp and Ollama estimate it: the cache from the description
+        // (`tests/infer_local.rs`), the file predicted (or read); the E
+        // models' estimate says their per-layer inputs are not in the
+        // compute buffer.
         for engine in ["llamacpp", "ollama"] {
-            let why = refusal(&format!("task=infer&engine={engine}&model={id}"));
-            assert!(
-                why.contains("GGUF file of llama.cpp's `gemma4`"),
-                "{id} {engine}: {why}"
-            );
+            let q = format!("task=infer&engine={engine}&model={id}&ctx=8192");
+            let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+            let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+            let said = e.caveats.iter().any(|c| c.contains("per-layer inputs"));
+            assert_eq!(said, id.contains("-e"), "{q}: {:?}", e.caveats);
         }
     }
 }
@@ -255,4 +256,34 @@ fn made_ggufs_read_to_their_configs() {
         ),
         (2, 1, 2, 16, 32)
     );
+}
+
+/// The GGUF predicted for a Gemma 4 (`model/gguf/layout.rs`: the
+/// converter's tensors, `Gemma4Model`) has the tensors of the files made
+/// with every tensor `src/models/gemma4.cpp` loads, layer by layer, each
+/// of the same size: at F32 every tensor is F32 but `per_layer_model_proj`,
+/// which `llama-quantize` never quantizes and so keeps the converter's
+/// bf16 (its elements compared).
+#[test]
+fn predicted_files_have_the_made_files_tensors() {
+    use vramfit_core::model::gguf::{
+        architecture_of, predict_each, read_gguf, FileType, Recipe, TensorBytes,
+    };
+    let elems =
+        |t: &TensorBytes| t.bytes / u128::from(t.ty.block_bytes()) * u128::from(t.ty.block());
+    for name in ["gemma4-tiny-e", "gemma4-tiny-kv"] {
+        let h = read_gguf(&made(&format!("{name}.header.gguf"))).expect("header");
+        let a = architecture_of(&h).expect("arch");
+        let mut want = Vec::new();
+        h.weights_each(&mut |t| want.push((t.layer, t.name.to_string(), t.ne0, elems(&t))));
+        let mut got = Vec::new();
+        let recipe = Recipe::for_file_type(FileType::F32);
+        predict_each(&a, FileType::F32, recipe, &mut |t| {
+            got.push((t.layer, t.name.to_string(), t.ne0, elems(&t)))
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "{name}");
+    }
 }

@@ -413,13 +413,6 @@ fn every_preset_and_file_type_predicts_or_says_why() {
                 Err(PredictError::NoFallback(n)) => {
                     assert!(n.row % n.ty.block() != 0, "{} {ft}: {n:?}", p.id)
                 }
-                // Gemma 4's converter tensors are not modelled yet
-                // (`tests/gemma4.rs`).
-                Err(PredictError::NotModelled { arch })
-                    if p.arch.family.spec().varies_by_layer() =>
-                {
-                    assert_eq!(arch, "gemma4", "{}", p.id)
-                }
                 Err(e) => panic!("{} {ft}: {e}", p.id),
             }
         }

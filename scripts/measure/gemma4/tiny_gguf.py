@@ -98,15 +98,16 @@ def write(path, c):
     t("rope_freqs.weight", ones(ghd // 2))
     for i in range(L):
         d = hd if swa[i] else ghd
-        own = i < first_shared
         b = f"blk.{i}."
         t(b + "attn_norm.weight", ones(h))
         t(b + "attn_q.weight", w(h, d * heads))
-        if own:
-            t(b + "attn_k.weight", w(h, d * kv[i]))
-            if swa[i] or not c["k_eq_v"]:
-                t(b + "attn_v.weight", w(h, d * kv[i]))
-            t(b + "attn_k_norm.weight", ones(d))
+        # The layers reusing keys and values still carry k, v and the key
+        # norm, as a converted checkpoint does (it stores them;
+        # gemma4.cpp loads them TENSOR_NOT_REQUIRED).
+        t(b + "attn_k.weight", w(h, d * kv[i]))
+        if swa[i] or not c["k_eq_v"]:
+            t(b + "attn_v.weight", w(h, d * kv[i]))
+        t(b + "attn_k_norm.weight", ones(d))
         t(b + "attn_output.weight", w(d * heads, h))
         t(b + "attn_q_norm.weight", ones(d))
         t(b + "post_attention_norm.weight", ones(h))

@@ -12,7 +12,7 @@ use super::{
 use crate::error::EstimateError;
 use crate::infer::run::{Engine, Flash, Inference, MaxLen, SplitMode};
 use crate::inputs::Overhead;
-use crate::model::gguf::{PredictError, Recipe};
+use crate::model::gguf::Recipe;
 use crate::model::{Architecture, Role};
 use crate::report::{
     Drivers, Estimate, GpuShare, Method, Moment, Phase, PhaseReport, Served, Tally,
@@ -48,12 +48,8 @@ fn file(a: &Architecture, inf: &Inference) -> Result<FoldedFile, EstimateError> 
         }
         return Ok(read.folded());
     }
-    FoldedFile::predict(a, inf.gguf, Recipe::for_file_type(inf.gguf)).map_err(|e| match e {
-        PredictError::NotModelled { .. } => EstimateError::Engine(e.to_string()),
-        PredictError::NoFallback(_) | PredictError::Arch(_) | PredictError::TooLarge => {
-            EstimateError::Engine(format!("llama-quantize refuses it: {e}"))
-        }
-    })
+    FoldedFile::predict(a, inf.gguf, Recipe::for_file_type(inf.gguf))
+        .map_err(|e| EstimateError::Engine(format!("llama-quantize refuses it: {e}")))
 }
 
 /// One GPU as llama.cpp sees it: its free memory is the capacity less the

@@ -58,16 +58,25 @@ pub fn predict_folded(
         // a Gated DeltaNet, each folded on its own (the classes still
         // gather the layers typed alike).
         for l in 0..a.layers {
-            let linear = a.linear_at(l);
+            let linear = u8::from(a.linear_at(l));
             f.fold_kind((a.kind_of(l), linear), layout.slots(a, l), l, l + 1)?;
+        }
+        return Ok(f.runs);
+    }
+    if a.family.spec().varies_by_layer() {
+        // Gemma 4: sliding and global layers, some double-wide, each
+        // folded on its own.
+        for l in 0..a.layers {
+            let build = 2 + Layout::variant(a, l) as u8;
+            f.fold_kind((a.kind_of(l), build), layout.slots(a, l), l, l + 1)?;
         }
         return Ok(f.runs);
     }
     // Dense layers first, then MoE ones (`Architecture::kind_of`).
     let [(_, dense), _] = a.layer_kinds();
     let dense = u32::try_from(dense).unwrap_or(a.layers);
-    f.fold_kind((LayerKind::Dense, false), &layout.dense, 0, dense)?;
-    f.fold_kind((LayerKind::Moe, false), &layout.moe, dense, a.layers)?;
+    f.fold_kind((LayerKind::Dense, 0), &layout.dense, 0, dense)?;
+    f.fold_kind((LayerKind::Moe, 0), &layout.moe, dense, a.layers)?;
     Ok(f.runs)
 }
 
@@ -81,11 +90,11 @@ fn tensor(s: &Slot, layer: Option<u32>, ty: GgmlType, bytes: u128) -> TensorByte
     }
 }
 
-/// A class: its layers' kind (and whether a Gated DeltaNet stands in
-/// for attention), and where its variable tensors' types are in
-/// [`Folder::types`].
+/// A class: its layers' kind and build (0 plain, 1 a Gated DeltaNet in
+/// place of attention, 2 to 5 Gemma 4's [`Layout::variant`] + 2), and
+/// where its variable tensors' types are in [`Folder::types`].
 struct Class {
-    kind: (LayerKind, bool),
+    kind: (LayerKind, u8),
     types: std::ops::Range<usize>,
 }
 
@@ -108,7 +117,7 @@ struct Folder<'e> {
 /// `i`; slots past 64 are all taken as variable), the only ones whose type
 /// a layer's index can change.
 struct Stretch<'s> {
-    kind: (LayerKind, bool),
+    kind: (LayerKind, u8),
     slots: &'s [Slot],
     lo: u32,
     hi: u32,
@@ -155,7 +164,7 @@ impl Folder<'_> {
     /// Folds the layers `lo..hi` of kind `kind`, whose tensors are `slots`.
     fn fold_kind(
         &mut self,
-        kind: (LayerKind, bool),
+        kind: (LayerKind, u8),
         slots: &[Slot],
         lo: u32,
         hi: u32,
@@ -187,7 +196,7 @@ impl Folder<'_> {
     /// each tensor's type and bytes, and what each moves of the counters.
     fn first_layer<'s>(
         &mut self,
-        kind: (LayerKind, bool),
+        kind: (LayerKind, u8),
         slots: &'s [Slot],
         lo: u32,
         hi: u32,

@@ -49,7 +49,10 @@ impl Category {
         if outside && same(name, "output.weight") {
             return Category::Output;
         }
-        if outside && same(name, "token_embd.weight") {
+        // `tensor_name_match_token_embd` (b10488): Gemma 4's per-layer
+        // table is typed as the token embedding.
+        if outside && (same(name, "token_embd.weight") || same(name, "per_layer_token_embd.weight"))
+        {
             return Category::TokenEmbd;
         }
         const BY_SUBSTRING: [(&str, Category); 9] = [
@@ -151,6 +154,11 @@ pub(crate) enum Src {
     /// Repacked as MXFP4 blocks, not converted (gpt-oss's experts:
     /// `GptOssModel.repack_mxfp4`).
     Mxfp4,
+    /// A weight at the converter's `--outtype` that `llama-quantize` never
+    /// quantizes (Gemma 4's `per_layer_model_proj`: "these are not too
+    /// big so keep them as it is", `src/llama-quant.cpp`
+    /// `tensor_allows_quantization`).
+    Kept,
 }
 
 /// One GGUF tensor.
@@ -176,7 +184,7 @@ impl Slot {
     /// the function excludes by name: `_norm.weight`, `ffn_gate_inp`,
     /// `position_embd`, and every name not ending in `weight`).
     pub fn quantizable(&self) -> bool {
-        self.src != Src::F32 && self.n_dims() >= 2
+        !matches!(self.src, Src::F32 | Src::Kept) && self.n_dims() >= 2
     }
 }
 
@@ -193,6 +201,10 @@ pub(crate) struct Converter {
     pub rope_tables: &'static [Name],
     /// The experts arrive as MXFP4 blocks (gpt-oss).
     pub experts_mxfp4: bool,
+    /// The experts' `gate_up_proj` is written whole as `ffn_gate_up_exps`
+    /// (Gemma 4: `tensor_mapping.py` maps `experts.gate_up_proj` to
+    /// `FFN_GATE_UP_EXP`), not split.
+    pub experts_fused: bool,
     /// `lm_head.weight` is skipped: no `output.weight`, ever (Gemma).
     pub always_tied: bool,
     /// How `load_hparams` (`src/llama-model.cpp`) gives this architecture
@@ -219,6 +231,7 @@ impl Converter {
                 arch,
                 rope_tables: &[],
                 experts_mxfp4: false,
+                experts_fused: false,
                 always_tied: false,
                 type_70b: Type70b::Never,
             }
@@ -271,9 +284,14 @@ impl Converter {
             Family::Qwen3Next => plain("qwen3next"),
             Family::Qwen35Text => plain("qwen35"),
             Family::Qwen35MoeText => plain("qwen35moe"),
-            // `Gemma4Model` (`conversion/gemma.py`), whose tensors
-            // `predict` does not model yet (`PredictError::NotModelled`).
-            Family::Gemma4Text => gemma("gemma4"),
+            // `Gemma4Model` (`conversion/gemma.py`): its full-attention
+            // layers' `rope_freqs` written always
+            // (`generate_extra_tensors`), the experts fused.
+            Family::Gemma4Text => Converter {
+                rope_tables: &[name!("rope_freqs.weight")],
+                experts_fused: true,
+                ..gemma("gemma4")
+            },
         }
     }
 }
@@ -289,6 +307,9 @@ pub(crate) struct Layout {
     pub moe: Vec<Slot>,
     pub dense_linear: Vec<Slot>,
     pub moe_linear: Vec<Slot>,
+    /// Gemma 4's layers by build ([`Layout::variant`]): sliding or global,
+    /// with or without the double-wide MLP; empty for other families.
+    pub variants: [Vec<Slot>; 4],
 }
 
 impl Layout {
@@ -319,9 +340,17 @@ impl Layout {
             }
         };
         let (dense_linear, moe_linear) = (linear(false, n_dense), linear(true, n_moe));
-        if rope_tables {
+        let global = a.family.spec().global_attention;
+        if rope_tables || global {
+            // Gemma 4's table is its global layers' (`rope_freqs` of
+            // `global_head_dim / 2`, `Gemma4Model.generate_extra_tensors`).
+            let head = if global {
+                a.global_heads().head_dim
+            } else {
+                a.head_dim
+            };
             for &name in conv.rope_tables {
-                outside.push(f32_slot(name, [u64::from(a.head_dim) / 2, 1, 1]));
+                outside.push(f32_slot(name, [u64::from(head) / 2, 1, 1]));
             }
         }
         outside.sort_by_key(|s| s.name);
@@ -331,11 +360,21 @@ impl Layout {
             moe,
             dense_linear,
             moe_linear,
+            variants: variants(a, conv),
         }
+    }
+
+    /// Which of [`Layout::variants`] layer `l` is: global or sliding, and
+    /// whether it reuses keys and values (its MLP double-wide).
+    pub fn variant(a: &Architecture, l: u32) -> usize {
+        usize::from(a.global_at(l)) * 2 + usize::from(a.kv_shared_at(l))
     }
 
     /// Layer `l`'s tensors.
     pub fn slots(&self, a: &Architecture, l: u32) -> &[Slot] {
+        if a.family.spec().varies_by_layer() {
+            return &self.variants[Layout::variant(a, l)];
+        }
         match (a.kind_of(l), a.linear_at(l)) {
             (LayerKind::Dense, false) => &self.dense,
             (LayerKind::Moe, false) => &self.moe,
@@ -372,6 +411,78 @@ fn layer_of_kind(
     });
     slots.sort_by_key(|s| s.name);
     slots
+}
+
+/// Gemma 4's four builds of a layer as the converter writes them, sorted
+/// by name: sliding (`[0]`, `[1]`) or global (`[2]`, `[3]`), the second
+/// of each with its MLP double-wide when `use_double_wide_mlp` (the layers
+/// that reuse keys and values). A layer that reuses keys and values still
+/// has `attn_k`, `attn_v` and `attn_k_norm` in the file: the checkpoint
+/// stores them (transformers drops them on load,
+/// `Gemma4TextModel._keys_to_ignore_on_load_unexpected`; an E4B checkpoint
+/// read by a loader without them has 126 = 18 × 7 extra tensors, k/v
+/// weights, scales and biases and the key norm of the 18 shared layers)
+/// and `Gemma4Model` writes every tensor it is given; llama.cpp loads them
+/// (`TENSOR_NOT_REQUIRED`, `src/models/gemma4.cpp`). Each layer also has
+/// the converter's `layer_output_scale` (`layer_scalar`, a persistent
+/// buffer in transformers). Empty for other families.
+fn variants(a: &Architecture, conv: Converter) -> [Vec<Slot>; 4] {
+    let mut out: [Vec<Slot>; 4] = Default::default();
+    if !a.family.spec().varies_by_layer() {
+        return out;
+    }
+    let moe = a.moe().is_some();
+    for (i, slots) in out.iter_mut().enumerate() {
+        let (global, wide) = (i >= 2, i % 2 == 1);
+        let one = Architecture {
+            sliding_window: if global { 0 } else { a.sliding_window.max(1) },
+            sliding_layers: if global { 0 } else { a.layers },
+            sliding_period: 0,
+            kv_shared_layers: 0,
+            ..*a
+        };
+        *slots = layer_of_kind(&one, conv, (moe, false), None);
+        if a.family.spec().layer_scalar {
+            slots.push(f32_slot(name!("layer_output_scale.weight"), [1, 1, 1]));
+        }
+        if wide && a.double_wide > 0 {
+            for s in slots.iter_mut() {
+                match s.name {
+                    "ffn_gate.weight" | "ffn_up.weight" => s.ne[1] *= 2,
+                    "ffn_down.weight" => s.ne[0] *= 2,
+                    _ => {}
+                }
+            }
+        }
+        slots.sort_by_key(|s| s.name);
+    }
+    out
+}
+
+/// Gemma 4's tensors the walk names that no other family has, as
+/// `Gemma4Model` (`conversion/gemma.py`, `modify_tensors`,
+/// `filter_tensors`) and `tensor_mapping.py` write them; `false` when `t`
+/// is not one.
+fn gemma4(t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
+    let (rows, cols) = (t.rows, t.cols);
+    match t.name {
+        "embed_tokens_per_layer" => out.push(weight(
+            const { Name::outside("per_layer_token_embd.weight") },
+            [cols, rows, 1],
+        )),
+        "per_layer_model_projection" => out.push(Slot {
+            src: Src::Kept,
+            ..weight(name!("per_layer_model_proj.weight"), [cols, rows, 1])
+        }),
+        "per_layer_input_gate" => out.push(weight(name!("inp_gate.weight"), [cols, rows, 1])),
+        "per_layer_projection" => out.push(weight(name!("proj.weight"), [cols, rows, 1])),
+        // `router.scale` → `ffn_gate_inp.scale`; `per_expert_scale` →
+        // `ffn_down_exps.scale` (`Gemma4Model.modify_tensors`).
+        "router.scale" => out.push(f32_slot(name!("ffn_gate_inp.scale"), [rows, 1, 1])),
+        "router.per_expert_scale" => out.push(f32_slot(name!("ffn_down_exps.scale"), [rows, 1, 1])),
+        _ => return false,
+    }
+    true
 }
 
 fn weight(name: Name, ne: [u64; 3]) -> Slot {
@@ -432,7 +543,7 @@ fn delta_net(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
 /// in an MoE layer, where a dense MLP's names are the shared expert's).
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
     let (rows, cols) = (t.rows, t.cols);
-    if t.module.is_none() && delta_net(a, t, out) {
+    if t.module.is_none() && (delta_net(a, t, out) || gemma4(t, out)) {
         return;
     }
     match t.role {
@@ -453,7 +564,12 @@ fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out
                 out.push(f32_slot(b, [rows, 1, 1]));
             }
         }
-        Role::Attention | Role::Mlp => linear(a, t, moe_layer, out),
+        // Gemma 4's dense MLP beside the experts keeps its own names
+        // (`mlp.gate_proj` → `ffn_gate`), not a shared expert's.
+        Role::Attention | Role::Mlp => {
+            let shexp = moe_layer && !a.family.spec().moe.is_some_and(|m| m.dense_beside);
+            linear(a, t, shexp, out)
+        }
         Role::Router => {
             out.push(f32_slot(name!("ffn_gate_inp.weight"), [cols, rows, 1]));
             if t.bias {
@@ -473,7 +589,33 @@ fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out
 /// (`tensor_mapping.py`). Only its bytes matter: a norm is F32 and never
 /// quantized.
 fn norm_names(hf: &str) -> (Name, Name) {
-    const NAMES: [(&str, Name, Name); 10] = [
+    const NAMES: [(&str, Name, Name); 15] = [
+        // Gemma 4 (`tensor_mapping.py`).
+        (
+            "post_per_layer_input_norm",
+            name!("post_norm.weight"),
+            name!("post_norm.bias"),
+        ),
+        (
+            "per_layer_projection_norm",
+            name!("per_layer_proj_norm.weight"),
+            name!("per_layer_proj_norm.bias"),
+        ),
+        (
+            "post_feedforward_layernorm_1",
+            name!("post_ffw_norm_1.weight"),
+            name!("post_ffw_norm_1.bias"),
+        ),
+        (
+            "post_feedforward_layernorm_2",
+            name!("post_ffw_norm_2.weight"),
+            name!("post_ffw_norm_2.bias"),
+        ),
+        (
+            "pre_feedforward_layernorm_2",
+            name!("pre_ffw_norm_2.weight"),
+            name!("pre_ffw_norm_2.bias"),
+        ),
         (
             "input_layernorm",
             name!("attn_norm.weight"),
@@ -621,6 +763,9 @@ fn experts(conv: Converter, t: &ParamTensor, out: &mut Vec<Slot>) {
         ..weight(name, ne)
     };
     match t.module {
+        Some(ModuleName::ExpertsGateUp) if conv.experts_fused => {
+            out.push(stacked(name!("ffn_gate_up_exps.weight"), [cols, rows, e]));
+        }
         Some(ModuleName::ExpertsGateUp) => {
             out.push(stacked(name!("ffn_gate_exps.weight"), [cols, rows / 2, e]));
             out.push(stacked(name!("ffn_up_exps.weight"), [cols, rows / 2, e]));

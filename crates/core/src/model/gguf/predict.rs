@@ -111,22 +111,12 @@ pub enum PredictError {
     Arch(ArchError),
     /// A size beyond 2^128 bytes (numbers no model has).
     TooLarge,
-    /// The converter's tensors for this family (llama.cpp architecture
-    /// `arch`) are not modelled yet: a read GGUF header gives them.
-    NotModelled { arch: &'static str },
 }
 
-/// Refuses an architecture whose GGUF this module cannot predict: Gemma
-/// 4's per-layer embeddings, global layers' own head widths and layers
-/// without keys (`conversion/gemma.py` `Gemma4Model`) have no slots yet.
+/// Refuses an architecture whose GGUF this module cannot predict (none
+/// left: every family's converter is modelled).
 pub(crate) fn predictable(a: &Architecture) -> Result<(), PredictError> {
-    a.validate().map_err(PredictError::Arch)?;
-    if a.family.spec().varies_by_layer() {
-        return Err(PredictError::NotModelled {
-            arch: super::layout::Converter::of(a.family).arch,
-        });
-    }
-    Ok(())
+    a.validate().map_err(PredictError::Arch)
 }
 
 impl fmt::Display for PredictError {
@@ -143,10 +133,6 @@ impl fmt::Display for PredictError {
             ),
             PredictError::Arch(e) => write!(f, "these numbers do not make a model: {e}"),
             PredictError::TooLarge => f.write_str("the model is too large to size"),
-            PredictError::NotModelled { arch } => write!(
-                f,
-                "vramfit does not predict the GGUF file of llama.cpp's `{arch}` yet (per-layer embeddings, global layers' own head width, layers that share keys and values: the converter's tensors and llama-quantize's types for them are not modelled): pick the GGUF file to read its header"
-            ),
         }
     }
 }
@@ -381,6 +367,12 @@ fn attention_wv(a: &Architecture, layout: &Layout) -> u64 {
             })
             .count() as u64
     };
+    if a.family.spec().varies_by_layer() {
+        // Gemma 4: the global layers with keys as values have no attn_v.
+        return (0..a.layers)
+            .map(|l| per(&layout.variants[Layout::variant(a, l)]))
+            .sum();
+    }
     let [(_, dense), (_, moe)] = a.layer_kinds();
     let dense_end = u32::try_from(dense).unwrap_or(a.layers);
     let (dense_linear, moe_linear) = (

@@ -197,7 +197,7 @@ impl Quantizer {
         if !default.is_quantized() {
             return Ok(match s.src {
                 Src::Mxfp4 => GgmlType::Mxfp4,
-                Src::Weight | Src::F32 => default,
+                Src::Weight | Src::F32 | Src::Kept => default,
             });
         }
         let new = self.mixture(s, layer, default);
@@ -564,7 +564,7 @@ impl Quantizer {
 /// bf16 for a bf16 checkpoint).
 fn source_type(src: Src) -> GgmlType {
     match src {
-        Src::Weight => GgmlType::Bf16,
+        Src::Weight | Src::Kept => GgmlType::Bf16,
         Src::F32 => GgmlType::F32,
         Src::Mxfp4 => GgmlType::Mxfp4,
     }
