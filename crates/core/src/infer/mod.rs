@@ -59,7 +59,7 @@ const HYBRID_NOT_MODELLED: &str = "this engine's memory for a Gated DeltaNet hyb
 /// heads, layers that reuse earlier keys and values (no cache of their
 /// own), per-layer embeddings (transformers' `generate` forward, vLLM's
 /// KV-sharing and per-group page sizes, mlx-lm's `make_cache`).
-const PER_LAYER_NOT_MODELLED: &str = "this engine's memory for Gemma 4 (global layers with their own head width and key/value heads, the last layers reusing earlier keys and values, per-layer embeddings) is not modelled yet: use engine=llamacpp or ollama with the GGUF file";
+const PER_LAYER_NOT_MODELLED: &str = "this engine's memory for Gemma 4 (global layers with their own head width and key/value heads, the last layers reusing earlier keys and values, per-layer embeddings) is not modelled yet: use engine=llamacpp or engine=ollama";
 
 /// What must fit, by component: the peak's, or for an engine that takes
 /// more than it needs (vLLM's pool) the peak with the key/value cache it
