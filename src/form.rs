@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 21] = [
+const FAMILY_ORDER: [Family; 22] = [
     Family::Llama,
     Family::Qwen2,
     Family::Qwen3,
@@ -72,6 +72,7 @@ const FAMILY_ORDER: [Family; 21] = [
     Family::Gemma2,
     Family::Gemma3Text,
     Family::Gemma4Text,
+    Family::Gemma4UnifiedText,
     Family::Phi3,
     Family::Olmo2,
     Family::Gpt2,

@@ -53,7 +53,8 @@ fn e2b_by_hand() {
 }
 
 /// Every preset's tensor count as transformers 5.23 builds it
-/// (`scripts/measure/gemma4/params.txt`: 505, 623, 627 and 772 tensors),
+/// (`scripts/measure/gemma4/params.txt`: 505, 623, 618, 627 and 772
+/// tensors; the 12B as `Gemma4UnifiedForCausalLM`),
 /// and its parameters (held by `every_published_config_imports_to_its_preset`
 /// too).
 #[test]
@@ -61,6 +62,7 @@ fn tensor_counts_are_transformers() {
     for (id, params, tensors) in [
         ("gemma4-e2b", 4_628_569_344u128, 505u128),
         ("gemma4-e4b", 7_463_013_376, 623),
+        ("gemma4-12b", 11_907_350_272, 618),
         ("gemma4-26b-a4b", 25_233_141_760, 627),
         ("gemma4-31b", 30_697_345_280, 772),
     ] {
@@ -133,7 +135,13 @@ fn the_pattern_and_the_shared_layers() {
 /// 256 over `vocab_size_per_layer_input` 262144).
 #[test]
 fn configs_import() {
-    for id in ["gemma4-e2b", "gemma4-e4b", "gemma4-26b-a4b", "gemma4-31b"] {
+    for id in [
+        "gemma4-e2b",
+        "gemma4-e4b",
+        "gemma4-12b",
+        "gemma4-26b-a4b",
+        "gemma4-31b",
+    ] {
         let got = hf_config::read(&fixture(id)).unwrap_or_else(|e| panic!("{id}: {e}"));
         assert_eq!(got.arch, arch(id), "{id}");
     }
@@ -185,7 +193,13 @@ fn refusal(q: &str) -> String {
 /// for Gemma 4's layers are written.
 #[test]
 fn what_is_not_modelled_is_refused() {
-    for id in ["gemma4-e2b", "gemma4-e4b", "gemma4-26b-a4b", "gemma4-31b"] {
+    for id in [
+        "gemma4-e2b",
+        "gemma4-e4b",
+        "gemma4-12b",
+        "gemma4-26b-a4b",
+        "gemma4-31b",
+    ] {
         let why = refusal(&format!(
             "model={id}&dtype=amp_bf16&optim=adamw&batch=1&seq=512"
         ));
@@ -286,4 +300,29 @@ fn predicted_files_have_the_made_files_tensors() {
         got.sort();
         assert_eq!(got, want, "{name}");
     }
+}
+
+/// The 12B (`gemma4_unified`) by hand: 40 sliding layers of 16 heads and 8
+/// key/value heads of 256, 8 global ones of 16 heads of 512 over one
+/// key/value head that is also the value (no `v_proj`), an MLP of 15360,
+/// no per-layer embeddings (transformers 5.23 `Gemma4UnifiedTextAttention`,
+/// `Gemma4UnifiedTextDecoderLayer`); llama.cpp caches it as the published
+/// start-up of a Gemma 4 12B shows (`llamacpp_logs.jsonl`: 8 layers of 1
+/// head × 512, 40 of 8 × 256).
+#[test]
+fn the_12b_is_gemma4_without_per_layer_inputs() {
+    let a = arch("gemma4-12b");
+    let h = 3840u128;
+    let sliding = 2 * h * 4096 + 2 * h * 2048 + 512;
+    let global = 2 * h * 8192 + h * 512 + 1024;
+    let layer = 3 * h * 15360 + 4 * h;
+    let total = 262_144 * h + 40 * sliding + 8 * global + 48 * layer + h;
+    assert_eq!(a.params(), total);
+    assert_eq!(total, 11_907_350_272);
+    let m = vramfit_core::infer::local::model::LocalModel::of(
+        &a,
+        vramfit_core::infer::local::model::MlaKeys::Present,
+    );
+    assert_eq!(m.cache.counts(), (8, 40));
+    assert_eq!((m.cache.full.k, m.cache.swa.k), (512, 2048));
 }

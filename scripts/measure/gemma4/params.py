@@ -29,3 +29,13 @@ for name in ["gemma4-e2b", "gemma4-e4b", "gemma4-26b-a4b", "gemma4-31b"]:
             print(f"  {k} {tuple(p.shape)}")
         for b in bufs[:12]:
             print("  buffer", *b)
+
+# The 12B is `gemma4_unified` (its text model `gemma4_unified_text`).
+from transformers.models.gemma4_unified import Gemma4UnifiedForCausalLM, Gemma4UnifiedTextConfig
+cfg = json.loads((root / "crates/core/tests/fixtures/hf_configs/gemma4-12b.json").read_text())
+text = dict(cfg["text_config"])
+text.pop("model_type", None)
+with torch.device("meta"):
+    m = Gemma4UnifiedForCausalLM(Gemma4UnifiedTextConfig(**text))
+params = list(m.named_parameters())
+print(f"gemma4-12b: params {sum(p.numel() for _, p in params)} tensors {len(params)} buffers {len(list(m.named_buffers()))}")

@@ -76,6 +76,9 @@ choice_enum! {
         /// layers' keys and values, per-layer embeddings, and (26B-A4B)
         /// experts beside the dense MLP.
         Gemma4Text = "gemma4_text", "Gemma 4",
+        /// Gemma 4 12B (the text model of `gemma4_unified`): Gemma 4's
+        /// layers without per-layer embeddings or experts.
+        Gemma4UnifiedText = "gemma4_unified_text", "Gemma 4 (unified, 12B)",
     }
 }
 
@@ -951,6 +954,16 @@ impl Family {
             Family::Qwen35Text => QWEN_HYBRID,
             Family::Qwen35MoeText => QWEN35_MOE,
             Family::Gemma4Text => GEMMA4,
+            // transformers 5.23 `Gemma4UnifiedTextDecoderLayer.__init__`:
+            // the attention, MLP, four norms and `layer_scalar` of Gemma 4,
+            // no per-layer input and no MoE block
+            // (`Gemma4UnifiedTextConfig` has neither field).
+            Family::Gemma4UnifiedText => Spec {
+                moe: None,
+                per_layer_embeddings: false,
+                legacy: AFTER_448,
+                ..GEMMA4
+            },
         }
     }
 }

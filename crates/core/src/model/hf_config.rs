@@ -592,6 +592,14 @@ fn reader(family: Family) -> Reader {
             derive: gemma4,
             ..plain(GEMMA4)
         },
+        // The 12B's config lists the same fields (`hidden_size_per_layer_input`
+        // 0, `num_experts` null), which its text config class does not
+        // read.
+        Family::Gemma4UnifiedText => Reader {
+            tolerated: GEMMA4_TOLERATED,
+            derive: gemma4,
+            ..plain(&GEMMA4[..2])
+        },
     }
 }
 
@@ -623,6 +631,8 @@ fn gemma4(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigEr
     a.double_wide = u32::from(boolean(obj, "use_double_wide_mlp")?.unwrap_or(false));
     let field = "hidden_size_per_layer_input";
     let ple = match obj.get(field) {
+        // A family without per-layer embeddings (the 12B) reads no width.
+        _ if !a.family.spec().per_layer_embeddings => 0,
         None => 256,
         Some(Value::Null) => 0,
         Some(_) => uint(obj, field)?.unwrap_or(0),

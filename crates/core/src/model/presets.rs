@@ -1002,6 +1002,26 @@ pub const PRESETS: &[Preset] = &[
         published_params: 7_463_013_376,
     },
     Preset {
+        id: "gemma4-12b",
+        name: "Gemma 4 12B",
+        repo: "google/gemma-4-12B-it",
+        arch: Architecture {
+            family: Family::Gemma4UnifiedText,
+            hidden: 3840,
+            layers: 48,
+            heads: 16,
+            kv_heads: 8,
+            global_kv_heads: 1,
+            ffn: 15360,
+            sliding_layers: 40,
+            ..GEMMA4_LARGE
+        },
+        // `Gemma4UnifiedForCausalLM(text_config).num_parameters()`,
+        // transformers 5.23, meta device (618 tensors: its config.json is
+        // `gemma4_unified`, transformers 5.10.0.dev0).
+        published_params: 11_907_350_272,
+    },
+    Preset {
         id: "gemma4-26b-a4b",
         name: "Gemma 4 26B-A4B (MoE)",
         repo: "google/gemma-4-26B-A4B-it",

@@ -228,7 +228,9 @@ impl std::error::Error for GgufArchError {}
 /// The family of a GGUF architecture: the inverse of the converter's
 /// choice ([`Converter::of`]), with the expert count telling Mixtral from
 /// Llama and the gating function DeepSeek-V3 from V2. Mistral's files are
-/// `llama` (llama.cpp ignores their sliding window), so read as Llama.
+/// `llama` (llama.cpp ignores their sliding window), so read as Llama; a
+/// Gemma 4 12B's file is `gemma4`, read as Gemma 4 (the same layers
+/// without per-layer embeddings or experts).
 fn family(m: &GgufModel) -> Result<Family, GgufArchError> {
     let experts = m.expert_count.unwrap_or(0) > 0;
     let family = match m.architecture.as_str() {
@@ -238,7 +240,15 @@ fn family(m: &GgufModel) -> Result<Family, GgufArchError> {
         other => Family::ALL
             .iter()
             .copied()
-            .filter(|f| !matches!(f, Family::Mistral | Family::Mixtral | Family::DeepseekV3))
+            .filter(|f| {
+                !matches!(
+                    f,
+                    Family::Mistral
+                        | Family::Mixtral
+                        | Family::DeepseekV3
+                        | Family::Gemma4UnifiedText
+                )
+            })
             .find(|f| Converter::of(*f).arch == other)
             .ok_or_else(|| {
                 GgufArchError::UnknownArchitecture(crate::clip::clip(other, crate::clip::QUOTE))

@@ -287,7 +287,8 @@ impl Converter {
             // `Gemma4Model` (`conversion/gemma.py`): its full-attention
             // layers' `rope_freqs` written always
             // (`generate_extra_tensors`), the experts fused.
-            Family::Gemma4Text => Converter {
+            // `Gemma4UnifiedModel` writes the 12B as `gemma4` too.
+            Family::Gemma4Text | Family::Gemma4UnifiedText => Converter {
                 rope_tables: &[name!("rope_freqs.weight")],
                 experts_fused: true,
                 ..gemma("gemma4")
