@@ -648,7 +648,9 @@ fn kv_cuda_buffer_pads_quantized_rows() {
 
 /// Gemma 4 12B as llama.cpp caches it (the fixture's row: 48 layers, 8
 /// full-attention layers of 1 KV head × 512, 40 sliding of 8 × 256, window
-/// 1024; `set_swa_pattern(6)`); vramfit has no family for it.
+/// 1024; `set_swa_pattern(6)`), written out before vramfit had its family
+/// (`the_12b_preset_caches_as_the_published_start_up` holds the preset to
+/// it).
 fn gemma4_12b() -> LocalModel {
     LocalModel {
         cache: CacheModel {
@@ -677,6 +679,18 @@ fn gemma4_12b() -> LocalModel {
         // The global layers' single KV head (`HeadCountKVMin`).
         n_head_kv_min: 1,
     }
+}
+
+/// The Gemma 4 12B preset (`gemma4_unified`, from its published
+/// config.json) caches as the published start-up's model does.
+#[test]
+fn the_12b_preset_caches_as_the_published_start_up() {
+    let a = vramfit_core::model::preset("gemma4-12b")
+        .expect("preset")
+        .arch;
+    let m = LocalModel::of(&a, MlaKeys::Present);
+    assert_eq!(m.cache, gemma4_12b().cache);
+    assert_eq!(m.n_head_kv_min, 1);
 }
 
 /// Qwen3.5-9B as llama.cpp caches it (the fixture's row: 32 layers, full
