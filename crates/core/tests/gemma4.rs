@@ -189,8 +189,8 @@ fn refusal(q: &str) -> String {
 }
 
 /// What is not modelled yet is refused by name, never estimated as
-/// something else: training, transformers, vLLM and MLX until their rules
-/// for Gemma 4's layers are written.
+/// something else: training, transformers and vLLM until their rules for
+/// Gemma 4's layers are written.
 #[test]
 fn what_is_not_modelled_is_refused() {
     for id in [
@@ -204,7 +204,7 @@ fn what_is_not_modelled_is_refused() {
             "model={id}&dtype=amp_bf16&optim=adamw&batch=1&seq=512"
         ));
         assert!(why.contains("training Gemma 4"), "{id}: {why}");
-        for engine in ["transformers", "vllm", "mlx"] {
+        for engine in ["transformers", "vllm"] {
             let why = refusal(&format!("task=infer&engine={engine}&model={id}"));
             assert!(why.contains("Gemma 4"), "{id} {engine}: {why}");
         }
@@ -325,4 +325,44 @@ fn the_12b_is_gemma4_without_per_layer_inputs() {
     );
     assert_eq!(m.cache.counts(), (8, 40));
     assert_eq!((m.cache.full.k, m.cache.swa.k), (512, 2048));
+}
+
+/// mlx-lm (d78bf58e `gemma4_text.py`): a cache for the layers with their
+/// own keys only (`make_cache`: `KVCache` on a global layer,
+/// `RotatingKVCache(sliding_window)` on a sliding one), the global rows of
+/// their own width; the weights as the walk has them (the shared layers'
+/// k/v dropped by `sanitize`), each layer's `layer_scalar`, the router at 8
+/// bits in groups of 64 (`quant_predicate`). E2B, 1000 + 200 tokens: 3
+/// global layers of 1 × 512 (K and V) and 12 sliding of 1 × 256.
+#[test]
+fn mlx_caches_the_layers_with_their_own_keys() {
+    use vramfit_core::infer::local::estimate::mlx_weights;
+    use vramfit_core::infer::local::mlx::{mlx, Mlx};
+    let a = arch("gemma4-e2b");
+    let r = mlx(&a, &Mlx::defaults(1000, 200)).expect("mlx");
+    let full = 3 * u128::from(r.capacity) * (512 + 512) * 2;
+    let sliding = 12 * u128::from(r.window_capacity) * (256 + 256) * 2;
+    assert_eq!(r.kv, full + sliding);
+    assert_eq!((r.capacity, r.window_capacity), (1280, 512));
+    // bf16: every parameter and a layer_scalar per layer.
+    assert_eq!(mlx_weights(&a, None, 64, 2), 2 * a.params() + 2 * 35);
+    // 4-bit in groups of 64: every matrix at 4 bits (a scale and a bias per
+    // group, 2 bytes each) but the 26B's routers (128 × 2816 in each of 30
+    // layers) at 8 bits; vectors and norms in bf16.
+    use vramfit_core::model::{Place, Role};
+    let moe = arch("gemma4-26b-a4b");
+    let mut want = 2 * 30u128;
+    moe.for_each_tensor(|at: Place, t| {
+        let n = u128::from(t.stack) * u128::from(t.rows) * u128::from(t.cols);
+        let matrix = t.cols > 1 && t.role != Role::Norm;
+        let bytes = match (matrix, t.role == Role::Router) {
+            (true, true) => n + n / 64 * 4,
+            (true, false) => n / 2 + n / 64 * 4,
+            (false, _) => 2 * n,
+        };
+        want += at.copies() * bytes;
+    });
+    assert_eq!(mlx_weights(&moe, Some(4), 64, 2), want);
+    let router = 30u128 * 128 * 2816;
+    assert!(want > router / 2);
 }

@@ -219,11 +219,8 @@ fn local_runners_estimate_every_preset() {
             // MLX's cache for a Gated DeltaNet hybrid is not modelled: it
             // refuses it by name (`tests/hybrid.rs`).
             let refused = p.arch.family.spec().linear.is_some() && q.contains("engine=mlx");
-            // Gemma 4: MLX refuses it by name (`tests/gemma4.rs`).
-            let gemma4 = p.arch.family.spec().varies_by_layer() && q.contains("engine=mlx");
             match got {
                 Err(e) if refused && e.contains("hybrid") => {}
-                Err(e) if gemma4 && e.contains("Gemma 4") => {}
                 Ok(_) if !refused => {}
                 Ok(_) => failed.push(format!("{q}: estimated a hybrid on MLX")),
                 Err(e) => failed.push(format!("{q}: {e}")),

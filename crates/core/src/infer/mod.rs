@@ -31,7 +31,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         Engine::Transformers | Engine::Vllm | Engine::Mlx if hybrid => {
             Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED))
         }
-        Engine::Transformers | Engine::Vllm | Engine::Mlx if per_layer => {
+        Engine::Transformers | Engine::Vllm if per_layer => {
             Err(EstimateError::NotModelled(PER_LAYER_NOT_MODELLED))
         }
         Engine::Transformers => transformers::estimate(&a, s.infer, s.overhead),
@@ -58,8 +58,8 @@ const HYBRID_NOT_MODELLED: &str = "this engine's memory for a Gated DeltaNet hyb
 /// modelled yet: global layers with their own head width and key/value
 /// heads, layers that reuse earlier keys and values (no cache of their
 /// own), per-layer embeddings (transformers' `generate` forward, vLLM's
-/// KV-sharing and per-group page sizes, mlx-lm's `make_cache`).
-const PER_LAYER_NOT_MODELLED: &str = "this engine's memory for Gemma 4 (global layers with their own head width and key/value heads, the last layers reusing earlier keys and values, per-layer embeddings) is not modelled yet: use engine=llamacpp or engine=ollama";
+/// KV-sharing and per-group page sizes).
+const PER_LAYER_NOT_MODELLED: &str = "this engine's memory for Gemma 4 (global layers with their own head width and key/value heads, the last layers reusing earlier keys and values, per-layer embeddings) is not modelled yet: use engine=llamacpp, ollama or mlx";
 
 /// What must fit, by component: the peak's, or for an engine that takes
 /// more than it needs (vLLM's pool) the peak with the key/value cache it

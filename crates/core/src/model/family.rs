@@ -265,6 +265,10 @@ pub struct Moe {
     /// The family's models may have no experts at all (Gemma 4's
     /// `enable_moe_block`): with `experts` 0 every layer is dense.
     pub optional: bool,
+    /// mlx-lm quantizes the router at 8 bits in groups of 64 whatever the
+    /// model's bits (Gemma 4: `gemma4_text.py` `quant_predicate`,
+    /// `router.proj`).
+    pub mlx_router_8bit: bool,
 }
 
 /// A mixture of experts' shared expert.
@@ -715,6 +719,7 @@ const MOE: Moe = Moe {
     aux_loss: true,
     dense_beside: false,
     optional: false,
+    mlx_router_8bit: false,
 };
 
 /// gpt-oss: clamped SwiGLU experts with biases, attention sinks, every
@@ -736,6 +741,7 @@ const GPT_OSS: Spec = Spec {
         aux_loss: true,
         dense_beside: false,
         optional: false,
+        mlx_router_8bit: false,
     }),
     sliding: Sliding::EveryOther,
     legacy: GPT_OSS_LEGACY,
@@ -791,6 +797,7 @@ const GEMMA4: Spec = Spec {
         aux_loss: false,
         dense_beside: true,
         optional: true,
+        mlx_router_8bit: true,
         ..MOE
     }),
     legacy: QWEN3_MOE_LEGACY,

@@ -383,14 +383,28 @@ fn report(
 /// holds `bits` per weight, packed in uint32, and a scale and a bias per
 /// group in the model's dtype (`mlx.core.quantize`); the rest (norms,
 /// biases, vectors) in the dtype.
+///
+/// Gemma 4 (`gemma4_text.py` at d78bf58e): the router at 8 bits in groups
+/// of 64 (`quant_predicate`), and each layer's `layer_scalar`, an array of
+/// one (a parameter in MLX, a buffer in transformers).
 pub fn mlx_weights(a: &Architecture, bits: Option<u32>, group: u64, dt: u128) -> u128 {
-    let mut total = 0u128;
+    let spec = a.family.spec();
+    let router_8bit = spec.moe.is_some_and(|m| m.mlx_router_8bit);
+    let mut total = if spec.layer_scalar {
+        u128::from(a.layers) * dt
+    } else {
+        0
+    };
     a.for_each_tensor(|at, t| {
         let n = u128::from(t.stack) * u128::from(t.rows) * u128::from(t.cols);
         let matrix = t.cols > 1 && !matches!(t.role, Role::Norm);
-        let q = match bits {
+        let (b, g) = match bits {
+            Some(_) if router_8bit && t.role == Role::Router => (Some(8), 64),
+            other => (other, group),
+        };
+        let q = match b {
             Some(b) if matrix && group > 0 && t.cols.is_multiple_of(group) => {
-                n * u128::from(b) / 8 + n / u128::from(group) * 2 * dt
+                n * u128::from(b) / 8 + n / u128::from(g) * 2 * dt
             }
             Some(_) | None => n * dt,
         };

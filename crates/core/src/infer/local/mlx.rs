@@ -289,12 +289,24 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
         return Err(MlxError::ZeroStep);
     }
     let local = LocalModel::of(a, MlaKeys::Present);
-    let sliding = match s.max_kv_size {
+    // Gemma 4's `make_cache` (`gemma4_text.py:675-688`) makes a cache for
+    // the layers with their own keys only (`KVCache` on a global layer,
+    // `RotatingKVCache(sliding_window, keep=0)` on a sliding one), and
+    // `make_prompt_cache` leaves `max_kv_size` to models without one
+    // (`cache.py:31-32`).
+    let own = a.family.spec().varies_by_layer();
+    let max_kv_size = s.max_kv_size.filter(|_| !own);
+    let sliding = match max_kv_size {
         Some(_) => Pattern::All,
         None => local.cache.swa_layers,
     };
-    let n_sliding = u64::from(sliding.count(0, a.layers));
-    let n_full = u64::from(a.layers) - n_sliding;
+    let cached = local.cache.kv_layers.count(0, a.layers);
+    let n_sliding = u64::from(if own {
+        local.cache.counts().1
+    } else {
+        sliding.count(0, a.layers)
+    });
+    let n_full = u64::from(cached) - n_sliding;
     let tokens = u64::from(s.prompt) + u64::from(s.max_tokens);
     // Quantized once `quantized_kv_start` tokens are in the cache, checked
     // after every call: at the end when the generation reaches it.
@@ -306,19 +318,28 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     }
     let (k, v) = widths(a);
     let row = row_bytes(s, bits, k, v)?;
+    // Gemma 4's global layers' rows are their own (`Attention.__init__`:
+    // `global_head_dim`, `num_global_key_value_heads` with keys as values,
+    // whose values are still a cache array of their own: `v_norm` makes
+    // them from the keys).
+    let full_row = if own {
+        row_bytes(s, bits, local.cache.full.k, local.cache.full.v)?
+    } else {
+        row
+    };
     let cap = capacity(s);
-    let window = u64::from(s.max_kv_size.unwrap_or(a.sliding_window));
+    let window = u64::from(max_kv_size.unwrap_or(a.sliding_window));
     let (win_cap, _) = if n_sliding > 0 {
         rotating(s, window)
     } else {
         (0, 0)
     };
-    let kv =
-        row * (u128::from(n_full) * u128::from(cap) + u128::from(n_sliding) * u128::from(win_cap));
+    let kv = full_row * u128::from(n_full) * u128::from(cap)
+        + row * u128::from(n_sliding) * u128::from(win_cap);
     // Every growth appends at least 256 cells to arrays of at most
     // `cap - 256`, which live until `concatenate` has copied them.
     let growth = if n_full > 0 {
-        row * u128::from(cap.saturating_sub(256))
+        full_row * u128::from(cap.saturating_sub(256))
     } else {
         0
     };
@@ -330,15 +351,27 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
         growth,
         prefill_chunks: u64::from(s.prompt.saturating_sub(1))
             .div_ceil(u64::from(s.prefill_step_size)),
-        prefill_activations: activations(&local, s),
+        prefill_activations: activations(&local, s, ple_width(a)),
     })
 }
 
-/// The estimate of one layer's activations for a prompt chunk.
-fn activations(m: &LocalModel, s: &Mlx) -> u128 {
+/// Gemma 4's per-layer inputs per token (`layers × hidden_size_per_layer_input`):
+/// `Gemma4TextModel.__call__` projects them for every layer before the
+/// first and keeps them through the forward. 0 without them.
+fn ple_width(a: &Architecture) -> u64 {
+    if a.family.spec().per_layer_embeddings {
+        u64::from(a.layers) * u64::from(a.ple_dim)
+    } else {
+        0
+    }
+}
+
+/// The estimate of one layer's activations for a prompt chunk, with the
+/// per-layer inputs (`ple` per token) alive beside them.
+fn activations(m: &LocalModel, s: &Mlx, ple: u64) -> u128 {
     let d = &m.dims;
     let c = u128::from(s.prefill_step_size.min(s.prompt.saturating_sub(1)).max(1));
-    let per_token = 2 * d.n_embd + 2 * d.q + m.cache.full.k + m.cache.full.v + 3 * d.ffn;
+    let per_token = 2 * d.n_embd + 2 * d.q + m.cache.full.k + m.cache.full.v + 3 * d.ffn + ple;
     c * u128::from(per_token) * u128::from(s.dtype_bytes)
 }
 
