@@ -209,7 +209,11 @@ impl Architecture {
     /// each layer's attention, MLP (or router, experts and shared expert)
     /// and norms, then `norm` and an untied `lm_head`). Experts are 3-D
     /// parameters (transformers 5 stacks them: `gate_up_proj` [E, 2f, h],
-    /// `down_proj` [E, h, f]).
+    /// `down_proj` [E, h, f]). A family whose layers differ (Gemma 4: its
+    /// global and sliding layers, those reusing keys and values) has its
+    /// layers visited by build, each build once with its count, not in
+    /// layer order; its per-layer embedding's table, projection and norm
+    /// come after the final norm, as `Gemma4TextModel` registers them.
     pub fn for_each_tensor(&self, mut f: impl FnMut(Place, &ParamTensor)) {
         self.walk_tensors(ExpertLayout::Stacked, &mut f);
     }
