@@ -444,7 +444,10 @@ fn variants(a: &Architecture, conv: Converter) -> [Vec<Slot>; 4] {
         };
         *slots = layer_of_kind(&one, conv, (moe, false), None);
         if a.family.spec().layer_scalar {
-            slots.push(f32_slot(name!("layer_output_scale.weight"), [1, 1, 1]));
+            // Kept sorted by name (as `layer_of_kind` leaves them).
+            let scale = f32_slot(name!("layer_output_scale.weight"), [1, 1, 1]);
+            let at = slots.partition_point(|s| s.name < scale.name);
+            slots.insert(at, scale);
         }
         if wide && a.double_wide > 0 {
             for s in slots.iter_mut() {
@@ -455,7 +458,6 @@ fn variants(a: &Architecture, conv: Converter) -> [Vec<Slot>; 4] {
                 }
             }
         }
-        slots.sort_by_key(|s| s.name);
     }
     out
 }
