@@ -15,12 +15,17 @@
 //   allocator's caveat and torch 2.15's SDPA rules (issue 29, +0.4 KB);
 //   llama.cpp's n_cpu_moe, kv_unified and swa_full keys, why --fit gave
 //   up, and the --cpu-moe and least --n-cpu-moe answers (issue 31, +1.3 KB).
+// - 2026-11-29, 414.9 -> 419.4 KB: Gemma 4 (issue 30, +4.5 KB: its layers'
+//   builds in the tensor walk, the cache and the GGUF layout, eight
+//   architecture keys with their help, MLX's Gemma 4 cache); measured with
+//   scripts/measure/size/page.sh before and after (wasm 411,147 -> 415,716
+//   bytes gzip, js 8,144 both; html and css unchanged).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 415);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 420);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
