@@ -126,7 +126,7 @@ impl ReadFile {
                 .iter()
                 .map(|&k| kinds[usize::from(k)])
                 .collect(),
-            token_embd: self.token_embd.bytes + self.inputs,
+            token_embd: self.token_embd.bytes.saturating_add(self.inputs),
             token_embd_part: self.token_embd,
             output: self.output,
             output_norm: self.output_norm,
@@ -139,7 +139,7 @@ impl ReadFile {
         FoldedFile {
             kinds: FileBytes {
                 layers: self.kinds[..usize::from(self.n_kinds)].to_vec(),
-                token_embd: self.token_embd.bytes + self.inputs,
+                token_embd: self.token_embd.bytes.saturating_add(self.inputs),
                 token_embd_part: self.token_embd,
                 output: self.output,
                 output_norm: self.output_norm,
@@ -432,6 +432,23 @@ mod tests {
         assert_eq!(ReadFile::parse(&text), Ok(r));
         assert_eq!(r.unfold(), f);
         assert_eq!(r.total(), 1000 + 2000 + 16 + 3 * 1400 + 4 * 1500);
+    }
+
+    /// Gemma 4's per-layer table, an input-layer tensor beside
+    /// `token_embd` in host memory, rides as `i` and never as the tied
+    /// output's duplicate.
+    #[test]
+    fn other_input_tensors_ride_as_i() {
+        let f = FileBytes {
+            token_embd: 1000 + 5000,
+            ..file(vec![kind(1, 2)], None)
+        };
+        let r = ReadFile::fold(&f).expect("folds");
+        let text = r.to_string();
+        assert_eq!(text, "e1000x24.i5000.n16.k1x128_0_0_2_0_0_0_2.s0");
+        assert_eq!(ReadFile::parse(&text), Ok(r));
+        assert_eq!(r.unfold(), f);
+        assert_eq!(r.unfold().model().output, part(1000, 24));
     }
 
     #[test]
