@@ -254,9 +254,24 @@ impl TensorSplit {
     }
 }
 
+impl std::fmt::Display for TensorSplit {
+    /// As `-ts` takes it: `3,1`, `0.6,0.4`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, p) in self.parts().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{p}")?;
+        }
+        Ok(())
+    }
+}
+
 impl Serialize for TensorSplit {
+    /// As a string (`"3,1"`): a float would bring serde_json's float
+    /// writer into the page for this one field.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.parts())
+        s.collect_str(self)
     }
 }
 

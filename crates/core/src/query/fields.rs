@@ -1235,11 +1235,7 @@ pub static FIELDS: &[Field] = &[
             d.infer.llama.tensor_split = Some(tensor_split(v)?);
             Ok(())
         },
-        write: |s| {
-            s.infer.llama.tensor_split.map(|t| {
-                t.parts().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
-            })
-        },
+        write: |s| s.infer.llama.tensor_split.map(|t| t.to_string()),
     },
     Field {
         key: Key::OverrideTensor,
