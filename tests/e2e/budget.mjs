@@ -20,12 +20,25 @@
 //   architecture keys with their help, MLX's Gemma 4 cache); measured with
 //   scripts/measure/size/page.sh before and after (wasm 411,147 -> 415,716
 //   bytes gzip, js 8,144 both; html and css unchanged).
+// - 2026-11-29, 419.4 -> 437.7 KB (415.0 -> 437.7 measured with Trunk's
+//   release build of the commit before this session's work and of this
+//   one, both through this test): Gemma 4 (above); vLLM's mxfp4, w8a8 and
+//   fp8_dynamic weights, pipeline, data and expert parallelism and
+//   cpu_offload_gb, each stage's GPU named (issue 31); llama.cpp over
+//   several GPUs (tensor_split, split_mode, main_gpu, each GPU's cell on
+//   the page), the build key and the rules it selects, override_tensor with
+//   the regular expressions it is written in (regex.rs), expandable_segments
+//   (issues 29, 31). twiggy diff of the pre-opt wasm: +65 KB raw, of which
+//   .rodata (the new keys' help and messages) +14.9 KB, llama_estimate
+//   +13.2 KB, one Leptos view +9.6 KB, regex.rs about 5 KB. A float parser
+//   from the standard library, pulled in by tensor_split, cost 20 KB gzip
+//   and was replaced before this was recorded.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 420);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 438);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
