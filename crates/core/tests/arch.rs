@@ -182,6 +182,30 @@ fn multimodal_configs_use_their_text_config() {
     assert!(mm(&hf_config::parse(&with_vision).expect("parses")));
 }
 
+/// Issue 30: Kimi K2.5 and K2.6 wrap Kimi K2's text model (`model_type`
+/// `kimi_k2`, DeepSeek-V3's architecture) in a `kimi_k25` vision-language
+/// config: the text model is read as DeepSeek-V3, at K2's count, and the
+/// checkpoint is multimodal.
+/// Source: the K2.5 `text_config` values as copied in public test fixtures
+/// (61 layers, 384 experts, q/kv LoRA ranks 1536/512), the same numbers
+/// as `kimi-k2.json`; the count is transformers 5.23's DeepseekV3ForCausalLM
+/// on the meta device.
+#[test]
+fn kimi_k25_reads_its_text_config_as_deepseek_v3() {
+    let k2 = fixture("kimi-k2");
+    let text = format!(
+        r#"{{"model_type": "kimi_k25", "architectures": ["KimiK25ForConditionalGeneration"],
+        "vision_config": {{"vt_num_hidden_layers": 27}}, "text_config": {k2}}}"#
+    );
+    let got = hf_config::parse(&text).expect("parses");
+    assert_eq!(got.arch.family, Family::DeepseekV3);
+    assert_eq!(got.arch.params(), 1_026_408_209_408);
+    assert!(got
+        .keys
+        .iter()
+        .any(|(k, v)| *k == Key::Multimodal && v == "true"));
+}
+
 /// Every message a broken config.json can produce, word for word.
 #[test]
 fn broken_configs_say_which_field_is_wrong() {

@@ -882,6 +882,29 @@ pub fn read_as(text: &str, reading: Reading) -> Result<ModelConfig, ConfigError>
     })
 }
 
+/// `model_type`s a publisher gave an architecture vramfit knows under its
+/// own name, and the family they are read as.
+///
+/// Source: Kimi K2 (`moonshotai/Kimi-K2-Instruct-0905`, K2-Thinking, and
+/// the `text_config` of K2.5 / K2.6) writes `"model_type": "kimi_k2"` with
+/// `architectures: ["DeepseekV3ForCausalLM"]` and remote code
+/// `configuration_deepseek.DeepseekV3Config`; its deployment guidance says
+/// the model "reuses DeepSeekV3CausalLM" and runs as `deepseek_v3` when the
+/// name is changed. transformers 5.23 has no `kimi_k2` model type
+/// (`models/auto/configuration_auto.py`), llama.cpp converts it as
+/// `deepseek2`.
+const ALIASES: &[(&str, Family)] = &[("kimi_k2", Family::DeepseekV3)];
+
+/// The family a `model_type` names: its own, or the one an alias reads it as.
+fn family_named(model_type: &str) -> Option<Family> {
+    Family::from_key(model_type).or_else(|| {
+        ALIASES
+            .iter()
+            .find(|(name, _)| *name == model_type)
+            .map(|(_, f)| *f)
+    })
+}
+
 /// The family to read `obj` as; reading it as its `model_type` says, a
 /// field that changes memory which the family does not understand, or one
 /// it requires on turned off, is an error.
@@ -890,7 +913,7 @@ fn family_of(
     model_type: &str,
     reading: Reading,
 ) -> Result<Family, ConfigError> {
-    let family = match (Family::from_key(model_type), reading) {
+    let family = match (family_named(model_type), reading) {
         (Some(f), Reading::AsItSays) => f,
         (_, Reading::AsLlama) => return Ok(Family::LLAMA_LIKE),
         (None, Reading::AsItSays) => {

@@ -1172,6 +1172,40 @@ pub const PRESETS: &[Preset] = &[
         },
         published_params: 671_026_404_352,
     },
+    // Kimi K2: DeepSeek-V3's architecture with 384 routed experts, 64
+    // heads and one dense layer; its config says `model_type: "kimi_k2"`,
+    // read as DeepSeek-V3 (`hf_config::ALIASES`). Source: the published
+    // config.json (`tests/fixtures/hf_configs/kimi-k2.json`); the count is
+    // transformers 5.23's `DeepseekV3ForCausalLM` built from it on the meta
+    // device (1,026,408,209,408; the card's "1T total", the Hub's 1.03 T).
+    Preset {
+        id: "kimi-k2",
+        name: "Kimi K2 (1T)",
+        repo: "moonshotai/Kimi-K2-Instruct-0905",
+        arch: Architecture {
+            family: DeepseekV3,
+            hidden: 7168,
+            layers: 61,
+            heads: 64,
+            kv_heads: 64,
+            head_dim: 192,
+            ffn: 18432,
+            vocab: 163840,
+            tied: false,
+            positions: 262144,
+            experts: 384,
+            experts_per_token: 8,
+            moe_ffn: 2048,
+            shared_experts: 1,
+            dense_layers: 1,
+            q_lora_rank: 1536,
+            kv_lora_rank: 512,
+            rope_dim: 64,
+            v_head_dim: 128,
+            ..Architecture::BLANK
+        },
+        published_params: 1_026_408_209_408,
+    },
     Preset {
         id: "gpt-oss-20b",
         name: "gpt-oss 20B",
