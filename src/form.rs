@@ -63,6 +63,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
 const FAMILY_ORDER: [Family; 22] = [
+const FAMILY_ORDER: [Family; 21] = [
     Family::Llama,
     Family::Qwen2,
     Family::Qwen3,
@@ -84,6 +85,7 @@ const FAMILY_ORDER: [Family; 22] = [
     Family::Qwen3Next,
     Family::DeepseekV2,
     Family::DeepseekV3,
+    Family::Glm4Moe,
     Family::GptOss,
 ];
 

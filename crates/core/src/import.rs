@@ -98,6 +98,14 @@ pub fn gguf(bytes: &[u8], name: &str) -> Result<GgufImport, GgufImportError> {
     })?;
     let refused = |why: String| GgufImportError::Refused(why);
     let a = architecture_of(&h).map_err(|e| refused(e.to_string()))?;
+    if crate::model::gguf::nextn_cached(a.family) {
+        // GLM-4.5's file carries its MTP layer as a block llama.cpp caches
+        // (`Converter::nextn_cached`), which its estimate does not model.
+        return Err(refused(format!(
+            "a {} GGUF: llama.cpp keeps its multi-token-prediction block (blk.N.nextn) as a layer with a key/value cache, which vramfit does not model yet",
+            a.family.label()
+        )));
+    }
     let read = ReadFile::of_header(&h).map_err(|e| refused(e.to_string()))?;
     // llama.cpp creates `blk.0` to `blk.{block_count - 1}` and refuses a
     // file whose tensors are others (`llama_model::load_tensors`: a

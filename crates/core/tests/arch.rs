@@ -237,6 +237,11 @@ fn broken_configs_say_which_field_is_wrong() {
         r#"{"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8, "num_local_experts": 0, "num_experts_per_tok": 2}"#,
         r#"{"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 8, "num_local_experts": 4, "num_experts_per_tok": 5}"#,
         r#"{"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": -8, "vocab_size": 8, "num_experts": 4, "num_experts_per_tok": 2}"#,
+        // Issue 30: GLM-4.5 without its q/k/v biases (transformers' default
+        // when the field is left out) is not the family vramfit models,
+        // and the rotary fraction must be one.
+        r#"{"model_type": "glm4_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1}"#,
+        r#"{"model_type": "glm4_moe", "attention_bias": true, "partial_rotary_factor": 2, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1}"#,
     ];
     let mut out = String::new();
     for c in cases {

@@ -983,3 +983,36 @@ fn unknown_architectures_are_refused_by_name() {
     let empty = read_gguf(&gguf_bytes(0, &[])).expect("header");
     assert_eq!(architecture_of(&empty), Err(GgufArchError::NoArchitecture));
 }
+
+/// Issue 30: a GLM-4.5 (`glm4moe`) header, as llama.cpp b10488's converter
+/// writes one: `block_count` counts the MTP block (2 layers + 1 NextN),
+/// `rope.dimension_count` is the rotary part, no `attn_q_norm` (GLM-4.5-Air's
+/// layout). The header of a file llama.cpp loads (made by
+/// `scripts/measure/families/glm4moe_gguf.py` with SMALL=1, cut at its data;
+/// the whole file's llama-server log shows 3 cached layers:
+/// `scripts/measure/families/raw/glm4moe-small-c4096.log`).
+#[test]
+fn a_glm4moe_header_has_its_layers_without_the_mtp_block() {
+    let h = read_gguf(&fixture("gguf/tiny-glm4moe.header.gguf")).expect("a header");
+    let a = architecture_of(&h).expect("an architecture");
+    let want = Architecture {
+        family: Family::Glm4Moe,
+        hidden: 64,
+        layers: 2,
+        heads: 2,
+        kv_heads: 1,
+        head_dim: 32,
+        ffn: 128,
+        vocab: 300,
+        tied: false,
+        positions: 8192,
+        experts: 4,
+        experts_per_token: 2,
+        moe_ffn: 64,
+        shared_experts: 1,
+        dense_layers: 1,
+        rope_dim: 16,
+        ..Architecture::BLANK
+    };
+    assert_eq!(a, want);
+}

@@ -89,7 +89,15 @@ fn generate_matches_every_measured_row() {
         // The special tokens generate keeps as 8-byte scalars: vramfit
         // counts pad, EOS and BOS; a config without them has fewer.
         let bos = !row["config"]["bos_token_id"].is_null();
-        let missing = 8 * (2 - u128::from(eos) - u128::from(bos));
+        // DIFFERENCE: vramfit counts one EOS id; a config listing several
+        // (GLM-4.5: three) has generate keep them all in one int64 tensor,
+        // 8 bytes more each from the prefill on (not modelled: the import
+        // does not carry the list).
+        let more_eos = row["eos_token_id"]
+            .as_array()
+            .map_or(0, |e| e.len().saturating_sub(1)) as i128;
+        let missing = 8 * (2 - i128::from(eos) - i128::from(bos)) - 8 * more_eos;
+        let less = |x: u128, by: i128| (x as i128 - by) as u128;
         let g = Generate::new(&a, r).run();
         // LLM.int8 rows: bitsandbytes keeps a little state per module from
         // its first forward (the CPU path measured here: 16 B to 73 KB on
@@ -107,7 +115,7 @@ fn generate_matches_every_measured_row() {
         check("kv_cache", g.kv_cache, u(m, "kv_cache_bytes"));
         check(
             "prefill peak",
-            g.prefill.total() - missing,
+            less(g.prefill.total(), missing),
             u(m, "prefill.peak"),
         );
         // With one new token the prefill's end is generate's: the scalars
@@ -115,15 +123,19 @@ fn generate_matches_every_measured_row() {
         let missing_end = if r.new > 1 { missing } else { 0 };
         check(
             "prefill end",
-            g.prefill_end.iter().sum::<u128>() - missing_end,
+            less(g.prefill_end.iter().sum::<u128>(), missing_end),
             u(m, "prefill.end"),
         );
         if let Some(d) = g.decode {
-            check("decode peak", d.total() - missing, u(m, "decode.max.peak"));
+            check(
+                "decode peak",
+                less(d.total(), missing),
+                u(m, "decode.max.peak"),
+            );
         }
         check("end", g.end.iter().sum::<u128>(), u(m, "end"));
     }
-    assert!(n == 177, "{n} rows");
+    assert!(n == 181, "{n} rows");
     assert!(
         bad.is_empty(),
         "{} mismatches:\n{}",

@@ -126,7 +126,7 @@ pub struct Generate {
 
 impl Generate {
     pub fn new(a: &Architecture, r: Request) -> Generate {
-        let spec = a.family.spec();
+        let spec = a.spec();
         let d = Dims::of(a, r.batch, r.prompt, r.dtype_bytes);
         let latent = spec.rope == crate::model::family::RopeStyle::Complex;
         // DeepSeek caches the latent (keys) and the rotary key (values);

@@ -243,7 +243,7 @@ impl Forward<'_> {
         let mut put = |k: usize, ids: [Option<Id>; 2]| out[2 * k..2 * k + 2].copy_from_slice(&ids);
         match self.spec.rope {
             RopeStyle::None => {}
-            RopeStyle::Half | RopeStyle::HalfCat => {
+            RopeStyle::Half | RopeStyle::HalfCat | RopeStyle::PartialCat => {
                 for k in 0..usize::from(self.spec.rope_tables.clamp(1, 2)) {
                     put(k, self.rotary(t, rd, dt != 4));
                 }
@@ -349,6 +349,24 @@ impl Forward<'_> {
                 s.f(&[ct]);
                 let qe = s.a(4 * n);
                 s.f(&[qc, qs]);
+                qe
+            }
+            RopeStyle::PartialCat => {
+                // The first rd of each head's hd channels: q_rot * cos,
+                // -x2 and cat for rotate_half, * sin, the sum, then the
+                // sum and the pass-through part concatenated. Source:
+                // transformers 5.23 `glm4_moe` `apply_rotary_pos_emb`.
+                let r = n * self.d.rd / self.d.head_dim.max(1);
+                let qc = s.a(dt * r);
+                let ng = s.a(dt * r / 2);
+                let ct = s.a(dt * r);
+                s.f(&[ng]);
+                let qs = s.a(dt * r);
+                s.f(&[ct]);
+                let qr = s.a(dt * r);
+                s.f(&[qc, qs]);
+                let qe = s.a(dt * n);
+                s.f(&[qr]);
                 qe
             }
             RopeStyle::None | RopeStyle::Half | RopeStyle::HalfCat | RopeStyle::Complex => {

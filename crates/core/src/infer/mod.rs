@@ -27,12 +27,16 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let spec = a.family.spec();
     let hybrid = spec.linear.is_some();
     let per_layer = spec.varies_by_layer();
+    let nextn = crate::model::gguf::nextn_cached(a.family);
     match s.infer.engine {
         Engine::Transformers | Engine::Vllm | Engine::Mlx if hybrid => {
             Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED))
         }
         Engine::Transformers | Engine::Vllm if per_layer => {
             Err(EstimateError::NotModelled(PER_LAYER_NOT_MODELLED))
+        }
+        Engine::Llamacpp | Engine::Ollama if nextn => {
+            Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
         }
         Engine::Transformers => transformers::estimate(&a, s.infer, s.overhead),
         Engine::Vllm => vllm::estimate(&a, s.infer, s.overhead, s.capacity.bytes()),
@@ -60,6 +64,12 @@ const HYBRID_NOT_MODELLED: &str = "this engine's memory for a Gated DeltaNet hyb
 /// own), per-layer embeddings (transformers' `generate` forward, vLLM's
 /// KV-sharing and per-group page sizes).
 const PER_LAYER_NOT_MODELLED: &str = "this engine's memory for Gemma 4 (global layers with their own head width and key/value heads, the last layers reusing earlier keys and values, per-layer embeddings) is not modelled yet: use engine=llamacpp, ollama or mlx";
+
+/// The refusal of llama.cpp (and Ollama, which runs it) for a family
+/// whose MTP layers llama.cpp b10488 keeps as layers: their weights are
+/// skipped, but each has a key/value cache and a place in `-ngl`'s count
+/// (`model::gguf::nextn_cached`; measured, `scripts/measure/families/`).
+const NEXTN_NOT_MODELLED: &str = "llama.cpp b10488 keeps GLM-4.5's multi-token-prediction layer (the GGUF's last block, blk.N.nextn) as a layer: its weights are not loaded, but it has a key/value cache and counts in -ngl; vramfit does not model that layer yet: use engine=vllm or engine=mlx";
 
 /// What must fit, by component: the peak's, or for an engine that takes
 /// more than it needs (vLLM's pool) the peak with the key/value cache it

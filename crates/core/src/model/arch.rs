@@ -7,7 +7,9 @@
 //! estimators convert once, checked, and name the inputs when a size does
 //! not fit.
 
-use super::family::{Family, KvHeads, Layout, Moe, Positions, Qkv, Shared, Sliding};
+use super::family::{
+    Family, KvHeads, Layout, Moe, Positions, QkNorm, Qkv, RopeStyle, Shared, Sliding, Spec,
+};
 use serde::Serialize;
 use std::fmt;
 
@@ -105,7 +107,7 @@ arch_nums! {
     KvLoraRank = "kv_lora_rank", kv_lora_rank, "KV compression rank",
         "Multi-head latent attention: width of the compressed key/value.", 0, 1 << 20;
     RopeDim = "rope_dim", rope_dim, "Rotary head part",
-        "Multi-head latent attention: the rotary part of each query/key head (qk_rope_head_dim); head_dim is the whole head.",
+        "The rotary part of each query/key head: multi-head latent attention's qk_rope_head_dim (head_dim is the whole head), GLM-4.5's head_dim × partial_rotary_factor.",
         0, 1 << 20;
     VHeadDim = "v_head_dim", v_head_dim, "Value head dimension",
         "Multi-head latent attention: width of one value head.", 0, 1 << 20;
@@ -154,6 +156,9 @@ arch_nums! {
     PleVocab = "ple_vocab", ple_vocab, "Per-layer embedding vocabulary",
         "Gemma 4: rows of the per-layer embedding table (vocab_size_per_layer_input).",
         0, 1 << 24;
+    QkNorm = "qk_norm", qk_norm, "Query/key norms",
+        "GLM-4.5: 1 when an RMSNorm normalises each query and key head (use_qk_norm: GLM-4.5 and 4.6), 0 when not (GLM-4.5-Air). Other families have them or not by design and leave it 0.",
+        0, 1;
 }
 
 /// A decoder-only transformer, as its `config.json` describes it.
@@ -222,6 +227,9 @@ pub struct Architecture {
     /// rows.
     pub ple_dim: u32,
     pub ple_vocab: u32,
+    /// 1: the q/k norms a family makes optional are on (GLM-4.5's
+    /// `use_qk_norm`); 0 elsewhere.
+    pub qk_norm: u32,
 }
 
 impl Architecture {
@@ -263,7 +271,24 @@ impl Architecture {
         double_wide: 0,
         ple_dim: 0,
         ple_vocab: 0,
+        qk_norm: 0,
     };
+
+    /// The family's description as this model has it: the q/k norms a
+    /// family makes optional (`Spec::qk_norm_optional`) off unless
+    /// `qk_norm` is 1. Every reader of the layers' tensors and of what they
+    /// keep goes through it.
+    pub fn spec(&self) -> Spec {
+        let spec = self.family.spec();
+        if spec.qk_norm_optional && self.qk_norm == 0 {
+            Spec {
+                qk_norm: QkNorm::None,
+                ..spec
+            }
+        } else {
+            spec
+        }
+    }
 }
 
 /// Why a set of architecture numbers cannot be a model.
@@ -294,6 +319,8 @@ pub enum ArchError {
     DenseLayers { dense: u32, layers: u32 },
     /// The rotary part of a latent-attention head must be smaller than it.
     RopeDim { rope_dim: u32, head_dim: u32 },
+    /// A partial rotary part wider than the head.
+    RotaryPart { rope_dim: u32, head_dim: u32 },
     /// GPTBigCode: kv_heads is 1 (multi-query) or heads.
     MultiQuery { kv_heads: u32, heads: u32 },
     /// More sliding-window layers than layers.
@@ -324,7 +351,7 @@ impl ArchError {
             ArchError::LearnedPositions { .. } => ArchNum::Positions,
             ArchError::ExpertsPerToken { .. } => ArchNum::ExpertsPerToken,
             ArchError::DenseLayers { .. } => ArchNum::DenseLayers,
-            ArchError::RopeDim { .. } => ArchNum::RopeDim,
+            ArchError::RopeDim { .. } | ArchError::RotaryPart { .. } => ArchNum::RopeDim,
             ArchError::SlidingLayers { .. } => ArchNum::SlidingLayers,
             ArchError::LinearLayers { .. } => ArchNum::LinearLayers,
             ArchError::LinearHeads { .. } => ArchNum::LinearVHeads,
@@ -363,6 +390,10 @@ impl fmt::Display for ArchError {
             ArchError::DenseLayers { dense, layers } => write!(
                 f,
                 "dense_layers ({dense}) must be at most layers ({layers})"
+            ),
+            ArchError::RotaryPart { rope_dim, head_dim } => write!(
+                f,
+                "rope_dim ({rope_dim}) must be at most head_dim ({head_dim})"
             ),
             ArchError::RopeDim { rope_dim, head_dim } => write!(
                 f,
@@ -488,6 +519,7 @@ impl Architecture {
         let experts = self.moe().is_some();
         let shared = spec.moe.is_some_and(|m| m.shared != Shared::None);
         let latent = spec.qkv == Qkv::Latent;
+        let partial = spec.rope == RopeStyle::PartialCat;
         let linear = spec.linear.is_some();
         let pattern = matches!(spec.sliding, Sliding::AllButEvery(_));
         let (global, sharing, ple) = (
@@ -504,6 +536,7 @@ impl Architecture {
             (ArchNum::DoubleWide, sharing, false),
             (ArchNum::PleDim, ple, false),
             (ArchNum::PleVocab, ple, ple && self.ple_dim > 0),
+            (ArchNum::QkNorm, spec.qk_norm_optional, false),
             (ArchNum::LinearLayers, linear, false),
             (ArchNum::LinearKHeads, linear, linear),
             (ArchNum::LinearVHeads, linear, linear),
@@ -517,7 +550,7 @@ impl Architecture {
             (ArchNum::DenseLayers, moe, false),
             (ArchNum::QLoraRank, latent, false),
             (ArchNum::KvLoraRank, latent, latent),
-            (ArchNum::RopeDim, latent, latent),
+            (ArchNum::RopeDim, latent || partial, latent || partial),
             (ArchNum::VHeadDim, latent, latent),
         ] {
             let v = num.get(self);
@@ -572,6 +605,12 @@ impl Architecture {
             return Err(ArchError::DenseLayers {
                 dense: self.dense_layers,
                 layers: self.layers,
+            });
+        }
+        if partial && self.rope_dim > self.head_dim {
+            return Err(ArchError::RotaryPart {
+                rope_dim: self.rope_dim,
+                head_dim: self.head_dim,
             });
         }
         if latent && self.rope_dim >= self.head_dim {

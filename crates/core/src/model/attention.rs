@@ -5,7 +5,7 @@
 //! inference for what a key/value cache holds.
 
 use super::arch::Architecture;
-use super::family::Qkv;
+use super::family::{Qkv, RopeStyle};
 
 /// One layer's attention, per token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +16,9 @@ pub enum LayerAttention {
         heads: u64,
         kv_heads: u64,
         head_dim: u64,
+        /// The rotated part of a query/key head: `head_dim`, or `rope_dim`
+        /// where the family rotates only part of it (`RopeStyle::PartialCat`).
+        rotary: u64,
     },
     /// DeepSeek's multi-head latent attention.
     Latent(Latent),
@@ -52,7 +55,8 @@ impl KvGeometry {
     /// The geometry of `a`.
     pub fn of(a: &Architecture) -> KvGeometry {
         let n = |x: u32| u64::from(x);
-        let layer = match a.family.spec().qkv {
+        let spec = a.family.spec();
+        let layer = match spec.qkv {
             Qkv::Latent => LayerAttention::Latent(Latent {
                 heads: n(a.heads),
                 qk_head_dim: n(a.head_dim),
@@ -65,6 +69,11 @@ impl KvGeometry {
                 heads: n(a.heads),
                 kv_heads: n(a.kv_heads),
                 head_dim: n(a.head_dim),
+                rotary: if spec.rope == RopeStyle::PartialCat {
+                    n(a.rope_dim)
+                } else {
+                    n(a.head_dim)
+                },
             },
         };
         KvGeometry {
@@ -146,7 +155,7 @@ impl KvGeometry {
     /// The width of the rotary part of a query/key head (RoPE's tables).
     pub fn rotary_width(&self) -> u64 {
         match self.layer {
-            LayerAttention::Heads { head_dim, .. } => head_dim,
+            LayerAttention::Heads { rotary, .. } => rotary,
             LayerAttention::Latent(m) => m.rope_dim,
         }
     }

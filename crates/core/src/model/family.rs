@@ -79,6 +79,12 @@ choice_enum! {
         /// Gemma 4 12B (the text model of `gemma4_unified`): Gemma 4's
         /// layers without per-layer embeddings or experts.
         Gemma4UnifiedText = "gemma4_unified_text", "Gemma 4 (unified, 12B)",
+        /// GLM-4.5 / 4.6 / 4.7 and GLM-4.5-Air: grouped-query attention
+        /// with q/k/v biases, rotary positions on half of each head, an
+        /// optional RMSNorm of each query and key head (`use_qk_norm`), and
+        /// DeepSeek-V3's experts (sigmoid routing, a shared expert, the
+        /// first layers dense).
+        Glm4Moe = "glm4_moe", "GLM-4.5 / 4.6 (MoE)",
     }
 }
 
@@ -269,6 +275,12 @@ pub struct Moe {
     /// model's bits (Gemma 4: `gemma4_text.py` `quant_predicate`,
     /// `router.proj`).
     pub mlx_router_8bit: bool,
+    /// The sigmoid router's `e_score_correction_bias` is made fp32
+    /// whatever the model's dtype (GLM-4.5: `nn.Buffer(torch.zeros(n,
+    /// dtype=torch.float32))`, transformers 5.23 `Glm4MoeTopkRouter`);
+    /// DeepSeek-V3's follows the dtype the model is built in
+    /// (`torch.zeros(n)`, `DeepseekV3TopkRouter`).
+    pub correction_fp32: bool,
 }
 
 /// A mixture of experts' shared expert.
@@ -303,6 +315,13 @@ pub enum RopeStyle {
     Split,
     /// A complex64 `freqs_cis` table (DeepSeek).
     Complex,
+    /// The first `rope_dim` channels of each head rotated as `Half`, the
+    /// rest passed through, the two concatenated (`torch.cat([q_embed,
+    /// q_pass])`), on separate q, k and v projections; cos and sin are
+    /// `rope_dim` wide (GLM-4.5: transformers 5.23 `glm4_moe`'s
+    /// `apply_rotary_pos_emb`, GPT-NeoX's, with `partial_rotary_factor`
+    /// 0.5 in `Glm4MoeRotaryEmbedding.compute_default_rope_parameters`).
+    PartialCat,
 }
 
 /// Which layers a config's `sliding_window` applies to, when the config
@@ -621,6 +640,11 @@ pub struct Spec {
     pub per_layer_embeddings: bool,
     /// A one-element `layer_scalar` buffer in every layer (Gemma 4).
     pub layer_scalar: bool,
+    /// The q/k norms (`qk_norm`) are the config's choice, the
+    /// architecture's `qk_norm` number (GLM-4.5's `use_qk_norm`: on in
+    /// GLM-4.5/4.6, off in GLM-4.5-Air); otherwise every model of the
+    /// family has them as `qk_norm` says.
+    pub qk_norm_optional: bool,
 }
 
 const LLAMA: Spec = Spec {
@@ -653,6 +677,7 @@ const LLAMA: Spec = Spec {
     kv_sharing: false,
     per_layer_embeddings: false,
     layer_scalar: false,
+    qk_norm_optional: false,
 };
 
 /// Qwen3-Next and Qwen3.5: zero-centred RMSNorms (`(1 + weight)`, in fp32)
@@ -720,6 +745,7 @@ const MOE: Moe = Moe {
     dense_beside: false,
     optional: false,
     mlx_router_8bit: false,
+    correction_fp32: false,
 };
 
 /// gpt-oss: clamped SwiGLU experts with biases, attention sinks, every
@@ -742,6 +768,7 @@ const GPT_OSS: Spec = Spec {
         dense_beside: false,
         optional: false,
         mlx_router_8bit: false,
+        correction_fp32: false,
     }),
     sliding: Sliding::EveryOther,
     legacy: GPT_OSS_LEGACY,
@@ -817,6 +844,35 @@ impl Spec {
         self.global_attention || self.kv_sharing || self.per_layer_embeddings
     }
 }
+
+/// GLM-4.5 / 4.6: attention as Cohere's (q/k/v biases, an optional
+/// per-head q/k norm) with GPT-NeoX's partial rotary, DeepSeek-V3's
+/// mixture of experts (`Glm4MoeMoE`: experts, the router parameter
+/// `gate` with its fp32 sigmoid and correction bias, `shared_experts`),
+/// the first `first_k_dense_replace` layers dense. transformers 4.57's
+/// `Glm4MoeMoE` looped over per-expert MLPs as DeepSeek-V3's did.
+/// Source: transformers 5.23 `models/glm4_moe/modular_glm4_moe.py`
+/// (`Glm4MoeAttention(CohereAttention)`, the imports from
+/// `deepseek_v3` and `gpt_neox`), `modeling_glm4_moe.py`.
+const GLM4_MOE: Spec = Spec {
+    attn_bias: AttnBias::Qkv,
+    qk_norm: QkNorm::PerHead,
+    qk_norm_optional: true,
+    rope: RopeStyle::PartialCat,
+    moe: Some(Moe {
+        router: Router::SigmoidGrouped,
+        shared: Shared::Plain,
+        router_first: false,
+        aux_loss: false,
+        correction_fp32: true,
+        ..MOE
+    }),
+    legacy: Legacy {
+        in_448: false,
+        ..DEEPSEEK_V3_LEGACY
+    },
+    ..LLAMA
+};
 
 impl Family {
     /// The family a decoder of a `model_type` vramfit does not know is read
@@ -971,6 +1027,7 @@ impl Family {
                 legacy: AFTER_448,
                 ..GEMMA4
             },
+            Family::Glm4Moe => GLM4_MOE,
         }
     }
 }

@@ -458,6 +458,26 @@ const GEMMA4: Nums = &[
     (ArchNum::MoeFfn, &["moe_intermediate_size"], Default::Zero),
 ];
 
+/// GLM-4.5's experts (`Glm4MoeConfig`); its config names them as
+/// DeepSeek's, and the rotary part is derived ([`glm4_moe`]). The shared
+/// experts and the dense layers are required: every published config sets
+/// them.
+const GLM4_MOE: Nums = &[
+    DEEPSEEK[2],
+    DEEPSEEK[3],
+    DEEPSEEK[4],
+    (
+        ArchNum::SharedExperts,
+        &["n_shared_experts"],
+        Default::Required,
+    ),
+    (
+        ArchNum::DenseLayers,
+        &["first_k_dense_replace"],
+        Default::Required,
+    ),
+];
+
 impl Reader {
     /// Every number with its config keys: the dense table's, replaced by
     /// the family's own where it has them, then the family's others.
@@ -599,6 +619,11 @@ fn reader(family: Family) -> Reader {
             tolerated: GEMMA4_TOLERATED,
             derive: gemma4,
             ..plain(&GEMMA4[..2])
+        },
+        Family::Glm4Moe => Reader {
+            tolerated: &["partial_rotary_factor", "use_qk_norm", "attention_bias"],
+            derive: glm4_moe,
+            ..plain(GLM4_MOE)
         },
     }
 }
@@ -775,6 +800,51 @@ fn deepseek(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
     // `checked` names that bound rather than a wrapped sum.
     let width = nope.saturating_add(u64::from(a.rope_dim));
     a.head_dim = checked(ArchNum::HeadDim, field, width)?;
+    Ok(())
+}
+
+/// GLM-4.5: the rotary part of a head, `int(head_dim ×
+/// partial_rotary_factor)` (top level in transformers 4's layout, inside
+/// `rope_parameters` in 5's; 0.5 when absent), the q/k norms
+/// (`use_qk_norm`, off when absent), and the q/k/v biases, which every
+/// published config turns on (`attention_bias`, off when absent:
+/// a config without them is refused rather than miscounted).
+/// Source: transformers 5.23 `Glm4MoeConfig` (`use_qk_norm: bool = False`,
+/// `attention_bias: bool = False`, `__post_init__`'s
+/// `setdefault("partial_rotary_factor", 0.5)`),
+/// `Glm4MoeRotaryEmbedding.compute_default_rope_parameters` (`dim =
+/// int(head_dim * partial_rotary_factor)`); llama.cpp b10488
+/// `conversion/glm.py` writes the same `rope.dimension_count`.
+fn glm4_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    if boolean(obj, "attention_bias")? != Some(true) {
+        return Err(ConfigError::NotUnderstood {
+            model_type: a.family.key().into(),
+            fields: vec![format!(
+                "attention_bias off (vramfit models {} with it)",
+                a.family.label()
+            )],
+        });
+    }
+    let field = "partial_rotary_factor";
+    let nested = match obj.get("rope_parameters") {
+        Some(Value::Object(r)) => r.get(field),
+        _ => None,
+    };
+    let factor = match obj.get(field).or(nested) {
+        None | Some(Value::Null) => 0.5,
+        Some(v) => v
+            .as_f64()
+            .filter(|f| *f > 0.0 && *f <= 1.0)
+            .ok_or_else(|| ConfigError::Invalid {
+                field,
+                reason: format!("must be a fraction in (0, 1], not {}", quote_value(v)),
+            })?,
+    };
+    // `int()` truncates, as transformers does; the product of a u32 and a
+    // fraction at most 1 fits.
+    let rotary = (f64::from(a.head_dim) * factor) as u64;
+    a.rope_dim = checked(ArchNum::RopeDim, field, rotary)?;
+    a.qk_norm = u32::from(boolean(obj, "use_qk_norm")? == Some(true));
     Ok(())
 }
 

@@ -66,8 +66,8 @@ const fn gpt2(hidden: u32, layers: u32, heads: u32) -> Architecture {
 }
 
 use Family::{
-    DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, GptBigcode, GptOss, Llama, Mistral, Mixtral,
-    Olmo2, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next,
+    DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, GptBigcode, GptOss, Llama, Mistral,
+    Mixtral, Olmo2, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next,
 };
 
 /// What every Gemma 4 shares: a 262,144-token vocabulary, tied, heads of
@@ -1205,6 +1205,66 @@ pub const PRESETS: &[Preset] = &[
             ..Architecture::BLANK
         },
         published_params: 1_026_408_209_408,
+    },
+    // GLM-4.5-Air and GLM-4.6: grouped-query attention with q/k/v biases
+    // and rotary positions on 64 of each head's 128 channels, DeepSeek-V3's
+    // experts. Source: the published config.json files
+    // (`tests/fixtures/hf_configs/glm-4.5-air.json`, `glm-4.6.json`); the
+    // counts are transformers 5.23's `Glm4MoeForCausalLM` built from them
+    // on the meta device, without the MTP layer transformers does not
+    // build (`_keys_to_ignore_on_load_unexpected`: `model.layers.46.*`,
+    // `model.layers.92.*`): the cards' "106B" and "355B" total, the Hub's
+    // 110 B and 357 B with it.
+    Preset {
+        id: "glm-4.5-air",
+        name: "GLM-4.5-Air (106B-A12B)",
+        repo: "zai-org/GLM-4.5-Air",
+        arch: Architecture {
+            family: Glm4Moe,
+            hidden: 4096,
+            layers: 46,
+            heads: 96,
+            kv_heads: 8,
+            head_dim: 128,
+            ffn: 10944,
+            vocab: 151552,
+            tied: false,
+            positions: 131072,
+            experts: 128,
+            experts_per_token: 8,
+            moe_ffn: 1408,
+            shared_experts: 1,
+            dense_layers: 1,
+            rope_dim: 64,
+            ..Architecture::BLANK
+        },
+        published_params: 106_852_245_504,
+    },
+    Preset {
+        id: "glm-4.6",
+        name: "GLM-4.6 (355B-A32B)",
+        repo: "zai-org/GLM-4.6",
+        arch: Architecture {
+            family: Glm4Moe,
+            hidden: 5120,
+            layers: 92,
+            heads: 96,
+            kv_heads: 8,
+            head_dim: 128,
+            ffn: 12288,
+            vocab: 151552,
+            tied: false,
+            positions: 202752,
+            experts: 160,
+            experts_per_token: 8,
+            moe_ffn: 1536,
+            shared_experts: 1,
+            dense_layers: 3,
+            rope_dim: 64,
+            qk_norm: 1,
+            ..Architecture::BLANK
+        },
+        published_params: 352_797_814_784,
     },
     Preset {
         id: "gpt-oss-20b",

@@ -247,7 +247,7 @@ impl Architecture {
     }
 
     fn walk_layout(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
-        let spec = self.family.spec();
+        let spec = self.spec();
         let (h, v) = (u64::from(self.hidden), u64::from(self.vocab));
         let norm = |name, width| ParamTensor {
             bias: spec.norm == Norm::LayerNorm,
@@ -379,7 +379,7 @@ impl Architecture {
         experts: ExpertLayout,
         f: &mut dyn FnMut(Place, &ParamTensor),
     ) {
-        let spec = self.family.spec();
+        let spec = self.spec();
         let h = u64::from(self.hidden);
         let at = Place::Layers {
             count: full + linear,
@@ -504,7 +504,7 @@ impl Architecture {
     /// A full-attention layer's own tensors: the projections, the q/k
     /// norms, the sinks.
     fn full_attention_tensors(&self, class: LayerClass, put: &mut dyn FnMut(ParamTensor)) {
-        let spec = self.family.spec();
+        let spec = self.spec();
         self.attention_tensors(class, put);
         match spec.qk_norm {
             QkNorm::None => {}
@@ -537,7 +537,7 @@ impl Architecture {
     /// are wider (and its keys may be its values: no `v_proj`), a layer
     /// reusing keys and values has neither `k_proj` nor `v_proj`.
     fn attention_tensors(&self, class: LayerClass, put: &mut dyn FnMut(ParamTensor)) {
-        let spec = self.family.spec();
+        let spec = self.spec();
         let h = u64::from(self.hidden);
         let (q, kv, o) = (self.q_dim(), self.kv_dim(), self.o_dim());
         let qkv_bias = spec.attn_bias != AttnBias::None;
@@ -680,7 +680,7 @@ impl Architecture {
     /// gate_up), or GPT-2's c_fc and c_proj with biases. Under peft's
     /// experts conversion these linears are not LoRA targets.
     fn mlp_tensors(&self, f: u64) -> [Option<ParamTensor>; 3] {
-        let spec = self.family.spec();
+        let spec = self.spec();
         let h = u64::from(self.hidden);
         match spec.mlp {
             Mlp::Gated => [
@@ -826,26 +826,29 @@ impl Architecture {
     /// Bytes of non-parameter buffers, for weights of `param_bytes`: RoPE's
     /// `inv_freq` and `original_inv_freq` (fp32, half the rotary width
     /// each, per RoPE table), Gemma 2/3's 0-dim `embed_scale`, and
-    /// DeepSeek-V3's per-layer router `e_score_correction_bias`.
+    /// DeepSeek-V3's per-layer router `e_score_correction_bias` (GLM-4.5's
+    /// in fp32, `Moe::correction_fp32`).
     ///
     /// Source: measured `buffers` in the ground truth (256 bytes at head_dim
-    /// 64, 512 at 128).
+    /// 64, 512 at 128; GLM-4.5's tiny rows 160 bytes: rotary 32 of 64, four
+    /// fp32 biases in each of two MoE layers).
     pub fn buffer_bytes(&self, param_bytes: u64) -> u64 {
-        let spec = self.family.spec();
-        let rotary = match spec.qkv {
-            Qkv::Latent => u64::from(self.rope_dim),
-            Qkv::Separate | Qkv::Fused => u64::from(self.head_dim),
-        };
+        let spec = self.spec();
+        let rotary = crate::model::attention::KvGeometry::of(self).rotary_width();
         let rope = u64::from(spec.rope_tables) * 4 * rotary;
         let scale = match spec.embed_scale {
             EmbedScale::Buffer => param_bytes,
             EmbedScale::None | EmbedScale::PerForward => 0,
         };
-        let correction = match spec.moe.map(|m| m.router) {
-            Some(Router::SigmoidGrouped) => {
-                self.layer_kinds()[1].1 * u64::from(self.experts) * param_bytes
+        let correction = match spec.moe.map(|m| (m.router, m.correction_fp32)) {
+            Some((Router::SigmoidGrouped, fp32)) => {
+                let each = if fp32 { 4 } else { param_bytes };
+                self.layer_kinds()[1].1 * u64::from(self.experts) * each
             }
-            Some(Router::Softmax | Router::SoftmaxFp32 | Router::TopKSoftmax | Router::Scaled)
+            Some((
+                Router::Softmax | Router::SoftmaxFp32 | Router::TopKSoftmax | Router::Scaled,
+                _,
+            ))
             | None => 0,
         };
         // GPTBigCode registers `bias = tril(ones(n, n, bool))` over its

@@ -390,6 +390,7 @@ pub static FIELDS: &[Field] = &[
     arch_number!(ArchNum::DoubleWide),
     arch_number!(ArchNum::PleDim),
     arch_number!(ArchNum::PleVocab),
+    arch_number!(ArchNum::QkNorm),
     Field {
         key: Key::Dtype,
         kind: FieldKind::Choice(Dtype::OPTIONS),

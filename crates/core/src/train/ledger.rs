@@ -324,7 +324,7 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(arch: &Architecture, t: &Training) -> Ctx {
-        let spec = arch.family.spec();
+        let spec = arch.spec();
         // The model's own dropout (GPT-2 0.1 everywhere; others none), or
         // the one given: on attention probabilities, and for families with
         // residual dropout (GPT-2) on the residual branches and embedding.

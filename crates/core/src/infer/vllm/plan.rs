@@ -940,6 +940,7 @@ impl Dims {
                 heads,
                 kv_heads,
                 head_dim,
+                ..
             } => {
                 let (hd, q) = (u128::from(head_dim), u128::from(heads).div_ceil(tp));
                 let kv = (u128::from(kv_heads) / tp).max(1);

@@ -9,7 +9,7 @@
 //! `src/llama-model.cpp` (`load_hparams`).
 
 use super::super::arch::{ArchError, ArchNum, Architecture};
-use super::super::family::{Family, Qkv, Shared, Sliding};
+use super::super::family::{Family, Qkv, RopeStyle, Shared, Sliding};
 use super::header::{GgufHeader, MetaValue};
 use super::layout::Converter;
 use std::fmt;
@@ -73,6 +73,12 @@ pub struct GgufModel {
     pub per_layer_vocab: Option<u64>,
     pub sliding_period: Option<u64>,
     pub global_attn_v: Option<bool>,
+    /// `nextn_predict_layers`: MTP blocks counted in `block_count`
+    /// (GLM-4.5's converter, `conversion/glm.py`).
+    pub nextn_predict_layers: Option<u64>,
+    /// The first layer has `attn_q_norm.weight` (GLM-4.5's optional q/k
+    /// norms).
+    pub q_norm: bool,
 }
 
 impl GgufHeader {
@@ -168,6 +174,8 @@ impl GgufHeader {
             sliding_layers,
             vocab,
             tied: self.tensor("output.weight").is_none(),
+            nextn_predict_layers: num("nextn_predict_layers"),
+            q_norm: self.tensor("blk.0.attn_q_norm.weight").is_some(),
             architecture: arch,
         }
     }
@@ -279,6 +287,23 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
     )?;
     if spec.qkv == Qkv::Latent {
         r.latent(&mut a)?;
+    }
+    if spec.rope == RopeStyle::PartialCat {
+        // GLM-4.5: `rope.dimension_count` is the rotary part
+        // (`Glm4MoeModel.set_gguf_parameters`), `block_count` counts the
+        // MTP blocks, and the q/k norms are there or not.
+        let rope = m.rope_dimension_count;
+        a.rope_dim = r.needed(ArchNum::RopeDim, rope, "rope.dimension_count")?;
+        let nextn = r.fit(
+            ArchNum::Layers,
+            m.nextn_predict_layers.unwrap_or(0),
+            "nextn_predict_layers",
+        )?;
+        a.layers = a.layers.saturating_sub(nextn).max(1);
+        a.dense_layers = a.dense_layers.min(a.layers);
+    }
+    if spec.qk_norm_optional {
+        a.qk_norm = u32::from(m.q_norm);
     }
     let window = m.sliding_window.unwrap_or(0);
     if window > 0 && (spec.sliding != Sliding::None || m.sliding_layers.is_some()) {

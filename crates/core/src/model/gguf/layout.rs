@@ -210,6 +210,17 @@ pub(crate) struct Converter {
     /// How `load_hparams` (`src/llama-model.cpp`) gives this architecture
     /// `LLM_TYPE_70B`, which one rule of `llama-quantize` reads.
     pub type_70b: Type70b,
+    /// The checkpoint's MTP (NextN) layers are blocks of the file past
+    /// `num_hidden_layers` that llama.cpp counts in `n_layer_all`: it
+    /// loads their tensors `TENSOR_SKIP` (no memory), but gives them a
+    /// key/value cache and places them as layers. vramfit's llama.cpp
+    /// model has no such layer yet. Source: llama.cpp b10488
+    /// `src/models/glm4-moe.cpp` `load_arch_tensors`, `src/llama-model.cpp`
+    /// `create_memory` (no layer filter for `glm4moe`), `llama_kv_cache`
+    /// (`n_layer = hparams.n_layer_all`); measured on a 2 + 1 NextN layer
+    /// glm4moe file: "3 layers" in the cache, the NextN layer's 17
+    /// tensors "unused" (`scripts/measure/families/NOTES.md`).
+    pub nextn_cached: bool,
 }
 
 /// When `llama_model::load_hparams` calls a model 70B.
@@ -234,6 +245,7 @@ impl Converter {
                 experts_fused: false,
                 always_tied: false,
                 type_70b: Type70b::Never,
+                nextn_cached: false,
             }
         }
         const fn gemma(arch: &'static str) -> Converter {
@@ -292,6 +304,14 @@ impl Converter {
                 rope_tables: &[name!("rope_freqs.weight")],
                 experts_fused: true,
                 ..gemma("gemma4")
+            },
+            // `Glm4MoeModel` (llama.cpp b10488 `conversion/glm.py`): its
+            // MTP layer (`num_nextn_predict_layers`: a whole `blk.N.*`
+            // with `nextn.eh_proj`, `nextn.enorm`, `nextn.hnorm`) is
+            // written as a block, `nextn_cached`.
+            Family::Glm4Moe => Converter {
+                nextn_cached: true,
+                ..plain("glm4moe")
             },
         }
     }

@@ -52,6 +52,13 @@ pub fn gguf_architecture(family: super::Family) -> &'static str {
     layout::Converter::of(family).arch
 }
 
+/// Whether llama.cpp counts a family's MTP (NextN) layers as layers with a
+/// key/value cache, which vramfit does not model yet
+/// (`Converter::nextn_cached`): its llama.cpp estimate is refused.
+pub fn nextn_cached(family: super::Family) -> bool {
+    layout::Converter::of(family).nextn_cached
+}
+
 /// Where `needle` first occurs in a tensor's name: a plain scan, which on
 /// names of a few dozen bytes costs a tenth of `str::find`'s searcher
 /// set-up (measured by instruction counts of one llama.cpp estimate).
