@@ -63,7 +63,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
 const FAMILY_ORDER: [Family; 22] = [
-const FAMILY_ORDER: [Family; 21] = [
+const FAMILY_ORDER: [Family; 24] = [
     Family::Llama,
     Family::Qwen2,
     Family::Qwen3,
@@ -76,6 +76,7 @@ const FAMILY_ORDER: [Family; 21] = [
     Family::Gemma4UnifiedText,
     Family::Phi3,
     Family::Olmo2,
+    Family::Olmo3,
     Family::Gpt2,
     Family::GptBigcode,
     Family::Mixtral,

@@ -248,7 +248,12 @@ impl Forward<'_> {
                     put(k, self.rotary(t, rd, dt != 4));
                 }
             }
-            RopeStyle::HalfFp32 => put(0, self.rotary(t, rd, false)),
+            RopeStyle::HalfFp32 => {
+                // OLMo 3: a table per layer type (`Olmo3RotaryEmbedding`).
+                for k in 0..usize::from(self.spec.rope_tables.clamp(1, 2)) {
+                    put(k, self.rotary(t, rd, false));
+                }
+            }
             RopeStyle::Split => put(0, self.rotary_split(t, rd)),
             RopeStyle::Complex => put(0, self.rotary_complex(t, self.d.rope)),
         }

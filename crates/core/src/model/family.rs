@@ -85,6 +85,9 @@ choice_enum! {
         /// DeepSeek-V3's experts (sigmoid routing, a shared expert, the
         /// first layers dense).
         Glm4Moe = "glm4_moe", "GLM-4.5 / 4.6 (MoE)",
+        /// OLMo 3: OLMo 2's layers with a sliding window on three layers
+        /// in four and a rotary table per kind of layer.
+        Olmo3 = "olmo3", "OLMo 3",
     }
 }
 
@@ -845,6 +848,16 @@ impl Spec {
     }
 }
 
+/// OLMo 2: norms after each sub-layer, q/k norms over all heads, fp32
+/// rotary tables.
+const OLMO2: Spec = Spec {
+    norm: Norm::RmsCastAfter,
+    rope: RopeStyle::HalfFp32,
+    norm_place: NormPlace::Post,
+    qk_norm: QkNorm::Whole,
+    ..LLAMA
+};
+
 /// GLM-4.5 / 4.6: attention as Cohere's (q/k/v biases, an optional
 /// per-head q/k norm) with GPT-NeoX's partial rotary, DeepSeek-V3's
 /// mixture of experts (`Glm4MoeMoE`: experts, the router parameter
@@ -939,13 +952,7 @@ impl Family {
                 legacy: AFTER_448,
                 ..GEMMA
             },
-            Family::Olmo2 => Spec {
-                norm: Norm::RmsCastAfter,
-                rope: RopeStyle::HalfFp32,
-                norm_place: NormPlace::Post,
-                qk_norm: QkNorm::Whole,
-                ..LLAMA
-            },
+            Family::Olmo2 => OLMO2,
             Family::Mixtral => Spec {
                 moe: Some(MOE),
                 sliding: Sliding::All,
@@ -1028,6 +1035,17 @@ impl Family {
                 ..GEMMA4
             },
             Family::Glm4Moe => GLM4_MOE,
+            // OLMo 3: `Olmo3Config.__post_init__`'s default `layer_types`
+            // ("sliding_attention" unless `(i + 1) % 4 == 0`), and
+            // `Olmo3RotaryEmbedding` (Gemma 3's: an `inv_freq` pair and a
+            // cos/sin per layer type, fp32 as OLMo 2's). Source:
+            // transformers 5.23 `models/olmo3/modular_olmo3.py`.
+            Family::Olmo3 => Spec {
+                sliding: Sliding::AllButEvery(4),
+                rope_tables: 2,
+                legacy: AFTER_448,
+                ..OLMO2
+            },
         }
     }
 }

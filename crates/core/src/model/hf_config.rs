@@ -574,7 +574,8 @@ fn reader(family: Family) -> Reader {
         | Family::Gemma
         | Family::Gemma2
         | Family::Gemma3Text
-        | Family::Olmo2 => plain(&[]),
+        | Family::Olmo2
+        | Family::Olmo3 => plain(&[]),
         // Phi-4-mini's partial rotary factor shrinks only the cos/sin
         // tables (B·L·rot_dim: 64 bytes less at b2 s512, measured in
         // families.jsonl), which vramfit counts at the full head width.

@@ -67,7 +67,8 @@ const fn gpt2(hidden: u32, layers: u32, heads: u32) -> Architecture {
 
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, GptBigcode, GptOss, Llama, Mistral,
-    Mixtral, Olmo2, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next,
+    Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe,
+    Qwen3Next,
 };
 
 /// What every Gemma 4 shares: a 262,144-token vocabulary, tied, heads of
@@ -698,6 +699,33 @@ pub const PRESETS: &[Preset] = &[
             ..Architecture::BLANK
         },
         published_params: 13_716_198_400,
+    },
+    // OLMo 3 7B: OLMo 2's layers, a 4096-token window on three layers in
+    // four. Source: the config.json's values (`tests/fixtures/hf_configs/
+    // olmo-3-7b.json`: hidden 4096, 32 layers and heads, ffn 11008,
+    // vocabulary 100278, as loaders' copies of allenai's files give them);
+    // the count is transformers 5.23's `Olmo3ForCausalLM` built from it on
+    // the meta device (the Hub's 7.30 B).
+    Preset {
+        id: "olmo-3-7b",
+        name: "OLMo 3 7B",
+        repo: "allenai/Olmo-3-1025-7B",
+        arch: Architecture {
+            family: Olmo3,
+            hidden: 4096,
+            layers: 32,
+            heads: 32,
+            kv_heads: 32,
+            head_dim: 128,
+            ffn: 11008,
+            vocab: 100278,
+            tied: false,
+            positions: 65536,
+            sliding_window: 4096,
+            sliding_layers: 24,
+            ..Architecture::BLANK
+        },
+        published_params: 7_298_011_136,
     },
     Preset {
         id: "santacoder",

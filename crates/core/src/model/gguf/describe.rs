@@ -245,6 +245,8 @@ fn family(m: &GgufModel) -> Result<Family, GgufArchError> {
         "" => return Err(GgufArchError::NoArchitecture),
         "llama" if experts => Family::Mixtral,
         "deepseek2" if m.expert_gating_func == Some(2) => Family::DeepseekV3,
+        // OLMo 3's files are `olmo2` with a sliding window.
+        "olmo2" if m.sliding_window.unwrap_or(0) > 0 => Family::Olmo3,
         other => Family::ALL
             .iter()
             .copied()
@@ -255,6 +257,7 @@ fn family(m: &GgufModel) -> Result<Family, GgufArchError> {
                         | Family::Mixtral
                         | Family::DeepseekV3
                         | Family::Gemma4UnifiedText
+                        | Family::Olmo3
                 )
             })
             .find(|f| Converter::of(*f).arch == other)

@@ -277,7 +277,11 @@ impl Converter {
             Family::Gemma => gemma("gemma"),
             Family::Gemma2 => gemma("gemma2"),
             Family::Gemma3Text => gemma("gemma3"),
-            Family::Olmo2 => plain("olmo2"),
+            // OLMo 3 converts as `olmo2` with its sliding-window pattern
+            // (llama.cpp b10488 `conversion/olmo.py`, `Olmo3ForCausalLM`;
+            // `src/models/olmo2.cpp` reads `n_swa` and the pattern, 4 by
+            // default).
+            Family::Olmo2 | Family::Olmo3 => plain("olmo2"),
             Family::Qwen2Moe => plain("qwen2moe"),
             Family::Qwen3Moe => plain("qwen3moe"),
             Family::DeepseekV2 | Family::DeepseekV3 => plain("deepseek2"),
