@@ -31,3 +31,14 @@ fn olmo3_caches_its_window_as_llama_cpp_does() {
     check(&format!("{OLMO3}&n_parallel=1"), (16 + 9) << 20);
     check(OLMO3, (16 + 18) << 20);
 }
+
+/// MiniMax-M2 as `minimax_m2_gguf.py` writes it (4 layers, 2 key/value
+/// heads of 64, rotary on 32, 8 experts), at `-c 4096 -np 1`.
+/// Source: `raw/minimax-m2-c4096-np1.log`: "CPU KV buffer size = 8.00 MiB".
+#[test]
+fn minimax_m2_caches_every_layer() {
+    check(
+        "task=infer&engine=llamacpp&family=minimax_m2&hidden=512&layers=4&heads=8&kv_heads=2&head_dim=64&ffn=512&vocab=1024&positions=8192&experts=8&experts_per_token=2&moe_ffn=512&rope_dim=32&weights=f16&ctx=4096&n_parallel=1&gpu=rtx-4090",
+        8 << 20,
+    );
+}

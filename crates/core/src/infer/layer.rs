@@ -1037,7 +1037,9 @@ impl Forward<'_> {
         let (dt, h, e, k) = (d.dt, d.h, d.experts, d.top_k);
         let s = &mut self.sim;
         let (keep, wbytes) = match moe.router {
-            Router::SoftmaxFp32 | Router::SigmoidGrouped => {
+            // MiniMax-M2's router is refused on transformers before a
+            // forward is replayed (`infer::estimate`): never reached.
+            Router::SoftmaxFp32 | Router::SigmoidGrouped | Router::SigmoidBias => {
                 // F.linear(hidden.float(), weight.float())
                 let hf = s.a(4 * t * h);
                 let wf = s.a(4 * e * h);

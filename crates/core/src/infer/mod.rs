@@ -28,6 +28,11 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let hybrid = spec.linear.is_some();
     let per_layer = spec.varies_by_layer();
     let nextn = crate::model::gguf::nextn_cached(a.family);
+    let sigmoid_bias = a
+        .family
+        .spec()
+        .moe
+        .is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
     match s.infer.engine {
         Engine::Transformers | Engine::Vllm | Engine::Mlx if hybrid => {
             Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED))
@@ -38,6 +43,9 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         Engine::Llamacpp | Engine::Ollama if nextn => {
             Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
         }
+        Engine::Transformers if sigmoid_bias => Err(EstimateError::NotModelled(
+            "transformers' generate on MiniMax-M2 is not modelled yet: its sigmoid router's temporaries have not been measured; use engine=vllm, llamacpp or mlx",
+        )),
         Engine::Transformers => transformers::estimate(&a, s.infer, s.overhead),
         Engine::Vllm => vllm::estimate(&a, s.infer, s.overhead, s.capacity.bytes()),
         Engine::Llamacpp | Engine::Ollama => {

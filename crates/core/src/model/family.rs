@@ -88,6 +88,11 @@ choice_enum! {
         /// OLMo 3: OLMo 2's layers with a sliding window on three layers
         /// in four and a rotary table per kind of layer.
         Olmo3 = "olmo3", "OLMo 3",
+        /// MiniMax-M2: grouped-query attention with RMSNorms over the whole
+        /// q and k projections and rotary positions on part of each head,
+        /// routed experts in every layer behind a sigmoid router with a
+        /// correction bias, no shared expert.
+        MinimaxM2 = "minimax_m2", "MiniMax-M2 (MoE)",
     }
 }
 
@@ -230,6 +235,13 @@ pub enum Router {
     /// renormalised, times a learned `per_expert_scale` (E).
     /// Source: transformers 5.23 `Gemma4TextRouter`.
     Scaled,
+    /// MiniMax-M2: `F.linear` of the input (cast to the router's dtype)
+    /// with a router parameter, an fp32 sigmoid, a correction bias (a
+    /// buffer of the model's dtype) for the choice only, top-k,
+    /// renormalised. Source: transformers 5.23 `MiniMaxM2TopKRouter`,
+    /// `MiniMaxM2SparseMoeBlock`. What it keeps for backward is not
+    /// measured: training on it is refused.
+    SigmoidBias,
 }
 
 /// A mixture-of-experts layer.
@@ -432,6 +444,20 @@ impl ExpertLinears {
         }
     }
 }
+
+/// Mixtral's per-expert MLPs on transformers 4 (`w1`, `w2`, `w3`).
+const MIXTRAL_LEGACY: Legacy = Legacy {
+    expert_linears: Some(ExpertLinears {
+        gate: ModuleName::W1,
+        down: ModuleName::W2,
+        up: ModuleName::W3,
+        up_before_down: false,
+        router_linear: true,
+        weights_cast: true,
+        dispatch: Dispatch::Masked,
+    }),
+    ..NO_LEGACY
+};
 
 /// Qwen-MoE's per-expert MLPs on transformers 4.
 const QWEN_LEGACY: Legacy = Legacy {
@@ -887,6 +913,27 @@ const GLM4_MOE: Spec = Spec {
     ..LLAMA
 };
 
+/// MiniMax-M2: Mixtral's decoder and experts (`MiniMaxM2SparseMoeBlock`:
+/// `gate`, `experts`, then the `e_score_correction_bias` buffer), FlexOlmo's
+/// attention (q/k RMSNorms over all heads, always built whatever
+/// `use_qk_norm` says) without biases, GLM-4.5's partial rotary
+/// (`rotary_dim`). transformers 4.57 has no `minimax_m2`: Mixtral's loop
+/// stands for it, and nothing reads it while training it is refused.
+/// Source: transformers 5.23 `models/minimax_m2/modular_minimax_m2.py`.
+const MINIMAX_M2: Spec = Spec {
+    qk_norm: QkNorm::Whole,
+    rope: RopeStyle::PartialCat,
+    moe: Some(Moe {
+        router: Router::SigmoidBias,
+        ..MOE
+    }),
+    legacy: Legacy {
+        in_448: false,
+        ..MIXTRAL_LEGACY
+    },
+    ..LLAMA
+};
+
 impl Family {
     /// The family a decoder of a `model_type` vramfit does not know is read
     /// as, by the user's choice (`like_llama`).
@@ -956,18 +1003,7 @@ impl Family {
             Family::Mixtral => Spec {
                 moe: Some(MOE),
                 sliding: Sliding::All,
-                legacy: Legacy {
-                    expert_linears: Some(ExpertLinears {
-                        gate: ModuleName::W1,
-                        down: ModuleName::W2,
-                        up: ModuleName::W3,
-                        up_before_down: false,
-                        router_linear: true,
-                        weights_cast: true,
-                        dispatch: Dispatch::Masked,
-                    }),
-                    ..NO_LEGACY
-                },
+                legacy: MIXTRAL_LEGACY,
                 ..LLAMA
             },
             Family::Qwen2Moe => Spec {
@@ -1040,6 +1076,7 @@ impl Family {
             // `Olmo3RotaryEmbedding` (Gemma 3's: an `inv_freq` pair and a
             // cos/sin per layer type, fp32 as OLMo 2's). Source:
             // transformers 5.23 `models/olmo3/modular_olmo3.py`.
+            Family::MinimaxM2 => MINIMAX_M2,
             Family::Olmo3 => Spec {
                 sliding: Sliding::AllButEvery(4),
                 rope_tables: 2,

@@ -621,6 +621,11 @@ fn reader(family: Family) -> Reader {
             derive: gemma4,
             ..plain(&GEMMA4[..2])
         },
+        Family::MinimaxM2 => Reader {
+            tolerated: &["partial_rotary_factor", "use_qk_norm"],
+            derive: minimax_m2,
+            ..plain(MIXTRAL)
+        },
         Family::Glm4Moe => Reader {
             tolerated: &["partial_rotary_factor", "use_qk_norm", "attention_bias"],
             derive: glm4_moe,
@@ -846,6 +851,39 @@ fn glm4_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
     let rotary = (f64::from(a.head_dim) * factor) as u64;
     a.rope_dim = checked(ArchNum::RopeDim, field, rotary)?;
     a.qk_norm = u32::from(boolean(obj, "use_qk_norm")? == Some(true));
+    Ok(())
+}
+
+/// MiniMax-M2: the rotary part of a head, `rotary_dim` (transformers 5.23
+/// `MiniMaxM2Config.convert_rope_params_to_dict`: `partial_rotary_factor =
+/// rotary_dim / head_dim`), else `partial_rotary_factor`, else the whole
+/// head. Its q/k norms are built whatever `use_qk_norm` says
+/// (`MiniMaxM2Attention.__init__`).
+fn minimax_m2(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let rotary = match uint(obj, "rotary_dim")? {
+        Some(r) => r,
+        None => {
+            let field = "partial_rotary_factor";
+            let nested = match obj.get("rope_parameters") {
+                Some(Value::Object(r)) => r.get(field),
+                _ => None,
+            };
+            match obj.get(field).or(nested) {
+                None | Some(Value::Null) => u64::from(a.head_dim),
+                Some(v) => {
+                    let f = v
+                        .as_f64()
+                        .filter(|f| *f > 0.0 && *f <= 1.0)
+                        .ok_or_else(|| ConfigError::Invalid {
+                            field,
+                            reason: format!("must be a fraction in (0, 1], not {}", quote_value(v)),
+                        })?;
+                    (f64::from(a.head_dim) * f) as u64
+                }
+            }
+        }
+    };
+    a.rope_dim = checked(ArchNum::RopeDim, "rotary_dim", rotary)?;
     Ok(())
 }
 
@@ -1229,6 +1267,7 @@ pub fn known_fields() -> impl Iterator<Item = &'static str> {
         .chain(MEMORY_FIELDS.iter().map(|(k, _)| *k))
         .chain([
             "qk_nope_head_dim",
+            "rotary_dim",
             "tie_word_embeddings",
             "resid_pdrop",
             "embd_pdrop",

@@ -66,9 +66,9 @@ const fn gpt2(hidden: u32, layers: u32, heads: u32) -> Architecture {
 }
 
 use Family::{
-    DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, GptBigcode, GptOss, Llama, Mistral,
-    Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe,
-    Qwen3Next,
+    DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, GptBigcode, GptOss, Llama,
+    MinimaxM2, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText,
+    Qwen35Text, Qwen3Moe, Qwen3Next,
 };
 
 /// What every Gemma 4 shares: a 262,144-token vocabulary, tied, heads of
@@ -1293,6 +1293,35 @@ pub const PRESETS: &[Preset] = &[
             ..Architecture::BLANK
         },
         published_params: 352_797_814_784,
+    },
+    // MiniMax-M2: 62 layers of grouped-query attention (48 heads, 8
+    // key/value heads of 128, rotary on 64) and 256 routed experts (8 per
+    // token) of 1536. Source: the published config.json
+    // (`tests/fixtures/hf_configs/minimax-m2.json`); the count is
+    // transformers 5.23's `MiniMaxM2ForCausalLM` built from it on the meta
+    // device, without the MTP modules it does not build (the Hub's 229 B).
+    Preset {
+        id: "minimax-m2",
+        name: "MiniMax-M2 (230B-A10B)",
+        repo: "MiniMaxAI/MiniMax-M2",
+        arch: Architecture {
+            family: MinimaxM2,
+            hidden: 3072,
+            layers: 62,
+            heads: 48,
+            kv_heads: 8,
+            head_dim: 128,
+            ffn: 1536,
+            vocab: 200064,
+            tied: false,
+            positions: 196608,
+            experts: 256,
+            experts_per_token: 8,
+            moe_ffn: 1536,
+            rope_dim: 64,
+            ..Architecture::BLANK
+        },
+        published_params: 228_689_748_992,
     },
     Preset {
         id: "gpt-oss-20b",

@@ -841,7 +841,9 @@ impl Architecture {
             EmbedScale::None | EmbedScale::PerForward => 0,
         };
         let correction = match spec.moe.map(|m| (m.router, m.correction_fp32)) {
-            Some((Router::SigmoidGrouped, fp32)) => {
+            // MiniMax-M2's bias is the MoE block's buffer, in the model's
+            // dtype (`torch.zeros(num_local_experts)`).
+            Some((Router::SigmoidGrouped | Router::SigmoidBias, fp32)) => {
                 let each = if fp32 { 4 } else { param_bytes };
                 self.layer_kinds()[1].1 * u64::from(self.experts) * each
             }

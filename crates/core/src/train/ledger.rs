@@ -1648,7 +1648,9 @@ fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, 
                 4
             }
         }
-        Router::SoftmaxFp32 | Router::SigmoidGrouped => {
+        // MiniMax-M2's router: training it is refused before the ledger
+        // (`breakdown`): never reached.
+        Router::SoftmaxFp32 | Router::SigmoidGrouped | Router::SigmoidBias => {
             // F.linear(x.float(), W.float()): an fp32 copy of the input
             // (saved for the weight's gradient) and of the weight (for the
             // input's). An adapted router's weight needs a gradient too

@@ -282,6 +282,10 @@ impl Converter {
             // `src/models/olmo2.cpp` reads `n_swa` and the pattern, 4 by
             // default).
             Family::Olmo2 | Family::Olmo3 => plain("olmo2"),
+            // `MiniMaxM2Model` (llama.cpp b10488 `conversion/minimax.py`):
+            // the experts' w1/w2/w3 stacked, `rope.dimension_count` from
+            // `rotary_dim`; the checkpoint's MTP modules are not written.
+            Family::MinimaxM2 => plain("minimax-m2"),
             Family::Qwen2Moe => plain("qwen2moe"),
             Family::Qwen3Moe => plain("qwen3moe"),
             Family::DeepseekV2 | Family::DeepseekV3 => plain("deepseek2"),
@@ -604,7 +608,11 @@ fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out
             }
             // DeepSeek-V3's `e_score_correction_bias` (a buffer in
             // transformers) is the tensor `exp_probs_b.bias`.
-            if a.family.spec().moe.map(|m| m.router) == Some(Router::SigmoidGrouped) {
+            // MiniMax-M2's too (`src/models/minimax-m2.cpp`).
+            if matches!(
+                a.family.spec().moe.map(|m| m.router),
+                Some(Router::SigmoidGrouped | Router::SigmoidBias)
+            ) {
                 out.push(f32_slot(name!("exp_probs_b.bias"), [rows, 1, 1]));
             }
         }
