@@ -1037,9 +1037,27 @@ impl Forward<'_> {
         let (dt, h, e, k) = (d.dt, d.h, d.experts, d.top_k);
         let s = &mut self.sim;
         let (keep, wbytes) = match moe.router {
-            // MiniMax-M2's router is refused on transformers before a
-            // forward is replayed (`infer::estimate`): never reached.
-            Router::SoftmaxFp32 | Router::SigmoidGrouped | Router::SigmoidBias => {
+            Router::SigmoidBias => {
+                // MiniMax-M2: logits in the model's dtype, an fp32 copy,
+                // its sigmoid, the biased scores for the choice, top-k,
+                // the gathered weights and their sum, divided in place.
+                // The prefill's peak matches the measured rows; what
+                // generate keeps after it does not, so transformers refuses
+                // MiniMax-M2 (`infer::estimate`) and this is not reached.
+                let rl = s.a(dt * t * e);
+                let rf = s.a(4 * t * e);
+                let sm = s.a(4 * t * e);
+                s.free(rf);
+                let sc = s.a(4 * t * e);
+                let tv = s.a(4 * t * k);
+                let ti = s.a(8 * t * k);
+                s.f(&[Some(tv), Some(sc)]);
+                let tw = s.a(4 * t * k);
+                let su = s.a(4 * t);
+                s.f(&[Some(su), Some(sm)]);
+                ([rl, tw, ti], 4)
+            }
+            Router::SoftmaxFp32 | Router::SigmoidGrouped => {
                 // F.linear(hidden.float(), weight.float())
                 let hf = s.a(4 * t * h);
                 let wf = s.a(4 * e * h);

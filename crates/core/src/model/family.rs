@@ -239,8 +239,8 @@ pub enum Router {
     /// with a router parameter, an fp32 sigmoid, a correction bias (a
     /// buffer of the model's dtype) for the choice only, top-k,
     /// renormalised. Source: transformers 5.23 `MiniMaxM2TopKRouter`,
-    /// `MiniMaxM2SparseMoeBlock`. What it keeps for backward is not
-    /// measured: training on it is refused.
+    /// `MiniMaxM2SparseMoeBlock`; held to the harness's MiniMax-M2 rows
+    /// (`families.jsonl`).
     SigmoidBias,
 }
 
@@ -918,7 +918,7 @@ const GLM4_MOE: Spec = Spec {
 /// attention (q/k RMSNorms over all heads, always built whatever
 /// `use_qk_norm` says) without biases, GLM-4.5's partial rotary
 /// (`rotary_dim`). transformers 4.57 has no `minimax_m2`: Mixtral's loop
-/// stands for it, and nothing reads it while training it is refused.
+/// stands for it (not measured: no transformers 4 release runs it).
 /// Source: transformers 5.23 `models/minimax_m2/modular_minimax_m2.py`.
 const MINIMAX_M2: Spec = Spec {
     qk_norm: QkNorm::Whole,

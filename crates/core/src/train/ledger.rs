@@ -1648,9 +1648,26 @@ fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, 
                 4
             }
         }
-        // MiniMax-M2's router: training it is refused before the ledger
-        // (`breakdown`): never reached.
-        Router::SoftmaxFp32 | Router::SigmoidGrouped | Router::SigmoidBias => {
+        Router::SigmoidBias => {
+            // MiniMax-M2: `F.linear` in the input's dtype (the input saved
+            // for the weight's gradient, as any linear), `sigmoid(logits
+            // .float())` saves its fp32 result; the bias only picks; the
+            // gathered weights are renormalised in place (`/=`): a clone
+            // and the denominator. Source: transformers 5.23
+            // `MiniMaxM2TopKRouter.forward`.
+            let logits = l.linear_plain(x, h, e, 0);
+            if router_lora && x_rg {
+                l.save(x);
+            }
+            if l.rg(logits) {
+                let probs = l.new_t(e, 4, true, Part::Router);
+                l.save(probs);
+                let top = l.new_t(k + 1, 4, true, Part::Router);
+                l.save(top);
+            }
+            4
+        }
+        Router::SoftmaxFp32 | Router::SigmoidGrouped => {
             // F.linear(x.float(), W.float()): an fp32 copy of the input
             // (saved for the weight's gradient) and of the weight (for the
             // input's). An adapted router's weight needs a gradient too
