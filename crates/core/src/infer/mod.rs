@@ -33,7 +33,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .spec()
         .moe
         .is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
-
     match s.infer.engine {
         Engine::Transformers | Engine::Vllm | Engine::Mlx if hybrid => {
             Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED))
@@ -47,7 +46,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         Engine::Transformers if sigmoid_bias => {
             Err(EstimateError::NotModelled(MINIMAX_GENERATE_NOT_MODELLED))
         }
-
         Engine::Transformers => transformers::estimate(&a, s.infer, s.overhead),
         Engine::Vllm => vllm::estimate(&a, s.infer, s.overhead, s.capacity.bytes()),
         Engine::Llamacpp | Engine::Ollama => {
