@@ -140,6 +140,31 @@ const QWEN36_LINEAR_32: Architecture = Architecture {
     ..Architecture::BLANK
 };
 
+/// Kimi K2's text model (DeepSeek-V3's architecture), which K2.5 shares.
+/// Source: `tests/fixtures/hf_configs/kimi-k2.json`.
+const KIMI_K2: Architecture = Architecture {
+    family: DeepseekV3,
+    hidden: 7168,
+    layers: 61,
+    heads: 64,
+    kv_heads: 64,
+    head_dim: 192,
+    ffn: 18432,
+    vocab: 163840,
+    tied: false,
+    positions: 262144,
+    experts: 384,
+    experts_per_token: 8,
+    moe_ffn: 2048,
+    shared_experts: 1,
+    dense_layers: 1,
+    q_lora_rank: 1536,
+    kv_lora_rank: 512,
+    rope_dim: 64,
+    v_head_dim: 128,
+    ..Architecture::BLANK
+};
+
 /// Every preset, grouped by family, small to large.
 pub const PRESETS: &[Preset] = &[
     Preset {
@@ -1210,28 +1235,21 @@ pub const PRESETS: &[Preset] = &[
         id: "kimi-k2",
         name: "Kimi K2 (1T)",
         repo: "moonshotai/Kimi-K2-Instruct-0905",
-        arch: Architecture {
-            family: DeepseekV3,
-            hidden: 7168,
-            layers: 61,
-            heads: 64,
-            kv_heads: 64,
-            head_dim: 192,
-            ffn: 18432,
-            vocab: 163840,
-            tied: false,
-            positions: 262144,
-            experts: 384,
-            experts_per_token: 8,
-            moe_ffn: 2048,
-            shared_experts: 1,
-            dense_layers: 1,
-            q_lora_rank: 1536,
-            kv_lora_rank: 512,
-            rope_dim: 64,
-            v_head_dim: 128,
-            ..Architecture::BLANK
-        },
+        arch: KIMI_K2,
+        published_params: 1_026_408_209_408,
+    },
+    // Kimi K2.5: a vision-language checkpoint (`kimi_k25`) whose
+    // `text_config` is Kimi K2's architecture to the number (61 layers,
+    // hidden 7168, 64 heads, 384 experts top-8, q/kv LoRA ranks 1536/512,
+    // 262144 positions), so the same text model and count; its vision
+    // tower is not counted (a config.json import says `multimodal`).
+    // Source: the K2.5 `text_config` as loaders' fixtures copy it
+    // (`tests/arch.rs`, `kimi_k25_reads_its_text_config_as_deepseek_v3`).
+    Preset {
+        id: "kimi-k2.5",
+        name: "Kimi K2.5 (1T, text)",
+        repo: "moonshotai/Kimi-K2.5",
+        arch: KIMI_K2,
         published_params: 1_026_408_209_408,
     },
     // GLM-4.5-Air and GLM-4.6: grouped-query attention with q/k/v biases
