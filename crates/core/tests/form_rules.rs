@@ -20,16 +20,19 @@ fn probed(form: &RawQuery, s: &Scenario) -> Vec<Key> {
         if f.key == Key::KvDtype {
             return Some("fp8".into());
         }
-        let fallback = match f.kind {
-            FieldKind::Count { min, .. } => min.to_string(),
-            FieldKind::Decimal { min, .. } => min.to_string(),
-            FieldKind::Toggle => "false".into(),
-            FieldKind::Choice(options) => options.first().map(|(v, _)| v.to_string())?,
-            FieldKind::Text => "auto".into(),
+        let fallback: Vec<String> = match f.kind {
+            FieldKind::Count { min, .. } => vec![min.to_string()],
+            FieldKind::Decimal { min, .. } => vec![min.to_string()],
+            FieldKind::Toggle => vec!["false".into()],
+            FieldKind::Choice(options) => vec![options.first().map(|(v, _)| v.to_string())?],
+            FieldKind::Text => vramfit_core::query::form::TEXT_PROBES
+                .iter()
+                .map(|v| v.to_string())
+                .collect(),
             FieldKind::Model | FieldKind::Gpu => return None,
         };
-        [f.shown_value(s), fallback]
-            .into_iter()
+        std::iter::once(f.shown_value(s))
+            .chain(fallback)
             .find(|v| f.validate(v).is_ok())
     };
     let mut probe = form.clone();

@@ -68,20 +68,25 @@ pub fn unread(form: &RawQuery, s: &Scenario) -> Vec<Key> {
     out
 }
 
+/// Values tried for a text field left out, the first that validates:
+/// `auto` (a context), `1` (`tensor_split`: one GPU), an override that
+/// moves nothing (`override_tensor`).
+pub const TEXT_PROBES: [&str; 3] = ["auto", "1", "none=CPU"];
+
 /// A valid value to give `f` in place of a key left out: the one the form
 /// shows when it validates, else the kind's smallest.
 fn probe_value(f: &Field, s: &Scenario) -> Option<String> {
     let shown = f.shown_value(s);
-    let fallback = match f.kind {
-        FieldKind::Count { min, .. } => min.to_string(),
-        FieldKind::Decimal { min, .. } => min.to_string(),
-        FieldKind::Toggle => "false".to_string(),
-        FieldKind::Choice(options) => options.first().map(|(v, _)| v.to_string())?,
-        FieldKind::Text => "auto".to_string(),
+    let fallback: Vec<String> = match f.kind {
+        FieldKind::Count { min, .. } => vec![min.to_string()],
+        FieldKind::Decimal { min, .. } => vec![min.to_string()],
+        FieldKind::Toggle => vec!["false".to_string()],
+        FieldKind::Choice(options) => vec![options.first().map(|(v, _)| v.to_string())?],
+        FieldKind::Text => TEXT_PROBES.iter().map(|v| v.to_string()).collect(),
         FieldKind::Model | super::FieldKind::Gpu => return None,
     };
-    [shown, fallback]
-        .into_iter()
+    std::iter::once(shown)
+        .chain(fallback)
         .find(|v| f.validate(v).is_ok())
 }
 
