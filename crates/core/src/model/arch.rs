@@ -458,28 +458,11 @@ impl fmt::Display for ArchError {
 }
 
 impl Architecture {
-    /// Checks the cross-field rules a real model of its family satisfies.
-    pub fn validate(&self) -> Result<(), ArchError> {
-        // head_dim 0 means "hidden / heads", which did not divide.
-        if self.head_dim == 0 && self.heads > 0 && self.hidden > 0 {
-            return Err(ArchError::HeadsDoNotDivideHidden {
-                heads: self.heads,
-                hidden: self.hidden,
-            });
-        }
-        let spec = self.family.spec();
+    /// The heads' rules: key/value heads divide the query heads, as the
+    /// family groups them, and a Conv1D attention's heads fill the hidden
+    /// width.
+    fn validate_heads(&self, spec: &Spec) -> Result<(), ArchError> {
         let family = self.family;
-        for &num in ArchNum::ALL {
-            if num.get(self) < num.min() {
-                return Err(ArchError::TooSmall {
-                    num,
-                    min: num.min(),
-                });
-            }
-        }
-        if spec.positions == Positions::Learned && self.positions == 0 {
-            return Err(ArchError::LearnedPositions { family });
-        }
         if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(ArchError::KvHeadsDoNotDivideHeads {
                 kv_heads: self.kv_heads,
@@ -512,6 +495,32 @@ impl Architecture {
                 hidden: self.hidden,
             });
         }
+        Ok(())
+    }
+
+    /// Checks the cross-field rules a real model of its family satisfies.
+    pub fn validate(&self) -> Result<(), ArchError> {
+        // head_dim 0 means "hidden / heads", which did not divide.
+        if self.head_dim == 0 && self.heads > 0 && self.hidden > 0 {
+            return Err(ArchError::HeadsDoNotDivideHidden {
+                heads: self.heads,
+                hidden: self.hidden,
+            });
+        }
+        let spec = self.family.spec();
+        let family = self.family;
+        for &num in ArchNum::ALL {
+            if num.get(self) < num.min() {
+                return Err(ArchError::TooSmall {
+                    num,
+                    min: num.min(),
+                });
+            }
+        }
+        if spec.positions == Positions::Learned && self.positions == 0 {
+            return Err(ArchError::LearnedPositions { family });
+        }
+        self.validate_heads(&spec)?;
         // Numbers a family has (needed ≥ 1) and has not (must be 0).
         let moe = spec.moe.is_some();
         // A family whose experts are optional needs their numbers only
