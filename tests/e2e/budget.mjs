@@ -33,12 +33,15 @@
 //   +13.2 KB, one Leptos view +9.6 KB, regex.rs about 5 KB. A float parser
 //   from the standard library, pulled in by tensor_split, cost 20 KB gzip
 //   and was replaced before this was recorded.
+// - 2026-11-29, 437.7 -> 439.7 KB: the 2026 families merged after it
+//   (issue 30: GLM-4.5/4.6, OLMo 3, MiniMax-M2 as data, their config
+//   readers and presets, Kimi K2 and K2.5 presets), measured by this test.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 438);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 440);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

@@ -495,7 +495,7 @@ pub(super) type Offer = (&'static str, &'static str, &'static [(Key, &'static st
 pub(super) fn expandable(s: &Scenario) -> Option<Offer> {
     let o = &s.overhead;
     (!o.expandable_segments && o.reserve_pct.is_none()).then_some((
-        "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        "Set expandable_segments:True in PYTORCH_CUDA_ALLOC_CONF",
         "none measured: PyTorch's allocator grows its segments in place, so less is lost between blocks (2% above the allocated peak instead of 5%)",
         &[(Key::ExpandableSegments, "true")],
     ))
