@@ -4,21 +4,12 @@
 //! experts beside the dense MLP), its import, and what each workload does
 //! with it. Each number with its source.
 
-use vramfit_core::model::{hf_config, preset, Architecture, Family};
+use vramfit_core::model::{hf_config, Family};
 use vramfit_core::query::{decode_strict, RawQuery};
 use vramfit_core::{infer, train, EstimateError};
 
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/hf_configs/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-fn arch(id: &str) -> Architecture {
-    preset(id).unwrap_or_else(|| panic!("preset {id}")).arch
-}
+mod common;
+use common::{hf_fixture as fixture, preset_arch as arch};
 
 /// Gemma 4 E2B by hand from transformers 5.23's modules
 /// (`Gemma4TextAttention.__init__`, `Gemma4TextMLP.__init__`,

@@ -6,22 +6,13 @@
 
 use vramfit_core::infer;
 use vramfit_core::infer::local::model::{LocalModel, MlaKeys, Pattern};
-use vramfit_core::model::{hf_config, preset, Architecture, Family};
+use vramfit_core::model::{hf_config, Architecture, Family};
 use vramfit_core::query::{decode_strict, RawQuery};
 use vramfit_core::train;
 use vramfit_core::EstimateError;
 
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/hf_configs/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-fn arch(id: &str) -> Architecture {
-    preset(id).unwrap_or_else(|| panic!("preset {id}")).arch
-}
+mod common;
+use common::{hf_fixture as fixture, preset_arch as arch};
 
 /// One Gated DeltaNet layer by hand (transformers 5.23
 /// `Qwen3_5GatedDeltaNet.__init__`): in_proj_qkv `h × (2·Hk·Dk + Hv·Dv)`,

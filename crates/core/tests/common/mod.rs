@@ -14,6 +14,22 @@ use vramfit_core::train::run::Trainer;
 use vramfit_core::train::run::Transformers;
 use vramfit_core::Scenario;
 
+/// A `config.json` fixture's text (`tests/fixtures/hf_configs/NAME.json`).
+pub fn hf_fixture(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/hf_configs/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A preset's architecture.
+pub fn preset_arch(id: &str) -> Architecture {
+    vramfit_core::model::preset(id)
+        .unwrap_or_else(|| panic!("preset {id}"))
+        .arch
+}
+
 /// The scenario of a valid query (panics with the notices otherwise).
 pub fn scenario(q: &str) -> Scenario {
     decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("bad test query {q}: {n:?}"))

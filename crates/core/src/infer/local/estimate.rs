@@ -72,17 +72,16 @@ fn gpu(d: Device, overhead: &Overhead) -> Gpu {
     }
 }
 
-/// The GPUs llama.cpp uses, each `d`, and the index of the first: one per
-/// `-ts` entry; with `-sm none` only `-mg`'s
-/// (`src/llama.cpp: llama_model_load`, b10488: "if using single GPU mode,
-/// remove all except the main GPU"). Ollama: one.
-fn gpus_used(d: Device, overhead: &Overhead, inf: &Inference) -> (Vec<Gpu>, u32) {
+/// The GPUs llama.cpp uses, each `d`: one per `-ts` entry; with `-sm
+/// none` only `-mg`'s (`src/llama.cpp: llama_model_load`, b10488: "if
+/// using single GPU mode, remove all except the main GPU"), which on GPUs
+/// of one kind is any one of them. Ollama: one.
+fn gpus_used(d: Device, overhead: &Overhead, inf: &Inference) -> Vec<Gpu> {
     let one = gpu(d, overhead);
-    let l = &inf.llama;
-    match (inf.engine, l.split_mode) {
-        (Engine::Llamacpp, SplitMode::Layer) => (vec![one; l.gpus()], 0),
-        (Engine::Llamacpp, SplitMode::Single) => (vec![one], l.main_gpu.get()),
-        (Engine::Ollama | Engine::Transformers | Engine::Vllm | Engine::Mlx, _) => (vec![one], 0),
+    match (inf.engine, inf.llama.split_mode) {
+        (Engine::Llamacpp, SplitMode::Layer) => vec![one; inf.llama.gpus()],
+        (Engine::Llamacpp, SplitMode::Single)
+        | (Engine::Ollama | Engine::Transformers | Engine::Vllm | Engine::Mlx, _) => vec![one],
     }
 }
 
@@ -179,7 +178,7 @@ pub fn llama_estimate(
 ) -> Result<Estimate, EstimateError> {
     let f = file(a, inf)?;
     let m = LocalModel::of(a, MlaKeys::Present);
-    let (gpus, first) = gpus_used(d, overhead, inf);
+    let gpus = gpus_used(d, overhead, inf);
     let engine_error = |e: super::LocalError| EstimateError::Engine(e.to_string());
     let w = f.weights();
     let (report, n_ctx) = match inf.engine {
@@ -208,7 +207,7 @@ pub fn llama_estimate(
         n_gpu_layers: Some(p.n_gpu_layers),
         n_ctx: Some(n_ctx),
         fit: report.fit.map(|a| fit_label(a.status)),
-        gpus: shares(p, first, fullest, overhead)?,
+        gpus: shares(p, fullest, overhead)?,
         ..Served::default()
     }));
     e.caveats = [
@@ -271,14 +270,8 @@ fn fullest(p: &Plan) -> usize {
     })
 }
 
-/// Each GPU's buffers, when there are several; `first` is the index of
-/// the first as llama.cpp numbers the machine's GPUs.
-fn shares(
-    p: &Plan,
-    first: u32,
-    shown: usize,
-    overhead: &Overhead,
-) -> Result<Vec<GpuShare>, EstimateError> {
+/// Each GPU's buffers, when there are several.
+fn shares(p: &Plan, shown: usize, overhead: &Overhead) -> Result<Vec<GpuShare>, EstimateError> {
     if p.n_gpus < 2 {
         return Ok(Vec::new());
     }
@@ -287,7 +280,7 @@ fn shares(
         .map(|d| {
             let g = p.gpu(d);
             Ok(GpuShare {
-                gpu: first + u32::try_from(d).unwrap_or(u32::MAX),
+                gpu: u32::try_from(d).unwrap_or(u32::MAX),
                 layers: g.layers,
                 output_layer: g.output,
                 weights_bytes: bytes(g.weights, "the model size")?,
