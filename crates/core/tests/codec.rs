@@ -308,6 +308,22 @@ fn notice_messages() {
         "task=infer&engine=vllm&model=llama3.1-8b&enable_expert_parallel=true",
         "task=infer&engine=vllm&cpu_offload_gb=-1&data_parallel_size=0",
         "task=infer&engine=llamacpp&pipeline_parallel_size=2&cpu_offload_gb=4",
+        // Issue 32: tensor parallelism, refused in transformers' words or as
+        // not measured.
+        "model=llama3.1-8b&gpus=6&tp=4",
+        "model=llama3.1-8b&gpus=8&tp=2",
+        "model=llama3.1-8b&gpus=8&tp=2&shard=fsdp1&zero=3",
+        "model=llama3.1-8b&gpus=3&tp=3",
+        "model=llama3.1-8b&gpus=16&tp=16",
+        "model=llama3.2-1b&gpus=2&tp=2",
+        "model=gpt2-124m&gpus=2&tp=2",
+        "model=olmo2-7b&gpus=2&tp=2",
+        "model=deepseek-v2-lite&gpus=2&tp=2",
+        "model=mixtral-8x7b&gpus=2&tp=2",
+        "model=llama3.1-8b&gpus=2&tp=2&lora_r=16",
+        "model=llama3.1-8b&gpus=2&tp=2&transformers=4.57",
+        "params=8e9&gpus=2&tp=2",
+        "task=infer&model=llama3.1-8b&tp=2",
     ];
     let mut out = String::new();
     for q in cases {

@@ -72,7 +72,7 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     }
 }
 
-const FILES: [(&str, &str); 10] = [
+const FILES: [(&str, &str); 11] = [
     (
         "pytorch_training_memory",
         include_str!("fixtures/pytorch_training_memory.jsonl"),
@@ -84,6 +84,7 @@ const FILES: [(&str, &str); 10] = [
     ("t4_rows", include_str!("fixtures/t4_rows.jsonl")),
     ("fsdp1_rows", include_str!("fixtures/fsdp1_rows.jsonl")),
     ("fsdp2_rows", include_str!("fixtures/fsdp2_rows.jsonl")),
+    ("tp_rows", include_str!("fixtures/tp_rows.jsonl")),
     (
         "deepspeed_rows",
         include_str!("fixtures/deepspeed_rows.jsonl"),
@@ -218,6 +219,12 @@ fn stack_keys(r: &Value) -> Result<String, String> {
     if s("trainer") == "trl" {
         q.push_str("&trainer=trl");
     }
+    if let Some(tp) = r["tp"].as_u64().filter(|tp| *tp > 1) {
+        q.push_str(&format!("&tp={tp}"));
+        if s("shard") == "none" {
+            q.push_str(&format!("&gpus={}", r["gpus"]));
+        }
+    }
     if let shard @ ("fsdp1" | "fsdp2" | "deepspeed") = s("shard") {
         q.push_str(&format!("&shard={shard}&gpus={}&zero=3", r["gpus"]));
         if s("ds_buckets") == "auto" {
@@ -289,6 +296,10 @@ fn label(r: &Value) -> String {
         ),
         (s("shard") == "fsdp1", " fsdp1".into()),
         (s("shard") == "fsdp2", " fsdp2".into()),
+        (
+            r["tp"].as_u64().is_some_and(|tp| tp > 1),
+            format!(" tp{}", r["tp"]),
+        ),
         (s("shard") == "deepspeed", " deepspeed".into()),
         (s("ds_buckets") == "auto", " auto".into()),
         (r["fsdp"]["use_orig_params"] == false, " orig0".into()),
@@ -701,6 +712,16 @@ fn deepspeed_within_budget() {
 #[test]
 fn fsdp2_within_budget() {
     check_file("fsdp2_rows", 15);
+}
+
+/// Tensor parallelism as transformers 5.23's `DistributedConfig(tp_size,
+/// fsdp_size)` sets it up (torch 2.15's fake process group, rank 0,
+/// `scripts/measure/parallel/tp.py`): Llama 3.1 8B at tp 2 and 4, with and
+/// without checkpointing and under FSDP2 over 2 data-parallel ranks;
+/// Qwen3 8B (q/k norms), Mistral 7B (sliding window) and Qwen3 32B at tp 8.
+#[test]
+fn tensor_parallel_within_budget() {
+    check_file("tp_rows", 7);
 }
 
 #[test]

@@ -166,6 +166,29 @@ pub enum AttnBias {
     All,
 }
 
+/// How transformers 5.23's tensor parallelism splits the family
+/// (`base_model_tp_plan` and the `*ForCausalLM`'s `_tp_plan`, applied by
+/// `distributed/tensor_parallel.py: apply_tensor_parallelism`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TpPlan {
+    /// No plan: `DistributedConfig(tp_size > 1)` raises "has no
+    /// `tp_plan`" (GPT-2, GPTBigCode).
+    None,
+    /// Heads split: q, k, v, gate and up `colwise` (each GPU computes its
+    /// heads and its slice of the MLP), o and down `rowwise` (summed by an
+    /// all-reduce), the embedding `embedding_rowwise` and the head
+    /// `colwise_gather_output` (by vocabulary); norms replicated.
+    Heads,
+    /// q, k and v split but their outputs gathered (`colwise_gather_output`,
+    /// `rowwise_split_input`): every GPU runs attention on all heads (OLMo 2
+    /// and 3, Phi-3, MiniMax-M2).
+    GatheredHeads,
+    /// Latent attention's own styles (`mla_kv_a_proj`; DeepSeek).
+    Latent,
+    /// The head alone (gpt-oss: its experts have an expert-parallel plan).
+    HeadOnly,
+}
+
 /// RMSNorms on the queries and keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QkNorm {
@@ -634,6 +657,8 @@ pub struct Spec {
     pub cache_copies: bool,
     /// How rotary positions are applied.
     pub rope: RopeStyle,
+    /// How tensor parallelism splits it.
+    pub tp: TpPlan,
     /// A `(positions, positions)` boolean causal-mask buffer registered at
     /// init (GPTBigCode's `bias`).
     pub mask_buffer: bool,
@@ -699,6 +724,7 @@ const LLAMA: Spec = Spec {
     legacy: NO_LEGACY,
     cache_copies: false,
     rope: RopeStyle::Half,
+    tp: TpPlan::Heads,
     mask_buffer: false,
     attn_gate: false,
     linear: None,
@@ -751,6 +777,7 @@ const GPT2: Spec = Spec {
     dropout: 1000,
     rope_tables: 0,
     rope: RopeStyle::None,
+    tp: TpPlan::None,
     ..LLAMA
 };
 
@@ -801,6 +828,7 @@ const GPT_OSS: Spec = Spec {
     }),
     sliding: Sliding::EveryOther,
     legacy: GPT_OSS_LEGACY,
+    tp: TpPlan::HeadOnly,
     ..LLAMA
 };
 
@@ -881,6 +909,7 @@ const OLMO2: Spec = Spec {
     rope: RopeStyle::HalfFp32,
     norm_place: NormPlace::Post,
     qk_norm: QkNorm::Whole,
+    tp: TpPlan::GatheredHeads,
     ..LLAMA
 };
 
@@ -931,6 +960,7 @@ const MINIMAX_M2: Spec = Spec {
         in_448: false,
         ..MIXTRAL_LEGACY
     },
+    tp: TpPlan::GatheredHeads,
     ..LLAMA
 };
 
@@ -976,6 +1006,7 @@ impl Family {
             },
             Family::Phi3 => Spec {
                 qkv: Qkv::Fused,
+                tp: TpPlan::GatheredHeads,
                 rope: RopeStyle::HalfCat,
                 mlp: Mlp::GatedFused,
                 sliding: Sliding::All,
@@ -1030,6 +1061,7 @@ impl Family {
             },
             Family::DeepseekV2 => Spec {
                 qkv: Qkv::Latent,
+                tp: TpPlan::Latent,
                 rope: RopeStyle::Complex,
                 moe: Some(Moe {
                     router: Router::SoftmaxFp32,
@@ -1044,6 +1076,7 @@ impl Family {
             },
             Family::DeepseekV3 => Spec {
                 qkv: Qkv::Latent,
+                tp: TpPlan::Latent,
                 rope: RopeStyle::Complex,
                 moe: Some(Moe {
                     router: Router::SigmoidGrouped,

@@ -621,3 +621,86 @@ pub fn capacity_keys_unused_by(gpu: &str) -> &'static [Key] {
         _ => &[Key::CapacityGib, Key::ProbeBytes, Key::ProbeAdapter],
     }
 }
+
+/// Tensor parallelism as transformers 5.23's `DistributedConfig(tp_size,
+/// fsdp_size)` sets it up (`distributed/mixin.py:
+/// maybe_distribute_model`): the GPUs a multiple of `tp`, FSDP2 over the
+/// data-parallel ranks, and only what was measured
+/// (`scripts/measure/parallel/`: full fine-tuning of a family whose plan
+/// splits the heads, untied, without routed experts). Each refusal resets
+/// `tp` to 1 and says why next to the field.
+pub(super) fn check_tensor_parallel(
+    s: &mut Scenario,
+    texts: &[(Key, &str)],
+    notices: &mut Vec<Notice>,
+) {
+    let tp = s.parallel.tp.get();
+    if tp == 1 {
+        return;
+    }
+    if let Some(why) = tensor_parallel_refusal(s, tp) {
+        conflict(notices, texts, Key::Tp, why);
+        s.parallel.tp = Scenario::default().parallel.tp;
+    }
+}
+
+/// Why `tp` cannot run as asked (`None`: it can).
+fn tensor_parallel_refusal(s: &Scenario, tp: u32) -> Option<String> {
+    use crate::model::family::TpPlan;
+    let (p, t) = (&s.parallel, &s.train);
+    let gpus = p.gpus.get();
+    if gpus % tp != 0 {
+        return Some(format!(
+            "gpus ({gpus}) is not a multiple of tp ({tp}): each tensor-parallel group takes tp GPUs"
+        ));
+    }
+    if gpus > tp && !(p.shard == Shard::Fsdp2 && p.zero.get() == 3) {
+        return Some(format!(
+            "with tp, transformers' DistributedConfig shards the {} data-parallel ranks with FSDP2: set shard=fsdp2 and zero=3, or gpus={tp}",
+            gpus / tp
+        ));
+    }
+    let Some(a) = s.arch else {
+        return Some("tensor parallelism splits a model's layers: choose a model".into());
+    };
+    let label = a.family.label();
+    let not_measured = |what: &str| {
+        Some(format!(
+            "tensor parallelism {what} is not modelled yet: it has not been measured"
+        ))
+    };
+    match a.family.spec().tp {
+        TpPlan::None => {
+            return Some(format!(
+                "`tp_size={tp}` was requested, but {label} has no `tp_plan` in transformers 5.23"
+            ))
+        }
+        TpPlan::GatheredHeads | TpPlan::Latent | TpPlan::HeadOnly => {
+            return not_measured(&format!("of {label} (its own plan)"))
+        }
+        TpPlan::Heads => {}
+    }
+    if a.family.spec().moe.is_some() {
+        return not_measured("over routed experts");
+    }
+    if a.tied {
+        return Some(
+            "transformers 5.23 cannot split a head tied to the embedding (apply_tensor_parallelism raises KeyError: 'lm_head.weight')".into(),
+        );
+    }
+    if a.heads % tp != 0 || a.kv_heads % tp != 0 {
+        return Some(format!(
+            "tp ({tp}) must divide the attention heads ({}) and the key/value heads ({}): each GPU computes whole heads",
+            a.heads, a.kv_heads
+        ));
+    }
+    if t.lora_r.is_some() || t.quant != Quant::None || p.offload != Offload::None {
+        return not_measured("with LoRA, a quantized base or offloading");
+    }
+    if t.transformers != Transformers::V5 {
+        return Some(
+            "transformers' DistributedConfig came in transformers 5: set transformers=5".into(),
+        );
+    }
+    None
+}

@@ -28,7 +28,6 @@ use crate::text::ShortText;
 use crate::train::run::Ckpt;
 use crate::train::run::DsBuckets;
 use crate::train::run::Dtype;
-use crate::train::run::Gpus;
 use crate::train::run::GradAccum;
 use crate::train::run::LoraRank;
 use crate::train::run::Offload;
@@ -43,6 +42,7 @@ use crate::train::run::Trainer;
 use crate::train::run::Training;
 use crate::train::run::Transformers;
 use crate::train::run::ZeroStage;
+use crate::train::run::{Gpus, TpGroup};
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
 
 /// How a field is entered.
@@ -1466,14 +1466,28 @@ pub static FIELDS: &[Field] = &[
         kind: FieldKind::Count { min: Gpus::MIN as u64, max: Gpus::MAX as u64 },
         group: Group::Parallel,
         tasks: Tasks::Train,
-        label: "GPUs (data parallel)",
-        help: "Data-parallel GPUs; the estimate is per GPU.",
+        label: "GPUs",
+        help: "GPUs in all; the estimate is per GPU. Data parallelism (and ZeRO's or FSDP's sharding) runs over gpus / tp.",
         implied: |_| String::new(),
         apply: |d, v| {
             d.parallel.gpus = count(v, Gpus::MIN, Gpus::MAX, Gpus::new)?;
             Ok(())
         },
         write: |s| Some(s.parallel.gpus.get().to_string()),
+    },
+    Field {
+        key: Key::Tp,
+        kind: FieldKind::Count { min: TpGroup::MIN as u64, max: TpGroup::MAX as u64 },
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "Tensor parallel (tp)",
+        help: "GPUs each layer is split over, as transformers 5.23's DistributedConfig(tp_size) applies the family's tensor-parallel plan: q, k, v, gate and up split by columns, o and down by rows, the embedding and the head by vocabulary. gpus must be a multiple of tp; FSDP2 (shard=fsdp2) shards over the rest.",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.parallel.tp = count(v, TpGroup::MIN, TpGroup::MAX, TpGroup::new)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.tp.get() > 1).then(|| s.parallel.tp.get().to_string()),
     },
     Field {
         key: Key::Zero,

@@ -126,6 +126,7 @@ keys! {
     File = "file",
     FileBytes = "file_bytes",
     Gpus = "gpus",
+    Tp = "tp",
     Zero = "zero",
     Offload = "offload",
     Shard = "shard",

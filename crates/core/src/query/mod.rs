@@ -22,7 +22,8 @@ mod tasks;
 
 pub use checks::capacity_keys_unused_by;
 use checks::{
-    check_lora, check_model_keys, check_offload, check_quant, check_sequence, check_stack, resolve,
+    check_lora, check_model_keys, check_offload, check_quant, check_sequence, check_stack,
+    check_tensor_parallel, resolve,
 };
 pub use fields::{
     field, model_keys, parse_count, Draft, Field, FieldKind, GpuKey, Group, Tasks, FIELDS,
@@ -208,6 +209,7 @@ pub fn decode(raw: &RawQuery) -> Decoded {
     check_model_keys(&mut scenario, &mut notices);
     check_offload(&mut scenario, &texts, &mut notices);
     check_stack(&mut scenario, &texts, &mut notices);
+    check_tensor_parallel(&mut scenario, &texts, &mut notices);
     let mut notes = check_sequence(&mut scenario, &texts, &mut notices);
     notes.extend(tasks::check_infer(&mut scenario, &texts, &mut notices));
     notes.extend(checks::stack_notes(&scenario));

@@ -226,10 +226,18 @@ bounded!(
     4096
 );
 bounded!(
-    /// Data-parallel GPUs.
+    /// GPUs in all: data parallelism runs over `gpus / tp`.
     Gpus(u32),
     1,
     65_536
+);
+bounded!(
+    /// Tensor-parallel GPUs: each layer's projections split over `tp`
+    /// GPUs, as transformers 5.23's `DistributedConfig(tp_size)` applies
+    /// the family's `base_model_tp_plan`.
+    TpGroup(u32),
+    1,
+    1024
 );
 bounded!(
     /// ZeRO stage: 0 none (DDP), 1 optimizer state, 2 + gradients,
@@ -303,10 +311,13 @@ pub struct Training {
     pub trainer: Trainer,
 }
 
-/// Data parallelism.
+/// How the GPUs split the work: tensor parallelism inside each layer, data
+/// parallelism (with ZeRO or FSDP sharding) over what is left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Parallel {
     pub gpus: Gpus,
+    /// Tensor parallelism (1: none).
+    pub tp: TpGroup,
     pub zero: ZeroStage,
     /// What ZeRO / FSDP keeps in host memory.
     pub offload: Offload,
@@ -616,10 +627,19 @@ impl Default for Training {
     }
 }
 
+impl Parallel {
+    /// The data-parallel ranks: the GPUs over the tensor-parallel group
+    /// (the codec holds `gpus` a multiple of `tp`).
+    pub fn data_ranks(&self) -> u32 {
+        (self.gpus.get() / self.tp.get()).max(1)
+    }
+}
+
 impl Default for Parallel {
     fn default() -> Self {
         Parallel {
             gpus: Gpus(1),
+            tp: TpGroup(1),
             zero: ZeroStage(0),
             offload: Offload::None,
             shard: Shard::Generic,

@@ -149,7 +149,7 @@ fn fsdp2(x: &Inputs, (root, one): (u128, u128), put: &mut impl FnMut(T, Term)) {
     let tied = x.a.tied;
     // The embedding's own unit (none when tied: the tail holds it) and the
     // tail's parameters.
-    let embed = if tied { 0 } else { x.v * x.h };
+    let embed = if tied { 0 } else { u128::from(x.a.vocab) * x.h };
     let tail = root.saturating_sub(embed);
     // The first moment: the embedding gathered with its output buffer, then
     // layer 0's buffer beside the embedding's; the tied tail stays.

@@ -19,9 +19,11 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) -> TermSet {
     let (trainable, grad_bytes, gpus, zero) = (x.trainable, x.grad_bytes, x.gpus, x.zero);
     let offload = x.s.parallel.offload;
     let grads_on_gpu = match offload {
-        Offload::None => {
-            Term::of(&[(trainable, U::Params), (grad_bytes, U::BytesEach)]).split(gpus, zero >= 2)
-        }
+        Offload::None => Term::of(&[
+            (trainable + x.tp_embed_grad, U::Params),
+            (grad_bytes, U::BytesEach),
+        ])
+        .split(gpus, zero >= 2),
         Offload::Optimizer | Offload::Params => Term::of(&[
             (2, U::Copies),
             ((x.h * x.h).min(trainable), U::Elements),

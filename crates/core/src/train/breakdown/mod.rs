@@ -33,7 +33,8 @@ pub struct Breakdown {
     pub layer: Saved,
     /// What the embedding and head save.
     pub outer: Saved,
-    /// Parameter count and trainable parameters.
+    /// Parameter count (the whole model's, on every GPU) and trainable
+    /// parameters (this GPU's).
     pub params: u128,
     pub trainable: u128,
     /// Gradient checkpointing is on (a recompute moment exists).
@@ -86,6 +87,38 @@ pub(crate) struct Inputs<'a> {
     pub geometry: KvGeometry,
     /// The checkpointing that runs (see [`Ctx::ckpt_of`]).
     pub ckpt: Ckpt,
+    /// The whole model's parameters (`stats` are this GPU's share under
+    /// tensor parallelism).
+    pub whole_params: u128,
+    /// Elements of the embedding's gradient beyond this GPU's vocabulary
+    /// slice (tensor parallelism, see [`tp_share`]).
+    pub tp_embed_grad: u128,
+}
+
+/// One GPU's share of the model under tensor parallelism, as transformers
+/// 5.23 splits a [`crate::model::family::TpPlan::Heads`] family: its heads
+/// (q, k, v `colwise`, o `rowwise`), its slice of the MLP (gate and up
+/// `colwise`, down `rowwise`) and of the vocabulary (the embedding
+/// `embedding_rowwise`, the head `colwise_gather_output`); norms whole.
+/// DTensor's `Shard` cuts as `torch.chunk` does: rank 0 holds ⌈n / tp⌉.
+/// Its activations are those of the same model with `heads / tp` heads and
+/// `ffn / tp` MLP width, to the byte (measured:
+/// `scripts/measure/parallel/`, Llama-3.1-8B at tp 2 against the
+/// one-GPU harness on that shape), but for the logits: the head's slices
+/// are gathered, so the loss sees the whole vocabulary.
+/// Source: transformers 5.23 `distributed/tensor_parallel.py`
+/// (`ColwiseParallel`, `RowwiseParallel`, `EmbeddingParallel`).
+pub(crate) fn tp_share(a: &Architecture, tp: u32) -> Architecture {
+    if tp <= 1 {
+        return *a;
+    }
+    Architecture {
+        heads: a.heads / tp,
+        kv_heads: a.kv_heads / tp,
+        ffn: a.ffn.div_ceil(tp),
+        vocab: a.vocab.div_ceil(tp),
+        ..*a
+    }
 }
 
 /// What the layers save, by kind of layer (dense, MoE).
@@ -171,10 +204,36 @@ impl Layers {
 
 impl<'a> Inputs<'a> {
     fn new(s: &'a Run<'a>) -> Result<Inputs<'a>, EstimateError> {
-        let a = *s.arch.ok_or(EstimateError::NeedsArchitecture)?;
+        let whole = *s.arch.ok_or(EstimateError::NeedsArchitecture)?;
         let t = &s.train;
-        let c = Ctx::new(&a, t);
+        let tp = s.parallel.tp.get();
+        let a = tp_share(&whole, tp);
+        // The forward sees the whole vocabulary once the head's slices are
+        // gathered.
+        let c = Ctx::new(
+            &Architecture {
+                vocab: whole.vocab,
+                ..a
+            },
+            t,
+        );
         let stats = a.stats_as(t.expert_layout());
+        let whole_params = if tp > 1 {
+            whole.stats_as(t.expert_layout()).params
+        } else {
+            stats.params
+        };
+        // The embedding's backward (`embedding_dense_backward`) makes a
+        // gradient of the whole vocabulary, which the sharded gradient
+        // keeps as its storage (measured: +(V − ⌈V / tp⌉) · h · 2 bytes in
+        // bf16 from the end of backward to `zero_grad`). Where FSDP2
+        // shards the gradients, its reduce-scatter makes a new, sharded
+        // one and the whole one goes (measured at tp 2 × fsdp 2).
+        let tp_embed_grad = if tp > 1 && c.full && s.parallel.zero.get() < 2 {
+            u128::from(whole.vocab - a.vocab) * u128::from(a.hidden)
+        } else {
+            0
+        };
         let lora = t.lora();
         let lc = lora
             .map(|x| lora_count(&a, &x, t.expert_layout()))
@@ -200,11 +259,11 @@ impl<'a> Inputs<'a> {
             s,
             q: params::quantized(&a, t),
             h: u128::from(a.hidden),
-            v: u128::from(a.vocab),
+            v: u128::from(whole.vocab),
             l: u128::from(a.layers),
             bt,
             seq,
-            gpus: s.parallel.gpus.get(),
+            gpus: s.parallel.data_ranks(),
             zero: s.parallel.zero.get(),
             a,
             c,
@@ -219,6 +278,8 @@ impl<'a> Inputs<'a> {
             largest,
             layers,
             geometry: KvGeometry::of(&a),
+            whole_params,
+            tp_embed_grad,
         })
     }
 
@@ -334,7 +395,7 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
         terms,
         layer: x.layers.largest,
         outer: x.layers.outer.saved,
-        params: x.stats.params + x.lc.params,
+        params: x.whole_params + x.lc.params,
         trainable: x.trainable,
         recompute: x.ckpt.on(),
         first_own: x.layers.first_own(),
