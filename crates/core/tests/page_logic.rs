@@ -663,3 +663,43 @@ fn every_engines_answers_come_from_the_core_and_fit_as_applied() {
         assert_eq!(top, Some(first), "{q} on {big}");
     }
 }
+
+/// Issue 32: a full fine-tune of Llama 3.1 70B on 8 × H100 80 GB under
+/// FSDP2 does not fit at 8 × 4096 tokens; splitting each layer over 2 GPUs
+/// (tp=2, FSDP2 over the 4 groups) is offered, and what it shows is what
+/// the link with it estimates. A tied model (Llama 3.2 1B), which
+/// transformers cannot split, is never offered tensor parallelism.
+#[test]
+fn tensor_parallelism_is_offered_where_the_model_splits() {
+    let (s, _) = primary(
+        "model=llama3.1-70b&dtype=bf16&optim=adamw&batch=8&seq=4096&grad_ckpt=true&gpus=8&shard=fsdp2&zero=3&gpu=h100-sxm-80",
+    );
+    let cap = s.view.capacity.bytes();
+    let list = solve::suggestions(&s, cap);
+    let x = list
+        .iter()
+        .find(|x| x.label == "Split each layer over 2 GPUs (tp=2)")
+        .unwrap_or_else(|| panic!("{list:?}"));
+    assert_eq!(
+        x.changes,
+        vec![
+            (Key::Tp, "2".to_string()),
+            (Key::Gpus, "8".to_string()),
+            (Key::Shard, "fsdp2".to_string()),
+            (Key::Zero, "3".to_string())
+        ]
+    );
+    let mut raw = vramfit_core::encode(&s);
+    for (k, v) in &x.changes {
+        raw.set(*k, v);
+    }
+    assert_eq!(
+        solve::peak_of(&scenario(&raw.to_query_string())),
+        Some(x.peak)
+    );
+    assert!(x.saves.get() > 0, "{x:?}");
+
+    let (s, _) = primary("model=llama3.2-1b&dtype=fp32&optim=adamw&batch=16&seq=4096&gpu=rtx-4090");
+    let list = solve::suggestions(&s, s.view.capacity.bytes());
+    assert!(list.iter().all(|x| !x.label.contains("tp=")), "{list:?}");
+}

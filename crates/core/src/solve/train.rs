@@ -134,12 +134,43 @@ pub(super) fn train_candidates(s: &Scenario) -> Vec<Candidate> {
             &[(Key::Zero, &z)],
         );
     }
+    let tp = s.parallel.tp.get();
     if gpus * 2 <= crate::train::run::Gpus::MAX {
         let g = (gpus * 2).to_string();
+        if tp > 1 {
+            // With tp, the data-parallel ranks are FSDP2's (the codec's rule).
+            add(
+                &format!("Use {g} GPUs with FSDP2 over the tensor-parallel groups"),
+                &format!(
+                    "needs {g} GPUs; parameters gathered layer by layer over the interconnect"
+                ),
+                &[(Key::Gpus, &g), (Key::Shard, "fsdp2"), (Key::Zero, "3")],
+            );
+        } else {
+            add(
+                &format!("Use {g} GPUs with ZeRO-3"),
+                &format!(
+                    "needs {g} GPUs; parameters gathered layer by layer over the interconnect"
+                ),
+                &[(Key::Gpus, &g), (Key::Zero, "3")],
+            );
+        }
+    }
+    // Twice the tensor parallelism, within one 8-GPU node (the codec
+    // refuses what the model or the stack cannot split, and the candidate
+    // with it).
+    if tp * 2 <= 8 {
+        let n = tp * 2;
+        let g = gpus.max(n).next_multiple_of(n);
+        let (ns, gs) = (n.to_string(), g.to_string());
+        let mut changes = vec![(Key::Tp, ns.as_str()), (Key::Gpus, gs.as_str())];
+        if g > n {
+            changes.extend([(Key::Shard, "fsdp2"), (Key::Zero, "3")]);
+        }
         add(
-            &format!("Use {g} GPUs with ZeRO-3"),
-            &format!("needs {g} GPUs; parameters gathered layer by layer over the interconnect"),
-            &[(Key::Gpus, &g), (Key::Zero, "3")],
+            &format!("Split each layer over {n} GPUs (tp={n})"),
+            &format!("needs {g} GPUs; an all-reduce after attention and after the MLP, forward and backward, over the {n} GPUs of a group (NVLink within a node)"),
+            &changes,
         );
     }
     let b = t.batch.get();
