@@ -134,6 +134,34 @@ pub(super) fn train_candidates(s: &Scenario) -> Vec<Candidate> {
             &[(Key::Zero, &z)],
         );
     }
+    let b = t.batch.get();
+    if b >= 2 {
+        let half = (b / 2).to_string();
+        let acc = (t.grad_accum.get() * 2).to_string();
+        add(
+            &format!("Batch {half} with {acc}× gradient accumulation (same effective batch)"),
+            "the same effective batch in more, smaller micro-steps: lower throughput",
+            &[(Key::Batch, &half), (Key::GradAccum, &acc)],
+        );
+    }
+    out.extend(more_gpus(s));
+    out
+}
+
+/// More GPUs: twice as many with ZeRO-3 (FSDP2 under tensor parallelism,
+/// the codec's rule), and twice the tensor parallelism within one 8-GPU
+/// node (the codec refuses what the model or the stack cannot split, and
+/// the candidate with it).
+fn more_gpus(s: &Scenario) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut add = |label: &str, cost: &str, ch: &[(Key, &str)]| {
+        out.push(Candidate {
+            label: label.to_string(),
+            cost: cost.to_string(),
+            changes: ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+        });
+    };
+    let gpus = s.parallel.gpus.get();
     let tp = s.parallel.tp.get();
     if gpus * 2 <= crate::train::run::Gpus::MAX {
         let g = (gpus * 2).to_string();
@@ -156,9 +184,6 @@ pub(super) fn train_candidates(s: &Scenario) -> Vec<Candidate> {
             );
         }
     }
-    // Twice the tensor parallelism, within one 8-GPU node (the codec
-    // refuses what the model or the stack cannot split, and the candidate
-    // with it).
     if tp * 2 <= 8 {
         let n = tp * 2;
         let g = gpus.max(n).next_multiple_of(n);
@@ -167,20 +192,16 @@ pub(super) fn train_candidates(s: &Scenario) -> Vec<Candidate> {
         if g > n {
             changes.extend([(Key::Shard, "fsdp2"), (Key::Zero, "3")]);
         }
+        // Offered only where the codec takes it: the family splits, the
+        // heads divide, the run is one tensor parallelism models.
+        let owned: Vec<(Key, String)> = changes.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        if super::applied(s, &owned).is_none() {
+            return out;
+        }
         add(
             &format!("Split each layer over {n} GPUs (tp={n})"),
             &format!("needs {g} GPUs; an all-reduce after attention and after the MLP, forward and backward, over the {n} GPUs of a group (NVLink within a node)"),
             &changes,
-        );
-    }
-    let b = t.batch.get();
-    if b >= 2 {
-        let half = (b / 2).to_string();
-        let acc = (t.grad_accum.get() * 2).to_string();
-        add(
-            &format!("Batch {half} with {acc}× gradient accumulation (same effective batch)"),
-            "the same effective batch in more, smaller micro-steps: lower throughput",
-            &[(Key::Batch, &half), (Key::GradAccum, &acc)],
         );
     }
     out
