@@ -70,6 +70,12 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         reserve_pct: s.overhead.reserve(),
     };
     e.caveats.extend(e.overhead.caveat().map(String::from));
+    let tp = s.parallel.tp.get();
+    if tp > 1 {
+        e.caveats.push(format!(
+            "tensor parallelism (tp={tp}): the parameters, gradients and optimizer state are this GPU's share, 1/{tp} of the heads, of the MLP and of the vocabulary (the first GPU's slice, the largest where a size does not divide), norms whole; NCCL's buffers for the all-reduces are not counted"
+        ));
+    }
     e.host_bytes = host_bytes;
     e.pageable_bytes = pageable_bytes;
     e.host_terms = host_terms;
