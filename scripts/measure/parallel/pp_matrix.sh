@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The measured rows of pipeline parallelism (pp.py), one run at a time:
+#   ./pp_matrix.sh OUT.jsonl        (~/.gt-venv: torch 2.15, transformers 5.23)
+set -u
+OUT=${1:?out file}
+PY=${PY:-$HOME/.gt-venv/bin/python}
+C=$(cd "$(dirname "$0")/../../../crates/core/tests/fixtures/hf_configs" && pwd)
+cd "$(dirname "$0")"
+run() { tag=$1; shift; OMP_NUM_THREADS=1 nice -n 10 "$PY" pp.py --tag "$tag" --out "$OUT" "$@"; }
+L8="--config $C/llama3.1-8b.json"
+for sch in gpipe 1f1b; do
+  for r in 0 1; do run "pp2:$sch:r$r:llama3.1-8b:off:m4b4s1024" $L8 --pp 2 --rank $r --schedule $sch --micro-batches 4 --batch 4 --seq 1024; done
+done
+for r in 0 1 3; do run "pp4:1f1b:r$r:llama3.1-8b:off:m8b8s512" $L8 --pp 4 --rank $r --schedule 1f1b --micro-batches 8 --batch 8 --seq 512; done
+for r in 0 1; do run "pp2v2:interleaved_1f1b:r$r:llama3.1-8b:off:m4b4s1024" $L8 --pp 2 --vpp 2 --rank $r --schedule interleaved_1f1b --micro-batches 4 --batch 4 --seq 1024; done
+for r in 0 1; do run "pp2:zero_bubble:r$r:llama3.1-8b:off:m4b4s1024" $L8 --pp 2 --rank $r --schedule zero_bubble --micro-batches 4 --batch 4 --seq 1024; done
+for r in 0 1; do run "pp2:1f1b:r$r:llama3.1-8b:nonreentrant:m4b4s2048" $L8 --pp 2 --rank $r --schedule 1f1b --micro-batches 4 --batch 4 --seq 2048 --gc nonreentrant; done
+for r in 0 1; do run "pp2:1f1b:r$r:qwen3-8b:off:m2b4s1024" --config "$C/qwen3-8b.json" --pp 2 --rank $r --schedule 1f1b --micro-batches 2 --batch 4 --seq 1024; done
