@@ -8,6 +8,7 @@ use super::{shown, Key};
 use crate::inputs::Attn;
 use crate::inputs::Capacity;
 use crate::inputs::View;
+use crate::model::family::AttnBias;
 use crate::model::family::Positions;
 use crate::model::presets;
 use crate::model::ArchOverrides;
@@ -686,6 +687,11 @@ fn tensor_parallel_refusal(s: &Scenario, tp: u32) -> Option<String> {
         // DTensor`): the router's weight is no DTensor.
         return Some(
             "tensor parallelism over routed experts is not modelled yet: at tp 2 without FSDP, transformers 5.23's plan leaves the router's weight a plain tensor beside DTensors and AdamW's foreach step fails (measured on Qwen3-30B-A3B)".into(),
+        );
+    }
+    if a.family.spec().attn_bias != AttnBias::None && gpus == tp {
+        return Some(
+            "with tp alone, the split q/k/v biases and the whole norms share AdamW's no-decay group and its foreach step fails (`aten._foreach_lerp_.Scalar got mixed torch.Tensor and DTensor`, measured on Qwen2.5-7B): add data-parallel GPUs under FSDP2 (shard=fsdp2, zero=3)".into(),
         );
     }
     if a.tied {
