@@ -36,12 +36,15 @@
 // - 2026-11-29, 437.7 -> 439.7 KB: the 2026 families merged after it
 //   (issue 30: GLM-4.5/4.6, OLMo 3, MiniMax-M2 as data, their config
 //   readers and presets, Kimi K2 and K2.5 presets), measured by this test.
+// - 2026-11-29, 439.7 -> 441.5 KB: tensor parallelism (issue 32: the `tp`
+//   field, each family's plan, one GPU's share, the codec's refusals in
+//   transformers' words, the solver's candidate), measured by this test.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 440);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 442);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
