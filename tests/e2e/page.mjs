@@ -348,3 +348,24 @@ test("the presets are listed by family, dense makers first, then mixtures of exp
   await page.waitForFunction(() => new URL(location.href).searchParams.get("model") === "gemma2-9b");
   assert.equal(await ui.fieldValue(page, "model"), "gemma2-9b");
 });
+
+test("tensor parallelism: tp splits each layer, the peak follows the CLI, and what transformers refuses is said next to tp", async ({ page, base, shot }) => {
+  await page.goto(`${base}?model=llama3.1-8b&dtype=bf16&optim=adamw&batch=1&seq=2048&gpus=2`);
+  await ui.ready(page);
+  const one = await ui.peakBytes(page);
+  await ui.setField(page, "tp", "2");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("tp") === "2");
+  const two = await ui.peakBytes(page);
+  assert.ok(two < one, `tp=2 lowers the peak: ${two} < ${one}`);
+  assert.equal(two, cli(ui.urlQuery(page)));
+  assert.equal(await ui.fieldError(page, "tp"), "");
+  // Four GPUs at tp 2 need FSDP2 over the two groups: said next to tp, tp 1 used.
+  await ui.setField(page, "gpus", "4");
+  await page.waitForFunction(() => document.querySelector('[data-testid="error-tp"]').textContent.includes("FSDP2"));
+  assert.match(await ui.fieldError(page, "tp"), /shards the 2 data-parallel ranks with FSDP2: set shard=fsdp2 and zero=3, or gpus=2; using the default 1/);
+  await ui.setField(page, "zero", "3");
+  await ui.setField(page, "shard", "fsdp2");
+  await page.waitForFunction(() => document.querySelector('[data-testid="error-tp"]').textContent === "");
+  assert.equal(await ui.peakBytes(page), cli(ui.urlQuery(page)));
+  await shot();
+});
