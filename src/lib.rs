@@ -245,7 +245,7 @@ pub fn App() -> impl IntoView {
                     Task::Train => view! {
                         <form::GroupPanel page=page group=Group::Run title="Training run" open=true/>
                         <form::GroupPanel page=page group=Group::Stack title="Software stack" open=false/>
-                        <form::GroupPanel page=page group=Group::Parallel title="GPUs and sharding" open=true/>
+                        <form::GroupPanel page=page group=Group::Parallel title="GPUs and parallelism" open=true/>
                     }
                     .into_any(),
                     Task::Infer => view! {
