@@ -8,13 +8,15 @@
 mod probe_cmd;
 
 use std::ffi::OsString;
-use vramfit_core::import;
 use vramfit_core::model::hf_config::Reading;
 use vramfit_core::query::{self, RawQuery, FIELDS};
+use vramfit_core::solve::Verdict;
+use vramfit_core::{compare, import, paste};
 use vramfit_core::{Estimate, Estimates, Scenario};
 
 const USAGE: &str = "\
-usage: vramfit [--text] [--config FILE [--as-llama] | --gguf FILE] '<query string>'
+usage: vramfit [--text] [--check] [--config FILE [--as-llama] | --gguf FILE] '<query string>'
+       vramfit [--text] [--check] --from FILE|- ['<query string>']
        vramfit probe [--ceiling-gib N] [--json]   (built with --features probe)
 
 Estimates the GPU memory of a training run, or of running a model
@@ -32,8 +34,27 @@ Prints the estimate as JSON; --text prints a table. --as-llama reads a
 config.json of a family vramfit does not know as a Llama-like decoder, by
 your choice (the result says so). --gguf reads a GGUF file's header (its
 first megabytes, never the weights): the model, and the exact bytes of its
-tensors, which the link then carries (`file`, `file_bytes`). Exit code 2
-on bad input.
+tensors, which the link then carries (`file`, `file_bytes`).
+
+--from reads what you have in hand (- reads stdin): a llama-server,
+llama-cli, llama-bench, vllm serve, ollama run, mlx_lm.generate,
+accelerate launch or torchrun command; a TRL, transformers, Axolotl,
+LLaMA-Factory, DeepSpeed or accelerate config (YAML or JSON); a llama.cpp,
+Ollama, vLLM or mlx-lm start-up log; nvidia-smi's table; or PyTorch's
+out-of-memory message. The JSON then starts with `read` (the query string
+it reads to; the query given is applied on top), `unknown` (what it did
+not read, verbatim), `measured` (each figure it found, named as the
+estimate's field, beside the estimate's: `weights_bytes`, `kv_cache_bytes`,
+`peak_allocated_bytes`, ...), then the estimate. A GPU capacity the paste
+printed replaces the GPU's. At most 4 MiB are read.
+
+--check: exit code 1 when the run does not fit the GPU (0 when it fits;
+2 on bad input).
+
+  vramfit --from server.log 'model=qwen3-8b'
+  vramfit --from oom.txt --check 'model=llama3.1-8b&batch=8&seq=4096'
+
+Exit code 2 on bad input.
 
 keys:";
 
@@ -47,6 +68,8 @@ struct Args {
     query: String,
     config: Option<String>,
     gguf: Option<String>,
+    from: Option<String>,
+    check: bool,
     reading: Reading,
 }
 
@@ -55,6 +78,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
     let mut query = None;
     let mut config = None;
     let mut gguf = None;
+    let mut from = None;
+    let mut check = false;
     let mut reading = Reading::AsItSays;
     let mut args = args;
     while let Some(a) = args.next() {
@@ -63,6 +88,12 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
             "--text" => format = Format::Text,
             "--json" => format = Format::Json,
             "--as-llama" => reading = Reading::AsLlama,
+            "--check" => check = true,
+            "--from" => match args.next() {
+                Some(path) if from.is_none() => from = Some(path),
+                Some(_) => return Err("--from is given more than once".into()),
+                None => return Err("--from needs a file (or - for stdin)".into()),
+            },
             "--config" => match args.next() {
                 Some(path) if config.is_none() => config = Some(path),
                 Some(_) => return Err("--config is given more than once".into()),
@@ -88,11 +119,16 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
     if config.is_some() && gguf.is_some() {
         return Err("--config and --gguf both describe the model: give one".into());
     }
+    if from.is_some() && (config.is_some() || gguf.is_some()) {
+        return Err("--from reads its own settings: give --config or --gguf without it, or the model in the query".into());
+    }
     Ok(Some(Args {
         format,
         query: query.unwrap_or_default(),
         config,
         gguf,
+        from,
+        check,
         reading,
     }))
 }
@@ -438,16 +474,81 @@ pub struct Outcome {
     pub stderr: String,
 }
 
-fn estimate(argv: Vec<String>, stderr: &mut String) -> Result<String, (u8, String)> {
+/// Reads `--from`'s file (or stdin for `-`), at most
+/// [`paste::MAX_PASTE_BYTES`], and what it says.
+fn read_from(path: &str, stdin: &mut dyn std::io::Read) -> Result<paste::Read, (u8, String)> {
+    use std::io::Read;
+    let err = |e: String| {
+        (
+            2,
+            format!(
+                "vramfit: --from {}: {e}",
+                vramfit_core::clip::clip(path, 80)
+            ),
+        )
+    };
+    let limit = paste::MAX_PASTE_BYTES as u64 + 1;
+    let mut bytes = Vec::new();
+    if path == "-" {
+        stdin
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(e.to_string()))?;
+    } else {
+        let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
+        if meta.len() > paste::MAX_PASTE_BYTES as u64 {
+            return Err(err(paste::PasteError::TooLarge {
+                bytes: usize::try_from(meta.len()).unwrap_or(usize::MAX),
+            }
+            .to_string()));
+        }
+        let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+        file.take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(e.to_string()))?;
+    }
+    paste::read_bytes(&bytes).map_err(|e| err(e.to_string()))
+}
+
+/// The lines `--text` prints before the estimate for `--from`.
+fn from_text(read: &paste::Read, rows: &[compare::Row]) -> String {
+    let mut out = format!("read: {} ({})\n", read.query(), read.found.join(", "));
+    for s in &read.keys {
+        out.push_str(&format!("  {}={}  from {}\n", s.key, s.value, s.from));
+    }
+    for u in &read.unknown {
+        out.push_str(&format!("not read: {u}\n"));
+    }
+    for r in rows {
+        out.push_str(&format!("measured {}\n", r.text()));
+    }
+    out
+}
+
+fn estimate(
+    argv: Vec<String>,
+    stderr: &mut String,
+    stdin: &mut dyn std::io::Read,
+) -> Result<(u8, String), (u8, String)> {
     let args = match parse_args(argv.into_iter()) {
         Ok(Some(a)) => a,
-        Ok(None) => return Ok(usage() + "\n"),
+        Ok(None) => return Ok((0, usage() + "\n")),
         Err(e) => return Err((2, format!("vramfit: {e}\n\n{}", usage()))),
     };
-    let raw = match (&args.config, &args.gguf) {
-        (Some(path), _) => with_config(path, args.reading, &args.query)?,
-        (None, Some(path)) => with_gguf(path, &args.query)?,
-        (None, None) => RawQuery::parse(&args.query),
+    let mut pasted = None;
+    let raw = match (&args.config, &args.gguf, &args.from) {
+        (Some(path), _, _) => with_config(path, args.reading, &args.query)?,
+        (None, Some(path), _) => with_gguf(path, &args.query)?,
+        (None, None, Some(path)) => {
+            let read = read_from(path, stdin)?;
+            let mut raw = RawQuery::parse(&read.query());
+            for (k, v) in RawQuery::parse(&args.query).pairs() {
+                raw.set(k, v);
+            }
+            pasted = Some(read);
+            raw
+        }
+        (None, None, None) => RawQuery::parse(&args.query),
     };
     let decoded = query::decode(&raw);
     if !decoded.notices.is_empty() {
@@ -472,35 +573,66 @@ fn estimate(argv: Vec<String>, stderr: &mut String) -> Result<String, (u8, Strin
         stderr.push_str(&format!("vramfit: note: {n}\n"));
     }
     let all = Estimates::new(&scenario);
-    Ok(match args.format {
-        Format::Text => text(&all, &scenario),
+    let code = match (args.check, all.primary()) {
+        (false, _) => 0,
+        (true, Ok(e)) => {
+            let v = Verdict::of(e, scenario.view.capacity.bytes());
+            stderr.push_str(&format!("vramfit: {}\n", v.summary(scenario.view.unit)));
+            u8::from(!v.fits())
+        }
+        (true, Err(e)) => return Err((2, format!("vramfit: {e}"))),
+    };
+    let rows = match (&pasted, all.primary()) {
+        (Some(read), Ok(e)) => compare::compare(read, e),
+        _ => Vec::new(),
+    };
+    let out = match args.format {
+        Format::Text => {
+            let head = pasted
+                .as_ref()
+                .map_or_else(String::new, |r| from_text(r, &rows) + "\n");
+            head + &text(&all, &scenario)
+        }
         Format::Json => {
             let mut doc = all
                 .document(&scenario)
                 .map_err(|e| (2, format!("vramfit: {e}")))?;
             doc.notes.extend(notes);
-            doc.to_json() + "\n"
+            match &pasted {
+                Some(read) => compare::PastedDocument::new(read, rows, doc).to_json() + "\n",
+                None => doc.to_json() + "\n",
+            }
         }
-    })
+    };
+    Ok((code, out))
 }
 
-/// The whole command: `args` without the program name.
+/// The whole command: `args` without the program name (`--from -` reads
+/// the process's stdin).
 pub fn run(args: impl Iterator<Item = OsString>) -> Outcome {
+    run_with_stdin(args, &mut std::io::stdin().lock())
+}
+
+/// [`run`] with `stdin` for `--from -`.
+pub fn run_with_stdin(
+    args: impl Iterator<Item = OsString>,
+    stdin: &mut dyn std::io::Read,
+) -> Outcome {
     let mut stderr = String::new();
     let result = utf8_args(args).and_then(|argv| match argv.first().map(String::as_str) {
         #[cfg(feature = "probe")]
-        Some("probe") => probe_cmd::run(&argv[1..]),
+        Some("probe") => probe_cmd::run(&argv[1..]).map(|s| (0, s)),
         #[cfg(not(feature = "probe"))]
         Some("probe") => Err((
             2,
             "vramfit: this build has no probe; build it with `cargo build -p vramfit-cli --features probe`"
                 .to_string(),
         )),
-        _ => estimate(argv, &mut stderr),
+        _ => estimate(argv, &mut stderr, stdin),
     });
     match result {
-        Ok(stdout) => Outcome {
-            code: 0,
+        Ok((code, stdout)) => Outcome {
+            code,
             stdout,
             stderr,
         },

@@ -12,6 +12,7 @@
 pub mod caching;
 mod choice;
 pub mod clip;
+pub mod compare;
 pub mod component;
 pub mod error;
 pub mod explain;
@@ -22,6 +23,7 @@ pub mod import;
 pub mod infer;
 pub mod inputs;
 pub mod model;
+pub mod paste;
 pub mod query;
 pub mod regex;
 pub mod report;

@@ -20,9 +20,9 @@ const PARTS: &[&[&str]] = &[
     &["train", "infer"],
     &["scenario"],
     &["query"],
-    &["import"],
+    &["import", "paste"],
     &["lib"],
-    &["solve", "explain"],
+    &["solve", "explain", "compare"],
     &["tools", "fuzz"],
 ];
 

@@ -1,0 +1,184 @@
+//! What a paste measured beside what vramfit estimates of the same thing:
+//! each [`crate::paste::Measured`] figure against the estimate's field of
+//! the same name, the difference in bytes (or tokens, blocks) and in
+//! hundredths of a percent, and whether the estimate holds it: within the
+//! printed figure's rounding, or (for a run that failed) at least what it
+//! had reached.
+//!
+//! Above the estimate and the paste reader; imports nothing of the page.
+
+use crate::paste::{Bound, Figure, Measured, Read};
+use crate::report::Estimate;
+use crate::Document;
+use serde::Serialize;
+
+/// One measured figure beside the estimate's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Row {
+    /// The estimate's JSON field (`kv_cache_bytes`, ...).
+    pub field: &'static str,
+    pub measured: u64,
+    /// `None`: this estimate has no such figure (another engine's).
+    pub estimated: Option<u64>,
+    /// Estimated minus measured.
+    pub difference: Option<i128>,
+    /// The difference in hundredths of a percent of the measured figure.
+    pub difference_hundredths_pct: Option<i128>,
+    /// `bytes` or `count`.
+    pub unit: &'static str,
+    /// How the figure was printed: `±N` (its rounding), or `at least`
+    /// (what a failed run had reached).
+    pub bound: String,
+    pub holds: Holds,
+    pub source: String,
+}
+
+/// Whether the estimate agrees with the measured figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Holds {
+    /// Within the printed figure's rounding.
+    WithinRounding,
+    /// Not within it: the difference is the estimate's error here (or a
+    /// setting the paste did not say).
+    Differs,
+    /// The run failed having reached the figure, and the estimate is at
+    /// least that.
+    AtLeastReached,
+    /// The estimate is below what the failed run had already reached.
+    BelowReached,
+    /// The estimate has no such figure.
+    NotEstimated,
+}
+
+/// The estimate's figure named `field`.
+pub fn estimated(field: &str, e: &Estimate) -> Option<Figure> {
+    let served = e.served.as_deref();
+    let bytes = |b: crate::units::Bytes| Some(Figure::Bytes(b));
+    match field {
+        "peak_allocated_bytes" => bytes(e.peak_allocated_bytes),
+        "peak_total_bytes" => bytes(e.peak_total_bytes),
+        "host_bytes" => bytes(e.host_bytes),
+        "weights_bytes" => served.and_then(|s| bytes(s.weights_bytes)),
+        "kv_cache_bytes" => served.and_then(|s| bytes(s.kv_cache_bytes)),
+        "activation_peak_bytes" => served
+            .and_then(|s| s.activation_peak_bytes)
+            .map(Figure::Bytes),
+        "non_torch_bytes" => served.and_then(|s| s.non_torch_bytes).map(Figure::Bytes),
+        "cudagraph_bytes" => served.and_then(|s| s.cudagraph_bytes).map(Figure::Bytes),
+        "requested_bytes" => served.and_then(|s| s.requested_bytes).map(Figure::Bytes),
+        "kv_tokens" => served.and_then(|s| s.kv_tokens).map(Figure::Count),
+        "kv_blocks" => served.and_then(|s| s.kv_blocks).map(Figure::Count),
+        _ => None,
+    }
+}
+
+fn value(f: Figure) -> (u64, &'static str) {
+    match f {
+        Figure::Bytes(b) => (b.get(), "bytes"),
+        Figure::Count(n) => (n, "count"),
+    }
+}
+
+/// One row per measured figure, in the paste's order.
+pub fn compare(read: &Read, e: &Estimate) -> Vec<Row> {
+    read.measured.iter().map(|m| row(m, e)).collect()
+}
+
+fn row(m: &Measured, e: &Estimate) -> Row {
+    let (measured, unit) = value(m.figure);
+    let estimated = estimated(m.field, e).map(|f| value(f).0);
+    let difference = estimated.map(|est| i128::from(est) - i128::from(measured));
+    let pct = difference.and_then(|d| (measured > 0).then(|| d * 10_000 / i128::from(measured)));
+    let holds = match (difference, m.bound) {
+        (None, _) => Holds::NotEstimated,
+        (Some(d), Bound::Printed { plus_minus }) if d.unsigned_abs() <= u128::from(plus_minus) => {
+            Holds::WithinRounding
+        }
+        (Some(_), Bound::Printed { .. }) => Holds::Differs,
+        (Some(d), Bound::AtLeast) if d >= 0 => Holds::AtLeastReached,
+        (Some(_), Bound::AtLeast) => Holds::BelowReached,
+    };
+    let bound = match m.bound {
+        Bound::Printed { plus_minus } => format!("±{plus_minus}"),
+        Bound::AtLeast => "at least".into(),
+    };
+    Row {
+        field: m.field,
+        measured,
+        estimated,
+        difference,
+        difference_hundredths_pct: pct,
+        unit,
+        bound,
+        holds,
+        source: m.source.clone(),
+    }
+}
+
+impl Row {
+    /// The row in words, for the page and `--text`.
+    pub fn text(&self) -> String {
+        let show = |n: u64| match self.unit {
+            "bytes" => format!("{n} bytes ({})", crate::units::Bytes(n)),
+            _ => n.to_string(),
+        };
+        let est = self
+            .estimated
+            .map_or_else(|| "not estimated".to_string(), show);
+        let diff = match (self.difference, self.difference_hundredths_pct) {
+            (Some(d), Some(p)) => format!(
+                ", difference {d:+} ({}{}.{:02}%)",
+                if p < 0 { "-" } else { "+" },
+                p.abs() / 100,
+                p.abs() % 100
+            ),
+            (Some(d), None) => format!(", difference {d:+}"),
+            _ => String::new(),
+        };
+        let holds = match self.holds {
+            Holds::WithinRounding => "within the printed rounding",
+            Holds::Differs => "outside the printed rounding",
+            Holds::AtLeastReached => "the estimate is at least what the run had reached",
+            Holds::BelowReached => "the estimate is below what the run had already reached",
+            Holds::NotEstimated => "this estimate has no such figure",
+        };
+        format!(
+            "{}: measured {} ({}), estimated {est}{diff}: {holds}",
+            self.field,
+            show(self.measured),
+            self.bound
+        )
+    }
+}
+
+/// The CLI's `--from` JSON (and the page's export of a paste): what was
+/// read, then the estimate's document for it.
+#[derive(Serialize)]
+pub struct PastedDocument<'a> {
+    /// The query string the paste reads to.
+    pub read: String,
+    pub found: &'a [&'static str],
+    pub unknown: &'a [String],
+    pub measured: Vec<Row>,
+    #[serde(flatten)]
+    pub document: Document<'a>,
+}
+
+impl<'a> PastedDocument<'a> {
+    pub fn new(read: &'a Read, measured: Vec<Row>, document: Document<'a>) -> Self {
+        PastedDocument {
+            read: read.query(),
+            found: &read.found,
+            unknown: &read.unknown,
+            measured,
+            document,
+        }
+    }
+
+    /// Pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        // Plain structs of integers and strings: serializing cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+}

@@ -1,0 +1,698 @@
+//! Commands as published: each program's flags, one table per program,
+//! each flag to the query key that says the same thing.
+//!
+//! - llama.cpp: `common/arg.cpp` (the flags and their aliases at b10488,
+//!   the build vramfit models): `llama-server`, `llama-cli`, `llama-bench`.
+//! - vLLM: `vllm/engine/arg_utils.py` (`EngineArgs.add_cli_args`; its
+//!   `FlexibleArgumentParser` takes `--max_model_len` for
+//!   `--max-model-len`): `vllm serve MODEL`, or
+//!   `python -m vllm.entrypoints.openai.api_server --model MODEL`.
+//! - Ollama: `ollama run MODEL[:TAG]` and its server's environment
+//!   (`envconfig/config.go`: `OLLAMA_NUM_PARALLEL`, `OLLAMA_FLASH_ATTENTION`,
+//!   `OLLAMA_KV_CACHE_TYPE`, `OLLAMA_CONTEXT_LENGTH`).
+//! - mlx-lm: `mlx_lm/generate.py`'s arguments.
+//! - Training: `accelerate launch` (`accelerate/commands/launch.py`),
+//!   `torchrun`, `deepspeed`, `trl sft`, `python script.py`: the
+//!   launcher's own flags, then the script's `--name value` arguments read
+//!   as a config's fields (`super::config`).
+
+use super::yaml::{Entry, Value};
+use super::{file_type_in, gib_text, preset_for, shell, Collector};
+use crate::query::Key;
+use crate::units::Bytes;
+
+/// What a flag sets.
+#[derive(Clone, Copy)]
+enum To {
+    /// Its value, as the key takes it.
+    Key(Key),
+    /// Its value, rewritten (or refused: `None`).
+    Map(Key, fn(&str) -> Option<String>),
+    /// No value: the key is set to this.
+    Switch(Key, &'static str),
+    /// A value when the next word is one of `map`'s, else a switch.
+    Optional(Key, &'static str, fn(&str) -> Option<String>),
+    /// Each occurrence's value joined by commas.
+    Append(Key),
+    /// The model: a path, a file name or a Hub id.
+    Model,
+    /// A Hugging Face repository (`owner/name[:quant]`) of GGUF files.
+    HfRepo,
+    /// vLLM's `--dtype`: the weights' dtype unless a quantization says.
+    Dtype,
+}
+
+struct Flag {
+    names: &'static [&'static str],
+    to: To,
+}
+
+const fn flag(names: &'static [&'static str], to: To) -> Flag {
+    Flag { names, to }
+}
+
+fn lower(v: &str) -> Option<String> {
+    Some(v.to_ascii_lowercase())
+}
+
+fn on_off(v: &str) -> Option<String> {
+    match v.to_ascii_lowercase().as_str() {
+        "on" | "1" | "true" | "enabled" => Some("on".into()),
+        "off" | "0" | "false" | "disabled" => Some("off".into()),
+        "auto" => Some("auto".into()),
+        _ => None,
+    }
+}
+
+fn bool_of(v: &str) -> Option<String> {
+    match v.to_ascii_lowercase().as_str() {
+        "on" | "1" | "true" | "yes" => Some("true".into()),
+        "off" | "0" | "false" | "no" => Some("false".into()),
+        _ => None,
+    }
+}
+
+/// `-ngl all` / `auto` / `999`: every layer (the key left out says so).
+fn layers(v: &str) -> Option<String> {
+    match v {
+        "all" | "auto" => None,
+        n if n.len() >= 3 && n.bytes().all(|b| b == b'9') => None,
+        n => Some(n.to_string()),
+    }
+}
+
+fn split_list(v: &str) -> Option<String> {
+    Some(v.replace('/', ","))
+}
+
+/// llama.cpp's flags (`common/arg.cpp`).
+const LLAMA: &[Flag] = &[
+    flag(&["-m", "--model"], To::Model),
+    flag(&["-hf", "-hfr", "--hf-repo"], To::HfRepo),
+    flag(&["-hff", "--hf-file"], To::Model),
+    flag(&["-c", "--ctx-size"], To::Key(Key::Ctx)),
+    flag(&["-b", "--batch-size"], To::Key(Key::NBatch)),
+    flag(&["-ub", "--ubatch-size"], To::Key(Key::NUbatch)),
+    flag(
+        &["-ngl", "--gpu-layers", "--n-gpu-layers"],
+        To::Map(Key::NGpuLayers, layers),
+    ),
+    flag(&["-ctk", "--cache-type-k"], To::Map(Key::CacheTypeK, lower)),
+    flag(&["-ctv", "--cache-type-v"], To::Map(Key::CacheTypeV, lower)),
+    flag(
+        &["-fa", "--flash-attn"],
+        To::Optional(Key::FlashAttn, "on", on_off),
+    ),
+    flag(&["-np", "--parallel"], To::Key(Key::NParallel)),
+    flag(
+        &["-kvu", "--kv-unified"],
+        To::Switch(Key::KvUnified, "true"),
+    ),
+    flag(
+        &["-no-kvu", "--no-kv-unified"],
+        To::Switch(Key::KvUnified, "false"),
+    ),
+    flag(&["--swa-full"], To::Switch(Key::SwaFull, "true")),
+    flag(
+        &["-ts", "--tensor-split"],
+        To::Map(Key::TensorSplit, split_list),
+    ),
+    flag(&["-sm", "--split-mode"], To::Map(Key::SplitMode, lower)),
+    flag(&["-mg", "--main-gpu"], To::Key(Key::MainGpu)),
+    flag(
+        &["-ot", "--override-tensor"],
+        To::Append(Key::OverrideTensor),
+    ),
+    flag(&["-ncmoe", "--n-cpu-moe"], To::Key(Key::NCpuMoe)),
+    flag(&["-fit", "--fit"], To::Optional(Key::Fit, "true", bool_of)),
+];
+
+fn vllm_quant(v: &str) -> Option<String> {
+    Some(
+        match v.to_ascii_lowercase().as_str() {
+            "awq" | "awq_marlin" => "awq",
+            "gptq" | "gptq_marlin" => "gptq",
+            "fp8" => "fp8",
+            "bitsandbytes" => "nf4",
+            "mxfp4" => "mxfp4",
+            _ => return None,
+        }
+        .into(),
+    )
+}
+
+/// `--kv-cache-memory` in bytes (`4805904446`), as the key's GiB.
+fn bytes_to_gib(v: &str) -> Option<String> {
+    super::count(v).map(|b| gib_text(Bytes(b)))
+}
+
+/// vLLM's engine arguments (`vllm/engine/arg_utils.py`), `_` written `-`.
+const VLLM: &[Flag] = &[
+    flag(&["--model"], To::Model),
+    flag(&["--max-model-len"], To::Key(Key::Ctx)),
+    flag(
+        &["--gpu-memory-utilization"],
+        To::Key(Key::GpuMemoryUtilization),
+    ),
+    flag(
+        &["--tensor-parallel-size", "-tp"],
+        To::Key(Key::TensorParallelSize),
+    ),
+    flag(
+        &["--pipeline-parallel-size", "-pp"],
+        To::Key(Key::PipelineParallelSize),
+    ),
+    flag(
+        &["--data-parallel-size", "-dp"],
+        To::Key(Key::DataParallelSize),
+    ),
+    flag(
+        &["--enable-expert-parallel", "-ep"],
+        To::Switch(Key::EnableExpertParallel, "true"),
+    ),
+    flag(&["--kv-cache-dtype"], To::Map(Key::KvDtype, lower)),
+    flag(&["--max-num-seqs"], To::Key(Key::MaxNumSeqs)),
+    flag(
+        &["--max-num-batched-tokens"],
+        To::Key(Key::MaxNumBatchedTokens),
+    ),
+    flag(&["--block-size"], To::Key(Key::BlockSize)),
+    flag(&["--enforce-eager"], To::Switch(Key::EnforceEager, "true")),
+    flag(&["--cpu-offload-gb"], To::Key(Key::CpuOffloadGb)),
+    flag(
+        &["--kv-cache-memory", "--kv-cache-memory-bytes"],
+        To::Map(Key::KvCacheMemory, bytes_to_gib),
+    ),
+    flag(&["--quantization", "-q"], To::Map(Key::Weights, vllm_quant)),
+    flag(&["--dtype"], To::Dtype),
+];
+
+/// mlx-lm's `generate` arguments (`mlx_lm/generate.py`).
+const MLX: &[Flag] = &[
+    flag(&["--model"], To::Model),
+    flag(&["--max-tokens", "-m"], To::Key(Key::New)),
+    flag(&["--max-kv-size"], To::Key(Key::MaxKvSize)),
+    flag(&["--kv-bits"], To::Key(Key::KvBits)),
+    flag(&["--kv-group-size"], To::Key(Key::KvGroupSize)),
+    flag(&["--prefill-step-size"], To::Key(Key::PrefillStepSize)),
+];
+
+/// A program vramfit reads the command of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Program {
+    Llama,
+    Vllm,
+    Ollama,
+    Mlx,
+    Train,
+}
+
+impl Program {
+    fn words(self) -> &'static str {
+        match self {
+            Program::Llama => "a llama.cpp command",
+            Program::Vllm => "a vllm serve command",
+            Program::Ollama => "an ollama run command",
+            Program::Mlx => "an mlx_lm command",
+            Program::Train => "a training launch command",
+        }
+    }
+
+    fn engine(self) -> Option<&'static str> {
+        match self {
+            Program::Llama => Some("llamacpp"),
+            Program::Vllm => Some("vllm"),
+            Program::Ollama => Some("ollama"),
+            Program::Mlx => Some("mlx"),
+            Program::Train => None,
+        }
+    }
+
+    fn flags(self) -> &'static [Flag] {
+        match self {
+            Program::Llama => LLAMA,
+            Program::Vllm => VLLM,
+            Program::Mlx => MLX,
+            Program::Ollama | Program::Train => &[],
+        }
+    }
+}
+
+/// Reads every command in `text` (a line starting with a program, `$ `
+/// or `# ` prompts allowed, with its `\`-continued lines); returns the
+/// other lines for the log reader.
+pub(crate) fn read_commands(text: &str, c: &mut Collector) -> String {
+    let mut rest = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let bare = line.trim_start();
+        let bare = bare
+            .strip_prefix("$ ")
+            .or_else(|| bare.strip_prefix("# "))
+            .or_else(|| bare.strip_prefix("> "))
+            .unwrap_or(bare);
+        let first = shell::split(bare.lines().next().unwrap_or(""));
+        if program(&first.words).is_none() {
+            rest.push_str(line);
+            rest.push('\n');
+            continue;
+        }
+        let mut command = bare.to_string();
+        while command.trim_end().ends_with('\\') {
+            match lines.next() {
+                Some(next) => {
+                    command.push('\n');
+                    command.push_str(next);
+                }
+                None => break,
+            }
+        }
+        let words = shell::split(&command);
+        if words.unclosed_quote {
+            c.unknown("a quote is not closed in the command: read to its end".into());
+        }
+        read_command(&words.words, c);
+    }
+    rest
+}
+
+/// The program a command runs, and where its own arguments start.
+fn program(words: &[String]) -> Option<(Program, usize)> {
+    let mut i = 0;
+    // Environment assignments and wrappers before the program.
+    while let Some(w) = words.get(i) {
+        let is_env = w.split_once('=').is_some_and(|(k, _)| {
+            !k.is_empty()
+                && k.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        });
+        if is_env || matches!(w.as_str(), "sudo" | "env" | "nohup" | "time" | "exec") {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let base = |w: &str| {
+        w.rsplit(['/', '\\'])
+            .next()
+            .unwrap_or(w)
+            .trim_end_matches(".exe")
+            .to_string()
+    };
+    let w0 = base(words.get(i)?);
+    let w1 = words.get(i + 1).map(String::as_str);
+    let w2 = words.get(i + 2).map(String::as_str);
+    match (w0.as_str(), w1, w2) {
+        ("llama-server" | "llama-cli" | "llama-bench" | "llama-run" | "llama-mtmd-cli", _, _) => {
+            Some((Program::Llama, i + 1))
+        }
+        ("vllm", Some("serve"), _) => Some((Program::Vllm, i + 2)),
+        ("python" | "python3", Some("-m"), Some(m)) if m.starts_with("vllm.entrypoints") => {
+            Some((Program::Vllm, i + 3))
+        }
+        ("ollama", Some("run"), _) => Some((Program::Ollama, i + 2)),
+        ("mlx_lm.generate" | "mlx_lm.server" | "mlx_lm.chat", _, _) => Some((Program::Mlx, i + 1)),
+        ("python" | "python3", Some("-m"), Some(m)) if m.starts_with("mlx_lm") => {
+            let skip = usize::from(matches!(
+                words.get(i + 3).map(String::as_str),
+                Some("generate" | "server" | "chat")
+            ));
+            Some((Program::Mlx, i + 3 + skip))
+        }
+        ("accelerate", Some("launch"), _) | ("torchrun" | "deepspeed", _, _) => {
+            Some((Program::Train, i + 1))
+        }
+        ("trl", Some("sft" | "dpo" | "grpo" | "kto" | "reward"), _) => {
+            Some((Program::Train, i + 2))
+        }
+        ("python" | "python3", Some(script), _) if script.ends_with(".py") => {
+            Some((Program::Train, i + 1))
+        }
+        _ => None,
+    }
+}
+
+fn read_command(words: &[String], c: &mut Collector) {
+    let Some((prog, start)) = program(words) else {
+        return;
+    };
+    c.found(prog.words());
+    for w in &words[..start] {
+        env(w, prog, c);
+    }
+    if let Some(engine) = prog.engine() {
+        c.set(Key::Task, "infer", "the command");
+        c.set(Key::Engine, engine, prog.words());
+    } else {
+        c.set(Key::Task, "train", "the command");
+    }
+    match prog {
+        Program::Train => return train(&words[start..], c),
+        Program::Ollama => {
+            if let Some(m) = words.get(start) {
+                model(m, prog, c);
+            }
+            for w in words.iter().skip(start + 1) {
+                c.unknown(format!(
+                    "{w}: ollama run's prompt or flag (no effect on memory)"
+                ));
+            }
+            return;
+        }
+        Program::Llama | Program::Vllm | Program::Mlx => {}
+    }
+    flags(&words[start..], prog, c);
+}
+
+/// `--flag value`, `--flag=value` and switches by the program's table;
+/// a word that is no flag's value is the model (vLLM) or unknown.
+fn flags(words: &[String], prog: Program, c: &mut Collector) {
+    let mut appended: Vec<(Key, String)> = Vec::new();
+    let mut i = 0;
+    while let Some(word) = words.get(i) {
+        i += 1;
+        let (name, inline) = match word.split_once('=') {
+            Some((n, v)) if n.starts_with('-') => (n.to_string(), Some(v.to_string())),
+            _ => (word.clone(), None),
+        };
+        if !name.starts_with('-') || is_number(&name) {
+            if prog == Program::Vllm && i == 1 {
+                model(word, prog, c);
+            } else {
+                c.unknown(format!("{word}: an argument vramfit does not read"));
+            }
+            continue;
+        }
+        let norm = if prog == Program::Vllm {
+            name.replace('_', "-")
+        } else {
+            name.clone()
+        };
+        let Some(f) = prog
+            .flags()
+            .iter()
+            .find(|f| f.names.contains(&norm.as_str()))
+        else {
+            // An unknown flag: its value, if the next word is one, with it.
+            let value = inline.or_else(|| {
+                takes_next(words.get(i)).then(|| {
+                    i += 1;
+                    words[i - 1].clone()
+                })
+            });
+            let shown = value.map_or(name.clone(), |v| format!("{name} {v}"));
+            c.unknown(format!(
+                "{shown}: not read (no memory setting vramfit models)"
+            ));
+            continue;
+        };
+        let value = |i: &mut usize| {
+            inline.clone().or_else(|| {
+                let v = words.get(*i).cloned();
+                *i += 1;
+                v
+            })
+        };
+        match f.to {
+            To::Switch(k, v) => c.set(k, v, &name),
+            To::Optional(k, default, map) => {
+                let next = inline.clone().or_else(|| words.get(i).cloned());
+                match next.as_deref().and_then(map) {
+                    Some(v) => {
+                        if inline.is_none() {
+                            i += 1;
+                        }
+                        c.set(k, &v, &format!("{name} {}", next.unwrap_or_default()));
+                    }
+                    None => c.set(k, default, &name),
+                }
+            }
+            to => {
+                let Some(v) = value(&mut i) else {
+                    c.unknown(format!("{name}: no value after it"));
+                    continue;
+                };
+                valued(to, &name, &v, prog, c, &mut appended);
+            }
+        }
+    }
+    for (k, v) in appended {
+        c.set(k, &v, k.text());
+    }
+}
+
+fn valued(
+    to: To,
+    name: &str,
+    v: &str,
+    prog: Program,
+    c: &mut Collector,
+    appended: &mut Vec<(Key, String)>,
+) {
+    let from = format!("{name} {v}");
+    match to {
+        To::Key(k) => c.set(k, v, &from),
+        To::Map(k, map) => match map(v) {
+            Some(m) => c.set(k, &m, &from),
+            None if k == Key::NGpuLayers => {}
+            None => c.unknown(format!("{from}: not a value vramfit models for {k}")),
+        },
+        To::Append(k) => match appended.iter_mut().find(|(a, _)| *a == k) {
+            Some((_, s)) => {
+                s.push(',');
+                s.push_str(v);
+            }
+            None => appended.push((k, v.to_string())),
+        },
+        To::Model => model(v, prog, c),
+        To::HfRepo => {
+            let (repo, quant) = v.split_once(':').unwrap_or((v, ""));
+            let repo = repo.trim_end_matches("-GGUF").trim_end_matches("-gguf");
+            model(repo, prog, c);
+            if let Some(t) = file_type_in(quant) {
+                c.set(Key::Weights, t.key(), &from);
+            }
+        }
+        To::Dtype => {
+            let w = match v {
+                "bfloat16" => "bf16",
+                "float16" | "half" => "fp16",
+                "float32" | "float" => "fp32",
+                "auto" => return,
+                _ => return c.unknown(format!("{from}: not a dtype vramfit models")),
+            };
+            if !c.has(Key::Weights) {
+                c.set(Key::Weights, w, &from);
+            }
+        }
+        To::Switch(..) | To::Optional(..) => {}
+    }
+}
+
+/// vLLM's `non-default args: {'max_model_len': 32768, ...}` line
+/// (`entrypoints/utils.py`, `log_non_default_args`): the engine
+/// arguments it was started with, read as flags.
+pub(crate) fn non_default_args(line: &str, c: &mut Collector) {
+    let Some(open) = line.find('{') else {
+        return;
+    };
+    let body = line[open + 1..].trim_end();
+    let body = body.strip_suffix('}').unwrap_or(body);
+    let (mut items, mut depth, mut quote, mut start) = (Vec::new(), 0i32, None, 0);
+    for (i, ch) in body.char_indices() {
+        match (quote, ch) {
+            (Some(q), ch) if ch == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(ch),
+            (None, '{' | '[' | '(') => depth += 1,
+            (None, '}' | ']' | ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                items.push(&body[start..i]);
+                start = i + 1;
+            }
+            (None, _) => {}
+        }
+    }
+    items.push(&body[start..]);
+    let mut words = Vec::new();
+    for item in items {
+        let Some((k, v)) = item.split_once(':') else {
+            continue;
+        };
+        let k = k.trim().trim_matches(['\'', '"']);
+        let v = v.trim().trim_matches(['\'', '"']);
+        if k == "model_tag" {
+            continue;
+        }
+        match v {
+            "True" => words.push(format!("--{k}")),
+            "False" | "None" => c.unknown(format!("{k}: {v} (non-default args)")),
+            _ => {
+                words.push(format!("--{k}"));
+                words.push(v.to_string());
+            }
+        }
+    }
+    flags(&words, Program::Vllm, c);
+}
+
+fn is_number(w: &str) -> bool {
+    let t = w.strip_prefix('-').unwrap_or(w);
+    !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
+/// The next word is a value (not a flag) of an unknown flag.
+fn takes_next(next: Option<&String>) -> bool {
+    next.is_some_and(|n| !n.starts_with('-') || is_number(n))
+}
+
+/// A model path, file name, Hub id or Ollama tag: the preset it names,
+/// and the file type or checkpoint format its name carries.
+fn model(name: &str, prog: Program, c: &mut Collector) {
+    let Some(p) = preset_for(name) else {
+        c.unknown(format!(
+            "model {name}: no preset vramfit knows by that name (the page reads its config.json from the Hub; the CLI takes --config FILE, or add model=...)"
+        ));
+        return;
+    };
+    c.set(Key::Model, p.id, name);
+    let lower = name.to_ascii_lowercase();
+    match prog {
+        Program::Llama | Program::Ollama => {
+            if let Some(t) = file_type_in(name) {
+                c.set(Key::Weights, t.key(), name);
+            }
+        }
+        Program::Mlx => {
+            for w in ["8bit", "6bit", "4bit", "3bit", "2bit", "bf16", "fp16"] {
+                if lower.ends_with(&format!("-{w}")) {
+                    c.set(Key::Weights, w, name);
+                }
+            }
+        }
+        Program::Vllm | Program::Train => {
+            let formats = [
+                ("-awq", "awq"),
+                ("-gptq", "gptq"),
+                ("-fp8", "fp8"),
+                ("-mxfp4", "mxfp4"),
+                ("bnb-4bit", "nf4"),
+            ];
+            if let Some((_, w)) = formats.iter().find(|(s, _)| lower.contains(s)) {
+                c.set(Key::Weights, w, name);
+            }
+        }
+    }
+}
+
+/// An environment assignment before the program.
+fn env(word: &str, prog: Program, c: &mut Collector) {
+    let Some((k, v)) = word.split_once('=') else {
+        return;
+    };
+    let key = match (k, prog) {
+        ("OLLAMA_NUM_PARALLEL", _) => Some((Key::NumParallel, v.to_string())),
+        ("OLLAMA_KV_CACHE_TYPE", _) => Some((Key::KvCacheType, v.to_ascii_lowercase())),
+        ("OLLAMA_FLASH_ATTENTION", _) => bool_of(v).map(|b| (Key::FlashAttention, b)),
+        ("OLLAMA_CONTEXT_LENGTH", _) => Some((Key::Ctx, v.to_string())),
+        ("PYTORCH_CUDA_ALLOC_CONF" | "PYTORCH_ALLOC_CONF", _)
+            if v.contains("expandable_segments:True") =>
+        {
+            Some((Key::ExpandableSegments, "true".into()))
+        }
+        _ => None,
+    };
+    match key {
+        Some((k, v)) => c.set(k, &v, word),
+        None if matches!(word, "sudo" | "env" | "nohup" | "time" | "exec") => {}
+        None => c.unknown(format!(
+            "{word}: an environment setting vramfit does not read"
+        )),
+    }
+}
+
+/// A training launch: the launcher's flags, then the script's arguments
+/// as a config's fields.
+fn train(words: &[String], c: &mut Collector) {
+    let mut i = 0;
+    let mut entries = Vec::new();
+    let mut script_seen = false;
+    while let Some(w) = words.get(i) {
+        i += 1;
+        if !w.starts_with("--") {
+            if !script_seen && (w.ends_with(".py") || w.ends_with(".yaml") || w.ends_with(".yml")) {
+                script_seen = true;
+            } else {
+                c.unknown(format!("{w}: an argument vramfit does not read"));
+            }
+            continue;
+        }
+        let (name, inline) = match w.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (w.clone(), None),
+        };
+        let value = inline.or_else(|| {
+            takes_next(words.get(i)).then(|| {
+                i += 1;
+                words[i - 1].clone()
+            })
+        });
+        let field = name.trim_start_matches('-').replace('-', "_");
+        let value = value.unwrap_or_else(|| "true".into());
+        if !script_seen {
+            // The launcher's own flags.
+            match field.as_str() {
+                "num_processes" | "nproc_per_node" | "num_gpus" => {
+                    c.set(Key::Gpus, &value, &format!("{name} {value}"))
+                }
+                _ => entries.push(Entry {
+                    path: field,
+                    value: Value::Scalar(value),
+                    line: 0,
+                }),
+            }
+            continue;
+        }
+        entries.push(Entry {
+            path: field,
+            value: Value::Scalar(value),
+            line: 0,
+        });
+    }
+    super::config::read(&entries, "a training script's arguments", c);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        shell::split(s).words
+    }
+
+    #[test]
+    fn programs() {
+        for (cmd, found) in [
+            ("llama-server -m x.gguf", Some(Program::Llama)),
+            ("./build/bin/llama-cli -m x.gguf", Some(Program::Llama)),
+            (
+                "CUDA_VISIBLE_DEVICES=0 vllm serve Qwen/Qwen3-8B",
+                Some(Program::Vllm),
+            ),
+            (
+                "python -m vllm.entrypoints.openai.api_server --model x",
+                Some(Program::Vllm),
+            ),
+            (
+                "OLLAMA_NUM_PARALLEL=2 ollama run qwen3:8b",
+                Some(Program::Ollama),
+            ),
+            ("python -m mlx_lm generate --model x", Some(Program::Mlx)),
+            ("accelerate launch train.py --bf16", Some(Program::Train)),
+            ("vllm bench", None),
+            ("ls -la", None),
+        ] {
+            assert!(program(&words(cmd)).map(|(p, _)| p) == found, "{cmd}");
+        }
+    }
+}

@@ -1,0 +1,621 @@
+//! Engines' logs and PyTorch's messages, line by line: the settings a run
+//! printed (as query keys) and the figures it measured (named as the
+//! estimate's JSON fields). Each line format with where it is printed:
+//!
+//! - llama.cpp (`src/llama-context.cpp`, `src/llama-kv-cache.cpp`,
+//!   `src/llama-model.cpp`, `tools/server/server.cpp` at b10488; older
+//!   builds' `llama_new_context_with_model` / `llama_kv_cache_init` /
+//!   `llm_load_tensors` names too): `build: N`, `n_ctx = N`,
+//!   `n_seq_max`, `n_batch`, `n_ubatch`, `flash_attn`, `kv_unified`,
+//!   `offloaded X/Y layers to GPU`, `<device> model|KV|compute|output|RS
+//!   buffer size = X MiB`, the cache's `size = X MiB (...), K (f16): ...`
+//!   or `KV self size = ...`, `type_k = 'q8_0'`, the file's
+//!   `general.name` and `file type`. Ollama's server log carries the same
+//!   lines.
+//! - vLLM (`vllm/v1/worker/gpu_model_runner.py`, `gpu_worker.py`,
+//!   `v1/core/kv_cache_utils.py`; V0's `worker/worker.py`): `Model loading
+//!   took X GiB`, `Available KV cache memory: X GiB`, `GPU KV cache size:
+//!   N tokens`, `Maximum concurrency for N tokens per request`, `Memory
+//!   profiling results: total_gpu_memory=...`, `Free memory on device
+//!   (free/total GiB) ... Actual usage is X GiB for weight, ...`, the
+//!   `max seq len (N), (X GiB KV cache is needed, ... available KV cache
+//!   memory (Y GiB)` error, `# GPU blocks: N`.
+//! - PyTorch's out-of-memory message (`c10/cuda/CUDACachingAllocator.cpp`,
+//!   torch 2.1 on, `capacty` as 2.1 spelt it, and the older `(GPU 0; X
+//!   total capacity; Y already allocated; ...)` form).
+//! - mlx-lm (`mlx_lm/generate.py`): `Peak memory: X GB` (`1e9` bytes).
+//! - nvidia-smi's table: `used MiB / total MiB` of one GPU.
+
+use super::{count, file_type_in, preset_for, size, Bound, Collector, Figure};
+use crate::clip::{clip, QUOTE};
+use crate::query::Key;
+use crate::units::Bytes;
+
+/// Buffers and caches summed over a llama.cpp log's lines.
+#[derive(Default)]
+struct Llama {
+    seen: bool,
+    auto_parallel: bool,
+    model_bytes: (u64, u64, Option<String>),
+    kv_sizes: (u64, u64, Option<String>),
+    kv_buffers: (u64, u64, Option<String>),
+    /// Each device's buffers, summed.
+    devices: Vec<(String, u64, u64)>,
+}
+
+/// Reads the lines of `text` that no command took.
+pub(crate) fn read(text: &str, c: &mut Collector) {
+    let mut llama = Llama::default();
+    let mut unread = 0usize;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let read = oom(t, c)
+            || vllm(t, c)
+            || llama_line(t, &mut llama, c)
+            || mlx(t, c)
+            || nvidia_smi(t, c);
+        if !read {
+            unread += 1;
+        }
+    }
+    llama_totals(&llama, c);
+    if unread > 0 && !c.found.is_empty() {
+        c.unknown(format!(
+            "{unread} other lines: no setting or figure vramfit reads"
+        ));
+    }
+}
+
+/// The first size after `marker`: `X UNIT` (or `XUNIT`), its bytes and
+/// rounding.
+fn size_after(line: &str, marker: &str) -> Option<(Bytes, u64)> {
+    let rest = &line[line.find(marker)? + marker.len()..];
+    let rest = rest.trim_start_matches([' ', '(', '=', ':']);
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .unwrap_or(rest.len());
+    let (num, tail) = rest.split_at(end);
+    let unit: String = tail
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect();
+    size(num, &unit)
+}
+
+/// The first whole number after `marker`.
+fn count_after(line: &str, marker: &str) -> Option<u64> {
+    let rest = line[line.find(marker)? + marker.len()..].trim_start_matches([' ', '(', '=', ':']);
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == ','))
+        .unwrap_or(rest.len());
+    count(rest[..end].trim_end_matches(','))
+}
+
+fn printed(c: &mut Collector, field: &'static str, size: Option<(Bytes, u64)>, line: &str) {
+    if let Some((b, pm)) = size {
+        c.measured(
+            field,
+            Figure::Bytes(b),
+            Bound::Printed { plus_minus: pm },
+            line,
+        );
+    }
+}
+
+/// The GPU's total as the `capacity_gib` key, from a printed GiB figure.
+fn capacity(line: &str, marker: &str, c: &mut Collector) {
+    let Some(rest) = line.find(marker).map(|i| &line[i + marker.len()..]) else {
+        return;
+    };
+    let rest = rest.trim_start_matches([' ', '(', '=']);
+    let end = rest
+        .find(|ch: char| !(ch.is_ascii_digit() || ch == '.'))
+        .unwrap_or(rest.len());
+    let (num, tail) = rest.split_at(end);
+    if tail.trim_start().starts_with("GiB") && !num.is_empty() {
+        c.set(Key::Gpu, "custom", line);
+        c.set(Key::CapacityGib, num, line);
+    }
+}
+
+/// PyTorch's `CUDA out of memory` message.
+fn oom(line: &str, c: &mut Collector) -> bool {
+    if !line.contains("CUDA out of memory") {
+        return false;
+    }
+    c.found("PyTorch's out-of-memory message");
+    let tried = size_after(line, "Tried to allocate").map_or(0, |(b, _)| b.get());
+    // torch 2.1 to now; 2.1 wrote "capacty".
+    for marker in ["total capacity of", "total capacty of"] {
+        capacity(line, marker, c);
+    }
+    let allocated = size_after(line, "Of the allocated memory").or_else(|| {
+        // The older form: "(GPU 0; 6.00 GiB total capacity; 781.59 MiB already allocated; ...)".
+        let i = line.find("already allocated")?;
+        let start = line[..i].rfind(';')? + 1;
+        size_after(&line[start..i], "")
+    });
+    if let Some((b, _)) = allocated {
+        let at_least = Bytes(b.get().saturating_add(tried));
+        c.measured(
+            "peak_allocated_bytes",
+            Figure::Bytes(at_least),
+            Bound::AtLeast,
+            line,
+        );
+    }
+    if let Some((b, _)) = size_after(line, "this process has") {
+        let at_least = Bytes(b.get().saturating_add(tried));
+        c.measured(
+            "peak_total_bytes",
+            Figure::Bytes(at_least),
+            Bound::AtLeast,
+            line,
+        );
+    }
+    if line.contains("total capacity;") {
+        if let Some(i) = line.find("total capacity;") {
+            let start = line[..i].rfind(';').map_or(0, |j| j + 1);
+            let total = line[start..i].trim();
+            if let Some(num) = total.strip_suffix("GiB") {
+                c.set(Key::Gpu, "custom", line);
+                c.set(Key::CapacityGib, num.trim(), line);
+            }
+        }
+    }
+    true
+}
+
+fn vllm(line: &str, c: &mut Collector) -> bool {
+    let before = c.measured.len();
+    let keys = c.keys.len();
+    if line.contains("Model loading took") {
+        printed(
+            c,
+            "weights_bytes",
+            size_after(line, "Model loading took"),
+            line,
+        );
+    } else if line.contains("Loading model weights took") {
+        // V0 printed GiB (`/ 2**30`) as "GB".
+        let g = size_after(line, "Loading model weights took");
+        let gib = line.contains(" GB").then(|| {
+            let rest = &line[line.find("took").map_or(0, |i| i + 4)..];
+            size(rest.trim().trim_end_matches("GB").trim(), "GiB")
+        });
+        printed(c, "weights_bytes", gib.flatten().or(g), line);
+    } else if line.contains("Available KV cache memory:") {
+        printed(
+            c,
+            "kv_cache_bytes",
+            size_after(line, "Available KV cache memory:"),
+            line,
+        );
+    } else if line.contains("GPU KV cache size:") && line.contains("tokens") {
+        if let Some(n) = count_after(line, "GPU KV cache size:") {
+            c.measured(
+                "kv_tokens",
+                Figure::Count(n),
+                Bound::Printed { plus_minus: 0 },
+                line,
+            );
+        }
+    } else if line.contains("GPU blocks:") {
+        if let Some(n) = count_after(line, "GPU blocks:") {
+            c.measured(
+                "kv_blocks",
+                Figure::Count(n),
+                Bound::Printed { plus_minus: 0 },
+                line,
+            );
+        }
+    } else if line.contains("Maximum concurrency for") {
+        if let Some(n) = count_after(line, "Maximum concurrency for") {
+            if !c.has(Key::Ctx) {
+                c.set(Key::Ctx, &n.to_string(), line);
+            }
+        }
+    } else if line.contains("Memory profiling results:") {
+        capacity(line, "total_gpu_memory=", c);
+        printed(
+            c,
+            "non_torch_bytes",
+            size_after(line, "non_torch_memory="),
+            line,
+        );
+        printed(
+            c,
+            "kv_cache_bytes",
+            size_after(line, "kv_cache_size="),
+            line,
+        );
+        util(line, "gpu_memory_utilization=", c);
+    } else if let Some(r) = line.split_once("Free memory on device (").map(|(_, r)| r) {
+        free_memory(line, r, c);
+    } else if line.contains("KV cache is needed") && line.contains("available KV cache memory") {
+        if let Some(n) = count_after(line, "max seq len") {
+            c.set(Key::Ctx, &n.to_string(), line);
+        }
+        printed(
+            c,
+            "kv_cache_bytes",
+            size_after(line, "available KV cache memory"),
+            line,
+        );
+    } else if line.contains("non-default args: {") {
+        super::command::non_default_args(line, c);
+    } else {
+        return false;
+    }
+    c.found("a vLLM start-up log");
+    if c.measured.len() > before || c.keys.len() > keys {
+        c.set(Key::Task, "infer", "a vLLM start-up log");
+        if !c.has(Key::Engine) {
+            c.set(Key::Engine, "vllm", "a vLLM start-up log");
+        }
+    }
+    true
+}
+
+/// vLLM's `Free memory on device (free/total GiB) on startup. Desired GPU
+/// memory utilization is (u, X GiB). Actual usage is X GiB for weight, X
+/// GiB for peak activation, X GiB for non-torch memory, and X GiB for
+/// CUDAGraph memory.` (`v1/worker/gpu_worker.py`).
+fn free_memory(line: &str, r: &str, c: &mut Collector) {
+    if let Some((_, total)) = r.split_once('/') {
+        capacity(total, "", c);
+    }
+    util(line, "utilization is (", c);
+    if let Some((_, r)) = line.split_once("utilization is (") {
+        if let Some((_, requested)) = r.split_once(", ") {
+            printed(c, "requested_bytes", size_after(requested, ""), line);
+        }
+    }
+    for (marker, field) in [
+        (" for weight", "weights_bytes"),
+        (" for peak activation", "activation_peak_bytes"),
+        (" for non-torch memory", "non_torch_bytes"),
+        (" for CUDAGraph memory", "cudagraph_bytes"),
+    ] {
+        let Some(i) = line.find(marker) else {
+            continue;
+        };
+        let mut words = line[..i].split_whitespace().rev();
+        if let (Some(unit), Some(num)) = (words.next(), words.next()) {
+            printed(c, field, size(num, unit), line);
+        }
+    }
+}
+
+fn util(line: &str, marker: &str, c: &mut Collector) {
+    if let Some(i) = line.find(marker) {
+        let rest = &line[i + marker.len()..];
+        let end = rest
+            .find(|ch: char| !(ch.is_ascii_digit() || ch == '.'))
+            .unwrap_or(rest.len());
+        if end > 0 {
+            c.set(Key::GpuMemoryUtilization, &rest[..end], line);
+        }
+    }
+}
+
+const LLAMA_PREFIXES: &[&str] = &[
+    "llama_context:",
+    "llama_new_context_with_model:",
+    "llama_init_from_model:",
+    "llama_kv_cache",
+    "load_tensors:",
+    "llm_load_tensors:",
+    "print_info:",
+    "llm_load_print_meta:",
+    "llama_model_loader:",
+    "sched_reserve:",
+    "main:",
+    "build:",
+    "srv ",
+    "common_init_from_params:",
+];
+
+/// One llama.cpp line.
+fn llama_line(line: &str, l: &mut Llama, c: &mut Collector) -> bool {
+    let Some(at) = LLAMA_PREFIXES.iter().filter_map(|p| line.find(p)).min() else {
+        return false;
+    };
+    let t = &line[at..];
+    let (prefix, rest) = t.split_once(':').unwrap_or(("", t));
+    let rest = rest.trim();
+    l.seen = true;
+    c.found("a llama.cpp start-up log");
+    c.set(Key::Task, "infer", "a llama.cpp start-up log");
+    if !c.has(Key::Engine) {
+        c.set(Key::Engine, "llamacpp", "a llama.cpp start-up log");
+    }
+    if prefix == "build" || rest.starts_with("build = ") {
+        if let Some(n) = count_after(rest, if prefix == "build" { "" } else { "build =" }) {
+            c.set(Key::LlamaBuild, &format!("b{n}"), t);
+        }
+        return true;
+    }
+    if rest.contains("buffer size =") {
+        buffer(rest, t, l);
+        return true;
+    }
+    if let Some(i) = rest.find("offloaded ") {
+        let frac = rest[i + 10..].split_whitespace().next().unwrap_or("");
+        if let Some((on, of)) = frac
+            .split_once('/')
+            .and_then(|(a, b)| Some((count(a)?, count(b)?)))
+        {
+            if on < of {
+                c.set(Key::NGpuLayers, &on.to_string(), t);
+            }
+        }
+        return true;
+    }
+    if rest.starts_with("size = ") || rest.starts_with("KV self size") {
+        let marker = if rest.starts_with("size = ") {
+            "size ="
+        } else {
+            "KV self size"
+        };
+        if let Some((b, pm)) = size_after(rest, marker) {
+            l.kv_sizes.0 += b.get();
+            l.kv_sizes.1 += pm;
+            l.kv_sizes.2.get_or_insert_with(|| t.to_string());
+        }
+        cache_types(rest, "K (", "V (", t, c);
+        return true;
+    }
+    if rest.contains("type_k = '") {
+        cache_types(rest, "type_k = '", "type_v = '", t, c);
+        return true;
+    }
+    if rest.starts_with("setting n_parallel =") {
+        l.auto_parallel = true;
+        return true;
+    }
+    if rest.contains("using full-size SWA cache") {
+        c.set(Key::SwaFull, "true", t);
+        return true;
+    }
+    model_line(rest, t, c) || setting(prefix, rest, t, l, c)
+}
+
+/// The file's name and type (`general.name`, `file type`, the path).
+fn model_line(rest: &str, t: &str, c: &mut Collector) -> bool {
+    if let Some(i) = rest.find("tensors from ") {
+        let path = rest[i + 13..].split(" (").next().unwrap_or("").trim();
+        if let Some(p) = preset_for(path) {
+            c.set(Key::Model, p.id, t);
+        }
+        if let Some(ft) = file_type_in(path) {
+            c.set(Key::Weights, ft.key(), t);
+        }
+        return true;
+    }
+    if rest.contains("general.name") && !c.has(Key::Model) {
+        let name = rest
+            .rsplit(" = ")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .replace(' ', "-");
+        if let Some(p) = preset_for(&name) {
+            c.set(Key::Model, p.id, t);
+        }
+        return true;
+    }
+    if rest.starts_with("file type") || rest.starts_with("model ftype") {
+        let ty = rest
+            .rsplit(" = ")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        let key = ty
+            .replace(" - medium", "_m")
+            .replace(" - small", "_s")
+            .replace(" - large", "_l")
+            .replace(' ', "");
+        if let Some(ft) = file_type_in(&key) {
+            if !c.has(Key::Weights) {
+                c.set(Key::Weights, ft.key(), t);
+            }
+        }
+        return true;
+    }
+    false
+}
+
+/// `name = value` settings of the context; the model's own description
+/// lines (`print_info`, the loader's keys) are read as understood.
+fn setting(prefix: &str, rest: &str, t: &str, l: &Llama, c: &mut Collector) -> bool {
+    let Some((name, value)) = rest.split_once(" = ").map(|(n, v)| (n.trim(), v.trim())) else {
+        return matches!(
+            prefix,
+            "print_info" | "llm_load_print_meta" | "llama_model_loader"
+        );
+    };
+    let key = match name {
+        "n_ctx" => Some((Key::Ctx, value.to_string())),
+        "n_batch" => Some((Key::NBatch, value.to_string())),
+        "n_ubatch" => Some((Key::NUbatch, value.to_string())),
+        "n_seq_max" if !l.auto_parallel => Some((Key::NParallel, value.to_string())),
+        "kv_unified" => Some((Key::KvUnified, value.to_string())),
+        "flash_attn" => match value {
+            "0" | "disabled" | "false" => Some((Key::FlashAttn, "off".into())),
+            "1" | "enabled" | "true" => Some((Key::FlashAttn, "on".into())),
+            "auto" => Some((Key::FlashAttn, "auto".into())),
+            _ => None,
+        },
+        _ => None,
+    };
+    match key {
+        Some((k, v)) => c.set(k, &v, t),
+        None if matches!(
+            prefix,
+            "print_info" | "llm_load_print_meta" | "llama_model_loader"
+        ) => {}
+        None if name == "n_seq_max" || name == "n_ctx_per_seq" || name == "n_ctx_seq" => {}
+        None => c.unknown(format!("{}: not read", clip(t, 120))),
+    }
+    true
+}
+
+fn cache_types(rest: &str, k: &str, v: &str, t: &str, c: &mut Collector) {
+    let ty = |m: &str| {
+        let i = rest.find(m)? + m.len();
+        let end = rest[i..].find(['\'', ')'])?;
+        Some(rest[i..i + end].to_ascii_lowercase())
+    };
+    if let Some(x) = ty(k) {
+        c.set(Key::CacheTypeK, &x, t);
+    }
+    if let Some(x) = ty(v) {
+        c.set(Key::CacheTypeV, &x, t);
+    }
+}
+
+/// `<device> <what> buffer size = X MiB`.
+fn buffer(rest: &str, t: &str, l: &mut Llama) {
+    let Some(i) = rest.find(" buffer size") else {
+        return;
+    };
+    let mut words = rest[..i].split_whitespace();
+    let (Some(dev), Some(what)) = (words.next(), words.next()) else {
+        return;
+    };
+    let Some((b, pm)) = size_after(rest, "buffer size =") else {
+        return;
+    };
+    let add = |sum: &mut (u64, u64, Option<String>)| {
+        sum.0 += b.get();
+        sum.1 += pm;
+        sum.2.get_or_insert_with(|| t.to_string());
+    };
+    match what {
+        "model" => add(&mut l.model_bytes),
+        "KV" => add(&mut l.kv_buffers),
+        _ => {}
+    }
+    let host = dev.starts_with("CPU") || dev.ends_with("_Host");
+    if !host {
+        match l.devices.iter_mut().find(|(d, _, _)| d == dev) {
+            Some((_, sum, p)) => {
+                *sum += b.get();
+                *p += pm;
+            }
+            None => l.devices.push((dev.to_string(), b.get(), pm)),
+        }
+    }
+}
+
+/// The summed buffers as measured figures: the weights (every model
+/// buffer), the cache (its `size` lines, else its buffers), and on one
+/// GPU everything that GPU holds (`peak_allocated_bytes`).
+fn llama_totals(l: &Llama, c: &mut Collector) {
+    if !l.seen {
+        return;
+    }
+    let mut put = |field, (b, pm, line): &(u64, u64, Option<String>), note: &str| {
+        if let Some(line) = line {
+            c.measured(
+                field,
+                Figure::Bytes(Bytes(*b)),
+                Bound::Printed { plus_minus: *pm },
+                &format!("{note}{line}"),
+            );
+        }
+    };
+    put(
+        "weights_bytes",
+        &l.model_bytes,
+        "model buffers summed, from: ",
+    );
+    if l.kv_sizes.2.is_some() {
+        put("kv_cache_bytes", &l.kv_sizes, "cache sizes summed, from: ");
+    } else {
+        put("kv_cache_bytes", &l.kv_buffers, "KV buffers summed, from: ");
+    }
+    match l.devices.as_slice() {
+        [(dev, b, pm)] => c.measured(
+            "peak_allocated_bytes",
+            Figure::Bytes(Bytes(*b)),
+            Bound::Printed { plus_minus: *pm },
+            &format!("{dev}'s model, KV, compute and output buffers summed"),
+        ),
+        [] => {}
+        many => c.unknown(format!(
+            "buffers on {} GPUs ({}): compared GPU by GPU on the page's layer split, not as one peak",
+            many.len(),
+            clip(&many.iter().map(|(d, _, _)| d.as_str()).collect::<Vec<_>>().join(", "), QUOTE)
+        )),
+    }
+}
+
+/// mlx-lm's `Peak memory: X GB`.
+fn mlx(line: &str, c: &mut Collector) -> bool {
+    if !line.starts_with("Peak memory:") {
+        return false;
+    }
+    c.found("an mlx-lm run's output");
+    printed(
+        c,
+        "peak_allocated_bytes",
+        size_after(line, "Peak memory:"),
+        line,
+    );
+    if !c.has(Key::Engine) {
+        c.set(Key::Task, "infer", line);
+        c.set(Key::Engine, "mlx", line);
+    }
+    true
+}
+
+/// nvidia-smi's `| 15982MiB / 24576MiB |` (one GPU's row).
+fn nvidia_smi(line: &str, c: &mut Collector) -> bool {
+    let Some(i) = line.find("MiB /") else {
+        return false;
+    };
+    let used: String = line[..i]
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let total_text = line[i + 5..].trim_start();
+    let end = total_text
+        .find(|ch: char| !ch.is_ascii_digit())
+        .unwrap_or(total_text.len());
+    let (Some(used), Some(total)) = (count(&used), count(&total_text[..end])) else {
+        return false;
+    };
+    if !total_text[end..].starts_with("MiB") {
+        return false;
+    }
+    if c.found.contains(&"nvidia-smi's table") {
+        c.unknown(format!(
+            "{}: another GPU's row (one GPU is compared)",
+            clip(line, 120)
+        ));
+        return true;
+    }
+    c.found("nvidia-smi's table");
+    c.set(Key::Gpu, "custom", line);
+    c.set(Key::CapacityGib, &super::gib_text(Bytes(total << 20)), line);
+    c.measured(
+        "peak_total_bytes",
+        Figure::Bytes(Bytes(used << 20)),
+        Bound::Printed {
+            plus_minus: 1 << 19,
+        },
+        line,
+    );
+    true
+}
