@@ -540,11 +540,8 @@ fn estimate(
         (Some(path), _, _) => with_config(path, args.reading, &args.query)?,
         (None, Some(path), _) => with_gguf(path, &args.query)?,
         (None, None, Some(path)) => {
-            let read = read_from(path, stdin)?;
-            let mut raw = RawQuery::parse(&read.query());
-            for (k, v) in RawQuery::parse(&args.query).pairs() {
-                raw.set(k, v);
-            }
+            let mut read = read_from(path, stdin)?;
+            let raw = read.settle(&RawQuery::parse(&args.query));
             pasted = Some(read);
             raw
         }

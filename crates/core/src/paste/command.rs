@@ -245,22 +245,18 @@ pub(crate) fn read_commands(text: &str, c: &mut Collector) -> String {
     let mut rest = String::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
-        let bare = line.trim_start();
-        let bare = bare
-            .strip_prefix("$ ")
-            .or_else(|| bare.strip_prefix("# "))
-            .or_else(|| bare.strip_prefix("> "))
-            .unwrap_or(bare);
-        let first = shell::split(bare.lines().next().unwrap_or(""));
-        if program(&first.words).is_none() {
+        let Some(bare) = command_start(line) else {
             rest.push_str(line);
             rest.push('\n');
             continue;
-        }
+        };
         let mut command = bare.to_string();
         while command.trim_end().ends_with('\\') {
             match lines.next() {
                 Some(next) => {
+                    // A `\` with spaces after it still continues the
+                    // line as its author meant (copied commands gain them).
+                    command.truncate(command.trim_end().len());
                     command.push('\n');
                     command.push_str(next);
                 }
@@ -274,6 +270,20 @@ pub(crate) fn read_commands(text: &str, c: &mut Collector) -> String {
         read_command(&words.words, c);
     }
     rest
+}
+
+/// The command a line starts, after a shell prompt (`$ `, `# `, `> `,
+/// `user@host:/dir# `) if it has one.
+fn command_start(line: &str) -> Option<&str> {
+    let bare = line.trim_start();
+    let starts = |s: &str| program(&shell::split(s).words).is_some();
+    if starts(bare) {
+        return Some(bare);
+    }
+    ["$ ", "# ", "> "]
+        .iter()
+        .filter_map(|p| bare.find(p).map(|i| &bare[i + p.len()..]))
+        .find(|rest| starts(rest))
 }
 
 /// The program a command runs, and where its own arguments start.
@@ -550,7 +560,7 @@ fn takes_next(next: Option<&String>) -> bool {
 /// and the file type or checkpoint format its name carries.
 fn model(name: &str, prog: Program, c: &mut Collector) {
     let Some(p) = preset_for(name) else {
-        c.unknown(format!(
+        c.model_miss = Some(format!(
             "model {name}: no preset vramfit knows by that name (the page reads its config.json from the Hub; the CLI takes --config FILE, or add model=...)"
         ));
         return;

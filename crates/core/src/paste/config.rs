@@ -335,6 +335,16 @@ fn dtype(f: &mut Fields, c: &mut Collector) {
     if let Some((true, src)) = f.truthy(&["bf16.enabled"]) {
         return c.set(Key::Dtype, "mixed_bf16", &src);
     }
+    if let Some(e) = f
+        .entries
+        .iter()
+        .find(|e| e.path == "bf16" && e.value.text() == "auto")
+    {
+        c.unknown(format!(
+            "{}: Axolotl's choice by GPU (bf16 where it has it): give dtype in the query",
+            from(e)
+        ));
+    }
     let bf16 = f.truthy(&["bf16"]);
     let fp16 = f.truthy(&["fp16"]);
     let mixed = f.text(&["mixed_precision"]);

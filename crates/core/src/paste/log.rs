@@ -39,8 +39,9 @@ struct Llama {
     model_bytes: (u64, u64, Option<String>),
     kv_sizes: (u64, u64, Option<String>),
     kv_buffers: (u64, u64, Option<String>),
-    /// Each device's buffers, summed.
-    devices: Vec<(String, u64, u64)>,
+    /// Each device's buffers, summed, and whether a compute buffer is
+    /// among them.
+    devices: Vec<(String, u64, u64, bool)>,
 }
 
 /// Reads the lines of `text` that no command took.
@@ -108,7 +109,12 @@ fn printed(c: &mut Collector, field: &'static str, size: Option<(Bytes, u64)>, l
 
 /// The GPU's total as the `capacity_gib` key, from a printed GiB figure.
 fn capacity(line: &str, marker: &str, c: &mut Collector) {
-    let Some(rest) = line.find(marker).map(|i| &line[i + marker.len()..]) else {
+    capacity_in(line, line, marker, c);
+}
+
+/// [`capacity`] of a part of `line`.
+fn capacity_in(part: &str, line: &str, marker: &str, c: &mut Collector) {
+    let Some(rest) = part.find(marker).map(|i| &part[i + marker.len()..]) else {
         return;
     };
     let rest = rest.trim_start_matches([' ', '(', '=']);
@@ -236,6 +242,44 @@ fn vllm(line: &str, c: &mut Collector) -> bool {
         util(line, "gpu_memory_utilization=", c);
     } else if let Some(r) = line.split_once("Free memory on device (").map(|(_, r)| r) {
         free_memory(line, r, c);
+    } else if line.contains("the current vLLM instance can use total_gpu_memory") {
+        capacity(line, "total_gpu_memory (", c);
+        util(line, "gpu_memory_utilization (", c);
+        printed(c, "requested_bytes", size_after(line, ") = "), line);
+    } else if line.contains("model weights take") {
+        printed(
+            c,
+            "weights_bytes",
+            size_after(line, "model weights take"),
+            line,
+        );
+        printed(
+            c,
+            "non_torch_bytes",
+            size_after(line, "non_torch_memory takes"),
+            line,
+        );
+        printed(
+            c,
+            "activation_peak_bytes",
+            size_after(line, "activation peak memory takes"),
+            line,
+        );
+        printed(
+            c,
+            "kv_cache_bytes",
+            size_after(line, "reserved for KV Cache is"),
+            line,
+        );
+    } else if line.contains("# CUDA blocks:") {
+        if let Some(n) = count_after(line, "# CUDA blocks:") {
+            c.measured(
+                "kv_blocks",
+                Figure::Count(n),
+                Bound::Printed { plus_minus: 0 },
+                line,
+            );
+        }
     } else if line.contains("KV cache is needed") && line.contains("available KV cache memory") {
         if let Some(n) = count_after(line, "max seq len") {
             c.set(Key::Ctx, &n.to_string(), line);
@@ -267,7 +311,7 @@ fn vllm(line: &str, c: &mut Collector) -> bool {
 /// CUDAGraph memory.` (`v1/worker/gpu_worker.py`).
 fn free_memory(line: &str, r: &str, c: &mut Collector) {
     if let Some((_, total)) = r.split_once('/') {
-        capacity(total, "", c);
+        capacity_in(total, line, "", c);
     }
     util(line, "utilization is (", c);
     if let Some((_, r)) = line.split_once("utilization is (") {
@@ -334,8 +378,16 @@ fn llama_line(line: &str, l: &mut Llama, c: &mut Collector) -> bool {
     if !c.has(Key::Engine) {
         c.set(Key::Engine, "llamacpp", "a llama.cpp start-up log");
     }
-    if prefix == "build" || rest.starts_with("build = ") {
-        if let Some(n) = count_after(rest, if prefix == "build" { "" } else { "build =" }) {
+    if prefix == "build" || prefix == "build_info" || rest.starts_with("build = ") {
+        let rest = rest.trim_start_matches('b');
+        if let Some(n) = count_after(
+            rest,
+            if rest.starts_with("build = ") {
+                "build ="
+            } else {
+                ""
+            },
+        ) {
             c.set(Key::LlamaBuild, &format!("b{n}"), t);
         }
         return true;
@@ -374,7 +426,7 @@ fn llama_line(line: &str, l: &mut Llama, c: &mut Collector) -> bool {
         cache_types(rest, "type_k = '", "type_v = '", t, c);
         return true;
     }
-    if rest.starts_with("setting n_parallel =") {
+    if rest.starts_with("setting n_parallel =") || rest.starts_with("n_parallel is set to auto") {
         l.auto_parallel = true;
         return true;
     }
@@ -460,11 +512,34 @@ fn setting(prefix: &str, rest: &str, t: &str, l: &Llama, c: &mut Collector) -> b
             prefix,
             "print_info" | "llm_load_print_meta" | "llama_model_loader"
         ) => {}
-        None if name == "n_seq_max" || name == "n_ctx_per_seq" || name == "n_ctx_seq" => {}
+        // Read as understood: nothing in them sets a key.
+        None if UNDERSTOOD.iter().any(|u| name.contains(u)) => {}
         None => c.unknown(format!("{}: not read", clip(t, 120))),
     }
     true
 }
+
+/// llama.cpp's `name = value` lines that set nothing vramfit reads
+/// beyond what other lines say (the context's derived sizes, the graph's
+/// nodes, the caches' geometry).
+const UNDERSTOOD: &[&str] = &[
+    "n_seq_max",
+    "n_ctx_per_seq",
+    "n_ctx_seq",
+    "graph nodes",
+    "graph splits",
+    "causal_attn",
+    "n_embd_k_gqa",
+    "attn_rot_k",
+    "KV cache, size",
+    "freq_base",
+    "freq_scale",
+    "n_ctx_train",
+    "pooling_type",
+    "attn_type",
+    "offload_kqv",
+    "n_ctx_orig",
+];
 
 fn cache_types(rest: &str, k: &str, v: &str, t: &str, c: &mut Collector) {
     let ty = |m: &str| {
@@ -504,12 +579,14 @@ fn buffer(rest: &str, t: &str, l: &mut Llama) {
     }
     let host = dev.starts_with("CPU") || dev.ends_with("_Host");
     if !host {
-        match l.devices.iter_mut().find(|(d, _, _)| d == dev) {
-            Some((_, sum, p)) => {
+        let compute = what == "compute";
+        match l.devices.iter_mut().find(|(d, ..)| d == dev) {
+            Some((_, sum, p, has)) => {
                 *sum += b.get();
                 *p += pm;
+                *has |= compute;
             }
-            None => l.devices.push((dev.to_string(), b.get(), pm)),
+            None => l.devices.push((dev.to_string(), b.get(), pm, compute)),
         }
     }
 }
@@ -541,18 +618,20 @@ fn llama_totals(l: &Llama, c: &mut Collector) {
     } else {
         put("kv_cache_bytes", &l.kv_buffers, "KV buffers summed, from: ");
     }
+    // A GPU's whole holding needs the log's model buffers (a log cut
+    // after the load would leave the weights out) and its compute buffer.
     match l.devices.as_slice() {
-        [(dev, b, pm)] => c.measured(
+        [(dev, b, pm, true)] if l.model_bytes.2.is_some() => c.measured(
             "peak_allocated_bytes",
             Figure::Bytes(Bytes(*b)),
             Bound::Printed { plus_minus: *pm },
             &format!("{dev}'s model, KV, compute and output buffers summed"),
         ),
-        [] => {}
+        [] | [_] => {}
         many => c.unknown(format!(
             "buffers on {} GPUs ({}): compared GPU by GPU on the page's layer split, not as one peak",
             many.len(),
-            clip(&many.iter().map(|(d, _, _)| d.as_str()).collect::<Vec<_>>().join(", "), QUOTE)
+            clip(&many.iter().map(|(d, ..)| d.as_str()).collect::<Vec<_>>().join(", "), QUOTE)
         )),
     }
 }

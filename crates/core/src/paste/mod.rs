@@ -222,6 +222,9 @@ pub(crate) struct Collector {
     unknown: Vec<String>,
     unknown_dropped: usize,
     measured: Vec<Measured>,
+    /// A model named that is no preset: unknown unless another line
+    /// (a log's `general.name`) names one.
+    model_miss: Option<String>,
 }
 
 impl Collector {
@@ -285,25 +288,9 @@ impl Collector {
         });
     }
 
-    /// The keys decoded together: a key the codec does not use as given
-    /// (a notice) moves to `unknown` with the notice.
     fn finish(mut self) -> Read {
-        let mut raw = RawQuery::default();
-        for s in &self.keys {
-            raw.set(s.key, &s.value);
-        }
-        let decoded = query::decode(&raw);
-        let mut moved = Vec::new();
-        for n in &decoded.notices {
-            if let Some(k) = n.field_key() {
-                if let Some(s) = self.keys.iter().find(|s| s.key == k) {
-                    moved.push((k, format!("{}: {n}", s.from)));
-                }
-            }
-        }
-        for (k, why) in moved {
-            self.keys.retain(|s| s.key != k);
-            self.unknown(why);
+        if let Some(miss) = self.model_miss.take().filter(|_| !self.has(Key::Model)) {
+            self.unknown(miss);
         }
         // In the codec's order, as a link writes them.
         self.keys
@@ -324,6 +311,43 @@ impl Collector {
 }
 
 impl Read {
+    /// The read keys with `over` (the query's own keys) applied on top,
+    /// decoded together: a read key the codec does not use as given (a
+    /// notice: a context longer than the model's, a key the engine does
+    /// not read) leaves the query and moves to `unknown` with the notice.
+    /// The query's own keys stay, for the caller's strict decode.
+    pub fn settle(&mut self, over: &RawQuery) -> RawQuery {
+        loop {
+            let mut raw = RawQuery::default();
+            for s in &self.keys {
+                raw.set(s.key, &s.value);
+            }
+            for (k, v) in over.pairs() {
+                raw.set(k, v);
+            }
+            let decoded = query::decode(&raw);
+            let moved: Vec<(Key, String)> = decoded
+                .notices
+                .iter()
+                .filter_map(|n| {
+                    let k = n.field_key()?;
+                    if over.get(k).is_some() {
+                        return None;
+                    }
+                    let s = self.keys.iter().find(|s| s.key == k)?;
+                    Some((k, format!("{}: {n}", s.from)))
+                })
+                .collect();
+            if moved.is_empty() {
+                return raw;
+            }
+            for (k, why) in moved {
+                self.keys.retain(|s| s.key != k);
+                self.unknown.push(clip(&why, LINE + QUOTE));
+            }
+        }
+    }
+
     /// The keys as a query string (what a link carries).
     pub fn query(&self) -> String {
         let mut raw = RawQuery::default();
