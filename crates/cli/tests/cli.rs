@@ -250,3 +250,103 @@ fn a_config_of_an_unknown_family_is_refused_unless_read_as_llama() {
         "{err}"
     );
 }
+
+fn paste_fixture(name: &str) -> String {
+    format!(
+        "{}/../core/tests/fixtures/pastes/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// `--from` a PyTorch OOM message: the GPU's capacity read, the run given
+/// in the query, each measured figure beside the estimate's, and
+/// `--check` exits 1 because the run does not fit (as it did not).
+#[test]
+fn from_an_oom_message_checks_the_run() {
+    let file = paste_fixture("pytorch-oom-23.65gib.txt");
+    let (code, out, err) = vramfit(&[
+        "--from",
+        &file,
+        "--check",
+        "model=llama3.1-8b&dtype=bf16&batch=1&seq=512",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("short by"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["read"], "gpu=custom&capacity_gib=23.65");
+    assert_eq!(v["found"][0], "PyTorch's out-of-memory message");
+    let m = &v["measured"][0];
+    assert_eq!(m["field"], "peak_allocated_bytes");
+    assert_eq!(m["measured"], 24_611_756_442u64);
+    assert_eq!(m["estimated"], v["peak_allocated_bytes"]);
+    assert_eq!(m["holds"], "at_least_reached");
+    assert_eq!(m["bound"], "at least");
+    assert!(v["query"]
+        .as_str()
+        .is_some_and(|q| q.contains("capacity_gib=23.65")));
+}
+
+/// `--check` exits 0 when the run fits, and `--from -` reads stdin.
+#[test]
+fn from_stdin_and_check_fits() {
+    let yaml = std::fs::read(paste_fixture("trl-example_config.yaml")).expect("fixture");
+    let args = ["--from", "-", "--check", "batch=1&seq=512&gpu=h100-sxm-80"];
+    let out = vramfit_cli::run_with_stdin(args.iter().map(Into::into), &mut yaml.as_slice());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(v["read"], "task=train&model=qwen2.5-0.5b");
+    assert_eq!(v["unknown"].as_array().map(Vec::len), Some(4));
+    assert_eq!(v["scenario"]["model"]["preset"]["id"], "qwen2.5-0.5b");
+}
+
+/// A llama.cpp start-up log: read to its settings, its buffers beside
+/// the estimate's, in the table too.
+#[test]
+fn from_a_llamacpp_log_as_text() {
+    let file = paste_fixture("llamacpp-qwen3-0.6b-orin-b5489.log");
+    let (code, out, err) = vramfit(&["--from", &file, "--text"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with(
+            "read: task=infer&model=qwen3-0.6b&engine=llamacpp&weights=q4_k_m&ctx=4096"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("measured kv_cache_bytes: measured 469762048 bytes"),
+        "{out}"
+    );
+    assert!(out.contains("within the printed rounding"), "{out}");
+}
+
+#[test]
+fn from_bad_input_exits_2() {
+    let missing = paste_fixture("no-such-file.txt");
+    let dir = std::env::temp_dir().join(format!("vramfit-from-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let binary = dir.join("model.gguf");
+    std::fs::write(&binary, b"GGUF\x03\0\0\0").expect("write");
+    let big = dir.join("big.log");
+    std::fs::write(&big, vec![b'a'; (4 << 20) + 1]).expect("write");
+    let other = dir.join("other.txt");
+    std::fs::write(&other, "hello world\n").expect("write");
+    for (args, says) in [
+        (vec!["--from", missing.as_str()], "--from"),
+        (vec!["--from", binary.to_str().unwrap_or("")], "binary"),
+        (vec!["--from", big.to_str().unwrap_or("")], "4194305 bytes"),
+        (
+            vec!["--from", other.to_str().unwrap_or("")],
+            "not a command",
+        ),
+        (vec!["--from"], "--from needs a file"),
+        (
+            vec!["--from", "a", "--config", "b"],
+            "--from reads its own settings",
+        ),
+    ] {
+        let (code, out, err) = vramfit(&args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -40,7 +40,7 @@ fn generated_argument_vectors() {
     for i in 0..n {
         let mut args: Vec<OsString> = Vec::new();
         for _ in 0..r.range(0, 4) {
-            let a: OsString = match r.below(12) {
+            let a: OsString = match r.below(15) {
                 0 => "--text".into(),
                 1 => "--json".into(),
                 2 => "--as-llama".into(),
@@ -54,16 +54,27 @@ fn generated_argument_vectors() {
                 6 => not_utf8(),
                 7 => "--config".into(),
                 8 => config_file(&dir, i, &fuzz::config(&mut r)).into(),
+                // `--from -` reads the generated stdin below.
+                9 => "--from".into(),
+                10 => "-".into(),
+                11 => "--check".into(),
                 _ => fuzz::query(&mut r).into(),
             };
             args.push(a);
         }
         let shown = format!("{args:?}");
-        let out = vramfit_cli::run(args.into_iter());
+        // A query string, a config or nothing, as `--from -`'s stdin.
+        let stdin = match r.below(3) {
+            0 => fuzz::query(&mut r),
+            1 => fuzz::config(&mut r),
+            _ => String::new(),
+        };
+        let out = vramfit_cli::run_with_stdin(args.into_iter(), &mut stdin.as_bytes());
         let help = out.stdout.starts_with("usage: vramfit");
         match out.code {
             0 if help || out.stdout.starts_with("vramfit: ") => {}
-            0 => {
+            0 | 1 if out.stdout.starts_with("vramfit: ") || out.stdout.starts_with("read: ") => {}
+            0 | 1 => {
                 let v: serde_json::Value = serde_json::from_str(&out.stdout)
                     .unwrap_or_else(|e| panic!("{shown}: not JSON ({e}): {}", out.stdout));
                 assert!(v["peak_total_bytes"].is_u64(), "{shown}");
