@@ -121,7 +121,75 @@ const CASES: &[Case] = &[
         beside: "",
         holds: &[],
     },
+    Case {
+        file: "accelerate-deepspeed_zero3.yaml",
+        source: "https://github.com/huggingface/trl/blob/c3d2465f5e4e2a69a23d4fe1d98ef24e86a96584/examples/accelerate_configs/deepspeed_zero3.yaml",
+        reads: "task=train&dtype=mixed_bf16&grad_accum=1&gpus=8&zero=3&shard=deepspeed",
+        measured: &[],
+        beside: "",
+        holds: &[],
+    },
+    Case {
+        file: "accelerate-fsdp2.yaml",
+        source: "https://github.com/huggingface/trl/blob/ca08043183baccb0b8dae34ac9091fa6c69122cb/examples/accelerate_configs/fsdp2.yaml",
+        reads: "task=train&gpus=8&zero=3&shard=fsdp2",
+        measured: &[],
+        beside: "",
+        holds: &[],
+    },
 ];
+
+/// Commands written here to reach each program's flag table (not
+/// published texts: those are [`CASES`]): what each reads to, and how
+/// many of its words are listed as unknown.
+#[test]
+fn each_programs_flags_read_to_their_keys() {
+    fn check(command: &str, reads: &str, unknown: usize) {
+        let r = paste::read(command).unwrap_or_else(|e| panic!("{command}: {e}"));
+        assert_eq!(r.query(), reads, "{command}");
+        assert_eq!(r.unknown.len(), unknown, "{command}: {:?}", r.unknown);
+    }
+    check(
+        "llama-server -m Qwen3-8B-Q4_K_M.gguf -c 32768 -ngl 99 -fa on -ctk q8_0 -ctv q8_0 --port 8080 --jinja",
+        "task=infer&model=qwen3-8b&engine=llamacpp&weights=q4_k_m&ctx=32768&cache_type_k=q8_0&cache_type_v=q8_0&flash_attn=on&n_gpu_layers=99",
+        2,
+    );
+    check(
+        "./build/bin/llama-server -hf unsloth/Qwen3-8B-GGUF:Q8_0 --ctx-size=8192 -np 2 -kvu -ub 1024 -b 4096 -ts 3/1 -sm layer -ot '.ffn_.*_exps.=CPU' --n-cpu-moe 4 -ngl all",
+        "task=infer&model=qwen3-8b&engine=llamacpp&weights=q8_0&ctx=8192&n_parallel=2&n_batch=4096&n_ubatch=1024&n_cpu_moe=4&kv_unified=true&tensor_split=3%2C1&override_tensor=.ffn_.%2A_exps.%3DCPU&split_mode=layer",
+        0,
+    );
+    check(
+        "CUDA_VISIBLE_DEVICES=0,1 vllm serve Qwen/Qwen3-8B --max_model_len 32768 -tp 2 --gpu-memory-utilization=0.85 \\\n  --kv-cache-dtype fp8 --enforce-eager --port 8000",
+        "task=infer&model=qwen3-8b&engine=vllm&ctx=32768&kv_dtype=fp8&gpu_memory_utilization=0.85&enforce_eager=true&tensor_parallel_size=2",
+        2,
+    );
+    check(
+        "python -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.1-8B-Instruct --dtype float16 --quantization fp8 --max-num-seqs 64",
+        "task=infer&model=llama3.1-8b&engine=vllm&weights=fp8&max_num_seqs=64",
+        0,
+    );
+    check(
+        "OLLAMA_NUM_PARALLEL=2 OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 ollama run qwen3:8b",
+        "task=infer&model=qwen3-8b&engine=ollama&num_parallel=2&kv_cache_type=q8_0&flash_attention=true",
+        0,
+    );
+    check(
+        "mlx_lm.generate --model mlx-community/Qwen3-8B-4bit --prompt hi --max-tokens 256 --max-kv-size 4096",
+        "task=infer&model=qwen3-8b&engine=mlx&weights=4bit&new=256&max_kv_size=4096",
+        1,
+    );
+    check(
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True accelerate launch --num_processes 2 train.py --model_name_or_path Qwen/Qwen2.5-7B --per_device_train_batch_size 4 --gradient_checkpointing --bf16 --torch_dtype bfloat16 --use_peft --lora_target_modules all-linear --max_length 2048 --learning_rate 2e-4",
+        "task=train&model=qwen2.5-7b&dtype=bf16_autocast&batch=4&seq=2048&grad_ckpt=true&lora_r=16&lora_targets=all&gpus=2&expandable_segments=true",
+        1,
+    );
+    check(
+        "$ torchrun --nproc_per_node 4 sft.py --model_name_or_path meta-llama/Llama-3.2-1B --load_in_4bit --use_peft --lora_r 64 --optim paged_adamw_8bit --fsdp 'full_shard auto_wrap'",
+        "task=train&model=llama3.2-1b&optim=paged_adamw_8bit&lora_r=64&quant=nf4&gpus=4&zero=3&shard=fsdp1",
+        0,
+    );
+}
 
 fn measured_value(f: Figure) -> u64 {
     match f {

@@ -329,9 +329,8 @@ fn program(words: &[String]) -> Option<(Program, usize)> {
             ));
             Some((Program::Mlx, i + 3 + skip))
         }
-        ("accelerate", Some("launch"), _) | ("torchrun" | "deepspeed", _, _) => {
-            Some((Program::Train, i + 1))
-        }
+        ("accelerate", Some("launch"), _) => Some((Program::Train, i + 2)),
+        ("torchrun" | "deepspeed", _, _) => Some((Program::Train, i + 1)),
         ("trl", Some("sft" | "dpo" | "grpo" | "kto" | "reward"), _) => {
             Some((Program::Train, i + 2))
         }

@@ -82,6 +82,24 @@ const NO_EFFECT: &[&str] = &[
     "logging_strategy",
     "remove_unused_columns",
     "chat_template",
+    // accelerate's config: where and how processes start.
+    "compute_environment",
+    "debug",
+    "machine_rank",
+    "main_training_function",
+    "num_machines",
+    "rdzv_backend",
+    "same_network",
+    "tpu_env",
+    "tpu_use_cluster",
+    "tpu_use_sudo",
+    "use_cpu",
+    "downcast_bf16",
+    "enable_cpu_affinity",
+    "deepspeed_config.deepspeed_multinode_launcher",
+    "deepspeed_config.zero3_save_16bit_model",
+    "fsdp_config.fsdp_state_dict_type",
+    "fsdp_config.fsdp_cpu_ram_efficient_loading",
 ];
 
 /// Every field some rule below reads (for telling a config from other
@@ -146,6 +164,9 @@ const READ: &[&str] = &[
     "deepspeed",
     "mixed_precision",
     "zero_stage",
+    "deepspeed_config.gradient_accumulation_steps",
+    "fsdp_config.fsdp_reshard_after_forward",
+    "fsdp_config.fsdp_activation_checkpointing",
 ];
 
 pub(crate) fn is_known_field(path: &str) -> bool {
@@ -252,7 +273,13 @@ fn plain(f: &mut Fields, c: &mut Collector) {
             ],
             Key::Batch,
         ),
-        (&["gradient_accumulation_steps"], Key::GradAccum),
+        (
+            &[
+                "gradient_accumulation_steps",
+                "deepspeed_config.gradient_accumulation_steps",
+            ],
+            Key::GradAccum,
+        ),
         (
             &[
                 "max_length",
@@ -334,6 +361,23 @@ fn dtype(f: &mut Fields, c: &mut Collector) {
     };
     if let Some((true, src)) = f.truthy(&["bf16.enabled"]) {
         return c.set(Key::Dtype, "mixed_bf16", &src);
+    }
+    // accelerate's DeepSpeed plugin turns `mixed_precision: bf16` into
+    // DeepSpeed's `bf16.enabled`: bf16 weights, an fp32 master copy.
+    let deepspeed = f
+        .entries
+        .iter()
+        .any(|e| e.path == "distributed_type" && e.value.text() == "DEEPSPEED");
+    if deepspeed {
+        if let Some(e) = f
+            .entries
+            .iter()
+            .find(|e| e.path == "mixed_precision" && e.value.text() == "bf16")
+        {
+            let src = from(e);
+            f.get(&["mixed_precision"]);
+            return c.set(Key::Dtype, "mixed_bf16", &src);
+        }
     }
     if let Some(e) = f
         .entries
@@ -511,6 +555,14 @@ fn parallel(f: &mut Fields, c: &mut Collector) {
             "SHARD_GRAD_OP" | "2" => c.set(Key::Zero, "2", &src),
             _ => c.unknown(format!("{src}: a sharding strategy vramfit does not model")),
         }
+    }
+    // FSDP2's `reshard_after_forward`: true shards the parameters again
+    // after each forward (FULL_SHARD), false keeps them (SHARD_GRAD_OP).
+    if let Some((r, src)) = f.truthy(&["fsdp_config.fsdp_reshard_after_forward"]) {
+        c.set(Key::Zero, if r { "3" } else { "2" }, &src);
+    }
+    if let Some((true, src)) = f.truthy(&["fsdp_config.fsdp_activation_checkpointing"]) {
+        c.set(Key::GradCkpt, "true", &src);
     }
     if let Some((true, src)) = f.truthy(&["fsdp_config.fsdp_offload_params"]) {
         c.set(Key::Offload, "params", &src);
