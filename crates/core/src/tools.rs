@@ -24,6 +24,9 @@ pub enum ToolRequest {
     /// The estimate of the page's query (as typed) as a JSON document,
     /// the same as `vramfit --json`.
     Export { query: String },
+    /// Read a pasted command, config, log or message (`crate::paste`)
+    /// on top of the page's query (as typed).
+    Paste { text: String, query: String },
 }
 
 /// The worker's answer.
@@ -44,6 +47,16 @@ pub enum ToolReply {
     Exported { json: String },
     /// No estimate to export, and why.
     NotExported { why: String },
+    /// A paste read: set `changes` ([`apply_changes`]); `read` says each
+    /// key and where it came from, `unknown` what was not read, `measured`
+    /// each figure beside the estimate's of the query it makes.
+    Pasted {
+        summary: String,
+        changes: Vec<(String, String)>,
+        read: Vec<String>,
+        unknown: Vec<String>,
+        measured: Vec<String>,
+    },
     /// The request could not be read (a page and a worker from different
     /// builds): said rather than left unanswered.
     Unreadable,
@@ -79,6 +92,7 @@ impl ImportOutcome {
                 ToolReply::Ready
                 | ToolReply::Exported { .. }
                 | ToolReply::NotExported { .. }
+                | ToolReply::Pasted { .. }
                 | ToolReply::Unreadable,
             ) => ImportOutcome::WorkerFailed(
                 "the import worker answered another question: reload the page".into(),
@@ -93,6 +107,78 @@ pub fn answer(request: &ToolRequest) -> ToolReply {
     match request {
         ToolRequest::Import { text, reading } => import(text, *reading),
         ToolRequest::Export { query } => export(query),
+        ToolRequest::Paste { text, query } => paste_reply(text, query),
+    }
+}
+
+/// Sets a paste's `changes` in the form: the model's keys first removed
+/// when the paste names a model (as an import does), then each key.
+pub fn apply_changes(form: &mut RawQuery, changes: &[(String, String)]) {
+    if changes.iter().any(|(k, _)| k == query::Key::Model.text()) {
+        for k in query::model_keys() {
+            form.remove(k);
+        }
+    }
+    for (k, v) in changes {
+        form.set(k, v);
+    }
+}
+
+/// A paste read on top of the page's `query`: the keys it sets (each
+/// validated, a key the codec would not use as given moved to what was
+/// not read), and each measured figure beside the estimate of the query
+/// the page will then hold.
+fn paste_reply(text: &str, query: &str) -> ToolReply {
+    let mut read = match crate::paste::read(text) {
+        Ok(r) => r,
+        Err(e) => {
+            return ToolReply::Refused {
+                why: e.to_string(),
+                offer_llama: false,
+            }
+        }
+    };
+    let mut base = RawQuery::parse(query);
+    let pairs = |r: &crate::paste::Read| -> Vec<(String, String)> {
+        r.keys
+            .iter()
+            .map(|s| (s.key.to_string(), s.value.clone()))
+            .collect()
+    };
+    // The model's keys go when the paste names a model (as applying it
+    // does); the paste's keys are set on top by `settle_on`.
+    apply_changes(&mut base, &pairs(&read));
+    for s in &read.keys {
+        base.remove(s.key);
+    }
+    let raw = read.settle_on(&base);
+    let decoded = query::decode(&raw);
+    let measured = match Estimates::primary_of(&decoded.scenario) {
+        Ok(e) => crate::compare::compare(&read, &e)
+            .iter()
+            .map(crate::compare::Row::text)
+            .collect(),
+        Err(e) => vec![format!("no estimate to set the figures beside: {e}")],
+    };
+    let summary = format!(
+        "Read {}: {} setting{}, {} figure{} measured, {} not read.",
+        read.found.join(" and "),
+        read.keys.len(),
+        if read.keys.len() == 1 { "" } else { "s" },
+        read.measured.len(),
+        if read.measured.len() == 1 { "" } else { "s" },
+        read.unknown.len()
+    );
+    ToolReply::Pasted {
+        summary,
+        changes: pairs(&read),
+        read: read
+            .keys
+            .iter()
+            .map(|s| format!("{}={}  ← {}", s.key, s.value, s.from))
+            .collect(),
+        unknown: read.unknown,
+        measured,
     }
 }
 
@@ -208,6 +294,9 @@ impl ToolRequest {
                 .text(reading_key(*reading))
                 .text(text),
             ToolRequest::Export { query } => Writer::new().text("export").text(query),
+            ToolRequest::Paste { text, query } => {
+                Writer::new().text("paste").text(query).text(text)
+            }
         }
         .finish()
     }
@@ -228,6 +317,11 @@ impl ToolRequest {
             "export" => ToolRequest::Export {
                 query: r.text()?.to_string(),
             },
+            "paste" => {
+                let query = r.text()?.to_string();
+                let text = r.text()?.to_string();
+                ToolRequest::Paste { text, query }
+            }
             _ => return None,
         };
         r.done(request)
@@ -253,6 +347,28 @@ impl ToolReply {
             }
             ToolReply::Exported { json } => Writer::new().text("exported").text(json),
             ToolReply::NotExported { why } => Writer::new().text("not-exported").text(why),
+            ToolReply::Pasted {
+                summary,
+                changes,
+                read,
+                unknown,
+                measured,
+            } => {
+                let mut w = Writer::new()
+                    .text("pasted")
+                    .text(summary)
+                    .num(changes.len());
+                for (k, v) in changes {
+                    w = w.text(k).text(v);
+                }
+                for list in [read, unknown, measured] {
+                    w = w.num(list.len());
+                    for line in list {
+                        w = w.text(line);
+                    }
+                }
+                w
+            }
             ToolReply::Unreadable => Writer::new().text("unreadable"),
         }
         .finish()
@@ -286,6 +402,36 @@ impl ToolReply {
             "not-exported" => ToolReply::NotExported {
                 why: r.text()?.to_string(),
             },
+            "pasted" => {
+                let summary = r.text()?.to_string();
+                let n: usize = r.num()?;
+                if n > message.len() / 4 {
+                    return None;
+                }
+                let mut changes = Vec::with_capacity(n);
+                for _ in 0..n {
+                    changes.push((r.text()?.to_string(), r.text()?.to_string()));
+                }
+                let mut lists = [Vec::new(), Vec::new(), Vec::new()];
+                for list in &mut lists {
+                    let n: usize = r.num()?;
+                    // Each line is at least an empty field ("0:").
+                    if n > message.len() / 2 {
+                        return None;
+                    }
+                    for _ in 0..n {
+                        list.push(r.text()?.to_string());
+                    }
+                }
+                let [read, unknown, measured] = lists;
+                ToolReply::Pasted {
+                    summary,
+                    changes,
+                    read,
+                    unknown,
+                    measured,
+                }
+            }
             "unreadable" => ToolReply::Unreadable,
             _ => return None,
         };

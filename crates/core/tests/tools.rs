@@ -116,14 +116,22 @@ proptest! {
         let requests = [
             ToolRequest::Import { text: a.clone(), reading: if flag { Reading::AsLlama } else { Reading::AsItSays } },
             ToolRequest::Export { query: b.clone() },
+            ToolRequest::Paste { text: a.clone(), query: b.clone() },
         ];
         for r in requests {
             prop_assert_eq!(ToolRequest::decode(&r.encode()), Some(r));
         }
         let replies = [
             ToolReply::Ready,
-            ToolReply::Imported { summary: a.clone(), changes: pairs },
+            ToolReply::Imported { summary: a.clone(), changes: pairs.clone() },
             ToolReply::Refused { why: b.clone(), offer_llama: flag },
+            ToolReply::Pasted {
+                summary: b.clone(),
+                changes: pairs.clone(),
+                read: vec![a.clone()],
+                unknown: vec![b.clone(), String::new()],
+                measured: vec![],
+            },
             ToolReply::Exported { json: a },
             ToolReply::NotExported { why: b },
             ToolReply::Unreadable,
@@ -132,6 +140,72 @@ proptest! {
             prop_assert_eq!(ToolReply::decode(&r.encode()), Some(r));
         }
     }
+}
+
+/// A paste, as the page's box sends it: the keys it reads applied over
+/// the form's, what was not read, and each figure beside the estimate of
+/// the query the form will then hold.
+#[test]
+fn a_paste_reads_over_the_pages_query() {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/pastes/pytorch-oom-23.65gib.txt",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture");
+    let request = ToolRequest::Paste {
+        text,
+        query: "model=llama3.1-8b&dtype=bf16&batch=1&seq=512&gpu=rtx-4090".into(),
+    };
+    let decoded = ToolRequest::decode(&request.encode()).expect("request decodes");
+    assert_eq!(decoded, request);
+    let reply = answer(&decoded);
+    assert_eq!(ToolReply::decode(&reply.encode()).as_ref(), Some(&reply));
+    let ToolReply::Pasted {
+        summary,
+        changes,
+        read,
+        unknown,
+        measured,
+    } = reply
+    else {
+        panic!("pasted: {reply:?}")
+    };
+    assert_eq!(
+        summary,
+        "Read PyTorch's out-of-memory message: 2 settings, 2 figures measured, 0 not read."
+    );
+    assert_eq!(
+        changes,
+        [
+            ("gpu".to_string(), "custom".to_string()),
+            ("capacity_gib".into(), "23.65".into())
+        ]
+    );
+    assert_eq!(read.len(), 2);
+    assert!(unknown.is_empty());
+    assert!(
+        measured[0].starts_with("peak_allocated_bytes: measured 24611756442 bytes"),
+        "{measured:?}"
+    );
+    assert!(
+        measured[0].ends_with("the estimate is at least what the run had reached"),
+        "{measured:?}"
+    );
+    // Applied as the page applies it: the form's other keys stay.
+    let mut form = vramfit_core::RawQuery::parse("model=llama3.1-8b&batch=1&gpu=rtx-4090");
+    vramfit_core::tools::apply_changes(&mut form, &changes);
+    assert_eq!(
+        form.to_query_string(),
+        "model=llama3.1-8b&batch=1&gpu=custom&capacity_gib=23.65"
+    );
+
+    let ToolReply::Refused { why, .. } = answer(&ToolRequest::Paste {
+        text: "hello".into(),
+        query: String::new(),
+    }) else {
+        panic!("refused")
+    };
+    assert!(why.starts_with("not a command, a training config"), "{why}");
 }
 
 // ---------------------------------------------------------------- a GGUF file read

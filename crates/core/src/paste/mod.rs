@@ -317,8 +317,18 @@ impl Read {
     /// not read) leaves the query and moves to `unknown` with the notice.
     /// The query's own keys stay, for the caller's strict decode.
     pub fn settle(&mut self, over: &RawQuery) -> RawQuery {
+        self.settle_between(&RawQuery::default(), over)
+    }
+
+    /// [`Read::settle`] on top of `base` (the page's form, which already
+    /// holds the read keys): a notice on a read key moves it to `unknown`.
+    pub fn settle_on(&mut self, base: &RawQuery) -> RawQuery {
+        self.settle_between(base, &RawQuery::default())
+    }
+
+    fn settle_between(&mut self, base: &RawQuery, over: &RawQuery) -> RawQuery {
         loop {
-            let mut raw = RawQuery::default();
+            let mut raw = base.clone();
             for s in &self.keys {
                 raw.set(s.key, &s.value);
             }
