@@ -10,6 +10,7 @@ import "./a11y.mjs";
 import "./hub.mjs";
 import "./infer.mjs";
 import "./gguf.mjs";
+import "./paste.mjs";
 import "./budget.mjs";
 
 test("set a configuration through the form; the page and the CLI agree", async ({ page, base, shot }) => {

@@ -436,7 +436,8 @@ fn flags(words: &[String], prog: Program, c: &mut Collector) {
                     None => c.set(k, default, &name),
                 }
             }
-            to => {
+            to
+            @ (To::Key(_) | To::Map(..) | To::Append(_) | To::Model | To::HfRepo | To::Dtype) => {
                 let Some(v) = value(&mut i) else {
                     c.unknown(format!("{name}: no value after it"));
                     continue;
