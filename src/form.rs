@@ -508,9 +508,24 @@ pub enum ImportMessage {
     Failed { why: String, offer_llama: bool },
 }
 
-/// Imports `text` (in the tools worker) and says how it went.
+/// Reads `text` (in the tools worker) and says how it went: as it says,
+/// a paste (`ToolRequest::Paste`: a config.json, or a command, a training
+/// config, a log, an out-of-memory message over the form); as Llama-like,
+/// a config.json.
 pub async fn import_text(page: Page, text: String, reading: hf_config::Reading) -> ImportMessage {
-    match ImportOutcome::of(crate::tools::ask(&ToolRequest::Import { text, reading }).await) {
+    let request = match reading {
+        hf_config::Reading::AsItSays => ToolRequest::Paste {
+            text,
+            query: page.form.with_untracked(|f| f.to_query_string()),
+        },
+        hf_config::Reading::AsLlama => ToolRequest::Import { text, reading },
+    };
+    show_import(page, crate::tools::ask(&request).await)
+}
+
+/// Applies a worker's import (or paste) reply and says how it went.
+fn show_import(page: Page, reply: Result<vramfit_core::tools::ToolReply, String>) -> ImportMessage {
+    match ImportOutcome::of(reply) {
         ImportOutcome::Imported { summary, changes } => {
             page.apply_import(&changes, &[]);
             ImportMessage::Done(summary)
@@ -533,7 +548,7 @@ pub fn ImportOutcome(
     move || {
         message.get().map(|m| match m {
             ImportMessage::Done(text) => view! {
-                <p class="hint" data-testid=testid data-ok="true" aria-live="polite">{text}</p>
+                <p class="hint paste-out" data-testid=testid data-ok="true" aria-live="polite">{text}</p>
             }
             .into_any(),
             ImportMessage::Failed { why, offer_llama } => view! {
@@ -552,8 +567,10 @@ pub fn ImportOutcome(
     }
 }
 
-/// A Hugging Face config.json, loaded from the Hub by model id or pasted:
-/// its architecture replaces the fields.
+/// A Hugging Face config.json, loaded from the Hub by model id or pasted
+/// (its architecture replaces the fields), or whatever else someone has
+/// in hand (`vramfit_core::paste`): its settings set the form, and the
+/// worker's text sets what it measured beside the estimate.
 #[component]
 fn ConfigImport(page: Page) -> impl IntoView {
     let (text, set_text) = signal(String::new());
@@ -564,6 +581,16 @@ fn ConfigImport(page: Page) -> impl IntoView {
             let m = import_text(page, text, reading).await;
             set_message.set(Some(m));
         });
+    };
+    // A picked file is read by the worker: the page never holds its text.
+    let picked = move |ev: leptos::ev::Event| {
+        if let Some((file, _)) = crate::gguf::picked_file(&ev) {
+            let query = page.form.with_untracked(|f| f.to_query_string());
+            leptos::task::spawn_local(async move {
+                let reply = crate::tools::ask_paste_file(file, &query).await;
+                set_message.set(Some(show_import(page, reply)));
+            });
+        }
     };
     let section = NodeRef::<leptos::html::Details>::new();
     let area = NodeRef::<leptos::html::Textarea>::new();
@@ -579,14 +606,15 @@ fn ConfigImport(page: Page) -> impl IntoView {
     view! {
         <crate::hub::HubLoad page=page paste=open_paste/>
         <details class="advanced" node_ref=section>
-            <summary>"Paste a config.json"</summary>
-            <label for="config-json" class="visually-hidden">"config.json"</label>
+            <summary>"Paste what you have"</summary>
+            <label for="config-json">"A config.json; the llama-server, vllm serve, ollama or training command you run; a TRL, Axolotl or DeepSpeed config; a start-up log; PyTorch's out-of-memory message. Read in this browser, nothing uploaded."</label>
             <textarea id="config-json" data-testid="config-json" rows="6" spellcheck="false" node_ref=area
-                placeholder="{\"model_type\": \"llama\", \"hidden_size\": 4096, ...}"
+                placeholder="vllm serve Qwen/Qwen3-8B --max-model-len 32768 …"
                 prop:value=move || text.get()
                 on:input=move |ev| set_text.set(event_target_value(&ev))></textarea>
+            <input type="file" data-testid="paste-file" aria-label="Or a file" on:change=picked/>
             <button type="button" data-testid="config-import"
-                on:click=move |_| run(hf_config::Reading::AsItSays)>"Use this architecture"</button>
+                on:click=move |_| run(hf_config::Reading::AsItSays)>"Read it"</button>
             <ImportOutcome message=message testid="config-message"
                 retry_as_llama=Callback::new(move |()| run(hf_config::Reading::AsLlama))/>
         </details>

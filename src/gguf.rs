@@ -150,7 +150,7 @@ impl Ctx {
 
 /// The picked file and its name (the input's first file), read without
 /// the `File` bindings: a `File` is a `Blob`.
-fn picked_file(ev: &leptos::ev::Event) -> Option<(web_sys::Blob, String)> {
+pub(crate) fn picked_file(ev: &leptos::ev::Event) -> Option<(web_sys::Blob, String)> {
     let get = |v: &wasm_bindgen::JsValue, k: &str| js_sys::Reflect::get(v, &k.into()).ok();
     let input: wasm_bindgen::JsValue = ev.target()?.into();
     let file = get(&get(&input, "files")?, "0")?;

@@ -16,7 +16,6 @@ mod form;
 mod gguf;
 mod hub;
 mod infer;
-mod paste;
 mod probe;
 mod results;
 /// The form's rules around the codec's edits: the core's.
@@ -241,7 +240,6 @@ pub fn App() -> impl IntoView {
             <OtherTaskNotices page=page/>
             <div class="inputs">
                 <infer::TaskSwitch page=page/>
-                <paste::PasteBox page=page/>
                 <form::ModelPanel page=page/>
                 {move || match task.get() {
                     Task::Train => view! {

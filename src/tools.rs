@@ -40,6 +40,17 @@ pub async fn ask_gguf(source: &GgufSource, name: &str) -> Result<ToolReply, Stri
     ask_with(message.into()).await
 }
 
+/// The worker's reply to a picked file read as a paste over the page's
+/// `query` (the worker reads the file: the page never holds its text).
+pub async fn ask_paste_file(file: web_sys::Blob, query: &str) -> Result<ToolReply, String> {
+    let message = js_sys::Array::of3(
+        &JsValue::from_str("paste"),
+        &file,
+        &JsValue::from_str(query),
+    );
+    ask_with(message.into()).await
+}
+
 /// The tools worker, as the page reads it.
 struct Tools;
 

@@ -19,14 +19,25 @@ function cliFrom(file, query = "") {
 }
 
 async function paste(page, text) {
-  const area = page.locator('[data-testid="paste-text"]');
+  const area = page.locator('[data-testid="config-json"]');
   await ui.ensureVisible(area);
   await area.fill(text);
-  await page.click('[data-testid="paste-read"]');
-  await page.waitForSelector('[data-testid="paste-outcome"]');
+  await page.click('[data-testid="config-import"]');
+  await page.waitForSelector('[data-testid="config-message"]');
 }
 
-const items = (page, testid) => page.$$eval(`[data-testid="${testid}"] li`, (ls) => ls.map((l) => l.textContent));
+/** The outcome's lines under a section's title (two-space indented). */
+async function section(page, title) {
+  const lines = (await page.textContent('[data-testid="config-message"]')).split("\n");
+  const at = lines.indexOf(title);
+  if (at < 0) return [];
+  const out = [];
+  for (const l of lines.slice(at + 1)) {
+    if (!l.startsWith("  ")) break;
+    out.push(l.slice(2));
+  }
+  return out;
+}
 
 for (const [file, start, expect] of [
   ["llamacpp-qwen3-0.6b-orin-b5489.log", "", { model: "qwen3-0.6b", engine: "llamacpp", ctx: "4096", weights: "q4_k_m" }],
@@ -38,7 +49,7 @@ for (const [file, start, expect] of [
     await page.goto(start ? `${base}?${start}` : base);
     await ui.ready(page);
     await paste(page, fs.readFileSync(`${PASTES}/${file}`, "utf8"));
-    assert.equal(await ui.attr(page, "paste-outcome", "data-ok"), "true", await page.textContent('[data-testid="paste-outcome"]'));
+    assert.equal(await ui.attr(page, "config-message", "data-ok"), "true", await page.textContent('[data-testid="config-message"]'));
     const p = ui.urlParams(page);
     for (const [k, v] of Object.entries(expect)) {
       assert.equal(p.get(k), v, `${k} in ${ui.urlQuery(page)}`);
@@ -46,13 +57,13 @@ for (const [file, start, expect] of [
     // The same figures as the CLI reading the same file over the page's
     // query before the paste.
     const doc = cliFrom(file, start);
-    const measured = await items(page, "paste-measured");
+    const measured = await section(page, "Measured, beside vramfit's estimate:");
     assert.equal(measured.length, doc.measured.length, measured.join("\n"));
     for (const [i, m] of doc.measured.entries()) {
       assert.ok(measured[i].startsWith(`${m.field}: measured ${m.measured} bytes`), measured[i]);
       assert.ok(measured[i].includes(`estimated ${m.estimated} bytes`), `${measured[i]} vs ${m.estimated}`);
     }
-    assert.deepEqual(await items(page, "paste-unknown"), doc.unknown);
+    assert.deepEqual(await section(page, "Not read:"), doc.unknown);
     // The page's estimate is the CLI's for the link it now holds.
     assert.equal(await ui.peakBytes(page), cli(ui.urlQuery(page)));
     await shot();
@@ -64,7 +75,7 @@ test("a paste that is not one says so and changes nothing", async ({ page, base 
   await ui.ready(page);
   const before = ui.urlQuery(page);
   await paste(page, "   Compiling serde v1.0.200\n    Finished `dev` profile\n");
-  assert.equal(await ui.attr(page, "paste-outcome", "data-ok"), "false");
-  assert.match(await page.textContent('[data-testid="paste-outcome"]'), /^not a command, a training config, a start-up log or an out-of-memory message/);
+  assert.equal(await ui.attr(page, "config-message", "data-ok"), "false");
+  assert.match(await page.textContent('[data-testid="config-message"]'), /^not a command, a training config, a start-up log or an out-of-memory message/);
   assert.equal(ui.urlQuery(page), before);
 });

@@ -47,16 +47,6 @@ pub enum ToolReply {
     Exported { json: String },
     /// No estimate to export, and why.
     NotExported { why: String },
-    /// A paste read: set `changes` ([`apply_changes`]); `read` says each
-    /// key and where it came from, `unknown` what was not read, `measured`
-    /// each figure beside the estimate's of the query it makes.
-    Pasted {
-        summary: String,
-        changes: Vec<(String, String)>,
-        read: Vec<String>,
-        unknown: Vec<String>,
-        measured: Vec<String>,
-    },
     /// The request could not be read (a page and a worker from different
     /// builds): said rather than left unanswered.
     Unreadable,
@@ -92,7 +82,6 @@ impl ImportOutcome {
                 ToolReply::Ready
                 | ToolReply::Exported { .. }
                 | ToolReply::NotExported { .. }
-                | ToolReply::Pasted { .. }
                 | ToolReply::Unreadable,
             ) => ImportOutcome::WorkerFailed(
                 "the import worker answered another question: reload the page".into(),
@@ -124,12 +113,46 @@ pub fn apply_changes(form: &mut RawQuery, changes: &[(String, String)]) {
     }
 }
 
-/// A paste read on top of the page's `query`: the keys it sets (each
-/// validated, a key the codec would not use as given moved to what was
-/// not read), and each measured figure beside the estimate of the query
-/// the page will then hold.
+/// A paste read on top of the page's `query`, as an import's reply (the
+/// page applies it as one: the model's keys replaced by the changes, so a
+/// paste that names no model carries the form's own model keys), and its
+/// text: what was read and from where, each measured figure beside the
+/// estimate of the query the page will then hold, what was not read. The
+/// lines are written here so that the page only shows them.
 fn paste_reply(text: &str, query: &str) -> ToolReply {
-    let mut read = match crate::paste::read(text) {
+    if is_model_config(text) {
+        return import(text, Reading::AsItSays);
+    }
+    paste_read(crate::paste::read(text), query)
+}
+
+/// A Hugging Face `config.json` (a JSON object naming its `model_type`,
+/// its `architectures` or a nested `text_config`): imported as the model,
+/// as the config box always did; any other JSON is a training config.
+fn is_model_config(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with('{')
+        && serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(t).is_ok_and(|m| {
+            ["model_type", "architectures", "text_config"]
+                .iter()
+                .any(|k| m.contains_key(*k))
+        })
+}
+
+/// [`paste_reply`] of a picked file's bytes (refused when binary, not
+/// UTF-8 or over [`crate::paste::MAX_PASTE_BYTES`]).
+pub fn paste_bytes_reply(bytes: &[u8], query: &str) -> ToolReply {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if is_model_config(text) => import(text, Reading::AsItSays),
+        _ => paste_read(crate::paste::read_bytes(bytes), query),
+    }
+}
+
+fn paste_read(
+    read: Result<crate::paste::Read, crate::paste::PasteError>,
+    query: &str,
+) -> ToolReply {
+    let mut read = match read {
         Ok(r) => r,
         Err(e) => {
             return ToolReply::Refused {
@@ -138,7 +161,6 @@ fn paste_reply(text: &str, query: &str) -> ToolReply {
             }
         }
     };
-    let mut base = RawQuery::parse(query);
     let pairs = |r: &crate::paste::Read| -> Vec<(String, String)> {
         r.keys
             .iter()
@@ -147,38 +169,60 @@ fn paste_reply(text: &str, query: &str) -> ToolReply {
     };
     // The model's keys go when the paste names a model (as applying it
     // does); the paste's keys are set on top by `settle_on`.
+    let mut base = RawQuery::parse(query);
     apply_changes(&mut base, &pairs(&read));
     for s in &read.keys {
         base.remove(s.key);
     }
     let raw = read.settle_on(&base);
     let decoded = query::decode(&raw);
-    let measured = match Estimates::primary_of(&decoded.scenario) {
+    let measured: Vec<String> = match Estimates::primary_of(&decoded.scenario) {
         Ok(e) => crate::compare::compare(&read, &e)
             .iter()
             .map(crate::compare::Row::text)
             .collect(),
         Err(e) => vec![format!("no estimate to set the figures beside: {e}")],
     };
-    let summary = format!(
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut out = format!(
         "Read {}: {} setting{}, {} figure{} measured, {} not read.",
         read.found.join(" and "),
         read.keys.len(),
-        if read.keys.len() == 1 { "" } else { "s" },
+        plural(read.keys.len()),
         read.measured.len(),
-        if read.measured.len() == 1 { "" } else { "s" },
+        plural(read.measured.len()),
         read.unknown.len()
     );
-    ToolReply::Pasted {
-        summary,
-        changes: pairs(&read),
-        read: read
-            .keys
-            .iter()
-            .map(|s| format!("{}={}  ← {}", s.key, s.value, s.from))
-            .collect(),
-        unknown: read.unknown,
-        measured,
+    let read_lines = read
+        .keys
+        .iter()
+        .map(|s| format!("{}={}  ← {}", s.key, s.value, s.from));
+    let sections: [(&str, Vec<String>); 3] = [
+        ("Understood, now in the form:", read_lines.collect()),
+        ("Measured, beside vramfit's estimate:", measured),
+        ("Not read:", read.unknown.clone()),
+    ];
+    for (title, lines) in sections {
+        if !lines.is_empty() {
+            out.push_str(&format!("\n{title}"));
+            for l in lines {
+                out.push_str(&format!("\n  {l}"));
+            }
+        }
+    }
+    let mut changes = Vec::new();
+    if !read.keys.iter().any(|s| s.key == query::Key::Model) {
+        let form = RawQuery::parse(query);
+        for k in query::model_keys() {
+            if let Some(v) = form.get(k) {
+                changes.push((k.to_string(), v.to_string()));
+            }
+        }
+    }
+    changes.extend(pairs(&read));
+    ToolReply::Imported {
+        summary: out,
+        changes,
     }
 }
 
@@ -347,28 +391,6 @@ impl ToolReply {
             }
             ToolReply::Exported { json } => Writer::new().text("exported").text(json),
             ToolReply::NotExported { why } => Writer::new().text("not-exported").text(why),
-            ToolReply::Pasted {
-                summary,
-                changes,
-                read,
-                unknown,
-                measured,
-            } => {
-                let mut w = Writer::new()
-                    .text("pasted")
-                    .text(summary)
-                    .num(changes.len());
-                for (k, v) in changes {
-                    w = w.text(k).text(v);
-                }
-                for list in [read, unknown, measured] {
-                    w = w.num(list.len());
-                    for line in list {
-                        w = w.text(line);
-                    }
-                }
-                w
-            }
             ToolReply::Unreadable => Writer::new().text("unreadable"),
         }
         .finish()
@@ -402,36 +424,6 @@ impl ToolReply {
             "not-exported" => ToolReply::NotExported {
                 why: r.text()?.to_string(),
             },
-            "pasted" => {
-                let summary = r.text()?.to_string();
-                let n: usize = r.num()?;
-                if n > message.len() / 4 {
-                    return None;
-                }
-                let mut changes = Vec::with_capacity(n);
-                for _ in 0..n {
-                    changes.push((r.text()?.to_string(), r.text()?.to_string()));
-                }
-                let mut lists = [Vec::new(), Vec::new(), Vec::new()];
-                for list in &mut lists {
-                    let n: usize = r.num()?;
-                    // Each line is at least an empty field ("0:").
-                    if n > message.len() / 2 {
-                        return None;
-                    }
-                    for _ in 0..n {
-                        list.push(r.text()?.to_string());
-                    }
-                }
-                let [read, unknown, measured] = lists;
-                ToolReply::Pasted {
-                    summary,
-                    changes,
-                    read,
-                    unknown,
-                    measured,
-                }
-            }
             "unreadable" => ToolReply::Unreadable,
             _ => return None,
         };

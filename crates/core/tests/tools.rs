@@ -123,15 +123,8 @@ proptest! {
         }
         let replies = [
             ToolReply::Ready,
-            ToolReply::Imported { summary: a.clone(), changes: pairs.clone() },
+            ToolReply::Imported { summary: a.clone(), changes: pairs },
             ToolReply::Refused { why: b.clone(), offer_llama: flag },
-            ToolReply::Pasted {
-                summary: b.clone(),
-                changes: pairs.clone(),
-                read: vec![a.clone()],
-                unknown: vec![b.clone(), String::new()],
-                measured: vec![],
-            },
             ToolReply::Exported { json: a },
             ToolReply::NotExported { why: b },
             ToolReply::Unreadable,
@@ -160,43 +153,71 @@ fn a_paste_reads_over_the_pages_query() {
     assert_eq!(decoded, request);
     let reply = answer(&decoded);
     assert_eq!(ToolReply::decode(&reply.encode()).as_ref(), Some(&reply));
-    let ToolReply::Pasted {
-        summary,
-        changes,
-        read,
-        unknown,
-        measured,
-    } = reply
-    else {
+    let ToolReply::Imported { summary, changes } = reply else {
         panic!("pasted: {reply:?}")
     };
+    let lines: Vec<&str> = summary.lines().collect();
     assert_eq!(
-        summary,
-        "Read PyTorch's out-of-memory message: 2 settings, 2 figures measured, 0 not read."
+        lines[..4],
+        [
+            "Read PyTorch's out-of-memory message: 2 settings, 2 figures measured, 0 not read.",
+            "Understood, now in the form:",
+            "  gpu=custom  ← torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 11.06 MiB is free. Including non-…",
+            "  capacity_gib=23.65  ← torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 11.06 MiB is free. Including non-…",
+        ]
     );
+    assert_eq!(lines[4], "Measured, beside vramfit's estimate:");
+    assert!(
+        lines[5].starts_with("  peak_allocated_bytes: measured 24611756442 bytes"),
+        "{summary}"
+    );
+    assert!(
+        lines[5].ends_with("the estimate is at least what the run had reached"),
+        "{summary}"
+    );
+    assert_eq!(lines.len(), 7, "{summary}");
+    // The form's model keys come along: the page applies a paste as an
+    // import (the model's keys replaced by the changes).
     assert_eq!(
         changes,
         [
+            ("model".to_string(), "llama3.1-8b".to_string()),
             ("gpu".to_string(), "custom".to_string()),
             ("capacity_gib".into(), "23.65".into())
         ]
     );
-    assert_eq!(read.len(), 2);
-    assert!(unknown.is_empty());
-    assert!(
-        measured[0].starts_with("peak_allocated_bytes: measured 24611756442 bytes"),
-        "{measured:?}"
-    );
-    assert!(
-        measured[0].ends_with("the estimate is at least what the run had reached"),
-        "{measured:?}"
-    );
+    // A picked file's bytes: binary is refused with the reason.
+    let ToolReply::Refused { why, .. } = vramfit_core::tools::paste_bytes_reply(b"GGUF\0\x03", "")
+    else {
+        panic!("refused")
+    };
+    assert!(why.starts_with("a binary file"), "{why}");
     // Applied as the page applies it: the form's other keys stay.
     let mut form = vramfit_core::RawQuery::parse("model=llama3.1-8b&batch=1&gpu=rtx-4090");
-    vramfit_core::tools::apply_changes(&mut form, &changes);
+    vramfit_core::query::apply_import(&mut form, &changes, &[]);
     assert_eq!(
         form.to_query_string(),
-        "model=llama3.1-8b&batch=1&gpu=custom&capacity_gib=23.65"
+        "batch=1&gpu=custom&model=llama3.1-8b&capacity_gib=23.65"
+    );
+    // A config.json pasted in the same box is imported as the model, as
+    // the box always did.
+    let config = fixture("qwen2.5-0.5b");
+    assert_eq!(
+        answer(&ToolRequest::Paste {
+            text: config.clone(),
+            query: String::new()
+        }),
+        answer(&ToolRequest::Import {
+            text: config.clone(),
+            reading: Reading::AsItSays
+        })
+    );
+    assert_eq!(
+        vramfit_core::tools::paste_bytes_reply(config.as_bytes(), ""),
+        answer(&ToolRequest::Import {
+            text: config,
+            reading: Reading::AsItSays
+        })
     );
 
     let ToolReply::Refused { why, .. } = answer(&ToolRequest::Paste {

@@ -5,7 +5,8 @@
 //! page's first download stays small and this one is fetched when someone
 //! imports, exports or reads a file.
 //!
-//! Messages: the page sends a [`ToolRequest`] as text, or, for a GGUF
+//! Messages: the page sends a [`ToolRequest`] as text, or, for a picked
+//! file read as a paste, the array `["paste", blob, query]`, or, for a GGUF
 //! header, the array `["gguf", source, name]` where `source` is a `Blob`
 //! (a picked `File`, structured-cloned: nothing is copied until a slice is
 //! read) or a URL string, and `name` is what the link records
@@ -184,6 +185,42 @@ mod worker {
         })
     }
 
+    /// A picked file to read as a paste: `["paste", blob, query]`.
+    fn paste_request(data: &JsValue) -> Option<(web_sys::Blob, String)> {
+        if !js_sys::Array::is_array(data) {
+            return None;
+        }
+        let parts: &js_sys::Array = data.unchecked_ref();
+        if parts.length() != 3 || parts.get(0).as_string().as_deref() != Some("paste") {
+            return None;
+        }
+        Some((parts.get(1).dyn_into().ok()?, parts.get(2).as_string()?))
+    }
+
+    /// A picked file's bytes read as a paste over the page's `query`; a
+    /// file over the paste limit is refused by its size, unread.
+    async fn paste_file(blob: web_sys::Blob, query: &str) -> ToolReply {
+        use vramfit_core::paste::{PasteError, MAX_PASTE_BYTES};
+        // A file's size in bytes: a whole number well inside f64's.
+        let size = blob.size() as usize;
+        if size > MAX_PASTE_BYTES {
+            return ToolReply::Refused {
+                why: PasteError::TooLarge { bytes: size }.to_string(),
+                offer_llama: false,
+            };
+        }
+        match JsFuture::from(blob.array_buffer()).await {
+            Ok(buf) => vramfit_core::tools::paste_bytes_reply(
+                &js_sys::Uint8Array::new(&buf).to_vec(),
+                query,
+            ),
+            Err(_) => ToolReply::Refused {
+                why: "the file could not be read: pick it again".into(),
+                offer_llama: false,
+            },
+        }
+    }
+
     pub fn start() {
         console_error_panic_hook::set_once();
         let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
@@ -198,6 +235,13 @@ mod worker {
                         None => ToolReply::Unreadable,
                     };
                     post(&scope, &reply);
+                    return;
+                }
+                if let Some((blob, query)) = paste_request(&data) {
+                    let scope = scope.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        post(&scope, &paste_file(blob, &query).await);
+                    });
                     return;
                 }
                 let Some(request) = gguf_request(&data, &scope) else {
