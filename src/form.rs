@@ -513,21 +513,35 @@ pub enum ImportMessage {
 /// config, a log, an out-of-memory message over the form); as Llama-like,
 /// a config.json.
 pub async fn import_text(page: Page, text: String, reading: hf_config::Reading) -> ImportMessage {
-    let request = match reading {
-        hf_config::Reading::AsItSays => ToolRequest::Paste {
-            text,
-            query: page.form.with_untracked(|f| f.to_query_string()),
-        },
-        hf_config::Reading::AsLlama => ToolRequest::Import { text, reading },
+    let (request, pasted) = match reading {
+        hf_config::Reading::AsItSays => {
+            let query = page.form.with_untracked(|f| f.to_query_string());
+            (ToolRequest::Paste { text, query }, true)
+        }
+        hf_config::Reading::AsLlama => (ToolRequest::Import { text, reading }, false),
     };
-    show_import(page, crate::tools::ask(&request).await)
+    show_import(page, crate::tools::ask(&request).await, pasted)
 }
 
 /// Applies a worker's import (or paste) reply and says how it went.
-fn show_import(page: Page, reply: Result<vramfit_core::tools::ToolReply, String>) -> ImportMessage {
+/// A paste's keys are applied as typed ones (`Page::apply`: the form's
+/// rules set aside what a new task or engine does not read).
+fn show_import(
+    page: Page,
+    reply: Result<vramfit_core::tools::ToolReply, String>,
+    pasted: bool,
+) -> ImportMessage {
     match ImportOutcome::of(reply) {
         ImportOutcome::Imported { summary, changes } => {
-            page.apply_import(&changes, &[]);
+            if pasted {
+                let keys: Vec<(Key, String)> = changes
+                    .iter()
+                    .filter_map(|(k, v)| Some((Key::from_text(k)?, v.clone())))
+                    .collect();
+                page.apply(&keys);
+            } else {
+                page.apply_import(&changes, &[]);
+            }
             ImportMessage::Done(summary)
         }
         ImportOutcome::Refused { why, offer_llama } => ImportMessage::Failed { why, offer_llama },
@@ -588,7 +602,7 @@ fn ConfigImport(page: Page) -> impl IntoView {
             let query = page.form.with_untracked(|f| f.to_query_string());
             leptos::task::spawn_local(async move {
                 let reply = crate::tools::ask_paste_file(file, &query).await;
-                set_message.set(Some(show_import(page, reply)));
+                set_message.set(Some(show_import(page, reply, true)));
             });
         }
     };
