@@ -351,6 +351,13 @@ fn hostile_input_gets_a_clear_message() {
     let big = "a".repeat(paste::MAX_PASTE_BYTES + 1);
     let long_line = format!("llama-server {}", "-c 1 ".repeat(200_000));
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    // Near the size limit, every line a figure or a list item: still linear.
+    let figures: String = (0..130_000)
+        .map(|i| format!("Model loading took {i}.5 GiB\n"))
+        .collect();
+    let items: String = std::iter::once("datasets:\n".to_string())
+        .chain((0..60_000).map(|i| format!("  - path: p{i}\n  - s{i}\n")))
+        .collect();
     let mut out = String::new();
     let texts: Vec<(&str, String)> = vec![
         ("empty", "  \n\t ".into()),
@@ -384,6 +391,8 @@ fn hostile_input_gets_a_clear_message() {
             "model_name_or_path: qwen3-8b&gpu=h100\nper_device_train_batch_size: 4&seq=99\n".into(),
         ),
         ("a flag's value of 200 000 words", long_line),
+        ("130 000 figures", figures),
+        ("a list of 60 000 maps and 60 000 scalars", items),
     ];
     for (what, text) in &texts {
         let start = std::time::Instant::now();

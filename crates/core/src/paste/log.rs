@@ -366,7 +366,15 @@ const LLAMA_PREFIXES: &[&str] = &[
 
 /// One llama.cpp line.
 fn llama_line(line: &str, l: &mut Llama, c: &mut Collector) -> bool {
-    let Some(at) = LLAMA_PREFIXES.iter().filter_map(|p| line.find(p)).min() else {
+    // A prefix starts the line or follows a frontend's own (`[llama
+    // Info]: `, Ollama's `time=... msg=`), never inside a word.
+    let starts = |i: usize| i == 0 || line[..i].ends_with([' ', ']', ':', ')', '"', '\t']);
+    let Some(at) = LLAMA_PREFIXES
+        .iter()
+        .filter_map(|p| line.find(p))
+        .filter(|&i| starts(i))
+        .min()
+    else {
         return false;
     };
     let t = &line[at..];
@@ -578,7 +586,9 @@ fn buffer(rest: &str, t: &str, l: &mut Llama) {
         _ => {}
     }
     let host = dev.starts_with("CPU") || dev.ends_with("_Host");
-    if !host {
+    // A log of more devices than a machine has is not one: they stop
+    // counting (and the search over them stays short).
+    if !host && (l.devices.len() < 16 || l.devices.iter().any(|(d, ..)| d == dev)) {
         let compute = what == "compute";
         match l.devices.iter_mut().find(|(d, ..)| d == dev) {
             Some((_, sum, p, has)) => {

@@ -35,6 +35,10 @@ pub const MAX_PASTE_BYTES: usize = 4 << 20;
 /// anyone reads); the rest are counted in the last entry.
 pub const MAX_UNKNOWN: usize = 60;
 
+/// Measured figures kept: a log printing thousands (each rank's, each
+/// restart's) is not a table anyone reads, and keeping them is linear.
+pub const MAX_MEASURED: usize = 64;
+
 /// Characters of a line quoted as a measurement's source or an unknown.
 const LINE: usize = 160;
 
@@ -271,15 +275,16 @@ impl Collector {
         bound: Bound,
         line: &str,
     ) {
-        let source = clip(line.trim(), LINE);
         // A figure printed on several lines (each rank's) is kept once.
-        if self
-            .measured
-            .iter()
-            .any(|m| m.field == field && m.figure == figure)
+        if self.measured.len() >= MAX_MEASURED
+            || self
+                .measured
+                .iter()
+                .any(|m| m.field == field && m.figure == figure)
         {
             return;
         }
+        let source = clip(line.trim(), LINE);
         self.measured.push(Measured {
             field,
             figure,

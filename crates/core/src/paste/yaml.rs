@@ -9,6 +9,7 @@
 //! `serde_json` into the same flat entries. Linear in the text.
 
 use crate::clip::{clip, QUOTE};
+use std::collections::HashMap;
 
 /// One value of a config, by its dotted path (`zero_optimization.stage`;
 /// a list of maps' keys are under `name[]`).
@@ -46,6 +47,8 @@ struct Frame {
 pub fn read(text: &str) -> Result<Vec<Entry>, String> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
+    // Each list's entry, by its path: an item finds it at once.
+    let mut lists: HashMap<String, usize> = HashMap::new();
     // A key with nothing after its colon: (its entry, its indent).
     let mut open: Option<(usize, usize)> = None;
     // A block scalar's key indent: lines deeper than it are its text.
@@ -88,7 +91,8 @@ pub fn read(text: &str) -> Result<Vec<Entry>, String> {
                     "line {line}: a list at the top level, not a config's settings"
                 ));
             };
-            list_item(item.trim(), &owner, indent, line, &mut entries, &mut stack)?;
+            let at = (&mut entries, &mut lists);
+            list_item(item.trim(), &owner, indent, line, at, &mut stack)?;
             continue;
         }
         let Some((key, value)) = split_key(trimmed) else {
@@ -173,7 +177,7 @@ fn list_item(
     owner: &str,
     indent: usize,
     line: usize,
-    entries: &mut Vec<Entry>,
+    (entries, lists): (&mut Vec<Entry>, &mut HashMap<String, usize>),
     stack: &mut Vec<Frame>,
 ) -> Result<(), String> {
     if let Some((key, value)) = split_key(item) {
@@ -210,7 +214,22 @@ fn list_item(
     }
     refuse_special(item, line)?;
     let value = unquote(item);
-    match entries.iter_mut().rev().find(|e| e.path == owner) {
+    // The key that opened the list is, the first time, its last entry of
+    // that path; then the list's entry is remembered.
+    let at = match lists.get(owner) {
+        Some(&i) => Some(i),
+        None => entries.iter().rposition(|e| e.path == owner),
+    };
+    let at = at.unwrap_or_else(|| {
+        entries.push(Entry {
+            path: owner.to_string(),
+            value: Value::Scalar(String::new()),
+            line,
+        });
+        entries.len() - 1
+    });
+    lists.insert(owner.to_string(), at);
+    match entries.get_mut(at) {
         Some(e) => match &mut e.value {
             Value::List(items) => items.push(value),
             Value::Scalar(s) if s.is_empty() => e.value = Value::List(vec![value]),
