@@ -191,6 +191,37 @@ fn each_programs_flags_read_to_their_keys() {
     );
 }
 
+/// Lines written here in the formats of mlx-lm's `generate.py` and of
+/// nvidia-smi's table (no published copy is kept yet): what each reads
+/// to and the figure it measures.
+#[test]
+fn mlx_and_nvidia_smi_lines_read_to_their_figures() {
+    let r = paste::read(
+        "mlx_lm.generate --model mlx-community/Qwen3-8B-4bit --prompt hi\nPeak memory: 5.123 GB\n",
+    )
+    .expect("reads");
+    assert_eq!(
+        r.query(),
+        "task=infer&model=qwen3-8b&engine=mlx&weights=4bit"
+    );
+    let got: Vec<(&str, u64)> = r
+        .measured
+        .iter()
+        .map(|m| (m.field, measured_value(m.figure)))
+        .collect();
+    assert_eq!(got, [("peak_allocated_bytes", 5_123_000_000)]);
+    let smi = "|   0  NVIDIA GeForce RTX 3090        Off |   00000000:01:00.0  On |                  N/A |\n\
+               | 30%   45C    P2            120W /  350W |   15982MiB /  24576MiB |     12%      Default |\n";
+    let r = paste::read(smi).expect("reads");
+    assert_eq!(r.query(), "gpu=custom&capacity_gib=24");
+    let got: Vec<(&str, u64)> = r
+        .measured
+        .iter()
+        .map(|m| (m.field, measured_value(m.figure)))
+        .collect();
+    assert_eq!(got, [("peak_total_bytes", 15_982 << 20)]);
+}
+
 fn measured_value(f: Figure) -> u64 {
     match f {
         Figure::Bytes(b) => b.get(),
