@@ -122,6 +122,22 @@ const CASES: &[Case] = &[
         holds: &[],
     },
     Case {
+        file: "nvidia-smi-a800.txt",
+        source: "https://github.com/pytorch/pytorch/issues/37250 (comment by beyondguo, 2023-07-06)",
+        reads: "gpu=custom&capacity_gib=80",
+        measured: &[("peak_total_bytes", 12_433 << 20)],
+        beside: "",
+        holds: &[],
+    },
+    Case {
+        file: "pytorch-memory-summary.txt",
+        source: "https://github.com/pytorch/pytorch/pull/91854 (description, 2023-01-08; the summary's first 13 lines, as far as the copy read goes)",
+        reads: "",
+        measured: &[("peak_allocated_bytes", 1 << 20)],
+        beside: "",
+        holds: &[],
+    },
+    Case {
         file: "accelerate-deepspeed_zero3.yaml",
         source: "https://github.com/huggingface/trl/blob/c3d2465f5e4e2a69a23d4fe1d98ef24e86a96584/examples/accelerate_configs/deepspeed_zero3.yaml",
         reads: "task=train&dtype=mixed_bf16&grad_accum=1&gpus=8&zero=3&shard=deepspeed",

@@ -24,6 +24,9 @@
 //!   torch 2.1 on, `capacty` as 2.1 spelt it, and the older `(GPU 0; X
 //!   total capacity; Y already allocated; ...)` form).
 //! - mlx-lm (`mlx_lm/generate.py`): `Peak memory: X GB` (`1e9` bytes).
+//! - `torch.cuda.memory_summary()` (`torch/cuda/memory.py`): the
+//!   `Allocated memory` row's peak, which `_format_size` floors to its
+//!   unit (`KiB` since torch 2.0, binary `KB` before).
 //! - nvidia-smi's table: `used MiB / total MiB` of one GPU.
 
 use super::{count, file_type_in, preset_for, size, Bound, Collector, Figure};
@@ -57,7 +60,8 @@ pub(crate) fn read(text: &str, c: &mut Collector) {
             || vllm(t, c)
             || llama_line(t, &mut llama, c)
             || mlx(t, c)
-            || nvidia_smi(t, c);
+            || nvidia_smi(t, c)
+            || memory_summary(t, c);
         if !read {
             unread += 1;
         }
@@ -662,6 +666,49 @@ fn mlx(line: &str, c: &mut Collector) -> bool {
         c.set(Key::Task, "infer", line);
         c.set(Key::Engine, "mlx", line);
     }
+    true
+}
+
+/// `torch.cuda.memory_summary()`'s header and its `Allocated memory` row:
+/// the peak column, floored to its unit by `_format_size` (so the bytes
+/// are within one unit above it). Its units are binary whatever they are
+/// called (`KB` before torch 2.0).
+fn memory_summary(line: &str, c: &mut Collector) -> bool {
+    if line.contains("PyTorch CUDA memory summary") {
+        c.found("torch.cuda.memory_summary()");
+        return true;
+    }
+    let Some(rest) = line
+        .trim_start_matches('|')
+        .trim_start()
+        .strip_prefix("Allocated memory")
+    else {
+        return false;
+    };
+    let cols: Vec<&str> = rest.split('|').map(str::trim).collect();
+    let Some((num, unit)) = cols.get(2).and_then(|p| p.split_once(' ')) else {
+        return false;
+    };
+    let unit = match unit.trim() {
+        "B" => "B",
+        "KiB" | "KB" => "KiB",
+        "MiB" | "MB" => "MiB",
+        "GiB" | "GB" => "GiB",
+        "TiB" | "TB" => "TiB",
+        _ => return false,
+    };
+    let Some((b, pm)) = size(num, unit) else {
+        return false;
+    };
+    c.found("torch.cuda.memory_summary()");
+    // Floored: the peak is in [b, b + unit), held as ± one unit.
+    let plus_minus = pm.saturating_mul(2).max(1);
+    c.measured(
+        "peak_allocated_bytes",
+        Figure::Bytes(b),
+        Bound::Printed { plus_minus },
+        line,
+    );
     true
 }
 
