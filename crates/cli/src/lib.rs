@@ -577,6 +577,8 @@ fn estimate(
             stderr.push_str(&format!("vramfit: {}\n", v.summary(scenario.view.unit)));
             u8::from(!v.fits())
         }
+        // `--from`'s JSON says what was read, and why there is no estimate.
+        (true, Err(_)) if pasted.is_some() && matches!(args.format, Format::Json) => 2,
         (true, Err(e)) => return Err((2, format!("vramfit: {e}"))),
     };
     let rows = match (&pasted, all.primary()) {
@@ -591,9 +593,17 @@ fn estimate(
             head + &text(&all, &scenario)
         }
         Format::Json => {
-            let mut doc = all
-                .document(&scenario)
-                .map_err(|e| (2, format!("vramfit: {e}")))?;
+            let mut doc = match (all.document(&scenario), &pasted) {
+                (Ok(doc), _) => doc,
+                // What was read is still said, with why there is no
+                // estimate (exit code 2, as without --from).
+                (Err(e), Some(read)) => {
+                    stderr.push_str(&format!("vramfit: {e}\n"));
+                    let doc = compare::PastedDocument::without_estimate(read, e.to_string());
+                    return Ok((2, doc.to_json() + "\n"));
+                }
+                (Err(e), None) => return Err((2, format!("vramfit: {e}"))),
+            };
             doc.notes.extend(notes);
             match &pasted {
                 Some(read) => compare::PastedDocument::new(read, rows, doc).to_json() + "\n",

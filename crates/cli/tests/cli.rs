@@ -319,6 +319,23 @@ fn from_a_llamacpp_log_as_text() {
     assert!(out.contains("within the printed rounding"), "{out}");
 }
 
+/// No estimate for what was read (vLLM does not model a hybrid yet): what
+/// was read and measured is still printed, with why, and the exit code is 2.
+#[test]
+fn from_without_an_estimate_says_what_it_read() {
+    let file = paste_fixture("vllm-qwen3.6-35b-a3b-nvfp4-5090.log");
+    let (code, out, err) = vramfit(&["--from", &file, "--check"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not modelled yet"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["measured"][0]["measured"], 6_420_976_108u64);
+    assert_eq!(v["measured"][0]["holds"], "not_estimated");
+    assert!(v["estimate_error"]
+        .as_str()
+        .is_some_and(|e| e.contains("Gated DeltaNet")));
+    assert!(v.get("peak_total_bytes").is_none());
+}
+
 #[test]
 fn from_bad_input_exits_2() {
     let missing = paste_fixture("no-such-file.txt");

@@ -82,12 +82,17 @@ fn value(f: Figure) -> (u64, &'static str) {
 
 /// One row per measured figure, in the paste's order.
 pub fn compare(read: &Read, e: &Estimate) -> Vec<Row> {
-    read.measured.iter().map(|m| row(m, e)).collect()
+    read.measured.iter().map(|m| row(m, Some(e))).collect()
 }
 
-fn row(m: &Measured, e: &Estimate) -> Row {
+/// The rows when there is no estimate (why is said beside them).
+pub fn unestimated(read: &Read) -> Vec<Row> {
+    read.measured.iter().map(|m| row(m, None)).collect()
+}
+
+fn row(m: &Measured, e: Option<&Estimate>) -> Row {
     let (measured, unit) = value(m.figure);
-    let estimated = estimated(m.field, e).map(|f| value(f).0);
+    let estimated = e.and_then(|e| estimated(m.field, e)).map(|f| value(f).0);
     let difference = estimated.map(|est| i128::from(est) - i128::from(measured));
     let pct = difference.and_then(|d| (measured > 0).then(|| d * 10_000 / i128::from(measured)));
     let holds = match (difference, m.bound) {
@@ -161,8 +166,11 @@ pub struct PastedDocument<'a> {
     pub found: &'a [&'static str],
     pub unknown: &'a [String],
     pub measured: Vec<Row>,
+    /// Why there is no estimate, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate_error: Option<String>,
     #[serde(flatten)]
-    pub document: Document<'a>,
+    pub document: Option<Document<'a>>,
 }
 
 impl<'a> PastedDocument<'a> {
@@ -172,7 +180,20 @@ impl<'a> PastedDocument<'a> {
             found: &read.found,
             unknown: &read.unknown,
             measured,
-            document,
+            estimate_error: None,
+            document: Some(document),
+        }
+    }
+
+    /// What was read when the query it makes has no estimate.
+    pub fn without_estimate(read: &'a Read, why: String) -> Self {
+        PastedDocument {
+            read: read.query(),
+            found: &read.found,
+            unknown: &read.unknown,
+            measured: unestimated(read),
+            estimate_error: Some(why),
+            document: None,
         }
     }
 

@@ -377,6 +377,10 @@ fn read_command(words: &[String], c: &mut Collector) {
 /// a word that is no flag's value is the model (vLLM) or unknown.
 fn flags(words: &[String], prog: Program, c: &mut Collector) {
     let mut appended: Vec<(Key, String)> = Vec::new();
+    c.quantized |= words.iter().any(|w| {
+        let name = w.split('=').next().unwrap_or(w).replace('_', "-");
+        name == "--quantization" || name == "-q"
+    }) && prog == Program::Vllm;
     let mut i = 0;
     while let Some(word) = words.get(i) {
         i += 1;
@@ -491,7 +495,14 @@ fn valued(
                 "auto" => return,
                 _ => return c.unknown(format!("{from}: not a dtype vramfit models")),
             };
-            if !c.has(Key::Weights) {
+            // `--dtype` is the activations' and unquantized weights'
+            // dtype: the weights' only when nothing says they are
+            // quantized (a `--quantization` flag anywhere, or the name).
+            if c.has(Key::Weights) || c.quantized {
+                c.unknown(format!(
+                    "{from}: the quantized weights' compute dtype (not read)"
+                ));
+            } else {
                 c.set(Key::Weights, w, &from);
             }
         }
@@ -567,6 +578,11 @@ fn model(name: &str, prog: Program, c: &mut Collector) {
     };
     c.set(Key::Model, p.id, name);
     let lower = name.to_ascii_lowercase();
+    c.quantized |= [
+        "fp4", "fp8", "int4", "int8", "4bit", "8bit", "awq", "gptq", "w4a16", "w8a8", "gguf",
+    ]
+    .iter()
+    .any(|q| lower.contains(q));
     match prog {
         Program::Llama | Program::Ollama => {
             if let Some(t) = file_type_in(name) {

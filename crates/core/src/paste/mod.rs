@@ -229,6 +229,9 @@ pub(crate) struct Collector {
     /// A model named that is no preset: unknown unless another line
     /// (a log's `general.name`) names one.
     model_miss: Option<String>,
+    /// The model's name or a flag says its weights are quantized (vLLM's
+    /// `--dtype` then is not the weights').
+    quantized: bool,
 }
 
 impl Collector {
