@@ -39,7 +39,7 @@
 // - 2026-11-29, 439.7 -> 441.5 KB: tensor parallelism (issue 32: the `tp`
 //   field, each family's plan, one GPU's share, the codec's refusals in
 //   transformers' words, the solver's candidate), measured by this test.
-// - 2026-11-29, 441.5 -> PASTE_KB KB: issue 33's "Paste what you have" (the
+// - 2026-11-29, 441.5 -> 442.7 KB: issue 33's "Paste what you have" (the
 //   config.json box also reads a command, a config, a log or an OOM
 //   message in the tools worker, and a picked file; the page gains the
 //   request, a file input and applying the keys as typed ones), measured
@@ -51,7 +51,7 @@ import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 442);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 443);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
