@@ -30,7 +30,30 @@ pub struct Row {
     /// (what a failed run had reached).
     pub bound: String,
     pub holds: Holds,
+    /// Where the difference most likely comes from, when the estimate
+    /// does not hold the figure ([`likely_cause`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<&'static str>,
     pub source: String,
+}
+
+/// Where a difference in each figure most likely comes from: what the
+/// figure depends on that a paste may not say, or that vramfit models
+/// from a prediction rather than the run's own files.
+pub fn likely_cause(field: &str) -> Option<&'static str> {
+    Some(match field {
+        "weights_bytes" => "the weights as stored differ from the link's model and weights: a file's own tensor types or an output layer of its own (read the file's header, --gguf or the page's GGUF picker, for its exact bytes), or a checkpoint's format",
+        "kv_cache_bytes" => "the cache as the run set it differs: its context, parallel sequences, cache type or a sliding window the paste does not say",
+        "kv_tokens" | "kv_blocks" => "the memory left for the cache differs: the weights, the profiling run's peak or gpu_memory_utilization",
+        "peak_allocated_bytes" => "a setting the paste does not say (batch, sequence, checkpointing, the optimizer), or tensors of the program beside the model's",
+        "peak_total_bytes" => "what the GPU holds beside the tensors: the CUDA context, the caching allocator's free segments, other processes",
+        "host_bytes" => "what stays in host memory: layers or experts placed otherwise than the link says",
+        "activation_peak_bytes" => "vLLM's profiling run: its token budget (max_num_batched_tokens) and the sampler's tensors",
+        "non_torch_bytes" => "memory beside PyTorch's tensors: NCCL, the CUDA context and cuBLAS's workspaces, by driver and GPU",
+        "cudagraph_bytes" => "CUDA graphs: the capture sizes and their memory pool",
+        "requested_bytes" => "the GPU's capacity differs from the one chosen: choose the GPU the log names",
+        _ => return None,
+    })
 }
 
 /// Whether the estimate agrees with the measured figure.
@@ -108,6 +131,10 @@ fn row(m: &Measured, e: Option<&Estimate>) -> Row {
         Bound::Printed { plus_minus } => format!("±{plus_minus}"),
         Bound::AtLeast => "at least".into(),
     };
+    let cause = match holds {
+        Holds::Differs | Holds::BelowReached => likely_cause(m.field),
+        Holds::WithinRounding | Holds::AtLeastReached | Holds::NotEstimated => None,
+    };
     Row {
         field: m.field,
         measured,
@@ -117,6 +144,7 @@ fn row(m: &Measured, e: Option<&Estimate>) -> Row {
         unit,
         bound,
         holds,
+        cause,
         source: m.source.clone(),
     }
 }
@@ -148,8 +176,11 @@ impl Row {
             Holds::BelowReached => "the estimate is below what the run had already reached",
             Holds::NotEstimated => "this estimate has no such figure",
         };
+        let cause = self
+            .cause
+            .map_or_else(String::new, |c| format!("; likely: {c}"));
         format!(
-            "{}: measured {} ({}), estimated {est}{diff}: {holds}",
+            "{}: measured {} ({}), estimated {est}{diff}: {holds}{cause}",
             self.field,
             show(self.measured),
             self.bound

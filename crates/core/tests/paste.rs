@@ -287,9 +287,35 @@ fn published_pastes_read_to_their_queries_with_measured_beside_estimated() {
                 .find(|r| r.field == *field)
                 .unwrap_or_else(|| panic!("{}: {field}", case.file));
             assert_eq!(row.holds, *holds, "{}: {}", case.file, row.text());
+            // A row the estimate does not hold says its likely cause; one
+            // it holds says none.
+            let unheld = matches!(row.holds, Holds::Differs | Holds::BelowReached);
+            assert_eq!(row.cause.is_some(), unheld, "{}: {}", case.file, row.text());
             println!("{:<36} {}", case.file, row.text());
         }
     }
+}
+
+/// Every figure the comparison reads from an estimate has a likely cause
+/// to say when it differs; a name it does not know has none.
+#[test]
+fn every_compared_figure_has_a_likely_cause() {
+    for field in [
+        "peak_allocated_bytes",
+        "peak_total_bytes",
+        "host_bytes",
+        "weights_bytes",
+        "kv_cache_bytes",
+        "activation_peak_bytes",
+        "non_torch_bytes",
+        "cudagraph_bytes",
+        "requested_bytes",
+        "kv_tokens",
+        "kv_blocks",
+    ] {
+        assert!(compare::likely_cause(field).is_some(), "{field}");
+    }
+    assert_eq!(compare::likely_cause("tokens_per_second"), None);
 }
 
 #[test]
