@@ -35,6 +35,10 @@ fn bench(c: &mut Criterion) {
             "model=deepseek-v3&dtype=bf16&gpus=64&zero=3&batch=1&seq=4096",
         ),
         (
+            "llama3.1-70b tp8 fsdp2 ckpt",
+            "model=llama3.1-70b&dtype=bf16&gpus=64&tp=8&shard=fsdp2&zero=3&grad_ckpt=true&batch=1&seq=8192",
+        ),
+        (
             "qwen3-30b-a3b moe aux offload",
             "model=qwen3-30b-a3b&dtype=bf16&aux_loss=true&zero=2&offload=optimizer&grad_ckpt=offload&batch=4&seq=2048",
         ),
