@@ -19,11 +19,7 @@ pub(super) fn train_candidates(s: &Scenario) -> Vec<Candidate> {
     let t = &s.train;
     let mut out: Vec<Candidate> = Vec::new();
     let mut add = |label: &str, cost: &str, ch: &[(Key, &str)]| {
-        out.push(Candidate {
-            label: label.to_string(),
-            cost: cost.to_string(),
-            changes: ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
-        });
+        out.push(candidate(label, cost, ch));
     };
     let optim = t.optim.spec();
     let adamw_like = optim.torch_adamw;
@@ -148,41 +144,39 @@ pub(super) fn train_candidates(s: &Scenario) -> Vec<Candidate> {
     out
 }
 
+/// One candidate: what the page shows and the keys that apply it.
+fn candidate(label: &str, cost: &str, ch: &[(Key, &str)]) -> Candidate {
+    Candidate {
+        label: label.to_string(),
+        cost: cost.to_string(),
+        changes: ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+    }
+}
+
 /// More GPUs: twice as many with ZeRO-3 (FSDP2 under tensor parallelism,
 /// the codec's rule), and twice the tensor parallelism within one 8-GPU
-/// node (the codec refuses what the model or the stack cannot split, and
-/// the candidate with it).
+/// node, offered only where the codec takes it (the family splits, the
+/// heads divide, the run is one tensor parallelism models).
 fn more_gpus(s: &Scenario) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
-    let mut add = |label: &str, cost: &str, ch: &[(Key, &str)]| {
-        out.push(Candidate {
-            label: label.to_string(),
-            cost: cost.to_string(),
-            changes: ch.iter().map(|(k, v)| (*k, v.to_string())).collect(),
-        });
-    };
-    let gpus = s.parallel.gpus.get();
-    let tp = s.parallel.tp.get();
+    let (gpus, tp) = (s.parallel.gpus.get(), s.parallel.tp.get());
     if gpus * 2 <= crate::train::run::Gpus::MAX {
         let g = (gpus * 2).to_string();
-        if tp > 1 {
-            // With tp, the data-parallel ranks are FSDP2's (the codec's rule).
-            add(
+        let cost =
+            format!("needs {g} GPUs; parameters gathered layer by layer over the interconnect");
+        out.push(if tp > 1 {
+            candidate(
                 &format!("Use {g} GPUs with FSDP2 over the tensor-parallel groups"),
-                &format!(
-                    "needs {g} GPUs; parameters gathered layer by layer over the interconnect"
-                ),
+                &cost,
                 &[(Key::Gpus, &g), (Key::Shard, "fsdp2"), (Key::Zero, "3")],
-            );
+            )
         } else {
-            add(
+            candidate(
                 &format!("Use {g} GPUs with ZeRO-3"),
-                &format!(
-                    "needs {g} GPUs; parameters gathered layer by layer over the interconnect"
-                ),
+                &cost,
                 &[(Key::Gpus, &g), (Key::Zero, "3")],
-            );
-        }
+            )
+        });
     }
     if tp * 2 <= 8 {
         let n = tp * 2;
@@ -192,17 +186,14 @@ fn more_gpus(s: &Scenario) -> Vec<Candidate> {
         if g > n {
             changes.extend([(Key::Shard, "fsdp2"), (Key::Zero, "3")]);
         }
-        // Offered only where the codec takes it: the family splits, the
-        // heads divide, the run is one tensor parallelism models.
-        let owned: Vec<(Key, String)> = changes.iter().map(|(k, v)| (*k, v.to_string())).collect();
-        if super::applied(s, &owned).is_none() {
-            return out;
-        }
-        add(
+        let c = candidate(
             &format!("Split each layer over {n} GPUs (tp={n})"),
             &format!("needs {g} GPUs; an all-reduce after attention and after the MLP, forward and backward, over the {n} GPUs of a group (NVLink within a node)"),
             &changes,
         );
+        if super::applied(s, &c.changes).is_some() {
+            out.push(c);
+        }
     }
     out
 }
