@@ -272,6 +272,23 @@ fn table(e: &Estimate, s: &Scenario, out: &mut String) {
             ));
         }
     }
+    for r in &e.ranks {
+        let ends = match (r.first, r.last) {
+            (true, true) => ", the embedding, the head and the loss",
+            (true, false) => ", the embedding",
+            (false, true) => ", the head and the loss",
+            (false, false) => "",
+        };
+        out.push_str(&format!(
+            "  pipeline rank {:<3} {:>3} layers{ends}: peak {} bytes ({}) in {} of iteration {}\n",
+            r.rank,
+            r.layers,
+            r.peak_total_bytes.get(),
+            r.peak_total_bytes,
+            r.peak_phase.key(),
+            r.peak_iteration,
+        ));
+    }
     host(e, out);
     if e.pageable_bytes.get() > 0 {
         out.push_str(&format!(
@@ -279,6 +296,9 @@ fn table(e: &Estimate, s: &Scenario, out: &mut String) {
             e.pageable_bytes.get(),
             e.pageable_bytes
         ));
+    }
+    for c in &e.caveats {
+        out.push_str(&format!("not modelled: {c}\n"));
     }
 }
 

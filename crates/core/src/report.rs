@@ -378,6 +378,26 @@ pub struct Estimate {
     /// How the overhead was made (the explanation says it).
     #[serde(skip)]
     pub overhead: OverheadRule,
+    /// Under pipeline parallelism, each rank's figures (the estimate is
+    /// the rank that needs most); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankPeak>,
+}
+
+/// One pipeline rank's peak: its stage, and the components at its peak.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RankPeak {
+    pub rank: u32,
+    /// Its decoder layers, and whether it holds the embedding (the first
+    /// stage) and the final norm, head and loss (the last).
+    pub layers: u32,
+    pub first: bool,
+    pub last: bool,
+    pub peak_allocated_bytes: Bytes,
+    pub peak_total_bytes: Bytes,
+    pub peak_phase: Phase,
+    pub peak_iteration: u32,
+    pub components: Components,
 }
 
 /// What an inference engine says beside the phases: the figures its users
@@ -515,6 +535,7 @@ impl Estimate {
             needed_bytes: None,
             budget_share: None,
             overhead: OverheadRule::None,
+            ranks: Vec::new(),
         }
     }
 

@@ -110,6 +110,7 @@ impl Scenario {
             parallel: &self.parallel,
             overhead: &self.overhead,
             view: &self.view,
+            stage: None,
         }
     }
 

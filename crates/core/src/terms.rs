@@ -177,6 +177,16 @@ term_ids! {
     QuantInputs = Activations, "linear inputs LLM.int8 holds beyond checkpointing (ctx.A)";
     QuantInputsFirst = Activations, "layer 0's linear inputs LLM.int8 holds (ctx.A)";
     CkptInFlight = Activations, "one checkpointed input, on its way to or from host memory";
+    PipeInputsForward = Activations, "inputs the last pipeline stage still holds of micro-batches through backward, at a forward before any backward";
+    PipeInputsForwardGrads = Activations, "inputs the last pipeline stage still holds of micro-batches through backward, at a forward after a backward";
+    PipeInputsBackwardFirst = Activations, "inputs the last pipeline stage still holds of micro-batches through backward, at the first backward";
+    PipeInputsBackward = Activations, "inputs the last pipeline stage still holds of micro-batches through backward, at a later backward";
+    PipeInputsStep = Activations, "every micro-batch's input the last pipeline stage holds until the next step begins";
+    PipeStageOutput = Activations, "the stage's output, kept for its backward (the pipeline stage's forward cache)";
+    PipeWaitingForward = Activations, "other micro-batches' saved activations, waiting for their backward, at a forward before any backward";
+    PipeWaitingForwardGrads = Activations, "other micro-batches' saved activations, waiting for their backward, at a forward after a backward";
+    PipeWaitingBackwardFirst = Activations, "other micro-batches' saved activations, waiting for their backward, at the first backward";
+    PipeWaitingBackward = Activations, "other micro-batches' saved activations, waiting for their backward, at a later backward";
     Outer = Activations, "final norm and head input";
     OuterEmbedding = Activations, "what the embedding saves (its dropout mask)";
     PositionTables = Activations, "position tables (RoPE cos and sin, position ids)";
@@ -216,6 +226,11 @@ term_ids! {
     LogitsSoftcap = Logits, "tanh of the softcapped logits, kept for backward";
     LogitsGrads = Logits, "gradients of the log-softmax and the logits (fp32)";
     LogitsGradOut = Logits, "gradient of the logits in the compute dtype";
+    PipeKeptForward = Logits, "outputs the last pipeline stage keeps for the step's return (output_chunks), at a forward before any backward";
+    PipeKeptForwardGrads = Logits, "outputs the last pipeline stage keeps for the step's return (output_chunks), at a forward after a backward";
+    PipeKeptBackwardFirst = Logits, "outputs the last pipeline stage keeps for the step's return (output_chunks), at the first backward";
+    PipeKeptBackward = Logits, "outputs the last pipeline stage keeps for the step's return (output_chunks), at a later backward";
+    PipeKeptStep = Logits, "every micro-batch's output the last pipeline stage keeps for the step's return (output_chunks), until the next step begins";
     Dataset = Retained, "data put on the GPU";
     CublasWorkspaces = Retained, "cuBLAS workspaces: the forward's and the backward's threads (CUDA only)";
     SeedModel = Parameters, "model = N × P";

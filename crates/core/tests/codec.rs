@@ -325,6 +325,19 @@ fn notice_messages() {
         "model=llama3.1-8b&gpus=2&tp=2&transformers=4.57",
         "params=8e9&gpus=2&tp=2",
         "task=infer&model=llama3.1-8b&tp=2",
+        // Issue 32: pipeline parallelism, refused where it was not measured.
+        "model=llama3.1-8b&batch=6&micro_batches=4",
+        "model=llama3.1-8b&gpus=4&pp=2",
+        "model=llama3.1-8b&gpus=2&pp=2&tp=2",
+        "model=llama3.1-8b&gpus=64&pp=64",
+        "model=llama3.2-1b&gpus=2&pp=2",
+        "model=gpt2-124m&gpus=2&pp=2",
+        "model=mixtral-8x7b&gpus=2&pp=2",
+        "model=gemma3-1b&gpus=2&pp=2",
+        "model=llama3.1-8b&gpus=2&pp=2&lora_r=16",
+        "model=llama3.1-8b&gpus=2&pp=2&grad_accum=4",
+        "model=llama3.1-8b&gpus=2&pp=2&transformers=4.57",
+        "params=8e9&gpus=2&pp=2",
     ];
     let mut out = String::new();
     for q in cases {

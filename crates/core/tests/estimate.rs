@@ -666,3 +666,67 @@ fn paged_optimizer_state_is_pageable() {
     );
     assert_eq!(plain8.pageable_bytes.get(), 0);
 }
+
+/// Issue 32: under pipeline parallelism the estimate is the rank that needs
+/// most, each rank's components sum to its peak, the stages' parameters sum
+/// to the model's (each rank holding the rotary tables' buffers), and
+/// under 1F1B, once there are at least as many micro-batches as stages,
+/// more of them never raise a rank's peak: rank r keeps pp − r in flight,
+/// each of fewer sequences (`scripts/measure/parallel/README.md`). Below
+/// that every micro-batch runs forward before the first backward, and more
+/// of them can keep more sequences waiting once the gradients exist.
+#[test]
+fn pipeline_ranks_hold_the_peak_and_fall_with_micro_batches() {
+    for (model, pp) in [
+        ("llama3.1-8b", 2u32),
+        ("llama3.1-8b", 4),
+        ("qwen3-8b", 3),
+        ("mistral-7b", 8),
+    ] {
+        let mut last: Option<Vec<u64>> = None;
+        for m in [1, 2, 3, 4, 6, 8, 12, 24].into_iter().filter(|m| *m >= pp) {
+            let q = format!(
+                "model={model}&dtype=bf16&optim=adamw&batch=24&seq=1024&pp={pp}&gpus={pp}&micro_batches={m}"
+            );
+            let e = est(&q);
+            assert_eq!(e.ranks.len(), pp as usize, "{q}");
+            let top = e.ranks.iter().map(|r| r.peak_total_bytes).max();
+            assert_eq!(top, Some(e.peak_total_bytes), "{q}");
+            for r in &e.ranks {
+                assert_eq!(
+                    r.components.total(),
+                    r.peak_total_bytes,
+                    "{q} rank {}",
+                    r.rank
+                );
+            }
+            // Each rank holds the rotary tables' buffers once.
+            let params: u64 = e
+                .ranks
+                .iter()
+                .map(|r| r.components.get(Component::Parameters).get())
+                .sum();
+            let one = est(&format!(
+                "model={model}&dtype=bf16&optim=adamw&batch=24&seq=1024"
+            ));
+            let buffers = u64::try_from(e.terms.bytes(vramfit_core::terms::TermId::Buffers))
+                .expect("buffers");
+            assert_eq!(
+                params,
+                phase(&one, 0, 1, Phase::Init)
+                    .components
+                    .get(Component::Parameters)
+                    .get()
+                    + (u64::from(pp) - 1) * buffers,
+                "{q}"
+            );
+            let peaks: Vec<u64> = e.ranks.iter().map(|r| r.peak_total_bytes.get()).collect();
+            if let Some(before) = &last {
+                for (a, b) in before.iter().zip(&peaks) {
+                    assert!(b <= a, "{q}: {peaks:?} after {before:?}");
+                }
+            }
+            last = Some(peaks);
+        }
+    }
+}

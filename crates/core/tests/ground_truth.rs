@@ -769,3 +769,81 @@ fn longest_sequence_that_fits_is_the_measured_one() {
         assert!(off.abs() <= 2.5, "{label}: longest {longest} ({off:+.2}%)");
     }
 }
+
+/// Pipeline ranks (`pp_rows.jsonl`: `scripts/measure/parallel/pp.py`,
+/// torch 2.15's GPipe and 1F1B schedules over stages of transformers
+/// 5.23's Llama-3.1-8B and Qwen3-8B, fake process group; first, middle and
+/// last ranks): each rank's estimate against its own measurement, the
+/// schedule's whole step (`peak_pipeline`: forwards and backwards
+/// interleaved) against the higher of vramfit's forward and backward.
+#[test]
+fn pipeline_ranks_within_budget() {
+    use vramfit_core::train::{pipeline, run::Run};
+    let text = include_str!("fixtures/pp_rows.jsonl");
+    let mut failures = Vec::new();
+    let mut worst = 0f64;
+    let mut n = 0;
+    for line in text.lines() {
+        let r: Value = serde_json::from_str(line).expect("row");
+        let gc = if r["gc"] == "off" {
+            "false"
+        } else {
+            "non_reentrant"
+        };
+        let q = format!(
+            "model={}&dtype=bf16&optim=adamw&batch={}&seq={}&grad_ckpt={gc}&attn=sdpa&use_cache=false&pp={}&gpus={}&pp_schedule={}&micro_batches={}",
+            r["model"].as_str().expect("model"),
+            r["batch"],
+            r["seq"],
+            r["pp"],
+            r["pp"],
+            r["schedule"].as_str().expect("schedule"),
+            r["micro_batches"],
+        );
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        let run = s.train_run();
+        let layers = s.arch.expect("architecture").layers;
+        let rank = usize::try_from(r["rank"].as_u64().expect("rank")).expect("rank");
+        let stages = pipeline::stages(s.parallel.pipeline(), layers, s.train.batch.get());
+        let e = estimate(&Run {
+            stage: Some(&stages[rank]),
+            ..run
+        })
+        .expect("estimate");
+        let tag = r["tag"].as_str().unwrap_or_default();
+        let m = &r["measured"];
+        let overall = err(
+            peak_allocated(&e),
+            m["peak_overall"].as_u64().expect("peak"),
+        );
+        worst = worst.max(overall.abs());
+        if overall.abs() > OVERALL_BUDGET_PCT {
+            failures.push(format!("{tag}: overall {overall:+.3}%"));
+        }
+        let mut cells = Vec::new();
+        for it in [1u32, 2] {
+            let key = format!("iter{it}");
+            let ours = |ph: &str| phase_peak(&e, it, ph).expect("phase");
+            for (name, est) in [
+                ("peak_pipeline", ours("peak_fwd").max(ours("peak_bwd"))),
+                ("peak_step", ours("peak_step")),
+                ("peak_zero_grad", ours("peak_zero_grad")),
+            ] {
+                let pe = err(est, m[&key][name].as_u64().expect("phase"));
+                cells.push(format!("{pe:+.3}"));
+                if pe.abs() > PHASE_BUDGET_PCT {
+                    failures.push(format!("{tag}: {key} {name} {pe:+.3}%"));
+                }
+            }
+        }
+        println!("{tag:<48} {overall:+.3}%  {}", cells.join(" "));
+        n += 1;
+    }
+    assert_eq!(n, 11, "pp_rows");
+    println!("pp_rows: max |overall err| {worst:.3}%");
+    assert!(
+        failures.is_empty(),
+        "outside budget:\n{}",
+        failures.join("\n")
+    );
+}

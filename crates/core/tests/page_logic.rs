@@ -703,3 +703,40 @@ fn tensor_parallelism_is_offered_where_the_model_splits() {
     let list = solve::suggestions(&s, s.view.capacity.bytes());
     assert!(list.iter().all(|x| !x.label.contains("tp=")), "{list:?}");
 }
+
+/// Issue 32: a full fine-tune of Llama 3.1 8B in bf16 at 8 × 2048 tokens
+/// does not fit one 80 GB GPU; cutting its layers into two pipeline stages
+/// (two GPUs, as many micro-batches) is offered, and what it shows is what
+/// the link with it estimates: the rank that needs most. A tied model
+/// (Llama 3.2 1B), whose head cannot leave the embedding, is never
+/// offered a pipeline.
+#[test]
+fn pipeline_stages_are_offered_where_the_model_cuts() {
+    let (s, _) =
+        primary("model=llama3.1-8b&dtype=bf16&optim=adamw&batch=8&seq=2048&gpu=h100-sxm-80");
+    let cap = s.view.capacity.bytes();
+    let list = solve::suggestions(&s, cap);
+    let x = list
+        .iter()
+        .find(|x| x.label == "Cut the layers into 2 pipeline stages (pp=2)")
+        .unwrap_or_else(|| panic!("{list:?}"));
+    assert_eq!(
+        x.changes,
+        vec![
+            (Key::Pp, "2".to_string()),
+            (Key::Gpus, "2".to_string()),
+            (Key::MicroBatches, "2".to_string())
+        ]
+    );
+    let mut raw = vramfit_core::encode(&s);
+    for (k, v) in &x.changes {
+        raw.set(*k, v);
+    }
+    let piped = scenario(&raw.to_query_string());
+    assert_eq!(solve::peak_of(&piped), Some(x.peak));
+    assert!(x.saves.get() > 0, "{x:?}");
+
+    let (s, _) = primary("model=llama3.2-1b&dtype=fp32&optim=adamw&batch=16&seq=4096&gpu=rtx-4090");
+    let list = solve::suggestions(&s, s.view.capacity.bytes());
+    assert!(list.iter().all(|x| !x.label.contains("pp=")), "{list:?}");
+}

@@ -23,5 +23,5 @@ pub use attention::{KvGeometry, Latent, LayerAttention};
 pub use family::{Family, Spec};
 pub use module::{Module, ModuleKind, ModuleName, Proj};
 pub use presets::{preset, Preset, PRESETS};
-pub use tensors::{ExpertLayout, ParamStats, ParamTensor, Place, Role};
+pub use tensors::{Ends, ExpertLayout, ParamStats, ParamTensor, Place, Role};
 pub use weights::{FormatOptions, Holder, Quantized, WeightFormat};

@@ -178,6 +178,23 @@ pub enum ExpertLayout {
     Linears,
 }
 
+/// Which of the tensors outside the layers a part of the model holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ends {
+    /// The embeddings, before the layers.
+    pub before: bool,
+    /// The final norm and the head, after them.
+    pub after: bool,
+}
+
+impl Ends {
+    /// The whole model.
+    pub const BOTH: Ends = Ends {
+        before: true,
+        after: true,
+    };
+}
+
 /// Where a tensor sits: outside the layers, or in every layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
@@ -764,8 +781,23 @@ impl Architecture {
     /// As [`Architecture::stats`], with the experts held as `experts` says
     /// (per-expert linears: more, smaller tensors).
     pub fn stats_as(&self, experts: ExpertLayout) -> ParamStats {
+        self.stats_of_part(experts, Ends::BOTH)
+    }
+
+    /// [`Architecture::stats_as`] of a part of the model: its layers, and
+    /// the tensors before them (embeddings) and after them (final norm,
+    /// head) only where `ends` says it holds them (a pipeline stage).
+    pub fn stats_of_part(&self, experts: ExpertLayout, ends: Ends) -> ParamStats {
         let mut st = ParamStats::default();
         self.for_each_tensor_as(experts, |at, t| {
+            let held = match at {
+                Place::Before => ends.before,
+                Place::After => ends.after,
+                Place::Layers { .. } => true,
+            };
+            if !held {
+                return;
+            }
             let copies = at.copies();
             st.params += copies * t.elems();
             st.tensors += copies * t.tensors();

@@ -715,3 +715,89 @@ fn tensor_parallel_refusal(s: &Scenario, tp: u32) -> Option<String> {
     }
     None
 }
+
+/// Pipeline parallelism as `torch.distributed.pipelining` runs it
+/// (`crate::train::pipeline`), only where it was measured
+/// (`scripts/measure/parallel/`: full fine-tuning of a dense, untied
+/// decoder with rotary positions and layers alike, on transformers 5.23,
+/// one pipeline over `pp` GPUs). `micro_batches` must divide the batch
+/// (reset to 1 otherwise); each refusal resets `pp` to 1 and says why next
+/// to the field.
+pub(super) fn check_pipeline(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let (m, batch) = (s.parallel.micro_batches.get(), s.train.batch.get());
+    if batch % m != 0 {
+        conflict(
+            notices,
+            texts,
+            Key::MicroBatches,
+            format!("micro_batches ({m}) must divide the batch ({batch}): each micro-batch is batch / micro_batches sequences"),
+        );
+        s.parallel.micro_batches = Scenario::default().parallel.micro_batches;
+    }
+    let pp = s.parallel.pp.get();
+    if pp == 1 {
+        return;
+    }
+    if let Some(why) = pipeline_refusal(s, pp) {
+        conflict(notices, texts, Key::Pp, why);
+        s.parallel.pp = Scenario::default().parallel.pp;
+    }
+}
+
+/// Why `pp` cannot run as asked (`None`: it can).
+fn pipeline_refusal(s: &Scenario, pp: u32) -> Option<String> {
+    let (p, t) = (&s.parallel, &s.train);
+    let Some(a) = s.arch else {
+        return Some(
+            "pipeline parallelism cuts a model's layers into stages: choose a model".into(),
+        );
+    };
+    if pp > a.layers {
+        return Some(format!(
+            "pp ({pp}) is more stages than the model has layers ({})",
+            a.layers
+        ));
+    }
+    let not_measured = |what: &str| {
+        Some(format!(
+            "pipeline parallelism {what} is not modelled yet: it has not been measured"
+        ))
+    };
+    if p.gpus.get() != pp || p.tp.get() > 1 {
+        return not_measured(&format!(
+            "over more GPUs than its stages (data or tensor parallelism beside it; set gpus={pp}, tp=1)"
+        ));
+    }
+    let spec = a.family.spec();
+    let alike = a.sliding_layers == 0 || a.sliding_layers == a.layers;
+    if spec.moe.is_some() {
+        return not_measured("over routed experts");
+    }
+    if spec.varies_by_layer() || !alike || a.linear_layers > 0 {
+        return not_measured(&format!("of {} (layers that differ)", a.family.label()));
+    }
+    if spec.positions != Positions::Rotary {
+        return not_measured("with learned positions");
+    }
+    if a.tied {
+        return Some(
+            "a head tied to the embedding would be on the last stage and the embedding on the first: torchtitan's pipelines take untied models".into(),
+        );
+    }
+    if t.lora_r.is_some()
+        || t.quant != Quant::None
+        || p.offload != Offload::None
+        || p.zero.get() > 0
+    {
+        return not_measured("with LoRA, a quantized base, ZeRO or offloading");
+    }
+    if t.grad_accum.get() > 1 {
+        return Some(
+            "a pipeline's micro-batches are its gradient accumulation: set micro_batches instead of grad_accum".into(),
+        );
+    }
+    if t.transformers != Transformers::V5 {
+        return not_measured("on transformers 4");
+    }
+    None
+}

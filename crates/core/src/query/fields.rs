@@ -42,7 +42,7 @@ use crate::train::run::Trainer;
 use crate::train::run::Training;
 use crate::train::run::Transformers;
 use crate::train::run::ZeroStage;
-use crate::train::run::{Gpus, TpGroup};
+use crate::train::run::{Gpus, MicroBatches, PpSchedule, PpStages, TpGroup};
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
 
 /// How a field is entered.
@@ -1488,6 +1488,48 @@ pub static FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| (s.parallel.tp.get() > 1).then(|| s.parallel.tp.get().to_string()),
+    },
+    Field {
+        key: Key::Pp,
+        kind: FieldKind::Count { min: PpStages::MIN as u64, max: PpStages::MAX as u64 },
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "Pipeline stages (pp)",
+        help: "GPUs the decoder layers are cut over, one stage each, as torch.distributed.pipelining runs them (torchtitan): layers / pp per stage (the last takes the remainder), the embedding on the first, the final norm, the head and the loss on the last. The estimate is the rank that needs most; every rank's peak is listed.",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.parallel.pp = count(v, PpStages::MIN, PpStages::MAX, PpStages::new)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.pp.get() > 1).then(|| s.parallel.pp.get().to_string()),
+    },
+    Field {
+        key: Key::PpSchedule,
+        kind: FieldKind::Choice(PpSchedule::OPTIONS),
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "Pipeline schedule",
+        help: "The order each stage runs its micro-batches in (torch 2.15 schedules): 1F1B keeps at most pp − rank micro-batches' activations on a rank, GPipe all of them.",
+        implied: |_| "1f1b".into(),
+        apply: |d, v| {
+            d.parallel.pp_schedule = choice(v, PpSchedule::from_key, PpSchedule::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.pp_schedule != PpSchedule::OneFOneB).then(|| s.parallel.pp_schedule.key().to_string()),
+    },
+    Field {
+        key: Key::MicroBatches,
+        kind: FieldKind::Count { min: MicroBatches::MIN as u64, max: MicroBatches::MAX as u64 },
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "Micro-batches per step",
+        help: "The pipeline's micro-batches (n_microbatches): the batch is split into this many, each of batch / micro_batches sequences; it must divide the batch.",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.parallel.micro_batches = count(v, MicroBatches::MIN, MicroBatches::MAX, MicroBatches::new)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.micro_batches.get() > 1).then(|| s.parallel.micro_batches.get().to_string()),
     },
     Field {
         key: Key::Zero,

@@ -210,6 +210,7 @@ pub fn decode(raw: &RawQuery) -> Decoded {
     check_offload(&mut scenario, &texts, &mut notices);
     check_stack(&mut scenario, &texts, &mut notices);
     check_tensor_parallel(&mut scenario, &texts, &mut notices);
+    checks::check_pipeline(&mut scenario, &texts, &mut notices);
     let mut notes = check_sequence(&mut scenario, &texts, &mut notices);
     notes.extend(tasks::check_infer(&mut scenario, &texts, &mut notices));
     notes.extend(checks::stack_notes(&scenario));

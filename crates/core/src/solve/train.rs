@@ -195,5 +195,33 @@ fn more_gpus(s: &Scenario) -> Vec<Candidate> {
             out.push(c);
         }
     }
+    out.extend(more_stages(s));
     out
+}
+
+/// Twice the pipeline stages, one GPU each (the codec's rule), with as
+/// many micro-batches as stages where the batch divides and none were
+/// set (fewer sequences in each, so less to keep per rank); offered only
+/// where the codec takes it.
+fn more_stages(s: &Scenario) -> Option<Candidate> {
+    let (pp, m, batch) = (
+        s.parallel.pp.get(),
+        s.parallel.micro_batches.get(),
+        s.train.batch.get(),
+    );
+    if s.parallel.gpus.get() != pp {
+        return None;
+    }
+    let n = pp * 2;
+    let (ns, ms) = (n.to_string(), n.to_string());
+    let mut changes = vec![(Key::Pp, ns.as_str()), (Key::Gpus, ns.as_str())];
+    if m == 1 && batch % n == 0 {
+        changes.push((Key::MicroBatches, ms.as_str()));
+    }
+    let c = candidate(
+        &format!("Cut the layers into {n} pipeline stages (pp={n})"),
+        &format!("needs {n} GPUs; each micro-batch's hidden state and its gradient sent between neighbouring stages, and ranks idle while the pipeline fills and drains"),
+        &changes,
+    );
+    super::applied(s, &c.changes).is_some().then_some(c)
 }

@@ -19,6 +19,7 @@ pub mod ledger;
 pub mod lora;
 pub mod optim;
 mod phases;
+pub mod pipeline;
 pub mod run;
 pub mod seed;
 pub mod stack;
@@ -42,10 +43,65 @@ pub(crate) const DRIVERS: Drivers = Drivers {
     kv_cache: "batch × seq",
 };
 
-/// The accurate estimate of a training step.
+/// The accurate estimate of a training step: under pipeline parallelism,
+/// that of the rank that needs most, with every rank's peak beside it.
 pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
+    let Some(arch) = s
+        .arch
+        .filter(|_| s.parallel.pp.get() > 1 && s.stage.is_none())
+    else {
+        return estimate_one(s);
+    };
+    let mut best: Option<Estimate> = None;
+    let mut ranks = Vec::new();
+    for st in pipeline::stages(s.parallel.pipeline(), arch.layers, s.train.batch.get()) {
+        let e = estimate_one(&Run {
+            stage: Some(&st),
+            ..*s
+        })?;
+        let peak = e.peak().ok_or(EstimateError::TooLarge {
+            field: "the model size",
+        })?;
+        ranks.push(crate::report::RankPeak {
+            rank: st.rank,
+            layers: st.layers,
+            first: st.first,
+            last: st.last,
+            peak_allocated_bytes: e.peak_allocated_bytes,
+            peak_total_bytes: e.peak_total_bytes,
+            peak_phase: e.peak_phase,
+            peak_iteration: e.peak_iteration,
+            components: peak.components,
+        });
+        if best
+            .as_ref()
+            .is_none_or(|b| e.peak_total_bytes > b.peak_total_bytes)
+        {
+            best = Some(e);
+        }
+    }
+    let mut e = best.ok_or(EstimateError::NeedsArchitecture)?;
+    let top = ranks
+        .iter()
+        .max_by_key(|r| (r.peak_total_bytes, std::cmp::Reverse(r.rank)))
+        .map_or(0, |r| r.rank);
+    e.caveats.push(format!(
+        "pipeline parallelism (pp={}, {}, {} micro-batches): the figures are rank {top}'s, the one that needs most (every rank's peak is listed); NCCL's send and receive buffers are not counted",
+        s.parallel.pp.get(),
+        s.parallel.pp_schedule.label(),
+        s.parallel.micro_batches.get(),
+    ));
+    e.ranks = ranks;
+    Ok(e)
+}
+
+/// One GPU's estimate (one pipeline rank's where `s.stage` says).
+fn estimate_one(s: &Run) -> Result<Estimate, EstimateError> {
     let b = breakdown(s)?;
-    let phases = phases::build(&b, s.train.grad_accum.get() > 1, s.overhead)?;
+    let phases = match s.stage {
+        Some(st) => phases::build_pipeline(&b, st, s.overhead)?,
+        None => phases::build(&b, s.train.grad_accum.get() > 1, s.overhead)?,
+    };
     let too_large = EstimateError::TooLarge {
         field: "the model size",
     };

@@ -3,7 +3,8 @@
 //! phase's peak and end, the peak being the highest of the moments that
 //! can hold it; then the overhead on top.
 
-use super::breakdown::Breakdown;
+use super::breakdown::{kind_terms, Breakdown, SAVED};
+use super::run::{Kind, Stage};
 use crate::error::EstimateError;
 use crate::inputs::Overhead;
 use crate::report::{Moment, Phase, PhaseReport, Running};
@@ -41,26 +42,6 @@ const STATE_FIRST_STEP: TermSet = TermSet::of(&[
     T::FactoredSoFar,
     T::RmsSoFar,
     T::Master,
-]);
-/// What the layers and the loop keep for backward.
-const SAVED: TermSet = TermSet::of(&[
-    T::Labels,
-    T::LayerFirst,
-    T::ScoresFirst,
-    T::Layers,
-    T::Scores,
-    T::MoeLayers,
-    T::MoeScores,
-    T::SlidingMasks,
-    T::CausalMasks,
-    T::MaskedKv,
-    T::RouterLogits,
-    T::CkptInputs,
-    T::CkptInFlight,
-    T::QuantInputs,
-    T::Outer,
-    T::OuterEmbedding,
-    T::PositionTables,
 ]);
 /// What is still saved when layer 0's backward runs: the later layers'
 /// checkpoints and saved tensors, the final norm's and the head's, are
@@ -195,6 +176,65 @@ pub(super) fn build(
             ));
         }
         raw.extend(step(iteration));
+    }
+    with_overhead(&m, raw, overhead)
+}
+
+/// The phases of init and two iterations of a pipeline rank (torch
+/// 2.15's schedules, `crate::train::pipeline`): its forwards and its
+/// backwards, each the highest of its kinds of moment, with what the
+/// schedule's order leaves beside each kind (`breakdown/pipeline.rs`); the
+/// gradients exist from the first backward on. The last stage's outputs
+/// and inputs stay until the next step begins.
+pub(super) fn build_pipeline(
+    p: &Breakdown,
+    stage: &Stage,
+    overhead: &Overhead,
+) -> Result<Vec<PhaseReport>, EstimateError> {
+    let m = Moments::new(p);
+    let mut raw: Vec<Raw> = Vec::with_capacity(9);
+    raw.push((0, 1, Phase::Init, Moment::End, PARAMS, PARAMS));
+    let beside = |ids: [T; 3]| TermSet::of(&ids);
+    let kept = TermSet::of(&[T::PipeKeptStep, T::PipeInputsStep]);
+    for iteration in [1u32, 2] {
+        let first_step = iteration == 1;
+        let state = if first_step { TermSet::EMPTY } else { STATE };
+        let start = base(state);
+        let grads = start.with(T::Grads);
+        let (fwd, end_fwd) = forward(&m, start, first_step);
+        let (fwd_grads, end_grads) = forward(&m, grads, first_step);
+        let mut fwds = vec![];
+        if stage.has(Kind::Forward) {
+            fwds.push(fwd.union(beside(kind_terms(Kind::Forward))));
+        }
+        if stage.has(Kind::ForwardGrads) {
+            fwds.push(fwd_grads.union(beside(kind_terms(Kind::ForwardGrads))));
+        }
+        let peak_fwd = m.highest(fwds.first().copied().unwrap_or(fwd), &fwds);
+        let (at_first, bwd_first) = backward(&m, start, end_fwd, 1, first_step);
+        let mut best = (
+            at_first,
+            bwd_first.union(beside(kind_terms(Kind::BackwardFirst))),
+        );
+        if stage.has(Kind::Backward) {
+            let (at, bwd) = backward(&m, grads, end_grads, 2, first_step);
+            let later = bwd.union(beside(kind_terms(Kind::Backward)));
+            if m.total(later) > m.total(best.1) {
+                best = (at, later);
+            }
+        }
+        raw.push((iteration, 1, Phase::Forward, Moment::End, peak_fwd, end_fwd));
+        raw.push((
+            iteration,
+            1,
+            Phase::Backward,
+            best.0,
+            best.1,
+            grads.union(kept),
+        ));
+        for (it, micro, phase, at, peak, end) in step(iteration) {
+            raw.push((it, micro, phase, at, peak.union(kept), end.union(kept)));
+        }
     }
     with_overhead(&m, raw, overhead)
 }

@@ -170,6 +170,20 @@ choice_enum! {
 }
 
 choice_enum! {
+    /// The order a pipeline rank runs its micro-batches' forwards and
+    /// backwards in (torch 2.15 `torch/distributed/pipelining/schedules.py`).
+    pub enum PpSchedule {
+        /// 1F1B (`Schedule1F1B`, torchtitan's default): rank r runs
+        /// min(m, pp − r) forwards, then one backward and one forward in
+        /// turn, then the remaining backwards.
+        OneFOneB = "1f1b", "1F1B (one forward, one backward)",
+        /// GPipe (`ScheduleGPipe`): every micro-batch's forward, then every
+        /// backward.
+        Gpipe = "gpipe", "GPipe (all forwards, then all backwards)",
+    }
+}
+
+choice_enum! {
     /// Where DeepSpeed's ZeRO-3 bucket sizes come from.
     pub enum DsBuckets {
         /// DeepSpeed's own defaults, as `accelerate config` leaves them:
@@ -238,6 +252,21 @@ bounded!(
     TpGroup(u32),
     1,
     1024
+);
+bounded!(
+    /// Pipeline stages: the decoder layers cut into `pp` contiguous
+    /// stages, one per GPU, as torch's `torch.distributed.pipelining`
+    /// runs them (torchtitan's `pipeline_llm`).
+    PpStages(u32),
+    1,
+    256
+);
+bounded!(
+    /// Micro-batches a pipeline's step runs: the batch is split into
+    /// `micro_batches` of `batch / micro_batches` sequences each.
+    MicroBatches(u32),
+    1,
+    4096
 );
 bounded!(
     /// ZeRO stage: 0 none (DDP), 1 optimizer state, 2 + gradients,
@@ -318,6 +347,10 @@ pub struct Parallel {
     pub gpus: Gpus,
     /// Tensor parallelism (1: none).
     pub tp: TpGroup,
+    /// Pipeline parallelism (1: none), its schedule and its micro-batches.
+    pub pp: PpStages,
+    pub pp_schedule: PpSchedule,
+    pub micro_batches: MicroBatches,
     pub zero: ZeroStage,
     /// What ZeRO / FSDP keeps in host memory.
     pub offload: Offload,
@@ -540,6 +573,9 @@ pub struct Run<'a> {
     pub parallel: &'a Parallel,
     pub overhead: &'a Overhead,
     pub view: &'a View,
+    /// The pipeline rank estimated (`None`: no pipeline, or the estimate
+    /// of every rank, [`super::estimate`]).
+    pub stage: Option<&'a Stage>,
 }
 
 impl Run<'_> {
@@ -628,10 +664,19 @@ impl Default for Training {
 }
 
 impl Parallel {
+    /// The pipeline, as `crate::train::pipeline` reads it.
+    pub fn pipeline(&self) -> Plan {
+        Plan {
+            pp: self.pp.get(),
+            schedule: self.pp_schedule,
+            micro_batches: self.micro_batches.get(),
+        }
+    }
+
     /// The data-parallel ranks: the GPUs over the tensor-parallel group
-    /// (the codec holds `gpus` a multiple of `tp`).
+    /// and the pipeline (the codec holds `gpus` a multiple of `tp × pp`).
     pub fn data_ranks(&self) -> u32 {
-        (self.gpus.get() / self.tp.get()).max(1)
+        (self.gpus.get() / self.tp.get() / self.pp.get()).max(1)
     }
 }
 
@@ -640,6 +685,9 @@ impl Default for Parallel {
         Parallel {
             gpus: Gpus(1),
             tp: TpGroup(1),
+            pp: PpStages(1),
+            pp_schedule: PpSchedule::OneFOneB,
+            micro_batches: MicroBatches(1),
             zero: ZeroStage(0),
             offload: Offload::None,
             shard: Shard::Generic,
@@ -647,4 +695,65 @@ impl Default for Parallel {
             ds_buckets: DsBuckets::Default,
         }
     }
+}
+
+/// What is alive beside a forward's or a backward's own tensors: other
+/// micro-batches' saved activations, and on the last stage the outputs
+/// kept and the inputs of the micro-batches already through backward.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Beside {
+    /// Micro-batches whose activations wait for their backward.
+    pub waiting: u32,
+    /// Outputs the last stage keeps (`output_chunks`).
+    pub kept: u32,
+    /// Micro-batches through backward whose received inputs the last
+    /// stage still holds (measured: `raw/pp523.jsonl`, the last ranks keep
+    /// one hidden state per micro-batch until the next step, the middle
+    /// ranks none).
+    pub done: u32,
+}
+
+/// The kinds of moment a rank's schedule has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A forward before any backward of the step: no gradients yet.
+    Forward,
+    /// A forward after a backward: the gradients exist.
+    ForwardGrads,
+    /// The step's first backward, which makes the gradients.
+    BackwardFirst,
+    /// A later backward: the gradients exist and accumulate.
+    Backward,
+}
+
+/// One pipeline rank: its stage of the model and its schedule's moments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stage {
+    pub rank: u32,
+    /// Its decoder layers.
+    pub layers: u32,
+    /// It holds the embedding (rank 0) / the final norm, head and loss
+    /// (the last rank).
+    pub first: bool,
+    pub last: bool,
+    /// Micro-batches per step, and sequences in each.
+    pub micro_batches: u32,
+    pub micro_batch: u32,
+    /// Every moment of its schedule, in order.
+    pub moments: Vec<(Kind, Beside)>,
+}
+
+impl Stage {
+    /// Whether its schedule has a moment of `kind`.
+    pub fn has(&self, kind: Kind) -> bool {
+        self.moments.iter().any(|(k, _)| *k == kind)
+    }
+}
+
+/// A pipeline as the run sets it up (`crate::train::run::Parallel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub pp: u32,
+    pub schedule: PpSchedule,
+    pub micro_batches: u32,
 }

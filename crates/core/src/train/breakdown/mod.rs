@@ -11,6 +11,7 @@ mod fsdp;
 mod grads;
 mod logits;
 mod params;
+mod pipeline;
 mod recompute;
 
 use super::ledger::{self, Ctx, Saved};
@@ -19,10 +20,12 @@ use super::optim;
 use super::run::Lora;
 use super::run::{Ckpt, Dtype, Offload, Quant};
 use crate::error::EstimateError;
-use crate::model::{Architecture, KvGeometry, ParamStats};
+use crate::model::{Architecture, Ends, KvGeometry, ParamStats};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::train::run::Run;
+use crate::train::run::Stage;
 pub(crate) use params::Quantized;
+pub(crate) use pipeline::kind_terms;
 
 /// Everything the phases are built from: the value of every term, and what
 /// one layer saves (for the explanation).
@@ -121,6 +124,57 @@ pub(crate) fn tp_share(a: &Architecture, tp: u32) -> Architecture {
     }
 }
 
+/// What the layers and the loop keep for backward.
+pub(crate) const SAVED: TermSet = TermSet::of(&[
+    T::Labels,
+    T::LayerFirst,
+    T::ScoresFirst,
+    T::Layers,
+    T::Scores,
+    T::MoeLayers,
+    T::MoeScores,
+    T::SlidingMasks,
+    T::CausalMasks,
+    T::MaskedKv,
+    T::RouterLogits,
+    T::CkptInputs,
+    T::CkptInFlight,
+    T::QuantInputs,
+    T::Outer,
+    T::OuterEmbedding,
+    T::PositionTables,
+]);
+/// What one micro-batch's forward leaves for its backward (forward's end
+/// less what was there at its start): a pipeline rank holds this for each
+/// micro-batch waiting for its backward (`pipeline.rs`).
+pub(crate) fn left_for_backward(terms: &Terms) -> u128 {
+    SAVED
+        .union(TermSet::of(&[
+            T::CopiesSaved,
+            T::LogSoftmax,
+            T::LogitsKept,
+            T::LogitsSoftcap,
+            T::PipeStageOutput,
+        ]))
+        .iter()
+        .map(|id| terms.bytes(id))
+        .sum()
+}
+
+/// A pipeline rank's part of the model: its stage's decoder layers (the
+/// codec takes only families whose layers are alike, so the layers'
+/// sliding windows follow the count).
+fn stage_share(a: &Architecture, stage: Option<&Stage>) -> Architecture {
+    match stage {
+        None => *a,
+        Some(st) => Architecture {
+            layers: st.layers,
+            sliding_layers: a.sliding_layers.min(st.layers),
+            ..*a
+        },
+    }
+}
+
 /// What the layers save, by kind of layer (dense, MoE).
 pub(crate) struct Layers {
     /// Each kind's ledger and its number of layers. A kind with no layers
@@ -207,7 +261,7 @@ impl<'a> Inputs<'a> {
         let whole = *s.arch.ok_or(EstimateError::NeedsArchitecture)?;
         let t = &s.train;
         let tp = s.parallel.tp.get();
-        let a = tp_share(&whole, tp);
+        let a = stage_share(&tp_share(&whole, tp), s.stage);
         // The forward sees the whole vocabulary once the head's slices are
         // gathered.
         let c = Ctx::new(
@@ -217,8 +271,12 @@ impl<'a> Inputs<'a> {
             },
             t,
         );
-        let stats = a.stats_as(t.expert_layout());
-        let whole_params = if tp > 1 {
+        let ends = s.stage.map_or(Ends::BOTH, |st| Ends {
+            before: st.first,
+            after: st.last,
+        });
+        let stats = a.stats_of_part(t.expert_layout(), ends);
+        let whole_params = if tp > 1 || s.stage.is_some() {
             whole.stats_as(t.expert_layout()).params
         } else {
             stats.params
@@ -239,7 +297,9 @@ impl<'a> Inputs<'a> {
             .map(|x| lora_count(&a, &x, t.expert_layout()))
             .unwrap_or_default();
         let pb = u128::from(t.dtype.param_bytes());
-        let (bt, seq) = (u128::from(t.batch.get()), u128::from(t.seq.get()));
+        // A pipeline stage runs one micro-batch at a time.
+        let batch = s.stage.map_or(t.batch.get(), |st| st.micro_batch);
+        let (bt, seq) = (u128::from(batch), u128::from(t.seq.get()));
         // What trains, and in which dtype its gradients and state are.
         let (trainable, grad_bytes, state_dtype, tensors, largest) = match lora {
             None => (
@@ -377,6 +437,10 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
     fsdp::add(&x, &mut put);
     deepspeed::add(&x, &mut put);
     cuda::add(&x, &mut put);
+    if let Some(st) = s.stage {
+        pipeline::add(&x, st, &mut terms);
+    }
+    let mut put = |id: T, term: Term| terms.set(id, term);
     put(
         T::Dataset,
         Term::of(&[(u128::from(s.view.dataset_mib) << 20, U::Bytes)]),

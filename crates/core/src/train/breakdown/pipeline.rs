@@ -1,0 +1,150 @@
+//! A pipeline rank's terms (`crate::train::pipeline`): what the ends of
+//! the model it does not hold would have made goes, and what the schedule
+//! keeps beside one micro-batch comes: the stage's output, the other
+//! micro-batches waiting for their backward, and on the last stage the
+//! outputs and inputs it keeps.
+//!
+//! Source: torch 2.15 `torch/distributed/pipelining/stage.py`
+//! (`_PipelineStageBase.forward_one_chunk`: `fwd_cache` keeps each
+//! micro-batch's output and inputs until `backward_one_chunk`;
+//! `output_chunks` keeps the last stage's outputs until
+//! `clear_runtime_states` at the next step) and `schedules.py`; measured:
+//! `scripts/measure/parallel/raw/pp523.jsonl`.
+
+use super::Inputs;
+use crate::terms::{Term, TermId as T, Terms, Unit as U};
+use crate::train::run::{Beside, Kind, Stage};
+
+/// What the final norm, the head and the loss make: nothing on a stage
+/// before the last.
+const HEAD: [T; 16] = [
+    T::Outer,
+    T::Labels,
+    T::PaddedLabels,
+    T::LastHidden,
+    T::FinalNormBackward,
+    T::HeadGrad,
+    T::HeadGradCopy,
+    T::TiedGradSum,
+    T::LogitsOut,
+    T::LogitsUpcast,
+    T::LogitsShifted,
+    T::LogSoftmax,
+    T::LogitsKept,
+    T::LogitsSoftcap,
+    T::LogitsGrads,
+    T::LogitsGradOut,
+];
+
+/// Sets the stage's terms on top of one micro-batch's (`terms`, sized by
+/// the breakdown at the micro-batch on the stage's layers).
+pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
+    let per_token = |elems: u128| x.per_token(&[(elems, U::Elements), (x.act(), U::BytesEach)]);
+    if !st.last {
+        for id in HEAD {
+            terms.set(id, Term::ZERO);
+        }
+        // The last layer's output is not a final norm's input here: the
+        // forward cache keeps it, and its gradient comes from the next
+        // stage (the hidden state's gradient, as sized).
+        terms.set(T::PipeStageOutput, per_token(x.h));
+    }
+    if !st.first {
+        terms.set(T::OuterEmbedding, Term::ZERO);
+    }
+    // The step's token ids and labels: the whole batch.
+    let m = u128::from(st.micro_batches);
+    terms.set(
+        T::Inputs,
+        Term::of(&[(m * x.bt, U::Batch), (x.seq, U::Seq), (16, U::BytesEach)]),
+    );
+    let saved = super::left_for_backward(terms);
+    let sizes = [saved, outputs(x, 1).bytes(), inputs(x, 1).bytes()];
+    let bytes = |b: &Beside| {
+        [b.waiting, b.kept, b.done]
+            .iter()
+            .zip(sizes)
+            .map(|(n, size)| u128::from(*n) * size)
+            .sum::<u128>()
+    };
+    for kind in [
+        Kind::Forward,
+        Kind::ForwardGrads,
+        Kind::BackwardFirst,
+        Kind::Backward,
+    ] {
+        let ids = kind_terms(kind);
+        // The kind's highest moment (the first of equals).
+        let top = st
+            .moments
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, b)| *b)
+            .fold(None::<Beside>, |best, b| match best {
+                Some(x) if bytes(&x) >= bytes(&b) => Some(x),
+                _ => Some(b),
+            })
+            .unwrap_or_default();
+        let waiting = Term::of(&[(u128::from(top.waiting), U::Copies), (saved, U::Bytes)]);
+        terms.set(ids[0], waiting);
+        terms.set(ids[1], outputs(x, top.kept));
+        terms.set(ids[2], inputs(x, top.done));
+    }
+    if st.last {
+        terms.set(T::PipeKeptStep, outputs(x, st.micro_batches));
+        if !st.first {
+            terms.set(T::PipeInputsStep, inputs(x, st.micro_batches));
+        }
+    }
+}
+
+/// A kind of moment's terms: the micro-batches waiting, the outputs
+/// kept, the inputs held.
+pub(crate) fn kind_terms(kind: Kind) -> [T; 3] {
+    match kind {
+        Kind::Forward => [
+            T::PipeWaitingForward,
+            T::PipeKeptForward,
+            T::PipeInputsForward,
+        ],
+        Kind::ForwardGrads => [
+            T::PipeWaitingForwardGrads,
+            T::PipeKeptForwardGrads,
+            T::PipeInputsForwardGrads,
+        ],
+        Kind::BackwardFirst => [
+            T::PipeWaitingBackwardFirst,
+            T::PipeKeptBackwardFirst,
+            T::PipeInputsBackwardFirst,
+        ],
+        Kind::Backward => [
+            T::PipeWaitingBackward,
+            T::PipeKeptBackward,
+            T::PipeInputsBackward,
+        ],
+    }
+}
+
+/// `n` micro-batches' hidden states as the stage receives them: micro-batch
+/// × S × h in the compute dtype.
+fn inputs(x: &Inputs, n: u32) -> Term {
+    Term::of(&[
+        (u128::from(n), U::Copies),
+        (x.bt, U::Batch),
+        (x.seq, U::Seq),
+        (x.h, U::Elements),
+        (x.act(), U::BytesEach),
+    ])
+}
+
+/// `n` of the last stage's outputs: micro-batch × S × V logits in the
+/// compute dtype.
+fn outputs(x: &Inputs, n: u32) -> Term {
+    Term::of(&[
+        (u128::from(n), U::Copies),
+        (x.bt, U::Batch),
+        (x.seq, U::Seq),
+        (x.v, U::Vocab),
+        (x.act(), U::BytesEach),
+    ])
+}
