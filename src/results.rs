@@ -57,6 +57,7 @@ pub fn Verdict(page: Page) -> impl IntoView {
                     </p>
                     <p class="verdict-on">{move || format!("on {}", on())}</p>
                     {move || host_line(page)}
+                    {move || ranks_line(page)}
                     // vLLM takes its share of the GPU (gpu_memory_utilization).
                     {(v.capacity != page.capacity.get()).then(|| view! {
                         <p class="verdict-on" data-testid="budget" data-bytes=v.capacity.get().to_string()>
@@ -115,6 +116,40 @@ fn host_line(page: Page) -> Option<impl IntoView> {
                 )
             };
             view! { <p class="verdict-on verdict-host" data-testid="verdict-host">{text}</p> }
+        })
+    })
+}
+
+/// A pipeline's ranks side by side, beside the verdict: the figures above
+/// are the rank that needs most.
+fn ranks_line(page: Page) -> Option<impl IntoView> {
+    page.primary.with(|e| {
+        let e = e.as_ref()?;
+        (!e.ranks.is_empty()).then(|| {
+            let cells = e
+                .ranks
+                .iter()
+                .map(|r| {
+                    let ends = match (r.first, r.last) {
+                        (true, true) => ", embedding, head",
+                        (true, false) => ", embedding",
+                        (false, true) => ", head and loss",
+                        (false, false) => "",
+                    };
+                    format!(
+                        "rank {} ({} layers{ends}): {}",
+                        r.rank,
+                        r.layers,
+                        page.show(r.peak_total_bytes)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" · ");
+            view! {
+                <p class="verdict-on verdict-host" data-testid="verdict-ranks" data-ranks=e.ranks.len().to_string()>
+                    {format!("each GPU of the pipeline, the fullest above: {cells}")}
+                </p>
+            }
         })
     })
 }

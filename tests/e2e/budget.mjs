@@ -46,12 +46,19 @@
 //   by this test. A panel of its own cost 3.1 KB gzip of wasm and was
 //   folded into the existing box before this was recorded (page.sh's
 //   steps, measured on its branch: wasm 431,832 -> 432,530 bytes gzip).
+// - 2026-11-29, 442.7 -> 448.3 KB: pipeline parallelism (issue 32: the
+//   pp, pp_schedule and micro_batches fields with their help, the codec's
+//   refusals, each rank's stage and schedule, the ranks beside the
+//   verdict, the solver's candidate), measured by this test. page.sh on
+//   this tree: the pipeline's estimate path (the ranks' loop and their
+//   phases) is 1.1 KB of it; the ranks' line on the page is under 0.3 KB;
+//   the rest is the fields, messages and term labels, and the stage terms.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 443);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 449);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

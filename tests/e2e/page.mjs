@@ -369,3 +369,26 @@ test("tensor parallelism: tp splits each layer, the peak follows the CLI, and wh
   assert.equal(await ui.peakBytes(page), cli(ui.urlQuery(page)));
   await shot();
 });
+
+test("pipeline parallelism: pp cuts the layers into stages, each stage's peak beside the verdict, the fullest as the CLI says", async ({ page, base, shot }) => {
+  await page.goto(`${base}?model=llama3.1-8b&dtype=bf16&optim=adamw&batch=8&seq=2048&gpus=4`);
+  await ui.ready(page);
+  const one = await ui.peakBytes(page);
+  // More GPUs than stages: said next to pp, pp 1 used.
+  await ui.setField(page, "pp", "2");
+  await page.waitForFunction(() => document.querySelector('[data-testid="error-pp"]').textContent.includes("set gpus=2"));
+  await ui.setField(page, "gpus", "2");
+  await page.waitForFunction(() => document.querySelector('[data-testid="error-pp"]').textContent === "");
+  await ui.setField(page, "micro_batches", "4");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("micro_batches") === "4");
+  const two = await ui.peakBytes(page);
+  assert.ok(two < one, `two stages lower the peak: ${two} < ${one}`);
+  assert.equal(two, cli(ui.urlQuery(page)));
+  const ranks = page.locator('[data-testid="verdict-ranks"]');
+  assert.equal(await ranks.getAttribute("data-ranks"), "2");
+  assert.match(await ranks.textContent(), /rank 0 \(16 layers, embedding\): .* · rank 1 \(16 layers, head and loss\): /);
+  // A micro-batch count the batch does not divide: said next to it.
+  await ui.setField(page, "micro_batches", "3");
+  await page.waitForFunction(() => document.querySelector('[data-testid="error-micro_batches"]').textContent.includes("must divide the batch (8)"));
+  await shot();
+});

@@ -39,6 +39,10 @@ fn bench(c: &mut Criterion) {
             "model=llama3.1-70b&dtype=bf16&gpus=64&tp=8&shard=fsdp2&zero=3&grad_ckpt=true&batch=1&seq=8192",
         ),
         (
+            "llama3.1-8b pp8 1f1b 16 micro-batches",
+            "model=llama3.1-8b&dtype=bf16&gpus=8&pp=8&micro_batches=16&batch=16&seq=4096",
+        ),
+        (
             "qwen3-30b-a3b moe aux offload",
             "model=qwen3-30b-a3b&dtype=bf16&aux_loss=true&zero=2&offload=optimizer&grad_ckpt=offload&batch=4&seq=2048",
         ),

@@ -378,8 +378,10 @@ pub struct Estimate {
     /// How the overhead was made (the explanation says it).
     #[serde(skip)]
     pub overhead: OverheadRule,
-    /// Under pipeline parallelism, each rank's figures (the estimate is
-    /// the rank that needs most); empty otherwise.
+    /// Under pipeline parallelism, the figures of the first rank, of the
+    /// fullest middle one (rank 1: the others keep fewer micro-batches in
+    /// flight) and of the last (the estimate is the rank that needs most);
+    /// empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankPeak>,
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The measured rows of pipeline parallelism (pp.py), one run at a time:
 #   ./pp_matrix.sh OUT.jsonl        (~/.gt-venv: torch 2.15, transformers 5.23)
+#   CHECK=1 ./pp_matrix.sh OUT.jsonl   (only the rows measured to check the model)
 set -u
 OUT=${1:?out file}
 PY=${PY:-$HOME/.gt-venv/bin/python}
@@ -8,6 +9,17 @@ C=$(cd "$(dirname "$0")/../../../crates/core/tests/fixtures/hf_configs" && pwd)
 cd "$(dirname "$0")"
 run() { tag=$1; shift; OMP_NUM_THREADS=1 nice -n 10 "$PY" pp.py --tag "$tag" --out "$OUT" "$@"; }
 L8="--config $C/llama3.1-8b.json"
+# Rows measured after the model was built, to check it on what it was not fitted to
+# (2026-11-29, raw/pp523_check.jsonl): another family (Mistral's sliding window, Qwen2.5's
+# biases), an uneven cut (32 layers over 3: 10, 10, 12), more micro-batches than stages under
+# GPipe, checkpointing on a middle rank.
+if [ "${CHECK:-0}" = 1 ]; then
+  for r in 0 1; do run "pp2:1f1b:r$r:mistral-7b:off:m4b4s1024" --config "$C/mistral-7b.json" --pp 2 --rank $r --schedule 1f1b --micro-batches 4 --batch 4 --seq 1024; done
+  for r in 0 1 2; do run "pp3:1f1b:r$r:llama3.1-8b:off:m6b6s512" $L8 --pp 3 --rank $r --schedule 1f1b --micro-batches 6 --batch 6 --seq 512; done
+  for r in 0 1; do run "pp2:gpipe:r$r:qwen2.5-7b:off:m2b4s1024" --config "$C/qwen2.5-7b.json" --pp 2 --rank $r --schedule gpipe --micro-batches 2 --batch 4 --seq 1024; done
+  for r in 1 2; do run "pp4:1f1b:r$r:llama3.1-8b:nonreentrant:m8b8s1024" $L8 --pp 4 --rank $r --schedule 1f1b --micro-batches 8 --batch 8 --seq 1024 --gc nonreentrant; done
+  exit 0
+fi
 for sch in gpipe 1f1b; do
   for r in 0 1; do run "pp2:$sch:r$r:llama3.1-8b:off:m4b4s1024" $L8 --pp 2 --rank $r --schedule $sch --micro-batches 4 --batch 4 --seq 1024; done
 done

@@ -44,7 +44,8 @@ pub(crate) const DRIVERS: Drivers = Drivers {
 };
 
 /// The accurate estimate of a training step: under pipeline parallelism,
-/// that of the rank that needs most, with every rank's peak beside it.
+/// that of the rank that needs most, with the peaks of the first rank,
+/// the fullest middle one and the last beside it.
 pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let Some(arch) = s
         .arch
@@ -53,8 +54,17 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         return estimate_one(s);
     };
     let mut best: Option<Estimate> = None;
-    let mut ranks = Vec::new();
+    let mut ranks: Vec<crate::report::RankPeak> = Vec::new();
     for st in pipeline::stages(s.parallel.pipeline(), arch.layers, s.train.batch.get()) {
+        // Of the ranks whose stages are alike (the middle ones), the first
+        // keeps the most micro-batches in flight at every kind of moment
+        // (1F1B: pp − rank; GPipe: all alike): it stands for the others.
+        if ranks
+            .iter()
+            .any(|r| (r.layers, r.first, r.last) == (st.layers, st.first, st.last))
+        {
+            continue;
+        }
         let e = estimate_one(&Run {
             stage: Some(&st),
             ..*s
@@ -86,7 +96,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .max_by_key(|r| (r.peak_total_bytes, std::cmp::Reverse(r.rank)))
         .map_or(0, |r| r.rank);
     e.caveats.push(format!(
-        "pipeline parallelism (pp={}, {}, {} micro-batches): the figures are rank {top}'s, the one that needs most (every rank's peak is listed); NCCL's send and receive buffers are not counted",
+        "pipeline parallelism (pp={}, {}, {} micro-batches): the figures are rank {top}'s, the one that needs most (the first, the fullest middle one and the last are listed); NCCL's send and receive buffers are not counted",
         s.parallel.pp.get(),
         s.parallel.pp_schedule.label(),
         s.parallel.micro_batches.get(),
