@@ -38,6 +38,8 @@ fn bench(c: &mut Criterion) {
             "llama3.1-70b tp8 fsdp2 ckpt",
             "model=llama3.1-70b&dtype=bf16&gpus=64&tp=8&shard=fsdp2&zero=3&grad_ckpt=true&batch=1&seq=8192",
         ),
+        // Three ranks' breakdowns and phases (the first, the fullest middle
+        // and the last): 21 to 24 µs here, over the 5 µs of one GPU's.
         (
             "llama3.1-8b pp8 1f1b 16 micro-batches",
             "model=llama3.1-8b&dtype=bf16&gpus=8&pp=8&micro_batches=16&batch=16&seq=4096",

@@ -499,13 +499,7 @@ impl Estimate {
         phases: Vec<PhaseReport>,
         terms: Terms,
     ) -> Self {
-        let top = phases
-            .iter()
-            .enumerate()
-            .fold(None::<(usize, &PhaseReport)>, |best, (i, p)| match best {
-                Some((_, b)) if b.peak_bytes >= p.peak_bytes => best,
-                _ => Some((i, p)),
-            });
+        let top = top_phase(&phases).map(|i| (i, &phases[i]));
         let (index, peak_total, peak_alloc, phase, iteration, micro) = match top {
             Some((i, p)) => (
                 i,
@@ -558,6 +552,18 @@ impl Estimate {
     pub fn peak(&self) -> Option<&PhaseReport> {
         self.phases.get(self.peak_index)
     }
+}
+
+/// Where the highest peak is in `phases` (the first of equals).
+pub(crate) fn top_phase(phases: &[PhaseReport]) -> Option<usize> {
+    phases
+        .iter()
+        .enumerate()
+        .fold(None::<(usize, Bytes)>, |best, (i, p)| match best {
+            Some((_, b)) if b >= p.peak_bytes => best,
+            _ => Some((i, p.peak_bytes)),
+        })
+        .map(|(i, _)| i)
 }
 
 /// A parameter count as an estimate reports it: exact, or

@@ -807,10 +807,10 @@ fn pipeline_ranks_within_budget() {
         let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|e| panic!("{q}: {e:?}"));
         let run = s.train_run();
         let layers = s.arch.expect("architecture").layers;
-        let rank = usize::try_from(r["rank"].as_u64().expect("rank")).expect("rank");
-        let stages = pipeline::stages(s.parallel.pipeline(), layers, s.train.batch.get());
+        let rank = u32::try_from(r["rank"].as_u64().expect("rank")).expect("rank");
+        let stage = pipeline::stage(s.parallel.pipeline(), layers, s.train.batch.get(), rank);
         let e = estimate(&Run {
-            stage: Some(&stages[rank]),
+            stage: Some(&stage),
             ..run
         })
         .expect("estimate");

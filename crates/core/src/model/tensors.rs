@@ -193,6 +193,15 @@ impl Ends {
         before: true,
         after: true,
     };
+
+    /// Whether a tensor at `at` is held.
+    pub fn holds(self, at: Place) -> bool {
+        match at {
+            Place::Before => self.before,
+            Place::After => self.after,
+            Place::Layers { .. } => true,
+        }
+    }
 }
 
 /// Where a tensor sits: outside the layers, or in every layer.
@@ -790,12 +799,7 @@ impl Architecture {
     pub fn stats_of_part(&self, experts: ExpertLayout, ends: Ends) -> ParamStats {
         let mut st = ParamStats::default();
         self.for_each_tensor_as(experts, |at, t| {
-            let held = match at {
-                Place::Before => ends.before,
-                Place::After => ends.after,
-                Place::Layers { .. } => true,
-            };
-            if !held {
+            if !ends.holds(at) {
                 return;
             }
             let copies = at.copies();

@@ -31,7 +31,7 @@ pub use optim::{zero_partition, OptimSpec};
 pub use run::{Lora, Parallel, Targets, Training};
 
 use crate::error::EstimateError;
-use crate::report::{Drivers, Estimate, Method, OverheadRule};
+use crate::report::{Drivers, Estimate, Method, OverheadRule, PhaseReport};
 use crate::terms::TermSet;
 use crate::units::Bytes;
 use run::Run;
@@ -51,46 +51,46 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .arch
         .filter(|_| s.parallel.pp.get() > 1 && s.stage.is_none())
     else {
-        return estimate_one(s);
+        let b = breakdown(s)?;
+        let phases = match s.stage {
+            Some(st) => phases::build_pipeline(&b, st, s.overhead)?,
+            None => phases::build(&b, s.train.grad_accum.get() > 1, s.overhead)?,
+        };
+        return assemble(s, b, phases);
     };
-    let mut best: Option<Estimate> = None;
+    // Each rank's phases; the Estimate is assembled once, for the fullest.
+    let mut best: Option<(Breakdown, Vec<PhaseReport>)> = None;
     let mut ranks: Vec<crate::report::RankPeak> = Vec::new();
     for st in pipeline::stages(s.parallel.pipeline(), arch.layers, s.train.batch.get()) {
-        // Of the ranks whose stages are alike (the middle ones), the first
-        // keeps the most micro-batches in flight at every kind of moment
-        // (1F1B: pp − rank; GPipe: all alike): it stands for the others.
-        if ranks
-            .iter()
-            .any(|r| (r.layers, r.first, r.last) == (st.layers, st.first, st.last))
-        {
-            continue;
-        }
-        let e = estimate_one(&Run {
+        let b = breakdown(&Run {
             stage: Some(&st),
             ..*s
         })?;
-        let peak = e.peak().ok_or(EstimateError::TooLarge {
-            field: "the model size",
-        })?;
+        let phases = phases::build_pipeline(&b, &st, s.overhead)?;
+        let Some(top) = crate::report::top_phase(&phases) else {
+            continue;
+        };
+        let p = &phases[top];
         ranks.push(crate::report::RankPeak {
             rank: st.rank,
             layers: st.layers,
             first: st.first,
             last: st.last,
-            peak_allocated_bytes: e.peak_allocated_bytes,
-            peak_total_bytes: e.peak_total_bytes,
-            peak_phase: e.peak_phase,
-            peak_iteration: e.peak_iteration,
-            components: peak.components,
+            peak_allocated_bytes: p.components.allocated(),
+            peak_total_bytes: p.peak_bytes,
+            peak_phase: p.phase,
+            peak_iteration: p.iteration,
+            components: p.components,
         });
-        if best
-            .as_ref()
-            .is_none_or(|b| e.peak_total_bytes > b.peak_total_bytes)
-        {
-            best = Some(e);
+        let higher = best.as_ref().is_none_or(|(_, bp)| {
+            crate::report::top_phase(bp).is_some_and(|i| p.peak_bytes > bp[i].peak_bytes)
+        });
+        if higher {
+            best = Some((b, phases));
         }
     }
-    let mut e = best.ok_or(EstimateError::NeedsArchitecture)?;
+    let (b, phases) = best.ok_or(EstimateError::NeedsArchitecture)?;
+    let mut e = assemble(s, b, phases)?;
     let top = ranks
         .iter()
         .max_by_key(|r| (r.peak_total_bytes, std::cmp::Reverse(r.rank)))
@@ -105,13 +105,8 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     Ok(e)
 }
 
-/// One GPU's estimate (one pipeline rank's where `s.stage` says).
-fn estimate_one(s: &Run) -> Result<Estimate, EstimateError> {
-    let b = breakdown(s)?;
-    let phases = match s.stage {
-        Some(st) => phases::build_pipeline(&b, st, s.overhead)?,
-        None => phases::build(&b, s.train.grad_accum.get() > 1, s.overhead)?,
-    };
+/// The estimate from one GPU's terms and phases.
+fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate, EstimateError> {
     let too_large = EstimateError::TooLarge {
         field: "the model size",
     };

@@ -5,7 +5,7 @@
 
 use super::lora::LoraCount;
 use super::run::{Dtype, Optimizer, Training};
-use crate::model::{Architecture, ExpertLayout, ParamTensor};
+use crate::model::{Architecture, Ends, ExpertLayout, ParamTensor};
 use crate::terms::{Term, TermId as T, Unit as U};
 
 /// How the moments are stored.
@@ -209,6 +209,8 @@ pub fn zero_partition(whole: u128, gpus: u128, partitioned: bool) -> u128 {
 pub(super) struct Sizes<'a> {
     pub train: &'a Training,
     pub a: &'a Architecture,
+    /// The tensors outside the layers this GPU holds (a pipeline stage).
+    pub ends: Ends,
     /// GPUs the state is split over, and whether ZeRO (stage >= 1) splits it.
     pub gpus: u32,
     pub zero: u8,
@@ -304,7 +306,7 @@ fn adafactor_terms(x: &Sizes, set: &mut impl FnMut(T, &[(u128, U)])) {
         let big = (x.lc.largest, 0);
         (f, f, big, big)
     } else {
-        let af = adafactor(x.a, t.expert_layout(), copies);
+        let af = adafactor(x.a, x.ends, t.expert_layout(), copies);
         (af.total, af.at_peak, af.peak_tensor, af.largest)
     };
     set(T::Factored, &[(total.0, U::Elements), (4, U::BytesEach)]);
@@ -367,9 +369,12 @@ struct Adafactor {
     largest: (u128, u128),
 }
 
-fn adafactor(a: &Architecture, experts: ExpertLayout, copies: u128) -> Adafactor {
+fn adafactor(a: &Architecture, ends: Ends, experts: ExpertLayout, copies: u128) -> Adafactor {
     let mut total = (0u128, 0u128);
     a.for_each_tensor_as(experts, |at, t| {
+        if !ends.holds(at) {
+            return;
+        }
         let n = at.copies();
         total.0 += n * factored_elems(t);
         total.1 += n * t.tensors();
@@ -381,6 +386,9 @@ fn adafactor(a: &Architecture, experts: ExpertLayout, copies: u128) -> Adafactor
     let mut best = (0u128, (0u128, 0u128), (0u128, 0u128));
     let mut largest = (0u128, 0u128);
     a.for_each_tensor_as(experts, |at, t| {
+        if !ends.holds(at) {
+            return;
+        }
         let n = at.copies();
         let f = factored_elems(t);
         // Earlier copies of this tensor (earlier layers) come first.

@@ -75,27 +75,41 @@ fn moments(actions: &[Action], last: bool) -> Vec<(Kind, Beside)> {
     out
 }
 
-/// Each rank's stage: `layers / pp` decoder layers (the last takes the
+/// The stages of the ranks that can need most: the first (the
+/// embedding), the fullest middle one and the last (the head and the
+/// loss). The middle ranks' stages are alike, and of those rank 1 keeps
+/// the most micro-batches in flight at every kind of moment (1F1B:
+/// pp − rank; GPipe: all alike), so no other middle rank needs more.
+/// Each stage has `layers / pp` decoder layers (the last takes the
 /// remainder, as transformers 5.23's `layer_range_for_rank` and `pp.py`
 /// cut them) and its schedule's moments. The codec holds `pp ≤ layers`
 /// and `micro_batches` dividing the batch.
 pub fn stages(plan: Plan, layers: u32, batch: u32) -> Vec<Stage> {
+    let ranks: &[u32] = match plan.pp {
+        1 => &[0],
+        2 => &[0, 1],
+        pp => &[0, 1, pp - 1],
+    };
+    ranks
+        .iter()
+        .map(|&rank| stage(plan, layers, batch, rank))
+        .collect()
+}
+
+/// Rank `rank`'s stage (`rank < pp`).
+pub fn stage(plan: Plan, layers: u32, batch: u32, rank: u32) -> Stage {
     let (pp, m) = (plan.pp, plan.micro_batches);
     let per = layers / pp;
-    (0..pp)
-        .map(|rank| {
-            let last = rank + 1 == pp;
-            Stage {
-                rank,
-                layers: if last { layers - per * (pp - 1) } else { per },
-                first: rank == 0,
-                last,
-                micro_batches: m,
-                micro_batch: (batch / m).max(1),
-                moments: moments(&order(plan.schedule, pp, rank, m), last),
-            }
-        })
-        .collect()
+    let last = rank + 1 == pp;
+    Stage {
+        rank,
+        layers: if last { layers - per * (pp - 1) } else { per },
+        first: rank == 0,
+        last,
+        micro_batches: m,
+        micro_batch: (batch / m).max(1),
+        moments: moments(&order(plan.schedule, pp, rank, m), last),
+    }
 }
 
 #[cfg(test)]
@@ -189,9 +203,12 @@ mod tests {
             micro_batches: 2,
         };
         let s = stages(plan, 32, 4);
-        let layers: Vec<u32> = s.iter().map(|x| x.layers).collect();
-        assert_eq!(layers, [10, 10, 12]);
+        let layers: Vec<(u32, u32)> = s.iter().map(|x| (x.rank, x.layers)).collect();
+        assert_eq!(layers, [(0, 10), (1, 10), (2, 12)]);
         assert!(s[0].first && !s[0].last && s[2].last && !s[1].first);
         assert_eq!(s[1].micro_batch, 2);
+        let eight = stages(Plan { pp: 8, ..plan }, 32, 4);
+        let ranks: Vec<u32> = eight.iter().map(|x| x.rank).collect();
+        assert_eq!(ranks, [0, 1, 7]);
     }
 }

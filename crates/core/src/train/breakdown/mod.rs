@@ -96,6 +96,9 @@ pub(crate) struct Inputs<'a> {
     /// Elements of the embedding's gradient beyond this GPU's vocabulary
     /// slice (tensor parallelism, see [`tp_share`]).
     pub tp_embed_grad: u128,
+    /// The tensors outside the layers this GPU holds (a pipeline stage
+    /// holds the embedding on the first rank, the head on the last).
+    pub ends: Ends,
 }
 
 /// One GPU's share of the model under tensor parallelism, as transformers
@@ -340,6 +343,7 @@ impl<'a> Inputs<'a> {
             geometry: KvGeometry::of(&a),
             whole_params,
             tp_embed_grad,
+            ends,
         })
     }
 
@@ -414,6 +418,7 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
     let sizes = optim::Sizes {
         train: s.train,
         a: &x.a,
+        ends: x.ends,
         gpus: x.gpus,
         zero: x.zero,
         trainable: x.trainable,
