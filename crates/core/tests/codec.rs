@@ -704,3 +704,29 @@ fn an_fsdp2_query_is_accepted() {
     let again = decode_strict(&RawQuery::parse(&text)).expect("round trip");
     assert_eq!(again, s);
 }
+
+/// Issue 32: a pipeline's keys set without a pipeline are kept in the link
+/// but not read, and said so next to them; with `pp` they are read.
+#[test]
+fn pipeline_keys_without_a_pipeline_are_said_unread() {
+    let said = |key: &str| {
+        vec![format!(
+            "{key}: {key} is read only with pipeline parallelism (pp > 1); without it the step runs the whole batch at once (grad_accum splits it)"
+        )]
+    };
+    assert_eq!(
+        notes("model=llama3.1-8b&batch=8&micro_batches=4"),
+        said("micro_batches")
+    );
+    assert_eq!(
+        notes("model=llama3.1-8b&pp_schedule=gpipe"),
+        said("pp_schedule")
+    );
+    assert!(
+        notes("model=llama3.1-8b&batch=8&micro_batches=4&pp=2&gpus=2&pp_schedule=gpipe").is_empty()
+    );
+    let d = decode(&RawQuery::parse(
+        "model=llama3.1-8b&batch=8&micro_batches=4",
+    ));
+    assert_eq!(encode(&d.scenario).get(Key::MicroBatches), Some("4"));
+}

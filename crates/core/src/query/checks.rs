@@ -363,8 +363,9 @@ fn check_deepspeed(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<No
 
 /// What the estimate of a training run does not describe for this stack:
 /// ZeRO-3 counted as the paper does rather than as DeepSpeed allocates
-/// (measured in `scripts/measure/deepspeed/`), and DeepSpeed's gathered
-/// set past its live cap (an upper bound).
+/// (measured in `scripts/measure/deepspeed/`), DeepSpeed's gathered set
+/// past its live cap (an upper bound), and a pipeline's key set without a
+/// pipeline.
 pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
     if s.task != Task::Train {
         return Vec::new();
@@ -376,7 +377,17 @@ pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
         && s.arch
             .is_some_and(|a| a.params() > crate::train::run::DS_MAX_LIVE))
     .then_some(Note::DeepspeedLiveCap);
-    paper.into_iter().chain(capped).collect()
+    let unread = if p.pp.get() > 1 {
+        None
+    } else if p.micro_batches.get() > 1 {
+        Some(Key::MicroBatches)
+    } else if p.pp_schedule != Scenario::default().parallel.pp_schedule {
+        Some(Key::PpSchedule)
+    } else {
+        None
+    };
+    let pipeline = unread.map(|key| Note::PipelineOnly { key });
+    paper.into_iter().chain(capped).chain(pipeline).collect()
 }
 
 /// The sequence length against the model's positions: past a learned

@@ -195,6 +195,9 @@ pub enum Note {
     /// DeepSpeed's gathered set above `stage3_max_live_parameters`: an
     /// upper bound (the cap and the largest parameter), not traced.
     DeepspeedLiveCap,
+    /// A pipeline's key (`micro_batches`, `pp_schedule`) set without a
+    /// pipeline: not read.
+    PipelineOnly { key: Key },
 }
 
 impl Note {
@@ -205,6 +208,7 @@ impl Note {
             Note::TextOnly => Key::Multimodal,
             Note::BeyondTrainedContext { .. } => Key::Seq,
             Note::PaperZero3 | Note::DeepspeedLiveCap => Key::Shard,
+            Note::PipelineOnly { key } => *key,
         }
     }
 }
@@ -235,6 +239,12 @@ impl fmt::Display for Note {
                  second step DeepSpeed keeps gathered what its prefetcher reached, counted here \
                  as the cap plus the largest parameter (an upper bound; which parameters depends \
                  on the module order, not traced)",
+            ),
+            Note::PipelineOnly { key } => write!(
+                f,
+                "{key} is read only with pipeline parallelism (pp > 1); without it the step \
+                 runs the whole batch at once (grad_accum splits it)",
+                key = key.text()
             ),
             Note::BeyondTrainedContext { seq, positions } => write!(
                 f,

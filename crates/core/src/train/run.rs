@@ -707,9 +707,11 @@ pub struct Beside {
     /// Outputs the last stage keeps (`output_chunks`).
     pub kept: u32,
     /// Micro-batches through backward whose received inputs the last
-    /// stage still holds (measured: `raw/pp523.jsonl`, the last ranks keep
-    /// one hidden state per micro-batch until the next step, the middle
-    /// ranks none).
+    /// stage still holds: each kept output's autograd graph ends at the
+    /// stage's input, a leaf its `AccumulateGrad` node holds, so the input
+    /// lives as long as the output (measured: `raw/pp523.jsonl`, the last
+    /// ranks keep one hidden state per micro-batch until the next step,
+    /// the middle ranks, whose outputs go, none).
     pub done: u32,
 }
 
