@@ -271,7 +271,11 @@ pub fn Totals(page: Page) -> impl IntoView {
             <Caveats page=page/>
             {move || seed().map(|(s, diff)| view! {
                 <p class="seed" data-testid="seed-total" data-bytes=s.to_string()>
-                    {format!("The seed formula says {} ({diff:+.0}% vs vramfit)", page.show(Bytes(s)))}
+                    {format!(
+                        "The seed formula{} says {} ({diff:+.0}% vs vramfit)",
+                        if page.scenario.with(|s| s.parallel.gpus.get() > 1) { " (the whole model on one GPU)" } else { "" },
+                        page.show(Bytes(s))
+                    )}
                 </p>
             })}
         </section>

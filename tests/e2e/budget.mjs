@@ -53,12 +53,17 @@
 //   this tree: the pipeline's estimate path (the ranks' loop and their
 //   phases) is 1.1 KB of it; the ranks' line on the page is under 0.3 KB;
 //   the rest is the fields, messages and term labels, and the stage terms.
+// - 2026-11-29, 448.3 -> 449.0 KB: the pipeline keys' note when there is
+//   no pipeline, Adafactor's state over a stage's own tensors, the ranks'
+//   phases without an Estimate each, and the seed formula's line saying it
+//   is the whole model on one GPU when the run has several (help texts
+//   and the pipeline's caveat shortened against it), measured by this test.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 449);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 450);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

@@ -711,7 +711,7 @@ fn an_fsdp2_query_is_accepted() {
 fn pipeline_keys_without_a_pipeline_are_said_unread() {
     let said = |key: &str| {
         vec![format!(
-            "{key}: {key} is read only with pipeline parallelism (pp > 1); without it the step runs the whole batch at once (grad_accum splits it)"
+            "{key}: {key} is read only with pipeline parallelism (pp > 1)"
         )]
     };
     assert_eq!(

@@ -1495,7 +1495,7 @@ pub static FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Pipeline stages (pp)",
-        help: "GPUs the decoder layers are cut over, one stage each, as torch.distributed.pipelining runs them (torchtitan): layers / pp per stage (the last takes the remainder), the embedding on the first, the final norm, the head and the loss on the last. The estimate is the rank that needs most; every rank's peak is listed.",
+        help: "Pipeline stages, one GPU each, as torch.distributed.pipelining runs them (torchtitan): layers / pp per stage (the last takes the rest), the embedding on the first, the head and the loss on the last. The estimate is the fullest rank; the first, middle and last are listed.",
         implied: |_| "1".into(),
         apply: |d, v| {
             d.parallel.pp = count(v, PpStages::MIN, PpStages::MAX, PpStages::new)?;
@@ -1509,7 +1509,7 @@ pub static FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Pipeline schedule",
-        help: "The order each stage runs its micro-batches in (torch 2.15 schedules): 1F1B keeps at most pp − rank micro-batches' activations on a rank, GPipe all of them.",
+        help: "The order each stage runs its micro-batches in (torch 2.15): 1F1B keeps at most pp − rank in flight on a rank, GPipe all of them.",
         implied: |_| "1f1b".into(),
         apply: |d, v| {
             d.parallel.pp_schedule = choice(v, PpSchedule::from_key, PpSchedule::keys_joined)?;
@@ -1523,7 +1523,7 @@ pub static FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Micro-batches per step",
-        help: "The pipeline's micro-batches (n_microbatches): the batch is split into this many, each of batch / micro_batches sequences; it must divide the batch.",
+        help: "The pipeline's micro-batches (n_microbatches), each of batch / micro_batches sequences.",
         implied: |_| "1".into(),
         apply: |d, v| {
             d.parallel.micro_batches = count(v, MicroBatches::MIN, MicroBatches::MAX, MicroBatches::new)?;

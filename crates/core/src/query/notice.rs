@@ -242,8 +242,7 @@ impl fmt::Display for Note {
             ),
             Note::PipelineOnly { key } => write!(
                 f,
-                "{key} is read only with pipeline parallelism (pp > 1); without it the step \
-                 runs the whole batch at once (grad_accum splits it)",
+                "{key} is read only with pipeline parallelism (pp > 1)",
                 key = key.text()
             ),
             Note::BeyondTrainedContext { seq, positions } => write!(

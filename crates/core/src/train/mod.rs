@@ -96,7 +96,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .max_by_key(|r| (r.peak_total_bytes, std::cmp::Reverse(r.rank)))
         .map_or(0, |r| r.rank);
     e.caveats.push(format!(
-        "pipeline parallelism (pp={}, {}, {} micro-batches): the figures are rank {top}'s, the one that needs most (the first, the fullest middle one and the last are listed); NCCL's send and receive buffers are not counted",
+        "pipeline parallelism (pp={}, {}, {} micro-batches): the figures are rank {top}'s, the fullest; NCCL's buffers are not counted",
         s.parallel.pp.get(),
         s.parallel.pp_schedule.label(),
         s.parallel.micro_batches.get(),
