@@ -78,7 +78,7 @@ fn run_fields() -> Vec<&'static Field> {
     let mut fields: Vec<&'static Field> = rules::infer_keys()
         .filter(|f| !rules::engine_group(f.group) && !PICKED.contains(&f.key))
         .collect();
-    fields.sort_by_key(|f| {
+    vramfit_core::sort::by_key(&mut fields, |f| {
         ORDER
             .iter()
             .position(|k| *k == f.key)

@@ -29,6 +29,7 @@ pub mod regex;
 pub mod report;
 pub mod scenario;
 pub mod solve;
+pub mod sort;
 pub mod terms;
 pub mod text;
 pub mod tools;

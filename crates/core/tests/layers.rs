@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 /// the parts below it, never one above (so no cycle spans two parts).
 /// Parts on one line import nothing of each other.
 const PARTS: &[&[&str]] = &[
-    &["units", "choice", "clip", "error", "wire", "caching"],
+    &[
+        "units", "choice", "clip", "error", "wire", "caching", "sort",
+    ],
     &["text", "component", "gpus", "regex"],
     &["terms", "model"],
     &["inputs", "report"],

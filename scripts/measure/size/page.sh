@@ -9,8 +9,9 @@ cd "$(dirname "$0")/../../.."
 OUT=${OUT:-/tmp/size}
 mkdir -p "$OUT"
 cargo build --profile wasm-release --target wasm32-unknown-unknown --bin vramfit-web --locked "$@" 2>&1 | tail -1
+TARGET=${CARGO_TARGET_DIR:-target}
 wasm-bindgen --target=web --out-dir="$OUT" --out-name=vramfit-web --no-typescript \
-  target/wasm32-unknown-unknown/wasm-release/vramfit-web.wasm
+  "$TARGET/wasm32-unknown-unknown/wasm-release/vramfit-web.wasm"
 cp "$OUT/vramfit-web_bg.wasm" "$OUT/pre-opt.wasm"
 wasm-opt ${WASM_OPT_FLAGS:--Oz} "$OUT/pre-opt.wasm" -o "$OUT/vramfit-web_bg.wasm"
 for f in "$OUT/pre-opt.wasm" "$OUT/vramfit-web_bg.wasm" "$OUT/vramfit-web.js"; do

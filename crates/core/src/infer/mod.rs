@@ -158,7 +158,7 @@ pub fn context_curve(s: &Run, e: Option<&Estimate>, points: usize) -> Vec<Contex
         })
         .collect();
     xs.push(now);
-    xs.sort_unstable();
+    crate::sort::by_key(&mut xs, |x| *x);
     xs.dedup();
     xs.into_iter()
         .filter_map(|tokens| {

@@ -385,7 +385,7 @@ pub fn suggestions_from(s: &Scenario, now: Bytes, capacity: Bytes) -> Vec<Sugges
         })
         .collect();
     let more_gpus = |x: &Suggestion| x.gpus > gpus;
-    out.sort_by(|a, b| {
+    crate::sort::by(&mut out, &mut |a, b| {
         more_gpus(a)
             .cmp(&more_gpus(b))
             .then_with(|| b.saves.cmp(&a.saves))

@@ -256,7 +256,7 @@ impl Layout {
             }
         }
         let cuts = &mut cuts[..n];
-        cuts.sort_unstable();
+        crate::sort::by_key(cuts, |c| *c);
         let mut out = Stretches {
             at: [(0, 0); MAX_STRETCHES],
             n: 0,

@@ -382,7 +382,7 @@ impl Layout {
                 outside.push(f32_slot(name, [u64::from(head) / 2, 1, 1]));
             }
         }
-        outside.sort_by_key(|s| s.name);
+        crate::sort::by_key(&mut outside, |s| s.name);
         Layout {
             outside,
             dense,
@@ -438,7 +438,7 @@ fn layer_of_kind(
         (Place::Before | Place::After, Some(out)) => push(a, conv, t, false, out),
         (Place::Before | Place::After, None) => {}
     });
-    slots.sort_by_key(|s| s.name);
+    crate::sort::by_key(&mut slots, |s| s.name);
     slots
 }
 
