@@ -58,12 +58,16 @@
 //   phases without an Estimate each, and the seed formula's line saying it
 //   is the whole model on one GPU when the run has several (help texts
 //   and the pipeline's caveat shortened against it), measured by this test.
+// - 2026-11-29, 449.0 -> 443.4 KB: one small stable sort (crate::sort) for
+//   the short lists the page sorts instead of the standard library's
+//   per-type sorts (issue 28; page.sh: wasm -6,044 bytes gzip -9),
+//   measured by this test.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 450);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 444);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
