@@ -740,3 +740,23 @@ fn pipeline_stages_are_offered_where_the_model_cuts() {
     let list = solve::suggestions(&s, s.view.capacity.bytes());
     assert!(list.iter().all(|x| !x.label.contains("pp=")), "{list:?}");
 }
+
+/// Issue 32: a pipeline's largest batch is whole micro-batches (the codec
+/// refuses a batch they do not divide): the answer is a multiple of
+/// `micro_batches` that fits, and the next multiple does not.
+#[test]
+fn a_pipelines_largest_batch_is_whole_micro_batches() {
+    let (s, _) = primary(
+        "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=4&seq=4096&pp=4&gpus=4&micro_batches=4&gpu=h100-sxm-80",
+    );
+    let cap = s.view.capacity.bytes();
+    let b = solve::max_batch(&s, cap).expect("a batch fits");
+    assert_eq!(b % 4, 0, "{b}");
+    let with = |batch: u32| {
+        let mut raw = vramfit_core::encode(&s);
+        raw.set(Key::Batch, &batch.to_string());
+        solve::peak_of(&scenario(&raw.to_query_string())).expect("estimate")
+    };
+    assert!(with(b) <= cap, "batch {b}");
+    assert!(with(b + 4) > cap, "batch {} fits too", b + 4);
+}

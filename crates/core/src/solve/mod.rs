@@ -190,7 +190,13 @@ impl<T> Answer<T> {
 /// The largest value of `key` in `lo..=hi` that fits, by bisection (needs
 /// grow with batch, sequence and context lengths; property-tested).
 fn largest_fitting(s: &Scenario, key: Key, lo: u32, hi: u32, capacity: Bytes) -> Option<u32> {
-    let fits = |v: u32| fits_with(s, &[(key, v.to_string())], capacity);
+    largest(lo, hi, |v: u32| {
+        fits_with(s, &[(key, v.to_string())], capacity)
+    })
+}
+
+/// The largest value in `lo..=hi` for which `fits` holds (monotone).
+fn largest(lo: u32, hi: u32, fits: impl Fn(u32) -> bool) -> Option<u32> {
     if !fits(lo) {
         return None;
     }
@@ -228,9 +234,16 @@ fn bisect(mut good: u32, mut bad: u32, fits: impl Fn(u32) -> bool) -> u32 {
     good
 }
 
-/// The largest batch size that fits, other settings unchanged.
+/// The largest batch size that fits, other settings unchanged. A
+/// pipeline's batch is whole micro-batches (the codec refuses others), so
+/// its multiples of `micro_batches` are searched.
 pub fn max_batch(s: &Scenario, capacity: Bytes) -> Option<u32> {
-    largest_fitting(s, Key::Batch, Batch::MIN, Batch::MAX, capacity)
+    let m = match (s.task, s.parallel.pp.get()) {
+        (Task::Train, 2..) => s.parallel.micro_batches.get(),
+        _ => 1,
+    };
+    let fits = |k: u32| fits_with(s, &[(Key::Batch, (k * m).to_string())], capacity);
+    largest(Batch::MIN, Batch::MAX / m, fits).map(|k| k * m)
 }
 
 fn owned(changes: &[(Key, &str)]) -> Vec<(Key, String)> {
