@@ -745,3 +745,14 @@ fn pipeline_ranks_hold_the_peak_and_fall_with_micro_batches() {
         }
     }
 }
+
+/// Issue 32: a pipeline's last stage keeps its outputs itself
+/// (`output_chunks`), so the Trainer's `keep_outputs` adds nothing there.
+#[test]
+fn a_pipeline_keeps_its_outputs_whatever_keep_outputs_says() {
+    let q = "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=4&seq=1024&pp=2&gpus=2&micro_batches=4";
+    let plain = est(q);
+    let kept = est(&format!("{q}&keep_outputs=true"));
+    assert_eq!(plain.ranks, kept.ranks);
+    assert_eq!(plain.peak_total_bytes, kept.peak_total_bytes);
+}

@@ -52,6 +52,9 @@ pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
     if !st.first {
         terms.set(T::OuterEmbedding, Term::ZERO);
     }
+    // No output object outlives the loss here (`keep_outputs` is the
+    // Trainer's): the schedule keeps the last stage's outputs itself.
+    terms.set(T::LogitsKept, Term::ZERO);
     // The step's token ids and labels: the whole batch.
     let m = u128::from(st.micro_batches);
     terms.set(
