@@ -1,6 +1,9 @@
 //! Architectures: exact parameter counts for every preset, the config.json
 //! importer on real files (both transformers layouts), and its messages.
 
+mod common;
+
+use common::hf_fixture;
 use vramfit_core::import::{self as hf_config};
 use vramfit_core::model::hf_config::{ConfigError, Reading};
 use vramfit_core::model::presets::{preset, PRESETS};
@@ -45,14 +48,6 @@ fn parameter_counts_by_hand() {
     check_params("llama3.1-70b", 70_553_706_496);
 }
 
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/hf_configs/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 /// Issue 10: every preset whose published config.json is in the fixtures
 /// imports to exactly its architecture, and so to its parameter count.
 #[test]
@@ -91,7 +86,7 @@ fn every_published_config_imports_to_its_preset() {
 /// 7.2 B Mistral), 12.9 B of them active per token.
 #[test]
 fn mixtral_is_46_7_billion_parameters() {
-    let got = hf_config::parse(&fixture("mixtral-8x7b")).expect("parses");
+    let got = hf_config::parse(&hf_fixture("mixtral-8x7b")).expect("parses");
     assert_eq!(got.arch.family, Family::Mixtral);
     assert_eq!(got.arch.params(), 46_702_792_704);
     // Source: Mistral AI's announcement, "12.9B active parameters per token".
@@ -111,7 +106,7 @@ fn imports_every_ground_truth_config_in_both_layouts() {
     ] {
         let expected = preset(id).expect("preset").arch;
         for layout in ["", "transformers4/"] {
-            let got = hf_config::parse(&fixture(&format!("{layout}{id}"))).expect("parses");
+            let got = hf_config::parse(&hf_fixture(&format!("{layout}{id}"))).expect("parses");
             assert_eq!(got.arch, expected, "{layout}{id}");
             assert_eq!(got.assumed, None);
         }
@@ -192,7 +187,7 @@ fn multimodal_configs_use_their_text_config() {
 /// on the meta device.
 #[test]
 fn kimi_k25_reads_its_text_config_as_deepseek_v3() {
-    let k2 = fixture("kimi-k2");
+    let k2 = hf_fixture("kimi-k2");
     let text = format!(
         r#"{{"model_type": "kimi_k25", "architectures": ["KimiK25ForConditionalGeneration"],
         "vision_config": {{"vt_num_hidden_layers": 27}}, "text_config": {k2}}}"#
@@ -267,7 +262,7 @@ fn hostile_configs_give_short_messages() {
 /// accepts as it is.
 #[test]
 fn imported_keys_are_valid_query_keys() {
-    let got = hf_config::parse(&fixture("llama3.1-8b")).expect("parses");
+    let got = hf_config::parse(&hf_fixture("llama3.1-8b")).expect("parses");
     for (k, v) in &got.keys {
         let f = k.field().unwrap_or_else(|| panic!("no key {k}"));
         assert_eq!(f.validate(v), Ok(()), "{k}={v}");
@@ -278,9 +273,9 @@ fn imported_keys_are_valid_query_keys() {
 /// same config without it does not.
 #[test]
 fn output_router_logits_turns_the_auxiliary_loss_on() {
-    let with = hf_config::parse(&fixture("tiny-mixtral-aux")).expect("aux");
+    let with = hf_config::parse(&hf_fixture("tiny-mixtral-aux")).expect("aux");
     assert!(with.changes().contains(&(Key::AuxLoss, "true".to_string())));
-    let without = hf_config::parse(&fixture("tiny-mixtral")).expect("plain");
+    let without = hf_config::parse(&hf_fixture("tiny-mixtral")).expect("plain");
     assert!(without.changes().iter().all(|(k, _)| *k != Key::AuxLoss));
 }
 
@@ -288,7 +283,8 @@ fn output_router_logits_turns_the_auxiliary_loss_on() {
 /// (unsloth's `*-bnb-4bit` repositories carry this `quantization_config`).
 #[test]
 fn a_prequantized_checkpoint_imports_its_quantization() {
-    let mut cfg: serde_json::Value = serde_json::from_str(&fixture("llama3.1-8b")).expect("json");
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&hf_fixture("llama3.1-8b")).expect("json");
     cfg["quantization_config"] = serde_json::json!({
         "quant_method": "bitsandbytes", "load_in_4bit": true,
         "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true,
@@ -318,7 +314,7 @@ fn a_prequantized_checkpoint_imports_its_quantization() {
 /// Source: transformers 5.23 `GptOssConfig.__init__`, `Gemma2Config.__init__`.
 #[test]
 fn left_out_fields_take_the_model_types_defaults() {
-    let oss = fixture("gpt-oss-20b");
+    let oss = hf_fixture("gpt-oss-20b");
     let mut cfg: serde_json::Value = serde_json::from_str(&oss).expect("json");
     let with = hf_config::parse(&oss).expect("as published").arch;
     cfg.as_object_mut().map(|o| o.remove("attention_bias"));
@@ -328,7 +324,7 @@ fn left_out_fields_take_the_model_types_defaults() {
     let off = hf_config::parse(&cfg.to_string()).expect_err("turned off");
     assert!(off.to_string().contains("attention_bias off"), "{off}");
 
-    let gemma = fixture("gemma2-2b");
+    let gemma = hf_fixture("gemma2-2b");
     let mut cfg: serde_json::Value = serde_json::from_str(&gemma).expect("json");
     let with = hf_config::parse(&gemma).expect("as published").arch;
     let o = cfg.as_object_mut().expect("object");

@@ -8,6 +8,9 @@
 //!
 //! Run with `--nocapture` to see the published-size table.
 
+mod common;
+
+use common::fixture_bytes;
 use serde_json::{Map, Value};
 use vramfit_core::model::gguf::{
     architecture_of, predict, predict_each, predict_folded, predict_with, read_gguf,
@@ -16,13 +19,8 @@ use vramfit_core::model::gguf::{
 };
 use vramfit_core::model::{hf_config, preset, Architecture, Family, PRESETS};
 
-fn fixture(path: &str) -> Vec<u8> {
-    let p = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
-}
-
 fn json(path: &str) -> Value {
-    serde_json::from_slice(&fixture(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    serde_json::from_slice(&fixture_bytes(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 // ---------------------------------------------------------------- the type table
@@ -301,7 +299,7 @@ fn published_gguf_sizes_are_predicted() {
     // row names its config, llama.cpp era and importance matrix, and
     // predict.py's tensors. The header (tokenizer, metadata) is the
     // family's median residual: only the data section is predicted.
-    let text = String::from_utf8(fixture("gguf_file_sizes.jsonl")).expect("utf-8");
+    let text = String::from_utf8(fixture_bytes("gguf_file_sizes.jsonl")).expect("utf-8");
     let rows: Vec<Value> = text
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -566,7 +564,7 @@ fn type_name(t: ValueType) -> &'static str {
 /// A fixture file read to the byte: counts, alignment, data offset, every
 /// key, every tensor, the sizes.
 fn check_gguf_fixture(name: &str) -> (Vec<u8>, GgufHeader) {
-    let bytes = fixture(&format!("gguf/{name}.gguf"));
+    let bytes = fixture_bytes(&format!("gguf/{name}.gguf"));
     let e = json(&format!("gguf/{name}.expected.json"));
     let h = read_gguf(&bytes).unwrap_or_else(|err| panic!("{name}: {err}"));
     let n = |k: &str| e[k].as_u64().unwrap_or_else(|| panic!("{k}"));
@@ -671,7 +669,7 @@ fn every_truncated_header_asks_for_more() {
     // The page reads a file in parts: every prefix of the header answers
     // NeedMore with a length beyond it and within the header.
     for name in ["tiny-llama-mixed", "tiny-moe-align64"] {
-        let bytes = fixture(&format!("gguf/{name}.gguf"));
+        let bytes = fixture_bytes(&format!("gguf/{name}.gguf"));
         let h = read_gguf(&bytes).expect("whole");
         let end = h.header_len as usize;
         for p in 0..end {
@@ -687,7 +685,7 @@ fn every_truncated_header_asks_for_more() {
         }
         assert_eq!(read_gguf(&bytes[..end]).as_ref(), Ok(&h), "{name}");
     }
-    let st = fixture("gguf/tiny.safetensors");
+    let st = fixture_bytes("gguf/tiny.safetensors");
     let end = read_safetensors(&st).expect("whole").data_offset as usize;
     for p in 0..end {
         match read_safetensors(&st[..p]) {
@@ -725,8 +723,8 @@ fn corrupted_headers_never_panic() {
     // but a panic, and the header's describing functions too.
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let files = [
-        fixture("gguf/tiny-llama-mixed.gguf"),
-        fixture("gguf/tiny-moe-align64.gguf"),
+        fixture_bytes("gguf/tiny-llama-mixed.gguf"),
+        fixture_bytes("gguf/tiny-moe-align64.gguf"),
     ];
     let (mut ok, mut need, mut bad) = (0, 0, 0);
     for i in 0..6000 {
@@ -753,7 +751,7 @@ fn corrupted_headers_never_panic() {
     }
     println!("corrupted GGUF: {ok} read, {need} need more, {bad} refused");
     assert!(bad > 0 && need > 0);
-    let st = fixture("gguf/tiny.safetensors");
+    let st = fixture_bytes("gguf/tiny.safetensors");
     for _ in 0..3000 {
         let mut b = st.clone();
         let at = rng.below(b.len().min(700));
@@ -822,7 +820,7 @@ fn hostile_counts_ask_for_bytes_not_memory() {
 #[test]
 fn safetensors_header_is_read_to_the_byte() {
     // Source: fixtures/gguf/tiny.safetensors.expected.json.
-    let bytes = fixture("gguf/tiny.safetensors");
+    let bytes = fixture_bytes("gguf/tiny.safetensors");
     let e = json("gguf/tiny.safetensors.expected.json");
     let h = read_safetensors(&bytes).expect("tiny.safetensors");
     assert_eq!(Some(h.header_len), e["header_len"].as_u64());
@@ -993,7 +991,7 @@ fn unknown_architectures_are_refused_by_name() {
 /// `scripts/measure/families/raw/glm4moe-small-c4096.log`).
 #[test]
 fn a_glm4moe_header_has_its_layers_without_the_mtp_block() {
-    let h = read_gguf(&fixture("gguf/tiny-glm4moe.header.gguf")).expect("a header");
+    let h = read_gguf(&fixture_bytes("gguf/tiny-glm4moe.header.gguf")).expect("a header");
     let a = architecture_of(&h).expect("an architecture");
     let want = Architecture {
         family: Family::Glm4Moe,

@@ -3,17 +3,12 @@
 //! message reads back as written, and the answers are the importer's and
 //! `vramfit --json`'s own.
 
+mod common;
+
+use common::{fixture_bytes, hf_fixture};
 use proptest::prelude::*;
 use vramfit_core::model::hf_config::Reading;
 use vramfit_core::tools::{answer, ToolReply, ToolRequest};
-
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!(
-        "{}/tests/fixtures/hf_configs/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture")
-}
 
 fn import(text: &str, reading: Reading) -> ToolReply {
     let request = ToolRequest::Import {
@@ -31,7 +26,7 @@ fn import(text: &str, reading: Reading) -> ToolReply {
 #[test]
 fn a_known_config_imports_as_its_preset() {
     let ToolReply::Imported { summary, changes } =
-        import(&fixture("qwen2.5-0.5b"), Reading::AsItSays)
+        import(&hf_fixture("qwen2.5-0.5b"), Reading::AsItSays)
     else {
         panic!("imported")
     };
@@ -54,7 +49,7 @@ fn a_config_it_cannot_read_says_why_and_offers_llama_when_it_can() {
         panic!("refused")
     };
     assert!(why.contains("BertForMaskedLM"), "{why}");
-    let unknown = fixture("llama3.2-1b").replace("\"llama\"", "\"my_llama\"");
+    let unknown = hf_fixture("llama3.2-1b").replace("\"llama\"", "\"my_llama\"");
     assert!(matches!(
         import(&unknown, Reading::AsItSays),
         ToolReply::Refused {
@@ -201,7 +196,7 @@ fn a_paste_reads_over_the_pages_query() {
     );
     // A config.json pasted in the same box is imported as the model, as
     // the box always did.
-    let config = fixture("qwen2.5-0.5b");
+    let config = hf_fixture("qwen2.5-0.5b");
     assert_eq!(
         answer(&ToolRequest::Paste {
             text: config.clone(),
@@ -232,11 +227,7 @@ fn a_paste_reads_over_the_pages_query() {
 // ---------------------------------------------------------------- a GGUF file read
 
 fn gguf_fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/tests/fixtures/gguf/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture")
+    fixture_bytes(&format!("gguf/{name}"))
 }
 
 /// The worker's loop: the first `chunk` bytes, then as many as asked.

@@ -23,6 +23,12 @@ pub fn hf_fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// A fixture file's bytes (`tests/fixtures/PATH`).
+pub fn fixture_bytes(path: &str) -> Vec<u8> {
+    let p = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
 /// A preset's architecture.
 pub fn preset_arch(id: &str) -> Architecture {
     vramfit_core::model::preset(id)
