@@ -120,8 +120,8 @@ fn host_line(page: Page) -> Option<impl IntoView> {
     })
 }
 
-/// A pipeline's ranks side by side, beside the verdict: the figures above
-/// are the rank that needs most.
+/// A pipeline's first, fullest middle and last ranks side by side, beside
+/// the verdict: the figures above are the rank that needs most.
 fn ranks_line(page: Page) -> Option<impl IntoView> {
     page.primary.with(|e| {
         let e = e.as_ref()?;
@@ -147,7 +147,7 @@ fn ranks_line(page: Page) -> Option<impl IntoView> {
                 .join(" · ");
             view! {
                 <p class="verdict-on verdict-host" data-testid="verdict-ranks" data-ranks=e.ranks.len().to_string()>
-                    {format!("each GPU of the pipeline, the fullest above: {cells}")}
+                    {format!("the pipeline's first, fullest middle and last GPUs (the figures above are the fullest): {cells}")}
                 </p>
             }
         })

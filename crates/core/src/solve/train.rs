@@ -213,10 +213,10 @@ fn more_stages(s: &Scenario) -> Option<Candidate> {
         return None;
     }
     let n = pp * 2;
-    let (ns, ms) = (n.to_string(), n.to_string());
+    let ns = n.to_string();
     let mut changes = vec![(Key::Pp, ns.as_str()), (Key::Gpus, ns.as_str())];
     if m == 1 && batch % n == 0 {
-        changes.push((Key::MicroBatches, ms.as_str()));
+        changes.push((Key::MicroBatches, ns.as_str()));
     }
     let c = candidate(
         &format!("Cut the layers into {n} pipeline stages (pp={n})"),
