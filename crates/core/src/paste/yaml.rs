@@ -125,33 +125,19 @@ pub fn read(text: &str) -> Result<Vec<Entry>, String> {
             None => key.to_string(),
         };
         open = None;
-        match scalar_or_list(value, line)? {
+        let parsed = scalar_or_list(value, line)?;
+        match parsed {
             Parsed::Open => {
                 stack.push(Frame {
                     indent,
                     path: path.clone(),
                 });
                 open = Some((entries.len(), indent));
-                entries.push(Entry {
-                    path,
-                    value: Value::Scalar(String::new()),
-                    line,
-                });
             }
-            Parsed::Block => {
-                block = Some(indent);
-                entries.push(Entry {
-                    path,
-                    value: Value::Scalar("(text)".into()),
-                    line,
-                });
-            }
-            Parsed::Value(v) => entries.push(Entry {
-                path,
-                value: v,
-                line,
-            }),
+            Parsed::Block => block = Some(indent),
+            Parsed::Value(_) => {}
         }
+        entries.push(parsed.entry(path, line));
     }
     // Keys that opened a nested map are not settings themselves.
     let parents: std::collections::HashSet<String> = entries
@@ -187,29 +173,14 @@ fn list_item(
             path: base.clone(),
         });
         let path = format!("{base}.{key}");
-        match scalar_or_list(value, line)? {
-            Parsed::Open => {
-                stack.push(Frame {
-                    indent: indent + 2,
-                    path: path.clone(),
-                });
-                entries.push(Entry {
-                    path,
-                    value: Value::Scalar(String::new()),
-                    line,
-                });
-            }
-            Parsed::Block => entries.push(Entry {
-                path,
-                value: Value::Scalar("(text)".into()),
-                line,
-            }),
-            Parsed::Value(v) => entries.push(Entry {
-                path,
-                value: v,
-                line,
-            }),
+        let parsed = scalar_or_list(value, line)?;
+        if matches!(parsed, Parsed::Open) {
+            stack.push(Frame {
+                indent: indent + 2,
+                path: path.clone(),
+            });
         }
+        entries.push(parsed.entry(path, line));
         return Ok(());
     }
     refuse_special(item, line)?;
@@ -255,6 +226,19 @@ enum Parsed {
     /// `|` or `>`: a block of text follows.
     Block,
     Value(Value),
+}
+
+impl Parsed {
+    /// Its entry at `path`: an open key is an empty scalar until what
+    /// follows fills it, a block of text stands as `(text)`.
+    fn entry(self, path: String, line: usize) -> Entry {
+        let value = match self {
+            Parsed::Open => Value::Scalar(String::new()),
+            Parsed::Block => Value::Scalar("(text)".into()),
+            Parsed::Value(v) => v,
+        };
+        Entry { path, value, line }
+    }
 }
 
 fn scalar_or_list(value: &str, line: usize) -> Result<Parsed, String> {
@@ -429,7 +413,7 @@ mod tests {
 
     fn flat(text: &str) -> Vec<(String, String)> {
         read(text)
-            .unwrap()
+            .expect("the test's YAML reads")
             .into_iter()
             .map(|e| {
                 let v = match e.value {
