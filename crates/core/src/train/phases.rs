@@ -203,14 +203,16 @@ pub(super) fn build_pipeline(
         let grads = start.with(T::Grads);
         let (fwd, end_fwd) = forward(&m, start, first_step);
         let (fwd_grads, end_grads) = forward(&m, grads, first_step);
-        let mut fwds = vec![];
-        if stage.has(Kind::Forward) {
-            fwds.push(fwd.union(beside(kind_terms(Kind::Forward))));
-        }
-        if stage.has(Kind::ForwardGrads) {
-            fwds.push(fwd_grads.union(beside(kind_terms(Kind::ForwardGrads))));
-        }
-        let peak_fwd = m.highest(fwds.first().copied().unwrap_or(fwd), &fwds);
+        // Every order starts with a forward before any backward.
+        let fwd_first = fwd.union(beside(kind_terms(Kind::Forward)));
+        let peak_fwd = if stage.has(Kind::ForwardGrads) {
+            m.highest(
+                fwd_first,
+                &[fwd_grads.union(beside(kind_terms(Kind::ForwardGrads)))],
+            )
+        } else {
+            fwd_first
+        };
         let (at_first, bwd_first) = backward(&m, start, end_fwd, 1, first_step);
         let mut best = (
             at_first,

@@ -728,6 +728,15 @@ pub enum Kind {
     Backward,
 }
 
+impl Kind {
+    pub const ALL: [Kind; 4] = [
+        Kind::Forward,
+        Kind::ForwardGrads,
+        Kind::BackwardFirst,
+        Kind::Backward,
+    ];
+}
+
 /// One pipeline rank: its stage of the model and its schedule's moments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stage {

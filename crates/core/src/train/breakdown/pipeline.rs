@@ -70,12 +70,7 @@ pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
             .map(|(n, size)| u128::from(*n) * size)
             .sum::<u128>()
     };
-    for kind in [
-        Kind::Forward,
-        Kind::ForwardGrads,
-        Kind::BackwardFirst,
-        Kind::Backward,
-    ] {
+    for kind in Kind::ALL {
         let ids = kind_terms(kind);
         // The kind's highest moment (the first of equals).
         let top = st
