@@ -114,6 +114,13 @@ impl<'a> Moments<'a> {
         self.running.borrow_mut().total(self.gpu(set))
     }
 
+    /// The second step's forward and backward moments are the first's with
+    /// the optimizer's state beside them: only DeepSpeed's terms, which
+    /// gather differently from the second step on, make them differ.
+    fn steps_alike(&self) -> bool {
+        self.gpu(TermSet::of(&[T::DsModule, T::DsFlatAhead, T::DsGathered])) == TermSet::EMPTY
+    }
+
     /// The highest of `candidates` (the first of equals), or `best`.
     fn highest(&self, best: TermSet, candidates: &[TermSet]) -> TermSet {
         // The best's total is kept, not summed again for each candidate.
@@ -139,6 +146,7 @@ pub(super) fn build(
     let m = Moments::new(p);
     let mut raw: Vec<Raw> = Vec::with_capacity(13);
     raw.push((0, 1, Phase::Init, Moment::End, PARAMS, PARAMS));
+    let micro_steps: &[u32] = if accumulate { &[1, 2] } else { &[1] };
     for iteration in [1u32, 2] {
         // From the second step DeepSpeed keeps parameters gathered
         // through forward and backward (`deepspeed.rs`).
@@ -147,37 +155,52 @@ pub(super) fn build(
         } else {
             STATE.with(T::DsGathered)
         };
-        let micro_steps: &[u32] = if accumulate { &[1, 2] } else { &[1] };
-        for &micro in micro_steps {
-            // Gradients from earlier micro-steps stay.
-            let start = if micro > 1 {
-                base(state).with(T::Grads)
-            } else {
-                base(state)
-            };
-            let first_step = iteration == 1;
-            let (peak_fwd, end_fwd) = forward(&m, start, first_step);
-            let (at, peak_bwd) = backward(&m, start, end_fwd, micro, first_step);
-            raw.push((
-                iteration,
-                micro,
-                Phase::Forward,
-                Moment::End,
-                peak_fwd,
-                end_fwd,
-            ));
-            raw.push((
-                iteration,
-                micro,
-                Phase::Backward,
-                at,
-                peak_bwd,
-                start.with(T::Grads).without(TermSet::of(&[T::DsGathered])),
-            ));
+        if iteration == 2 && m.steps_alike() {
+            // The first step's forwards and backwards, after init.
+            let first: Vec<Raw> = raw[1..1 + 2 * micro_steps.len()].to_vec();
+            raw.extend(first.into_iter().map(|r| later_step(r, state)));
+        } else {
+            for &micro in micro_steps {
+                raw.extend(micro_step(&m, state, iteration, micro));
+            }
         }
         raw.extend(step(iteration));
     }
     with_overhead(&m, raw, overhead)
+}
+
+/// One micro-step's forward and backward from `state` (what the steps
+/// before left).
+fn micro_step(m: &Moments, state: TermSet, iteration: u32, micro: u32) -> [Raw; 2] {
+    // Gradients from earlier micro-steps stay.
+    let start = if micro > 1 {
+        base(state).with(T::Grads)
+    } else {
+        base(state)
+    };
+    let first_step = iteration == 1;
+    let (peak_fwd, end_fwd) = forward(m, start, first_step);
+    let (at, peak_bwd) = backward(m, start, end_fwd, micro, first_step);
+    let end_bwd = start.with(T::Grads).without(TermSet::of(&[T::DsGathered]));
+    [
+        (
+            iteration,
+            micro,
+            Phase::Forward,
+            Moment::End,
+            peak_fwd,
+            end_fwd,
+        ),
+        (iteration, micro, Phase::Backward, at, peak_bwd, end_bwd),
+    ]
+}
+
+/// A first step's forward or backward as the second step has it: the
+/// optimizer's `state` beside every moment, a constant, so the same
+/// moment is highest ([`Moments::steps_alike`]).
+fn later_step(r: Raw, state: TermSet) -> Raw {
+    let (_, micro, phase, at, peak, end) = r;
+    (2, micro, phase, at, peak.union(state), end.union(state))
 }
 
 /// The phases of init and two iterations of a pipeline rank (torch
@@ -194,51 +217,68 @@ pub(super) fn build_pipeline(
     let m = Moments::new(p);
     let mut raw: Vec<Raw> = Vec::with_capacity(9);
     raw.push((0, 1, Phase::Init, Moment::End, PARAMS, PARAMS));
-    let beside = |ids: [T; 3]| TermSet::of(&ids);
     let kept = TermSet::of(&[T::PipeKeptStep, T::PipeInputsStep]);
     for iteration in [1u32, 2] {
-        let first_step = iteration == 1;
-        let state = if first_step { TermSet::EMPTY } else { STATE };
-        let start = base(state);
-        let grads = start.with(T::Grads);
-        let (fwd, end_fwd) = forward(&m, start, first_step);
-        let (fwd_grads, end_grads) = forward(&m, grads, first_step);
-        // Every order starts with a forward before any backward.
-        let fwd_first = fwd.union(beside(kind_terms(Kind::Forward)));
-        let peak_fwd = if stage.has(Kind::ForwardGrads) {
-            m.highest(
-                fwd_first,
-                &[fwd_grads.union(beside(kind_terms(Kind::ForwardGrads)))],
-            )
+        let state = if iteration == 1 {
+            TermSet::EMPTY
         } else {
-            fwd_first
+            STATE
         };
-        let (at_first, bwd_first) = backward(&m, start, end_fwd, 1, first_step);
-        let mut best = (
-            at_first,
-            bwd_first.union(beside(kind_terms(Kind::BackwardFirst))),
-        );
-        if stage.has(Kind::Backward) {
-            let (at, bwd) = backward(&m, grads, end_grads, 2, first_step);
-            let later = bwd.union(beside(kind_terms(Kind::Backward)));
-            if m.total(later) > m.total(best.1) {
-                best = (at, later);
-            }
+        if iteration == 2 && m.steps_alike() {
+            let first: Vec<Raw> = raw[1..3].to_vec();
+            raw.extend(first.into_iter().map(|r| later_step(r, state)));
+        } else {
+            raw.extend(pipeline_step(&m, stage, state, iteration));
         }
-        raw.push((iteration, 1, Phase::Forward, Moment::End, peak_fwd, end_fwd));
-        raw.push((
+        for (it, micro, phase, at, peak, end) in step(iteration) {
+            raw.push((it, micro, phase, at, peak.union(kept), end.union(kept)));
+        }
+    }
+    with_overhead(&m, raw, overhead)
+}
+
+/// A pipeline rank's forwards and backwards in one step from `state`.
+fn pipeline_step(m: &Moments, stage: &Stage, state: TermSet, iteration: u32) -> [Raw; 2] {
+    let beside = |ids: [T; 3]| TermSet::of(&ids);
+    let kept = TermSet::of(&[T::PipeKeptStep, T::PipeInputsStep]);
+    let first_step = iteration == 1;
+    let start = base(state);
+    let grads = start.with(T::Grads);
+    let (fwd, end_fwd) = forward(m, start, first_step);
+    // Every order starts with a forward before any backward.
+    let fwd_first = fwd.union(beside(kind_terms(Kind::Forward)));
+    let (fwd_grads, end_grads) = forward(m, grads, first_step);
+    let peak_fwd = if stage.has(Kind::ForwardGrads) {
+        m.highest(
+            fwd_first,
+            &[fwd_grads.union(beside(kind_terms(Kind::ForwardGrads)))],
+        )
+    } else {
+        fwd_first
+    };
+    let (at_first, bwd_first) = backward(m, start, end_fwd, 1, first_step);
+    let mut best = (
+        at_first,
+        bwd_first.union(beside(kind_terms(Kind::BackwardFirst))),
+    );
+    if stage.has(Kind::Backward) {
+        let (at, bwd) = backward(m, grads, end_grads, 2, first_step);
+        let later = bwd.union(beside(kind_terms(Kind::Backward)));
+        if m.total(later) > m.total(best.1) {
+            best = (at, later);
+        }
+    }
+    [
+        (iteration, 1, Phase::Forward, Moment::End, peak_fwd, end_fwd),
+        (
             iteration,
             1,
             Phase::Backward,
             best.0,
             best.1,
             grads.union(kept),
-        ));
-        for (it, micro, phase, at, peak, end) in step(iteration) {
-            raw.push((it, micro, phase, at, peak.union(kept), end.union(kept)));
-        }
-    }
-    with_overhead(&m, raw, overhead)
+        ),
+    ]
 }
 
 /// Every iteration holds the parameters, the state so far, DDP's buckets
@@ -663,4 +703,63 @@ fn with_overhead(
         out.push(report);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::{decode_strict, RawQuery};
+    use crate::train::breakdown::breakdown;
+
+    /// The second step reuses the first's forwards and backwards with the
+    /// optimizer's state beside them (`later_step`): for runs without
+    /// DeepSpeed, exactly what working them out again gives.
+    #[test]
+    fn the_second_step_is_the_first_with_the_state() {
+        let check = |q: &str, alike: bool| {
+            let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+            let b = breakdown(&s.train_run()).expect("estimates");
+            let m = Moments::new(&b);
+            assert_eq!(m.steps_alike(), alike, "{q}");
+            if !alike {
+                return;
+            }
+            let state = STATE.with(T::DsGathered);
+            for micro in [1, 2] {
+                let again = micro_step(&m, state, 2, micro);
+                let reused = micro_step(&m, TermSet::EMPTY, 1, micro).map(|r| later_step(r, state));
+                for (x, y) in again.iter().zip(reused) {
+                    assert_eq!((x.0, x.1, x.2, x.3), (y.0, y.1, y.2, y.3), "{q}");
+                    assert_eq!(m.gpu(x.4), m.gpu(y.4), "{q}: peak of {:?}", x.2);
+                    assert_eq!(m.gpu(x.5), m.gpu(y.5), "{q}: end of {:?}", x.2);
+                }
+            }
+        };
+        check("model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048", true);
+        check("model=gpt2-124m&dtype=fp32&attn=eager&grad_ckpt=true", true);
+        check(
+            "model=mixtral-8x7b&dtype=amp_bf16&lora_r=16&grad_ckpt=true&batch=2",
+            true,
+        );
+        check(
+            "model=qwen2.5-7b&dtype=bf16&lora_r=16&gpus=8&zero=3&grad_accum=4",
+            true,
+        );
+        check(
+            "model=llama3.1-70b&dtype=bf16&gpus=64&tp=8&shard=fsdp2&zero=3&grad_ckpt=true",
+            true,
+        );
+        check(
+            "model=qwen3-30b-a3b&dtype=bf16&zero=2&offload=optimizer&gpus=2",
+            true,
+        );
+        check(
+            "model=llama3.1-8b&optim=adafactor&quant=nf4&lora_r=16",
+            true,
+        );
+        check(
+            "model=qwen2.5-7b&dtype=mixed_bf16&gpus=4&zero=3&shard=deepspeed",
+            false,
+        );
+    }
 }
