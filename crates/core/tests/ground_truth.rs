@@ -25,6 +25,8 @@
 //! row, each phase peak of both iterations within 3%. Run with
 //! `--nocapture` to see the table.
 
+mod common;
+
 use serde_json::Value;
 use vramfit_core::import;
 use vramfit_core::model::presets::preset;
@@ -102,16 +104,6 @@ struct Row {
     raw: Value,
 }
 
-/// A measured row's `config.json` (rows measured from a file that is not a
-/// preset: the tiny mixture-of-experts configs, Phi-4-mini).
-fn config_text(model: &str) -> Option<String> {
-    let path = format!(
-        "{}/tests/fixtures/hf_configs/{model}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(path).ok()
-}
-
 /// The model keys of a row: its preset, the config it carries, or its
 /// config.json as imported.
 fn model_keys(model: &str, inline: &Value) -> Result<String, String> {
@@ -120,7 +112,8 @@ fn model_keys(model: &str, inline: &Value) -> Result<String, String> {
     }
     let text = match inline {
         Value::Object(_) => inline.to_string(),
-        _ => config_text(model).ok_or_else(|| format!("{model}: no preset, no config"))?,
+        _ => common::hf_fixture_if_any(model)
+            .ok_or_else(|| format!("{model}: no preset, no config"))?,
     };
     let imported = import::parse(&text).map_err(|e| format!("{model}: {e}"))?;
     let mut raw = RawQuery::default();
@@ -606,7 +599,7 @@ fn eager_experts_configs_are_refused_not_misread() {
         "tiny-qwen3_moe-eager-experts",
         "tiny-gpt_oss-eager-experts",
     ] {
-        let e = import::parse(&config_text(model).expect("config")).expect_err(model);
+        let e = import::parse(&common::hf_fixture(model)).expect_err(model);
         assert!(e.to_string().contains("experts_implementation"), "{e}");
     }
 }

@@ -6,19 +6,13 @@
 //! buffers (which no checkpoint stores), plus the safetensors headers the
 //! row estimates, within the listing's rounding.
 
+mod common;
+
 use serde_json::Value;
 use vramfit_core::infer::run::{GroupSize, Inference};
 use vramfit_core::infer::transformers;
 use vramfit_core::model::{hf_config, WeightFormat};
 use vramfit_core::terms::Terms;
-
-fn config(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/hf_configs/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 /// The row's format as vramfit names it, or why it is not one vramfit
 /// models as stored.
@@ -71,7 +65,7 @@ fn checkpoint_sizes_match_the_published_files() {
             }
         };
         let base = row["base_config"].as_str().expect("base_config");
-        let a = hf_config::read(&config(base))
+        let a = hf_config::read(&common::hf_fixture(base.trim_end_matches(".json")))
             .expect("the base config reads")
             .arch;
         let dt = transformers::act_bytes(&inf);
