@@ -135,6 +135,11 @@ term_ids! {
     HostMoments = OptimizerState, "optimizer moments, fp32 (host)";
     HostGrads = Gradients, "fp32 gradients the CPU optimizer reads (host)";
     Grads = Gradients, "gradients";
+    PipeGradsForward = Gradients, "the rank's other stages' gradients made so far: at a forward";
+    PipeGradsForwardGrads = Gradients, "the rank's other stages' gradients made so far: at a forward after a backward";
+    PipeGradsBackwardFirst = Gradients, "the rank's other stages' gradients made so far: at the stage's first backward";
+    PipeGradsBackward = Gradients, "the rank's other stages' gradients made so far: at a later backward";
+    PipeGradsRest = Gradients, "the rank's other stages' gradients, once every backward has run";
     GradsButFirst = Gradients, "gradients made before layer 0's backward (all but layer 0's and the embedding's)";
     DdpBuckets = Gradients, "DDP's bucket copy of the gradients";
     HeadGrad = Gradients, "the output head's weight gradient";
@@ -187,6 +192,10 @@ term_ids! {
     PipeWaitingForwardGrads = Activations, "micro-batches waiting for their backward: at a forward after a backward";
     PipeWaitingBackwardFirst = Activations, "micro-batches waiting for their backward: at the first backward";
     PipeWaitingBackward = Activations, "micro-batches waiting for their backward: at a later backward";
+    PipeOthersForward = Activations, "micro-batches waiting on the rank's stages of the other kind: at a forward";
+    PipeOthersForwardGrads = Activations, "micro-batches waiting on the rank's stages of the other kind: at a forward after a backward";
+    PipeOthersBackwardFirst = Activations, "micro-batches waiting on the rank's stages of the other kind: at the stage's first backward";
+    PipeOthersBackward = Activations, "micro-batches waiting on the rank's stages of the other kind: at a later backward";
     Outer = Activations, "final norm and head input";
     OuterEmbedding = Activations, "what the embedding saves (its dropout mask)";
     PositionTables = Activations, "position tables (RoPE cos and sin, position ids)";
@@ -196,6 +205,7 @@ term_ids! {
     GradHidden = Activations, "gradient of the last hidden state";
     FinalNormBackward = Activations, "the final RMSNorm's backward: five fp32 token × hidden temporaries";
     EmbeddingGrad = Activations, "gradient of the embedding output";
+    EmbeddingGradNew = Gradients, "the embedding's new gradient, before AccumulateGrad adds it to the one kept";
     Recompute = Activations, "one layer's saved tensors (recomputed under checkpointing)";
     RecomputeOutput = Activations, "its output, kept through its backward (reentrant checkpointing)";
     LayerBackward = Activations, "a layer's gradients at its MLP's backward: three ffn-wide, less what it frees (DeepSeek-V2's sorted loop: its experts' slice gradients added up)";

@@ -338,6 +338,11 @@ fn notice_messages() {
         "model=llama3.1-8b&gpus=2&pp=2&grad_accum=4",
         "model=llama3.1-8b&gpus=2&pp=2&transformers=4.57",
         "params=8e9&gpus=2&pp=2",
+        // Interleaved 1F1B: vpp and the schedule together, torch's rounds.
+        "model=llama3.1-8b&gpus=2&pp=2&vpp=2",
+        "model=llama3.1-8b&gpus=2&pp=2&pp_schedule=interleaved_1f1b",
+        "model=llama3.1-8b&gpus=4&pp=4&vpp=2&pp_schedule=interleaved_1f1b&batch=9&micro_batches=9",
+        "model=llama3.1-8b&gpus=4&pp=4&vpp=16&pp_schedule=interleaved_1f1b",
     ];
     let mut out = String::new();
     for q in cases {
@@ -722,6 +727,7 @@ fn pipeline_keys_without_a_pipeline_are_said_unread() {
         notes("model=llama3.1-8b&pp_schedule=gpipe"),
         said("pp_schedule")
     );
+    assert_eq!(notes("model=llama3.1-8b&vpp=2"), said("vpp"));
     assert!(
         notes("model=llama3.1-8b&batch=8&micro_batches=4&pp=2&gpus=2&pp_schedule=gpipe").is_empty()
     );

@@ -746,6 +746,75 @@ fn pipeline_ranks_hold_the_peak_and_fall_with_micro_batches() {
     }
 }
 
+/// Issue 32: under interleaved 1F1B each rank holds `vpp` stages; the
+/// estimate is still the rank that needs most, each listed rank's
+/// components sum to its peak, and the ranks' parameters (each rank's
+/// stages together) sum to the model's, each rank holding the rotary
+/// tables' buffers once.
+#[test]
+fn interleaved_ranks_hold_every_stage() {
+    for (model, pp, vpp, m) in [
+        ("llama3.1-8b", 2u32, 2u32, 4u32),
+        ("llama3.1-8b", 4, 2, 8),
+        ("llama3.1-8b", 2, 3, 6),
+        ("qwen3-8b", 3, 2, 6),
+        ("mistral-7b", 4, 4, 12),
+    ] {
+        let q = format!(
+            "model={model}&dtype=bf16&optim=adamw&batch={m}&seq=1024&pp={pp}&gpus={pp}&pp_schedule=interleaved_1f1b&vpp={vpp}&micro_batches={m}"
+        );
+        let e = est(&q);
+        let top = e.ranks.iter().map(|r| r.peak_total_bytes).max();
+        assert_eq!(top, Some(e.peak_total_bytes), "{q}");
+        for r in &e.ranks {
+            assert_eq!(
+                r.components.total(),
+                r.peak_total_bytes,
+                "{q} rank {}",
+                r.rank
+            );
+        }
+        let layers: u32 = e
+            .ranks
+            .iter()
+            .map(|r| {
+                if r.first || r.last {
+                    r.layers
+                } else {
+                    (pp - 2) * r.layers
+                }
+            })
+            .sum();
+        assert_eq!(Some(layers), scenario(&q).arch.map(|a| a.layers), "{q}");
+        let params: u64 = e
+            .ranks
+            .iter()
+            .map(|r| {
+                let alike = if r.first || r.last {
+                    1
+                } else {
+                    u64::from(pp) - 2
+                };
+                alike * r.components.get(Component::Parameters).get()
+            })
+            .sum();
+        let one = est(&format!(
+            "model={model}&dtype=bf16&optim=adamw&batch={m}&seq=1024"
+        ));
+        let buffers =
+            u64::try_from(e.terms.bytes(vramfit_core::terms::TermId::Buffers)).expect("buffers");
+        assert_eq!(
+            params,
+            phase(&one, 0, 1, Phase::Init)
+                .components
+                .get(Component::Parameters)
+                .get()
+                + (u64::from(pp) - 1) * buffers,
+            "{q}"
+        );
+    }
+}
+
 /// Issue 32: a pipeline's last stage keeps its outputs itself
 /// (`output_chunks`), so the Trainer's `keep_outputs` adds nothing there.
 #[test]

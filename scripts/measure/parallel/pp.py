@@ -184,6 +184,8 @@ def run(args):
     finally:
         tracker.__exit__(None, None, None)
         fake.__exit__(None, None, None)
+    if os.environ.get("PP_DUMP"):
+        dump_peak(tracker, f"step{args.iters}")
     Mk = {k: v[0] for k, v in tracker.marks.items()}
     meas = {"after_init": Mk["after_init"], "before_train": Mk["before_train"]}
     for it in range(1, args.iters + 1):
@@ -203,6 +205,20 @@ def run(args):
                 measured=meas, arch=arch, wall_s=round(time.time() - t0, 1),
                 transformers=transformers.__version__, torch=torch.__version__.split("+")[0],
                 n_params_local=sum(p.numel() for p in params))
+
+
+def dump_peak(tracker, phase):
+    """With PP_DUMP=1 (and GT_DEBUG=1 for the ops' names): what is alive at `phase`'s peak, the
+    step's own allocations grouped by the op that made them and by their size, on stderr."""
+    pk, sq = tracker.phase_peak[phase]
+    groups = {}
+    for r in tracker.recs:
+        if r[1] <= sq and (r[2] is None or r[2] > sq):
+            key = (tracker.category(r), r[3], (r[6] or "")[:110], r[0])
+            groups[key] = groups.get(key, 0) + 1
+    print(f"peak of {phase}: {pk} bytes (seq {sq})", file=sys.stderr)
+    for (cat, ph, func, nb), n in sorted(groups.items(), key=lambda kv: -kv[0][3] * kv[1]):
+        print(f"{n * nb:>14} = {n:>4} x {nb:>12}  {cat:<16} {ph:<6} {func}", file=sys.stderr)
 
 
 def main():

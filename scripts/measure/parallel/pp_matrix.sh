@@ -2,6 +2,7 @@
 # The measured rows of pipeline parallelism (pp.py), one run at a time:
 #   ./pp_matrix.sh OUT.jsonl        (~/.gt-venv: torch 2.15, transformers 5.23)
 #   CHECK=1 ./pp_matrix.sh OUT.jsonl   (only the rows measured to check the model)
+#   INTERLEAVED=1 ./pp_matrix.sh OUT.jsonl   (the interleaved 1F1B rows, raw/pp523_interleaved.jsonl)
 set -u
 OUT=${1:?out file}
 PY=${PY:-$HOME/.gt-venv/bin/python}
@@ -18,6 +19,18 @@ if [ "${CHECK:-0}" = 1 ]; then
   for r in 0 1 2; do run "pp3:1f1b:r$r:llama3.1-8b:off:m6b6s512" $L8 --pp 3 --rank $r --schedule 1f1b --micro-batches 6 --batch 6 --seq 512; done
   for r in 0 1; do run "pp2:gpipe:r$r:qwen2.5-7b:off:m2b4s1024" --config "$C/qwen2.5-7b.json" --pp 2 --rank $r --schedule gpipe --micro-batches 2 --batch 4 --seq 1024; done
   for r in 1 2; do run "pp4:1f1b:r$r:llama3.1-8b:nonreentrant:m8b8s1024" $L8 --pp 4 --rank $r --schedule 1f1b --micro-batches 8 --batch 8 --seq 1024 --gc nonreentrant; done
+  exit 0
+fi
+# Interleaved 1F1B (2026-11-29, raw/pp523_interleaved.jsonl): two and four ranks, two and three
+# stages per rank (32 layers over 6 stages: 5 each, the last 7), more micro-batches than ranks,
+# checkpointing, another family (Qwen3: 36 layers, 9 a stage).
+if [ "${INTERLEAVED:-0}" = 1 ]; then
+  I="--schedule interleaved_1f1b"
+  for r in 0 1; do run "pp2v2:interleaved_1f1b:r$r:llama3.1-8b:off:m8b8s512" $L8 --pp 2 --vpp 2 --rank $r $I --micro-batches 8 --batch 8 --seq 512; done
+  for r in 0 1 3; do run "pp4v2:interleaved_1f1b:r$r:llama3.1-8b:off:m8b8s512" $L8 --pp 4 --vpp 2 --rank $r $I --micro-batches 8 --batch 8 --seq 512; done
+  for r in 0 1; do run "pp2v3:interleaved_1f1b:r$r:llama3.1-8b:off:m6b6s512" $L8 --pp 2 --vpp 3 --rank $r $I --micro-batches 6 --batch 6 --seq 512; done
+  for r in 0 1; do run "pp2v2:interleaved_1f1b:r$r:llama3.1-8b:nonreentrant:m4b4s1024" $L8 --pp 2 --vpp 2 --rank $r $I --micro-batches 4 --batch 4 --seq 1024 --gc nonreentrant; done
+  for r in 0 1; do run "pp2v2:interleaved_1f1b:r$r:qwen3-8b:off:m4b4s1024" --config "$C/qwen3-8b.json" --pp 2 --vpp 2 --rank $r $I --micro-batches 4 --batch 4 --seq 1024; done
   exit 0
 fi
 for sch in gpipe 1f1b; do

@@ -18,6 +18,7 @@ use crate::text::ShortText;
 use crate::train::run::DsBuckets;
 use crate::train::run::Dtype;
 use crate::train::run::Offload;
+use crate::train::run::PpSchedule;
 use crate::train::run::Quant;
 use crate::train::run::SeqLen;
 use crate::train::run::Shard;
@@ -383,6 +384,8 @@ pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
         Some(Key::MicroBatches)
     } else if p.pp_schedule != Scenario::default().parallel.pp_schedule {
         Some(Key::PpSchedule)
+    } else if p.vpp.get() > 1 {
+        Some(Key::Vpp)
     } else {
         None
     };
@@ -749,9 +752,50 @@ pub(super) fn check_pipeline(s: &mut Scenario, texts: &[(Key, &str)], notices: &
     if pp == 1 {
         return;
     }
+    check_interleaving(s, texts, notices);
     if let Some(why) = pipeline_refusal(s, pp) {
         conflict(notices, texts, Key::Pp, why);
         s.parallel.pp = Scenario::default().parallel.pp;
+    }
+}
+
+/// Interleaved 1F1B and its stages per rank go together: `vpp` above 1
+/// needs the schedule (reset to 1 otherwise), the schedule needs `vpp`
+/// of 2 or more (reset to 1F1B otherwise), and torch 2.15's
+/// `ScheduleInterleaved1F1B.__init__` needs the micro-batches a multiple
+/// of its rounds, `max(1, m / pp)` (reset to 1 otherwise).
+fn check_interleaving(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let d = Scenario::default().parallel;
+    let p = &mut s.parallel;
+    let interleaved = p.pp_schedule == PpSchedule::Interleaved;
+    let vpp = p.vpp.get();
+    if vpp > 1 && !interleaved {
+        conflict(
+            notices,
+            texts,
+            Key::Vpp,
+            format!("vpp ({vpp}) is interleaved 1F1B's stages per rank: set pp_schedule=interleaved_1f1b"),
+        );
+        p.vpp = d.vpp;
+    } else if interleaved && vpp == 1 {
+        conflict(
+            notices,
+            texts,
+            Key::PpSchedule,
+            "interleaved 1F1B runs several stages a rank: set vpp to 2 or more".into(),
+        );
+        p.pp_schedule = d.pp_schedule;
+    }
+    let (m, pp) = (p.micro_batches.get(), p.pp.get());
+    let rounds = (m / pp).max(1);
+    if p.pp_schedule == PpSchedule::Interleaved && m % rounds != 0 {
+        conflict(
+            notices,
+            texts,
+            Key::MicroBatches,
+            format!("interleaved 1F1B runs micro-batches in rounds of about pp: micro_batches ({m}) must be a multiple of its {rounds} rounds (micro_batches / pp)"),
+        );
+        p.micro_batches = d.micro_batches;
     }
 }
 
@@ -763,9 +807,11 @@ fn pipeline_refusal(s: &Scenario, pp: u32) -> Option<String> {
             "pipeline parallelism cuts a model's layers into stages: choose a model".into(),
         );
     };
-    if pp > a.layers {
+    let stages = pp * p.vpp.get();
+    if stages > a.layers {
+        let what = if p.vpp.get() > 1 { "pp × vpp" } else { "pp" };
         return Some(format!(
-            "pp ({pp}) is more stages than the model has layers ({})",
+            "{what} ({stages}) is more stages than the model has layers ({})",
             a.layers
         ));
     }

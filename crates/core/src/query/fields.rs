@@ -42,7 +42,7 @@ use crate::train::run::Trainer;
 use crate::train::run::Training;
 use crate::train::run::Transformers;
 use crate::train::run::ZeroStage;
-use crate::train::run::{Gpus, MicroBatches, PpSchedule, PpStages, TpGroup};
+use crate::train::run::{Gpus, MicroBatches, PpSchedule, PpStages, TpGroup, VirtualStages};
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
 
 /// How a field is entered.
@@ -1509,13 +1509,27 @@ pub static FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Pipeline schedule",
-        help: "The order each stage runs its micro-batches in (torch 2.15): 1F1B keeps at most pp − rank in flight on a rank, GPipe all of them.",
+        help: "The order each rank runs its micro-batches in (torch 2.15): 1F1B keeps at most pp − rank in flight on a rank, GPipe all of them; interleaved 1F1B runs vpp stages a rank (rank r holds stages r, r + pp, …).",
         implied: |_| "1f1b".into(),
         apply: |d, v| {
             d.parallel.pp_schedule = choice(v, PpSchedule::from_key, PpSchedule::keys_joined)?;
             Ok(())
         },
         write: |s| (s.parallel.pp_schedule != PpSchedule::OneFOneB).then(|| s.parallel.pp_schedule.key().to_string()),
+    },
+    Field {
+        key: Key::Vpp,
+        kind: FieldKind::Count { min: VirtualStages::MIN as u64, max: VirtualStages::MAX as u64 },
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "Stages per rank (vpp)",
+        help: "Interleaved 1F1B's stages per rank (virtual stages): the layers are cut into pp × vpp stages of layers / (pp × vpp), the last taking the rest.",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.parallel.vpp = count(v, VirtualStages::MIN, VirtualStages::MAX, VirtualStages::new)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.vpp.get() > 1).then(|| s.parallel.vpp.get().to_string()),
     },
     Field {
         key: Key::MicroBatches,

@@ -129,6 +129,7 @@ keys! {
     Tp = "tp",
     Pp = "pp",
     PpSchedule = "pp_schedule",
+    Vpp = "vpp",
     MicroBatches = "micro_batches",
     Zero = "zero",
     Offload = "offload",

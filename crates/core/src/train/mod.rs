@@ -31,7 +31,7 @@ pub use optim::{zero_partition, OptimSpec};
 pub use run::{Lora, Parallel, Targets, Training};
 
 use crate::error::EstimateError;
-use crate::report::{Drivers, Estimate, Method, OverheadRule, PhaseReport};
+use crate::report::{Drivers, Estimate, Method, OverheadRule, Phase, PhaseReport};
 use crate::terms::TermSet;
 use crate::units::Bytes;
 use run::Run;
@@ -47,44 +47,22 @@ pub(crate) const DRIVERS: Drivers = Drivers {
 /// that of the rank that needs most, with the peaks of the first rank,
 /// the fullest middle one and the last beside it.
 pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
-    let Some(arch) = s
-        .arch
-        .filter(|_| s.parallel.pp.get() > 1 && s.stage.is_none())
-    else {
+    let Some(arch) = s.arch.filter(|_| s.parallel.pp.get() > 1) else {
         let b = breakdown(s)?;
-        let phases = match s.stage {
-            Some(st) => phases::build_pipeline(&b, st, s.overhead)?,
-            None => phases::build(&b, s.train.grad_accum.get() > 1, s.overhead)?,
-        };
+        let phases = phases::build(&b, s.train.grad_accum.get() > 1, s.overhead)?;
         return assemble(s, b, phases);
     };
     // Each rank's phases; the Estimate is assembled once, for the fullest.
     let mut best: Option<(Breakdown, Vec<PhaseReport>)> = None;
     let mut ranks: Vec<crate::report::RankPeak> = Vec::new();
-    for st in pipeline::stages(s.parallel.pipeline(), arch.layers, s.train.batch.get()) {
-        let b = breakdown(&Run {
-            stage: Some(&st),
-            ..*s
-        })?;
-        let phases = phases::build_pipeline(&b, &st, s.overhead)?;
-        let Some(top) = crate::report::top_phase(&phases) else {
+    for kinds in pipeline::stages(s.parallel.pipeline(), arch.layers, s.train.batch.get()) {
+        let Some((b, phases, peak)) = rank(s, &kinds)? else {
             continue;
         };
-        let p = &phases[top];
-        ranks.push(crate::report::RankPeak {
-            rank: st.rank,
-            layers: st.layers,
-            first: st.first,
-            last: st.last,
-            peak_allocated_bytes: p.components.allocated(),
-            peak_total_bytes: p.peak_bytes,
-            peak_phase: p.phase,
-            peak_iteration: p.iteration,
-            components: p.components,
-        });
         let higher = best.as_ref().is_none_or(|(_, bp)| {
-            crate::report::top_phase(bp).is_some_and(|i| p.peak_bytes > bp[i].peak_bytes)
+            crate::report::top_phase(bp).is_some_and(|i| peak.peak_total_bytes > bp[i].peak_bytes)
         });
+        ranks.push(peak);
         if higher {
             best = Some((b, phases));
         }
@@ -95,14 +73,142 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .iter()
         .max_by_key(|r| (r.peak_total_bytes, std::cmp::Reverse(r.rank)))
         .map_or(0, |r| r.rank);
+    let vpp = match s.parallel.vpp.get() {
+        1 => String::new(),
+        v => format!(", {v} stages a rank"),
+    };
     e.caveats.push(format!(
-        "pipeline parallelism (pp={}, {}, {} micro-batches): the figures are rank {top}'s, the fullest; NCCL's buffers are not counted",
+        "pipeline parallelism (pp={}{vpp}, {}, {} micro-batches): the figures are rank {top}'s, the fullest; NCCL's buffers are not counted",
         s.parallel.pp.get(),
         s.parallel.pp_schedule.label(),
         s.parallel.micro_batches.get(),
     ));
     e.ranks = ranks;
     Ok(e)
+}
+
+/// The estimate of one pipeline rank (`rank < pp`), as [`estimate`] makes
+/// each rank's: its figures alone, without the other ranks'.
+pub fn estimate_rank(s: &Run, rank: u32) -> Result<Estimate, EstimateError> {
+    let arch = s.arch.ok_or(EstimateError::NeedsArchitecture)?;
+    let kinds = pipeline::rank_stages(
+        s.parallel.pipeline(),
+        arch.layers,
+        s.train.batch.get(),
+        rank,
+    );
+    let (b, phases, _) = self::rank(s, &kinds)?.ok_or(EstimateError::NeedsArchitecture)?;
+    assemble(s, b, phases)
+}
+
+/// A pipeline rank's breakdown, phases and peak (`None`: no phase). A
+/// rank holding stages of two kinds (interleaved 1F1B) is sized on each
+/// kind's (each with the other's micro-batches and gradients beside it),
+/// and its figures are those of the kind whose forward or backward needs
+/// most.
+fn rank(
+    s: &Run,
+    kinds: &[run::Stage],
+) -> Result<Option<(Breakdown, Vec<PhaseReport>, crate::report::RankPeak)>, EstimateError> {
+    let mut best: Option<(Breakdown, Vec<PhaseReport>, Bytes)> = None;
+    for b in pipeline_breakdowns(s, kinds)? {
+        let phases = phases::build_pipeline(&b.0, &b.1, s.overhead)?;
+        let run_peak = phases
+            .iter()
+            .filter(|p| matches!(p.phase, Phase::Forward | Phase::Backward))
+            .map(|p| p.peak_bytes)
+            .max()
+            .unwrap_or_default();
+        if best.as_ref().is_none_or(|x| run_peak > x.2) {
+            best = Some((b.0, phases, run_peak));
+        }
+    }
+    let Some((b, phases, _)) = best else {
+        return Ok(None);
+    };
+    let Some(top) = crate::report::top_phase(&phases) else {
+        return Ok(None);
+    };
+    let (p, st) = (&phases[top], &kinds[0]);
+    let peak = crate::report::RankPeak {
+        rank: st.rank,
+        layers: st.rank_layers,
+        first: kinds.iter().any(|k| k.first),
+        last: kinds.iter().any(|k| k.last),
+        peak_allocated_bytes: p.components.allocated(),
+        peak_total_bytes: p.peak_bytes,
+        peak_phase: p.phase,
+        peak_iteration: p.iteration,
+        components: p.components,
+    };
+    Ok(Some((b, phases, peak)))
+}
+
+/// Each kind of stage's breakdown with what the rank's other stages hold
+/// beside it. One stage: its own breakdown. Several (interleaved 1F1B):
+/// the parameters, their state and the optimizer's temporaries are the
+/// rank's (sized as one stage holding all its layers), the gradients those
+/// of the stage running plus the other stages' made so far, and the
+/// micro-batches waiting on the stages of the other kind are sized on
+/// that kind's breakdown.
+fn pipeline_breakdowns(
+    s: &Run,
+    kinds: &[run::Stage],
+) -> Result<Vec<(Breakdown, run::Stage)>, EstimateError> {
+    let on = |st: &run::Stage| {
+        breakdown(&Run {
+            stage: Some(st),
+            ..*s
+        })
+    };
+    let one = |st: &run::Stage| -> Result<(Breakdown, run::Stage), EstimateError> {
+        Ok((on(st)?, st.clone()))
+    };
+    if let [st] = kinds {
+        if st.alike == 1 {
+            return Ok(vec![one(st)?]);
+        }
+    }
+    // What one micro-batch leaves for backward on each kind, and one
+    // stage's gradients.
+    let sizes = kinds
+        .iter()
+        .map(|st| {
+            let b = on(st)?;
+            Ok(run::Sizes {
+                saved: breakdown::left_for_backward(&b.terms),
+                grads: b.terms.bytes(crate::terms::TermId::Grads),
+            })
+        })
+        .collect::<Result<Vec<_>, EstimateError>>()?;
+    let whole = run::Stage {
+        layers: kinds[0].rank_layers,
+        first: kinds.iter().any(|k| k.first),
+        last: kinds.iter().any(|k| k.last),
+        alike: 1,
+        other: 0,
+        moments: Vec::new(),
+        ..kinds[0].clone()
+    };
+    let rank_terms = on(&whole)?;
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            let other = match kinds.len() {
+                2 => sizes[1 - i],
+                _ => run::Sizes::default(),
+            };
+            let st = run::Stage {
+                other_sizes: other,
+                ..st.clone()
+            };
+            let mut b = on(&st)?;
+            breakdown::rank_wide(&mut b.terms, &rank_terms.terms);
+            b.trainable = rank_terms.trainable;
+            Ok((b, st))
+        })
+        .collect()
 }
 
 /// The estimate from one GPU's terms and phases.

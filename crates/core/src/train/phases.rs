@@ -217,7 +217,7 @@ pub(super) fn build_pipeline(
     let m = Moments::new(p);
     let mut raw: Vec<Raw> = Vec::with_capacity(9);
     raw.push((0, 1, Phase::Init, Moment::End, PARAMS, PARAMS));
-    let kept = TermSet::of(&[T::PipeKeptStep, T::PipeInputsStep]);
+    let kept = STEP_HELD;
     for iteration in [1u32, 2] {
         let state = if iteration == 1 {
             TermSet::EMPTY
@@ -237,10 +237,15 @@ pub(super) fn build_pipeline(
     with_overhead(&m, raw, overhead)
 }
 
+/// What a pipeline rank holds from its step's last backward until the
+/// next step: the last stage's outputs and inputs, and (several stages a
+/// rank) the other stages' gradients.
+const STEP_HELD: TermSet = TermSet::of(&[T::PipeKeptStep, T::PipeInputsStep, T::PipeGradsRest]);
+
 /// A pipeline rank's forwards and backwards in one step from `state`.
 fn pipeline_step(m: &Moments, stage: &Stage, state: TermSet, iteration: u32) -> [Raw; 2] {
-    let beside = |ids: [T; 3]| TermSet::of(&ids);
-    let kept = TermSet::of(&[T::PipeKeptStep, T::PipeInputsStep]);
+    let beside = |ids: [T; 5]| TermSet::of(&ids);
+    let kept = STEP_HELD;
     let first_step = iteration == 1;
     let start = base(state);
     let grads = start.with(T::Grads);
@@ -474,7 +479,12 @@ fn backward(
     let late = start
         .without(TermSet::of(&[T::DsGathered]))
         .with(T::DsModule);
-    let end_moment = end_of_backward(m, late);
+    // A later backward makes the embedding's gradient anew beside the kept one.
+    let end_moment = if micro > 1 {
+        end_of_backward(m, late).with(T::EmbeddingGradNew)
+    } else {
+        end_of_backward(m, late)
+    };
     let mut best = (Moment::Start, logits_moment, m.total(logits_moment));
     let mut consider = |at: Moment, x: TermSet, bytes: u128| {
         if bytes > best.2 {

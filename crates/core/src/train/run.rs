@@ -180,6 +180,11 @@ choice_enum! {
         /// GPipe (`ScheduleGPipe`): every micro-batch's forward, then every
         /// backward.
         Gpipe = "gpipe", "GPipe (all forwards, then all backwards)",
+        /// Interleaved 1F1B (`ScheduleInterleaved1F1B`, Megatron's virtual
+        /// pipeline): `vpp` stages per rank, rank r holding stages r,
+        /// r + pp, …; warm-up forwards, then a forward and a backward in
+        /// turn, each on the stage the round says.
+        Interleaved = "interleaved_1f1b", "Interleaved 1F1B (several stages a rank)",
     }
 }
 
@@ -260,6 +265,13 @@ bounded!(
     PpStages(u32),
     1,
     256
+);
+bounded!(
+    /// Pipeline stages per rank (`vpp`, virtual stages) under interleaved
+    /// 1F1B: `pp × vpp` stages of `layers / (pp × vpp)` layers.
+    VirtualStages(u32),
+    1,
+    64
 );
 bounded!(
     /// Micro-batches a pipeline's step runs: the batch is split into
@@ -350,6 +362,7 @@ pub struct Parallel {
     /// Pipeline parallelism (1: none), its schedule and its micro-batches.
     pub pp: PpStages,
     pub pp_schedule: PpSchedule,
+    pub vpp: VirtualStages,
     pub micro_batches: MicroBatches,
     pub zero: ZeroStage,
     /// What ZeRO / FSDP keeps in host memory.
@@ -573,8 +586,9 @@ pub struct Run<'a> {
     pub parallel: &'a Parallel,
     pub overhead: &'a Overhead,
     pub view: &'a View,
-    /// The pipeline rank estimated (`None`: no pipeline, or the estimate
-    /// of every rank, [`super::estimate`]).
+    /// The pipeline stage a breakdown sizes (`None`: no pipeline, or the
+    /// estimate of every rank, [`super::estimate`], which sets it for each
+    /// rank's stages).
     pub stage: Option<&'a Stage>,
 }
 
@@ -668,6 +682,7 @@ impl Parallel {
     pub fn pipeline(&self) -> Plan {
         Plan {
             pp: self.pp.get(),
+            vpp: self.vpp.get(),
             schedule: self.pp_schedule,
             micro_batches: self.micro_batches.get(),
         }
@@ -687,6 +702,7 @@ impl Default for Parallel {
             tp: TpGroup(1),
             pp: PpStages(1),
             pp_schedule: PpSchedule::OneFOneB,
+            vpp: VirtualStages(1),
             micro_batches: MicroBatches(1),
             zero: ZeroStage(0),
             offload: Offload::None,
@@ -713,6 +729,15 @@ pub struct Beside {
     /// ranks keep one hidden state per micro-batch until the next step,
     /// the middle ranks, whose outputs go, none).
     pub done: u32,
+    /// Under interleaved 1F1B, the rank's stages of the other kind (the
+    /// first or the last stage beside plain ones): their micro-batches
+    /// waiting for their backward.
+    pub others: u32,
+    /// The rank's other stages whose gradients exist (each stage's are
+    /// made by its first backward): of the kind of the moment's own stage,
+    /// and of the other kind.
+    pub grads_alike: u32,
+    pub grads_other: u32,
 }
 
 /// The kinds of moment a rank's schedule has.
@@ -737,16 +762,27 @@ impl Kind {
     ];
 }
 
-/// One pipeline rank: its stage of the model and its schedule's moments.
+/// One pipeline rank's stage of the model and the moments of its
+/// schedule that run it. Under interleaved 1F1B a rank holds `vpp` stages,
+/// of at most two kinds (plain ones, and the first or the last stage of
+/// the model): one `Stage` per kind, each with the moments that run a
+/// stage of that kind, and [`Stage::rank_layers`] what the rank holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stage {
     pub rank: u32,
     /// Its decoder layers.
     pub layers: u32,
-    /// It holds the embedding (rank 0) / the final norm, head and loss
-    /// (the last rank).
+    /// It holds the embedding (the model's first stage) / the final norm,
+    /// head and loss (the last).
     pub first: bool,
     pub last: bool,
+    /// Stages of this kind on the rank, and of the other kind (0: none).
+    pub alike: u32,
+    pub other: u32,
+    /// The decoder layers of every stage the rank holds.
+    pub rank_layers: u32,
+    /// The other kind's sizes (zero: no other kind, or not sized yet).
+    pub other_sizes: Sizes,
     /// Micro-batches per step, and sequences in each.
     pub micro_batches: u32,
     pub micro_batch: u32,
@@ -761,10 +797,20 @@ impl Stage {
     }
 }
 
+/// What one stage of a kind holds, from its breakdown: what one
+/// micro-batch's forward leaves for its backward, and its gradients.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sizes {
+    pub saved: u128,
+    pub grads: u128,
+}
+
 /// A pipeline as the run sets it up (`crate::train::run::Parallel`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
     pub pp: u32,
+    /// Stages per rank (1 but under interleaved 1F1B).
+    pub vpp: u32,
     pub schedule: PpSchedule,
     pub micro_batches: u32,
 }

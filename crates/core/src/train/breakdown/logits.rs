@@ -7,6 +7,7 @@ use super::Inputs;
 use crate::model::family::Norm;
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::Mode;
+use crate::train::run::Offload;
 use crate::train::stack::Loss;
 
 /// `copies` × B × `positions` × V × `bytes`.
@@ -175,4 +176,23 @@ fn head(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             x.per_token(&[(h, U::Elements), (x.residual(), U::BytesEach)]),
         );
     }
+    put(T::EmbeddingGradNew, embedding_grad_new(x));
+}
+
+/// A backward after the first (a later micro-step, a pipeline's later
+/// micro-batch) makes the embedding's gradient anew (`embedding_dense_backward`,
+/// V × h) while the one kept exists, until `AccumulateGrad` adds it in
+/// place (torch 2.15 `torch/csrc/autograd/functions/accumulate_grad.h`,
+/// `accumulateGrad`: `variable_grad += new_grad`). Measured: the
+/// interleaved pipelines' first ranks (`raw/pp523_interleaved.jsonl`, two
+/// V × h gradients alive at the peak). Held where it was measured: full
+/// fine-tuning of an untied model whose embedding this GPU holds whole
+/// and unsharded.
+fn embedding_grad_new(x: &Inputs) -> Term {
+    let p = &x.s.parallel;
+    let whole = p.tp.get() == 1 && p.zero.get() == 0 && p.offload == Offload::None;
+    if !(x.c.full && !x.a.tied && whole && x.ends.before) {
+        return Term::ZERO;
+    }
+    Term::of(&[(x.v * x.h, U::Params), (x.grad_bytes, U::BytesEach)])
 }

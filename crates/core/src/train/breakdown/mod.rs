@@ -25,7 +25,7 @@ use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::train::run::Run;
 use crate::train::run::Stage;
 pub(crate) use params::Quantized;
-pub(crate) use pipeline::kind_terms;
+pub(crate) use pipeline::{kind_terms, rank_wide};
 
 /// Everything the phases are built from: the value of every term, and what
 /// one layer saves (for the explanation).

@@ -12,7 +12,7 @@
 //! `scripts/measure/parallel/raw/pp523.jsonl`.
 
 use super::Inputs;
-use crate::terms::{Term, TermId as T, Terms, Unit as U};
+use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::train::run::{Beside, Kind, Stage};
 
 /// What the final norm, the head and the loss make: nothing on a stage
@@ -62,13 +62,29 @@ pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
         Term::of(&[(m * x.bt, U::Batch), (x.seq, U::Seq), (16, U::BytesEach)]),
     );
     let saved = super::left_for_backward(terms);
-    let sizes = [saved, outputs(x, 1).bytes(), inputs(x, 1).bytes()];
+    let own_grads = terms.bytes(T::Grads);
+    let other = st.other_sizes;
+    let sizes = [
+        saved,
+        outputs(x, 1).bytes(),
+        inputs(x, 1).bytes(),
+        other.saved,
+        own_grads,
+        other.grads,
+    ];
     let bytes = |b: &Beside| {
-        [b.waiting, b.kept, b.done]
-            .iter()
-            .zip(sizes)
-            .map(|(n, size)| u128::from(*n) * size)
-            .sum::<u128>()
+        [
+            b.waiting,
+            b.kept,
+            b.done,
+            b.others,
+            b.grads_alike,
+            b.grads_other,
+        ]
+        .iter()
+        .zip(sizes)
+        .map(|(n, size)| u128::from(*n) * size)
+        .sum::<u128>()
     };
     for kind in Kind::ALL {
         let ids = kind_terms(kind);
@@ -87,6 +103,13 @@ pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
         terms.set(ids[0], waiting);
         terms.set(ids[1], outputs(x, top.kept));
         terms.set(ids[2], inputs(x, top.done));
+        terms.set(
+            ids[3],
+            Term::of(&[(u128::from(top.others), U::Copies), (other.saved, U::Bytes)]),
+        );
+        let grads =
+            u128::from(top.grads_alike) * own_grads + u128::from(top.grads_other) * other.grads;
+        terms.set(ids[4], Term::of(&[(grads, U::Bytes)]));
     }
     if st.last {
         terms.set(T::PipeKeptStep, outputs(x, st.micro_batches));
@@ -96,29 +119,73 @@ pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
     }
 }
 
-/// A kind of moment's terms: the micro-batches waiting, the outputs
-/// kept, the inputs held.
-pub(crate) fn kind_terms(kind: Kind) -> [T; 3] {
+/// What a rank of several stages (interleaved 1F1B) holds whichever
+/// stage runs: the parameters, their optimizer state and the step's
+/// temporaries of all its stages (`rank`: the breakdown of one stage
+/// holding all its layers), and beside the running stage's gradients the
+/// others' once the step has made them all.
+pub(crate) fn rank_wide(terms: &mut Terms, rank: &Terms) {
+    for id in RANK_WIDE.iter() {
+        terms.set(id, *rank.get(id));
+    }
+    let rest = rank.bytes(T::Grads).saturating_sub(terms.bytes(T::Grads));
+    terms.set(T::PipeGradsRest, Term::of(&[(rest, U::Bytes)]));
+}
+
+/// The terms a rank's stages share: the parameters (`phases.rs`' PARAMS),
+/// the optimizer's state at and after its first step, its temporaries.
+const RANK_WIDE: TermSet = TermSet::of(&[
+    T::Weights,
+    T::WeightsRecast,
+    T::QuantWeights,
+    T::QuantState,
+    T::Buffers,
+    T::LoraAdapters,
+    T::Moments,
+    T::StepCounters,
+    T::Absmax,
+    T::Factored,
+    T::FactoredSoFar,
+    T::RmsScalars,
+    T::RmsSoFar,
+    T::Master,
+    T::Temps,
+    T::TempsFirstStep,
+]);
+
+/// A kind of moment's terms: the micro-batches waiting on stages of the
+/// running one's kind, the outputs kept, the inputs held, the
+/// micro-batches waiting on the rank's stages of the other kind, and the
+/// other stages' gradients made so far.
+pub(crate) fn kind_terms(kind: Kind) -> [T; 5] {
     match kind {
         Kind::Forward => [
             T::PipeWaitingForward,
             T::PipeKeptForward,
             T::PipeInputsForward,
+            T::PipeOthersForward,
+            T::PipeGradsForward,
         ],
         Kind::ForwardGrads => [
             T::PipeWaitingForwardGrads,
             T::PipeKeptForwardGrads,
             T::PipeInputsForwardGrads,
+            T::PipeOthersForwardGrads,
+            T::PipeGradsForwardGrads,
         ],
         Kind::BackwardFirst => [
             T::PipeWaitingBackwardFirst,
             T::PipeKeptBackwardFirst,
             T::PipeInputsBackwardFirst,
+            T::PipeOthersBackwardFirst,
+            T::PipeGradsBackwardFirst,
         ],
         Kind::Backward => [
             T::PipeWaitingBackward,
             T::PipeKeptBackward,
             T::PipeInputsBackward,
+            T::PipeOthersBackward,
+            T::PipeGradsBackward,
         ],
     }
 }
