@@ -608,6 +608,10 @@ fn hostile_input_gets_a_clear_message() {
             "[job]\ndump_folder = ./outputs\n[training]\nseq_len = 8192\n".into(),
         ),
         (
+            "another trainer's TOML, with no field only torchtitan has",
+            "[model]\nname = \"llama\"\n[training]\nseq_len = 2048\n".into(),
+        ),
+        (
             "another tool's TOML",
             "[package]\nname = \"vramfit\"\nversion = \"0.1.0\"\n".into(),
         ),

@@ -146,9 +146,20 @@ pub(crate) fn is_table(name: &str) -> bool {
     TABLES.contains(&name)
 }
 
-/// Whether `entries` are a torchtitan config: one names a field read here.
+/// Whether `entries` are a torchtitan config: one names a field read here
+/// that is torchtitan's own (a `[model] name` or a `[training] seq_len`
+/// alone could be another trainer's).
 pub(crate) fn is_config(entries: &[Entry]) -> bool {
-    entries.iter().any(|e| READ.contains(&e.path.as_str()))
+    let own = |p: &str| {
+        READ.contains(&p)
+            && (p.starts_with("parallelism.")
+                || p.starts_with("activation_checkpoint.")
+                || matches!(
+                    p,
+                    "model.flavor" | "training.local_batch_size" | "training.mixed_precision_param"
+                ))
+    };
+    entries.iter().any(|e| own(&e.path))
 }
 
 /// The entries by path, each marked when a rule reads it.
