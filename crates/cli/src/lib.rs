@@ -39,12 +39,13 @@ tensors, which the link then carries (`file`, `file_bytes`).
 --from reads what you have in hand (- reads stdin): a llama-server,
 llama-cli, llama-bench, vllm serve, ollama run, mlx_lm.generate,
 accelerate launch or torchrun command; a TRL, transformers, Axolotl,
-LLaMA-Factory, DeepSpeed or accelerate config (YAML or JSON); a llama.cpp,
-Ollama, vLLM or mlx-lm start-up log; nvidia-smi's table; or PyTorch's
-out-of-memory message. The JSON then starts with `read` (the query string
-it reads to; the query given is applied on top), `unknown` (what it did
-not read, verbatim), `measured` (each figure it found, named as the
-estimate's field, beside the estimate's: `weights_bytes`, `kv_cache_bytes`,
+LLaMA-Factory, DeepSpeed or accelerate config (YAML or JSON) or a
+torchtitan training config (TOML); a llama.cpp, Ollama, vLLM or mlx-lm
+start-up log; nvidia-smi's table; or PyTorch's out-of-memory message. The
+JSON then starts with `read` (the query string it reads to; the query
+given is applied on top), `unknown` (what it did not read, verbatim),
+`measured` (each figure it found, named as the estimate's field, beside
+the estimate's: `weights_bytes`, `kv_cache_bytes`,
 `peak_allocated_bytes`, ...), then the estimate. A GPU capacity the paste
 printed replaces the GPU's. At most 4 MiB are read.
 

@@ -299,6 +299,30 @@ fn from_stdin_and_check_fits() {
     assert_eq!(v["scenario"]["model"]["preset"]["id"], "qwen2.5-0.5b");
 }
 
+/// A torchtitan TOML config (torchtitan v0.2.2's `llama3_8b.toml`): its
+/// training keys read, the GPU count it leaves to torchrun given in the
+/// query and applied on top, and the selective checkpointing it asks for
+/// listed as not read.
+#[test]
+fn from_a_torchtitan_config_with_the_gpus_given() {
+    let file = paste_fixture("torchtitan-llama3_8b.toml");
+    let (code, out, err) = vramfit(&["--from", &file, "gpus=8&gpu=h100-sxm-80"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        v["read"],
+        "task=train&model=llama3.1-8b&dtype=amp_bf16&optim=adamw_fused&batch=1&seq=8192&zero=3&shard=fsdp2"
+    );
+    assert_eq!(v["found"][0], "a torchtitan TOML training config");
+    assert!(v["query"]
+        .as_str()
+        .is_some_and(|q| q.contains("gpus=8&zero=3&shard=fsdp2")));
+    assert!(v["unknown"][0]
+        .as_str()
+        .is_some_and(|u| u.starts_with("activation_checkpoint.mode = selective (line 58)")));
+    assert!(v["peak_total_bytes"].as_u64().is_some());
+}
+
 /// A llama.cpp start-up log: read to its settings, its buffers beside
 /// the estimate's, in the table too.
 #[test]

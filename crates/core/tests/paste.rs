@@ -163,6 +163,30 @@ const CASES: &[Case] = &[
         beside: "",
         holds: &[],
     },
+    Case {
+        file: "torchtitan-llama3_8b.toml",
+        source: "https://github.com/pytorch/torchtitan/blob/73a0e6979dd10b6b1904098eb3c8f62c18ab87ce/torchtitan/models/llama3/train_configs/llama3_8b.toml (torchtitan v0.2.2)",
+        reads: "task=train&model=llama3.1-8b&dtype=amp_bf16&optim=adamw_fused&batch=1&seq=8192&zero=3&shard=fsdp2",
+        measured: &[],
+        beside: "",
+        holds: &[],
+    },
+    Case {
+        file: "torchtitan-llama3_70b.toml",
+        source: "https://github.com/pytorch/torchtitan/blob/73a0e6979dd10b6b1904098eb3c8f62c18ab87ce/torchtitan/models/llama3/train_configs/llama3_70b.toml (torchtitan v0.2.2)",
+        reads: "task=train&model=llama3.1-70b&dtype=amp_bf16&optim=adamw_fused&batch=8&seq=8192&grad_ckpt=non_reentrant&tp=8&zero=3&shard=fsdp2",
+        measured: &[],
+        beside: "",
+        holds: &[],
+    },
+    Case {
+        file: "torchtitan-qwen3_32b.toml",
+        source: "https://github.com/pytorch/torchtitan/blob/73a0e6979dd10b6b1904098eb3c8f62c18ab87ce/torchtitan/models/qwen3/train_configs/qwen3_32b.toml (torchtitan v0.2.2)",
+        reads: "task=train&model=qwen3-32b&dtype=amp_bf16&optim=adamw_fused&batch=2&seq=4096&grad_ckpt=non_reentrant&zero=3&shard=fsdp2",
+        measured: &[],
+        beside: "",
+        holds: &[],
+    },
 ];
 
 /// Commands written here to reach each program's flag table (not
@@ -214,6 +238,102 @@ fn each_programs_flags_read_to_their_keys() {
         "$ torchrun --nproc_per_node 4 sft.py --model_name_or_path meta-llama/Llama-3.2-1B --load_in_4bit --use_peft --lora_r 64 --optim paged_adamw_8bit --fsdp 'full_shard auto_wrap'",
         "task=train&model=llama3.2-1b&optim=paged_adamw_8bit&lora_r=64&quant=nf4&gpus=4&zero=3&shard=fsdp1",
         0,
+    );
+}
+
+/// torchtitan TOML configs written here (not published: the published
+/// ones are [`CASES`]) in torchtitan v0.2.2's fields, to reach each rule
+/// of `paste/torchtitan.rs`: what each reads to, and the start of each
+/// line it lists as unknown that a rule wrote (every unread field is
+/// listed too, and counted).
+#[test]
+fn torchtitan_configs_read_to_their_keys() {
+    fn check(toml: &str, reads: &str, unknown: &[&str]) {
+        let r = paste::read(toml).unwrap_or_else(|e| panic!("{toml}: {e}"));
+        assert_eq!(r.found, ["a torchtitan TOML training config"], "{toml}");
+        assert_eq!(r.query(), reads, "{toml}");
+        let got: Vec<&str> = r.unknown.iter().map(String::as_str).collect();
+        assert_eq!(got.len(), unknown.len(), "{toml}: {got:#?}");
+        for (u, want) in got.iter().zip(unknown) {
+            assert!(u.starts_with(want), "{toml}: `{u}` is not `{want}…`");
+        }
+    }
+    // A pipeline over four GPUs: GPipe, micro-batches of 2 out of 8, no
+    // FSDP, so no mixed precision (maybe_enable_amp).
+    check(
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n\
+         [parallelism]\ndata_parallel_shard_degree = 1\npipeline_parallel_degree = 4\n\
+         pipeline_parallel_schedule = \"GPipe\"\npipeline_parallel_microbatch_size = 2\n\
+         [activation_checkpoint]\nmode = \"none\"\n",
+        "task=train&model=llama3.1-8b&dtype=fp32&optim=adamw_fused&batch=8&seq=4096&grad_ckpt=false&gpus=4&pp=4&pp_schedule=gpipe&micro_batches=4",
+        &["pipeline_parallel_first_stage_less_layers = 1, last_stage_less_layers = 1 (torchtitan's defaults)"],
+    );
+    // Tensor parallelism inside FSDP2 over 4 × 2 GPUs, a global batch of
+    // 64 (8 accumulation steps), AdamW foreach, full checkpointing.
+    check(
+        "[model]\nname = \"qwen3\"\nflavor = \"8B\"\n[optimizer]\nname = \"AdamW\"\nimplementation = \"foreach\"\nlr = 8e-4\n\
+         [training]\nlocal_batch_size = 2\nglobal_batch_size = 64\nseq_len = 8192\n\
+         [parallelism]\ndata_parallel_shard_degree = 4\ntensor_parallel_degree = 2\n\
+         [activation_checkpoint]\nmode = \"full\"\nselective_ac_option = \"op\"\n",
+        "task=train&model=qwen3-8b&dtype=amp_bf16&optim=adamw&batch=2&seq=8192&grad_accum=8&grad_ckpt=non_reentrant&gpus=8&tp=2&zero=3&shard=fsdp2",
+        &[
+            "activation_checkpoint.selective_ac_option = op (line 17) (no effect on memory: mode is full)",
+            "parallelism.tensor_parallel_degree = 2 (line 14): sequence and loss parallel",
+            "optimizer.lr = 8e-4 (line 7) (no effect on memory)",
+        ],
+    );
+    // An older config (`batch_size`), pure bf16, a schedule and a
+    // microbatch size vramfit cannot take: the pipeline is not read.
+    check(
+        "[training]\nbatch_size = 4\ndtype = \"bfloat16\"\n[parallelism]\ndata_parallel_shard_degree = 1\n\
+         pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"Interleaved1F1B\"\n\
+         pipeline_parallel_microbatch_size = 3\n",
+        "task=train&dtype=bf16&optim=adamw_fused&batch=4&seq=2048&gpus=2",
+        &[
+            "activation_checkpoint.mode = selective (torchtitan's default): selective activation checkpointing (selective_ac_option = 2) is not modelled",
+            "parallelism.pipeline_parallel_schedule = Interleaved1F1B (line 7): vramfit models the 1F1B and GPipe schedules only",
+            "parallelism.pipeline_parallel_microbatch_size = 3 (line 8): torchtitan refuses it",
+            "parallelism.pipeline_parallel_degree = 2 (line 6): not read",
+            "pipeline_parallel_first_stage_less_layers = 1",
+        ],
+    );
+    // HSDP, context and expert parallelism: not modelled, and no GPU count.
+    check(
+        "[parallelism]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 2\n\
+         context_parallel_degree = 2\nexpert_parallel_degree = 2\n[activation_checkpoint]\n\
+         mode = \"selective\"\nselective_ac_option = \"1\"\n",
+        "task=train&dtype=amp_bf16&optim=adamw_fused&batch=8&seq=2048&grad_ckpt=non_reentrant",
+        &[
+            "parallelism.data_parallel_replicate_degree = 2 (line 2), parallelism.data_parallel_shard_degree = 2 (line 3): HSDP",
+            "parallelism.context_parallel_degree = 2 (line 4): context parallelism is not modelled",
+            "parallelism.expert_parallel_degree = 2 (line 5): expert parallelism is not modelled",
+        ],
+    );
+    // The GPUs left to FSDP (-1) under a pipeline: no count, and FSDP2
+    // without resharding (the default under PP) is not modelled; a
+    // flavor with no preset; a degree torchtitan refuses.
+    check(
+        "[model]\nname = \"llama3\"\nflavor = \"405B\"\n[parallelism]\npipeline_parallel_degree = 2\n\
+         pipeline_parallel_first_stage_less_layers = 0\n[training]\nenable_cpu_offload = false\n",
+        "task=train&dtype=amp_bf16&optim=adamw_fused&batch=8&seq=2048&pp=2&pp_schedule=1f1b&micro_batches=8",
+        &[
+            "model.name = llama3 (line 2), model.flavor = 405B (line 3): no vramfit preset",
+            "activation_checkpoint.mode = selective (torchtitan's default)",
+            "parallelism.data_parallel_shard_degree = -1 (torchtitan's default): as many GPUs as torchrun starts beyond 2",
+            "parallelism.fsdp_reshard_after_forward = default (torchtitan's default): FSDP2 keeping the parameters gathered",
+            "pipeline_parallel_first_stage_less_layers = 0, last_stage_less_layers = 1:",
+            "training.enable_cpu_offload = false (line 8) (off: no effect on memory)",
+        ],
+    );
+    check(
+        "[parallelism]\ntensor_parallel_degree = 0\n[optimizer]\nname = \"Adam\"\n",
+        "task=train&batch=8&seq=2048",
+        &[
+            "optimizer.name = Adam (line 4), optimizer.implementation = fused (torchtitan's default): an optimizer vramfit does not model",
+            "activation_checkpoint.mode = selective",
+            "parallelism.tensor_parallel_degree = 0 (line 2): torchtitan takes a degree of 1 or more",
+            "training.mixed_precision_param = bfloat16 (torchtitan's default): whether it applies depends on the parallelism",
+        ],
     );
 }
 
@@ -444,6 +564,10 @@ fn hostile_input_gets_a_clear_message() {
     let items: String = std::iter::once("datasets:\n".to_string())
         .chain((0..60_000).map(|i| format!("  - path: p{i}\n  - s{i}\n")))
         .collect();
+    let toml_tables: String =
+        std::iter::once("[parallelism]\ntensor_parallel_degree = 2\n".to_string())
+            .chain((0..100_000).map(|i| format!("[t{i}]\nk = [\"a\", {i}]\n")))
+            .collect();
     let mut out = String::new();
     let texts: Vec<(&str, String)> = vec![
         ("empty", "  \n\t ".into()),
@@ -479,6 +603,23 @@ fn hostile_input_gets_a_clear_message() {
         ("a flag's value of 200 000 words", long_line),
         ("130 000 figures", figures),
         ("a list of 60 000 maps and 60 000 scalars", items),
+        (
+            "torchtitan TOML that does not parse",
+            "[job]\ndump_folder = ./outputs\n[training]\nseq_len = 8192\n".into(),
+        ),
+        (
+            "another trainer's TOML, with no field only torchtitan has",
+            "[model]\nname = \"llama\"\n[training]\nseq_len = 2048\n".into(),
+        ),
+        (
+            "another tool's TOML",
+            "[package]\nname = \"vramfit\"\nversion = \"0.1.0\"\n".into(),
+        ),
+        (
+            "a log that opens with a header-like line",
+            "[INFO]\nModel loading took 14.2474 GiB and 5.02 seconds\n".into(),
+        ),
+        ("a torchtitan TOML of 100 000 tables", toml_tables),
     ];
     for (what, text) in &texts {
         let start = std::time::Instant::now();
@@ -544,6 +685,15 @@ mod props {
         "MiB / ",
         "é",
         "\t",
+        "[parallelism]\n",
+        "[training]\n",
+        "pipeline_parallel_degree = ",
+        "local_batch_size = ",
+        "data_parallel_shard_degree = -1\n",
+        "\"GPipe\"",
+        "\"\"\"",
+        "[[",
+        " # ",
     ];
 
     proptest! {

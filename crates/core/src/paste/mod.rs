@@ -2,12 +2,13 @@
 //! `vllm serve`, `ollama run`, `mlx_lm.generate`, `accelerate launch` or
 //! `torchrun` with a training script's arguments), a training config
 //! (TRL, transformers, Axolotl, LLaMA-Factory, DeepSpeed, accelerate; YAML
-//! or JSON), an engine's start-up log (llama.cpp, Ollama's llama.cpp
-//! lines, vLLM, mlx-lm), nvidia-smi's table, or PyTorch's out-of-memory
-//! message, read as the query keys it sets ([`Read::keys`]), what it does
-//! not say in vramfit's keys ([`Read::unknown`], verbatim, clipped: never
-//! dropped silently) and the figures it measured ([`Read::measured`],
-//! named as the estimate's JSON fields).
+//! or JSON; torchtitan's TOML), an engine's start-up log (llama.cpp,
+//! Ollama's llama.cpp lines, vLLM, mlx-lm), nvidia-smi's table, or
+//! PyTorch's out-of-memory message, read as the query keys it sets
+//! ([`Read::keys`]), what it does not say in vramfit's keys
+//! ([`Read::unknown`], verbatim, clipped: never dropped silently) and the
+//! figures it measured ([`Read::measured`], named as the estimate's JSON
+//! fields).
 //!
 //! Beside `import` at the codec's layer: imports the codec, the model's
 //! presets and file types, and nothing of an estimate (the comparison
@@ -20,6 +21,8 @@ mod command;
 mod config;
 mod log;
 mod shell;
+mod toml;
+mod torchtitan;
 mod yaml;
 
 use crate::clip::{clip, QUOTE};
@@ -151,8 +154,8 @@ pub fn read_bytes(bytes: &[u8]) -> Result<Read, PasteError> {
     read(text)
 }
 
-/// Reads a paste: a command (and the log lines after it), a log or a
-/// message, else a YAML or JSON config.
+/// Reads a paste: a JSON config, a torchtitan TOML config, a command (and
+/// the log lines after it), a log or a message, else a YAML config.
 pub fn read(text: &str) -> Result<Read, PasteError> {
     if text.len() > MAX_PASTE_BYTES {
         return Err(PasteError::TooLarge { bytes: text.len() });
@@ -169,6 +172,18 @@ pub fn read(text: &str) -> Result<Read, PasteError> {
         let entries = yaml::read_json(trimmed).map_err(PasteError::Config)?;
         config::read(&entries, "a JSON training config", &mut c);
         return Ok(c.finish());
+    }
+    if let Some(table) = toml::first_table(trimmed) {
+        match toml::read(trimmed) {
+            Ok(entries) if torchtitan::is_config(&entries) => {
+                torchtitan::read(&entries, &mut c);
+                return Ok(c.finish());
+            }
+            Err(why) if torchtitan::is_table(table) => return Err(PasteError::Config(why)),
+            // Some other TOML (or a line that only looks like a header):
+            // read as before.
+            Ok(_) | Err(_) => {}
+        }
     }
     let rest = command::read_commands(trimmed, &mut c);
     log::read(&rest, &mut c);
