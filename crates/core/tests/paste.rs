@@ -291,7 +291,7 @@ fn torchtitan_configs_read_to_their_keys() {
         "task=train&dtype=bf16&optim=adamw_fused&batch=4&seq=2048&gpus=2",
         &[
             "activation_checkpoint.mode = selective (torchtitan's default): selective activation checkpointing (selective_ac_option = 2) is not modelled",
-            "parallelism.pipeline_parallel_schedule = Interleaved1F1B (line 7): vramfit models the 1F1B and GPipe schedules only",
+            "parallelism.pipeline_parallel_schedule = Interleaved1F1B (line 7): modelled as pp_schedule=interleaved_1f1b with its stages per rank (vpp)",
             "parallelism.pipeline_parallel_microbatch_size = 3 (line 8): torchtitan refuses it",
             "parallelism.pipeline_parallel_degree = 2 (line 6): not read",
             "pipeline_parallel_first_stage_less_layers = 1",

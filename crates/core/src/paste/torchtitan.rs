@@ -619,7 +619,8 @@ fn inert(f: &mut Fields, c: &mut Collector, paths: &[&str], why: &str) {
 
 /// The pipeline as `torchtitan/distributed/pipeline_parallel.py` builds
 /// it: the schedule (`1F1B` by default; torch's `get_schedule_class`
-/// reads the name in any case; 1F1B and GPipe are modelled) over
+/// reads the name in any case; 1F1B and GPipe are read, interleaved 1F1B
+/// is modelled but its stages per rank are not in the file) over
 /// `local_batch_size / pipeline_parallel_microbatch_size` micro-batches
 /// (`build_pipeline_schedule`, which refuses a size that does not divide
 /// the batch).
@@ -637,9 +638,14 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
             "{}: a schedule from a file is not modelled",
             csv.from
         ));
+    } else if name == "interleaved1f1b" {
+        refused.push(format!(
+            "{}: modelled as pp_schedule=interleaved_1f1b with its stages per rank (vpp), which torchtitan derives from its layers per stage and does not say here: set both in the query",
+            schedule.from
+        ));
     } else if name != "1f1b" && name != "gpipe" {
         refused.push(format!(
-            "{}: vramfit models the 1F1B and GPipe schedules only",
+            "{}: vramfit models the 1F1B, GPipe and interleaved 1F1B schedules only",
             schedule.from
         ));
     }
