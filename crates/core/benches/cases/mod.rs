@@ -35,6 +35,12 @@ pub const TRAIN: &[(&str, &str)] = &[
         "llama3.1-8b pp8 1f1b 16 micro-batches",
         "model=llama3.1-8b&dtype=bf16&gpus=8&pp=8&micro_batches=16&batch=16&seq=4096",
     ),
+    // Each rank's two kinds of stage on breakdowns of their own, and the
+    // rank's parameters on a third.
+    (
+        "llama3.1-8b pp4 interleaved vpp2 8 micro-batches",
+        "model=llama3.1-8b&dtype=bf16&gpus=4&pp=4&pp_schedule=interleaved_1f1b&vpp=2&micro_batches=8&batch=8&seq=4096",
+    ),
     (
         "qwen3-30b-a3b moe aux offload",
         "model=qwen3-30b-a3b&dtype=bf16&aux_loss=true&zero=2&offload=optimizer&grad_ckpt=offload&batch=4&seq=2048",

@@ -56,7 +56,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let mut best: Option<(Breakdown, Vec<PhaseReport>)> = None;
     let mut ranks: Vec<crate::report::RankPeak> = Vec::new();
     for kinds in pipeline::stages(s.parallel.pipeline(), arch.layers, s.train.batch.get()) {
-        let Some((b, phases, peak)) = rank(s, &kinds)? else {
+        let Some((b, phases, peak)) = rank(s, kinds)? else {
             continue;
         };
         let higher = best.as_ref().is_none_or(|(_, bp)| {
@@ -91,13 +91,18 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
 /// each rank's: its figures alone, without the other ranks'.
 pub fn estimate_rank(s: &Run, rank: u32) -> Result<Estimate, EstimateError> {
     let arch = s.arch.ok_or(EstimateError::NeedsArchitecture)?;
+    if rank >= s.parallel.pp.get() {
+        return Err(EstimateError::NotModelled(
+            "a rank beyond the pipeline's last",
+        ));
+    }
     let kinds = pipeline::rank_stages(
         s.parallel.pipeline(),
         arch.layers,
         s.train.batch.get(),
         rank,
     );
-    let (b, phases, _) = self::rank(s, &kinds)?.ok_or(EstimateError::NeedsArchitecture)?;
+    let (b, phases, _) = self::rank(s, kinds)?.ok_or(EstimateError::NeedsArchitecture)?;
     assemble(s, b, phases)
 }
 
@@ -108,8 +113,14 @@ pub fn estimate_rank(s: &Run, rank: u32) -> Result<Estimate, EstimateError> {
 /// most.
 fn rank(
     s: &Run,
-    kinds: &[run::Stage],
+    kinds: Vec<run::Stage>,
 ) -> Result<Option<(Breakdown, Vec<PhaseReport>, crate::report::RankPeak)>, EstimateError> {
+    let Some(st) = kinds.first() else {
+        return Ok(None);
+    };
+    let (rank, layers) = (st.rank, st.rank_layers);
+    let first = kinds.iter().any(|k| k.first);
+    let last = kinds.iter().any(|k| k.last);
     let mut best: Option<(Breakdown, Vec<PhaseReport>, Bytes)> = None;
     for b in pipeline_breakdowns(s, kinds)? {
         let phases = phases::build_pipeline(&b.0, &b.1, s.overhead)?;
@@ -129,12 +140,12 @@ fn rank(
     let Some(top) = crate::report::top_phase(&phases) else {
         return Ok(None);
     };
-    let (p, st) = (&phases[top], &kinds[0]);
+    let p = &phases[top];
     let peak = crate::report::RankPeak {
-        rank: st.rank,
-        layers: st.rank_layers,
-        first: kinds.iter().any(|k| k.first),
-        last: kinds.iter().any(|k| k.last),
+        rank,
+        layers,
+        first,
+        last,
         peak_allocated_bytes: p.components.allocated(),
         peak_total_bytes: p.peak_bytes,
         peak_phase: p.phase,
@@ -153,7 +164,7 @@ fn rank(
 /// that kind's breakdown.
 fn pipeline_breakdowns(
     s: &Run,
-    kinds: &[run::Stage],
+    mut kinds: Vec<run::Stage>,
 ) -> Result<Vec<(Breakdown, run::Stage)>, EstimateError> {
     let on = |st: &run::Stage| {
         breakdown(&Run {
@@ -161,54 +172,49 @@ fn pipeline_breakdowns(
             ..*s
         })
     };
-    let one = |st: &run::Stage| -> Result<(Breakdown, run::Stage), EstimateError> {
-        Ok((on(st)?, st.clone()))
-    };
-    if let [st] = kinds {
-        if st.alike == 1 {
-            return Ok(vec![one(st)?]);
+    let mut out = Vec::with_capacity(kinds.len());
+    if kinds.len() == 1 && kinds[0].alike == 1 {
+        for st in kinds {
+            out.push((on(&st)?, st));
         }
+        return Ok(out);
     }
     // What one micro-batch leaves for backward on each kind, and one
     // stage's gradients.
-    let sizes = kinds
-        .iter()
-        .map(|st| {
-            let b = on(st)?;
-            Ok(run::Sizes {
-                saved: breakdown::left_for_backward(&b.terms),
-                grads: b.terms.bytes(crate::terms::TermId::Grads),
-            })
-        })
-        .collect::<Result<Vec<_>, EstimateError>>()?;
+    let mut sizes = [run::Sizes::default(); 2];
+    for (size, st) in sizes.iter_mut().zip(&kinds) {
+        let b = on(st)?;
+        *size = run::Sizes {
+            saved: breakdown::left_for_backward(&b.terms),
+            grads: b.terms.bytes(crate::terms::TermId::Grads),
+        };
+    }
+    let Some(head) = kinds.first() else {
+        return Ok(out);
+    };
     let whole = run::Stage {
-        layers: kinds[0].rank_layers,
+        layers: head.rank_layers,
         first: kinds.iter().any(|k| k.first),
         last: kinds.iter().any(|k| k.last),
         alike: 1,
         other: 0,
         moments: Vec::new(),
-        ..kinds[0].clone()
+        ..head.clone()
     };
     let rank_terms = on(&whole)?;
-    kinds
-        .iter()
-        .enumerate()
-        .map(|(i, st)| {
-            let other = match kinds.len() {
-                2 => sizes[1 - i],
-                _ => run::Sizes::default(),
-            };
-            let st = run::Stage {
-                other_sizes: other,
-                ..st.clone()
-            };
-            let mut b = on(&st)?;
-            breakdown::rank_wide(&mut b.terms, &rank_terms.terms);
-            b.trainable = rank_terms.trainable;
-            Ok((b, st))
-        })
-        .collect()
+    let two = kinds.len() == 2;
+    for (i, st) in kinds.iter_mut().enumerate() {
+        if two {
+            st.other_sizes = sizes[1 - i];
+        }
+    }
+    for st in kinds {
+        let mut b = on(&st)?;
+        breakdown::rank_wide(&mut b.terms, &rank_terms.terms);
+        b.trainable = rank_terms.trainable;
+        out.push((b, st));
+    }
+    Ok(out)
 }
 
 /// The estimate from one GPU's terms and phases.
