@@ -741,6 +741,39 @@ fn pipeline_stages_are_offered_where_the_model_cuts() {
     assert!(list.iter().all(|x| !x.label.contains("pp=")), "{list:?}");
 }
 
+/// Issue 32: a pipeline run as GPipe or interleaved 1F1B is offered 1F1B,
+/// which keeps fewer micro-batches in flight on each rank, with what the
+/// link with it estimates; a 1F1B pipeline is not.
+#[test]
+fn one_f_one_b_is_offered_to_other_schedules() {
+    for q in [
+        "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=8&seq=4096&pp=2&gpus=2&micro_batches=8&pp_schedule=gpipe&gpu=h100-sxm-80",
+        "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=8&seq=4096&pp=2&gpus=2&micro_batches=8&pp_schedule=interleaved_1f1b&vpp=2&gpu=a100-40",
+    ] {
+        let (s, _) = primary(q);
+        let list = solve::suggestions(&s, s.view.capacity.bytes());
+        let x = list
+            .iter()
+            .find(|x| x.label == "Run the pipeline as 1F1B (pp_schedule=1f1b)")
+            .unwrap_or_else(|| panic!("{q}: {list:?}"));
+        let mut raw = vramfit_core::encode(&s);
+        for (k, v) in &x.changes {
+            raw.set(*k, v);
+        }
+        let plain = scenario(&raw.to_query_string());
+        assert_eq!(solve::peak_of(&plain), Some(x.peak), "{q}");
+        assert!(x.saves.get() > 0, "{q}: {x:?}");
+    }
+    let (s, _) = primary(
+        "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=8&seq=4096&pp=2&gpus=2&micro_batches=8&gpu=h100-sxm-80",
+    );
+    let list = solve::suggestions(&s, s.view.capacity.bytes());
+    assert!(
+        list.iter().all(|x| !x.label.contains("pp_schedule")),
+        "{list:?}"
+    );
+}
+
 /// Issue 32: a pipeline's largest batch is whole micro-batches (the codec
 /// refuses a batch they do not divide): the answer is a multiple of
 /// `micro_batches` that fits, and the next multiple does not.

@@ -6,6 +6,7 @@ use super::{largest_fitting, Candidate};
 use crate::query::Key;
 use crate::scenario::Scenario;
 use crate::train::optim::StepTemps;
+use crate::train::run::PpSchedule;
 use crate::train::run::{Ckpt, Dtype, Offload, Quant, SeqLen};
 use crate::train::Targets;
 use crate::units::Bytes;
@@ -196,7 +197,32 @@ fn more_gpus(s: &Scenario) -> Vec<Candidate> {
         }
     }
     out.extend(more_stages(s));
+    out.extend(one_f_one_b(s));
     out
+}
+
+/// 1F1B where a pipeline runs GPipe or interleaved 1F1B: at most pp − r
+/// micro-batches in flight on rank r, where GPipe keeps all of them and
+/// interleaving keeps more over its stages (torch 2.15 `schedules.py`;
+/// the bubble, Narayanan et al. 2021 §2.2: interleaving divides it by
+/// `vpp`, GPipe's is 1F1B's).
+fn one_f_one_b(s: &Scenario) -> Option<Candidate> {
+    if s.parallel.pp.get() == 1 {
+        return None;
+    }
+    let cost = match s.parallel.pp_schedule {
+        PpSchedule::OneFOneB => return None,
+        PpSchedule::Gpipe => "none in time: the same bubble as GPipe's",
+        PpSchedule::Interleaved => {
+            "a larger bubble: ranks idle about vpp times longer while the pipeline fills and drains"
+        }
+    };
+    let c = candidate(
+        "Run the pipeline as 1F1B (pp_schedule=1f1b)",
+        cost,
+        &[(Key::PpSchedule, "1f1b"), (Key::Vpp, "1")],
+    );
+    super::applied(s, &c.changes).is_some().then_some(c)
 }
 
 /// Twice the pipeline stages, one GPU each (the codec's rule), with as
