@@ -164,7 +164,7 @@ fn rank(
 /// that kind's breakdown.
 fn pipeline_breakdowns(
     s: &Run,
-    mut kinds: Vec<run::Stage>,
+    kinds: Vec<run::Stage>,
 ) -> Result<Vec<(Breakdown, run::Stage)>, EstimateError> {
     let on = |st: &run::Stage| {
         breakdown(&Run {
@@ -179,15 +179,19 @@ fn pipeline_breakdowns(
         }
         return Ok(out);
     }
-    // What one micro-batch leaves for backward on each kind, and one
-    // stage's gradients.
+    // Each kind alone, then what one micro-batch leaves for backward on
+    // each and one stage's gradients.
+    let mut built = Vec::with_capacity(kinds.len());
     let mut sizes = [run::Sizes::default(); 2];
-    for (size, st) in sizes.iter_mut().zip(&kinds) {
+    for (i, st) in kinds.iter().enumerate() {
         let b = on(st)?;
-        *size = run::Sizes {
-            saved: breakdown::left_for_backward(&b.terms),
-            grads: b.terms.bytes(crate::terms::TermId::Grads),
-        };
+        if let Some(size) = sizes.get_mut(i) {
+            *size = run::Sizes {
+                saved: breakdown::left_for_backward(&b.terms),
+                grads: b.terms.bytes(crate::terms::TermId::Grads),
+            };
+        }
+        built.push(b);
     }
     let Some(head) = kinds.first() else {
         return Ok(out);
@@ -203,13 +207,11 @@ fn pipeline_breakdowns(
     };
     let rank_terms = on(&whole)?;
     let two = kinds.len() == 2;
-    for (i, st) in kinds.iter_mut().enumerate() {
+    for (i, (mut st, mut b)) in kinds.into_iter().zip(built).enumerate() {
         if two {
             st.other_sizes = sizes[1 - i];
+            breakdown::beside(&mut b.terms, &st, b.pipe);
         }
-    }
-    for st in kinds {
-        let mut b = on(&st)?;
         breakdown::rank_wide(&mut b.terms, &rank_terms.terms);
         b.trainable = rank_terms.trainable;
         out.push((b, st));

@@ -25,7 +25,7 @@ use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::train::run::Run;
 use crate::train::run::Stage;
 pub(crate) use params::Quantized;
-pub(crate) use pipeline::{kind_terms, rank_wide};
+pub(crate) use pipeline::{beside, kind_terms, rank_wide, Units};
 
 /// Everything the phases are built from: the value of every term, and what
 /// one layer saves (for the explanation).
@@ -56,6 +56,8 @@ pub struct Breakdown {
     /// GPU terms that can page out to host memory (bitsandbytes' paged
     /// optimizer state).
     pub pageable: TermSet,
+    /// A pipeline stage's output and input sizes (zero without one).
+    pub pipe: Units,
 }
 
 /// What every builder reads: the run, the model and the numbers derived
@@ -442,9 +444,10 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
     fsdp::add(&x, &mut put);
     deepspeed::add(&x, &mut put);
     cuda::add(&x, &mut put);
-    if let Some(st) = s.stage {
-        pipeline::add(&x, st, &mut terms);
-    }
+    let pipe = s
+        .stage
+        .map(|st| pipeline::add(&x, st, &mut terms))
+        .unwrap_or_default();
     let mut put = |id: T, term: Term| terms.set(id, term);
     put(
         T::Dataset,
@@ -461,6 +464,7 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
     Ok(Breakdown {
         host,
         pageable,
+        pipe,
         terms,
         layer: x.layers.largest,
         outer: x.layers.outer.saved,

@@ -38,7 +38,7 @@ const HEAD: [T; 16] = [
 
 /// Sets the stage's terms on top of one micro-batch's (`terms`, sized by
 /// the breakdown at the micro-batch on the stage's layers).
-pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
+pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) -> Units {
     let per_token = |elems: u128| x.per_token(&[(elems, U::Elements), (x.act(), U::BytesEach)]);
     if !st.last {
         for id in HEAD {
@@ -61,13 +61,75 @@ pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
         T::Inputs,
         Term::of(&[(m * x.bt, U::Batch), (x.seq, U::Seq), (16, U::BytesEach)]),
     );
+    let units = Units {
+        bt: x.bt,
+        seq: x.seq,
+        h: x.h,
+        v: x.v,
+        act: x.act(),
+    };
+    beside(terms, st, units);
+    if st.last {
+        terms.set(T::PipeKeptStep, units.outputs(st.micro_batches));
+        if !st.first {
+            terms.set(T::PipeInputsStep, units.inputs(st.micro_batches));
+        }
+    }
+    units
+}
+
+/// The sizes a stage's output and received input are made of: a
+/// micro-batch's sequences, its tokens, the hidden width, the vocabulary
+/// and the compute dtype's bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Units {
+    bt: u128,
+    seq: u128,
+    h: u128,
+    v: u128,
+    act: u128,
+}
+
+impl Units {
+    /// `n` micro-batches' hidden states as the stage receives them:
+    /// micro-batch × S × h in the compute dtype.
+    fn inputs(&self, n: u32) -> Term {
+        Term::of(&[
+            (u128::from(n), U::Copies),
+            (self.bt, U::Batch),
+            (self.seq, U::Seq),
+            (self.h, U::Elements),
+            (self.act, U::BytesEach),
+        ])
+    }
+
+    /// `n` of the last stage's outputs: micro-batch × S × V logits in the
+    /// compute dtype.
+    fn outputs(&self, n: u32) -> Term {
+        Term::of(&[
+            (u128::from(n), U::Copies),
+            (self.bt, U::Batch),
+            (self.seq, U::Seq),
+            (self.v, U::Vocab),
+            (self.act, U::BytesEach),
+        ])
+    }
+}
+
+/// Sets, for each kind of moment, what the schedule keeps beside one
+/// micro-batch at that kind's highest moment: the micro-batches waiting
+/// on stages of the running one's kind and of the other
+/// (`st.other_sizes`), the last stage's outputs and inputs, the other
+/// stages' gradients made so far. Set again once the other kind is sized
+/// (interleaved 1F1B), without building the breakdown again.
+pub(crate) fn beside(terms: &mut Terms, st: &Stage, units: Units) {
     let saved = super::left_for_backward(terms);
     let own_grads = terms.bytes(T::Grads);
     let other = st.other_sizes;
     let sizes = [
         saved,
-        outputs(x, 1).bytes(),
-        inputs(x, 1).bytes(),
+        units.outputs(1).bytes(),
+        units.inputs(1).bytes(),
         other.saved,
         own_grads,
         other.grads,
@@ -101,8 +163,8 @@ pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
             .unwrap_or_default();
         let waiting = Term::of(&[(u128::from(top.waiting), U::Copies), (saved, U::Bytes)]);
         terms.set(ids[0], waiting);
-        terms.set(ids[1], outputs(x, top.kept));
-        terms.set(ids[2], inputs(x, top.done));
+        terms.set(ids[1], units.outputs(top.kept));
+        terms.set(ids[2], units.inputs(top.done));
         terms.set(
             ids[3],
             Term::of(&[(u128::from(top.others), U::Copies), (other.saved, U::Bytes)]),
@@ -110,12 +172,6 @@ pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) {
         let grads =
             u128::from(top.grads_alike) * own_grads + u128::from(top.grads_other) * other.grads;
         terms.set(ids[4], Term::of(&[(grads, U::Bytes)]));
-    }
-    if st.last {
-        terms.set(T::PipeKeptStep, outputs(x, st.micro_batches));
-        if !st.first {
-            terms.set(T::PipeInputsStep, inputs(x, st.micro_batches));
-        }
     }
 }
 
@@ -188,28 +244,4 @@ pub(crate) fn kind_terms(kind: Kind) -> [T; 5] {
             T::PipeGradsBackward,
         ],
     }
-}
-
-/// `n` micro-batches' hidden states as the stage receives them: micro-batch
-/// × S × h in the compute dtype.
-fn inputs(x: &Inputs, n: u32) -> Term {
-    Term::of(&[
-        (u128::from(n), U::Copies),
-        (x.bt, U::Batch),
-        (x.seq, U::Seq),
-        (x.h, U::Elements),
-        (x.act(), U::BytesEach),
-    ])
-}
-
-/// `n` of the last stage's outputs: micro-batch × S × V logits in the
-/// compute dtype.
-fn outputs(x: &Inputs, n: u32) -> Term {
-    Term::of(&[
-        (u128::from(n), U::Copies),
-        (x.bt, U::Batch),
-        (x.seq, U::Seq),
-        (x.v, U::Vocab),
-        (x.act(), U::BytesEach),
-    ])
 }
