@@ -62,19 +62,22 @@
 //   the short lists the page sorts instead of the standard library's
 //   per-type sorts (issue 28; page.sh: wasm -6,044 bytes gzip -9),
 //   measured by this test.
-// - 2026-11-29, 443.4 -> 448.0 KB: interleaved 1F1B (issue 32: the `vpp`
+// - 2026-11-29, 443.4 -> 448.5 KB: interleaved 1F1B (issue 32: the `vpp`
 //   key, its order, each kind of stage's breakdown with the other beside
 //   it; page.sh: wasm +4,988 bytes gzip -9, then -778 with the ranks'
 //   breakdowns built in loops rather than collected Results; twiggy diff:
 //   train::estimate, which inlines the ranks' builders, 4.8 -> 11.4 KB raw)
 //   and the later backward's new embedding gradient; torchtitan's TOML
-//   reader is in the tools worker (+58 bytes here), measured by this test.
+//   reader is in the tools worker (+58 bytes here), measured by this test
+//   (448.0 KB; then 448.5 with what the schedule keeps beside a stage set
+//   by a function of its own, called again once an interleaved rank's
+//   other kind is sized: 26% fewer instructions for such an estimate).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 448);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 449);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
