@@ -611,6 +611,12 @@ fn model(name: &str, prog: Program, c: &mut Collector) {
     }
 }
 
+/// A model Ollama names (`ollama ps`'s NAME column), read as `ollama run
+/// MODEL` reads it.
+pub(crate) fn ollama_model(name: &str, c: &mut Collector) {
+    model(name, Program::Ollama, c);
+}
+
 /// An environment assignment before the program.
 fn env(word: &str, prog: Program, c: &mut Collector) {
     let Some((k, v)) = word.split_once('=') else {
