@@ -160,6 +160,19 @@ const CASES: &[Case] = &[
         holds: &[],
     },
     Case {
+        file: "pytorch-memory-summary-reserved.txt",
+        source: "https://github.com/pytorch/pytorch/issues/35901 (turn 5 by david-macleod, 2020: the summary's first 16 lines, up to the `GPU reserved memory` row, as far as the copy read goes)",
+        reads: "",
+        // Torch 1.x's binary `MB`, floored: the allocated peak 4877 MiB
+        // (± 1 MiB), the reserved peak 12420 MiB (the total's at least).
+        measured: &[
+            ("peak_allocated_bytes", 4877 << 20),
+            ("peak_total_bytes", 12_420 << 20),
+        ],
+        beside: "",
+        holds: &[],
+    },
+    Case {
         file: "accelerate-deepspeed_zero3.yaml",
         source: "https://github.com/huggingface/trl/blob/c3d2465f5e4e2a69a23d4fe1d98ef24e86a96584/examples/accelerate_configs/deepspeed_zero3.yaml",
         reads: "task=train&dtype=mixed_bf16&grad_accum=1&gpus=8&zero=3&shard=deepspeed",
@@ -453,6 +466,27 @@ fn ollama_ps_rows_read_to_their_figures() {
         "",
         &[],
         1,
+    );
+}
+
+/// `torch.cuda.memory_summary()`'s peaks are floored to their unit: the
+/// allocated peak within one unit, the reserved peak a floor of the
+/// process's total (`at least`, as the OOM message's memory in use).
+#[test]
+fn memory_summary_peaks_are_bounded_as_floored() {
+    let r = paste::read(&fixture("pastes/pytorch-memory-summary-reserved.txt")).expect("reads");
+    let bounds: Vec<(&str, paste::Bound)> = r.measured.iter().map(|m| (m.field, m.bound)).collect();
+    assert_eq!(
+        bounds,
+        [
+            (
+                "peak_allocated_bytes",
+                paste::Bound::Printed {
+                    plus_minus: 1 << 20
+                }
+            ),
+            ("peak_total_bytes", paste::Bound::AtLeast),
+        ]
     );
 }
 

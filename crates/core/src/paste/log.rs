@@ -25,8 +25,9 @@
 //!   total capacity; Y already allocated; ...)` form).
 //! - mlx-lm (`mlx_lm/generate.py`): `Peak memory: X GB` (`1e9` bytes).
 //! - `torch.cuda.memory_summary()` (`torch/cuda/memory.py`): the
-//!   `Allocated memory` row's peak, which `_format_size` floors to its
-//!   unit (`KiB` since torch 2.0, binary `KB` before).
+//!   `Allocated memory` and `GPU reserved memory` rows' peaks, which
+//!   `_format_size` floors to their unit (`KiB` since torch 2.0, binary
+//!   `KB` before).
 //! - nvidia-smi's table: `used MiB / total MiB` of one GPU.
 //! - `ollama ps`'s table (`cmd/cmd.go`, `ListRunningHandler`, at
 //!   fb30760; the CONTEXT column since v0.9.7): the first loaded model,
@@ -677,20 +678,27 @@ fn mlx(line: &str, c: &mut Collector) -> bool {
     true
 }
 
-/// `torch.cuda.memory_summary()`'s header and its `Allocated memory` row:
-/// the peak column, floored to its unit by `_format_size` (so the bytes
-/// are within one unit above it). Its units are binary whatever they are
-/// called (`KB` before torch 2.0).
+/// `torch.cuda.memory_summary()`'s header and two of its rows
+/// (`torch/cuda/memory.py`, `memory_summary`'s `metrics_to_display`,
+/// the row names torch 1.4 to now print): the peak column of `Allocated
+/// memory`, the allocated peak, and of `GPU reserved memory`, the caching
+/// allocator's reserved peak. `_format_size` floors each to its unit, so
+/// the bytes are within one unit above it; its units are binary whatever
+/// they are called (`KB` before torch 2.0). The reserved peak is
+/// `peak_total_bytes` at least, as the OOM message's memory in use is:
+/// the process's total adds the CUDA context to it.
 fn memory_summary(line: &str, c: &mut Collector) -> bool {
     if line.contains("PyTorch CUDA memory summary") {
         c.found("torch.cuda.memory_summary()");
         return true;
     }
-    let Some(rest) = line
-        .trim_start_matches('|')
-        .trim_start()
-        .strip_prefix("Allocated memory")
-    else {
+    let row = line.trim_start_matches('|').trim_start();
+    let Some((rest, field, reserved)) = [
+        ("Allocated memory", "peak_allocated_bytes", false),
+        ("GPU reserved memory", "peak_total_bytes", true),
+    ]
+    .iter()
+    .find_map(|&(name, field, reserved)| Some((row.strip_prefix(name)?, field, reserved))) else {
         return false;
     };
     let cols: Vec<&str> = rest.split('|').map(str::trim).collect();
@@ -709,14 +717,16 @@ fn memory_summary(line: &str, c: &mut Collector) -> bool {
         return false;
     };
     c.found("torch.cuda.memory_summary()");
-    // Floored: the peak is in [b, b + unit), held as ± one unit.
-    let plus_minus = pm.saturating_mul(2).max(1);
-    c.measured(
-        "peak_allocated_bytes",
-        Figure::Bytes(b),
-        Bound::Printed { plus_minus },
-        line,
-    );
+    // Floored: the peak is in [b, b + unit), held as ± one unit; the
+    // reserved peak, a floor of the total's, as at least itself.
+    let bound = if reserved {
+        Bound::AtLeast
+    } else {
+        Bound::Printed {
+            plus_minus: pm.saturating_mul(2).max(1),
+        }
+    };
+    c.measured(field, Figure::Bytes(b), bound, line);
     true
 }
 
