@@ -239,6 +239,13 @@ fn each_programs_flags_read_to_their_keys() {
         "task=infer&model=qwen3-8b&engine=vllm&ctx=32768&kv_dtype=fp8&gpu_memory_utilization=0.85&enforce_eager=true&tensor_parallel_size=2",
         2,
     );
+    // vLLM's abbreviations (`EngineArgs.add_cli_args`): -pp, -dp, -ep and
+    // -q read as their long forms; -dcp and -O (no key) are unknown.
+    check(
+        "vllm serve Qwen/Qwen3-30B-A3B -pp 2 -dp=2 -ep -q fp8 -dcp 2 -O3",
+        "task=infer&model=qwen3-30b-a3b&engine=vllm&weights=fp8&pipeline_parallel_size=2&data_parallel_size=2&enable_expert_parallel=true",
+        2,
+    );
     check(
         "python -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.1-8B-Instruct --dtype float16 --quantization fp8 --max-num-seqs 64",
         "task=infer&model=llama3.1-8b&engine=vllm&weights=fp8&max_num_seqs=64",

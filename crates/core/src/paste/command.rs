@@ -146,7 +146,10 @@ fn bytes_to_gib(v: &str) -> Option<String> {
     super::count(v).map(|b| gib_text(Bytes(b)))
 }
 
-/// vLLM's engine arguments (`vllm/engine/arg_utils.py`), `_` written `-`.
+/// vLLM's engine arguments (`vllm/engine/arg_utils.py`), `_` written `-`,
+/// with the abbreviations `EngineArgs.add_cli_args` gives them (`-tp`,
+/// `-pp`, `-dp`, `-ep`, `-q`); its others (`-dcp`, `-pcp`, `-O`, the
+/// `-dp*` cluster flags) set nothing vramfit models and are unknown.
 const VLLM: &[Flag] = &[
     flag(&["--model"], To::Model),
     flag(&["--max-model-len"], To::Key(Key::Ctx)),
