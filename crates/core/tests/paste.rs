@@ -140,10 +140,35 @@ const CASES: &[Case] = &[
         holds: &[],
     },
     Case {
+        file: "ollama-ps-two-models.txt",
+        source: "https://github.com/attogram/ollama-bash-lib/blob/550a7b3708a7d23c6d4d7ca2481d8271fcfc0ce5/demos/ps.md (lines 7-9: `ollama ps` of Ollama 0.9.7 or later, 2025-07-29)",
+        // granite3.3:2b is no preset (listed as unknown); the second
+        // row, llama3.2:3b, is another model loaded (unknown).
+        reads: "task=infer&engine=ollama&ctx=4096",
+        // 2.7 GB, 100% GPU: the same file's `/api/ps` gives size and
+        // size_vram 2,686,878,533 bytes, within the printed ±0.05 GB.
+        measured: &[("peak_allocated_bytes", 2_700_000_000)],
+        beside: "",
+        holds: &[],
+    },
+    Case {
         file: "pytorch-memory-summary.txt",
         source: "https://github.com/pytorch/pytorch/pull/91854 (description, 2023-01-08; the summary's first 13 lines, as far as the copy read goes)",
         reads: "",
         measured: &[("peak_allocated_bytes", 1 << 20)],
+        beside: "",
+        holds: &[],
+    },
+    Case {
+        file: "pytorch-memory-summary-reserved.txt",
+        source: "https://github.com/pytorch/pytorch/issues/35901 (turn 5 by david-macleod, 2020: the summary's first 16 lines, up to the `GPU reserved memory` row, as far as the copy read goes)",
+        reads: "",
+        // Torch 1.x's binary `MB`, floored: the allocated peak 4877 MiB
+        // (± 1 MiB), the reserved peak 12420 MiB (the total's at least).
+        measured: &[
+            ("peak_allocated_bytes", 4877 << 20),
+            ("peak_total_bytes", 12_420 << 20),
+        ],
         beside: "",
         holds: &[],
     },
@@ -212,6 +237,13 @@ fn each_programs_flags_read_to_their_keys() {
     check(
         "CUDA_VISIBLE_DEVICES=0,1 vllm serve Qwen/Qwen3-8B --max_model_len 32768 -tp 2 --gpu-memory-utilization=0.85 \\\n  --kv-cache-dtype fp8 --enforce-eager --port 8000",
         "task=infer&model=qwen3-8b&engine=vllm&ctx=32768&kv_dtype=fp8&gpu_memory_utilization=0.85&enforce_eager=true&tensor_parallel_size=2",
+        2,
+    );
+    // vLLM's abbreviations (`EngineArgs.add_cli_args`): -pp, -dp, -ep and
+    // -q read as their long forms; -dcp and -O (no key) are unknown.
+    check(
+        "vllm serve Qwen/Qwen3-30B-A3B -pp 2 -dp=2 -ep -q fp8 -dcp 2 -O3",
+        "task=infer&model=qwen3-30b-a3b&engine=vllm&weights=fp8&pipeline_parallel_size=2&data_parallel_size=2&enable_expert_parallel=true",
         2,
     );
     check(
@@ -366,6 +398,103 @@ fn mlx_and_nvidia_smi_lines_read_to_their_figures() {
         .map(|m| (m.field, measured_value(m.figure)))
         .collect();
     assert_eq!(got, [("peak_total_bytes", 15_982 << 20)]);
+}
+
+/// `ollama ps` rows written here in the shapes Ollama's
+/// `ListRunningHandler` prints (fb30760; before v0.9.7 without CONTEXT):
+/// what each reads to and its figures, with their bounds.
+#[test]
+fn ollama_ps_rows_read_to_their_figures() {
+    fn check(text: &str, reads: &str, measured: &[(&str, u64, u64)], unknown: usize) {
+        let r = paste::read(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(r.found, ["ollama ps's table"], "{text}");
+        assert_eq!(r.query(), reads, "{text}");
+        let got: Vec<(&str, u64, u64)> = r
+            .measured
+            .iter()
+            .map(|m| {
+                let pm = match m.bound {
+                    paste::Bound::Printed { plus_minus } => plus_minus,
+                    paste::Bound::AtLeast => u64::MAX,
+                };
+                (m.field, measured_value(m.figure), pm)
+            })
+            .collect();
+        assert_eq!(got, measured, "{text}");
+        assert_eq!(r.unknown.len(), unknown, "{text}: {:?}", r.unknown);
+    }
+    // A partial offload: 6.0 GB, 62% of it on the GPU; each share is
+    // within SIZE's rounding times its percent plus half a percent of SIZE.
+    check(
+        "$ ollama ps\nNAME                ID              SIZE      PROCESSOR          CONTEXT    UNTIL\n\
+         qwen3:8b-q4_K_M     500a1f067a9f    6.0 GB    38%/62% CPU/GPU    16384      4 minutes from now\n",
+        "task=infer&model=qwen3-8b&engine=ollama&weights=q4_k_m&ctx=16384",
+        &[
+            ("peak_allocated_bytes", 3_720_000_000, 61_750_001),
+            ("host_bytes", 2_280_000_000, 49_750_001),
+        ],
+        0,
+    );
+    // A row without its header, SIZE whole (floored from 10 GB on).
+    check(
+        "gpt-oss:20b    aa4295ac10c3    14 GB    100% GPU     8192       4 minutes from now",
+        "task=infer&model=gpt-oss-20b&engine=ollama&ctx=8192",
+        &[("peak_allocated_bytes", 14_000_000_000, 1_000_000_000)],
+        0,
+    );
+    // Before v0.9.7: no CONTEXT; with a header or without, UNTIL's
+    // number is not read as one. On the CPU only: nothing on the GPU.
+    for text in [
+        "NAME    ID    SIZE    PROCESSOR    UNTIL\nqwen3:8b    500a1f067a9f    5.9 GB    100% CPU    4 minutes from now",
+        "qwen3:8b    500a1f067a9f    5.9 GB    100% CPU    4 minutes from now",
+    ] {
+        check(
+            text,
+            "task=infer&model=qwen3-8b&engine=ollama",
+            &[
+                ("peak_allocated_bytes", 0, 0),
+                ("host_bytes", 5_900_000_000, 50_000_000),
+            ],
+            0,
+        );
+    }
+    // PROCESSOR Unknown: no figure; a second row is another model.
+    check(
+        "NAME ID SIZE PROCESSOR CONTEXT UNTIL\n\
+         qwen3:8b 500a1f067a9f 5.9 GB Unknown 4096 Forever\n\
+         gpt-oss:20b aa4295ac10c3 14 GB 100% GPU 8192 Forever\n",
+        "task=infer&model=qwen3-8b&engine=ollama&ctx=4096",
+        &[],
+        2,
+    );
+    // An empty table: recognised, nothing read, and said.
+    check(
+        "NAME    ID    SIZE    PROCESSOR    CONTEXT    UNTIL\n",
+        "",
+        &[],
+        1,
+    );
+}
+
+/// `torch.cuda.memory_summary()`'s peaks are floored to their unit: the
+/// allocated peak within one unit, the reserved peak a floor of the
+/// process's total (`at least`, as the OOM message's memory in use).
+#[test]
+fn memory_summary_peaks_are_bounded_as_floored() {
+    let r = paste::read(&fixture("pastes/pytorch-memory-summary-reserved.txt")).expect("reads");
+    let bounds: Vec<(&str, paste::Bound)> = r.measured.iter().map(|m| (m.field, m.bound)).collect();
+    assert_eq!(
+        bounds,
+        [
+            (
+                "peak_allocated_bytes",
+                paste::Bound::Printed {
+                    plus_minus: 1 << 20
+                }
+            ),
+            ("peak_total_bytes", paste::Bound::AtLeast),
+        ]
+    );
 }
 
 fn measured_value(f: Figure) -> u64 {

@@ -146,7 +146,10 @@ fn bytes_to_gib(v: &str) -> Option<String> {
     super::count(v).map(|b| gib_text(Bytes(b)))
 }
 
-/// vLLM's engine arguments (`vllm/engine/arg_utils.py`), `_` written `-`.
+/// vLLM's engine arguments (`vllm/engine/arg_utils.py`), `_` written `-`,
+/// with the abbreviations `EngineArgs.add_cli_args` gives them (`-tp`,
+/// `-pp`, `-dp`, `-ep`, `-q`); its others (`-dcp`, `-pcp`, `-O`, the
+/// `-dp*` cluster flags) set nothing vramfit models and are unknown.
 const VLLM: &[Flag] = &[
     flag(&["--model"], To::Model),
     flag(&["--max-model-len"], To::Key(Key::Ctx)),
@@ -609,6 +612,12 @@ fn model(name: &str, prog: Program, c: &mut Collector) {
             }
         }
     }
+}
+
+/// A model Ollama names (`ollama ps`'s NAME column), read as `ollama run
+/// MODEL` reads it.
+pub(crate) fn ollama_model(name: &str, c: &mut Collector) {
+    model(name, Program::Ollama, c);
 }
 
 /// An environment assignment before the program.

@@ -25,9 +25,13 @@
 //!   total capacity; Y already allocated; ...)` form).
 //! - mlx-lm (`mlx_lm/generate.py`): `Peak memory: X GB` (`1e9` bytes).
 //! - `torch.cuda.memory_summary()` (`torch/cuda/memory.py`): the
-//!   `Allocated memory` row's peak, which `_format_size` floors to its
-//!   unit (`KiB` since torch 2.0, binary `KB` before).
+//!   `Allocated memory` and `GPU reserved memory` rows' peaks, which
+//!   `_format_size` floors to their unit (`KiB` since torch 2.0, binary
+//!   `KB` before).
 //! - nvidia-smi's table: `used MiB / total MiB` of one GPU.
+//! - `ollama ps`'s table (`cmd/cmd.go`, `ListRunningHandler`, at
+//!   fb30760; the CONTEXT column since v0.9.7): the first loaded model,
+//!   its context and its SIZE split by PROCESSOR.
 
 use super::{count, file_type_in, preset_for, size, Bound, Collector, Figure};
 use crate::clip::{clip, QUOTE};
@@ -50,6 +54,7 @@ struct Llama {
 /// Reads the lines of `text` that no command took.
 pub(crate) fn read(text: &str, c: &mut Collector) {
     let mut llama = Llama::default();
+    let mut ps = OllamaPs::default();
     let mut unread = 0usize;
     for line in text.lines() {
         let t = line.trim();
@@ -61,12 +66,16 @@ pub(crate) fn read(text: &str, c: &mut Collector) {
             || llama_line(t, &mut llama, c)
             || mlx(t, c)
             || nvidia_smi(t, c)
-            || memory_summary(t, c);
+            || memory_summary(t, c)
+            || ollama_ps(t, &mut ps, c);
         if !read {
             unread += 1;
         }
     }
     llama_totals(&llama, c);
+    if ps.header.is_some() && ps.rows == 0 {
+        c.unknown("ollama ps's table lists no loaded model: nothing measured".into());
+    }
     if unread > 0 && !c.found.is_empty() {
         c.unknown(format!(
             "{unread} other lines: no setting or figure vramfit reads"
@@ -669,20 +678,27 @@ fn mlx(line: &str, c: &mut Collector) -> bool {
     true
 }
 
-/// `torch.cuda.memory_summary()`'s header and its `Allocated memory` row:
-/// the peak column, floored to its unit by `_format_size` (so the bytes
-/// are within one unit above it). Its units are binary whatever they are
-/// called (`KB` before torch 2.0).
+/// `torch.cuda.memory_summary()`'s header and two of its rows
+/// (`torch/cuda/memory.py`, `memory_summary`'s `metrics_to_display`,
+/// the row names torch 1.4 to now print): the peak column of `Allocated
+/// memory`, the allocated peak, and of `GPU reserved memory`, the caching
+/// allocator's reserved peak. `_format_size` floors each to its unit, so
+/// the bytes are within one unit above it; its units are binary whatever
+/// they are called (`KB` before torch 2.0). The reserved peak is
+/// `peak_total_bytes` at least, as the OOM message's memory in use is:
+/// the process's total adds the CUDA context to it.
 fn memory_summary(line: &str, c: &mut Collector) -> bool {
     if line.contains("PyTorch CUDA memory summary") {
         c.found("torch.cuda.memory_summary()");
         return true;
     }
-    let Some(rest) = line
-        .trim_start_matches('|')
-        .trim_start()
-        .strip_prefix("Allocated memory")
-    else {
+    let row = line.trim_start_matches('|').trim_start();
+    let Some((rest, field, reserved)) = [
+        ("Allocated memory", "peak_allocated_bytes", false),
+        ("GPU reserved memory", "peak_total_bytes", true),
+    ]
+    .iter()
+    .find_map(|&(name, field, reserved)| Some((row.strip_prefix(name)?, field, reserved))) else {
         return false;
     };
     let cols: Vec<&str> = rest.split('|').map(str::trim).collect();
@@ -701,14 +717,16 @@ fn memory_summary(line: &str, c: &mut Collector) -> bool {
         return false;
     };
     c.found("torch.cuda.memory_summary()");
-    // Floored: the peak is in [b, b + unit), held as ± one unit.
-    let plus_minus = pm.saturating_mul(2).max(1);
-    c.measured(
-        "peak_allocated_bytes",
-        Figure::Bytes(b),
-        Bound::Printed { plus_minus },
-        line,
-    );
+    // Floored: the peak is in [b, b + unit), held as ± one unit; the
+    // reserved peak, a floor of the total's, as at least itself.
+    let bound = if reserved {
+        Bound::AtLeast
+    } else {
+        Bound::Printed {
+            plus_minus: pm.saturating_mul(2).max(1),
+        }
+    };
+    c.measured(field, Figure::Bytes(b), bound, line);
     true
 }
 
@@ -754,4 +772,188 @@ fn nvidia_smi(line: &str, c: &mut Collector) -> bool {
         line,
     );
     true
+}
+
+/// `ollama ps`'s table as read so far.
+#[derive(Default)]
+struct OllamaPs {
+    /// Its header, and whether that has the CONTEXT column (v0.9.7 on).
+    header: Option<bool>,
+    rows: usize,
+}
+
+/// What PROCESSOR says of SIZE (`ListRunningHandler`'s `procStr`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Processor {
+    /// `100% GPU` (SIZE_VRAM is SIZE) or `100% CPU` (SIZE_VRAM is 0):
+    /// exact.
+    Whole { gpu: bool },
+    /// `C%/G% CPU/GPU`: the host's share rounded (`math.Round`) to a
+    /// percent, the GPU's 100 less it.
+    Split { cpu: u64, gpu: u64 },
+    /// `Unknown`: SIZE_VRAM above SIZE.
+    Unknown,
+}
+
+/// One row of `ollama ps`.
+struct PsRow<'a> {
+    name: &'a str,
+    size: (Bytes, u64),
+    processor: Processor,
+    context: Option<&'a str>,
+}
+
+const PS_FOUND: &str = "ollama ps's table";
+
+/// The words `humanDuration` (`format/time.go`) follows a number with in
+/// UNTIL: a row without a header has a CONTEXT column when the number
+/// after PROCESSOR is not one of these.
+const DURATION_UNITS: &[&str] = &[
+    "second", "seconds", "minutes", "hours", "days", "weeks", "months", "years",
+];
+
+/// `ollama ps`: `NAME ID SIZE PROCESSOR [CONTEXT] UNTIL` (Ollama's
+/// `cmd/cmd.go`, `ListRunningHandler`, at fb30760). The first row is
+/// read: the model (as `ollama run` names it), `engine=ollama`, the
+/// context (CONTEXT is `num_ctx`, per request), and SIZE split by
+/// PROCESSOR: the GPU's share as `peak_allocated_bytes`, the host's as
+/// `host_bytes`. Since v0.30.0 (#16031, `llm/llama_server.go`,
+/// `MemorySize`) SIZE and SIZE_VRAM are llama-server's printed buffers
+/// summed (every buffer; those on GPUs for SIZE_VRAM, over all GPUs), the
+/// figures `llama_totals` reads from the log; before it they were
+/// Ollama's own prediction of them (`llm/memory.go`), not what was
+/// allocated. `100% GPU` reads no host figure: on a full offload
+/// `MemorySize` reports SIZE as SIZE_VRAM, leaving the host's buffers out.
+/// Other rows (other models loaded) are listed as unknown.
+fn ollama_ps(line: &str, ps: &mut OllamaPs, c: &mut Collector) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["NAME", "ID", "SIZE", "PROCESSOR", "CONTEXT", "UNTIL"] => {
+            ps.header = Some(true);
+            c.found(PS_FOUND);
+            return true;
+        }
+        ["NAME", "ID", "SIZE", "PROCESSOR", "UNTIL"] => {
+            ps.header = Some(false);
+            c.found(PS_FOUND);
+            return true;
+        }
+        // The command itself, after a prompt: read as understood.
+        [.., "ollama", "ps"] => return true,
+        _ => {}
+    }
+    let Some(row) = ps_row(&words, ps.header) else {
+        return false;
+    };
+    c.found(PS_FOUND);
+    ps.rows += 1;
+    if ps.rows > 1 {
+        c.unknown(format!(
+            "{}: another model loaded (the first row is read)",
+            clip(line, 120)
+        ));
+        return true;
+    }
+    c.set(Key::Task, "infer", line);
+    c.set(Key::Engine, "ollama", line);
+    super::command::ollama_model(row.name, c);
+    if let Some(n) = row.context {
+        c.set(Key::Ctx, n, line);
+    }
+    let (gpu, host) = match row.processor {
+        Processor::Whole { gpu: true } => (Some((row.size, 100)), None),
+        Processor::Whole { gpu: false } => (Some(((Bytes::ZERO, 0), 0)), Some((row.size, 100))),
+        Processor::Split { cpu, gpu } => (
+            Some((share(row.size, gpu), gpu)),
+            Some((share(row.size, cpu), cpu)),
+        ),
+        Processor::Unknown => {
+            c.unknown(format!(
+                "{}: PROCESSOR Unknown (Ollama's GPU share above its SIZE): no figure read",
+                clip(line, 120)
+            ));
+            (None, None)
+        }
+    };
+    for (field, part, place) in [
+        ("peak_allocated_bytes", gpu, "on the GPU"),
+        ("host_bytes", host, "in host memory"),
+    ] {
+        if let Some(((b, plus_minus), pct)) = part {
+            c.measured(
+                field,
+                Figure::Bytes(b),
+                Bound::Printed { plus_minus },
+                &format!("SIZE × {pct}% {place}, from: {line}"),
+            );
+        }
+    }
+    true
+}
+
+/// One row's columns; `context_column`: the header's, `None` without one.
+fn ps_row<'a>(w: &[&'a str], context_column: Option<bool>) -> Option<PsRow<'a>> {
+    let (name, id) = (*w.first()?, *w.get(1)?);
+    // ID is the digest's first 12 hex digits.
+    if id.len() != 12 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let size = human_bytes(w.get(2)?, w.get(3)?)?;
+    let (processor, next) = match (w.get(4).copied(), w.get(5).copied()) {
+        (Some("100%"), Some("GPU")) => (Processor::Whole { gpu: true }, 6),
+        (Some("100%"), Some("CPU")) => (Processor::Whole { gpu: false }, 6),
+        (Some("Unknown"), _) => (Processor::Unknown, 5),
+        (Some(p), Some("CPU/GPU")) => {
+            let (c, g) = p.split_once('/')?;
+            let cpu = count(c.strip_suffix('%')?)?;
+            let gpu = count(g.strip_suffix('%')?)?;
+            if cpu.checked_add(gpu) != Some(100) {
+                return None;
+            }
+            (Processor::Split { cpu, gpu }, 6)
+        }
+        _ => return None,
+    };
+    let context = match context_column {
+        Some(true) => Some(*w.get(next)?),
+        Some(false) => None,
+        None => w.get(next).copied().filter(|n| {
+            count(n).is_some() && !w.get(next + 1).is_some_and(|u| DURATION_UNITS.contains(u))
+        }),
+    };
+    Some(PsRow {
+        name,
+        size,
+        processor,
+        context,
+    })
+}
+
+/// SIZE as `format.HumanBytes` prints it (`format/bytes.go` at fb30760):
+/// decimal units; below 10 of its unit one decimal, rounded (`%.1f`), or
+/// none when whole; from 10 whole, floored (`int(value)`): a whole
+/// number is held as ± one unit. Older versions always printed one
+/// decimal.
+fn human_bytes(num: &str, unit: &str) -> Option<(Bytes, u64)> {
+    if !matches!(unit, "B" | "KB" | "MB" | "GB" | "TB") {
+        return None;
+    }
+    let (b, pm) = size(num, unit)?;
+    Some(if num.contains('.') {
+        (b, pm)
+    } else {
+        (b, pm.saturating_mul(2))
+    })
+}
+
+/// `part` percent of `size` (± its rounding), the percent itself
+/// rounded to the nearest: the share's bytes and how far the exact share
+/// can be from them (`pm × (part + ½)/100` from SIZE's rounding, `size /
+/// 200` from the percent's, and a byte for the division).
+fn share((size, pm): (Bytes, u64), part: u64) -> (Bytes, u64) {
+    let (s, pm, part) = (u128::from(size.get()), u128::from(pm), u128::from(part));
+    let bytes = (s * part + 50) / 100;
+    let err = (pm * (part + 1)).div_ceil(100) + (s + pm).div_ceil(200) + 1;
+    let clamp = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+    (Bytes(clamp(bytes)), clamp(err))
 }

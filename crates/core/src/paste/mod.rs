@@ -3,8 +3,8 @@
 //! `torchrun` with a training script's arguments), a training config
 //! (TRL, transformers, Axolotl, LLaMA-Factory, DeepSpeed, accelerate; YAML
 //! or JSON; torchtitan's TOML), an engine's start-up log (llama.cpp,
-//! Ollama's llama.cpp lines, vLLM, mlx-lm), nvidia-smi's table, or
-//! PyTorch's out-of-memory message, read as the query keys it sets
+//! Ollama's llama.cpp lines, vLLM, mlx-lm), `ollama ps` or nvidia-smi's
+//! table, or PyTorch's out-of-memory message, read as the query keys it sets
 //! ([`Read::keys`]), what it does not say in vramfit's keys
 //! ([`Read::unknown`], verbatim, clipped: never dropped silently) and the
 //! figures it measured ([`Read::measured`], named as the estimate's JSON
