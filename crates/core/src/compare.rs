@@ -39,9 +39,11 @@ pub struct Row {
 
 /// Where a difference in each figure most likely comes from: what the
 /// figure depends on that a paste may not say, or that vramfit models
-/// from a prediction rather than the run's own files.
-pub fn likely_cause(field: &str) -> Option<&'static str> {
+/// from a prediction rather than the run's own files; a training run's
+/// peak and a served model's differ in what drives them.
+pub fn likely_cause(field: &str, training: bool) -> Option<&'static str> {
     Some(match field {
+        "peak_allocated_bytes" if !training => "a setting the paste does not say (the context, parallel sequences, batch sizes, the cache type, flash attention), or buffers the engine's version sizes otherwise than the one vramfit models",
         "weights_bytes" => "the weights as stored differ from the link's model and weights: a file's own tensor types or an output layer of its own (read the file's header, --gguf or the page's GGUF picker, for its exact bytes), or a checkpoint's format",
         "kv_cache_bytes" => "the cache as the run set it differs: its context, parallel sequences, cache type or a sliding window the paste does not say",
         "kv_tokens" | "kv_blocks" => "the memory left for the cache differs: the weights, the profiling run's peak or gpu_memory_utilization",
@@ -132,7 +134,9 @@ fn row(m: &Measured, e: Option<&Estimate>) -> Row {
         Bound::AtLeast => "at least".into(),
     };
     let cause = match holds {
-        Holds::Differs | Holds::BelowReached => likely_cause(m.field),
+        Holds::Differs | Holds::BelowReached => {
+            likely_cause(m.field, e.is_none_or(|e| e.peak_phase.of_training()))
+        }
         Holds::WithinRounding | Holds::AtLeastReached | Holds::NotEstimated => None,
     };
     Row {

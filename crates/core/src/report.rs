@@ -183,6 +183,18 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// A phase of a training step (else of running a model).
+    pub fn of_training(self) -> bool {
+        match self {
+            Phase::Init
+            | Phase::Forward
+            | Phase::Backward
+            | Phase::OptimizerStep
+            | Phase::ZeroGrad => true,
+            Phase::Load | Phase::Prefill | Phase::Decode | Phase::Profile | Phase::Serve => false,
+        }
+    }
+
     pub fn key(self) -> &'static str {
         match self {
             Phase::Init => "init",

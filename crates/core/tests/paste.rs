@@ -562,9 +562,15 @@ fn every_compared_figure_has_a_likely_cause() {
         "kv_tokens",
         "kv_blocks",
     ] {
-        assert!(compare::likely_cause(field).is_some(), "{field}");
+        for training in [true, false] {
+            assert!(compare::likely_cause(field, training).is_some(), "{field}");
+        }
     }
-    assert_eq!(compare::likely_cause("tokens_per_second"), None);
+    assert_eq!(compare::likely_cause("tokens_per_second", true), None);
+    // A served model's peak is not driven by a training step's settings.
+    let served = compare::likely_cause("peak_allocated_bytes", false).unwrap_or_default();
+    assert!(served.contains("the context"), "{served}");
+    assert!(!served.contains("the optimizer"), "{served}");
 }
 
 #[test]
