@@ -760,6 +760,16 @@ impl Kind {
         Kind::BackwardFirst,
         Kind::Backward,
     ];
+
+    /// Its place in [`Kind::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            Kind::Forward => 0,
+            Kind::ForwardGrads => 1,
+            Kind::BackwardFirst => 2,
+            Kind::Backward => 3,
+        }
+    }
 }
 
 /// One pipeline rank's stage of the model and the moments of its

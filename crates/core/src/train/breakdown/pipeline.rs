@@ -148,19 +148,17 @@ pub(crate) fn beside(terms: &mut Terms, st: &Stage, units: Units) {
         .map(|(n, size)| u128::from(*n) * size)
         .sum::<u128>()
     };
+    // Each kind's highest moment (the first of equals), in one pass.
+    let mut tops: [Option<(u128, Beside)>; 4] = [None; 4];
+    for (kind, b) in &st.moments {
+        let (v, top) = (bytes(b), &mut tops[kind.index()]);
+        if top.is_none_or(|(best, _)| v > best) {
+            *top = Some((v, *b));
+        }
+    }
     for kind in Kind::ALL {
         let ids = kind_terms(kind);
-        // The kind's highest moment (the first of equals).
-        let top = st
-            .moments
-            .iter()
-            .filter(|(k, _)| *k == kind)
-            .map(|(_, b)| *b)
-            .fold(None::<Beside>, |best, b| match best {
-                Some(x) if bytes(&x) >= bytes(&b) => Some(x),
-                _ => Some(b),
-            })
-            .unwrap_or_default();
+        let top = tops[kind.index()].map(|(_, b)| b).unwrap_or_default();
         let waiting = Term::of(&[(u128::from(top.waiting), U::Copies), (saved, U::Bytes)]);
         terms.set(ids[0], waiting);
         terms.set(ids[1], units.outputs(top.kept));
