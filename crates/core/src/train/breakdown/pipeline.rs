@@ -37,7 +37,8 @@ const HEAD: [T; 16] = [
 ];
 
 /// Sets the stage's terms on top of one micro-batch's (`terms`, sized by
-/// the breakdown at the micro-batch on the stage's layers).
+/// the breakdown at the micro-batch on the stage's layers); returns what
+/// its outputs and inputs are sized by, for [`beside`] to be called again.
 pub(super) fn add(x: &Inputs, st: &Stage, terms: &mut Terms) -> Units {
     let per_token = |elems: u128| x.per_token(&[(elems, U::Elements), (x.act(), U::BytesEach)]);
     if !st.last {
