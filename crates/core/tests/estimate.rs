@@ -697,44 +697,7 @@ fn pipeline_ranks_hold_the_peak_and_fall_with_micro_batches() {
                 vec![0, 1, pp - 1]
             };
             assert_eq!(listed, want, "{q}");
-            let top = e.ranks.iter().map(|r| r.peak_total_bytes).max();
-            assert_eq!(top, Some(e.peak_total_bytes), "{q}");
-            for r in &e.ranks {
-                assert_eq!(
-                    r.components.total(),
-                    r.peak_total_bytes,
-                    "{q} rank {}",
-                    r.rank
-                );
-            }
-            // Each rank holds the rotary tables' buffers once; the middle
-            // rank listed stands for pp − 2 alike.
-            let params: u64 = e
-                .ranks
-                .iter()
-                .map(|r| {
-                    let alike = if r.first || r.last {
-                        1
-                    } else {
-                        u64::from(pp) - 2
-                    };
-                    alike * r.components.get(Component::Parameters).get()
-                })
-                .sum();
-            let one = est(&format!(
-                "model={model}&dtype=bf16&optim=adamw&batch=24&seq=1024"
-            ));
-            let buffers = u64::try_from(e.terms.bytes(vramfit_core::terms::TermId::Buffers))
-                .expect("buffers");
-            assert_eq!(
-                params,
-                phase(&one, 0, 1, Phase::Init)
-                    .components
-                    .get(Component::Parameters)
-                    .get()
-                    + (u64::from(pp) - 1) * buffers,
-                "{q}"
-            );
+            ranks_hold_the_model(&e, &q, model, pp);
             let peaks: Vec<u64> = e.ranks.iter().map(|r| r.peak_total_bytes.get()).collect();
             if let Some(before) = &last {
                 for (a, b) in before.iter().zip(&peaks) {
@@ -764,55 +727,48 @@ fn interleaved_ranks_hold_every_stage() {
             "model={model}&dtype=bf16&optim=adamw&batch={m}&seq=1024&pp={pp}&gpus={pp}&pp_schedule=interleaved_1f1b&vpp={vpp}&micro_batches={m}"
         );
         let e = est(&q);
-        let top = e.ranks.iter().map(|r| r.peak_total_bytes).max();
-        assert_eq!(top, Some(e.peak_total_bytes), "{q}");
-        for r in &e.ranks {
-            assert_eq!(
-                r.components.total(),
-                r.peak_total_bytes,
-                "{q} rank {}",
-                r.rank
-            );
-        }
-        let layers: u32 = e
-            .ranks
-            .iter()
-            .map(|r| {
-                if r.first || r.last {
-                    r.layers
-                } else {
-                    (pp - 2) * r.layers
-                }
-            })
-            .sum();
-        assert_eq!(Some(layers), scenario(&q).arch.map(|a| a.layers), "{q}");
-        let params: u64 = e
-            .ranks
-            .iter()
-            .map(|r| {
-                let alike = if r.first || r.last {
-                    1
-                } else {
-                    u64::from(pp) - 2
-                };
-                alike * r.components.get(Component::Parameters).get()
-            })
-            .sum();
-        let one = est(&format!(
-            "model={model}&dtype=bf16&optim=adamw&batch={m}&seq=1024"
-        ));
-        let buffers =
-            u64::try_from(e.terms.bytes(vramfit_core::terms::TermId::Buffers)).expect("buffers");
+        ranks_hold_the_model(&e, &q, model, pp);
+    }
+}
+
+/// A pipeline's listed ranks (the first, the middle one standing for pp − 2
+/// alike, the last): the estimate is the fullest, each rank's components
+/// sum to its peak, their layers sum to the model's, and their parameters
+/// to the model's on one GPU, each rank holding the rotary tables'
+/// buffers once.
+fn ranks_hold_the_model(e: &Estimate, q: &str, model: &str, pp: u32) {
+    let top = e.ranks.iter().map(|r| r.peak_total_bytes).max();
+    assert_eq!(top, Some(e.peak_total_bytes), "{q}");
+    for r in &e.ranks {
         assert_eq!(
-            params,
-            phase(&one, 0, 1, Phase::Init)
-                .components
-                .get(Component::Parameters)
-                .get()
-                + (u64::from(pp) - 1) * buffers,
-            "{q}"
+            r.components.total(),
+            r.peak_total_bytes,
+            "{q} rank {}",
+            r.rank
         );
     }
+    let alike = |r: &vramfit_core::report::RankPeak| if r.first || r.last { 1 } else { pp - 2 };
+    let layers: u32 = e.ranks.iter().map(|r| alike(r) * r.layers).sum();
+    assert_eq!(Some(layers), scenario(q).arch.map(|a| a.layers), "{q}");
+    let params: u64 = e
+        .ranks
+        .iter()
+        .map(|r| u64::from(alike(r)) * r.components.get(Component::Parameters).get())
+        .sum();
+    let one = est(&format!(
+        "model={model}&dtype=bf16&optim=adamw&batch=4&seq=1024"
+    ));
+    let buffers =
+        u64::try_from(e.terms.bytes(vramfit_core::terms::TermId::Buffers)).expect("buffers");
+    assert_eq!(
+        params,
+        phase(&one, 0, 1, Phase::Init)
+            .components
+            .get(Component::Parameters)
+            .get()
+            + (u64::from(pp) - 1) * buffers,
+        "{q}"
+    );
 }
 
 /// Issue 32: a pipeline's last stage keeps its outputs itself
