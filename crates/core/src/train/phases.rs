@@ -3,7 +3,7 @@
 //! phase's peak and end, the peak being the highest of the moments that
 //! can hold it; then the overhead on top.
 
-use super::breakdown::{kind_terms, Breakdown, SAVED};
+use super::breakdown::{kind_terms, Breakdown, PARAMS, SAVED, STATE, STATE_FIRST_STEP};
 use super::run::{Kind, Stage};
 use crate::error::EstimateError;
 use crate::inputs::Overhead;
@@ -11,38 +11,6 @@ use crate::report::{Moment, Phase, PhaseReport, Running};
 use crate::terms::{TermId as T, TermSet};
 use std::cell::RefCell;
 
-/// The parameters, as created at init.
-const PARAMS: TermSet = TermSet::of(&[
-    T::Weights,
-    T::WeightsRecast,
-    T::QuantWeights,
-    T::QuantState,
-    T::Buffers,
-    T::LoraAdapters,
-    T::ZeroGathered,
-    T::DsPersistent,
-    T::DsMaster,
-    T::DsGradPartition,
-    T::DsReduceBucket,
-]);
-/// The optimizer state once complete.
-const STATE: TermSet = TermSet::of(&[
-    T::Moments,
-    T::StepCounters,
-    T::Absmax,
-    T::Factored,
-    T::RmsScalars,
-    T::Master,
-]);
-/// The optimizer state at the first step's peak (Adafactor's is partial).
-const STATE_FIRST_STEP: TermSet = TermSet::of(&[
-    T::Moments,
-    T::StepCounters,
-    T::Absmax,
-    T::FactoredSoFar,
-    T::RmsSoFar,
-    T::Master,
-]);
 /// What is still saved when layer 0's backward runs: the later layers'
 /// checkpoints and saved tensors, the final norm's and the head's, are
 /// released by their backward.

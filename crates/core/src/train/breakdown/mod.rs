@@ -129,6 +129,38 @@ pub(crate) fn tp_share(a: &Architecture, tp: u32) -> Architecture {
     }
 }
 
+/// The parameters, as created at init.
+pub(crate) const PARAMS: TermSet = TermSet::of(&[
+    T::Weights,
+    T::WeightsRecast,
+    T::QuantWeights,
+    T::QuantState,
+    T::Buffers,
+    T::LoraAdapters,
+    T::ZeroGathered,
+    T::DsPersistent,
+    T::DsMaster,
+    T::DsGradPartition,
+    T::DsReduceBucket,
+]);
+/// The optimizer state once complete.
+pub(crate) const STATE: TermSet = TermSet::of(&[
+    T::Moments,
+    T::StepCounters,
+    T::Absmax,
+    T::Factored,
+    T::RmsScalars,
+    T::Master,
+]);
+/// The optimizer state at the first step's peak (Adafactor's is partial).
+pub(crate) const STATE_FIRST_STEP: TermSet = TermSet::of(&[
+    T::Moments,
+    T::StepCounters,
+    T::Absmax,
+    T::FactoredSoFar,
+    T::RmsSoFar,
+    T::Master,
+]);
 /// What the layers and the loop keep for backward.
 pub(crate) const SAVED: TermSet = TermSet::of(&[
     T::Labels,

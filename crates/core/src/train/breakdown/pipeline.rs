@@ -187,26 +187,12 @@ pub(crate) fn rank_wide(terms: &mut Terms, rank: &Terms) {
     terms.set(T::PipeGradsRest, Term::of(&[(rest, U::Bytes)]));
 }
 
-/// The terms a rank's stages share: the parameters (`phases.rs`' PARAMS),
-/// the optimizer's state at and after its first step, its temporaries.
-const RANK_WIDE: TermSet = TermSet::of(&[
-    T::Weights,
-    T::WeightsRecast,
-    T::QuantWeights,
-    T::QuantState,
-    T::Buffers,
-    T::LoraAdapters,
-    T::Moments,
-    T::StepCounters,
-    T::Absmax,
-    T::Factored,
-    T::FactoredSoFar,
-    T::RmsScalars,
-    T::RmsSoFar,
-    T::Master,
-    T::Temps,
-    T::TempsFirstStep,
-]);
+/// The terms a rank's stages share: the parameters, the optimizer's
+/// state at and after its first step, its temporaries.
+const RANK_WIDE: TermSet = super::PARAMS
+    .union(super::STATE)
+    .union(super::STATE_FIRST_STEP)
+    .union(TermSet::of(&[T::Temps, T::TempsFirstStep]));
 
 /// A kind of moment's terms: the micro-batches waiting on stages of the
 /// running one's kind, the outputs kept, the inputs held, the
