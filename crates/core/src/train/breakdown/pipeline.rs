@@ -95,23 +95,22 @@ impl Units {
     /// `n` micro-batches' hidden states as the stage receives them:
     /// micro-batch × S × h in the compute dtype.
     fn inputs(&self, n: u32) -> Term {
-        Term::of(&[
-            (u128::from(n), U::Copies),
-            (self.bt, U::Batch),
-            (self.seq, U::Seq),
-            (self.h, U::Elements),
-            (self.act, U::BytesEach),
-        ])
+        self.of(n, (self.h, U::Elements))
     }
 
     /// `n` of the last stage's outputs: micro-batch × S × V logits in the
     /// compute dtype.
     fn outputs(&self, n: u32) -> Term {
+        self.of(n, (self.v, U::Vocab))
+    }
+
+    /// `n` × micro-batch × S × `width` in the compute dtype.
+    fn of(&self, n: u32, width: (u128, U)) -> Term {
         Term::of(&[
             (u128::from(n), U::Copies),
             (self.bt, U::Batch),
             (self.seq, U::Seq),
-            (self.v, U::Vocab),
+            width,
             (self.act, U::BytesEach),
         ])
     }
