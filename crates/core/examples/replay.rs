@@ -1,8 +1,20 @@
-//! Replays allocation traces (`scripts/measure/allocator/trace.py`)
-//! through the caching allocator's port, with and without expandable
-//! segments, and prints one JSON line per trace:
-//! `cargo run --release -p vramfit-core --example replay -- FILE.trace...`
+//! Replays allocation traces through the caching allocator's port and
+//! prints one JSON line per trace:
+//! `cargo run --release -p vramfit-core --example replay -- FILE...`
+//!
+//! - `*.trace`: the harness's (`scripts/measure/allocator/trace.py`),
+//!   replayed with and without expandable segments;
+//! - `*.gpu.gz`: the allocator's own, recorded on a GPU
+//!   (`scripts/measure/device/record.py`), replayed with the setting it ran
+//!   under (`--expandable`) and the segments where its driver put them,
+//!   beside what that GPU recorded: its segments' cudaMalloc calls and
+//!   bytes. `--limit BYTES` replays on a device that
+//!   can give the allocator that much.
 
+#[path = "../tests/gpu_trace/mod.rs"]
+mod gpu_trace;
+
+use gpu_trace::Addresses;
 use std::process::ExitCode;
 use vramfit_core::caching::{self, Config, Event, Stream};
 
@@ -59,10 +71,55 @@ fn one(path: &str) -> Result<serde_json::Value, String> {
     Ok(out)
 }
 
+fn one_gpu(path: &str, expandable_segments: bool, limit: u64) -> Result<serde_json::Value, String> {
+    let gpu_trace::Trace { events, device } = gpu_trace::read(path, Addresses::AsRecorded)?;
+    let cfg = Config {
+        expandable_segments,
+        max_split_size: None,
+    };
+    let s = caching::replay(&events, cfg, limit).map_err(|e| format!("{e:?}"))?;
+    let min = caching::min_capacity(&events, cfg).map_err(|e| format!("{e:?}"))?;
+    Ok(serde_json::json!({
+        "trace": path,
+        "expandable": expandable_segments,
+        "limit": limit,
+        "events": events.len(),
+        "gpu": {
+            "segment_allocs": device.segment_allocs,
+            "segment_bytes_peak": device.segment_bytes_peak,
+            "ooms": device.ooms,
+        },
+        "replay": {
+            "peak_requested": s.peak_requested,
+            "peak_allocated": s.peak_allocated,
+            "peak_reserved": s.peak_reserved,
+            "device_allocs": s.device_allocs,
+            "retries": s.retries,
+            "min_capacity": min,
+        },
+    }))
+}
+
 fn main() -> ExitCode {
     let mut rc = ExitCode::SUCCESS;
-    for path in std::env::args().skip(1) {
-        match one(&path) {
+    let mut expandable = false;
+    let mut limit = u64::MAX;
+    let mut args = std::env::args().skip(1);
+    while let Some(path) = args.next() {
+        if path == "--expandable" {
+            expandable = true;
+            continue;
+        }
+        if path == "--limit" {
+            limit = args.next().and_then(|v| v.parse().ok()).unwrap_or(u64::MAX);
+            continue;
+        }
+        let result = if path.ends_with(".gpu.gz") {
+            one_gpu(&path, expandable, limit)
+        } else {
+            one(&path)
+        };
+        match result {
             Ok(v) => println!("{v}"),
             Err(e) => {
                 eprintln!("{e}");

@@ -165,6 +165,8 @@ pub struct Allocator {
     /// Expandable segments' unmapped ranges, per pool (`BlockPool::unmapped`).
     unmapped: [BTreeSet<AddrKey>; 2],
     next_addr: u64,
+    /// Where the device puts the next segment, where a GPU's trace says.
+    placed: Option<u64>,
     stats: Stats,
 }
 
@@ -197,8 +199,17 @@ impl Allocator {
             cached: [BTreeSet::new(), BTreeSet::new()],
             unmapped: [BTreeSet::new(), BTreeSet::new()],
             next_addr: 0,
+            placed: None,
             stats: Stats::default(),
         }
+    }
+
+    /// The device gives the next segment the address `addr` (a GPU's trace
+    /// replayed as it ran: cudaMalloc's addresses are not in order, and
+    /// among cached blocks of one size the lowest address is taken).
+    /// Without it, segments follow one another.
+    pub fn place_next_segment(&mut self, addr: u64) {
+        self.placed = Some(addr);
     }
 
     /// The counters now.
@@ -338,8 +349,11 @@ impl Allocator {
         if self.stats.reserved.saturating_add(alloc_size) > self.limit {
             return None;
         }
-        let addr = self.next_addr;
-        self.next_addr += alloc_size;
+        let addr = self.placed.take().unwrap_or_else(|| {
+            let a = self.next_addr;
+            self.next_addr += alloc_size;
+            a
+        });
         self.reserve(alloc_size);
         Some(self.add(Block {
             stream,
@@ -644,6 +658,9 @@ pub enum Event {
     Alloc { id: u32, bytes: u64, stream: Stream },
     /// Allocation `id` freed.
     Free { id: u32 },
+    /// The device puts the next segment at `addr`
+    /// ([`Allocator::place_next_segment`]).
+    Place { addr: u64 },
 }
 
 /// A program's allocations replayed through the allocator on a device
@@ -667,6 +684,7 @@ pub fn replay(events: &[Event], config: Config, limit: u64) -> Result<Stats, Out
                     a.free(h);
                 }
             }
+            Event::Place { addr } => a.place_next_segment(addr),
         }
     }
     Ok(a.stats())

@@ -66,6 +66,7 @@ proptest! {
                         let i = live.iter().position(|(l, _)| *l == id).expect("live");
                         a.free(live.swap_remove(i).1);
                     }
+                    Event::Place { addr } => a.place_next_segment(addr),
                 }
                 let s = a.stats();
                 prop_assert!(s.reserved >= s.allocated && s.allocated >= s.requested, "{cfg:?} {s:?}");
