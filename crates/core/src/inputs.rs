@@ -42,8 +42,11 @@ impl Batch {
 /// Memory that is not tensors, kept apart from allocated bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Overhead {
-    /// CUDA context and kernels loaded at start-up, in MiB.
-    pub cuda_ctx_mib: u32,
+    /// What the process holds on the GPU outside its allocator (the CUDA
+    /// context and the kernels it loads), in MiB (`None`: the engine's
+    /// default, [`crate::infer::engine::EngineSpec::context_mib`], which
+    /// training shares with transformers).
+    pub cuda_ctx_mib: Option<u32>,
     /// Caching-allocator reserve and fragmentation, % of allocated bytes
     /// (`None`: the measured default for the allocator's settings,
     /// [`Overhead::reserve`]).
@@ -55,10 +58,34 @@ pub struct Overhead {
 }
 
 impl Overhead {
+    /// What a PyTorch process holds outside its caching allocator once a
+    /// training step or `generate` has loaded its kernels, measured on an
+    /// H200 (torch 2.11.0+cu130, driver 580.159, lazy module loading): the
+    /// context is 527 MiB; with cuBLAS's, attention's and the optimizer's
+    /// kernels it is 767 MiB after a training iteration (773 at most in
+    /// later runs of the process), 745 to 793 MiB through `generate`
+    /// (`scripts/measure/device/README.md`, section 2). Other GPUs and CUDA
+    /// releases are not measured.
+    pub const CONTEXT_TORCH: u32 = 767;
+    /// Engines no GPU has measured here (vLLM, llama.cpp, Ollama, MLX):
+    /// assumed, between published contexts at start-up (254 and 426 MiB,
+    /// `tests/fixtures/cuda_context.jsonl`) and a PyTorch process's.
+    pub const CONTEXT_ASSUMED: u32 = 512;
+
+    /// The context used: as given, else the engine's `default`.
+    pub const fn context(&self, default: u32) -> u32 {
+        match self.cuda_ctx_mib {
+            Some(m) => m,
+            None => default,
+        }
+    }
+
     /// The reserve with plain segments: near the median least capacity
     /// above the allocated peak, 4.1% (1.2 to 23%), of fourteen training
     /// traces replayed through the allocator's port
-    /// (`scripts/measure/allocator/NOTES.md`).
+    /// (`scripts/measure/allocator/NOTES.md`), and 4.2% (1.8 to 22.5%) of
+    /// ten recorded by the allocator itself on an H200
+    /// (`scripts/measure/device/README.md`).
     pub const RESERVE_PLAIN: u8 = 5;
     /// The reserve with expandable segments: every replayed run (fourteen
     /// training traces, 0.2 to 1.9%; `generate` at batch 1 to 16, 0.1 to

@@ -114,6 +114,16 @@ impl Scenario {
         }
     }
 
+    /// The CUDA context when the link sets none: the engine's
+    /// ([`crate::infer::engine::EngineSpec::context_mib`]); training runs
+    /// PyTorch, as transformers does.
+    pub fn context_default(&self) -> u32 {
+        match self.task {
+            Task::Train => Overhead::CONTEXT_TORCH,
+            Task::Infer => self.infer.engine.spec().context_mib,
+        }
+    }
+
     /// Total parameter count N (LoRA adapters not included).
     pub fn params(&self) -> u128 {
         match (&self.model, &self.arch) {
@@ -133,11 +143,8 @@ impl Scenario {
 }
 
 impl Default for Overhead {
-    /// The CUDA context is assumed, not measured here: published readings
-    /// of a context with lazy module loading before any workload kernel
-    /// are 254 MiB (torch 1.13) and 426 MiB (torch 2.10, CUDA 13, RTX 6000
-    /// Ada) (`tests/fixtures/cuda_context.jsonl`); a workload's kernels add
-    /// to it as they first run. The reserve is near
+    /// The context is the engine's ([`Overhead::context`]). The reserve is
+    /// near
     /// the median of what the caching allocator needs above the allocated
     /// peak to complete a training run: 4.1% (1.2 to 23%) over fourteen
     /// harness traces replayed through its port, plain segments
@@ -145,7 +152,7 @@ impl Default for Overhead {
     /// above in the median (2 to 42%).
     fn default() -> Self {
         Overhead {
-            cuda_ctx_mib: 512,
+            cuda_ctx_mib: None,
             reserve_pct: None,
             expandable_segments: false,
         }

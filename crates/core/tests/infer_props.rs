@@ -119,7 +119,7 @@ proptest! {
         if !fit.is_some_and(|f| f.starts_with("could not fit")) {
             // --fit leaves 1 GiB of the GPU's free memory (capacity less
             // the CUDA context) unused.
-            let free = s.view.capacity.bytes().get() - (u64::from(s.overhead.cuda_ctx_mib) << 20);
+            let free = s.view.capacity.bytes().get() - (u64::from(s.overhead.context(s.context_default())) << 20);
             let placed = e.peak_allocated_bytes.get();
             prop_assert!(placed + (1 << 30) <= free, "{q}: {placed} + 1 GiB > {free} ({fit:?})");
         }

@@ -6,6 +6,7 @@
 //! first run (not measured here: no GPU was lent).
 
 use vramfit_core::caching;
+use vramfit_core::inputs::Overhead;
 use vramfit_core::Scenario;
 
 /// The context in one published reading: the reading less the caching
@@ -21,10 +22,37 @@ fn context(row: &serde_json::Value) -> u64 {
     reading - segment
 }
 
+/// PyTorch's default context is what a training process held beside its
+/// allocator on the H200 (`scripts/measure/device/raw/train.jsonl`, a
+/// fresh process's first run: `measured_device_used` less
+/// `measured_reserved` once its steps ran), rounded up to a MiB.
 #[test]
-fn the_default_context_covers_published_lazy_contexts() {
+fn the_pytorch_context_is_the_measured_one() {
+    let row: serde_json::Value = serde_json::from_str(
+        include_str!("../../../scripts/measure/device/raw/train.jsonl")
+            .lines()
+            .next()
+            .expect("a row"),
+    )
+    .expect("json");
+    let at = |k: &str| row[k]["iter2"]["end_step"].as_u64().expect(k);
+    let outside = at("measured_device_used") - at("measured_reserved");
+    assert_eq!(outside, 804_061_184);
+    assert_eq!(
+        u64::from(Overhead::CONTEXT_TORCH),
+        outside.div_ceil(1 << 20)
+    );
+    let s = Scenario::default();
+    assert_eq!(
+        s.overhead.context(s.context_default()),
+        Overhead::CONTEXT_TORCH
+    );
+}
+
+#[test]
+fn the_default_contexts_cover_published_lazy_contexts() {
     let text = include_str!("fixtures/cuda_context.jsonl");
-    let ctx = u64::from(Scenario::default().overhead.cuda_ctx_mib) << 20;
+    let ctx = u64::from(Overhead::CONTEXT_ASSUMED.min(Overhead::CONTEXT_TORCH)) << 20;
     let lazy: Vec<(String, u64)> = text
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json"))
@@ -53,12 +81,13 @@ fn expandable_segments_lowers_the_reserve() {
         (s, e)
     };
     let base = "model=llama3.1-8b&dtype=bf16&optim=adamw&batch=2&seq=2048&gpu=h100-sxm-80";
-    // The overhead above the allocated peak, less the 512 MiB context, in
+    // The overhead above the allocated peak, less the context, in
     // hundredths of a percent of the allocated peak.
     let reserve = |rest: &str| {
         let (_, e) = run(&format!("{base}{rest}"));
         let alloc = e.peak_allocated_bytes.get();
-        let over = e.peak_total_bytes.get() - alloc - (512 << 20);
+        let ctx = u64::from(Overhead::CONTEXT_TORCH) << 20;
+        let over = e.peak_total_bytes.get() - alloc - ctx;
         over * 10_000 / alloc
     };
     for (rest, pct) in [

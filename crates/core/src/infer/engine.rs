@@ -8,6 +8,7 @@
 //! read it.
 
 use super::run::{Engine, MlxWeights};
+use crate::inputs::Overhead;
 use crate::model::gguf::FileType;
 use crate::model::WeightFormat;
 
@@ -119,6 +120,11 @@ pub struct EngineSpec {
     /// reserves more than it hands out (`Overhead::reserve_pct`); llama.cpp's
     /// ggml and MLX allocate their buffers themselves.
     pub caching_allocator: bool,
+    /// What its process holds on the GPU outside its tensors (the CUDA
+    /// context and kernels), in MiB, when the link does not say
+    /// ([`Overhead::CONTEXT_TORCH`], measured, for transformers and
+    /// training; [`Overhead::CONTEXT_ASSUMED`] for the others).
+    pub context_mib: u32,
     pub words: Words,
 }
 
@@ -145,6 +151,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         weights: WeightsKind::Checkpoint,
         context: ContextBy::Request,
         caching_allocator: true,
+        context_mib: Overhead::CONTEXT_TORCH,
         words: Words {
             panel: "Engine arguments",
             weights: "Weights (as loaded)",
@@ -162,6 +169,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         weights: WeightsKind::Checkpoint,
         context: ContextBy::Model,
         caching_allocator: true,
+        context_mib: Overhead::CONTEXT_ASSUMED,
         words: Words {
             panel: "vLLM engine arguments",
             weights: "Weights (as loaded)",
@@ -182,6 +190,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         weights: WeightsKind::Gguf,
         context: ContextBy::Engine,
         caching_allocator: false,
+        context_mib: Overhead::CONTEXT_ASSUMED,
         words: Words {
             panel: "llama-server arguments",
             weights: GGUF_WEIGHTS,
@@ -198,6 +207,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         weights: WeightsKind::Gguf,
         context: ContextBy::Engine,
         caching_allocator: false,
+        context_mib: Overhead::CONTEXT_ASSUMED,
         words: Words {
             panel: "Ollama settings",
             weights: GGUF_WEIGHTS,
@@ -214,6 +224,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         weights: WeightsKind::Mlx,
         context: ContextBy::Request,
         caching_allocator: false,
+        context_mib: Overhead::CONTEXT_ASSUMED,
         words: Words {
             panel: "mlx-lm arguments",
             weights: "Weights (as mlx_lm.convert writes them)",

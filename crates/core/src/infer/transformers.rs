@@ -216,7 +216,8 @@ pub fn estimate(
     let g = Generate::new(a, request(inf, w));
     let run = g.run();
     let raw = raw_phases(a, &g, &run, &mut terms);
-    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let ctx_mib = overhead.context(Engine::Transformers.spec().context_mib);
+    let ctx = u128::from(ctx_mib) << 20;
     let pct = u128::from(overhead.reserve());
     let mut high = 0u128;
     let mut phases = Vec::with_capacity(raw.len());
@@ -237,7 +238,7 @@ pub fn estimate(
     let params = crate::report::param_count(a.params())?;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
     e.overhead = report::OverheadRule::ContextAndReserve {
-        ctx_mib: overhead.cuda_ctx_mib,
+        ctx_mib,
         reserve_pct: overhead.reserve(),
     };
     e.served = Some(Box::new(Served {

@@ -31,6 +31,7 @@ pub use optim::{zero_partition, OptimSpec};
 pub use run::{Lora, Parallel, Targets, Training};
 
 use crate::error::EstimateError;
+use crate::inputs::Overhead;
 use crate::report::{Drivers, Estimate, Method, OverheadRule, Phase, PhaseReport};
 use crate::terms::TermSet;
 use crate::units::Bytes;
@@ -241,7 +242,7 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
     );
     let mut e = Estimate::from_phases(Method::Vramfit, params, trainable, phases, b.terms);
     e.overhead = OverheadRule::ContextAndReserve {
-        ctx_mib: s.overhead.cuda_ctx_mib,
+        ctx_mib: s.overhead.context(Overhead::CONTEXT_TORCH),
         reserve_pct: s.overhead.reserve(),
     };
     e.caveats.extend(e.overhead.caveat().map(String::from));

@@ -658,7 +658,7 @@ fn with_overhead(
     raw: Vec<Raw>,
     overhead: &Overhead,
 ) -> Result<Vec<PhaseReport>, EstimateError> {
-    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let ctx = u128::from(overhead.context(Overhead::CONTEXT_TORCH)) << 20;
     let pct = u128::from(overhead.reserve());
     let mut high = 0u128;
     let mut out = Vec::with_capacity(raw.len());

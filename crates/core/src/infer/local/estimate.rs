@@ -52,11 +52,17 @@ fn file(a: &Architecture, inf: &Inference) -> Result<FoldedFile, EstimateError> 
         .map_err(|e| EstimateError::Engine(format!("llama-quantize refuses it: {e}")))
 }
 
+/// The context llama.cpp's (and Ollama's) process holds beside its
+/// buffers.
+fn local_context(overhead: &Overhead) -> u32 {
+    overhead.context(Engine::Llamacpp.spec().context_mib)
+}
+
 /// One GPU as llama.cpp sees it: its free memory is the capacity less the
 /// CUDA context (Metal reports its working set as free).
 fn gpu(d: Device, overhead: &Overhead) -> Gpu {
     let total = u128::from(d.capacity.get());
-    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let ctx = u128::from(local_context(overhead)) << 20;
     Gpu {
         backend: if d.apple {
             Backend::Metal
@@ -196,7 +202,7 @@ pub fn llama_estimate(
     let fullest = fullest(p);
     let mut e = plan_estimate(a, p, fullest, overhead)?;
     e.overhead = crate::report::OverheadRule::ContextOnly {
-        ctx_mib: overhead.cuda_ctx_mib,
+        ctx_mib: local_context(overhead),
         engine: inf.engine.label(),
     };
     let total_weights = w.total(m.cache.layers);
@@ -275,7 +281,7 @@ fn shares(p: &Plan, shown: usize, overhead: &Overhead) -> Result<Vec<GpuShare>, 
     if p.n_gpus < 2 {
         return Ok(Vec::new());
     }
-    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let ctx = u128::from(local_context(overhead)) << 20;
     (0..p.n_gpus)
         .map(|d| {
             let g = p.gpu(d);
@@ -319,7 +325,7 @@ fn plan_estimate(
         T::LocalHostCompute,
         T::LocalOutput,
     ]);
-    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let ctx = u128::from(local_context(overhead)) << 20;
     let phases = [
         (Phase::Load, Moment::End, load),
         (Phase::Serve, Moment::End, serve),

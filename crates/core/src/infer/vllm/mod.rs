@@ -97,7 +97,8 @@ pub fn estimate(
     } else {
         T::VllmKvNeeded
     });
-    let ctx = u128::from(overhead.cuda_ctx_mib) << 20;
+    let ctx_mib = overhead.context(Engine::Vllm.spec().context_mib);
+    let ctx = u128::from(ctx_mib) << 20;
     let raw = [
         (Phase::Load, Moment::End, LOAD),
         (Phase::Profile, Moment::Middle, PROFILE),
@@ -115,7 +116,7 @@ pub fn estimate(
     let needed = p.non_kv() + (p.blocks_per_request + 1) * p.bytes_per_block;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
     e.overhead = crate::report::OverheadRule::ContextOutsideBudget {
-        ctx_mib: overhead.cuda_ctx_mib,
+        ctx_mib,
         engine: "vLLM",
     };
     e.needed_bytes = Some(bytes(needed)?);
