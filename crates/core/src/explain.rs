@@ -180,8 +180,19 @@ fn overhead_text(rule: OverheadRule) -> Option<String> {
         OverheadRule::ContextOnly { ctx_mib, engine } => Some(format!(
             "CUDA context {ctx_mib} MiB ({engine} allocates its own buffers: no caching-allocator reserve)"
         )),
-        OverheadRule::ContextAndReserve { ctx_mib, reserve_pct } => Some(format!(
+        OverheadRule::ContextAndReserve {
+            ctx_mib,
+            nccl_mib: 0,
+            reserve_pct,
+        } => Some(format!(
             "CUDA context {ctx_mib} MiB + {reserve_pct}% caching-allocator reserve over the highest allocation so far"
+        )),
+        OverheadRule::ContextAndReserve {
+            ctx_mib,
+            nccl_mib,
+            reserve_pct,
+        } => Some(format!(
+            "CUDA context {ctx_mib} MiB + NCCL's communicator {nccl_mib} MiB (one rank's, measured; more ranks' buffers not modeled) + {reserve_pct}% caching-allocator reserve over the highest allocation so far"
         )),
     }
 }

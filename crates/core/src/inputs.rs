@@ -67,6 +67,13 @@ impl Overhead {
     /// (`scripts/measure/device/README.md`, section 2). Other GPUs and CUDA
     /// releases are not measured.
     pub const CONTEXT_TORCH: u32 = 767;
+    /// What an NCCL communicator adds beside the allocator: one rank's
+    /// process group on an H200 (NCCL 2.28.9, torch 2.11.0+cu130), 556 MiB,
+    /// almost all of it NCCL's kernels ("Init timings ... kernels 0.33 s";
+    /// `scripts/measure/device/README.md`, section 2). With more ranks,
+    /// NCCL also allocates buffers per channel and peer: not measured, so
+    /// this is a lower bound.
+    pub const NCCL_COMMUNICATOR: u32 = 556;
     /// Engines no GPU has measured here (vLLM, llama.cpp, Ollama, MLX):
     /// assumed, between published contexts at start-up (254 and 426 MiB,
     /// `tests/fixtures/cuda_context.jsonl`) and a PyTorch process's.

@@ -308,9 +308,14 @@ pub enum OverheadRule {
     /// None was added (the seed formula; MLX on Apple's unified memory).
     #[default]
     None,
-    /// The CUDA context, and PyTorch's caching allocator's reserve over the
-    /// highest allocation so far (training, transformers).
-    ContextAndReserve { ctx_mib: u32, reserve_pct: u8 },
+    /// The CUDA context, NCCL's communicator where several GPUs train
+    /// (`nccl_mib`, else 0), and PyTorch's caching allocator's reserve over
+    /// the highest allocation so far (training, transformers).
+    ContextAndReserve {
+        ctx_mib: u32,
+        nccl_mib: u32,
+        reserve_pct: u8,
+    },
     /// The CUDA context, outside the engine's budget, which holds the
     /// allocator's cache already (vLLM's `gpu_memory_utilization`).
     ContextOutsideBudget { ctx_mib: u32, engine: &'static str },
@@ -320,13 +325,31 @@ pub enum OverheadRule {
 }
 
 impl OverheadRule {
+    /// What the rule adds: fixed bytes, and a percentage of the highest
+    /// allocation so far.
+    pub fn beside(self) -> (u128, u128) {
+        match self {
+            OverheadRule::None => (0, 0),
+            OverheadRule::ContextAndReserve {
+                ctx_mib,
+                nccl_mib,
+                reserve_pct,
+            } => (
+                (u128::from(ctx_mib) + u128::from(nccl_mib)) << 20,
+                u128::from(reserve_pct),
+            ),
+            OverheadRule::ContextOutsideBudget { ctx_mib, .. }
+            | OverheadRule::ContextOnly { ctx_mib, .. } => (u128::from(ctx_mib) << 20, 0),
+        }
+    }
+
     /// What the rule leaves out, said beside the estimate: the caching
     /// allocator's reserve is a percentage here, not a replay of this run
     /// (`caching.rs` replays measured traces: `scripts/measure/allocator/NOTES.md`).
     pub fn caveat(self) -> Option<&'static str> {
         match self {
             OverheadRule::ContextAndReserve { .. } => Some(
-                "PyTorch's caching allocator is not replayed for this run: on fourteen measured training runs it needed 1% to 23% above the allocated peak (median 4%; the default reserve is 5%), and a GPU with room showed 2% to 42% more (31% for a 13B generate at batch 4); expandable_segments:True kept all under 2%",
+                "PyTorch's caching allocator is not replayed for this run: on ten training runs recorded on an H200 it needed 1.8% to 22.5% above the allocated peak (median 4.2%; the default reserve is 5%), and the GPU held 3% to 28% more at its peak (32% for a 13B generate at batch 4, all of it at batch 16); expandable_segments:True kept what each needed within 1.8%",
             ),
             OverheadRule::None
             | OverheadRule::ContextOutsideBudget { .. }

@@ -49,6 +49,38 @@ fn the_pytorch_context_is_the_measured_one() {
     );
 }
 
+/// Several GPUs train with a process group on every rank: NCCL's
+/// communicator (`Overhead::NCCL_COMMUNICATOR`, one rank's, measured on the
+/// H200) is beside the context there, and only there.
+#[test]
+fn nccl_is_beside_the_context_where_several_gpus_train() {
+    use vramfit_core::query::{decode_strict, RawQuery};
+    // What the overhead holds beyond the reserve, in MiB.
+    let fixed = |q: &str| {
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e = vramfit_core::Estimates::primary_of(&s).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        let alloc = e.peak_allocated_bytes.get();
+        let over = e.peak_total_bytes.get() - alloc;
+        (over - alloc * u64::from(s.overhead.reserve()) / 100) >> 20
+    };
+    let (ctx, nccl) = (
+        u64::from(Overhead::CONTEXT_TORCH),
+        u64::from(Overhead::NCCL_COMMUNICATOR),
+    );
+    let small = "model=llama3.2-1b&dtype=bf16&batch=2&seq=1024";
+    let untied = "model=llama3.1-8b&dtype=bf16&batch=1&seq=1024";
+    for (q, mib) in [
+        (small.to_string(), ctx),
+        (format!("{small}&gpus=2"), ctx + nccl),
+        (format!("{small}&gpus=8&zero=3"), ctx + nccl),
+        (format!("{small}&gpus=2&ctx_mib=100"), 100 + nccl),
+        (format!("{untied}&gpus=8&tp=8"), ctx + nccl),
+        (format!("{untied}&gpus=4&pp=4"), ctx + nccl),
+    ] {
+        assert_eq!(fixed(&q), mib, "{q}");
+    }
+}
+
 #[test]
 fn the_default_contexts_cover_published_lazy_contexts() {
     let text = include_str!("fixtures/cuda_context.jsonl");

@@ -189,6 +189,10 @@ fn overhead_row_says_what_it_holds() {
     for (q, says) in [
         ("model=gpt2-124m&batch=8&seq=1024", "CUDA context 767 MiB + 5% caching-allocator reserve"),
         ("task=infer&engine=transformers&model=qwen3-8b", "CUDA context 767 MiB + 5% caching-allocator reserve"),
+        (
+            "model=llama3.2-1b&gpus=8&zero=3",
+            "CUDA context 767 MiB + NCCL's communicator 556 MiB (one rank's, measured; more ranks' buffers not modeled) + 5%",
+        ),
         ("task=infer&engine=vllm&model=qwen3-8b&gpu=rtx-4090", "outside vLLM's budget"),
         (
             "task=infer&engine=llamacpp&model=qwen3-8b&weights=q4_k_m&ctx=32768&gpu=rtx-4060-laptop",

@@ -216,9 +216,12 @@ pub fn estimate(
     let g = Generate::new(a, request(inf, w));
     let run = g.run();
     let raw = raw_phases(a, &g, &run, &mut terms);
-    let ctx_mib = overhead.context(Engine::Transformers.spec().context_mib);
-    let ctx = u128::from(ctx_mib) << 20;
-    let pct = u128::from(overhead.reserve());
+    let rule = report::OverheadRule::ContextAndReserve {
+        ctx_mib: overhead.context(Engine::Transformers.spec().context_mib),
+        nccl_mib: 0,
+        reserve_pct: overhead.reserve(),
+    };
+    let (ctx, pct) = rule.beside();
     let mut high = 0u128;
     let mut phases = Vec::with_capacity(raw.len());
     for r in raw {
@@ -237,10 +240,7 @@ pub fn estimate(
     }
     let params = crate::report::param_count(a.params())?;
     let mut e = Estimate::from_phases(Method::Vramfit, params, 0, phases, terms);
-    e.overhead = report::OverheadRule::ContextAndReserve {
-        ctx_mib,
-        reserve_pct: overhead.reserve(),
-    };
+    e.overhead = rule;
     e.served = Some(Box::new(Served {
         engine: Engine::Transformers.label().into(),
         weights_bytes: bytes(w)?,

@@ -44,13 +44,28 @@ pub(crate) const DRIVERS: Drivers = Drivers {
     kv_cache: "batch × seq",
 };
 
+/// What the GPU holds beside a training run's tensors: PyTorch's context,
+/// NCCL's communicator where several GPUs train (a process group on every
+/// rank), and the caching allocator's reserve.
+fn overhead(s: &Run) -> OverheadRule {
+    OverheadRule::ContextAndReserve {
+        ctx_mib: s.overhead.context(Overhead::CONTEXT_TORCH),
+        nccl_mib: if s.parallel.gpus.get() > 1 {
+            Overhead::NCCL_COMMUNICATOR
+        } else {
+            0
+        },
+        reserve_pct: s.overhead.reserve(),
+    }
+}
+
 /// The accurate estimate of a training step: under pipeline parallelism,
 /// that of the rank that needs most, with the peaks of the first rank,
 /// the fullest middle one and the last beside it.
 pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let Some(arch) = s.arch.filter(|_| s.parallel.pp.get() > 1) else {
         let b = breakdown(s)?;
-        let phases = phases::build(&b, s.train.grad_accum.get() > 1, s.overhead)?;
+        let phases = phases::build(&b, s.train.grad_accum.get() > 1, overhead(s))?;
         return assemble(s, b, phases);
     };
     // Each rank's phases; the Estimate is assembled once, for the fullest.
@@ -124,7 +139,7 @@ fn rank(
     let last = kinds.iter().any(|k| k.last);
     let mut best: Option<(Breakdown, Vec<PhaseReport>, Bytes)> = None;
     for b in pipeline_breakdowns(s, kinds)? {
-        let phases = phases::build_pipeline(&b.0, &b.1, s.overhead)?;
+        let phases = phases::build_pipeline(&b.0, &b.1, overhead(s))?;
         let run_peak = phases
             .iter()
             .filter(|p| matches!(p.phase, Phase::Forward | Phase::Backward))
@@ -241,15 +256,12 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
             .collect::<Vec<_>>(),
     );
     let mut e = Estimate::from_phases(Method::Vramfit, params, trainable, phases, b.terms);
-    e.overhead = OverheadRule::ContextAndReserve {
-        ctx_mib: s.overhead.context(Overhead::CONTEXT_TORCH),
-        reserve_pct: s.overhead.reserve(),
-    };
+    e.overhead = overhead(s);
     e.caveats.extend(e.overhead.caveat().map(String::from));
     let tp = s.parallel.tp.get();
     if tp > 1 {
         e.caveats.push(format!(
-            "tensor parallelism (tp={tp}): the parameters, gradients and optimizer state are this GPU's share, 1/{tp} of the heads, of the MLP and of the vocabulary (the first GPU's slice, the largest where a size does not divide), norms whole; NCCL's buffers for the all-reduces are not counted"
+            "tensor parallelism (tp={tp}): the parameters, gradients and optimizer state are this GPU's share, 1/{tp} of the heads, of the MLP and of the vocabulary (the first GPU's slice, the largest where a size does not divide), norms whole; NCCL's buffers per peer for the all-reduces are not counted (its communicator's kernels are)"
         ));
     }
     e.host_bytes = host_bytes;

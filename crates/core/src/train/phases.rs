@@ -6,8 +6,7 @@
 use super::breakdown::{kind_terms, Breakdown, PARAMS, SAVED, STATE, STATE_FIRST_STEP};
 use super::run::{Kind, Stage};
 use crate::error::EstimateError;
-use crate::inputs::Overhead;
-use crate::report::{Moment, Phase, PhaseReport, Running};
+use crate::report::{Moment, OverheadRule, Phase, PhaseReport, Running};
 use crate::terms::{TermId as T, TermSet};
 use std::cell::RefCell;
 
@@ -109,7 +108,7 @@ impl<'a> Moments<'a> {
 pub(super) fn build(
     p: &Breakdown,
     accumulate: bool,
-    overhead: &Overhead,
+    overhead: OverheadRule,
 ) -> Result<Vec<PhaseReport>, EstimateError> {
     let m = Moments::new(p);
     let mut raw: Vec<Raw> = Vec::with_capacity(13);
@@ -180,7 +179,7 @@ fn later_step(r: Raw, state: TermSet) -> Raw {
 pub(super) fn build_pipeline(
     p: &Breakdown,
     stage: &Stage,
-    overhead: &Overhead,
+    overhead: OverheadRule,
 ) -> Result<Vec<PhaseReport>, EstimateError> {
     let m = Moments::new(p);
     let mut raw: Vec<Raw> = Vec::with_capacity(9);
@@ -650,16 +649,16 @@ fn step(iteration: u32) -> [Raw; 2] {
     ]
 }
 
-/// The reports, with the overhead: the CUDA context from the start, and the
-/// allocator's reserve on top of the highest allocation so far (reserved
-/// memory is not given back without empty_cache()).
+/// The reports, with the overhead: the CUDA context (and NCCL's
+/// communicator) from the start, and the allocator's reserve on top of the
+/// highest allocation so far (reserved memory is not given back without
+/// empty_cache()).
 fn with_overhead(
     m: &Moments,
     raw: Vec<Raw>,
-    overhead: &Overhead,
+    overhead: OverheadRule,
 ) -> Result<Vec<PhaseReport>, EstimateError> {
-    let ctx = u128::from(overhead.context(Overhead::CONTEXT_TORCH)) << 20;
-    let pct = u128::from(overhead.reserve());
+    let (ctx, pct) = overhead.beside();
     let mut high = 0u128;
     let mut out = Vec::with_capacity(raw.len());
     for (iteration, micro, phase, at, peak, end) in raw {
