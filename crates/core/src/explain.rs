@@ -192,7 +192,7 @@ fn overhead_text(rule: OverheadRule) -> Option<String> {
             nccl_mib,
             reserve_pct,
         } => Some(format!(
-            "CUDA context {ctx_mib} MiB + NCCL's communicator {nccl_mib} MiB (one rank's, measured; more ranks' buffers not modeled) + {reserve_pct}% caching-allocator reserve over the highest allocation so far"
+            "CUDA context {ctx_mib} MiB + NCCL {nccl_mib} MiB (one rank's, measured) + {reserve_pct}% caching-allocator reserve over the highest allocation so far"
         )),
     }
 }

@@ -349,7 +349,7 @@ impl OverheadRule {
     pub fn caveat(self) -> Option<&'static str> {
         match self {
             OverheadRule::ContextAndReserve { .. } => Some(
-                "PyTorch's caching allocator is not replayed for this run: on ten training runs recorded on an H200 it needed 1.8% to 22.5% above the allocated peak (median 4.2%; the default reserve is 5%), and the GPU held 3% to 28% more at its peak (32% for a 13B generate at batch 4, all of it at batch 16); expandable_segments:True kept what each needed within 1.8%",
+                "PyTorch's caching allocator is not replayed for this run: ten training runs on an H200 needed 1.8% to 22.5% above the allocated peak (median 4.2%; the default reserve is 5%) and held 3% to 28% more at their peak; expandable_segments:True kept each within 1.8%",
             ),
             OverheadRule::None
             | OverheadRule::ContextOutsideBudget { .. }

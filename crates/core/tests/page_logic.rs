@@ -191,7 +191,7 @@ fn overhead_row_says_what_it_holds() {
         ("task=infer&engine=transformers&model=qwen3-8b", "CUDA context 767 MiB + 5% caching-allocator reserve"),
         (
             "model=llama3.2-1b&gpus=8&zero=3",
-            "CUDA context 767 MiB + NCCL's communicator 556 MiB (one rank's, measured; more ranks' buffers not modeled) + 5%",
+            "CUDA context 767 MiB + NCCL 556 MiB (one rank's, measured) + 5%",
         ),
         ("task=infer&engine=vllm&model=qwen3-8b&gpu=rtx-4090", "outside vLLM's budget"),
         (

@@ -1627,7 +1627,7 @@ pub static FIELDS: &[Field] = &[
         group: Group::Overhead,
         tasks: Tasks::Both,
         label: "CUDA context (MiB)",
-        help: "What the process holds on the GPU beside its tensors: the CUDA context and the kernels it loads. Left out: 767 for PyTorch (training and transformers), measured on an H200 with torch 2.11 and CUDA 13 (527 at start-up, 767 once a training step has run); 512, assumed, for vLLM, llama.cpp, Ollama and MLX.",
+        help: "The CUDA context and loaded kernels beside the tensors. Left out: 767 for PyTorch (measured: H200, torch 2.11), else 512 (assumed).",
         implied: |s| s.overhead.context(s.context_default()).to_string(),
         apply: |d, v| {
             d.overhead.cuda_ctx_mib = Some(count(v, 0, 65_536, Some)?);
