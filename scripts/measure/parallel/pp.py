@@ -63,11 +63,28 @@ class Stage(torch.nn.Module):
         return h
 
 
-def stage_ranges(layers, pp, vpp):
-    """[start, end) per stage, stages = pp * vpp: L // stages each, the last takes the remainder."""
+def stage_ranges(layers, pp, vpp, split="transformers"):
+    """[start, end) per stage, stages = pp * vpp.
+
+    transformers: L // stages each, the last takes the remainder (`layer_range_for_rank`).
+    torchtitan: `generate_llm_fqn_per_model_part(stages, L, input_weight=1, output_weight=1)`
+    (torchtitan/distributed/pipeline_parallel.py, v0.2.2 and main): L + 2 effective layers,
+    `eff // stages` each and one more for the first `eff % stages`; the embedding takes one of the
+    first stage's and norm + output one of the last's; a stage past the last layer gets none."""
     n = pp * vpp
-    per = layers // n
-    return [(i * per, layers if i == n - 1 else (i + 1) * per) for i in range(n)]
+    if split == "transformers":
+        per = layers // n
+        return [(i * per, layers if i == n - 1 else (i + 1) * per) for i in range(n)]
+    eff = layers + 2
+    per, extra = divmod(eff, n)
+    out, cur = [], 0
+    for i in range(n):
+        e = per + (1 if i < extra else 0)
+        take = e - 1 if i in (0, n - 1) else e
+        end = min(layers, cur + take)
+        out.append((cur, end))
+        cur = end
+    return out
 
 
 def run(args):
@@ -108,7 +125,7 @@ def run(args):
         model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16, attn_implementation="sdpa")
         loss_of = model.loss_function
         vocab = cfg.vocab_size
-        ranges = stage_ranges(cfg.num_hidden_layers, args.pp, args.vpp)
+        ranges = stage_ranges(cfg.num_hidden_layers, args.pp, args.vpp, args.split)
         n_stages = len(ranges)
         # stage i lives on rank i % pp (looped), or, for ZBV, the V shape: rank r holds r and 2pp-1-r
         if args.schedule == "zero_bubble":
@@ -199,7 +216,7 @@ def run(args):
     meas["peak_overall"] = max(meas[f"iter{i}"][k] for i in range(1, args.iters + 1)
                                for k in ("peak_pipeline", "peak_step", "peak_zero_grad"))
     return dict(config=os.path.basename(args.config), model=name, family=spec["model_type"], batch=B, seq=L,
-                micro_batches=m, pp=args.pp, vpp=args.vpp, rank=args.rank, schedule=args.schedule,
+                micro_batches=m, pp=args.pp, vpp=args.vpp, split=args.split, rank=args.rank, schedule=args.schedule,
                 stages=[ranges[i] for i in mine], gc=args.gc, grad_ckpt=args.gc != "off", dtype="bf16",
                 optim="adamw", attn="sdpa", use_cache=False, lora=False, mode="fake", cuda_like=True,
                 measured=meas, arch=arch, wall_s=round(time.time() - t0, 1),
@@ -232,6 +249,8 @@ def main():
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--gc", default="off", choices=["off", "nonreentrant"])
+    ap.add_argument("--split", default="transformers", choices=["transformers", "torchtitan"],
+                    help="how the decoder layers are cut into stages (stage_ranges)")
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--tag", default="")
     ap.add_argument("--out", default="")

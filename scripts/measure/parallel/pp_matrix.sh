@@ -33,6 +33,16 @@ if [ "${INTERLEAVED:-0}" = 1 ]; then
   for r in 0 1; do run "pp2v2:interleaved_1f1b:r$r:qwen3-8b:off:m4b4s1024" --config "$C/qwen3-8b.json" --pp 2 --vpp 2 --rank $r $I --micro-batches 4 --batch 4 --seq 1024; done
   exit 0
 fi
+# torchtitan's cut (2026-11-30, raw/pp523_torchtitan.jsonl: `--split torchtitan`, its
+# generate_llm_fqn_per_model_part with the embedding and the head counted as a layer each):
+# 32 layers over 4 ranks (8, 9, 8, 7), over 2 ranks of 2 stages (8 + 8, 9 + 7), 36 over 3 (12, 13, 11).
+if [ "${TORCHTITAN:-0}" = 1 ]; then
+  T="--split torchtitan"
+  for r in 0 1 3; do run "pp4:1f1b:r$r:llama3.1-8b:off:m8b8s512:torchtitan" $L8 $T --pp 4 --rank $r --schedule 1f1b --micro-batches 8 --batch 8 --seq 512; done
+  for r in 0 1; do run "pp2v2:interleaved_1f1b:r$r:llama3.1-8b:off:m4b4s1024:torchtitan" $L8 $T --pp 2 --vpp 2 --rank $r --schedule interleaved_1f1b --micro-batches 4 --batch 4 --seq 1024; done
+  for r in 0 1 2; do run "pp3:1f1b:r$r:qwen3-8b:off:m6b6s512:torchtitan" --config "$C/qwen3-8b.json" $T --pp 3 --rank $r --schedule 1f1b --micro-batches 6 --batch 6 --seq 512; done
+  exit 0
+fi
 for sch in gpipe 1f1b; do
   for r in 0 1; do run "pp2:$sch:r$r:llama3.1-8b:off:m4b4s1024" $L8 --pp 2 --rank $r --schedule $sch --micro-batches 4 --batch 4 --seq 1024; done
 done
