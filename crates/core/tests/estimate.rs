@@ -6,7 +6,7 @@ mod common;
 use common::scenario;
 use proptest::prelude::*;
 use vramfit_core::model::presets::preset;
-use vramfit_core::query::{decode, encode, RawQuery};
+use vramfit_core::query::{decode, decode_strict, encode, RawQuery};
 use vramfit_core::train::run::Shard;
 use vramfit_core::train::{estimate, zero_partition};
 use vramfit_core::{Bytes, Component, Estimate, EstimateError, Phase, PhaseReport};
@@ -729,6 +729,57 @@ fn interleaved_ranks_hold_every_stage() {
         let e = est(&q);
         ranks_hold_the_model(&e, &q, model, pp);
     }
+}
+
+/// Issue 32: torchtitan's cut (`pp_split=torchtitan`): the embedding and
+/// the head count as a layer each, so the first and last stages hold one
+/// decoder layer fewer and the extra layers go to the first stages
+/// (`pipeline::split`, held to torchtitan's own function). Each listed
+/// rank holds its stages' layers, the estimate is the fullest rank, and a
+/// cut that would leave a stage without a layer is refused where the even
+/// cut is not.
+#[test]
+fn torchtitan_cuts_the_ends_one_layer_fewer() {
+    for (rest, layers) in [
+        (
+            "model=llama3.1-8b&pp=4&gpus=4&micro_batches=8",
+            vec![8, 9, 7],
+        ),
+        (
+            "model=qwen3-8b&pp=3&gpus=3&micro_batches=6",
+            vec![12, 13, 11],
+        ),
+        (
+            "model=llama3.1-8b&pp=2&gpus=2&pp_schedule=interleaved_1f1b&vpp=2&micro_batches=4",
+            vec![16, 16],
+        ),
+        (
+            "model=llama3.1-8b&pp=4&gpus=4&micro_batches=8&pp_split=transformers",
+            vec![8, 8, 8],
+        ),
+    ] {
+        let split = if rest.contains("pp_split") {
+            ""
+        } else {
+            "&pp_split=torchtitan"
+        };
+        let q = format!("{rest}&dtype=bf16&optim=adamw&batch=24&seq=1024{split}");
+        let e = est(&q);
+        let got: Vec<u32> = e.ranks.iter().map(|r| r.layers).collect();
+        assert_eq!(got, layers, "{q}");
+        let top = e.ranks.iter().map(|r| r.peak_total_bytes).max();
+        assert_eq!(top, Some(e.peak_total_bytes), "{q}");
+    }
+    let q = "model=llama3.1-8b&dtype=bf16&pp=32&gpus=32&micro_batches=32&batch=32";
+    assert!(decode_strict(&RawQuery::parse(q)).is_ok(), "{q}");
+    let refused = decode_strict(&RawQuery::parse(&format!("{q}&pp_split=torchtitan")))
+        .err()
+        .map(|n| format!("{n:?}"))
+        .unwrap_or_default();
+    assert!(
+        refused.contains("leaves a stage without a decoder layer"),
+        "{refused}"
+    );
 }
 
 /// A pipeline's listed ranks (the first, the middle one standing for pp − 2

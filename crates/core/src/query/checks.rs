@@ -19,6 +19,7 @@ use crate::train::run::DsBuckets;
 use crate::train::run::Dtype;
 use crate::train::run::Offload;
 use crate::train::run::PpSchedule;
+use crate::train::run::PpSplit;
 use crate::train::run::Quant;
 use crate::train::run::SeqLen;
 use crate::train::run::Shard;
@@ -386,6 +387,8 @@ pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
         Some(Key::PpSchedule)
     } else if p.vpp.get() > 1 {
         Some(Key::Vpp)
+    } else if p.pp_split != Scenario::default().parallel.pp_split {
+        Some(Key::PpSplit)
     } else {
         None
     };
@@ -808,12 +811,24 @@ fn pipeline_refusal(s: &Scenario, pp: u32) -> Option<String> {
         );
     };
     let stages = pp * p.vpp.get();
-    if stages > a.layers {
-        let what = if p.vpp.get() > 1 { "pp × vpp" } else { "pp" };
-        return Some(format!(
-            "{what} ({stages}) is more stages than the model has layers ({})",
-            a.layers
-        ));
+    let what = if p.vpp.get() > 1 { "pp × vpp" } else { "pp" };
+    match p.pp_split {
+        PpSplit::Transformers if stages > a.layers => {
+            return Some(format!(
+                "{what} ({stages}) is more stages than the model has layers ({})",
+                a.layers
+            ));
+        }
+        // `generate_llm_fqn_per_model_part`: (layers + 2) / stages a
+        // stage, less the embedding on the first and the head on the last,
+        // so the last stage has a decoder layer only from 2 a stage on.
+        PpSplit::Torchtitan if 2 * stages > a.layers + 2 => {
+            return Some(format!(
+                "torchtitan's cut of {} layers into {what} ({stages}) stages leaves a stage without a decoder layer (the embedding and the head count as one each): not modelled",
+                a.layers
+            ));
+        }
+        PpSplit::Transformers | PpSplit::Torchtitan => {}
     }
     let not_measured = |what: &str| {
         Some(format!(

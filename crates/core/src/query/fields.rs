@@ -42,7 +42,9 @@ use crate::train::run::Trainer;
 use crate::train::run::Training;
 use crate::train::run::Transformers;
 use crate::train::run::ZeroStage;
-use crate::train::run::{Gpus, MicroBatches, PpSchedule, PpStages, TpGroup, VirtualStages};
+use crate::train::run::{
+    Gpus, MicroBatches, PpSchedule, PpSplit, PpStages, TpGroup, VirtualStages,
+};
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
 
 /// How a field is entered.
@@ -1523,13 +1525,27 @@ pub static FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Stages per rank (vpp)",
-        help: "Interleaved 1F1B's stages per rank (virtual stages): the layers are cut into pp × vpp stages of layers / (pp × vpp), the last taking the rest.",
+        help: "Interleaved 1F1B's stages per rank (virtual stages): the layers are cut into pp × vpp stages, as the split says.",
         implied: |_| "1".into(),
         apply: |d, v| {
             d.parallel.vpp = count(v, VirtualStages::MIN, VirtualStages::MAX, VirtualStages::new)?;
             Ok(())
         },
         write: |s| (s.parallel.vpp.get() > 1).then(|| s.parallel.vpp.get().to_string()),
+    },
+    Field {
+        key: Key::PpSplit,
+        kind: FieldKind::Choice(PpSplit::OPTIONS),
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "Layers per stage",
+        help: "How the decoder layers are cut into the pp × vpp stages: transformers' layer_range_for_rank gives each layers / stages and the last the rest; torchtitan counts the embedding and the head as a layer each, so the first and last stages take one fewer.",
+        implied: |_| "transformers".into(),
+        apply: |d, v| {
+            d.parallel.pp_split = choice(v, PpSplit::from_key, PpSplit::keys_joined)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.pp_split != PpSplit::Transformers).then(|| s.parallel.pp_split.key().to_string()),
     },
     Field {
         key: Key::MicroBatches,

@@ -130,6 +130,7 @@ keys! {
     Pp = "pp",
     PpSchedule = "pp_schedule",
     Vpp = "vpp",
+    PpSplit = "pp_split",
     MicroBatches = "micro_batches",
     Zero = "zero",
     Offload = "offload",

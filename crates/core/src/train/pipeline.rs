@@ -14,7 +14,7 @@
 //! order keeps beside it. Measured: `scripts/measure/parallel/` (`pp.py`,
 //! `raw/pp523.jsonl`).
 
-use super::run::{Beside, Kind, Plan, PpSchedule, Stage};
+use super::run::{Beside, Kind, Plan, PpSchedule, PpSplit, Stage};
 
 /// One action of a rank's schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,16 +127,53 @@ fn moments(ops: &[Op], kinds: &[bool], mine: bool, last: Option<u32>) -> Vec<(Ki
     out
 }
 
+/// The decoder layers of the model's stage `i` of `n`, as `split` cuts
+/// `layers` of them.
+///
+/// - transformers 5.23 (`PipelineStage.layer_range_for_rank`, and
+///   `pp.py`'s default): `layers / n` each, the last stage the remainder.
+/// - torchtitan (`distributed/pipeline_parallel.py:
+///   generate_llm_fqn_per_model_part`, v0.2.2, with `input_weight` and
+///   `output_weight` 1, its defaults): `layers + 2` effective layers,
+///   `(layers + 2) / n` a stage and one more for the first
+///   `(layers + 2) mod n`; the embedding takes one of the first stage's,
+///   norm and output one of the last's; a stage past the last layer gets
+///   none. Held to torchtitan's own function (`raw/torchtitan_split.jsonl`).
+pub fn split(split: PpSplit, layers: u32, n: u32, i: u32) -> u32 {
+    if n <= 1 {
+        return layers;
+    }
+    match split {
+        PpSplit::Transformers => {
+            let per = layers / n;
+            if i + 1 == n {
+                layers - per * (n - 1)
+            } else {
+                per
+            }
+        }
+        PpSplit::Torchtitan => {
+            let eff = layers + 2;
+            let (per, extra) = (eff / n, eff % n);
+            // Layers the stages before `i` took, then stage `i`'s.
+            let start = |i: u32| (i * per + i.min(extra)).saturating_sub(u32::from(i > 0));
+            let own = (per + u32::from(i < extra))
+                .saturating_sub(u32::from(i == 0) + u32::from(i + 1 == n));
+            let from = start(i).min(layers);
+            (from + own).min(layers) - from
+        }
+    }
+}
+
 /// Each listed rank's stages, one per kind it holds: the ranks that can
 /// need most, the first (the embedding), the fullest middle one and the
 /// last (the head and the loss). The middle ranks' stages are alike, and
 /// of those rank 1 keeps the most micro-batches in flight at every kind
 /// of moment (1F1B: pp − rank; interleaved: its warm-up, which falls by 2
-/// a rank; GPipe: all alike), so no other middle rank needs more. The
-/// model's `pp × vpp` stages have `layers / (pp × vpp)` decoder layers
-/// each, the last the remainder (as transformers 5.23's
-/// `layer_range_for_rank` and `pp.py` cut them). The codec holds `pp × vpp
-/// ≤ layers` and `micro_batches` dividing the batch.
+/// a rank; GPipe: all alike), so no other middle rank needs more; under
+/// torchtitan's cut rank 1 also holds the most layers ([`split`]: the
+/// extra layers go to the first stages). The codec holds every stage at
+/// least one decoder layer and `micro_batches` dividing the batch.
 pub fn stages(plan: Plan, layers: u32, batch: u32) -> Vec<Vec<Stage>> {
     let ranks: &[u32] = match plan.pp {
         1 => &[0],
@@ -154,14 +191,7 @@ pub fn stages(plan: Plan, layers: u32, batch: u32) -> Vec<Vec<Stage>> {
 pub fn rank_stages(plan: Plan, layers: u32, batch: u32, rank: u32) -> Vec<Stage> {
     let (pp, vpp) = (plan.pp, plan.vpp);
     let n = pp * vpp;
-    let per = layers / n;
-    let layers_of = |c: u32| {
-        if c * pp + rank + 1 == n {
-            layers - per * (n - 1)
-        } else {
-            per
-        }
-    };
+    let layers_of = |c: u32| split(plan.split, layers, n, c * pp + rank);
     let first = |c: u32| c * pp + rank == 0;
     let last = |c: u32| c * pp + rank + 1 == n;
     // A stage is of the special kind when it holds either end.
@@ -196,6 +226,46 @@ pub fn rank_stages(plan: Plan, layers: u32, batch: u32, rank: u32) -> Vec<Stage>
 mod tests {
     use super::*;
 
+    /// torchtitan's cut, against its own `generate_llm_fqn_per_model_part`
+    /// (v0.2.2) run on 52 (stages, layers) pairs
+    /// (`scripts/measure/parallel/torchtitan_split.py`): each stage's
+    /// decoder layers; and the transformers cut on the same pairs sums to
+    /// the layers with the remainder on the last stage.
+    #[test]
+    fn the_stages_are_cut_as_torchtitan_cuts_them() {
+        let rows = include_str!("../../../../scripts/measure/parallel/raw/torchtitan_split.jsonl");
+        let mut n = 0;
+        for line in rows.lines() {
+            let r: serde_json::Value = serde_json::from_str(line).expect("row");
+            let count = |k: &str| u32::try_from(r[k].as_u64().expect(k)).expect(k);
+            let (stages, layers) = (count("stages"), count("layers"));
+            let Some(ranges) = r["ranges"].as_array() else {
+                assert!(stages > layers + 2, "{r}");
+                continue;
+            };
+            let theirs: Vec<u32> = ranges
+                .iter()
+                .map(|x| match x.as_array() {
+                    Some(p) => (p[1].as_u64().expect("end") - p[0].as_u64().expect("start")) as u32,
+                    None => 0,
+                })
+                .collect();
+            let ours: Vec<u32> = (0..stages)
+                .map(|i| split(PpSplit::Torchtitan, layers, stages, i))
+                .collect();
+            assert_eq!(ours, theirs, "{stages} stages, {layers} layers");
+            let even: Vec<u32> = (0..stages)
+                .map(|i| split(PpSplit::Transformers, layers, stages, i))
+                .collect();
+            if stages <= layers {
+                assert_eq!(even.iter().sum::<u32>(), layers);
+                assert_eq!(even[0], layers / stages);
+            }
+            n += 1;
+        }
+        assert_eq!(n, 52);
+    }
+
     fn b(kind: Kind, waiting: u32, kept: u32, done: u32) -> (Kind, Beside) {
         (
             kind,
@@ -214,6 +284,7 @@ mod tests {
             vpp,
             schedule,
             micro_batches: m,
+            split: PpSplit::Transformers,
         }
     }
 

@@ -189,6 +189,21 @@ choice_enum! {
 }
 
 choice_enum! {
+    /// How the decoder layers are cut into a pipeline's `pp × vpp` stages
+    /// ([`crate::train::pipeline::split`]).
+    pub enum PpSplit {
+        /// transformers 5.23's `layer_range_for_rank`: layers ÷ stages each,
+        /// the last stage the remainder.
+        Transformers = "transformers", "layers ÷ stages each (transformers)",
+        /// torchtitan's `generate_llm_fqn_per_model_part` at its defaults
+        /// (`pipeline_parallel_first_stage_less_layers` and
+        /// `last_stage_less_layers` 1): the embedding and the head each
+        /// count as a layer, so the first and last stages take one fewer.
+        Torchtitan = "torchtitan", "the ends one layer fewer (torchtitan)",
+    }
+}
+
+choice_enum! {
     /// Where DeepSpeed's ZeRO-3 bucket sizes come from.
     pub enum DsBuckets {
         /// DeepSpeed's own defaults, as `accelerate config` leaves them:
@@ -363,6 +378,7 @@ pub struct Parallel {
     pub pp: PpStages,
     pub pp_schedule: PpSchedule,
     pub vpp: VirtualStages,
+    pub pp_split: PpSplit,
     pub micro_batches: MicroBatches,
     pub zero: ZeroStage,
     /// What ZeRO / FSDP keeps in host memory.
@@ -685,6 +701,7 @@ impl Parallel {
             vpp: self.vpp.get(),
             schedule: self.pp_schedule,
             micro_batches: self.micro_batches.get(),
+            split: self.pp_split,
         }
     }
 
@@ -702,6 +719,7 @@ impl Default for Parallel {
             tp: TpGroup(1),
             pp: PpStages(1),
             pp_schedule: PpSchedule::OneFOneB,
+            pp_split: PpSplit::Transformers,
             vpp: VirtualStages(1),
             micro_batches: MicroBatches(1),
             zero: ZeroStage(0),
@@ -823,4 +841,5 @@ pub struct Plan {
     pub vpp: u32,
     pub schedule: PpSchedule,
     pub micro_batches: u32,
+    pub split: PpSplit,
 }
