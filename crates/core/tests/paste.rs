@@ -297,8 +297,30 @@ fn torchtitan_configs_read_to_their_keys() {
          [parallelism]\ndata_parallel_shard_degree = 1\npipeline_parallel_degree = 4\n\
          pipeline_parallel_schedule = \"GPipe\"\npipeline_parallel_microbatch_size = 2\n\
          [activation_checkpoint]\nmode = \"none\"\n",
-        "task=train&model=llama3.1-8b&dtype=fp32&optim=adamw_fused&batch=8&seq=4096&grad_ckpt=false&gpus=4&pp=4&pp_schedule=gpipe&micro_batches=4",
-        &["pipeline_parallel_first_stage_less_layers = 1, last_stage_less_layers = 1 (torchtitan's defaults)"],
+        "task=train&model=llama3.1-8b&dtype=fp32&optim=adamw_fused&batch=8&seq=4096&grad_ckpt=false&gpus=4&pp=4&pp_schedule=gpipe&pp_split=torchtitan&micro_batches=4",
+        &[],
+    );
+    // Interleaved 1F1B: torchtitan's 2 stages a rank when no layers-per-
+    // stage count is given; with one, the stages follow from the model's
+    // layers, which the file does not give.
+    check(
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n\
+         [parallelism]\ndata_parallel_shard_degree = 1\npipeline_parallel_degree = 2\n\
+         pipeline_parallel_schedule = \"Interleaved1F1B\"\npipeline_parallel_microbatch_size = 2\n\
+         [activation_checkpoint]\nmode = \"none\"\n",
+        "task=train&model=llama3.1-8b&dtype=fp32&optim=adamw_fused&batch=8&seq=4096&grad_ckpt=false&gpus=2&pp=2&pp_schedule=interleaved_1f1b&vpp=2&pp_split=torchtitan&micro_batches=4",
+        &[],
+    );
+    check(
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n\
+         [parallelism]\ndata_parallel_shard_degree = 1\npipeline_parallel_degree = 2\n\
+         pipeline_parallel_schedule = \"Interleaved1F1B\"\npipeline_parallel_layers_per_stage = 4\n\
+         [activation_checkpoint]\nmode = \"none\"\n",
+        "task=train&model=llama3.1-8b&dtype=fp32&optim=adamw_fused&batch=8&seq=4096&grad_ckpt=false&gpus=2",
+        &[
+            "parallelism.pipeline_parallel_layers_per_stage = 4 (line 11): its stages per rank (vpp) follow from the model's layers",
+            "parallelism.pipeline_parallel_degree = 2 (line 9): not read",
+        ],
     );
     // Tensor parallelism inside FSDP2 over 4 × 2 GPUs, a global batch of
     // 64 (8 accumulation steps), AdamW foreach, full checkpointing.
@@ -323,10 +345,8 @@ fn torchtitan_configs_read_to_their_keys() {
         "task=train&dtype=bf16&optim=adamw_fused&batch=4&seq=2048&gpus=2",
         &[
             "activation_checkpoint.mode = selective (torchtitan's default): selective activation checkpointing (selective_ac_option = 2) is not modelled",
-            "parallelism.pipeline_parallel_schedule = Interleaved1F1B (line 7): modelled as pp_schedule=interleaved_1f1b with its stages per rank (vpp)",
             "parallelism.pipeline_parallel_microbatch_size = 3 (line 8): torchtitan refuses it",
             "parallelism.pipeline_parallel_degree = 2 (line 6): not read",
-            "pipeline_parallel_first_stage_less_layers = 1",
         ],
     );
     // HSDP, context and expert parallelism: not modelled, and no GPU count.

@@ -619,11 +619,12 @@ fn inert(f: &mut Fields, c: &mut Collector, paths: &[&str], why: &str) {
 
 /// The pipeline as `torchtitan/distributed/pipeline_parallel.py` builds
 /// it: the schedule (`1F1B` by default; torch's `get_schedule_class`
-/// reads the name in any case; 1F1B and GPipe are read, interleaved 1F1B
-/// is modelled but its stages per rank are not in the file) over
+/// reads the name in any case; 1F1B, GPipe and interleaved 1F1B, with 2
+/// stages a rank unless a layers-per-stage count sets them) over
 /// `local_batch_size / pipeline_parallel_microbatch_size` micro-batches
 /// (`build_pipeline_schedule`, which refuses a size that does not divide
-/// the batch).
+/// the batch), the layers cut as `generate_llm_fqn_per_model_part` cuts
+/// them (`pp_split=torchtitan`, at its default weights only).
 fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
     if d.pp.n == 1 {
         return inert(f, c, PIPELINE, "pipeline_parallel_degree is 1");
@@ -633,17 +634,23 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
     let size = f.field(&["parallelism.pipeline_parallel_microbatch_size"], "1");
     let mut refused = Vec::new();
     let name = schedule.text.to_ascii_lowercase();
+    // Interleaved 1F1B: 2 stages a rank unless a layers-per-stage count
+    // sets them (`pipeline_llm`: `stages_per_rank = 1 if
+    // is_single_stage_schedule else 2`; with one, ceil((layers + 2) /
+    // count) stages over the model's layers, which the file does not give).
+    let per_stage = f.field(&["parallelism.pipeline_parallel_layers_per_stage"], "");
+    let interleaved = name == "interleaved1f1b";
     if !csv.text.is_empty() {
         refused.push(format!(
             "{}: a schedule from a file is not modelled",
             csv.from
         ));
-    } else if name == "interleaved1f1b" {
+    } else if interleaved && per_stage.given {
         refused.push(format!(
-            "{}: modelled as pp_schedule=interleaved_1f1b with its stages per rank (vpp), which torchtitan derives from its layers per stage and does not say here: set both in the query",
-            schedule.from
+            "{}: its stages per rank (vpp) follow from the model's layers, which the file does not give: set pp_schedule=interleaved_1f1b and vpp in the query",
+            per_stage.from
         ));
-    } else if name != "1f1b" && name != "gpipe" {
+    } else if !interleaved && name != "1f1b" && name != "gpipe" {
         refused.push(format!(
             "{}: vramfit models the 1F1B, GPipe and interleaved 1F1B schedules only",
             schedule.from
@@ -663,23 +670,34 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
             None
         }
     };
-    match micro {
+    let read = match micro {
         Some(m) if refused.is_empty() => {
             c.set(Key::Pp, &d.pp.n.to_string(), &d.pp.from);
-            c.set(Key::PpSchedule, &name, &schedule.from);
+            if interleaved {
+                c.set(Key::PpSchedule, "interleaved_1f1b", &schedule.from);
+                c.set(
+                    Key::Vpp,
+                    "2",
+                    "torchtitan's default for a schedule of several stages a rank: 2 a rank",
+                );
+            } else {
+                c.set(Key::PpSchedule, &name, &schedule.from);
+            }
             c.set(
                 Key::MicroBatches,
                 &m.to_string(),
                 &format!("{} ÷ {}", batch.from, size.from),
             );
+            true
         }
         Some(_) | None => {
             for why in refused {
                 c.unknown(why);
             }
             c.unknown(format!("{}: not read (its schedule is not)", d.pp.from));
+            false
         }
-    }
+    };
     let first = f.field(
         &["parallelism.pipeline_parallel_first_stage_less_layers"],
         "1",
@@ -688,15 +706,24 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
         &["parallelism.pipeline_parallel_last_stage_less_layers"],
         "1",
     );
-    let defaults = if first.given || last.given {
-        ""
+    // `generate_llm_fqn_per_model_part` with these as its input and
+    // output weights: at 1 each (the defaults) vramfit's torchtitan cut.
+    if !read {
+        return;
+    }
+    if first.text == "1" && last.text == "1" {
+        let from = if first.given || last.given {
+            format!("{} and {}", first.from, last.from)
+        } else {
+            "torchtitan's default stage split (first and last stages one layer fewer)".into()
+        };
+        c.set(Key::PpSplit, "torchtitan", &from);
     } else {
-        " (torchtitan's defaults)"
-    };
-    c.unknown(format!(
-        "pipeline_parallel_first_stage_less_layers = {}, last_stage_less_layers = {}{defaults}: the first and last stages take that many layers fewer; vramfit cuts layers / pp per stage",
-        first.text, last.text
-    ));
+        c.unknown(format!(
+            "pipeline_parallel_first_stage_less_layers = {}, last_stage_less_layers = {}: vramfit cuts the stages as torchtitan does at 1 and 1 only",
+            first.text, last.text
+        ));
+    }
 }
 
 /// `[training] dtype` (default `float32`; `bfloat16`: everything in
