@@ -349,7 +349,7 @@ impl OverheadRule {
     pub fn caveat(self) -> Option<&'static str> {
         match self {
             OverheadRule::ContextAndReserve { .. } => Some(
-                "PyTorch's caching allocator is not replayed for this run: ten training runs on an H200 needed 1.8% to 22.5% above the allocated peak (median 4.2%; the default reserve is 5%) and held 3% to 28% more at their peak; expandable_segments:True kept each within 1.8%",
+                "PyTorch's caching allocator is not replayed for this run: on an H200, runs needed 1.8% to 22.5% above the allocated peak (median 4.2%, reserve 5%); expandable_segments:True, 1.8% at most",
             ),
             OverheadRule::None
             | OverheadRule::ContextOutsideBudget { .. }

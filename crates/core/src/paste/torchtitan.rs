@@ -647,7 +647,7 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
         ));
     } else if interleaved && per_stage.given {
         refused.push(format!(
-            "{}: its stages per rank (vpp) follow from the model's layers, which the file does not give: set pp_schedule=interleaved_1f1b and vpp in the query",
+            "{}: its stages per rank (vpp) follow from the model's layers: set pp_schedule=interleaved_1f1b and vpp in the query",
             per_stage.from
         ));
     } else if !interleaved && name != "1f1b" && name != "gpipe" {
@@ -675,11 +675,7 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
             c.set(Key::Pp, &d.pp.n.to_string(), &d.pp.from);
             if interleaved {
                 c.set(Key::PpSchedule, "interleaved_1f1b", &schedule.from);
-                c.set(
-                    Key::Vpp,
-                    "2",
-                    "torchtitan's default for a schedule of several stages a rank: 2 a rank",
-                );
+                c.set(Key::Vpp, "2", "torchtitan's default: 2 stages a rank");
             } else {
                 c.set(Key::PpSchedule, &name, &schedule.from);
             }
@@ -715,7 +711,7 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
         let from = if first.given || last.given {
             format!("{} and {}", first.from, last.from)
         } else {
-            "torchtitan's default stage split (first and last stages one layer fewer)".into()
+            "torchtitan's default stage split".into()
         };
         c.set(Key::PpSplit, "torchtitan", &from);
     } else {

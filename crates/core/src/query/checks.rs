@@ -824,7 +824,7 @@ fn pipeline_refusal(s: &Scenario, pp: u32) -> Option<String> {
         // so the last stage has a decoder layer only from 2 a stage on.
         PpSplit::Torchtitan if 2 * stages > a.layers + 2 => {
             return Some(format!(
-                "torchtitan's cut of {} layers into {what} ({stages}) stages leaves a stage without a decoder layer (the embedding and the head count as one each): not modelled",
+                "torchtitan's cut of {} layers into {what} ({stages}) stages leaves a stage without a decoder layer: not modelled",
                 a.layers
             ));
         }

@@ -1511,7 +1511,7 @@ pub static FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Pipeline schedule",
-        help: "The order each rank runs its micro-batches in (torch 2.15): 1F1B keeps at most pp − rank in flight on a rank, GPipe all of them; interleaved 1F1B runs vpp stages a rank (rank r holds stages r, r + pp, …).",
+        help: "The order each rank runs its micro-batches in (torch 2.15): 1F1B keeps at most pp − rank in flight, GPipe all; interleaved 1F1B runs vpp stages a rank.",
         implied: |_| "1f1b".into(),
         apply: |d, v| {
             d.parallel.pp_schedule = choice(v, PpSchedule::from_key, PpSchedule::keys_joined)?;
@@ -1539,7 +1539,7 @@ pub static FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Layers per stage",
-        help: "How the decoder layers are cut into the pp × vpp stages: transformers' layer_range_for_rank gives each layers / stages and the last the rest; torchtitan counts the embedding and the head as a layer each, so the first and last stages take one fewer.",
+        help: "How the layers are cut into the pp × vpp stages: transformers gives each layers / stages, the last the rest; torchtitan counts the embedding and the head as a layer each.",
         implied: |_| "transformers".into(),
         apply: |d, v| {
             d.parallel.pp_split = choice(v, PpSplit::from_key, PpSplit::keys_joined)?;
