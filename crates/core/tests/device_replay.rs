@@ -9,7 +9,7 @@
 //!   expandable segments; with plain segments the allocated peak is exact,
 //!   but among cached blocks of one size the lowest address is taken, and
 //!   the driver's addresses are not in order, so the reserved peak can
-//!   differ (measured: 3 runs of 22, by +0.2%, -1.1% and -5.4%).
+//!   differ (measured: 3 runs of 25, by +0.2%, -1.1% and -5.4%).
 
 mod gpu_trace;
 
