@@ -301,8 +301,9 @@ fn torchtitan_configs_read_to_their_keys() {
         &[],
     );
     // Interleaved 1F1B: torchtitan's 2 stages a rank when no layers-per-
-    // stage count is given; with one, the stages follow from the model's
-    // layers, which the file does not give.
+    // stage count is given; with one, ceil((32 + 1 + 1) / count) stages
+    // over the ranks (`pipeline_llm`): 3 a stage makes 12, 6 a rank; 4
+    // makes 9, which 2 ranks cannot share (torchtitan's words).
     check(
         "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n\
          [parallelism]\ndata_parallel_shard_degree = 1\npipeline_parallel_degree = 2\n\
@@ -318,9 +319,17 @@ fn torchtitan_configs_read_to_their_keys() {
          [activation_checkpoint]\nmode = \"none\"\n",
         "task=train&model=llama3.1-8b&dtype=fp32&optim=adamw_fused&batch=8&seq=4096&grad_ckpt=false&gpus=2",
         &[
-            "parallelism.pipeline_parallel_layers_per_stage = 4 (line 11): its stages per rank (vpp) follow from the model's layers",
+            "parallelism.pipeline_parallel_layers_per_stage = 4 (line 11): torchtitan refuses it: 9 virtual stages must be divisible by pipeline parallel size (2)",
             "parallelism.pipeline_parallel_degree = 2 (line 9): not read",
         ],
+    );
+    check(
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n\
+         [parallelism]\ndata_parallel_shard_degree = 1\npipeline_parallel_degree = 2\n\
+         pipeline_parallel_schedule = \"Interleaved1F1B\"\npipeline_parallel_layers_per_stage = 3\n\
+         pipeline_parallel_microbatch_size = 2\n[activation_checkpoint]\nmode = \"none\"\n",
+        "task=train&model=llama3.1-8b&dtype=fp32&optim=adamw_fused&batch=8&seq=4096&grad_ckpt=false&gpus=2&pp=2&pp_schedule=interleaved_1f1b&vpp=6&pp_split=torchtitan&micro_batches=4",
+        &[],
     );
     // Tensor parallelism inside FSDP2 over 4 × 2 GPUs, a global batch of
     // 64 (8 accumulation steps), AdamW foreach, full checkpointing.

@@ -231,7 +231,7 @@ pub(crate) fn read(entries: &[Entry], c: &mut Collector) {
         entries,
         used: vec![false; entries.len()],
     };
-    model(&mut f, c);
+    let layers = model(&mut f, c);
     let batch = training(&mut f, c);
     optimizer(&mut f, c);
     checkpointing(&mut f, c);
@@ -239,7 +239,7 @@ pub(crate) fn read(entries: &[Entry], c: &mut Collector) {
     if let Some(d) = &degrees {
         data_parallel(&mut f, c, d, &batch);
         other_parallel(&mut f, c, d);
-        pipeline(&mut f, c, d, &batch);
+        pipeline(&mut f, c, d, &batch, layers);
     }
     dtype(&mut f, c, degrees.as_ref());
     let off = switched_off(&f);
@@ -310,22 +310,28 @@ fn why_unread(e: &Entry, off: &[(&str, &str)]) -> String {
 }
 
 /// `[model] name` and `flavor` (defaults `llama3`, `debugmodel`): the
-/// preset of that architecture ([`FLAVORS`]).
-fn model(f: &mut Fields, c: &mut Collector) {
+/// preset of that architecture ([`FLAVORS`]). Returns its layers.
+fn model(f: &mut Fields, c: &mut Collector) -> Option<u32> {
     let name = f.field(&["model.name"], "llama3");
     let flavor = f.field(&["model.flavor"], "debugmodel");
     if !name.given && !flavor.given {
-        return;
+        return None;
     }
     let src = format!("{}, {}", name.from, flavor.from);
     match FLAVORS
         .iter()
         .find(|(n, fl, _)| *n == name.text && *fl == flavor.text)
     {
-        Some((_, _, id)) => c.set(Key::Model, id, &src),
-        None => c.unknown(format!(
-            "{src}: no vramfit preset is this flavor's architecture (the CLI takes --config FILE with the model's config.json)"
-        )),
+        Some((_, _, id)) => {
+            c.set(Key::Model, id, &src);
+            crate::model::presets::preset(id).map(|p| p.arch.layers)
+        }
+        None => {
+            c.unknown(format!(
+                "{src}: no vramfit preset is this flavor's architecture (the CLI takes --config FILE with the model's config.json)"
+            ));
+            None
+        }
     }
 }
 
@@ -619,36 +625,34 @@ fn inert(f: &mut Fields, c: &mut Collector, paths: &[&str], why: &str) {
 
 /// The pipeline as `torchtitan/distributed/pipeline_parallel.py` builds
 /// it: the schedule (`1F1B` by default; torch's `get_schedule_class`
-/// reads the name in any case; 1F1B, GPipe and interleaved 1F1B, with 2
-/// stages a rank unless a layers-per-stage count sets them) over
+/// reads the name in any case; 1F1B, GPipe and interleaved 1F1B) over
 /// `local_batch_size / pipeline_parallel_microbatch_size` micro-batches
 /// (`build_pipeline_schedule`, which refuses a size that does not divide
-/// the batch), the layers cut as `generate_llm_fqn_per_model_part` cuts
-/// them (`pp_split=torchtitan`, at its default weights only).
-fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
+/// the batch), with the stages per rank `pipeline_llm` sets ([`stages`])
+/// and the layers cut as `generate_llm_fqn_per_model_part` cuts them
+/// (`pp_split=torchtitan`, at its default weights only).
+fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field, layers: Option<u32>) {
     if d.pp.n == 1 {
         return inert(f, c, PIPELINE, "pipeline_parallel_degree is 1");
     }
     let schedule = f.field(&["parallelism.pipeline_parallel_schedule"], "1F1B");
     let csv = f.field(&["parallelism.pipeline_parallel_schedule_csv"], "");
     let size = f.field(&["parallelism.pipeline_parallel_microbatch_size"], "1");
+    let first = f.field(
+        &["parallelism.pipeline_parallel_first_stage_less_layers"],
+        "1",
+    );
+    let last = f.field(
+        &["parallelism.pipeline_parallel_last_stage_less_layers"],
+        "1",
+    );
     let mut refused = Vec::new();
     let name = schedule.text.to_ascii_lowercase();
-    // Interleaved 1F1B: 2 stages a rank unless a layers-per-stage count
-    // sets them (`pipeline_llm`: `stages_per_rank = 1 if
-    // is_single_stage_schedule else 2`; with one, ceil((layers + 2) /
-    // count) stages over the model's layers, which the file does not give).
-    let per_stage = f.field(&["parallelism.pipeline_parallel_layers_per_stage"], "");
     let interleaved = name == "interleaved1f1b";
     if !csv.text.is_empty() {
         refused.push(format!(
             "{}: a schedule from a file is not modelled",
             csv.from
-        ));
-    } else if interleaved && per_stage.given {
-        refused.push(format!(
-            "{}: its stages per rank (vpp) follow from the model's layers: set pp_schedule=interleaved_1f1b and vpp in the query",
-            per_stage.from
         ));
     } else if !interleaved && name != "1f1b" && name != "gpipe" {
         refused.push(format!(
@@ -656,6 +660,10 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
             schedule.from
         ));
     }
+    let vpp = stages(f, d, interleaved, (&first, &last), layers).unwrap_or_else(|why| {
+        refused.push(why);
+        1
+    });
     let micro = match (size.text.parse::<u64>(), batch.text.parse::<u64>()) {
         (Ok(m), Ok(b)) if m > 0 && b % m == 0 => Some(b / m),
         (Ok(m), Ok(b)) if m > 0 => {
@@ -670,43 +678,36 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
             None
         }
     };
-    let read = match micro {
-        Some(m) if refused.is_empty() => {
-            c.set(Key::Pp, &d.pp.n.to_string(), &d.pp.from);
-            if interleaved {
-                c.set(Key::PpSchedule, "interleaved_1f1b", &schedule.from);
-                c.set(Key::Vpp, "2", "torchtitan's default: 2 stages a rank");
-            } else {
-                c.set(Key::PpSchedule, &name, &schedule.from);
-            }
-            c.set(
-                Key::MicroBatches,
-                &m.to_string(),
-                &format!("{} ÷ {}", batch.from, size.from),
-            );
-            true
+    let Some(m) = micro.filter(|_| refused.is_empty()) else {
+        for why in refused {
+            c.unknown(why);
         }
-        Some(_) | None => {
-            for why in refused {
-                c.unknown(why);
-            }
-            c.unknown(format!("{}: not read (its schedule is not)", d.pp.from));
-            false
-        }
+        return c.unknown(format!("{}: not read (its schedule is not)", d.pp.from));
     };
-    let first = f.field(
-        &["parallelism.pipeline_parallel_first_stage_less_layers"],
-        "1",
+    c.set(Key::Pp, &d.pp.n.to_string(), &d.pp.from);
+    c.set(
+        Key::PpSchedule,
+        if interleaved {
+            "interleaved_1f1b"
+        } else {
+            &name
+        },
+        &schedule.from,
     );
-    let last = f.field(
-        &["parallelism.pipeline_parallel_last_stage_less_layers"],
-        "1",
+    if interleaved {
+        c.set(
+            Key::Vpp,
+            &vpp.to_string(),
+            "torchtitan's stages per rank (pipeline_llm)",
+        );
+    }
+    c.set(
+        Key::MicroBatches,
+        &m.to_string(),
+        &format!("{} ÷ {}", batch.from, size.from),
     );
     // `generate_llm_fqn_per_model_part` with these as its input and
     // output weights: at 1 each (the defaults) vramfit's torchtitan cut.
-    if !read {
-        return;
-    }
     if first.text == "1" && last.text == "1" {
         let from = if first.given || last.given {
             format!("{} and {}", first.from, last.from)
@@ -719,6 +720,56 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field) {
             "pipeline_parallel_first_stage_less_layers = {}, last_stage_less_layers = {}: vramfit cuts the stages as torchtitan does at 1 and 1 only",
             first.text, last.text
         ));
+    }
+}
+
+/// The stages per rank `pipeline_llm` sets (torchtitan v0.2.2): without
+/// `pipeline_parallel_layers_per_stage`, 1 for a single-stage schedule
+/// (1F1B, GPipe) and 2 for interleaved 1F1B; with it, ceil((layers +
+/// first + last weight) / count) stages over the ranks, which must divide
+/// them into 1 a rank (single-stage) or at least 2 (interleaved). Else
+/// why it is not read, in torchtitan's words where it refuses.
+fn stages(
+    f: &mut Fields,
+    d: &Degrees,
+    interleaved: bool,
+    (first, last): (&Field, &Field),
+    layers: Option<u32>,
+) -> Result<u64, String> {
+    let per_stage = f.field(&["parallelism.pipeline_parallel_layers_per_stage"], "");
+    if !per_stage.given {
+        return Ok(if interleaved { 2 } else { 1 });
+    }
+    let from = &per_stage.from;
+    let count = |t: &str| t.parse::<u64>().ok();
+    let Some(per) = count(&per_stage.text).filter(|n| *n > 0) else {
+        return Err(format!("{from}: not a count of layers"));
+    };
+    let Some(l) = layers else {
+        return Err(format!(
+            "{from}: the stages follow from the model's layers, and the model is not one vramfit knows"
+        ));
+    };
+    let (Some(w1), Some(w2)) = (count(&first.text), count(&last.text)) else {
+        return Err(format!("{from}: the stage weights are not counts"));
+    };
+    let total = (u64::from(l) + w1 + w2).div_ceil(per);
+    let pp = u64::try_from(d.pp.n).unwrap_or(1).max(1);
+    if total % pp != 0 {
+        return Err(format!(
+            "{from}: torchtitan refuses it: {total} virtual stages must be divisible by pipeline parallel size ({pp})"
+        ));
+    }
+    let per_rank = total / pp;
+    match (interleaved, per_rank) {
+        (false, 1) => Ok(1),
+        (true, n) if n >= 2 => Ok(n),
+        (false, n) => Err(format!(
+            "{from}: torchtitan refuses it: a single stage schedule requires exactly 1 stage per rank, but got {n}"
+        )),
+        (true, n) => Err(format!(
+            "{from}: torchtitan refuses it: a multi-stage schedule requires at least 2 stages per rank, but got {n}"
+        )),
     }
 }
 

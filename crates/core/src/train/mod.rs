@@ -94,7 +94,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         v => format!(", {v} stages a rank"),
     };
     e.caveats.push(format!(
-        "pipeline parallelism (pp={}{vpp}, {}, {} micro-batches): the figures are rank {top}'s, the fullest; NCCL's buffers are not counted",
+        "pipeline parallelism (pp={}{vpp}, {}, {} micro-batches): the figures are rank {top}'s, the fullest; NCCL's buffers per peer are not counted",
         s.parallel.pp.get(),
         s.parallel.pp_schedule.label(),
         s.parallel.micro_batches.get(),
