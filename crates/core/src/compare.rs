@@ -107,8 +107,21 @@ fn value(f: Figure) -> (u64, &'static str) {
 
 /// One row per measured figure, in the paste's order.
 pub fn compare(read: &Read, e: &Estimate) -> Vec<Row> {
-    read.measured.iter().map(|m| row(m, Some(e))).collect()
+    read.measured
+        .iter()
+        .map(|m| {
+            let mut r = row(m, Some(e));
+            if read.model_unread && r.cause.is_some() {
+                r.cause = Some(MODEL_UNREAD);
+            }
+            r
+        })
+        .collect()
 }
+
+/// The cause of a difference when the paste's model was not read: the
+/// figure is set beside another model's estimate.
+pub const MODEL_UNREAD: &str = "the pasted model was not read (see what was not read): the estimate is of the link's model, not the one measured";
 
 /// The rows when there is no estimate (why is said beside them).
 pub fn unestimated(read: &Read) -> Vec<Row> {

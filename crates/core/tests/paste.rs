@@ -574,6 +574,29 @@ fn published_pastes_read_to_their_queries_with_measured_beside_estimated() {
     }
 }
 
+/// A paste that names a model vramfit cannot read sets its figures beside
+/// the link's model's estimate: a difference says so rather than guess at
+/// settings (`ollama ps` of granite3.3:2b, no preset, beside the default
+/// model). A paste that names no model keeps the figure's own cause.
+#[test]
+fn a_figure_beside_another_models_estimate_says_so() {
+    let causes = |file: &str| {
+        let mut read = paste::read(&fixture(&format!("pastes/{file}"))).expect("reads");
+        let raw = read.settle(&RawQuery::default());
+        let e = Estimates::primary_of(&decode(&raw).scenario).expect("estimates");
+        let unread = read.model_unread;
+        let rows = compare::compare(&read, &e);
+        (unread, rows.iter().map(|r| r.cause).collect::<Vec<_>>())
+    };
+    assert_eq!(
+        causes("ollama-ps-two-models.txt"),
+        (true, vec![Some(compare::MODEL_UNREAD)])
+    );
+    let (unread, smi) = causes("nvidia-smi-a800.txt");
+    assert!(!unread);
+    assert_eq!(smi, vec![compare::likely_cause("peak_total_bytes", true)]);
+}
+
 /// Every figure the comparison reads from an estimate has a likely cause
 /// to say when it differs; a name it does not know has none.
 #[test]

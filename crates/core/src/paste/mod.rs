@@ -94,6 +94,10 @@ pub struct Read {
     /// (clipped), with why where known.
     pub unknown: Vec<String>,
     pub measured: Vec<Measured>,
+    /// The paste names a model vramfit could not read (said in
+    /// `unknown`): the estimate its figures are set beside is the link's
+    /// model, not that one.
+    pub model_unread: bool,
 }
 
 /// Why a paste is not read at all.
@@ -312,7 +316,9 @@ impl Collector {
     }
 
     fn finish(mut self) -> Read {
-        if let Some(miss) = self.model_miss.take().filter(|_| !self.has(Key::Model)) {
+        let miss = self.model_miss.take().filter(|_| !self.has(Key::Model));
+        let model_unread = miss.is_some();
+        if let Some(miss) = miss {
             self.unknown(miss);
         }
         // In the codec's order, as a link writes them.
@@ -329,6 +335,7 @@ impl Collector {
             keys: self.keys,
             unknown: self.unknown,
             measured: self.measured,
+            model_unread,
         }
     }
 }
