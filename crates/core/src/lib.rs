@@ -14,6 +14,7 @@ mod choice;
 pub mod clip;
 pub mod compare;
 pub mod component;
+pub mod cublas;
 pub mod error;
 pub mod explain;
 #[cfg(feature = "fuzz")]

@@ -261,6 +261,7 @@ term_ids! {
     DecodeKvGrowing = KvCache, "the running layer's cache as torch.cat grows it: its old and new keys (and values) at once";
     DecodeActivations = Activations, "the step's live tensors at its largest moment";
     DecodeLogits = Logits, "this step's logits and the fp32 scores of this step and the last (generate, the logits processors)";
+    GenerateCublas = Engine, "cuBLAS workspace: generate's thread, from its first matmul (CUDA only)";
     DecodeState = Engine, "the prompt's ids and mask, generate's position and token ids so far and flags (int64)";
     VllmWeights = Parameters, "weights as vLLM loads them (its layout, this GPU's share, the allocator's 512-byte blocks), with the rotary cache and the attention scales";
     VllmHostWeights = Parameters, "weights vLLM holds in host memory for this GPU (cpu_offload_gb), read over UVA at every forward";

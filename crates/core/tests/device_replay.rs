@@ -32,7 +32,8 @@ struct Run {
     device_allocs: u64,
     retries: u64,
     /// Bytes an earlier run of the same process left allocated when this
-    /// one began: in the GPU's counters, not in its trace.
+    /// one began (cuBLAS's 32 MiB workspace, kept for the process): in the
+    /// GPU's counters, not in its trace.
     before: u64,
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// Parts on one line import nothing of each other.
 const PARTS: &[&[&str]] = &[
     &[
-        "units", "choice", "clip", "error", "wire", "caching", "sort",
+        "units", "choice", "clip", "error", "wire", "caching", "sort", "cublas",
     ],
     &["text", "component", "gpus", "regex"],
     &["terms", "model"],

@@ -46,7 +46,10 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         Engine::Transformers if sigmoid_bias => {
             Err(EstimateError::NotModelled(MINIMAX_GENERATE_NOT_MODELLED))
         }
-        Engine::Transformers => transformers::estimate(&a, s.infer, s.overhead),
+        Engine::Transformers => {
+            let gpu = s.capacity.gpu().map(|g| g.cuda_capability());
+            transformers::estimate(&a, s.infer, s.overhead, gpu)
+        }
         Engine::Vllm => vllm::estimate(&a, s.infer, s.overhead, s.capacity.bytes()),
         Engine::Llamacpp | Engine::Ollama => {
             let apple = s.capacity.is_apple();

@@ -205,17 +205,38 @@ fn raw_phases(a: &Architecture, g: &Generate, run: &Generated, terms: &mut Terms
     out
 }
 
-/// The estimate of `generate` on `a` with the run `inf`.
+/// cuBLAS's workspace for `generate`'s thread (torch 2.15,
+/// [`crate::cublas`]): allocated at the prefill's first matmul and kept,
+/// so beside every moment from the prefill on. The measured rows (CPU,
+/// fake tensors) hold none; an H200's `generate` held 32 MiB beside its
+/// tensors (`tests/gpu_rows.rs`).
+fn with_workspace(raw: &mut [Raw], gpu: Option<Option<(u8, u8)>>, terms: &mut Terms) {
+    let Some(ws) = crate::cublas::TORCH_2_15.workspace(gpu) else {
+        return;
+    };
+    terms.set(T::GenerateCublas, Term::of(&[(ws, U::Bytes)]));
+    for r in raw.iter_mut().filter(|r| r.phase != Phase::Load) {
+        r.peak[4] += ws;
+        r.end[4] += ws;
+        r.peak_terms = r.peak_terms.with(T::GenerateCublas);
+    }
+}
+
+/// The estimate of `generate` on `a` with the run `inf`, on a GPU of
+/// compute capability `gpu` (as [`crate::cublas::Blas::workspace`] reads
+/// it).
 pub fn estimate(
     a: &Architecture,
     inf: &Inference,
     overhead: &Overhead,
+    gpu: Option<Option<(u8, u8)>>,
 ) -> Result<Estimate, EstimateError> {
     let mut terms = Terms::default();
     let w = weights(a, inf, &mut terms);
     let g = Generate::new(a, request(inf, w));
     let run = g.run();
-    let raw = raw_phases(a, &g, &run, &mut terms);
+    let mut raw = raw_phases(a, &g, &run, &mut terms);
+    with_workspace(&mut raw, gpu, &mut terms);
     let rule = report::OverheadRule::ContextAndReserve {
         ctx_mib: overhead.context(Engine::Transformers.spec().context_mib),
         nccl_mib: 0,

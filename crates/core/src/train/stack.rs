@@ -98,33 +98,8 @@ pub struct StackSpec {
     pub blas: Blas,
 }
 
-/// What torch's cuBLAS handles allocate from the caching allocator (so
-/// `max_memory_allocated` counts it), per (handle, stream): one for the
-/// forward's thread, one for autograd's backward thread, kept for the
-/// process.
-///
-/// Source: `aten/src/ATen/cuda/CublasHandlePool.cpp`
-/// (`getChosenWorkspaceSize`, `parseChosenWorkspaceSize`: the default
-/// `CUBLAS_WORKSPACE_CONFIG` `:4096:2:16:8` is 8,519,680 bytes, 32 MiB on
-/// the architectures below) and `CUDABlas.cpp` (cuBLASLt's workspace) in
-/// torch 2.4 and in the current tree (`scripts/measure/t4/NOTES.md`,
-/// mechanism 11). CUDA only: no row measured it (no GPU).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Blas {
-    /// Compute-capability majors given 32 MiB (torch 2.4: Hopper's 9.0
-    /// only; later: 9, 10 and 12).
-    pub large_majors: &'static [u8],
-    /// cuBLASLt keeps its own 1 MiB per thread that ran an Lt matmul (a
-    /// linear layer with a bias) rather than one per call (torch 2.4,
-    /// transient: not counted).
-    pub lt_persistent: bool,
-}
-
-/// torch 2.4.1 (cu121), what the 4.x rows ran.
-const TORCH_2_4: Blas = Blas {
-    large_majors: &[9],
-    lt_persistent: false,
-};
+pub use crate::cublas::Blas;
+use crate::cublas::{TORCH_2_15, TORCH_2_4};
 
 impl Transformers {
     /// The release's description.
@@ -142,10 +117,7 @@ impl Transformers {
                 mask_in_model_dtype: false,
                 experts_linear: false,
                 ckpt_outside_fsdp_units: false,
-                blas: Blas {
-                    large_majors: &[9, 10, 12],
-                    lt_persistent: true,
-                },
+                blas: TORCH_2_15,
             },
             Transformers::V457 => StackSpec {
                 ckpt_ignored: true,
