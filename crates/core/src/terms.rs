@@ -102,6 +102,7 @@ term_ids! {
     QuantWeights = Parameters, "quantized linear weights (4-bit: two per byte; int8: one)";
     QuantState = Parameters, "quantization constants (absmax per block, nested absmax and code tables; int8: a scale per row)";
     Buffers = Parameters, "buffers (RoPE tables, a causal mask)";
+    WeightBlocks = Parameters, "the caching allocator's whole blocks: weights of 10 MiB or more within 1 MiB of their 2 MiB-rounded segment (plain segments)";
     LoraAdapters = Parameters, "LoRA adapters (fp32)";
     ZeroGathered = Parameters, "largest module gathered with its gradient (ZeRO-3)";
     DsPersistent = Parameters, "parameters under stage3_param_persistence_threshold, whole on every GPU (DeepSpeed)";

@@ -74,15 +74,15 @@ fn the_allocated_peak_is_the_gpus() {
 
 /// `generate` on the same H200 (`generate_cuda.py`: the Llama-2-13B shape,
 /// bf16, SDPA, 512 + 512 tokens, batch 1, 4 and 16), against the
-/// `llama2-13b` preset on that GPU. With expandable segments the
-/// allocator hands out what is asked (rounded to 512 bytes), and the
-/// estimate is within 0.01%: the weights, the cache grown by `torch.cat`,
-/// the step's transients and cuBLAS's 32 MiB workspace (the 32 MiB a
-/// later batch of the same process found already allocated). With plain
-/// segments `max_memory_allocated` also counts the whole blocks the
-/// allocator keeps when less than 1 MiB would be left over (each MLP
-/// weight of 13824 × 5120 is 1 MiB short of its segment): 0.3 to 0.5%
-/// above, not modelled here.
+/// `llama2-13b` preset on that GPU: the weights, the cache grown by
+/// `torch.cat`, the step's transients and cuBLAS's 32 MiB workspace (the
+/// 32 MiB a later batch of the same process found already allocated).
+/// With expandable segments the allocator hands out what is asked
+/// (rounded to 512 bytes): within 0.01%. With plain segments it also
+/// counts the whole blocks it keeps when 1 MiB or less would be left
+/// (each 13824 × 5120 MLP weight is 1 MiB short of its segment: 120 MiB,
+/// `WeightBlocks`): within 0.03%, the rest being blocks of the cache and
+/// the transients that the order of reuse decides.
 #[test]
 fn generates_allocated_peak_is_the_gpus() {
     let files = [
@@ -96,25 +96,22 @@ fn generates_allocated_peak_is_the_gpus() {
         if r["status"] != "ok" {
             continue;
         }
+        let expandable = r["alloc_conf"] == "expandable_segments:True";
         let q = format!(
-            "task=infer&engine=transformers&model=llama2-13b&batch={}&prompt={}&new={}&gpu=h200-141",
-            r["batch"], r["prompt"], r["new"]
+            "task=infer&engine=transformers&model=llama2-13b&batch={}&prompt={}&new={}&gpu=h200-141{}",
+            r["batch"],
+            r["prompt"],
+            r["new"],
+            if expandable { "&expandable_segments=true" } else { "" }
         );
         let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
         let e = Estimates::primary_of(&s).unwrap_or_else(|e| panic!("{q}: {e:?}"));
         let ours = e.peak_allocated_bytes.get();
         let gpu = r["peak_allocated"].as_u64().expect("peak");
         let bp = (i128::from(ours) - i128::from(gpu)) * 10_000 / i128::from(gpu);
-        let expandable = r["alloc_conf"] == "expandable_segments:True";
-        println!(
-            "{q:100} {bp:+5} bp{}",
-            if expandable { " expandable" } else { "" }
-        );
-        if expandable {
-            assert!(bp.abs() <= 1, "{q}: {bp} bp");
-        } else {
-            assert!((-50..=-30).contains(&bp), "{q}: {bp} bp");
-        }
+        println!("{q:120} {bp:+5} bp");
+        let within = if expandable { 1 } else { 3 };
+        assert!(bp.abs() <= within, "{q}: {bp} bp");
         checked += 1;
     }
     assert_eq!(checked, 7);

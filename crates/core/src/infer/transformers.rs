@@ -6,6 +6,7 @@ use super::generate::{Generate, Generated, KvSplit, Moment, Request};
 use super::layer::Dequant;
 use super::run::{Engine, Inference};
 use super::sim::Parts;
+use crate::caching;
 use crate::component::Component;
 use crate::error::EstimateError;
 use crate::inputs::Overhead;
@@ -205,6 +206,39 @@ fn raw_phases(a: &Architecture, g: &Generate, run: &Generated, terms: &mut Terms
     out
 }
 
+/// What `max_memory_allocated` counts beyond the weights' bytes with
+/// plain segments: a weight of 10 MiB or more gets a segment of its own,
+/// rounded up to 2 MiB, and the allocator hands out the whole segment when
+/// 1 MiB or less would be left (`CUDACachingAllocator.cpp: should_split`,
+/// `kSmallSize`; [`caching::allocation_size`]). Loaded on the GPU, the
+/// weights are allocated one after another into new segments, so the rule
+/// holds for each (an H200's Llama-2-13B: each 13824 × 5120 MLP weight 1
+/// MiB short of its segment, 120 MiB in all, to the byte:
+/// `tests/gpu_rows.rs`). Smaller weights share 20 MiB segments, split:
+/// none counted; nor a quantized format's packed tensors.
+fn weight_blocks(a: &Architecture, inf: &Inference) -> u128 {
+    let dt = u128::from(inf.weights.plain_bytes());
+    let kept = |bytes: u128| {
+        let Ok(b) = u64::try_from(bytes) else {
+            return 0;
+        };
+        let r = caching::round_size(b);
+        let rest = caching::allocation_size(r) - r;
+        if r >= caching::MIN_LARGE_ALLOC && rest <= caching::SMALL_SIZE {
+            u128::from(rest)
+        } else {
+            0
+        }
+    };
+    let mut blocks = 0;
+    if dt > 0 {
+        a.for_each_tensor(|place, t| {
+            blocks += place.copies() * t.modules() * kept(t.tensor_elems() * dt);
+        });
+    }
+    blocks
+}
+
 /// cuBLAS's workspace for `generate`'s thread (torch 2.15,
 /// [`crate::cublas`]): allocated at the prefill's first matmul and kept,
 /// so beside every moment from the prefill on. The measured rows (CPU,
@@ -233,9 +267,21 @@ pub fn estimate(
 ) -> Result<Estimate, EstimateError> {
     let mut terms = Terms::default();
     let w = weights(a, inf, &mut terms);
-    let g = Generate::new(a, request(inf, w));
+    let cuda = gpu != Some(None);
+    let blocks = if cuda && !overhead.expandable_segments {
+        weight_blocks(a, inf)
+    } else {
+        0
+    };
+    let g = Generate::new(a, request(inf, w + blocks));
     let run = g.run();
     let mut raw = raw_phases(a, &g, &run, &mut terms);
+    if blocks > 0 {
+        terms.set(T::WeightBlocks, Term::of(&[(blocks, U::Bytes)]));
+        for r in raw.iter_mut() {
+            r.peak_terms = r.peak_terms.with(T::WeightBlocks);
+        }
+    }
     with_workspace(&mut raw, gpu, &mut terms);
     let rule = report::OverheadRule::ContextAndReserve {
         ctx_mib: overhead.context(Engine::Transformers.spec().context_mib),
