@@ -72,12 +72,13 @@
 //   (448.0 KB; then 448.5 with what the schedule keeps beside a stage set
 //   by a function of its own, called again once an interleaved rank's
 //   other kind is sized: 26% fewer instructions for such an estimate).
-// - 2026-11-30, 448.5 -> 449.5 KB: the CUDA context measured on an H200
+// - 2026-11-30, 448.5 -> 449.8 KB: the CUDA context measured on an H200
 //   and described per engine (issue 29: EngineSpec::context_mib, the
 //   scenario's default, NCCL's term in the overhead rule), torchtitan's
 //   stage cut (issue 32: the pp_split field, its choices and refusal,
-//   pipeline::split; 449.2 KB with the above) and generate's cuBLAS
-//   workspace (crate::cublas, its term), with the new help texts, the
+//   pipeline::split; 449.2 KB with the above), generate's cuBLAS
+//   workspace (crate::cublas, its term; 449.5 KB) and the allocator's
+//   whole blocks for its weights (WeightBlocks), with the new help texts, the
 //   pipeline schedule's help and the allocator's caveat shortened against
 //   it, measured by this test.
 import assert from "node:assert/strict";
