@@ -50,36 +50,52 @@ fn n(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
+/// One row's run: its trace under `dir`, its setting, and the counters
+/// every row records alike beside its own peaks.
+fn run(
+    r: &Value,
+    name: &str,
+    dir: impl Fn(bool) -> &'static str,
+    peaks: [&Value; 2],
+    before: u64,
+) -> Run {
+    let expandable = r["alloc_conf"] == "expandable_segments:True";
+    Run {
+        name: format!("{name}{}", if expandable { " expandable" } else { "" }),
+        trace: format!(
+            "{}/{}",
+            dir(expandable),
+            r["trace_file"].as_str().unwrap_or("?")
+        ),
+        expandable,
+        reserved: n(peaks[0]),
+        allocated: n(peaks[1]),
+        device_allocs: n(&r["allocator_stats"]["num_device_alloc"]),
+        retries: n(&r["allocator_stats"]["num_alloc_retries"]),
+        before,
+    }
+}
+
 /// `record.py`'s rows (`measure_cuda.py`'s fields).
-fn training(file: &str, dir: impl Fn(bool) -> &'static str) -> Vec<Run> {
+fn training(file: &str, dir: impl Fn(bool) -> &'static str + Copy) -> Vec<Run> {
     rows(file)
         .iter()
         .map(|r| {
-            let expandable = r["alloc_conf"] == "expandable_segments:True";
-            Run {
-                name: format!(
-                    "{} {} b{} s{} {}{}{}{}",
-                    r["model"].as_str().unwrap_or("?"),
-                    r["dtype"].as_str().unwrap_or("?"),
-                    r["batch"],
-                    r["seq"],
-                    r["attn"].as_str().unwrap_or("?"),
-                    if r["grad_ckpt"] == true { " gc" } else { "" },
-                    if r["lora"] == true { " lora" } else { "" },
-                    if expandable { " expandable" } else { "" }
-                ),
-                trace: format!(
-                    "{}/{}",
-                    dir(expandable),
-                    r["trace_file"].as_str().unwrap_or("?")
-                ),
-                expandable,
-                reserved: n(&r["measured_reserved"]["peak_overall"]),
-                allocated: n(&r["measured"]["peak_overall"]),
-                device_allocs: n(&r["allocator_stats"]["num_device_alloc"]),
-                retries: n(&r["allocator_stats"]["num_alloc_retries"]),
-                before: 0,
-            }
+            let name = format!(
+                "{} {} b{} s{} {}{}{}",
+                r["model"].as_str().unwrap_or("?"),
+                r["dtype"].as_str().unwrap_or("?"),
+                r["batch"],
+                r["seq"],
+                r["attn"].as_str().unwrap_or("?"),
+                if r["grad_ckpt"] == true { " gc" } else { "" },
+                if r["lora"] == true { " lora" } else { "" },
+            );
+            let peaks = [
+                &r["measured_reserved"]["peak_overall"],
+                &r["measured"]["peak_overall"],
+            ];
+            run(r, &name, dir, peaks, 0)
         })
         .collect()
 }
@@ -87,34 +103,24 @@ fn training(file: &str, dir: impl Fn(bool) -> &'static str) -> Vec<Run> {
 /// `generate_cuda.py`'s rows. Its batches run one after another in one
 /// process, each loading the model anew: what a batch's `loaded.allocated`
 /// holds beyond the process's first batch's is what the earlier batch left
-/// (32 MiB, the same with either setting).
-fn generate(file: &str, dir: impl Fn(bool) -> &'static str) -> Vec<Run> {
+/// (cuBLAS's 32 MiB workspace, the same with either setting).
+fn generate(file: &str, dir: impl Fn(bool) -> &'static str + Copy) -> Vec<Run> {
     let rows = rows(file);
     rows.iter()
         .map(|r| {
-            let expandable = r["alloc_conf"] == "expandable_segments:True";
             let first = rows
                 .iter()
                 .find(|f| f["alloc_conf"] == r["alloc_conf"])
                 .expect("the row itself");
-            Run {
-                name: format!(
-                    "13B generate b{} 512+512{}",
-                    r["batch"],
-                    if expandable { " expandable" } else { "" }
-                ),
-                trace: format!(
-                    "{}/{}",
-                    dir(expandable),
-                    r["trace_file"].as_str().unwrap_or("?")
-                ),
-                expandable,
-                reserved: n(&r["peak_reserved"]),
-                allocated: n(&r["peak_allocated"]),
-                device_allocs: n(&r["allocator_stats"]["num_device_alloc"]),
-                retries: n(&r["allocator_stats"]["num_alloc_retries"]),
-                before: n(&r["loaded"]["allocated"]) - n(&first["loaded"]["allocated"]),
-            }
+            let before = n(&r["loaded"]["allocated"]) - n(&first["loaded"]["allocated"]);
+            let name = format!("13B generate b{} 512+512", r["batch"]);
+            run(
+                r,
+                &name,
+                dir,
+                [&r["peak_reserved"], &r["peak_allocated"]],
+                before,
+            )
         })
         .collect()
 }
