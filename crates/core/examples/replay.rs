@@ -111,7 +111,13 @@ fn main() -> ExitCode {
             continue;
         }
         if path == "--limit" {
-            limit = args.next().and_then(|v| v.parse().ok()).unwrap_or(u64::MAX);
+            match args.next().and_then(|v| v.parse().ok()) {
+                Some(bytes) => limit = bytes,
+                None => {
+                    eprintln!("--limit takes a count of bytes");
+                    return ExitCode::FAILURE;
+                }
+            }
             continue;
         }
         let result = if path.ends_with(".gpu.gz") {
