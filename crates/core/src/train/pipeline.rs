@@ -250,13 +250,14 @@ mod tests {
                     None => 0,
                 })
                 .collect();
-            let ours: Vec<u32> = (0..stages)
-                .map(|i| split(PpSplit::Torchtitan, layers, stages, i))
-                .collect();
-            assert_eq!(ours, theirs, "{stages} stages, {layers} layers");
-            let even: Vec<u32> = (0..stages)
-                .map(|i| split(PpSplit::Transformers, layers, stages, i))
-                .collect();
+            let cut =
+                |how| -> Vec<u32> { (0..stages).map(|i| split(how, layers, stages, i)).collect() };
+            assert_eq!(
+                cut(PpSplit::Torchtitan),
+                theirs,
+                "{stages} stages, {layers} layers"
+            );
+            let even = cut(PpSplit::Transformers);
             if stages <= layers {
                 assert_eq!(even.iter().sum::<u32>(), layers);
                 assert_eq!(even[0], layers / stages);
