@@ -556,10 +556,19 @@ def resolve_config_path(name):
     raise FileNotFoundError(name)
 
 
+def merge(base, over):
+    """`over` applied onto `base`, nested dicts merged key by key (a shrunk `text_config` keeps
+    the file's other text fields, so the row's `config` is the whole config that ran)."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
 def load_spec(path, override):
     with open(path) as f:
         spec = json.load(f)
-    spec.update(override or {})
+    spec = merge(spec, override or {})
     n = spec.get("num_hidden_layers")
     lt = spec.get("layer_types")
     if override and "layer_types" not in override and isinstance(lt, list) and n is not None and len(lt) != n:
@@ -630,8 +639,10 @@ def run(args):
     fake = args.mode == "fake"
     V = cfg.get_text_config(decoder=True).vocab_size
 
-    pad = spec.get("pad_token_id")
-    eos = spec.get("eos_token_id")
+    # A multimodal config keeps its special tokens in its text config, where generate finds them.
+    text = spec.get("text_config") if isinstance(spec.get("text_config"), dict) else {}
+    pad = spec.get("pad_token_id", text.get("pad_token_id"))
+    eos = spec.get("eos_token_id", text.get("eos_token_id"))
     eos_list = [] if eos is None else (eos if isinstance(eos, list) else [eos])
     if pad is None:
         pad = eos_list[0] if eos_list else 0
