@@ -81,12 +81,19 @@
 //   whole blocks for its weights (WeightBlocks), with the new help texts, the
 //   pipeline schedule's help and the allocator's caveat shortened against
 //   it, measured by this test.
+// - 2026-11-30, 449.8 -> 455.5 KB: transformers' generate on Qwen3.5 and
+//   3.6 (issue 30: infer/layer/deltanet.rs, the Gated DeltaNet layers'
+//   chunked and recurrent rules, the gated attention and its rotary
+//   tables replayed op by op; their cache term; the shared expert run
+//   first). Each allocation of the replay is a call with u128 products;
+//   marking the simulator's calls not to be inlined or sharing the
+//   products changed nothing (scripts/measure/size/page.sh).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 450);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 456);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

@@ -445,8 +445,9 @@ pub struct Served {
     /// The engine and the version modelled.
     pub engine: String,
     pub weights_bytes: Bytes,
-    /// transformers: the cache after the last forward; vLLM: the pool of
-    /// key/value blocks.
+    /// transformers: the cache after the last forward (keys and values,
+    /// and Gated DeltaNet layers' states); vLLM: the pool of key/value
+    /// blocks.
     pub kv_cache_bytes: Bytes,
     /// vLLM: the profiling run's activation peak (vLLM measures it; an
     /// estimate here).

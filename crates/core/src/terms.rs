@@ -251,7 +251,8 @@ term_ids! {
     SeedActivations = Activations, "activations = A × B × S × P, A = 4.6894e-4 × N + 1.8494e6";
     PrefillKv = KvCache, "key/value cache of the full-attention layers run so far (sequences × tokens × layers × bytes per token)";
     PrefillKvSliding = KvCache, "key/value cache of the sliding-window layers run so far";
-    PrefillKvGrowing = KvCache, "the running layer's new keys and values";
+    PrefillKvGrowing = KvCache, "the running layer's new keys and values (or a Gated DeltaNet layer's states as it makes them)";
+    PrefillRecurrent = KvCache, "Gated DeltaNet layers' states made so far (layers × (convolution state + fp32 recurrent state) for the batch)";
     PrefillActivations = Activations, "the forward's live tensors at its largest moment";
     PrefillLogits = Logits, "logits of the last position and their fp32 copies (generate's scores, the logits processors' outputs)";
     PrefillState = Engine, "the prompt's ids and mask, generate's position ids, the ids' clone and flags (int64)";
@@ -259,7 +260,8 @@ term_ids! {
     DecodeKvSliding = KvCache, "key/value cache of the sliding-window layers this step has run (at most the window)";
     DecodeKvBehind = KvCache, "key/value cache of the full-attention layers this step has not reached (one token fewer)";
     DecodeKvSlidingBehind = KvCache, "key/value cache of the sliding-window layers this step has not reached";
-    DecodeKvGrowing = KvCache, "the running layer's cache as torch.cat grows it: its old and new keys (and values) at once";
+    DecodeKvGrowing = KvCache, "the running layer's cache as torch.cat grows it: its old and new keys (and values) at once; or a Gated DeltaNet layer's states";
+    DecodeRecurrent = KvCache, "the other Gated DeltaNet layers' states (layers × (convolution state + fp32 recurrent state) for the batch)";
     DecodeActivations = Activations, "the step's live tensors at its largest moment";
     DecodeLogits = Logits, "this step's logits and the fp32 scores of this step and the last (generate, the logits processors)";
     GenerateCublas = Engine, "cuBLAS workspace: generate's thread, from its first matmul (CUDA only)";

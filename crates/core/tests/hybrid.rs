@@ -160,8 +160,9 @@ fn refusal(q: &str) -> String {
     }
 }
 
-/// Not a silent wrong answer: training, transformers, vLLM and MLX refuse
-/// a hybrid by name; llama.cpp and Ollama estimate it.
+/// Not a silent wrong answer: training, vLLM and MLX refuse a hybrid by
+/// name, and transformers Qwen3-Next (its fused projections); llama.cpp
+/// and Ollama estimate each, transformers Qwen3.5 and 3.6.
 #[test]
 fn unmodelled_workloads_refuse_by_name() {
     for id in ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"] {
@@ -169,7 +170,12 @@ fn unmodelled_workloads_refuse_by_name() {
             "model={id}&dtype=amp_bf16&optim=adamw&batch=1&seq=512"
         ));
         assert!(train.contains("Gated DeltaNet"), "{id}: {train}");
-        for engine in ["transformers", "vllm", "mlx"] {
+        let refused: &[&str] = if id.starts_with("qwen3-next") {
+            &["transformers", "vllm", "mlx"]
+        } else {
+            &["vllm", "mlx"]
+        };
+        for engine in refused {
             let why = refusal(&format!("task=infer&engine={engine}&model={id}"));
             assert!(why.contains("not modelled yet"), "{id} {engine}: {why}");
         }
@@ -183,7 +189,8 @@ fn unmodelled_workloads_refuse_by_name() {
 }
 
 /// Qwen3.5 9B as its `config.json` describes it: 32 layers, a full one
-/// every fourth, 4 KV heads of 256, DeltaNet heads 16/32 of 128.
+/// every fourth, 4 KV heads of 256 (a quarter rotated), DeltaNet heads
+/// 16/32 of 128.
 fn qwen35_9b() -> Architecture {
     Architecture {
         family: Family::Qwen35Text,
@@ -202,6 +209,8 @@ fn qwen35_9b() -> Architecture {
         linear_k_dim: 128,
         linear_v_dim: 128,
         linear_conv: 4,
+        // `partial_rotary_factor` 0.25 of 256.
+        rope_dim: 64,
         ..Architecture::BLANK
     }
 }
@@ -263,4 +272,27 @@ fn the_measured_shrunk_model_has_transformers_count() {
     let a = hf_config::read(&v.to_string()).expect("shrunk").arch;
     assert_eq!(a.linear_layers, 3);
     assert_eq!(a.params(), 2_764_280);
+}
+
+/// transformers' `generate` on Qwen3.6 27B: every DeltaNet layer keeps
+/// its convolution state (10240 channels × the kernel's 4 steps, bf16)
+/// and its recurrent state (48 heads × 128 × 128, fp32), counted with the
+/// 16 full-attention layers' keys and values in the cache, and the torch
+/// fallbacks named.
+#[test]
+fn transformers_counts_the_deltanet_states() {
+    let q = "task=infer&engine=transformers&model=qwen3.6-27b&batch=2&prompt=1000&new=24";
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+    let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+    let state: u64 = 48 * 2 * (10_240 * 4 * 2 + 48 * 128 * 128 * 4);
+    let kv: u64 = 16 * 2 * (1000 + 23) * (2 * 4 * 256 * 2);
+    let served = e.served.as_ref().expect("served");
+    assert_eq!(served.kv_cache_bytes.get(), kv + state);
+    assert!(
+        e.caveats
+            .iter()
+            .any(|c| c.contains("flash-linear-attention")),
+        "{:?}",
+        e.caveats
+    );
 }

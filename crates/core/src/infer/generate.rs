@@ -96,19 +96,27 @@ pub struct Generated {
     /// After `generate` returns: the weights, the caller's ids and mask and
     /// the returned sequences.
     pub end: Parts,
-    /// The cache after the last forward.
+    /// The keys and values after the last forward.
     pub kv_cache: u128,
+    /// The Gated DeltaNet layers' convolution and recurrent states (the
+    /// same from the prefill on).
+    pub state: u128,
 }
 
-/// One layer of a (span, kind) class: its first or its last.
+/// One layer of a (span or Gated DeltaNet, kind) class: its first or its
+/// last.
 #[derive(Clone, Copy, Debug)]
 struct Class {
     span: Span,
     kind: LayerKind,
+    /// A Gated DeltaNet layer (its span is not read).
+    linear: bool,
     /// The layer's index.
     last: u32,
-    /// Layers before it, by span.
+    /// Attention layers before it, by span.
     before: [u128; 2],
+    /// Gated DeltaNet layers before it.
+    before_linear: u128,
 }
 
 /// The replay of one `generate` call on one model.
@@ -118,10 +126,15 @@ pub struct Generate {
     r: Request,
     /// Bytes per token per layer of the cache's keys and of its values.
     kv: (u128, u128),
-    /// Layers by span.
+    /// Attention layers by span.
     spans: [u128; 2],
-    /// The first and the last layer of each (span, kind) class.
-    classes: [Option<Class>; 8],
+    /// Gated DeltaNet layers, and one's convolution and recurrent states
+    /// for the batch.
+    linear: u128,
+    state: (u128, u128),
+    /// The first and the last layer of each (full, sliding or DeltaNet,
+    /// kind) class.
+    classes: [Option<Class>; 12],
 }
 
 impl Generate {
@@ -138,33 +151,45 @@ impl Generate {
             (half, half)
         };
         let mut spans = [0u128; 2];
-        let mut classes: [Option<Class>; 8] = [None; 8];
+        let mut linear = 0u128;
+        let mut classes: [Option<Class>; 12] = [None; 12];
         for l in 0..a.layers {
             let span = if a.slides(l) {
                 Span::Sliding
             } else {
                 Span::Full
             };
+            let is_linear = a.linear_at(l);
+            let group = if is_linear { 2 } else { span as usize };
             let kind = a.kind_of(l);
-            let slot = 2 * (span as usize * 2 + usize::from(kind == LayerKind::Moe));
+            let slot = 2 * (group * 2 + usize::from(kind == LayerKind::Moe));
             let here = Some(Class {
                 span,
                 kind,
+                linear: is_linear,
                 last: l,
                 before: spans,
+                before_linear: linear,
             });
             if classes[slot].is_none() {
                 classes[slot] = here;
             }
             classes[slot + 1] = here;
-            spans[span as usize] += 1;
+            if is_linear {
+                linear += 1;
+            } else {
+                spans[span as usize] += 1;
+            }
         }
+        let state = d.linear_state();
         Generate {
             spec,
             d,
             r,
             kv,
             spans,
+            linear,
+            state,
             classes,
         }
     }
@@ -190,9 +215,21 @@ impl Generate {
         self.r.batch * (self.kv.0 + self.kv.1) * self.stored(span, i) * layers
     }
 
-    /// The whole cache after forward `i`.
-    pub fn cache_after(&self, i: u128) -> u128 {
+    /// The keys and values after forward `i`.
+    pub fn kv_after(&self, i: u128) -> u128 {
         self.cache(Span::Full, self.spans[0], i) + self.cache(Span::Sliding, self.spans[1], i)
+    }
+
+    /// One Gated DeltaNet layer's states (convolution and recurrent).
+    fn layer_state(&self) -> u128 {
+        self.state.0 + self.state.1
+    }
+
+    /// The whole cache after forward `i`: keys and values, and every
+    /// DeltaNet layer's states (made in the prefill, then updated in
+    /// place).
+    pub fn cache_after(&self, i: u128) -> u128 {
+        self.kv_after(i) + self.linear * self.layer_state()
     }
 
     /// The caller's ids and mask, the special tokens, each sliding layer's
@@ -323,11 +360,19 @@ impl Generate {
     fn class_kv(&self, c: &Class, i: u128) -> u128 {
         let mut kv =
             self.cache(Span::Full, c.before[0], i) + self.cache(Span::Sliding, c.before[1], i);
+        // DeltaNet states: in the prefill those of the layers run, then
+        // every layer's (the running one's own is replayed with it).
+        let states = if i == 0 {
+            c.before_linear
+        } else {
+            self.linear - u128::from(c.linear)
+        };
+        kv += states * self.layer_state();
         if i > 0 {
             let mut behind = [0u128; 2];
             for span in [Span::Full, Span::Sliding] {
                 let s = span as usize;
-                behind[s] = self.spans[s] - c.before[s] - u128::from(span == c.span);
+                behind[s] = self.spans[s] - c.before[s] - u128::from(!c.linear && span == c.span);
             }
             kv += self.cache(Span::Full, behind[0], i - 1)
                 + self.cache(Span::Sliding, behind[1], i - 1);
@@ -344,12 +389,16 @@ impl Generate {
         let mut f = self.forward_sim(self.base(kv, engine, logits), i);
         let mut old = [None, None];
         if i > 0 {
-            let tok = self.stored(c.span, i - 1) * self.r.batch;
+            // The layer's cache from the last step: its keys and values,
+            // or its DeltaNet states.
+            let (a, b) = if c.linear {
+                self.state
+            } else {
+                let tok = self.stored(c.span, i - 1) * self.r.batch;
+                (self.kv.0 * tok, self.kv.1 * tok)
+            };
             f.sim.tag(Cat::Kv);
-            old = [
-                Some(f.sim.a(self.kv.0 * tok)),
-                Some(f.sim.a(self.kv.1 * tok)),
-            ];
+            old = [Some(f.sim.a(a)), Some(f.sim.a(b))];
             f.sim.tag(Cat::Act);
         }
         self.inputs(&mut f, p, i, Some(c.last));
@@ -360,6 +409,7 @@ impl Generate {
             stored: self.stored(c.span, i),
             kv: self.kv_len(c.span, i),
             old,
+            linear: c.linear,
         };
         f.layer(at, p.masks);
         Moment::of(&f.sim, i, Some(c.last))
@@ -549,7 +599,8 @@ impl Generate {
             prefill_end: if n > 1 { prefill_end } else { end },
             decode,
             end,
-            kv_cache: self.cache_after(n - 1),
+            kv_cache: self.kv_after(n - 1),
+            state: self.linear * self.layer_state(),
         }
     }
 }
@@ -568,6 +619,9 @@ pub struct KvSplit {
     /// Layers not reached yet, at the last step's tokens.
     pub full_behind: (u128, u128),
     pub sliding_behind: (u128, u128),
+    /// Gated DeltaNet layers whose states are made, and one layer's
+    /// states (bytes), but the running layer's.
+    pub recurrent: (u128, u128),
     /// The running layer's old and new storage alive at the moment.
     pub growing: u128,
 }
@@ -578,7 +632,7 @@ impl Generate {
         let i = m.step;
         let mut before = [0u128; 2];
         if let Some(l) = m.layer {
-            for j in 0..l {
+            for j in (0..l).filter(|&j| !a.linear_at(j)) {
                 before[usize::from(a.slides(j))] += 1;
             }
         } else {
@@ -587,10 +641,16 @@ impl Generate {
         let mut behind = [0u128; 2];
         if let (Some(l), true) = (m.layer, i > 0) {
             let own = usize::from(a.slides(l));
+            let attends = !a.linear_at(l);
             for s in 0..2 {
-                behind[s] = self.spans[s] - before[s] - u128::from(s == own);
+                behind[s] = self.spans[s] - before[s] - u128::from(attends && s == own);
             }
         }
+        let states = match (i, m.layer) {
+            (_, None) => self.linear,
+            (0, Some(l)) => u128::from(a.linear_in(0, l)),
+            (_, Some(l)) => self.linear - u128::from(a.linear_at(l)),
+        };
         let last = i.saturating_sub(1);
         let mut split = KvSplit {
             batch: self.r.batch,
@@ -599,6 +659,7 @@ impl Generate {
             sliding: (before[1], self.stored(Span::Sliding, i)),
             full_behind: (behind[0], self.stored(Span::Full, last)),
             sliding_behind: (behind[1], self.stored(Span::Sliding, last)),
+            recurrent: (states, self.layer_state()),
             growing: 0,
         };
         let counted: u128 = [
@@ -609,7 +670,8 @@ impl Generate {
         ]
         .iter()
         .map(|(layers, tokens)| layers * tokens * split.batch * split.token_bytes)
-        .sum();
+        .sum::<u128>()
+            + split.recurrent.0 * split.recurrent.1;
         split.growing = m.parts[1].saturating_sub(counted);
         split
     }
@@ -644,6 +706,7 @@ mod tests {
         /// Every layer of forward `i` (the replay the shortcut skips).
         fn forward_all(&self, a: &Architecture, i: u128) -> Moment {
             let mut before = [0u128; 2];
+            let mut before_linear = 0;
             let p = self.prelude(i);
             let mut top = self.head_peak(&p, i);
             for l in 0..a.layers {
@@ -652,14 +715,21 @@ mod tests {
                 } else {
                     Span::Full
                 };
+                let linear = a.linear_at(l);
                 let c = Class {
                     span,
                     kind: a.kind_of(l),
+                    linear,
                     last: l,
                     before,
+                    before_linear,
                 };
                 top = top.max(self.class_peak(&c, &p, i));
-                before[span as usize] += 1;
+                if linear {
+                    before_linear += 1;
+                } else {
+                    before[span as usize] += 1;
+                }
             }
             top
         }
@@ -728,13 +798,20 @@ mod tests {
                     let mut f = g.forward_sim(g.base(0, engine, logits), i);
                     let pre = g.prelude(i);
                     g.inputs(&mut f, &pre, i, Some(c.last));
+                    // A DeltaNet layer's decode reads its states.
+                    let old = if c.linear && i > 0 {
+                        [Some(f.sim.a(g.state.0)), Some(f.sim.a(g.state.1))]
+                    } else {
+                        [None, None]
+                    };
                     let at = LayerAt {
                         span: c.span,
                         kind: c.kind,
                         q: g.q(i),
                         stored: g.stored(c.span, i),
                         kv: g.kv_len(c.span, i),
-                        old: [None, None],
+                        old,
+                        linear: c.linear,
                     };
                     f.layer(at, pre.masks);
                     assert!(f.sim.used() < 48, "{} uses {}", p.id, f.sim.used());

@@ -11,6 +11,8 @@
 //! own replay (`scripts/measure/infer/generate.py`, `GenerateProgram`),
 //! which reproduces every measured row to the byte.
 
+mod deltanet;
+
 use super::sim::{Cat, Id, Run, Sim, Stage};
 use crate::inputs::Attn;
 use crate::model::family::{
@@ -52,6 +54,13 @@ pub struct Dims {
     pub latent: u128,
     pub rope: u128,
     pub v_head: u128,
+    /// Gated DeltaNet: key heads, value heads, their widths and the
+    /// convolution's kernel (zero without linear-attention layers).
+    pub lin_hk: u128,
+    pub lin_hv: u128,
+    pub lin_dk: u128,
+    pub lin_dv: u128,
+    pub lin_k: u128,
 }
 
 impl Dims {
@@ -77,7 +86,25 @@ impl Dims {
             latent: n(a.kv_lora_rank),
             rope: n(a.rope_dim),
             v_head: n(a.v_head_dim),
+            lin_hk: n(a.linear_k_heads),
+            lin_hv: n(a.linear_v_heads),
+            lin_dk: n(a.linear_k_dim),
+            lin_dv: n(a.linear_v_dim),
+            lin_k: n(a.linear_conv),
         }
+    }
+
+    /// A Gated DeltaNet layer's cache for the batch: its convolution state
+    /// (the conv's channels × the kernel, all `kernel` steps, in the
+    /// model's dtype: `LinearAttentionLayer.lazy_initialization`) and its
+    /// recurrent state (value heads × key width × value width, fp32, as
+    /// the chunked rule returns it).
+    pub fn linear_state(&self) -> (u128, u128) {
+        let channels = 2 * self.lin_hk * self.lin_dk + self.lin_hv * self.lin_dv;
+        (
+            self.dt * self.b * channels * self.lin_k,
+            4 * self.b * self.lin_hv * self.lin_dk * self.lin_dv,
+        )
     }
 
     /// Bytes per token per layer the cache stores: keys and values of the
@@ -256,6 +283,7 @@ impl Forward<'_> {
             }
             RopeStyle::Split => put(0, self.rotary_split(t, rd)),
             RopeStyle::Complex => put(0, self.rotary_complex(t, self.d.rope)),
+            RopeStyle::Mrope => put(0, self.rotary_mrope(t, rd)),
         }
         out
     }
@@ -356,7 +384,7 @@ impl Forward<'_> {
                 s.f(&[qc, qs]);
                 qe
             }
-            RopeStyle::PartialCat => {
+            RopeStyle::PartialCat | RopeStyle::Mrope => {
                 // The first rd of each head's hd channels: q_rot * cos,
                 // -x2 and cat for rotate_half, * sin, the sum, then the
                 // sum and the pass-through part concatenated. Source:
@@ -749,7 +777,11 @@ pub struct LayerAt {
     pub q: u128,
     pub stored: u128,
     pub kv: u128,
+    /// The cached keys and values before the layer runs, or a Gated
+    /// DeltaNet layer's convolution and recurrent states.
     pub old: [Option<Id>; 2],
+    /// A Gated DeltaNet layer (no keys and values: a recurrent state).
+    pub linear: bool,
 }
 
 impl Forward<'_> {
@@ -822,6 +854,12 @@ impl Forward<'_> {
         let d = self.d;
         let (dt, h, hq, hkv, hd) = (d.dt, d.h, d.heads, d.kv_heads, d.head_dim);
         let spec = self.spec;
+        if at.linear {
+            return self.deltanet_block(t, at);
+        }
+        if spec.attn_gate {
+            return self.attn_gated(t, at, mask);
+        }
         if spec.rope == RopeStyle::Complex {
             return self.attn_latent(t, at, mask);
         }
@@ -1035,6 +1073,7 @@ impl Forward<'_> {
     fn moe(&mut self, t: u128, moe: Moe) -> Id {
         let d = self.d;
         let (dt, h, e, k) = (d.dt, d.h, d.experts, d.top_k);
+        let early = (moe.shared_first && d.shared_ffn > 0).then(|| self.mlp(t, d.shared_ffn));
         let s = &mut self.sim;
         let (keep, wbytes) = match moe.router {
             Router::SigmoidBias => {
@@ -1107,7 +1146,18 @@ impl Forward<'_> {
         } else {
             self.experts_grouped(t, rows, wbytes, moe)
         };
-        if d.shared_ffn > 0 {
+        if let Some(sh) = early {
+            // `sigmoid(shared_expert_gate(x)) * shared`, then the sum.
+            let s = &mut self.sim;
+            let gl = s.a(dt * t);
+            let sg = s.a(dt * t);
+            s.free(gl);
+            let scaled = s.a(dt * t * h);
+            s.f(&[Some(sg), Some(sh)]);
+            let y = s.a(dt * t * h);
+            s.f(&[Some(out), Some(scaled)]);
+            out = y;
+        } else if d.shared_ffn > 0 {
             let sh = self.mlp(t, d.shared_ffn);
             let gate = (moe.shared == Shared::Gated).then(|| self.sim.a(dt * t));
             let y = self.sim.a(dt * t * h);

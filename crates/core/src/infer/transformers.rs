@@ -59,6 +59,7 @@ pub fn weights(a: &Architecture, inf: &Inference, terms: &mut Terms) -> u128 {
 /// The terms of one `generate` phase.
 struct PhaseIds {
     kv: [T; 4],
+    recurrent: T,
     growing: T,
     act: T,
     logits: T,
@@ -72,6 +73,7 @@ const PREFILL: PhaseIds = PhaseIds {
         T::PrefillKv,
         T::PrefillKvSliding,
     ],
+    recurrent: T::PrefillRecurrent,
     growing: T::PrefillKvGrowing,
     act: T::PrefillActivations,
     logits: T::PrefillLogits,
@@ -85,6 +87,7 @@ const DECODE: PhaseIds = PhaseIds {
         T::DecodeKvBehind,
         T::DecodeKvSlidingBehind,
     ],
+    recurrent: T::DecodeRecurrent,
     growing: T::DecodeKvGrowing,
     act: T::DecodeActivations,
     logits: T::DecodeLogits,
@@ -116,6 +119,14 @@ fn moment_terms(split: &KvSplit, m: &Moment, ids: &PhaseIds, terms: &mut Terms) 
             ]),
         );
         set = set.with(*id);
+    }
+    let (layers, each) = split.recurrent;
+    if layers > 0 {
+        terms.set(
+            ids.recurrent,
+            Term::of(&[(layers, U::Layers), (each, U::Bytes)]),
+        );
+        set = set.with(ids.recurrent);
     }
     let bytes = [
         (ids.growing, split.growing),
@@ -311,13 +322,19 @@ pub fn estimate(
     e.served = Some(Box::new(Served {
         engine: Engine::Transformers.label().into(),
         weights_bytes: bytes(w)?,
-        kv_cache_bytes: bytes(run.kv_cache)?,
+        kv_cache_bytes: bytes(run.kv_cache + run.state)?,
         ..Served::default()
     }));
     e.caveats = caveats(inf);
+    if a.family.spec().linear.is_some() {
+        e.caveats.push(HYBRID_FALLBACK.into());
+    }
     e.caveats.extend(e.overhead.caveat().map(String::from));
     Ok(e)
 }
+
+/// What the Gated DeltaNet layers are modelled as running.
+const HYBRID_FALLBACK: &str = "Gated DeltaNet layers with flash-linear-attention or causal-conv1d installed: the figures are transformers 5.23's torch fallbacks, which run without them (the prompt in fp32 chunks of 64 tokens); those kernels' prefill temporaries differ";
 
 /// What drives `generate`'s activations, logits and cache.
 const DRIVERS: report::Drivers = report::Drivers {

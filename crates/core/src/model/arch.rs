@@ -107,7 +107,7 @@ arch_nums! {
     KvLoraRank = "kv_lora_rank", kv_lora_rank, "KV compression rank",
         "Multi-head latent attention: width of the compressed key/value.", 0, 1 << 20;
     RopeDim = "rope_dim", rope_dim, "Rotary head part",
-        "The rotary part of each query/key head: multi-head latent attention's qk_rope_head_dim (head_dim is the whole head), GLM-4.5's head_dim × partial_rotary_factor.",
+        "The rotary part of each query/key head: multi-head latent attention's qk_rope_head_dim (head_dim is the whole head), GLM-4.5's and the Gated DeltaNet hybrids' full-attention heads' head_dim × partial_rotary_factor.",
         0, 1 << 20;
     VHeadDim = "v_head_dim", v_head_dim, "Value head dimension",
         "Multi-head latent attention: width of one value head.", 0, 1 << 20;
@@ -559,7 +559,11 @@ impl Architecture {
             (ArchNum::DenseLayers, moe, false),
             (ArchNum::QLoraRank, latent, false),
             (ArchNum::KvLoraRank, latent, latent),
-            (ArchNum::RopeDim, latent || partial, latent || partial),
+            (
+                ArchNum::RopeDim,
+                latent || partial || linear,
+                latent || partial || linear,
+            ),
             (ArchNum::VHeadDim, latent, latent),
         ] {
             let v = num.get(self);
@@ -616,7 +620,7 @@ impl Architecture {
                 layers: self.layers,
             });
         }
-        if partial && self.rope_dim > self.head_dim {
+        if (partial || linear) && self.rope_dim > self.head_dim {
             return Err(ArchError::RotaryPart {
                 rope_dim: self.rope_dim,
                 head_dim: self.head_dim,

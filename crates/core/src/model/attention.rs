@@ -17,7 +17,8 @@ pub enum LayerAttention {
         kv_heads: u64,
         head_dim: u64,
         /// The rotated part of a query/key head: `head_dim`, or `rope_dim`
-        /// where the family rotates only part of it (`RopeStyle::PartialCat`).
+        /// where the family rotates only part of it (`RopeStyle::PartialCat`,
+        /// and the Gated DeltaNet hybrids' full-attention layers).
         rotary: u64,
     },
     /// DeepSeek's multi-head latent attention.
@@ -69,7 +70,7 @@ impl KvGeometry {
                 heads: n(a.heads),
                 kv_heads: n(a.kv_heads),
                 head_dim: n(a.head_dim),
-                rotary: if spec.rope == RopeStyle::PartialCat {
+                rotary: if spec.rope == RopeStyle::PartialCat || spec.linear.is_some() {
                     n(a.rope_dim)
                 } else {
                     n(a.head_dim)

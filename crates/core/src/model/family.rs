@@ -319,6 +319,10 @@ pub struct Moe {
     /// DeepSeek-V3's follows the dtype the model is built in
     /// (`torch.zeros(n)`, `DeepseekV3TopkRouter`).
     pub correction_fp32: bool,
+    /// The shared expert runs before the router, its output alive through
+    /// the routed experts (Qwen3.5-MoE: `Qwen3_5MoeSparseMoeBlock.forward`);
+    /// otherwise after them (Qwen2-MoE, DeepSeek).
+    pub shared_first: bool,
 }
 
 /// A mixture of experts' shared expert.
@@ -360,6 +364,12 @@ pub enum RopeStyle {
     /// `apply_rotary_pos_emb`, GPT-NeoX's, with `partial_rotary_factor`
     /// 0.5 in `Glm4MoeRotaryEmbedding.compute_default_rope_parameters`).
     PartialCat,
+    /// Qwen3.5's multimodal rotary on text: `rope_dim` channels rotated
+    /// and concatenated with the rest as `PartialCat`, from tables built
+    /// over three position rows (`(3, B, T, rope_dim / 2)` in fp32),
+    /// recomposed into one `(B, T, rope_dim)` cos and sin, cast to the
+    /// model's dtype (transformers 5.23 `Qwen3_5TextRotaryEmbedding`).
+    Mrope,
 }
 
 /// Which layers a config's `sliding_window` applies to, when the config
@@ -742,6 +752,7 @@ const LLAMA: Spec = Spec {
 /// `Qwen3NextDecoderLayer.__init__`, `Qwen3_5DecoderLayer.__init__`.
 const QWEN_HYBRID: Spec = Spec {
     norm: Norm::RmsPlusOne,
+    rope: RopeStyle::Mrope,
     qk_norm: QkNorm::PerHead,
     attn_gate: true,
     linear: Some(Linear {
@@ -802,6 +813,7 @@ const MOE: Moe = Moe {
     optional: false,
     mlx_router_8bit: false,
     correction_fp32: false,
+    shared_first: false,
 };
 
 /// gpt-oss: clamped SwiGLU experts with biases, attention sinks, every
@@ -825,6 +837,7 @@ const GPT_OSS: Spec = Spec {
         optional: false,
         mlx_router_8bit: false,
         correction_fp32: false,
+        shared_first: false,
     }),
     sliding: Sliding::EveryOther,
     legacy: GPT_OSS_LEGACY,
@@ -837,6 +850,8 @@ const GPT_OSS: Spec = Spec {
 /// per-expert MLPs (`Qwen3NextSparseMoeBlock.experts = nn.ModuleList`, as
 /// Qwen3-MoE's).
 const QWEN3_NEXT: Spec = Spec {
+    // One row of positions (`Qwen3NextRotaryEmbedding`).
+    rope: RopeStyle::Half,
     moe: Some(QWEN_HYBRID_MOE),
     legacy: QWEN3_MOE_LEGACY,
     linear: Some(Linear {
@@ -850,7 +865,10 @@ const QWEN3_NEXT: Spec = Spec {
 /// 5.2): Qwen3-Next's 4.57 loop stands for it, and nothing reads it while
 /// training these hybrids is refused.
 const QWEN35_MOE: Spec = Spec {
-    moe: Some(QWEN_HYBRID_MOE),
+    moe: Some(Moe {
+        shared_first: true,
+        ..QWEN_HYBRID_MOE
+    }),
     legacy: QWEN3_MOE_LEGACY,
     ..QWEN_HYBRID
 };

@@ -699,8 +699,8 @@ fn gemma4(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigEr
 /// What a hybrid's config says that vramfit reads elsewhere or that leaves
 /// its numbers as they are: the pattern (read by [`hybrid`]), the gate
 /// (`Spec::attn_gate`; a config turning it off is refused by
-/// [`required_on`]), and the partial rotary factor, which shrinks only the
-/// rotary tables.
+/// [`required_on`]), and the partial rotary factor (read by [`hybrid`]
+/// into `rope_dim`).
 const HYBRID_TOLERATED: &[&str] = &[
     "full_attention_interval",
     "attn_output_gate",
@@ -754,7 +754,10 @@ fn hybrid(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigEr
         }
     };
     a.linear_layers = checked(ArchNum::LinearLayers, field, linear)?;
-    Ok(())
+    // The full-attention layers rotate a quarter of each head by default
+    // (`Qwen3_5TextConfig.__post_init__`, `Qwen3NextConfig.__post_init__`:
+    // `setdefault("partial_rotary_factor", 0.25)`).
+    rotary_part(obj, a, 0.25)
 }
 
 /// A hybrid with experts: the pattern, and the shared expert in expert
@@ -831,13 +834,27 @@ fn glm4_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
             )],
         });
     }
+    rotary_part(obj, a, 0.5)?;
+    a.qk_norm = u32::from(boolean(obj, "use_qk_norm")? == Some(true));
+    Ok(())
+}
+
+/// The rotary part of a head, `int(head_dim × partial_rotary_factor)`:
+/// the factor at the top level (transformers 4's layout) or inside
+/// `rope_parameters` (5's), `default` when absent (the family's
+/// `__post_init__` `setdefault`). `int()` truncates, as transformers does.
+fn rotary_part(
+    obj: &Map<String, Value>,
+    a: &mut Architecture,
+    default: f64,
+) -> Result<(), ConfigError> {
     let field = "partial_rotary_factor";
     let nested = match obj.get("rope_parameters") {
         Some(Value::Object(r)) => r.get(field),
         _ => None,
     };
     let factor = match obj.get(field).or(nested) {
-        None | Some(Value::Null) => 0.5,
+        None | Some(Value::Null) => default,
         Some(v) => v
             .as_f64()
             .filter(|f| *f > 0.0 && *f <= 1.0)
@@ -846,11 +863,9 @@ fn glm4_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
                 reason: format!("must be a fraction in (0, 1], not {}", quote_value(v)),
             })?,
     };
-    // `int()` truncates, as transformers does; the product of a u32 and a
-    // fraction at most 1 fits.
+    // The product of a u32 and a fraction at most 1 fits.
     let rotary = (f64::from(a.head_dim) * factor) as u64;
     a.rope_dim = checked(ArchNum::RopeDim, field, rotary)?;
-    a.qk_norm = u32::from(boolean(obj, "use_qk_norm")? == Some(true));
     Ok(())
 }
 

@@ -125,6 +125,8 @@ const QWEN36_27B: Architecture = Architecture {
     linear_k_dim: 128,
     linear_v_dim: 128,
     linear_conv: 4,
+    // A quarter of each 256-wide head (`partial_rotary_factor` 0.25).
+    rope_dim: 64,
     ..Architecture::BLANK
 };
 
@@ -137,6 +139,7 @@ const QWEN36_LINEAR_32: Architecture = Architecture {
     linear_k_dim: 128,
     linear_v_dim: 128,
     linear_conv: 4,
+    rope_dim: 64,
     ..Architecture::BLANK
 };
 
