@@ -87,13 +87,14 @@
 //   tables replayed op by op; their cache term; the shared expert run
 //   first). Each allocation of the replay is a call with u128 products;
 //   marking the simulator's calls not to be inlined or sharing the
-//   products changed nothing (scripts/measure/size/page.sh).
+//   products changed nothing (scripts/measure/size/page.sh). Then 457.1 KB
+//   with Qwen3-Next's fused projections (InProj) and its refusal gone.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 456);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 458);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

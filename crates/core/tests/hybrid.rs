@@ -161,8 +161,7 @@ fn refusal(q: &str) -> String {
 }
 
 /// Not a silent wrong answer: training, vLLM and MLX refuse a hybrid by
-/// name, and transformers Qwen3-Next (its fused projections); llama.cpp
-/// and Ollama estimate each, transformers Qwen3.5 and 3.6.
+/// name; llama.cpp, Ollama and transformers estimate each.
 #[test]
 fn unmodelled_workloads_refuse_by_name() {
     for id in ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"] {
@@ -170,12 +169,7 @@ fn unmodelled_workloads_refuse_by_name() {
             "model={id}&dtype=amp_bf16&optim=adamw&batch=1&seq=512"
         ));
         assert!(train.contains("Gated DeltaNet"), "{id}: {train}");
-        let refused: &[&str] = if id.starts_with("qwen3-next") {
-            &["transformers", "vllm", "mlx"]
-        } else {
-            &["vllm", "mlx"]
-        };
-        for engine in refused {
+        for engine in ["vllm", "mlx"] {
             let why = refusal(&format!("task=infer&engine={engine}&model={id}"));
             assert!(why.contains("not modelled yet"), "{id} {engine}: {why}");
         }

@@ -26,7 +26,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     };
     let spec = a.family.spec();
     let hybrid = spec.linear.is_some();
-    let fused_hybrid = spec.linear.is_some_and(|l| l.fused_in_proj);
     let per_layer = spec.varies_by_layer();
     let nextn = crate::model::gguf::nextn_cached(a.family);
     let sigmoid_bias = a
@@ -37,9 +36,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     match s.infer.engine {
         Engine::Vllm | Engine::Mlx if hybrid => {
             Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED))
-        }
-        Engine::Transformers if fused_hybrid => {
-            Err(EstimateError::NotModelled(FUSED_HYBRID_NOT_MODELLED))
         }
         Engine::Transformers | Engine::Vllm if per_layer => {
             Err(EstimateError::NotModelled(PER_LAYER_NOT_MODELLED))
@@ -70,13 +66,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
 /// The refusal of an engine whose hybrid rules are not modelled yet:
 /// vLLM's `MambaSpec` pages and the attention block size it raises to
 /// match them, MLX's `ArraysCache`.
-const HYBRID_NOT_MODELLED: &str = "this engine's memory for a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6, Qwen3-Next: a recurrent state per sequence beside the full-attention layers' cache) is not modelled yet: use engine=llamacpp (or engine=transformers for Qwen3.5 and Qwen3.6)";
-
-/// The refusal of transformers' `generate` for Qwen3-Next: its DeltaNet
-/// reads fused projections (`in_proj_qkvz`, `in_proj_ba`) and reorders
-/// them (`fix_query_key_value_ordering`), whose copies are not measured;
-/// Qwen3.5's four projections are (`layer/deltanet.rs`).
-const FUSED_HYBRID_NOT_MODELLED: &str = "transformers' generate for Qwen3-Next (its fused in_proj_qkvz and in_proj_ba, reordered before the rule) is not modelled yet: use engine=llamacpp";
+const HYBRID_NOT_MODELLED: &str = "this engine's memory for a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6, Qwen3-Next: a recurrent state per sequence beside the full-attention layers' cache) is not modelled yet: use engine=llamacpp or transformers";
 
 /// The refusal of an engine whose rules for Gemma 4's layers are not
 /// modelled yet: global layers with their own head width and key/value

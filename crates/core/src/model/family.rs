@@ -320,7 +320,8 @@ pub struct Moe {
     /// (`torch.zeros(n)`, `DeepseekV3TopkRouter`).
     pub correction_fp32: bool,
     /// The shared expert runs before the router, its output alive through
-    /// the routed experts (Qwen3.5-MoE: `Qwen3_5MoeSparseMoeBlock.forward`);
+    /// the routed experts (Qwen3.5-MoE and Qwen3-Next:
+    /// `Qwen3_5MoeSparseMoeBlock.forward`, `Qwen3NextSparseMoeBlock.forward`);
     /// otherwise after them (Qwen2-MoE, DeepSeek).
     pub shared_first: bool,
 }
@@ -852,7 +853,10 @@ const GPT_OSS: Spec = Spec {
 const QWEN3_NEXT: Spec = Spec {
     // One row of positions (`Qwen3NextRotaryEmbedding`).
     rope: RopeStyle::Half,
-    moe: Some(QWEN_HYBRID_MOE),
+    moe: Some(Moe {
+        shared_first: true,
+        ..QWEN_HYBRID_MOE
+    }),
     legacy: QWEN3_MOE_LEGACY,
     linear: Some(Linear {
         fused_in_proj: true,

@@ -46,6 +46,18 @@ impl Shape {
     }
 }
 
+/// What a DeltaNet layer's input projections leave: the convolution's
+/// input, z, b and a, the copies the convolution's split releases and the
+/// fused projections kept to the end.
+struct InProj {
+    mixed: Id,
+    z: Option<Id>,
+    b: Option<Id>,
+    a: Option<Id>,
+    copies: [Option<Id>; 3],
+    fused: [Option<Id>; 2],
+}
+
 impl Forward<'_> {
     /// Qwen3.5's rotary tables of one forward (`t` tokens, `rd` rotated
     /// channels): the positions of three rows in fp32 times the inverse
@@ -164,14 +176,13 @@ impl Forward<'_> {
         let vd = g.hv * g.dv;
         let n1 = self.norm(t, t * h);
         let channels = 2 * g.hk * g.dk + vd;
-        let qkv = self.lin(t, h, channels);
-        let z = self.lin(t, h, vd);
-        let bb = self.lin(t, h, g.hv);
-        let aa = self.lin(t, h, g.hv);
+        let p = self.in_projections(g);
         let (conv, mixed) = match at.old {
-            [Some(conv), Some(_)] => (conv, self.conv_step(channels, qkv)),
-            _ => self.conv_prefill(at.q, channels, qkv),
+            [Some(conv), Some(_)] => (conv, self.conv_step(channels, p.mixed)),
+            _ => self.conv_prefill(at.q, channels, p.mixed),
         };
+        // `query, key, value = torch.split(...)` drops the copies.
+        self.sim.f(&p.copies);
         let beta = self.sim.a(dt * t * g.hv);
         let decay = self.decay(g);
         let (core, state) = match at.old {
@@ -199,10 +210,11 @@ impl Forward<'_> {
         let normed = self.norm_gated(g, t * g.hv);
         self.sim.free(x);
         let o = self.lin(t, vd, h);
+        self.sim.f(&p.fused);
         self.sim.f(&[
-            Some(z),
-            Some(bb),
-            Some(aa),
+            p.z,
+            p.b,
+            p.a,
             Some(mixed),
             Some(beta),
             Some(decay),
@@ -211,6 +223,48 @@ impl Forward<'_> {
             Some(n1),
         ]);
         (o, [None, None], [conv, rec])
+    }
+
+    /// The input projections: Qwen3.5's four (`in_proj_qkv`, `in_proj_z`,
+    /// `in_proj_b`, `in_proj_a`), or Qwen3-Next's two fused ones
+    /// (`in_proj_qkvz`, `in_proj_ba`, kept to the end of the forward) cut
+    /// by `fix_query_key_value_ordering`, whose `reshape`s copy each
+    /// strided piece (value, z, b and a when a key head serves several
+    /// value heads, then query and key always), and the pieces `cat` into
+    /// the convolution's input.
+    fn in_projections(&mut self, g: Shape) -> InProj {
+        let (t, h, dt) = (g.t, self.d.h, self.d.dt);
+        let (kd, vd) = (g.hk * g.dk, g.hv * g.dv);
+        let fused = self.spec.linear.is_some_and(|l| l.fused_in_proj);
+        if !fused {
+            return InProj {
+                mixed: self.lin(t, h, 2 * kd + vd),
+                z: Some(self.lin(t, h, vd)),
+                b: Some(self.lin(t, h, g.hv)),
+                a: Some(self.lin(t, h, g.hv)),
+                copies: [None; 3],
+                fused: [None; 2],
+            };
+        }
+        let qkvz = self.lin(t, h, 2 * kd + 2 * vd);
+        let ba = self.lin(t, h, 2 * g.hv);
+        let s = &mut self.sim;
+        // One value head a key head: the merged dimension is 1, a view.
+        let grouped = g.hv != g.hk;
+        let v = s.a_if(grouped, dt * t * vd);
+        let z = s.a_if(grouped, dt * t * vd);
+        let b = s.a_if(grouped, dt * t * g.hv);
+        let a = s.a_if(grouped, dt * t * g.hv);
+        let q = s.a(dt * t * kd);
+        let k = s.a(dt * t * kd);
+        InProj {
+            mixed: s.a(dt * t * (2 * kd + vd)),
+            z,
+            b,
+            a,
+            copies: [Some(q), Some(k), v],
+            fused: [Some(qkvz), Some(ba)],
+        }
     }
 
     /// The prefill's convolution: the cache's convolution state made
