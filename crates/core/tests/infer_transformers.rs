@@ -137,7 +137,7 @@ fn generate_matches_every_measured_row() {
         }
         check("end", g.end.iter().sum::<u128>(), u(m, "end"));
     }
-    assert!(n == 213, "{n} rows");
+    assert!(n == 215, "{n} rows");
     assert!(
         bad.is_empty(),
         "{} mismatches:\n{}",

@@ -50,6 +50,10 @@ pub struct ParamTensor {
     pub proj: Proj,
     /// The module it is the weight of, for the ones LoRA can adapt.
     pub module: Option<ModuleName>,
+    /// An `nn.Linear` weight without a [`ModuleName`]: one LoRA is not
+    /// told about (the Gated DeltaNet's projections), which the weight
+    /// formats quantize all the same (see [`ParamTensor::is_linear`]).
+    pub unnamed_linear: bool,
 }
 
 impl ParamTensor {
@@ -64,7 +68,16 @@ impl ParamTensor {
             role,
             proj: Proj::NONE,
             module: None,
+            unnamed_linear: false,
         }
+    }
+
+    /// The weight of an `nn.Linear`: a named module's, or an unnamed
+    /// linear's. bitsandbytes replaces every `nn.Linear` of the decoder
+    /// layers (measured: Qwen3.6's DeltaNet projections quantized in nf4
+    /// and int8, `infer_transformers.jsonl` rows tagged `quant:hybrid`).
+    pub fn is_linear(&self) -> bool {
+        self.module.is_some() || self.unnamed_linear
     }
 
     /// The module LoRA would adapt, if it is one.
@@ -89,6 +102,7 @@ impl ParamTensor {
             role,
             proj: m.proj,
             module: Some(m.name),
+            unnamed_linear: false,
         }
     }
 
@@ -488,7 +502,7 @@ impl Architecture {
 
     /// A Gated DeltaNet's tensors (`linear_attn`), in registration order.
     /// None is a linear layer LoRA is told about (vramfit refuses training
-    /// these families).
+    /// these families); the projections are `nn.Linear`s all the same.
     ///
     /// Source: transformers 5.23 `Qwen3NextGatedDeltaNet.__init__`
     /// (`conv1d`, `in_proj_qkvz`, `in_proj_ba`, `dt_bias`, `A_log`, `norm`,
@@ -503,9 +517,17 @@ impl Architecture {
         let (conv, value) = self.linear_widths();
         let hv = u64::from(self.linear_v_heads);
         let vec = |name, n| ParamTensor::new(name, n, 1, Role::Attention);
-        let proj = |name, out, inp| ParamTensor::new(name, out, inp, Role::Attention);
+        let proj = |name, out, inp| ParamTensor {
+            unnamed_linear: true,
+            ..ParamTensor::new(name, out, inp, Role::Attention)
+        };
         // `nn.Conv1d(conv, conv, k, groups=conv, bias=False)`: [conv, 1, k].
-        put(proj("conv1d", conv, u64::from(self.linear_conv)));
+        put(ParamTensor::new(
+            "conv1d",
+            conv,
+            u64::from(self.linear_conv),
+            Role::Attention,
+        ));
         if rule.fused_in_proj {
             put(proj("in_proj_qkvz", conv + value, h));
             put(proj("in_proj_ba", 2 * hv, h));

@@ -250,7 +250,7 @@ impl Architecture {
                 | Role::Head => true,
             };
             let in_format = !only_experts || t.role == Role::Expert;
-            if !in_layer || t.module.is_none() || !linear || !in_format {
+            if !in_layer || !t.is_linear() || !linear || !in_format {
                 return;
             }
             let n = at.copies();
