@@ -73,6 +73,10 @@ pub const INFER: &[(&str, &str)] = &[
         "task=infer&model=gpt-oss-20b&prompt=4096&new=256",
     ),
     (
+        "qwen3.6-35b-a3b hybrid P8192",
+        "task=infer&model=qwen3.6-35b-a3b&prompt=8192&new=256",
+    ),
+    (
         "vllm qwen3-8b L4",
         "task=infer&engine=vllm&model=qwen3-8b&ctx=32768&gpu=l4-24",
     ),

@@ -1,6 +1,9 @@
-//! Qwen3.5's layers under `generate`, op by op: the Gated DeltaNet
-//! (linear attention) layers and the gated full-attention ones, with the
-//! multimodal rotary tables they read.
+//! The Gated DeltaNet hybrids' layers under `generate` (Qwen3.5 / 3.6,
+//! Qwen3-Next), op by op: the linear-attention layers and the gated
+//! full-attention ones, with Qwen3.5's multimodal rotary tables.
+//!
+//! Qwen3-Next (`models/qwen3_next/modeling_qwen3_next.py`) differs only in
+//! its fused input projections (`in_projections` below) and its rotary.
 //!
 //! Source: transformers 5.23 `models/qwen3_5/modeling_qwen3_5.py`
 //! (`Qwen3_5GatedDeltaNet.forward`, `torch_chunk_gated_delta_rule` in
@@ -152,7 +155,7 @@ impl Forward<'_> {
     }
 
     /// A Gated DeltaNet layer's token mixer (`Qwen3_5GatedDeltaNet.
-    /// forward`) after the input norm: the four input projections, the
+    /// forward`) after the input norm: the input projections, the
     /// causal convolution (its state made in the prefill, updated in
     /// decode), beta and the decay, the gated delta rule (chunked over the
     /// prompt, one step in decode), the gated norm and out_proj. Returns
