@@ -595,6 +595,22 @@ def default_attn(model_type):
 def arch_numbers(cfg, spec):
     """The architecture numbers predict() needs, as transformers resolved them."""
     tc = cfg.get_text_config(decoder=True)
+    # A config whose layers differ (Gemma 4's per-layer head widths) refuses global reads unless
+    # asked; predict() reads the global values only, and the flag is put back before the model
+    # is built.
+    flag = "allow_global_per_layer_attribute_access"
+    had = tc.__dict__.get(flag)
+    tc.__dict__[flag] = True
+    try:
+        return _arch_numbers(tc)
+    finally:
+        if had is None:
+            tc.__dict__.pop(flag, None)
+        else:
+            tc.__dict__[flag] = had
+
+
+def _arch_numbers(tc):
     g = lambda *names, d=None: next((getattr(tc, n) for n in names if getattr(tc, n, None) is not None), d)
     h = g("hidden_size", "n_embd")
     heads = g("num_attention_heads", "n_head")
