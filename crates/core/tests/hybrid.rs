@@ -290,3 +290,57 @@ fn transformers_counts_the_deltanet_states() {
         e.caveats
     );
 }
+
+/// transformers' `generate` on every hybrid preset, over a grid of
+/// batches, prompts (shorter than the convolution's kernel, within one
+/// chunk, across chunks) and new tokens, and each weight format the
+/// engine loads: every phase's parts sum to its figure, and more
+/// sequences, prompt or new tokens never need less.
+#[test]
+fn transformers_generate_on_hybrids_sums_and_grows() {
+    let ids = ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"];
+    let needed = |q: &str| -> u64 {
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        for ph in &e.phases {
+            assert_eq!(ph.components.total(), ph.peak_bytes, "{q} {:?}", ph.phase);
+            assert_eq!(
+                ph.end_components.total(),
+                ph.end_bytes,
+                "{q} {:?}",
+                ph.phase
+            );
+        }
+        e.phases
+            .iter()
+            .map(|p| p.peak_bytes.get())
+            .max()
+            .unwrap_or(0)
+    };
+    for id in ids {
+        for weights in ["bf16", "nf4", "fp32"] {
+            for (b, p, n) in [
+                (1, 2, 1),
+                (1, 3, 4),
+                (2, 63, 2),
+                (2, 64, 2),
+                (3, 65, 3),
+                (1, 700, 16),
+            ] {
+                let q = |b: u32, p: u32, n: u32| {
+                    format!("task=infer&engine=transformers&model={id}&weights={weights}&batch={b}&prompt={p}&new={n}")
+                };
+                let now = needed(&q(b, p, n));
+                for later in [
+                    q(b + 1, p, n),
+                    q(b, p + 1, n),
+                    q(b, p + 64, n),
+                    q(b, p, n + 1),
+                ] {
+                    let after = needed(&later);
+                    assert!(after >= now, "{later}: {after} < {now}");
+                }
+            }
+        }
+    }
+}

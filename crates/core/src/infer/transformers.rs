@@ -328,6 +328,12 @@ pub fn estimate(
     e.caveats = caveats(inf);
     if a.family.spec().linear.is_some() {
         e.caveats.push(HYBRID_FALLBACK.into());
+        if matches!(
+            inf.weights,
+            WeightFormat::Fp8 | WeightFormat::Gptq | WeightFormat::Awq
+        ) {
+            e.caveats.push(HYBRID_PREQUANTIZED.into());
+        }
     }
     e.caveats.extend(e.overhead.caveat().map(String::from));
     Ok(e)
@@ -335,6 +341,12 @@ pub fn estimate(
 
 /// What the Gated DeltaNet layers are modelled as running.
 const HYBRID_FALLBACK: &str = "Gated DeltaNet layers with flash-linear-attention or causal-conv1d installed: the figures are transformers 5.23's torch fallbacks, which run without them (the prompt in fp32 chunks of 64 tokens); those kernels' prefill temporaries differ";
+
+/// A pre-quantized hybrid checkpoint: which linears it left in 16 bits is
+/// its own `quantization_config`'s to say (`modules_to_not_convert`);
+/// vramfit counts every linear of the decoder layers in the format, as
+/// bitsandbytes quantizes them (measured: `quant:hybrid` rows).
+const HYBRID_PREQUANTIZED: &str = "a pre-quantized hybrid checkpoint: every linear of the decoder layers (the DeltaNet's projections included) is counted in the format; a checkpoint that leaves some in 16 bits (its quantization_config's modules_to_not_convert) holds more";
 
 /// What drives `generate`'s activations, logits and cache.
 const DRIVERS: report::Drivers = report::Drivers {
