@@ -63,24 +63,26 @@ class Stage(torch.nn.Module):
         return h
 
 
-def stage_ranges(layers, pp, vpp, split="transformers"):
+def stage_ranges(layers, pp, vpp, split="transformers", first_less=1, last_less=1):
     """[start, end) per stage, stages = pp * vpp.
 
     transformers: L // stages each, the last takes the remainder (`layer_range_for_rank`).
-    torchtitan: `generate_llm_fqn_per_model_part(stages, L, input_weight=1, output_weight=1)`
-    (torchtitan/distributed/pipeline_parallel.py, v0.2.2 and main): L + 2 effective layers,
-    `eff // stages` each and one more for the first `eff % stages`; the embedding takes one of the
-    first stage's and norm + output one of the last's; a stage past the last layer gets none."""
+    torchtitan: `generate_llm_fqn_per_model_part(stages, L, input_weight, output_weight)`
+    (torchtitan/distributed/pipeline_parallel.py, v0.2.2 and main; the weights are
+    `pipeline_parallel_first_stage_less_layers` and `..._last_stage_less_layers`, 1 each by
+    default): L + first + last effective layers, `eff // stages` each and one more for the first
+    `eff % stages`; the embedding takes `first` of the first stage's and norm + output `last` of
+    the last's; a stage past the last layer gets none."""
     n = pp * vpp
     if split == "transformers":
         per = layers // n
         return [(i * per, layers if i == n - 1 else (i + 1) * per) for i in range(n)]
-    eff = layers + 2
+    eff = layers + first_less + last_less
     per, extra = divmod(eff, n)
     out, cur = [], 0
     for i in range(n):
         e = per + (1 if i < extra else 0)
-        take = e - 1 if i in (0, n - 1) else e
+        take = e - (first_less if i == 0 else 0) - (last_less if i == n - 1 else 0)
         end = min(layers, cur + take)
         out.append((cur, end))
         cur = end
@@ -125,7 +127,8 @@ def run(args):
         model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16, attn_implementation="sdpa")
         loss_of = model.loss_function
         vocab = cfg.vocab_size
-        ranges = stage_ranges(cfg.num_hidden_layers, args.pp, args.vpp, args.split)
+        ranges = stage_ranges(cfg.num_hidden_layers, args.pp, args.vpp, args.split,
+                              args.first_less, args.last_less)
         n_stages = len(ranges)
         # stage i lives on rank i % pp (looped), or, for ZBV, the V shape: rank r holds r and 2pp-1-r
         if args.schedule == "zero_bubble":
@@ -217,6 +220,8 @@ def run(args):
                                for k in ("peak_pipeline", "peak_step", "peak_zero_grad"))
     return dict(config=os.path.basename(args.config), model=name, family=spec["model_type"], batch=B, seq=L,
                 micro_batches=m, pp=args.pp, vpp=args.vpp, split=args.split, rank=args.rank, schedule=args.schedule,
+                **({} if (args.first_less, args.last_less) == (1, 1)
+                   else dict(first_less=args.first_less, last_less=args.last_less)),
                 stages=[ranges[i] for i in mine], gc=args.gc, grad_ckpt=args.gc != "off", dtype="bf16",
                 optim="adamw", attn="sdpa", use_cache=False, lora=False, mode="fake", cuda_like=True,
                 measured=meas, arch=arch, wall_s=round(time.time() - t0, 1),
@@ -251,6 +256,8 @@ def main():
     ap.add_argument("--gc", default="off", choices=["off", "nonreentrant"])
     ap.add_argument("--split", default="transformers", choices=["transformers", "torchtitan"],
                     help="how the decoder layers are cut into stages (stage_ranges)")
+    ap.add_argument("--first-less", type=int, default=1, help="torchtitan's input_weight")
+    ap.add_argument("--last-less", type=int, default=1, help="torchtitan's output_weight")
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--tag", default="")
     ap.add_argument("--out", default="")

@@ -43,6 +43,14 @@ if [ "${TORCHTITAN:-0}" = 1 ]; then
   for r in 0 1 2; do run "pp3:1f1b:r$r:qwen3-8b:off:m6b6s512:torchtitan" --config "$C/qwen3-8b.json" $T --pp 3 --rank $r --schedule 1f1b --micro-batches 6 --batch 6 --seq 512; done
   exit 0
 fi
+# torchtitan's end weights (2026-11-30, raw/pp523_weights.jsonl): the embedding and the head
+# weighed 2 and 3 (32 layers over 4 ranks as 8, 9, 9, 6), 0 and 2 (over 2 ranks as 17, 15).
+if [ "${WEIGHTS:-0}" = 1 ]; then
+  T="--split torchtitan"
+  for r in 0 1 3; do run "pp4:1f1b:r$r:llama3.1-8b:off:m8b8s512:torchtitan:w2-3" $L8 $T --first-less 2 --last-less 3 --pp 4 --rank $r --schedule 1f1b --micro-batches 8 --batch 8 --seq 512; done
+  for r in 0 1; do run "pp2:1f1b:r$r:llama3.1-8b:off:m4b4s1024:torchtitan:w0-2" $L8 $T --first-less 0 --last-less 2 --pp 2 --rank $r --schedule 1f1b --micro-batches 4 --batch 4 --seq 1024; done
+  exit 0
+fi
 for sch in gpipe 1f1b; do
   for r in 0 1; do run "pp2:$sch:r$r:llama3.1-8b:off:m4b4s1024" $L8 --pp 2 --rank $r --schedule $sch --micro-batches 4 --batch 4 --seq 1024; done
 done
