@@ -757,6 +757,16 @@ fn torchtitan_cuts_the_ends_one_layer_fewer() {
             "model=llama3.1-8b&pp=4&gpus=4&micro_batches=8&pp_split=transformers",
             vec![8, 8, 8],
         ),
+        // The embedding weighed 2 and the head 3: 37 effective layers.
+        (
+            "model=llama3.1-8b&pp=4&gpus=4&micro_batches=8&pp_first_less=2&pp_last_less=3",
+            vec![8, 9, 6],
+        ),
+        // The embedding weighed nothing: the first stage takes 17.
+        (
+            "model=llama3.1-8b&pp=2&gpus=2&micro_batches=8&pp_first_less=0&pp_last_less=2",
+            vec![17, 15],
+        ),
     ] {
         let split = if rest.contains("pp_split") {
             ""
@@ -779,6 +789,32 @@ fn torchtitan_cuts_the_ends_one_layer_fewer() {
     assert!(
         refused.contains("leaves a stage without a decoder layer"),
         "{refused}"
+    );
+    // Where torchtitan itself refuses the weights, in its words; and the
+    // weights are read under its cut only.
+    let q = "model=llama3.1-8b&dtype=bf16&pp=8&gpus=8&micro_batches=8&batch=8&pp_split=torchtitan";
+    for (weights, says) in [
+        (
+            "&pp_first_less=5",
+            "input_weight (5, pp_first_less) exceeds minimum layers per stage (4)",
+        ),
+        ("&pp_last_less=4", "leaves a stage without a decoder layer"),
+    ] {
+        let refused = decode_strict(&RawQuery::parse(&format!("{q}{weights}")))
+            .err()
+            .map(|n| format!("{n:?}"))
+            .unwrap_or_default();
+        assert!(refused.contains(says), "{weights}: {refused}");
+    }
+    let q = "model=llama3.1-8b&dtype=bf16&pp=2&gpus=2&micro_batches=2&batch=2&pp_first_less=3";
+    let d = decode(&RawQuery::parse(q));
+    assert_eq!(d.scenario.parallel.pp_first_less.get(), 1, "{q}");
+    assert!(
+        d.notices
+            .iter()
+            .any(|n| format!("{n:?}").contains("only torchtitan's cut")),
+        "{:?}",
+        d.notices
     );
 }
 

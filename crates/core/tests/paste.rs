@@ -372,17 +372,16 @@ fn torchtitan_configs_read_to_their_keys() {
     );
     // The GPUs left to FSDP (-1) under a pipeline: no count, and FSDP2
     // without resharding (the default under PP) is not modelled; a
-    // flavor with no preset; a degree torchtitan refuses.
+    // flavor with no preset; the embedding weighed as no layer.
     check(
         "[model]\nname = \"llama3\"\nflavor = \"405B\"\n[parallelism]\npipeline_parallel_degree = 2\n\
          pipeline_parallel_first_stage_less_layers = 0\n[training]\nenable_cpu_offload = false\n",
-        "task=train&dtype=amp_bf16&optim=adamw_fused&batch=8&seq=2048&pp=2&pp_schedule=1f1b&micro_batches=8",
+        "task=train&dtype=amp_bf16&optim=adamw_fused&batch=8&seq=2048&pp=2&pp_schedule=1f1b&pp_split=torchtitan&pp_first_less=0&micro_batches=8",
         &[
             "model.name = llama3 (line 2), model.flavor = 405B (line 3): no vramfit preset",
             "activation_checkpoint.mode = selective (torchtitan's default)",
             "parallelism.data_parallel_shard_degree = -1 (torchtitan's default): as many GPUs as torchrun starts beyond 2",
             "parallelism.fsdp_reshard_after_forward = default (torchtitan's default): FSDP2 keeping the parameters gathered",
-            "pipeline_parallel_first_stage_less_layers = 0, last_stage_less_layers = 1:",
             "training.enable_cpu_offload = false (line 8) (off: no effect on memory)",
         ],
     );

@@ -630,7 +630,7 @@ fn inert(f: &mut Fields, c: &mut Collector, paths: &[&str], why: &str) {
 /// (`build_pipeline_schedule`, which refuses a size that does not divide
 /// the batch), with the stages per rank `pipeline_llm` sets ([`stages`])
 /// and the layers cut as `generate_llm_fqn_per_model_part` cuts them
-/// (`pp_split=torchtitan`, at its default weights only).
+/// (`pp_split=torchtitan`, with its end weights).
 fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field, layers: Option<u32>) {
     if d.pp.n == 1 {
         return inert(f, c, PIPELINE, "pipeline_parallel_degree is 1");
@@ -707,19 +707,17 @@ fn pipeline(f: &mut Fields, c: &mut Collector, d: &Degrees, batch: &Field, layer
         &format!("{} ÷ {}", batch.from, size.from),
     );
     // `generate_llm_fqn_per_model_part` with these as its input and
-    // output weights: at 1 each (the defaults) vramfit's torchtitan cut.
-    if first.text == "1" && last.text == "1" {
-        let from = if first.given || last.given {
-            format!("{} and {}", first.from, last.from)
-        } else {
-            "torchtitan's default stage split".into()
-        };
-        c.set(Key::PpSplit, "torchtitan", &from);
+    // output weights.
+    let from = if first.given || last.given {
+        format!("{} and {}", first.from, last.from)
     } else {
-        c.unknown(format!(
-            "pipeline_parallel_first_stage_less_layers = {}, last_stage_less_layers = {}: vramfit cuts the stages as torchtitan does at 1 and 1 only",
-            first.text, last.text
-        ));
+        "torchtitan's default stage split".into()
+    };
+    c.set(Key::PpSplit, "torchtitan", &from);
+    for (key, w) in [(Key::PpFirstLess, &first), (Key::PpLastLess, &last)] {
+        if w.given {
+            c.set(key, &w.text, &w.from);
+        }
     }
 }
 

@@ -389,6 +389,10 @@ pub(super) fn stack_notes(s: &Scenario) -> Vec<Note> {
         Some(Key::Vpp)
     } else if p.pp_split != Scenario::default().parallel.pp_split {
         Some(Key::PpSplit)
+    } else if p.pp_first_less != Scenario::default().parallel.pp_first_less {
+        Some(Key::PpFirstLess)
+    } else if p.pp_last_less != Scenario::default().parallel.pp_last_less {
+        Some(Key::PpLastLess)
     } else {
         None
     };
@@ -756,6 +760,7 @@ pub(super) fn check_pipeline(s: &mut Scenario, texts: &[(Key, &str)], notices: &
         return;
     }
     check_interleaving(s, texts, notices);
+    check_end_weights(s, notices);
     if let Some(why) = pipeline_refusal(s, pp) {
         conflict(notices, texts, Key::Pp, why);
         s.parallel.pp = Scenario::default().parallel.pp;
@@ -802,6 +807,30 @@ fn check_interleaving(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec
     }
 }
 
+/// torchtitan's end weights are read under its cut only: set with the
+/// transformers cut, they come back at their defaults with a notice.
+fn check_end_weights(s: &mut Scenario, notices: &mut Vec<Notice>) {
+    let d = Scenario::default().parallel;
+    let p = &mut s.parallel;
+    if p.pp_split == PpSplit::Torchtitan {
+        return;
+    }
+    for (key, set) in [
+        (Key::PpFirstLess, p.pp_first_less != d.pp_first_less),
+        (Key::PpLastLess, p.pp_last_less != d.pp_last_less),
+    ] {
+        if set {
+            notices.push(Notice::Unused {
+                key,
+                because: "only torchtitan's cut (pp_split=torchtitan) weighs the model's ends"
+                    .into(),
+            });
+        }
+    }
+    p.pp_first_less = d.pp_first_less;
+    p.pp_last_less = d.pp_last_less;
+}
+
 /// Why `pp` cannot run as asked (`None`: it can).
 fn pipeline_refusal(s: &Scenario, pp: u32) -> Option<String> {
     let (p, t) = (&s.parallel, &s.train);
@@ -819,16 +848,13 @@ fn pipeline_refusal(s: &Scenario, pp: u32) -> Option<String> {
                 a.layers
             ));
         }
-        // `generate_llm_fqn_per_model_part`: (layers + 2) / stages a
-        // stage, less the embedding on the first and the head on the last,
-        // so the last stage has a decoder layer only from 2 a stage on.
-        PpSplit::Torchtitan if 2 * stages > a.layers + 2 => {
-            return Some(format!(
-                "torchtitan's cut of {} layers into {what} ({stages}) stages leaves a stage without a decoder layer: not modelled",
-                a.layers
-            ));
+        PpSplit::Torchtitan => {
+            let ends = s.parallel.pipeline().ends;
+            if let Some(why) = ends.torchtitan_refusal(a.layers, stages) {
+                return Some(why);
+            }
         }
-        PpSplit::Transformers | PpSplit::Torchtitan => {}
+        PpSplit::Transformers => {}
     }
     let not_measured = |what: &str| {
         Some(format!(

@@ -43,7 +43,7 @@ use crate::train::run::Training;
 use crate::train::run::Transformers;
 use crate::train::run::ZeroStage;
 use crate::train::run::{
-    Gpus, MicroBatches, PpSchedule, PpSplit, PpStages, TpGroup, VirtualStages,
+    EndWeight, Gpus, MicroBatches, PpSchedule, PpSplit, PpStages, TpGroup, VirtualStages,
 };
 use crate::units::{Bytes, Decimal, DisplayUnit, NotCount, GIB};
 
@@ -1539,13 +1539,41 @@ pub static FIELDS: &[Field] = &[
         group: Group::Parallel,
         tasks: Tasks::Train,
         label: "Layers per stage",
-        help: "How the layers are cut into the pp × vpp stages: transformers gives each layers / stages, the last the rest; torchtitan counts the embedding and the head as a layer each.",
+        help: "How the layers are cut into the pp × vpp stages: transformers gives each layers / stages, the last the rest; torchtitan counts the embedding and the head as layers (one each by default).",
         implied: |_| "transformers".into(),
         apply: |d, v| {
             d.parallel.pp_split = choice(v, PpSplit::from_key, PpSplit::keys_joined)?;
             Ok(())
         },
         write: |s| (s.parallel.pp_split != PpSplit::Transformers).then(|| s.parallel.pp_split.key().to_string()),
+    },
+    Field {
+        key: Key::PpFirstLess,
+        kind: FieldKind::Count { min: EndWeight::MIN as u64, max: EndWeight::MAX as u64 },
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "Embedding counts as layers",
+        help: "torchtitan's cut: how many layers the embedding counts as on the first stage (pipeline_parallel_first_stage_less_layers), so it takes that many fewer.",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.parallel.pp_first_less = count(v, EndWeight::MIN, EndWeight::MAX, EndWeight::new)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.pp_first_less.get() != 1).then(|| s.parallel.pp_first_less.get().to_string()),
+    },
+    Field {
+        key: Key::PpLastLess,
+        kind: FieldKind::Count { min: EndWeight::MIN as u64, max: EndWeight::MAX as u64 },
+        group: Group::Parallel,
+        tasks: Tasks::Train,
+        label: "Head counts as layers",
+        help: "torchtitan's cut: how many layers the final norm and the head count as on the last stage (pipeline_parallel_last_stage_less_layers).",
+        implied: |_| "1".into(),
+        apply: |d, v| {
+            d.parallel.pp_last_less = count(v, EndWeight::MIN, EndWeight::MAX, EndWeight::new)?;
+            Ok(())
+        },
+        write: |s| (s.parallel.pp_last_less.get() != 1).then(|| s.parallel.pp_last_less.get().to_string()),
     },
     Field {
         key: Key::MicroBatches,

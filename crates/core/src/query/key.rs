@@ -131,6 +131,8 @@ keys! {
     PpSchedule = "pp_schedule",
     Vpp = "vpp",
     PpSplit = "pp_split",
+    PpFirstLess = "pp_first_less",
+    PpLastLess = "pp_last_less",
     MicroBatches = "micro_batches",
     Zero = "zero",
     Offload = "offload",

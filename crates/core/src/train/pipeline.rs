@@ -14,7 +14,7 @@
 //! order keeps beside it. Measured: `scripts/measure/parallel/` (`pp.py`,
 //! `raw/pp523.jsonl`).
 
-use super::run::{Beside, Kind, Plan, PpSchedule, PpSplit, Stage};
+use super::run::{Beside, EndWeights, Kind, Plan, PpSchedule, PpSplit, Stage};
 
 /// One action of a rank's schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,13 +133,14 @@ fn moments(ops: &[Op], kinds: &[bool], mine: bool, last: Option<u32>) -> Vec<(Ki
 /// - transformers 5.23 (`PipelineStage.layer_range_for_rank`, and
 ///   `pp.py`'s default): `layers / n` each, the last stage the remainder.
 /// - torchtitan (`distributed/pipeline_parallel.py:
-///   generate_llm_fqn_per_model_part`, v0.2.2, with `input_weight` and
-///   `output_weight` 1, its defaults): `layers + 2` effective layers,
-///   `(layers + 2) / n` a stage and one more for the first
-///   `(layers + 2) mod n`; the embedding takes one of the first stage's,
-///   norm and output one of the last's; a stage past the last layer gets
-///   none. Held to torchtitan's own function (`raw/torchtitan_split.jsonl`).
-pub fn split(split: PpSplit, layers: u32, n: u32, i: u32) -> u32 {
+///   generate_llm_fqn_per_model_part`, v0.2.2): `layers + first + last`
+///   effective layers ([`EndWeights`]), `effective / n` a stage and one
+///   more for the first `effective mod n`; the embedding takes `first` of
+///   the first stage's, norm and output `last` of the last's; a stage past
+///   the last layer gets none. Held to torchtitan's own function
+///   (`raw/torchtitan_split.jsonl`, weights 0 to 3 each). Where torchtitan
+///   refuses the cut, [`EndWeights::torchtitan_refusal`] says why.
+pub fn split(split: PpSplit, ends: EndWeights, layers: u32, n: u32, i: u32) -> u32 {
     if n <= 1 {
         return layers;
     }
@@ -153,12 +154,14 @@ pub fn split(split: PpSplit, layers: u32, n: u32, i: u32) -> u32 {
             }
         }
         PpSplit::Torchtitan => {
-            let eff = layers + 2;
+            let (wi, wo) = (ends.first, ends.last);
+            let eff = layers.saturating_add(wi).saturating_add(wo);
             let (per, extra) = (eff / n, eff % n);
             // Layers the stages before `i` took, then stage `i`'s.
-            let start = |i: u32| (i * per + i.min(extra)).saturating_sub(u32::from(i > 0));
-            let own = (per + u32::from(i < extra))
-                .saturating_sub(u32::from(i == 0) + u32::from(i + 1 == n));
+            let start =
+                |i: u32| (i * per + i.min(extra)).saturating_sub(if i > 0 { wi } else { 0 });
+            let ends_here = if i == 0 { wi } else { 0 } + if i + 1 == n { wo } else { 0 };
+            let own = (per + u32::from(i < extra)).saturating_sub(ends_here);
             let from = start(i).min(layers);
             (from + own).min(layers) - from
         }
@@ -191,7 +194,7 @@ pub fn stages(plan: Plan, layers: u32, batch: u32) -> Vec<Vec<Stage>> {
 pub fn rank_stages(plan: Plan, layers: u32, batch: u32, rank: u32) -> Vec<Stage> {
     let (pp, vpp) = (plan.pp, plan.vpp);
     let n = pp * vpp;
-    let layers_of = |c: u32| split(plan.split, layers, n, c * pp + rank);
+    let layers_of = |c: u32| split(plan.split, plan.ends, layers, n, c * pp + rank);
     let first = |c: u32| c * pp + rank == 0;
     let last = |c: u32| c * pp + rank + 1 == n;
     // A stage is of the special kind when it holds either end.
@@ -227,10 +230,12 @@ mod tests {
     use super::*;
 
     /// torchtitan's cut, against its own `generate_llm_fqn_per_model_part`
-    /// (v0.2.2) run on 52 (stages, layers) pairs
+    /// (v0.2.2) run on 52 (stages, layers) pairs at its default weights and
+    /// 360 more with the end weights from 0 to 3 each
     /// (`scripts/measure/parallel/torchtitan_split.py`): each stage's
-    /// decoder layers; and the transformers cut on the same pairs sums to
-    /// the layers with the remainder on the last stage.
+    /// decoder layers, and a refusal exactly where torchtitan raises; and
+    /// the transformers cut on the default pairs sums to the layers with
+    /// the remainder on the last stage.
     #[test]
     fn the_stages_are_cut_as_torchtitan_cuts_them() {
         let rows = include_str!("../../../../scripts/measure/parallel/raw/torchtitan_split.jsonl");
@@ -239,8 +244,19 @@ mod tests {
             let r: serde_json::Value = serde_json::from_str(line).expect("row");
             let count = |k: &str| u32::try_from(r[k].as_u64().expect(k)).expect(k);
             let (stages, layers) = (count("stages"), count("layers"));
+            let weight = |k: &str| r[k].as_u64().map_or(1, |w| w as u32);
+            let ends = EndWeights {
+                first: weight("first_less"),
+                last: weight("last_less"),
+            };
+            let refusal = ends.torchtitan_refusal(layers, stages);
             let Some(ranges) = r["ranges"].as_array() else {
-                assert!(stages > layers + 2, "{r}");
+                assert!(
+                    refusal
+                        .as_deref()
+                        .is_some_and(|m| m.starts_with("torchtitan refuses")),
+                    "{r}: {refusal:?}"
+                );
                 continue;
             };
             let theirs: Vec<u32> = ranges
@@ -250,21 +266,26 @@ mod tests {
                     None => 0,
                 })
                 .collect();
-            let cut =
-                |how| -> Vec<u32> { (0..stages).map(|i| split(how, layers, stages, i)).collect() };
+            let cut = |how| -> Vec<u32> {
+                (0..stages)
+                    .map(|i| split(how, ends, layers, stages, i))
+                    .collect()
+            };
             assert_eq!(
                 cut(PpSplit::Torchtitan),
                 theirs,
                 "{stages} stages, {layers} layers"
             );
+            // A stage without a layer is refused; else the cut runs.
+            assert_eq!(refusal.is_some(), theirs.contains(&0), "{r}: {refusal:?}");
             let even = cut(PpSplit::Transformers);
-            if stages <= layers {
+            if ends == EndWeights::DEFAULT && stages <= layers {
                 assert_eq!(even.iter().sum::<u32>(), layers);
                 assert_eq!(even[0], layers / stages);
             }
             n += 1;
         }
-        assert_eq!(n, 52);
+        assert_eq!(n, 348);
     }
 
     fn b(kind: Kind, waiting: u32, kept: u32, done: u32) -> (Kind, Beside) {
@@ -286,6 +307,7 @@ mod tests {
             schedule,
             micro_batches: m,
             split: PpSplit::Transformers,
+            ends: EndWeights::DEFAULT,
         }
     }
 

@@ -289,6 +289,14 @@ bounded!(
     64
 );
 bounded!(
+    /// Layers one end of the model counts as under torchtitan's cut
+    /// (`pipeline_parallel_first_stage_less_layers`,
+    /// `pipeline_parallel_last_stage_less_layers`; 1 by default).
+    EndWeight(u32),
+    0,
+    64
+);
+bounded!(
     /// Micro-batches a pipeline's step runs: the batch is split into
     /// `micro_batches` of `batch / micro_batches` sequences each.
     MicroBatches(u32),
@@ -379,6 +387,9 @@ pub struct Parallel {
     pub pp_schedule: PpSchedule,
     pub vpp: VirtualStages,
     pub pp_split: PpSplit,
+    /// What the embedding and the head count as under torchtitan's cut.
+    pub pp_first_less: EndWeight,
+    pub pp_last_less: EndWeight,
     pub micro_batches: MicroBatches,
     pub zero: ZeroStage,
     /// What ZeRO / FSDP keeps in host memory.
@@ -702,6 +713,10 @@ impl Parallel {
             schedule: self.pp_schedule,
             micro_batches: self.micro_batches.get(),
             split: self.pp_split,
+            ends: EndWeights {
+                first: self.pp_first_less.get(),
+                last: self.pp_last_less.get(),
+            },
         }
     }
 
@@ -720,6 +735,8 @@ impl Default for Parallel {
             pp: PpStages(1),
             pp_schedule: PpSchedule::OneFOneB,
             pp_split: PpSplit::Transformers,
+            pp_first_less: EndWeight(1),
+            pp_last_less: EndWeight(1),
             vpp: VirtualStages(1),
             micro_batches: MicroBatches(1),
             zero: ZeroStage(0),
@@ -833,6 +850,60 @@ pub struct Sizes {
     pub grads: u128,
 }
 
+/// What the model's ends count as under torchtitan's cut, in layers: the
+/// embedding on the first stage (`pipeline_parallel_first_stage_less_layers`,
+/// its `input_weight`) and norm and output on the last
+/// (`pipeline_parallel_last_stage_less_layers`, `output_weight`); 1 each
+/// by default (torchtitan v0.2.2 `config/job_config.py`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EndWeights {
+    pub first: u32,
+    pub last: u32,
+}
+
+impl EndWeights {
+    /// torchtitan's defaults.
+    pub const DEFAULT: EndWeights = EndWeights { first: 1, last: 1 };
+
+    /// Why torchtitan refuses to cut `layers` into `stages` with these
+    /// weights, in its words (`generate_llm_fqn_per_model_part`'s checks),
+    /// or a stage its cut would leave without a decoder layer (vramfit does
+    /// not model one). `None`: the cut runs. Where torchtitan accepts, the
+    /// stages take every layer between them, the first `per + (extra > 0)
+    /// − first` and the last `per − last`
+    /// ([`crate::train::pipeline::split`]; a test holds the two together).
+    pub fn torchtitan_refusal(self, layers: u32, stages: u32) -> Option<String> {
+        if stages <= 1 {
+            return None;
+        }
+        let eff = layers.saturating_add(self.first).saturating_add(self.last);
+        if stages > eff {
+            return Some(format!(
+                "torchtitan refuses the cut: number of stages ({stages}) cannot be greater than effective layers ({eff}: {layers} layers + the embedding's {} + the head's {})",
+                self.first, self.last
+            ));
+        }
+        let (per, extra) = (eff / stages, eff % stages);
+        for (what, key, w) in [
+            ("input_weight", "pp_first_less", self.first),
+            ("output_weight", "pp_last_less", self.last),
+        ] {
+            if w > per {
+                return Some(format!(
+                    "torchtitan refuses the cut: {what} ({w}, {key}) exceeds minimum layers per stage ({per})"
+                ));
+            }
+        }
+        let first = per + u32::from(extra > 0) - self.first;
+        let last = per - self.last;
+        (first == 0 || last == 0).then(|| {
+            format!(
+                "torchtitan's cut of {layers} layers into {stages} stages leaves a stage without a decoder layer: not modelled"
+            )
+        })
+    }
+}
+
 /// A pipeline as the run sets it up (`crate::train::run::Parallel`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
@@ -842,4 +913,6 @@ pub struct Plan {
     pub schedule: PpSchedule,
     pub micro_batches: u32,
     pub split: PpSplit,
+    /// torchtitan's end weights (read under its cut only).
+    pub ends: EndWeights,
 }
