@@ -88,7 +88,9 @@
 //   first). Each allocation of the replay is a call with u128 products;
 //   marking the simulator's calls not to be inlined or sharing the
 //   products changed nothing (scripts/measure/size/page.sh). Then 457.1 KB
-//   with Qwen3-Next's fused projections (InProj) and its refusal gone.
+//   with Qwen3-Next's fused projections (InProj) and its refusal gone,
+//   and 457.9 KB with torchtitan's end weights (issue 32: two fields,
+//   EndWeights::torchtitan_refusal).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";

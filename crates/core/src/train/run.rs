@@ -195,11 +195,10 @@ choice_enum! {
         /// transformers 5.23's `layer_range_for_rank`: layers ÷ stages each,
         /// the last stage the remainder.
         Transformers = "transformers", "layers ÷ stages each (transformers)",
-        /// torchtitan's `generate_llm_fqn_per_model_part` at its defaults
-        /// (`pipeline_parallel_first_stage_less_layers` and
-        /// `last_stage_less_layers` 1): the embedding and the head each
-        /// count as a layer, so the first and last stages take one fewer.
-        Torchtitan = "torchtitan", "the ends one layer fewer (torchtitan)",
+        /// torchtitan's `generate_llm_fqn_per_model_part`: the embedding
+        /// and the head count as layers ([`EndWeights`]: 1 each by
+        /// default), so the first and last stages take that many fewer.
+        Torchtitan = "torchtitan", "the ends counted as layers (torchtitan)",
     }
 }
 
