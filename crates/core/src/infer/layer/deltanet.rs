@@ -29,7 +29,7 @@ use crate::infer::sim::{Cat, Id, Run};
 /// `torch_chunk_gated_delta_rule`'s `chunk_size`.
 const CHUNK: u128 = 64;
 
-/// One Gated DeltaNet call's sizes: `t` tokens (`b` sequences of `q`).
+/// One Gated DeltaNet call's sizes: `t` tokens over `b` sequences.
 #[derive(Clone, Copy)]
 struct Shape {
     b: u128,
