@@ -90,13 +90,15 @@
 //   products changed nothing (scripts/measure/size/page.sh). Then 457.1 KB
 //   with Qwen3-Next's fused projections (InProj) and its refusal gone,
 //   and 457.9 KB with torchtitan's end weights (issue 32: two fields,
-//   EndWeights::torchtitan_refusal).
+//   EndWeights::torchtitan_refusal); 458.5 KB with llama-server's host
+//   memory said next to the answer (its prompt cache and context
+//   checkpoints, by build).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 458);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 459);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

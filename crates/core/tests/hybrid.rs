@@ -344,3 +344,50 @@ fn transformers_generate_on_hybrids_sums_and_grows() {
         }
     }
 }
+
+/// llama-server's host memory beside the model is said next to the
+/// answer, by the build that brought it: the prompt cache (b6724) for
+/// every model, context checkpoints for a hybrid (b6685) or a sliding
+/// window (b6173, not with `--swa-full`); nothing for Ollama's runner.
+#[test]
+fn llama_server_host_memory_is_said() {
+    let said = |q: &str| -> Option<String> {
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        e.caveats
+            .iter()
+            .find(|c| c.starts_with("llama-server's host memory"))
+            .cloned()
+    };
+    for (q, cache, checkpoints) in [
+        ("task=infer&engine=llamacpp&model=qwen3.6-27b", true, true),
+        (
+            "task=infer&engine=llamacpp&model=qwen3.6-27b&build=6700",
+            false,
+            true,
+        ),
+        (
+            "task=infer&engine=llamacpp&model=qwen3.6-27b&build=6600",
+            false,
+            false,
+        ),
+        ("task=infer&engine=llamacpp&model=llama3.1-8b", true, false),
+        ("task=infer&engine=llamacpp&model=gemma3-1b", true, true),
+        (
+            "task=infer&engine=llamacpp&model=gemma3-1b&swa_full=true",
+            true,
+            false,
+        ),
+        (
+            "task=infer&engine=llamacpp&model=gemma3-1b&build=6200",
+            false,
+            true,
+        ),
+        ("task=infer&engine=ollama&model=qwen3.6-27b", false, false),
+    ] {
+        let got = said(q);
+        let has = |w: &str| got.as_deref().is_some_and(|c| c.contains(w));
+        assert_eq!(has("--cache-ram"), cache, "{q}: {got:?}");
+        assert_eq!(has("--ctx-checkpoints"), checkpoints, "{q}: {got:?}");
+    }
+}

@@ -223,11 +223,43 @@ pub fn llama_estimate(
         newer_build(inf),
         p.pipeline_parallel.then(|| "pipeline parallelism (several GPUs, every layer on them): its copies of the graph's inputs are not counted in the compute buffers".into()),
         (a.family.spec().per_layer_embeddings && a.ple_dim > 0).then(|| "Gemma 4's per-layer inputs (layers × per-layer width per token, gathered from the host's table and projected) are not in the compute-buffer estimate".into()),
+        server_host_memory(inf, &m),
     ]
     .into_iter()
     .flatten()
     .collect();
     Ok(e)
+}
+
+/// What llama-server keeps in host memory beside the model, which is not
+/// counted: its prompt cache (`--cache-ram`) and, for a hybrid's recurrent
+/// state or a sliding-window cache, its context checkpoints
+/// (`--ctx-checkpoints`), by the build that brought each. Source:
+/// llama.cpp b10488 `common/common.h` (`n_ctx_checkpoints` 32,
+/// `checkpoint_min_step` 8192, `cache_ram_mib` 8192),
+/// `tools/server/server-context.cpp` (`create_checkpoint`, made where the
+/// memory cannot be rolled back: recurrent or sliding-window).
+fn server_host_memory(inf: &Inference, m: &LocalModel) -> Option<String> {
+    use super::params::builds;
+    if inf.engine != Engine::Llamacpp {
+        return None;
+    }
+    let build = inf.llama.build.get();
+    let sliding = m.cache.counts().1 > 0 && !inf.llama.swa_full;
+    let checkpoints = (m.cache.recurrent > 0 && build >= builds::RS_CHECKPOINTS)
+        || (sliding && build >= builds::SWA_CHECKPOINTS);
+    let cache =
+        (build >= builds::PROMPT_CACHE).then_some("prompt cache (--cache-ram, up to 8192 MiB)");
+    let states = checkpoints.then_some(
+        "context checkpoints (--ctx-checkpoints: up to 32 a slot, each a sequence's recurrent or sliding-window state)",
+    );
+    let parts: Vec<&str> = [cache, states].into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "llama-server's host memory beside the model: its {}",
+            parts.join(" and its ")
+        )
+    })
 }
 
 /// The engine and the build whose rules apply: llama.cpp's `build`.

@@ -35,8 +35,18 @@ pub mod builds {
     pub const KV_STREAMS: u32 = 5913;
     /// #15077: `--n-cpu-moe N` (`--cpu-moe`, #15012 in b6051).
     pub const N_CPU_MOE: u32 = 6089;
+    /// #15293: llama-server keeps context checkpoints of a sliding-window
+    /// cache in host memory (`--swa-checkpoints`).
+    pub const SWA_CHECKPOINTS: u32 = 6173;
     /// #15434: flash attention `auto` and all layers on the GPU by default.
     pub const FA_AUTO: u32 = 6325;
+    /// #16382: context checkpoints of a hybrid's recurrent state too
+    /// (`--ctx-checkpoints`; 32 a slot by default in b10488's
+    /// `common/common.h`).
+    pub const RS_CHECKPOINTS: u32 = 6685;
+    /// #16391: llama-server's prompt cache in host memory (`--cache-ram`,
+    /// 8192 MiB by default).
+    pub const PROMPT_CACHE: u32 = 6724;
     /// #16812: the KV size no longer padded (256 with FA, 32 without).
     pub const PAD_REMOVED: u32 = 6868;
     /// #16736: llama-server's automatic 4 slots with a unified cache.
