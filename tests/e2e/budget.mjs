@@ -90,7 +90,7 @@
 //   products changed nothing (scripts/measure/size/page.sh). Then 457.1 KB
 //   with Qwen3-Next's fused projections (InProj) and its refusal gone,
 //   and 457.9 KB with torchtitan's end weights (issue 32: two fields,
-//   EndWeights::torchtitan_refusal); 458.5 KB with llama-server's host
+//   EndWeights::torchtitan_refusal); 458.6 KB with llama-server's host
 //   memory said next to the answer (its prompt cache and context
 //   checkpoints, by build).
 import assert from "node:assert/strict";

@@ -251,7 +251,7 @@ fn server_host_memory(inf: &Inference, m: &LocalModel) -> Option<String> {
     let cache =
         (build >= builds::PROMPT_CACHE).then_some("prompt cache (--cache-ram, up to 8192 MiB)");
     let states = checkpoints.then_some(
-        "context checkpoints (--ctx-checkpoints: up to 32 a slot, each a sequence's recurrent or sliding-window state)",
+        "context checkpoints (--ctx-checkpoints: up to 32 a slot in b10488, each a sequence's recurrent or sliding-window state)",
     );
     let parts: Vec<&str> = [cache, states].into_iter().flatten().collect();
     (!parts.is_empty()).then(|| {
