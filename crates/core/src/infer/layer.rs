@@ -176,6 +176,22 @@ fn rms_peak(dt: u128, rows: u128, n: u128, weight_first: bool) -> (u128, u128) {
     (norm.max(tail), out)
 }
 
+/// `q * cos + rotate_half(q) * sin` on `n` elements in the model's dtype
+/// (`dt` bytes each): the product with cos, `-x2` and the `cat` of
+/// rotate_half, the product with sin, their sum. Returns the sum's size,
+/// the rest freed.
+fn rotated(s: &mut Run, dt: u128, n: u128) -> u128 {
+    let qc = s.a(dt * n);
+    let ng = s.a(dt * n / 2);
+    let ct = s.a(dt * n);
+    s.f(&[ng]);
+    let qs = s.a(dt * n);
+    s.f(&[ct]);
+    let qe = s.a(dt * n);
+    s.f(&[qc, qs]);
+    qe
+}
+
 /// [`Forward::gemma_norm`]'s highest total over its start and its output's
 /// bytes, in closed form as [`rms_peak`] (a test holds it to the op-by-op
 /// replay): `_norm` (its fp32 copy `c`, squares, mean, `+ eps`, rsqrt, the
@@ -390,28 +406,13 @@ impl Forward<'_> {
                 // sum and the pass-through part concatenated. Source:
                 // transformers 5.23 `glm4_moe` `apply_rotary_pos_emb`.
                 let r = n * self.d.rd / self.d.head_dim.max(1);
-                let qc = s.a(dt * r);
-                let ng = s.a(dt * r / 2);
-                let ct = s.a(dt * r);
-                s.f(&[ng]);
-                let qs = s.a(dt * r);
-                s.f(&[ct]);
-                let qr = s.a(dt * r);
-                s.f(&[qc, qs]);
+                let qr = rotated(&mut s, dt, r);
                 let qe = s.a(dt * n);
                 s.f(&[qr]);
                 qe
             }
             RopeStyle::None | RopeStyle::Half | RopeStyle::HalfCat | RopeStyle::Complex => {
-                let qc = s.a(dt * n);
-                let ng = s.a(dt * n / 2);
-                let ct = s.a(dt * n);
-                s.f(&[ng]);
-                let qs = s.a(dt * n);
-                s.f(&[ct]);
-                let qe = s.a(dt * n);
-                s.f(&[qc, qs]);
-                qe
+                rotated(&mut s, dt, n)
             }
         };
         let [qe] = self.sim.burst(s.max(), [qe]);

@@ -24,7 +24,7 @@
 //! model skips the half model's casts.
 
 use super::{Forward, LayerAt};
-use crate::infer::sim::{Cat, Id, Run};
+use crate::infer::sim::{Cat, Id, Run, Sim};
 
 /// `torch_chunk_gated_delta_rule`'s `chunk_size`.
 const CHUNK: u128 = 64;
@@ -59,6 +59,18 @@ struct InProj {
     a: Option<Id>,
     copies: [Option<Id>; 3],
     fused: [Option<Id>; 2],
+}
+
+/// `x.to(model dtype)` of an fp32 `x` that is not used again: in a half
+/// model a copy of `bytes` made and `x` freed; in fp32 `x` itself (the
+/// cast aliases).
+fn to_model_dtype(s: &mut Sim, half: bool, bytes: u128, x: Id) -> Id {
+    if !half {
+        return x;
+    }
+    let o = s.a(bytes);
+    s.free(x);
+    o
 }
 
 impl Forward<'_> {
@@ -140,16 +152,8 @@ impl Forward<'_> {
     /// `q_rot * cos + rotate_half(q_rot) * sin` on `n` rotated elements:
     /// returns the sum.
     fn rotate_part(&mut self, n: u128) -> Id {
-        let dt = self.d.dt;
         let mut s = Run::default();
-        let qc = s.a(dt * n);
-        let ng = s.a(dt * n / 2);
-        let ct = s.a(dt * n);
-        s.f(&[ng]);
-        let qs = s.a(dt * n);
-        s.f(&[ct]);
-        let qr = s.a(dt * n);
-        s.f(&[qc, qs]);
+        let qr = super::rotated(&mut s, self.d.dt, n);
         let [qr] = self.sim.burst(s.max(), [qr]);
         qr
     }
@@ -433,13 +437,7 @@ impl Forward<'_> {
         let s = &mut self.sim;
         let flat = s.a(xv);
         s.free(core);
-        let out = if g.half {
-            let o = s.a(self.d.dt * g.t * hv * dv);
-            s.free(flat);
-            o
-        } else {
-            flat
-        };
+        let out = to_model_dtype(s, g.half, self.d.dt * g.t * hv * dv, flat);
         s.f(&[
             Some(q2),
             Some(k2),
@@ -515,13 +513,7 @@ impl Forward<'_> {
         let mm = s.a(st);
         let sum = s.a(row);
         s.f(&[Some(mm), Some(sum)]);
-        let out = if g.half {
-            let o = s.a(self.d.dt * t * hv * dv);
-            s.free(core);
-            o
-        } else {
-            core
-        };
+        let out = to_model_dtype(s, g.half, self.d.dt * t * hv * dv, core);
         s.f(&[Some(qd), kn, v32, Some(e), b32, Some(kv_mem), Some(delta)]);
         (out, next)
     }
@@ -550,13 +542,7 @@ impl Forward<'_> {
         s.f(&[z32]);
         let gated = s.a(4 * n);
         s.f(&[Some(act), Some(weighted)]);
-        let out = if g.half {
-            let o = s.a(dt * n);
-            s.free(gated);
-            o
-        } else {
-            gated
-        };
+        let out = to_model_dtype(s, g.half, dt * n, gated);
         s.free(mean);
         out
     }
