@@ -283,6 +283,7 @@ term_ids! {
     LocalOutput = Logits, "the output buffer: logits of a batch's outputs (host)";
     MlxWeights = Parameters, "weights as mlx_lm.convert writes them (quantized: packed N-bit weights, a scale and a bias per group)";
     MlxKv = KvCache, "key/value cache, grown in steps of 256 tokens (quantized with kv_bits)";
+    MlxState = KvCache, "the Gated DeltaNet layers' states (layers × (the convolution's last kernel − 1 inputs + the fp32 recurrent state))";
     MlxGrowth = KvCache, "the cache's last growth: concatenate holds a layer's old arrays a moment";
     MlxPrefill = Activations, "one prompt chunk's activations (prefill_step_size tokens; estimated)";
 }

@@ -160,8 +160,9 @@ fn refusal(q: &str) -> String {
     }
 }
 
-/// Not a silent wrong answer: training, vLLM and MLX refuse a hybrid by
-/// name; llama.cpp, Ollama and transformers estimate each.
+/// Not a silent wrong answer: training and vLLM refuse a hybrid by name;
+/// llama.cpp, Ollama, transformers and MLX estimate each, and MLX refuses
+/// a layer pattern mlx-lm does not run.
 #[test]
 fn unmodelled_workloads_refuse_by_name() {
     for id in ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"] {
@@ -169,10 +170,17 @@ fn unmodelled_workloads_refuse_by_name() {
             "model={id}&dtype=amp_bf16&optim=adamw&batch=1&seq=512"
         ));
         assert!(train.contains("Gated DeltaNet"), "{id}: {train}");
-        for engine in ["vllm", "mlx"] {
-            let why = refusal(&format!("task=infer&engine={engine}&model={id}"));
-            assert!(why.contains("not modelled yet"), "{id} {engine}: {why}");
-        }
+        let why = refusal(&format!("task=infer&engine=vllm&model={id}"));
+        assert!(why.contains("not modelled yet"), "{id} vllm: {why}");
+        let q = format!("task=infer&engine=mlx&model={id}");
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        assert!(infer::estimate(&s.infer_run()).is_ok(), "{q}");
+        let why = refusal(&format!("{q}&layers=8&linear_layers=4"));
+        assert_eq!(
+            why,
+            "mlx-lm makes every layer but each 4th a Gated DeltaNet layer (full_attention_interval), 6 of them here: linear_layers=4 is another pattern, which it does not run",
+            "{id}"
+        );
         for engine in ["llamacpp", "ollama"] {
             let q = format!("task=infer&engine={engine}&model={id}&ctx=8192");
             let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
@@ -390,4 +398,101 @@ fn llama_server_host_memory_is_said() {
         assert_eq!(has("--cache-ram"), cache, "{q}: {got:?}");
         assert_eq!(has("--ctx-checkpoints"), checkpoints, "{q}: {got:?}");
     }
+}
+
+/// mlx-lm generating with shrunk Qwen3.6 27B, 35B-A3B and Qwen3-Next configs
+/// (`tests/fixtures/mlx_hybrid_rows.jsonl`: mlx-cpu 0.32.4, mlx-lm d78bf58e,
+/// `scripts/measure/mlx/hybrid.py`): the weights as `mlx_lm.convert` leaves
+/// them (bf16, 4 and 8 bits; `A_log` fp32 on Qwen3.5, the routers and the
+/// shared experts' gates at 8 bits) and the prompt cache at the end (the
+/// full layers' `KVCache` arrays, quantized with `kv_bits` 8 in one row,
+/// the DeltaNet layers' convolution and recurrent states, never
+/// quantized), to the byte.
+#[test]
+fn mlx_weights_and_cache_as_measured() {
+    let text = String::from_utf8(common::fixture_bytes("mlx_hybrid_rows.jsonl")).expect("utf-8");
+    let mut rows = 0;
+    for line in text.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).expect("row");
+        let o = r["override"].get("text_config").unwrap_or(&r["override"]);
+        let n = |v: &serde_json::Value| v.as_u64().unwrap_or_else(|| panic!("{v} in {line}"));
+        let model = r["config"]
+            .as_str()
+            .expect("config")
+            .trim_end_matches(".json");
+        let linear = r["layers"]
+            .as_array()
+            .expect("layers")
+            .iter()
+            .filter(|k| k.as_str() == Some("linear"))
+            .count();
+        let weights = r["bits"]
+            .as_u64()
+            .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
+        let mlp = match o.get("num_experts") {
+            Some(e) => format!(
+                "experts={}&experts_per_token={}&moe_ffn={}&shared_experts=1",
+                n(e),
+                n(&o["num_experts_per_tok"]),
+                n(&o["moe_intermediate_size"])
+            ),
+            None => format!("ffn={}", n(&o["intermediate_size"])),
+        };
+        let kv_bits = r["kv_bits"]
+            .as_u64()
+            .map_or_else(String::new, |b| format!("&kv_bits={b}"));
+        let q = format!(
+            "task=infer&engine=mlx&model={model}&hidden={}&layers={}&heads={}&kv_heads={}&head_dim={}&rope_dim={}&linear_layers={linear}&linear_k_heads={}&linear_v_heads={}&linear_k_dim={}&linear_v_dim={}&linear_conv={}&vocab={}&{mlp}&prompt={}&new={}&weights={weights}&q_group_size=64{kv_bits}",
+            n(&o["hidden_size"]),
+            n(&o["num_hidden_layers"]),
+            n(&o["num_attention_heads"]),
+            n(&o["num_key_value_heads"]),
+            n(&o["head_dim"]),
+            n(&o["head_dim"]) / 4,
+            n(&o["linear_num_key_heads"]),
+            n(&o["linear_num_value_heads"]),
+            n(&o["linear_key_head_dim"]),
+            n(&o["linear_value_head_dim"]),
+            o.get("linear_conv_kernel_dim").map_or(4, n),
+            n(&o["vocab_size"]),
+            n(&r["prompt"]),
+            n(&r["new"]),
+        );
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let served = e.served.expect("served figures");
+        let cache = n(&r["kv_bytes"]) + n(&r["conv_state_bytes"]) + n(&r["recurrent_state_bytes"]);
+        assert_eq!(
+            (served.weights_bytes.0, served.kv_cache_bytes.0),
+            (n(&r["weights_bytes"]), cache),
+            "{q}"
+        );
+        rows += 1;
+    }
+    assert_eq!(rows, 9);
+}
+
+/// mlx-lm leaves the cache to the hybrids' own `make_cache`
+/// (`make_prompt_cache`, `cache.py:31-32`): `max_kv_size` is not read, and
+/// the answer says so rather than size a rotating cache.
+#[test]
+fn mlx_max_kv_size_is_not_read_on_a_hybrid() {
+    let base = "task=infer&engine=mlx&model=qwen3.6-27b&prompt=8000&new=100";
+    let run = |q: &str| {
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"))
+    };
+    let whole = run(base);
+    let asked = run(&format!("{base}&max_kv_size=1024"));
+    let kv = |e: &vramfit_core::Estimate| e.served.as_ref().expect("served").kv_cache_bytes;
+    assert_eq!(kv(&whole), kv(&asked));
+    assert!(
+        asked
+            .caveats
+            .iter()
+            .any(|c| c.starts_with("max_kv_size is not read")),
+        "{:?}",
+        asked.caveats
+    );
+    assert!(!whole.caveats.iter().any(|c| c.contains("max_kv_size")));
 }

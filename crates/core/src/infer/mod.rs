@@ -34,9 +34,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .moe
         .is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
     match s.infer.engine {
-        Engine::Vllm | Engine::Mlx if hybrid => {
-            Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED))
-        }
+        Engine::Vllm if hybrid => Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED)),
         Engine::Transformers | Engine::Vllm if per_layer => {
             Err(EstimateError::NotModelled(PER_LAYER_NOT_MODELLED))
         }
@@ -63,10 +61,9 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     }
 }
 
-/// The refusal of an engine whose hybrid rules are not modelled yet:
-/// vLLM's `MambaSpec` pages and the attention block size it raises to
-/// match them, MLX's `ArraysCache`.
-const HYBRID_NOT_MODELLED: &str = "this engine's memory for a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6, Qwen3-Next: a recurrent state per sequence beside the full-attention layers' cache) is not modelled yet: use engine=llamacpp or transformers";
+/// The refusal of vLLM for a hybrid: its `MambaSpec` pages and the
+/// attention block size it raises to match them are not modelled yet.
+const HYBRID_NOT_MODELLED: &str = "vLLM's memory for a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6, Qwen3-Next: a recurrent state per sequence beside the full-attention layers' cache) is not modelled yet: use engine=llamacpp, transformers or mlx";
 
 /// The refusal of an engine whose rules for Gemma 4's layers are not
 /// modelled yet: global layers with their own head width and key/value

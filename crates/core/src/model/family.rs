@@ -309,9 +309,10 @@ pub struct Moe {
     /// The family's models may have no experts at all (Gemma 4's
     /// `enable_moe_block`): with `experts` 0 every layer is dense.
     pub optional: bool,
-    /// mlx-lm quantizes the router at 8 bits in groups of 64 whatever the
-    /// model's bits (Gemma 4: `gemma4_text.py` `quant_predicate`,
-    /// `router.proj`).
+    /// mlx-lm quantizes the router (and a shared expert's gate) at 8 bits
+    /// in groups of 64 whatever the model's bits (Gemma 4:
+    /// `gemma4_text.py` `quant_predicate`, `router.proj`; Qwen3-Next and
+    /// Qwen3.5-MoE: `mlp.gate`, `shared_expert_gate`).
     pub mlx_router_8bit: bool,
     /// The sigmoid router's `e_score_correction_bias` is made fp32
     /// whatever the model's dtype (GLM-4.5: `nn.Buffer(torch.zeros(n,
@@ -607,6 +608,11 @@ pub struct Linear {
     pub fused_in_proj: bool,
     /// The default `full_attention_interval`.
     pub full_every: u32,
+    /// mlx-lm keeps `A_log` as the checkpoint stores it, fp32, when it
+    /// casts the weights to the model's dtype (`cast_predicate`,
+    /// `qwen3_5.py`, mlx-lm PR #902); `qwen3_next.py` casts it with the
+    /// rest. Measured: `scripts/measure/mlx/hybrid_rows.jsonl`.
+    pub mlx_a_log_fp32: bool,
 }
 
 impl Linear {
@@ -759,6 +765,7 @@ const QWEN_HYBRID: Spec = Spec {
     linear: Some(Linear {
         fused_in_proj: false,
         full_every: 4,
+        mlx_a_log_fp32: true,
     }),
     legacy: AFTER_448,
     ..LLAMA
@@ -773,6 +780,9 @@ const QWEN_HYBRID_MOE: Moe = Moe {
     shared: Shared::Gated,
     weights_in_logits_dtype: true,
     peft_experts: false,
+    // `quant_predicate` (`qwen3_next.py`, `qwen3_5.py`): `mlp.gate` and
+    // `shared_expert_gate` at 8 bits in groups of 64.
+    mlx_router_8bit: true,
     ..MOE
 };
 
@@ -861,6 +871,7 @@ const QWEN3_NEXT: Spec = Spec {
     linear: Some(Linear {
         fused_in_proj: true,
         full_every: 4,
+        mlx_a_log_fp32: false,
     }),
     ..QWEN_HYBRID
 };

@@ -54,6 +54,13 @@ pub struct ParamTensor {
     /// told about (the Gated DeltaNet's projections), which the weight
     /// formats quantize all the same (see [`ParamTensor::is_linear`]).
     pub unnamed_linear: bool,
+    /// The checkpoint stores it in fp32 whatever the model's dtype (the
+    /// Gated DeltaNet's `A_log`): an engine that casts with exceptions
+    /// may keep it so ([`crate::model::family::Linear::mlx_a_log_fp32`]).
+    pub fp32_stored: bool,
+    /// A convolution's kernel (`nn.Conv1d`, the Gated DeltaNet's
+    /// `conv1d`): not a matrix mlx-lm quantizes (no `to_quantized`).
+    pub conv: bool,
 }
 
 impl ParamTensor {
@@ -69,6 +76,8 @@ impl ParamTensor {
             proj: Proj::NONE,
             module: None,
             unnamed_linear: false,
+            fp32_stored: false,
+            conv: false,
         }
     }
 
@@ -103,6 +112,8 @@ impl ParamTensor {
             proj: m.proj,
             module: Some(m.name),
             unnamed_linear: false,
+            fp32_stored: false,
+            conv: false,
         }
     }
 
@@ -522,18 +533,19 @@ impl Architecture {
             ..ParamTensor::new(name, out, inp, Role::Attention)
         };
         // `nn.Conv1d(conv, conv, k, groups=conv, bias=False)`: [conv, 1, k].
-        put(ParamTensor::new(
-            "conv1d",
-            conv,
-            u64::from(self.linear_conv),
-            Role::Attention,
-        ));
+        put(ParamTensor {
+            conv: true,
+            ..ParamTensor::new("conv1d", conv, u64::from(self.linear_conv), Role::Attention)
+        });
         if rule.fused_in_proj {
             put(proj("in_proj_qkvz", conv + value, h));
             put(proj("in_proj_ba", 2 * hv, h));
         }
         put(vec("dt_bias", hv));
-        put(vec("A_log", hv));
+        put(ParamTensor {
+            fp32_stored: true,
+            ..vec("A_log", hv)
+        });
         put(ParamTensor::new(
             "linear_attn.norm",
             u64::from(self.linear_v_dim),

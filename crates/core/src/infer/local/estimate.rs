@@ -13,7 +13,7 @@ use crate::error::EstimateError;
 use crate::infer::run::{Engine, Flash, Inference, MaxLen, SplitMode};
 use crate::inputs::Overhead;
 use crate::model::gguf::Recipe;
-use crate::model::{Architecture, Role};
+use crate::model::{Architecture, ModuleName, Role};
 use crate::report::{
     Drivers, Estimate, GpuShare, Method, Moment, Phase, PhaseReport, Served, Tally,
 };
@@ -417,7 +417,10 @@ fn report(
 ///
 /// Gemma 4 (`gemma4_text.py` at d78bf58e): the router at 8 bits in groups
 /// of 64 (`quant_predicate`), and each layer's `layer_scalar`, an array of
-/// one (a parameter in MLX, a buffer in transformers).
+/// one (a parameter in MLX, a buffer in transformers). Qwen3-Next and
+/// Qwen3.5-MoE: the router and the shared expert's gate at 8 bits;
+/// Qwen3.5: `A_log` kept in fp32. Measured: mlx-cpu 0.32.4, mlx-lm
+/// d78bf58e (`scripts/measure/mlx/hybrid_rows.jsonl`, `check.py`).
 pub fn mlx_weights(a: &Architecture, bits: Option<u32>, group: u64, dt: u128) -> u128 {
     let spec = a.family.spec();
     let router_8bit = spec.moe.is_some_and(|m| m.mlx_router_8bit);
@@ -426,11 +429,19 @@ pub fn mlx_weights(a: &Architecture, bits: Option<u32>, group: u64, dt: u128) ->
     } else {
         0
     };
+    let a_log_fp32 = spec.linear.is_some_and(|l| l.mlx_a_log_fp32);
     a.for_each_tensor(|at, t| {
         let n = u128::from(t.stack) * u128::from(t.rows) * u128::from(t.cols);
-        let matrix = t.cols > 1 && !matches!(t.role, Role::Norm);
+        if t.fp32_stored && a_log_fp32 {
+            total += at.copies() * n * 4;
+            return;
+        }
+        // `nn.Conv1d` has no `to_quantized`: the Gated DeltaNet's
+        // convolution stays in the dtype.
+        let matrix = t.cols > 1 && !matches!(t.role, Role::Norm) && !t.conv;
+        let gate = t.role == Role::Router || t.module == Some(ModuleName::SharedExpertGate);
         let (b, g) = match bits {
-            Some(_) if router_8bit && t.role == Role::Router => (Some(8), 64),
+            Some(_) if router_8bit && gate => (Some(8), 64),
             other => (other, group),
         };
         let q = match b {
@@ -473,13 +484,19 @@ pub fn mlx_estimate(a: &Architecture, inf: &Inference) -> Result<Estimate, Estim
     let put = |t: &mut Terms, id, b: u128| t.set(id, Term::of(&[(b, U::Bytes)]));
     put(&mut t, T::MlxWeights, w);
     put(&mut t, T::MlxKv, r.kv);
+    put(&mut t, T::MlxState, r.state);
     put(&mut t, T::MlxGrowth, r.growth);
     put(&mut t, T::MlxPrefill, r.prefill_activations);
     // The generation's peak (`MlxReport::peak`): the cache at its end, its
     // last growth and a prompt chunk's activations at once, an upper
     // bound on what is alive together.
     let load = TermSet::of(&[T::MlxWeights]);
-    let decode = load.with(T::MlxKv).with(T::MlxGrowth).with(T::MlxPrefill);
+    let decode = load.union(TermSet::of(&[
+        T::MlxKv,
+        T::MlxState,
+        T::MlxGrowth,
+        T::MlxPrefill,
+    ]));
     let phases = [
         (Phase::Load, Moment::End, load),
         (Phase::Decode, Moment::End, decode),
@@ -492,9 +509,12 @@ pub fn mlx_estimate(a: &Architecture, inf: &Inference) -> Result<Estimate, Estim
     e.served = Some(Box::new(Served {
         engine: inf.engine.label().into(),
         weights_bytes: bytes(w, "the model size")?,
-        kv_cache_bytes: bytes(r.kv, "prompt + new")?,
+        kv_cache_bytes: bytes(r.kv + r.state, "prompt + new")?,
         ..Served::default()
     }));
     e.caveats = vec!["MLX's prompt-chunk activations are estimated (not measured)".into()];
+    if m.max_kv_size.is_some() && super::mlx::own_cache(a) {
+        e.caveats.push("max_kv_size is not read: mlx-lm leaves the cache to this model's own make_cache, which keeps the whole context in every full-attention layer".into());
+    }
     Ok(e)
 }

@@ -74,6 +74,15 @@ pub enum MlxError {
     Quantize { width: u64, group: u32, bits: u32 },
     /// `prefill_step_size` 0.
     ZeroStep,
+    /// A Gated DeltaNet hybrid whose count of linear layers is not the
+    /// interval's: mlx-lm makes layer `i` linear when `(i + 1) %
+    /// full_attention_interval != 0` (`qwen3_5.py:213`,
+    /// `qwen3_next.py`), whatever `layer_types` says.
+    HybridPattern {
+        linear: u32,
+        interval: u32,
+        expected: u32,
+    },
 }
 
 impl fmt::Display for MlxError {
@@ -87,6 +96,14 @@ impl fmt::Display for MlxError {
                 "mlx cannot quantize rows of {width} in groups of {group} at {bits} bits"
             ),
             MlxError::ZeroStep => f.write_str("prefill_step_size must be at least 1"),
+            MlxError::HybridPattern {
+                linear,
+                interval,
+                expected,
+            } => write!(
+                f,
+                "mlx-lm makes every layer but each {interval}th a Gated DeltaNet layer (full_attention_interval), {expected} of them here: linear_layers={linear} is another pattern, which it does not run"
+            ),
         }
     }
 }
@@ -104,6 +121,11 @@ pub struct MlxReport {
     pub window_capacity: u64,
     /// The cache's bytes, every layer.
     pub kv: u128,
+    /// The Gated DeltaNet layers' `ArraysCache` (0 without them): each
+    /// holds its convolution's last `kernel − 1` inputs in the model's
+    /// dtype and the recurrent state in fp32, made by the first chunk and
+    /// replaced in place by every later call (see [`recurrent`]).
+    pub state: u128,
     /// While a growth's `concatenate` runs, the layer being grown holds its
     /// old arrays too: at most these bytes more, one layer at `capacity -
     /// 256` cells (MLX may keep freed arrays in its buffer cache until
@@ -295,7 +317,7 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     // `make_prompt_cache` leaves `max_kv_size` to models without one
     // (`cache.py:31-32`).
     let own = a.family.spec().varies_by_layer();
-    let max_kv_size = s.max_kv_size.filter(|_| !own);
+    let max_kv_size = s.max_kv_size.filter(|_| !own_cache(a));
     let sliding = match max_kv_size {
         Some(_) => Pattern::All,
         None => local.cache.swa_layers,
@@ -336,6 +358,7 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     };
     let kv = full_row * u128::from(n_full) * u128::from(cap)
         + row * u128::from(n_sliding) * u128::from(win_cap);
+    let state = recurrent(a, s)?;
     // Every growth appends at least 256 cells to arrays of at most
     // `cap - 256`, which live until `concatenate` has copied them.
     let growth = if n_full > 0 {
@@ -348,11 +371,48 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
         capacity: if n_full > 0 { cap } else { 0 },
         window_capacity: win_cap,
         kv,
+        state,
         growth,
         prefill_chunks: u64::from(s.prompt.saturating_sub(1))
             .div_ceil(u64::from(s.prefill_step_size)),
-        prefill_activations: activations(&local, s, ple_width(a)),
+        prefill_activations: activations(&local, s, ple_width(a), delta_net_width(a)),
     })
+}
+
+/// The Gated DeltaNet layers' states, one sequence (`generate_step`'s
+/// batch): per linear layer `ArraysCache(size=2)` (`make_cache`,
+/// `qwen3_5.py:345-346`), its entry 0 `conv_input[:, -(kernel − 1):, :]`
+/// over the convolution's `2·Hk·Dk + Hv·Dv` channels in the input's dtype
+/// (`GatedDeltaNet.__call__`), entry 1 the `(B, Hv, Dv, Dk)` state that
+/// `gated_delta_update` makes in `float32` and the kernel returns in its
+/// own dtype (`gated_delta.py:209-210, 276-279`). Measured: mlx-cpu
+/// 0.32.4 with mlx-lm d78bf58e, `scripts/measure/mlx/hybrid_rows.jsonl`.
+fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
+    let Some(rule) = a.family.spec().linear else {
+        return Ok(0);
+    };
+    let expected = rule.count(a.layers);
+    if a.linear_layers != expected {
+        return Err(MlxError::HybridPattern {
+            linear: a.linear_layers,
+            interval: rule.full_every,
+            expected,
+        });
+    }
+    let (conv, value) = a.linear_widths();
+    let steps = u128::from(a.linear_conv.saturating_sub(1));
+    let per_layer = steps * u128::from(conv) * u128::from(s.dtype_bytes)
+        + u128::from(value) * u128::from(a.linear_k_dim) * 4;
+    Ok(u128::from(a.linear_layers) * per_layer)
+}
+
+/// The model has a `make_cache` of its own, to which `make_prompt_cache`
+/// leaves the cache, `max_kv_size` unread (`cache.py:31-32`): Gemma 4's
+/// (`gemma4_text.py:675-688`) and the Gated DeltaNet hybrids'
+/// (`qwen3_5.py:345-346`, `qwen3_next.py:449-450`).
+pub fn own_cache(a: &Architecture) -> bool {
+    let spec = a.family.spec();
+    spec.varies_by_layer() || spec.linear.is_some()
 }
 
 /// Gemma 4's per-layer inputs per token (`layers × hidden_size_per_layer_input`):
@@ -367,20 +427,36 @@ fn ple_width(a: &Architecture) -> u64 {
 }
 
 /// The estimate of one layer's activations for a prompt chunk, with the
-/// per-layer inputs (`ple` per token) alive beside them.
-fn activations(m: &LocalModel, s: &Mlx, ple: u64) -> u128 {
+/// per-layer inputs (`ple` per token) alive beside them: the wider of an
+/// attention layer's and a DeltaNet layer's (`delta_net` per token).
+fn activations(m: &LocalModel, s: &Mlx, ple: u64, delta_net: u64) -> u128 {
     let d = &m.dims;
     let c = u128::from(s.prefill_step_size.min(s.prompt.saturating_sub(1)).max(1));
-    let per_token = 2 * d.n_embd + 2 * d.q + m.cache.full.k + m.cache.full.v + 3 * d.ffn + ple;
+    let attention = 2 * d.q + m.cache.full.k + m.cache.full.v;
+    let per_token = 2 * d.n_embd + attention.max(delta_net) + 3 * d.ffn + ple;
     c * u128::from(per_token) * u128::from(s.dtype_bytes)
+}
+
+/// A Gated DeltaNet layer's mixer per token, for the estimate of a
+/// chunk's activations (`GatedDeltaNet.__call__`): the `in_proj_qkv`
+/// output and the convolution's output over its channels, `z`, the
+/// kernel's output and the gated norm's (each `Hv·Dv`), `a` and `b`
+/// (`Hv` each). 0 without DeltaNet layers.
+fn delta_net_width(a: &Architecture) -> u64 {
+    if a.family.spec().linear.is_none() || a.linear_layers == 0 {
+        return 0;
+    }
+    let (conv, value) = a.linear_widths();
+    2 * conv + 3 * value + 2 * u64::from(a.linear_v_heads)
 }
 
 impl MlxReport {
     /// The generation's peak with `weights` bytes of weights: the weights,
-    /// the cache at its end with the last growth's transient, and the
+    /// the cache at its end with the last growth's transient, the
+    /// recurrent layers' states, and the
     /// prompt chunk's activations (an estimate).
     pub const fn peak(&self, weights: u128) -> u128 {
-        weights + self.kv + self.growth + self.prefill_activations
+        weights + self.kv + self.state + self.growth + self.prefill_activations
     }
 }
 
