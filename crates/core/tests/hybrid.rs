@@ -160,9 +160,10 @@ fn refusal(q: &str) -> String {
     }
 }
 
-/// Not a silent wrong answer: training and vLLM refuse a hybrid by name;
-/// llama.cpp, Ollama, transformers and MLX estimate each, and MLX refuses
-/// a layer pattern mlx-lm does not run.
+/// Not a silent wrong answer: training refuses a hybrid by name;
+/// llama.cpp, Ollama, transformers, vLLM and MLX estimate each (vLLM saying
+/// how it pages the states), and MLX refuses a layer pattern mlx-lm does
+/// not run.
 #[test]
 fn unmodelled_workloads_refuse_by_name() {
     for id in ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"] {
@@ -170,8 +171,16 @@ fn unmodelled_workloads_refuse_by_name() {
             "model={id}&dtype=amp_bf16&optim=adamw&batch=1&seq=512"
         ));
         assert!(train.contains("Gated DeltaNet"), "{id}: {train}");
-        let why = refusal(&format!("task=infer&engine=vllm&model={id}"));
-        assert!(why.contains("not modelled yet"), "{id} vllm: {why}");
+        let q = format!("task=infer&engine=vllm&model={id}&gpu=h200-141&tensor_parallel_size=2");
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        assert!(
+            e.caveats
+                .iter()
+                .any(|c| c.starts_with("Gated DeltaNet hybrid")),
+            "{q}: {:?}",
+            e.caveats
+        );
         let q = format!("task=infer&engine=mlx&model={id}");
         let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
         assert!(infer::estimate(&s.infer_run()).is_ok(), "{q}");

@@ -20,8 +20,8 @@ use vramfit_core::infer::run::{
     TensorParallel, Tokens, Vllm,
 };
 use vramfit_core::infer::vllm::{
-    batch_defaults, kv_bytes_for, model_len, plan, requested, weights, Entry, KvLayout, Plan, Pool,
-    VllmError,
+    batch_defaults, kv_bytes_for, model_len, plan, plan_on, requested, weights, Entry, GdnPrefill,
+    KvLayout, Plan, Pool, VllmError,
 };
 use vramfit_core::model::{hf_config, Architecture, WeightFormat};
 use vramfit_core::Bytes;
@@ -47,6 +47,8 @@ fn arch(file: &str) -> Architecture {
         "gpt2-124m.json" => include_str!("fixtures/hf_configs/gpt2-124m.json"),
         "qwen3-32b.json" => include_str!("fixtures/hf_configs/qwen3-32b.json"),
         "qwen3-0.6b.json" => include_str!("fixtures/hf_configs/qwen3-0.6b.json"),
+        "qwen3.6-35b-a3b.json" => include_str!("fixtures/hf_configs/qwen3.6-35b-a3b.json"),
+        "qwen3-next-80b-a3b.json" => include_str!("fixtures/hf_configs/qwen3-next-80b-a3b.json"),
         other => panic!("no fixture config {other}"),
     };
     hf_config::read(text)
@@ -102,7 +104,7 @@ fn ok(a: &Architecture, i: &Inference, gpu: Option<u128>) -> Plan {
 }
 
 fn layout(a: &Architecture, f: impl FnOnce(&mut Inference), mnbt: u32) -> KvLayout {
-    KvLayout::of(a, &vllm(f), mnbt)
+    KvLayout::of(a, &vllm(f), mnbt, GdnPrefill::Triton)
 }
 
 /// `(input, expected)` rows, each failure named.
@@ -1046,7 +1048,7 @@ fn published_logs_reproduce() {
         let len = row_len(&row);
         let i = row_inference(&row, len);
         let mnbt = i.vllm.max_num_batched_tokens.map_or(2048, |c| c.get());
-        let k = KvLayout::of(&a, &i, mnbt);
+        let k = KvLayout::of(&a, &i, mnbt, GdnPrefill::Triton);
         if row["logged"].get("needed_kv_gib").is_some() {
             error_lines(&row, &k, hold, &mut lines);
         } else {
@@ -1217,4 +1219,108 @@ fn estimates_against_the_logs() {
             show("CUDA graphs (not asserted)", cg, g(p.cudagraphs));
         }
     }
+}
+
+/// R28, held to a published start-up (`fixtures/pastes/vllm-qwen3.6-35b-a3b-nvfp4-5090.log`,
+/// club-3090 #612: vLLM 0.24 on an RTX 5090, fp8 cache, `max_model_len`
+/// 131072, one sequence): "Available KV cache memory: 5.98 GiB", "GPU KV
+/// cache size: 567,978 tokens", "Maximum concurrency for 131,072 tokens per
+/// request: 4.33x". Qwen3.6-35B-A3B's 40 layers are 10 full attention
+/// (2 key/value heads of 256: 1,024 bytes a token in fp8) and 30 Gated
+/// DeltaNet, whose state is 3 × 8,192 bf16 convolution inputs and
+/// 32 × 128 × 128 fp32 (`mamba_ssm_dtype`): 2,146,304 bytes. The block is
+/// raised to 16 × ⌈2,146,304 / (16 × 1,024)⌉ = 2,096 tokens (a page of
+/// 2,146,304 bytes, the state unpadded); one full group and three state
+/// groups of 10 layers; a request of 131,072 tokens takes ⌈131,072 /
+/// 2,096⌉ = 63 blocks and 2 of each state group (align mode): 69;
+/// 5.98 GiB / (10 × 2,146,304) = 299 blocks: 299 / 69 = 4.33, and
+/// int(4.333 × 131,072) = 567,978. That vLLM ran Triton's prefill; 0.33
+/// runs FlashInfer's on a 5090 (with CUDA 13), which the second case
+/// follows from the code: blocks of 64-token multiples (2,112) and a
+/// checkpoint block more per state group; and with prefix caching off,
+/// one state block per group.
+#[test]
+fn r28_hybrid_pool_as_published() {
+    let a = arch("qwen3.6-35b-a3b.json");
+    let i = vllm(|i| {
+        i.ctx = MaxLen::Tokens(Tokens::new(131_072).expect("tokens"));
+        i.kv_dtype = KvDtype::Fp8;
+        i.vllm.max_num_seqs = count(1);
+        i.vllm.max_num_batched_tokens = count(8192);
+        i.vllm.kv_cache_memory = Some(Bytes((598 * GIB / 100) as u64));
+    });
+    let run = |cc| {
+        let p = plan_on(&a, &i, None, cc).expect("plans");
+        let pool = p.pool.expect("a pool");
+        (
+            p.kv.block_size,
+            p.kv.state_groups,
+            p.kv.state_blocks,
+            p.blocks_per_request,
+            pool.blocks,
+            pool.tokens,
+            format!("{:.2}", pool.max_concurrency()),
+        )
+    };
+    assert_eq!(
+        run(None),
+        (2096, 3, 2, 69, 299, 567_978, "4.33".to_string())
+    );
+    // vLLM 0.33 on an RTX 5090 (compute capability 12.0): FlashInfer.
+    assert_eq!(
+        run(Some((12, 0))),
+        (2112, 3, 3, 72, 296, 538_851, "4.11".to_string())
+    );
+    // Prefix caching off (`mamba_cache_mode` none): one state block per
+    // group and request, no 64-token alignment, whatever the kernel.
+    let mut off = i;
+    off.vllm.enable_prefix_caching = false;
+    let p = plan_on(&a, &off, None, Some((12, 0))).expect("plans");
+    let pool = p.pool.expect("a pool");
+    assert_eq!(
+        (
+            p.kv.block_size,
+            p.kv.state_blocks,
+            p.blocks_per_request,
+            pool.blocks
+        ),
+        (2096, 1, 66, 299)
+    );
+}
+
+/// R28: the prefill kernel by GPU (`_resolve_gdn_prefill_backend`):
+/// FlashInfer on Hopper, and on Blackwell with key heads of 128; Triton on
+/// Ampere and Ada, on Blackwell with other key heads, and on an unknown
+/// GPU. Qwen3-Next keeps its state in the model's dtype (no
+/// `mamba_ssm_dtype`): 3 × 8,192 × 2 + 32 × 128 × 128 × 2 = 1,097,728
+/// bytes, a block of 16 × ⌈1,097,728 / (16 × 2,048)⌉ = 544 tokens at
+/// 2 × 2 × 256 × 2 bytes a token (the state padded to 1,114,112); with
+/// tensor parallelism 2 the state and a token's keys and values both
+/// halve: the same block.
+#[test]
+fn r28_prefill_kernel_and_state_dtype() {
+    check(
+        &[
+            ((Some((9, 0)), 128), GdnPrefill::FlashInfer),
+            ((Some((10, 0)), 128), GdnPrefill::FlashInfer),
+            ((Some((12, 0)), 128), GdnPrefill::FlashInfer),
+            ((Some((12, 0)), 64), GdnPrefill::Triton),
+            ((Some((8, 0)), 128), GdnPrefill::Triton),
+            ((Some((8, 9)), 128), GdnPrefill::Triton),
+            ((None, 128), GdnPrefill::Triton),
+        ],
+        |&(cc, dk)| GdnPrefill::of(cc, dk),
+    );
+    let next = arch("qwen3-next-80b-a3b.json");
+    let k = layout(&next, |_| {}, 8192);
+    assert_eq!((k.block_size, k.state_groups, k.state_blocks), (544, 3, 2));
+    assert_eq!(k.layer_page, 1_114_112);
+    let tp2 = layout(
+        &next,
+        |i| i.vllm.tensor_parallel_size = TensorParallel::new(2).expect("a tp"),
+        8192,
+    );
+    // The state: 3 × 4,096 × 2 + 16 × 128 × 128 × 2 = 548,864 bytes; one
+    // key/value head of 256 a rank: 16 × ⌈548,864 / 16,384⌉ = 544 tokens.
+    assert_eq!((tp2.block_size, tp2.layer_page), (544, 557_056));
 }

@@ -25,7 +25,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         return Err(EstimateError::NeedsArchitecture);
     };
     let spec = a.family.spec();
-    let hybrid = spec.linear.is_some();
     let per_layer = spec.varies_by_layer();
     let nextn = crate::model::gguf::nextn_cached(a.family);
     let sigmoid_bias = a
@@ -34,7 +33,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .moe
         .is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
     match s.infer.engine {
-        Engine::Vllm if hybrid => Err(EstimateError::NotModelled(HYBRID_NOT_MODELLED)),
         Engine::Transformers | Engine::Vllm if per_layer => {
             Err(EstimateError::NotModelled(PER_LAYER_NOT_MODELLED))
         }
@@ -48,7 +46,10 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
             let gpu = s.capacity.gpu().map(|g| g.cuda_capability());
             transformers::estimate(&a, s.infer, s.overhead, gpu)
         }
-        Engine::Vllm => vllm::estimate(&a, s.infer, s.overhead, s.capacity.bytes()),
+        Engine::Vllm => {
+            let cc = s.capacity.gpu().and_then(|g| g.cuda_capability());
+            vllm::estimate(&a, s.infer, s.overhead, (s.capacity.bytes(), cc))
+        }
         Engine::Llamacpp | Engine::Ollama => {
             let apple = s.capacity.is_apple();
             let d = local::estimate::Device {
@@ -60,10 +61,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         Engine::Mlx => local::estimate::mlx_estimate(&a, s.infer),
     }
 }
-
-/// The refusal of vLLM for a hybrid: its `MambaSpec` pages and the
-/// attention block size it raises to match them are not modelled yet.
-const HYBRID_NOT_MODELLED: &str = "vLLM's memory for a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6, Qwen3-Next: a recurrent state per sequence beside the full-attention layers' cache) is not modelled yet: use engine=llamacpp, transformers or mlx";
 
 /// The refusal of an engine whose rules for Gemma 4's layers are not
 /// modelled yet: global layers with their own head width and key/value

@@ -669,6 +669,10 @@ pub struct Vllm {
     /// `cpu_offload_gb` (GiB, per GPU): weights held in host memory and
     /// read over UVA.
     pub cpu_offload: Option<Bytes>,
+    /// `enable_prefix_caching` (on by default for a hybrid,
+    /// `config/model.py:2276-2278`): a Gated DeltaNet hybrid's states in
+    /// `align` mode, two blocks a request (R28).
+    pub enable_prefix_caching: bool,
 }
 
 impl Default for Vllm {
@@ -687,6 +691,7 @@ impl Default for Vllm {
             data_parallel_size: ParallelSize(1),
             enable_expert_parallel: false,
             cpu_offload: None,
+            enable_prefix_caching: true,
         }
     }
 }

@@ -613,6 +613,11 @@ pub struct Linear {
     /// `qwen3_5.py`, mlx-lm PR #902); `qwen3_next.py` casts it with the
     /// rest. Measured: `scripts/measure/mlx/hybrid_rows.jsonl`.
     pub mlx_a_log_fp32: bool,
+    /// The published configs' `mamba_ssm_dtype` is `float32` (every
+    /// Qwen3.5 / 3.6 config; Qwen3-Next's has none), which vLLM keeps the
+    /// recurrent state in (`Qwen3_5ForConditionalGenerationConfig`,
+    /// vLLM 0.33 `model_executor/models/config.py:953-977`).
+    pub ssm_fp32: bool,
 }
 
 impl Linear {
@@ -766,6 +771,7 @@ const QWEN_HYBRID: Spec = Spec {
         fused_in_proj: false,
         full_every: 4,
         mlx_a_log_fp32: true,
+        ssm_fp32: true,
     }),
     legacy: AFTER_448,
     ..LLAMA
@@ -872,6 +878,7 @@ const QWEN3_NEXT: Spec = Spec {
         fused_in_proj: true,
         full_every: 4,
         mlx_a_log_fp32: false,
+        ssm_fp32: false,
     }),
     ..QWEN_HYBRID
 };

@@ -173,6 +173,14 @@ const VLLM: &[Flag] = &[
         &["--enable-expert-parallel", "-ep"],
         To::Switch(Key::EnableExpertParallel, "true"),
     ),
+    flag(
+        &["--enable-prefix-caching"],
+        To::Switch(Key::EnablePrefixCaching, "true"),
+    ),
+    flag(
+        &["--no-enable-prefix-caching"],
+        To::Switch(Key::EnablePrefixCaching, "false"),
+    ),
     flag(&["--kv-cache-dtype"], To::Map(Key::KvDtype, lower)),
     flag(&["--max-num-seqs"], To::Key(Key::MaxNumSeqs)),
     flag(
@@ -548,8 +556,12 @@ pub(crate) fn non_default_args(line: &str, c: &mut Collector) {
         if k == "model_tag" {
             continue;
         }
+        // A switch turned off, where vLLM has its `--no-` form.
+        let off = format!("--no-{}", k.replace('_', "-"));
+        let negated = VLLM.iter().any(|f| f.names.contains(&off.as_str()));
         match v {
             "True" => words.push(format!("--{k}")),
+            "False" if negated => words.push(off),
             "False" | "None" => c.unknown(format!("{k}: {v} (non-default args)")),
             _ => {
                 words.push(format!("--{k}"));

@@ -1052,6 +1052,20 @@ pub static FIELDS: &[Field] = &[
         write: |s| s.infer.vllm.enable_expert_parallel.then(|| "true".to_string()),
     },
     Field {
+        key: Key::EnablePrefixCaching,
+        kind: FieldKind::Toggle,
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "enable_prefix_caching",
+        help: "Prefix caching, on by default. It changes memory only for a Gated DeltaNet hybrid (Qwen3.5, 3.6, Qwen3-Next): on, each request keeps two state blocks per group (three with FlashInfer's prefill); off, one.",
+        implied: |_| "true".into(),
+        apply: |d, v| {
+            d.infer.vllm.enable_prefix_caching = boolean(v)?;
+            Ok(())
+        },
+        write: |s| (!s.infer.vllm.enable_prefix_caching).then(|| "false".to_string()),
+    },
+    Field {
         key: Key::CpuOffloadGb,
         kind: FieldKind::Decimal { min: "0", max: "65536" },
         group: Group::Engine,

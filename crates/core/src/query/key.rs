@@ -97,6 +97,7 @@ keys! {
     PipelineParallelSize = "pipeline_parallel_size",
     DataParallelSize = "data_parallel_size",
     EnableExpertParallel = "enable_expert_parallel",
+    EnablePrefixCaching = "enable_prefix_caching",
     CpuOffloadGb = "cpu_offload_gb",
     NParallel = "n_parallel",
     NBatch = "n_batch",

@@ -75,15 +75,16 @@ fn bytes(b: u128) -> Result<Bytes, EstimateError> {
         })
 }
 
-/// The estimate of vLLM serving `a` with `inf` on a GPU of `capacity`.
+/// The estimate of vLLM serving `a` with `inf` on a GPU of `capacity`
+/// and CUDA compute capability `cc` (`None`: not known).
 pub fn estimate(
     a: &Architecture,
     inf: &Inference,
     overhead: &Overhead,
-    capacity: Bytes,
+    (capacity, cc): (Bytes, Option<(u8, u8)>),
 ) -> Result<Estimate, EstimateError> {
     let total = u128::from(capacity.get());
-    let p = plan(a, inf, Some(total)).map_err(|e| EstimateError::Engine(e.to_string()))?;
+    let p = plan_on(a, inf, Some(total), cc).map_err(|e| EstimateError::Engine(e.to_string()))?;
     let pool = p
         .pool
         .unwrap_or_else(|| p.kv.pool(None, 0, p.max_model_len));
@@ -188,6 +189,25 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
     let mut out = vec![
         "vLLM measures its profiling run's peak, memory outside PyTorch and its CUDA graphs at start-up: vramfit estimates them from the code".to_string(),
     ];
+    if p.kv.state_groups > 0 {
+        let kernel = match p.gdn_prefill {
+            GdnPrefill::FlashInfer => "FlashInfer's prefill on this GPU, which keeps a checkpoint block and blocks in steps of 64 tokens under prefix caching",
+            GdnPrefill::Triton => "Triton's prefill (FLA), as on GPUs before Hopper or when the GPU is not known; FlashInfer's on Hopper and Blackwell keeps a checkpoint block more under prefix caching",
+        };
+        let mode = if inf.vllm.enable_prefix_caching {
+            "prefix caching's align mode, vLLM's default"
+        } else {
+            "prefix caching off"
+        };
+        let blocks = match p.kv.state_blocks {
+            1 => "one block".to_string(),
+            n => format!("{n} blocks"),
+        };
+        out.push(format!(
+            "Gated DeltaNet hybrid: every request holds {blocks} in each of {} state groups ({mode}; {kernel}), and vLLM raised the block to {} tokens so one attention page holds a layer's state; the prefill kernels' workspaces are not counted",
+            p.kv.state_groups, p.kv.block_size
+        ));
+    }
     if let (false, Some(len)) = (pool.fits, pool.estimated_max_len) {
         out.push(format!(
             "vLLM refuses to start: one request of {} tokens needs more key/value cache than the pool holds; the longest that fits is {len} tokens",
@@ -243,7 +263,7 @@ mod tests {
             ..Inference::default()
         };
         let cap = Bytes(24 << 30);
-        let e = estimate(&a, &inf, &Overhead::default(), cap).map_err(|e| e.to_string());
+        let e = estimate(&a, &inf, &Overhead::default(), (cap, None)).map_err(|e| e.to_string());
         let e = e.unwrap_or_else(|m| panic!("{m}"));
         let serve = e.phases.last().map(|p| p.components.allocated());
         let budget = e.budget(cap);

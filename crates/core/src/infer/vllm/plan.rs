@@ -5,7 +5,7 @@
 //!
 //! Source: the vLLM 0.33.0 release wheel (its `.py` files are the tagged
 //! sources); each rule carries its name in `scripts/measure/vllm/NOTES.md`
-//! (R1–R22) and its `file:line`. Held to published start-up logs in
+//! (R1–R28) and its `file:line`. Held to published start-up logs in
 //! `tests/infer_vllm.rs` (`tests/fixtures/vllm_logs.jsonl`).
 //!
 //! Exact where vLLM computes: the budget (R1, R2, R7), the scheduler's
@@ -163,6 +163,8 @@ pub struct Plan {
     pub stage: Stage,
     /// R27: the weights this GPU holds in host memory (`cpu_offload_gb`).
     pub host_weights: u128,
+    /// R28: the kernel a Gated DeltaNet layer's prefill runs on this GPU.
+    pub gdn_prefill: GdnPrefill,
 }
 
 impl Plan {
@@ -230,6 +232,11 @@ pub struct KvLayout {
     pub sliding_groups: u128,
     /// R17: layers of the widest group (padding included).
     pub layers_per_group: u128,
+    /// R28: groups of Gated DeltaNet layers (0: none), a block one
+    /// request's convolution and recurrent state padded to the attention
+    /// page, and the blocks a request takes in each.
+    pub state_groups: u128,
+    pub state_blocks: u128,
     /// The sliding window, tokens (0: none).
     pub window: u128,
     /// R19: tokens scheduled but not yet freed (`2 × max_num_batched_tokens`).
@@ -239,13 +246,13 @@ pub struct KvLayout {
 impl KvLayout {
     /// The layout of `a` with these settings, `mnbt` tokens per step, on
     /// the pipeline stage with the most layers.
-    pub fn of(a: &Architecture, inf: &Inference, mnbt: u32) -> KvLayout {
+    pub fn of(a: &Architecture, inf: &Inference, mnbt: u32, prefill: GdnPrefill) -> KvLayout {
         let pp = inf.vllm.pipeline_parallel_size.get();
         let widest = (0..pp)
             .map(|r| Stage::of(a.layers, r, pp))
             .max_by_key(|s| (s.layers(), u32::MAX - s.rank))
             .unwrap_or(Stage::whole(a.layers));
-        KvLayout::of_stage(a, inf, mnbt, widest)
+        KvLayout::of_stage(a, inf, (mnbt, prefill), widest)
     }
 
     /// The layout of `a` on one pipeline stage (R26): the groups are the
@@ -255,7 +262,12 @@ impl KvLayout {
     /// stage's share of each group's layers (taken in proportion: vLLM
     /// takes them by index); in-flight tokens `(pp + 1) ×
     /// max_num_batched_tokens` (`config/vllm.py:588-609`).
-    pub fn of_stage(a: &Architecture, inf: &Inference, mnbt: u32, stage: Stage) -> KvLayout {
+    pub fn of_stage(
+        a: &Architecture,
+        inf: &Inference,
+        (mnbt, prefill): (u32, GdnPrefill),
+        stage: Stage,
+    ) -> KvLayout {
         let g = KvGeometry::of(a);
         let tp = u128::from(inf.vllm.tensor_parallel_size.get());
         let bs = u128::from(inf.vllm.block_size.get());
@@ -276,21 +288,41 @@ impl KvLayout {
             LayerAttention::Latent(_) => (u128::from(g.latent_width()), false),
         };
         let layers = u128::from(g.layers).max(1);
+        let state = StatePage::of(a, inf);
+        let linear = state.map_or(0, |st| st.layers).min(layers);
         let sliding = if can_slide && g.window > 0 {
-            u128::from(g.sliding_layers).min(layers)
+            u128::from(g.sliding_layers).min(layers - linear)
         } else {
             0
         };
-        let (full_groups, sliding_groups, layers_per_group) = groups(layers - sliding, sliding);
+        // A hybrid's layers are full attention and Gated DeltaNet (no
+        // family has windows beside them): the second kind is the states.
+        let (full_groups, other_groups, layers_per_group) =
+            groups(layers - sliding - linear, sliding + linear);
+        let (sliding_groups, state_groups) = if linear > 0 {
+            (0, other_groups)
+        } else {
+            (other_groups, 0)
+        };
+        let (block_size, state_blocks) = match state {
+            Some(st) if linear > 0 => st.layout(
+                bs,
+                per_token * dt,
+                (prefill, inf.vllm.enable_prefix_caching),
+            ),
+            Some(_) | None => (bs, 0),
+        };
         let all = u128::from(a.layers).max(1);
         let share = (layers_per_group * u128::from(stage.layers())).div_ceil(all);
         let pp = inf.vllm.pipeline_parallel_size.get();
         KvLayout {
-            block_size: bs,
-            layer_page: bs * per_token * dt,
+            block_size,
+            layer_page: block_size * per_token * dt,
             full_groups,
             sliding_groups,
             layers_per_group: share.min(layers_per_group),
+            state_groups,
+            state_blocks,
             window: u128::from(g.window),
             in_flight: max_in_flight(mnbt, pp),
         }
@@ -311,7 +343,7 @@ impl KvLayout {
         let full = self.full_groups * len.div_ceil(bs);
         let kept = (self.window.saturating_sub(1) + self.in_flight).min(len);
         let sliding = self.sliding_groups * (kept.div_ceil(bs) + 1);
-        full + sliding
+        full + sliding + self.state_groups * self.state_blocks
     }
 
     /// R21: bytes one request of `len` tokens needs
@@ -381,6 +413,111 @@ impl KvLayout {
             max_concurrency_milli: blocks * 1000 / p.blocks_per_request.max(1),
             ..p
         }
+    }
+}
+
+/// Which kernel runs a Gated DeltaNet layer's prefill
+/// (`_resolve_gdn_prefill_backend`,
+/// `model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:148-270`):
+/// FlashInfer's on Hopper (compute capability 9.0), and on Blackwell
+/// (10.x, 12.x) with key heads of 128 and CUDA 13 (the runtime vLLM 0.33's
+/// torch 2.14 wheels are built for, inferred); Triton's (FLA) otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GdnPrefill {
+    /// Emits the state mid-prefill (`FLASHINFER_GDN_CHECKPOINT_ALIGNMENT`,
+    /// 64 tokens, `v1/attention/backends/gdn_attn.py:34`): each state
+    /// group keeps one more block per request (`num_prefill_checkpoint_blocks
+    /// = 1`, `qwen_gdn_linear_attn.py:739-750`), and the blocks are
+    /// multiples of 64 tokens.
+    FlashInfer,
+    Triton,
+}
+
+impl GdnPrefill {
+    /// The kernel on a GPU of CUDA compute capability `cc` (`None`: not a
+    /// known CUDA GPU, taken as Triton's) for key heads of `head_k_dim`.
+    pub fn of(cc: Option<(u8, u8)>, head_k_dim: u32) -> GdnPrefill {
+        match cc {
+            Some((9, 0)) => GdnPrefill::FlashInfer,
+            Some((10 | 12, _)) if head_k_dim == 128 => GdnPrefill::FlashInfer,
+            Some(_) | None => GdnPrefill::Triton,
+        }
+    }
+}
+
+/// R28: one Gated DeltaNet layer's state per request, as vLLM pages it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct StatePage {
+    /// Gated DeltaNet layers.
+    layers: u128,
+    /// Bytes of one request's convolution and recurrent state on one rank.
+    bytes: u128,
+}
+
+/// The smallest kernel block vLLM's CUDA attention backends take
+/// (FlashAttention `MultipleOf(16)`, FlashInfer 16, 32 or 64:
+/// `v1/attention/backends/flash_attn.py:357-367`, `flashinfer.py:585-603`).
+const KERNEL_BLOCK: u128 = 16;
+
+impl StatePage {
+    /// R28: `MambaSpec.page_size_bytes` of a Gated DeltaNet layer
+    /// (`v1/kv_cache_interface.py:1094-1130`) with its shapes
+    /// (`gated_delta_net_state_shape`, `mamba/mamba_utils.py:272-293`):
+    /// the convolution's last `kernel − 1` inputs over `2·Hk·Dk + Hv·Dv`
+    /// channels in the model's dtype (`mamba_cache_dtype` auto), and
+    /// `Hv × Dv × Dk` of recurrent state in the config's `mamba_ssm_dtype`
+    /// (fp32 on Qwen3.5 / 3.6, `Qwen3_5ForConditionalGenerationConfig`;
+    /// the model's dtype on Qwen3-Next, `_mamba_state_dtype`), each split
+    /// over the tensor parallel ranks. `None` without such layers.
+    fn of(a: &Architecture, inf: &Inference) -> Option<StatePage> {
+        let rule = a.family.spec().linear?;
+        let tp = u128::from(inf.vllm.tensor_parallel_size.get());
+        let dt = u128::from(model_dtype(inf));
+        let (conv, _) = a.linear_widths();
+        let steps = u128::from(a.linear_conv.saturating_sub(1));
+        let heads = u128::from(a.linear_v_heads).div_ceil(tp);
+        let ssm = if rule.ssm_fp32 { 4 } else { dt };
+        let bytes = steps * u128::from(conv).div_ceil(tp) * dt
+            + heads * u128::from(a.linear_v_dim) * u128::from(a.linear_k_dim) * ssm;
+        Some(StatePage {
+            layers: u128::from(a.linear_layers),
+            bytes,
+        })
+    }
+
+    /// R28: the block size and a request's blocks per state group, for a
+    /// configured `block_size` of `bs` and `token` bytes of one token's
+    /// keys and values in one layer (`Platform._align_hybrid_block_size`,
+    /// `platforms/interface.py:940-1125`): the block raised to the
+    /// smallest multiple of the kernel alignment whose attention page holds
+    /// the state, the state padded to that page (`mamba_page_size_padded`).
+    /// Prefix caching (on by default for hybrids, `config/model.py:2276-2278`)
+    /// sets `mamba_cache_mode` to `align` (`models/config.py:762-778`): a
+    /// request holds 2 state blocks per group and FlashInfer's checkpoint
+    /// block, 1 without it (`MambaSpec.max_memory_usage_bytes`,
+    /// `kv_cache_interface.py:1136-1142`).
+    fn layout(self, bs: u128, token: u128, (prefill, cached): (GdnPrefill, bool)) -> (u128, u128) {
+        let (align, blocks) = match (prefill, cached) {
+            (GdnPrefill::FlashInfer, true) => (64, 3),
+            (GdnPrefill::Triton, true) => (1, 2),
+            (GdnPrefill::FlashInfer | GdnPrefill::Triton, false) => (1, 1),
+        };
+        let kernel = lcm(bs.max(KERNEL_BLOCK), align);
+        let raised = kernel * self.bytes.div_ceil(kernel * token.max(1));
+        let raised = raised.div_ceil(KERNEL_BLOCK) * KERNEL_BLOCK;
+        (bs.max(raised), blocks)
+    }
+}
+
+const fn lcm(a: u128, b: u128) -> u128 {
+    a / gcd(a, b) * b
+}
+
+const fn gcd(a: u128, b: u128) -> u128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 
@@ -499,7 +636,19 @@ fn model_dtype(inf: &Inference) -> u64 {
 /// `kv_cache_memory` is given). With pipeline stages, the fullest stage's
 /// GPU (R26).
 pub fn plan(a: &Architecture, inf: &Inference, gpu_total: Option<u128>) -> Result<Plan, VllmError> {
+    plan_on(a, inf, gpu_total, None)
+}
+
+/// [`plan`] on a GPU of CUDA compute capability `cc` (`None`: unknown),
+/// which picks the Gated DeltaNet prefill kernel ([`GdnPrefill`]).
+pub fn plan_on(
+    a: &Architecture,
+    inf: &Inference,
+    gpu_total: Option<u128>,
+    cc: Option<(u8, u8)>,
+) -> Result<Plan, VllmError> {
     let v = &inf.vllm;
+    let prefill = GdnPrefill::of(cc, a.linear_k_dim);
     let ranks = Ranks::of(v);
     if !a.heads.is_multiple_of(ranks.tp) {
         return Err(VllmError::HeadsNotDivisible {
@@ -524,7 +673,7 @@ pub fn plan(a: &Architecture, inf: &Inference, gpu_total: Option<u128>) -> Resul
     let stages = (0..ranks.pp).map(|r| {
         let stage = Stage::of(a.layers, r, ranks.pp);
         let costs = Costs::of(a, inf, (mnbt, seqs), &parts, stage);
-        let kv = KvLayout::of_stage(a, inf, mnbt, stage);
+        let kv = KvLayout::of_stage(a, inf, (mnbt, prefill), stage);
         let available = v
             .kv_cache_memory
             .map(|b| u128::from(b.get()))
@@ -544,7 +693,7 @@ pub fn plan(a: &Architecture, inf: &Inference, gpu_total: Option<u128>) -> Resul
         cudagraphs: costs.cudagraphs,
         max_num_seqs: seqs,
         max_num_batched_tokens: mnbt,
-        block_size: v.block_size.get(),
+        block_size: u32::try_from(kv.block_size).unwrap_or(u32::MAX),
         model_len,
         max_model_len,
         kv,
@@ -554,6 +703,7 @@ pub fn plan(a: &Architecture, inf: &Inference, gpu_total: Option<u128>) -> Resul
         ranks,
         stage,
         host_weights: costs.host,
+        gdn_prefill: prefill,
     })
 }
 
@@ -621,7 +771,7 @@ fn fullest(
 /// without a GPU and for solvers. [`Plan::kv_bytes_for`] uses the plan's.
 pub fn kv_bytes_for(a: &Architecture, inf: &Inference, seqs: u128, len: u128) -> u128 {
     let (mnbt, _) = batch(inf, None, u32::try_from(len).unwrap_or(u32::MAX));
-    KvLayout::of(a, inf, mnbt).bytes_for(seqs, len)
+    KvLayout::of(a, inf, mnbt, GdnPrefill::Triton).bytes_for(seqs, len)
 }
 
 /// What the budget pays for besides the pool, on one rank.
@@ -731,17 +881,24 @@ impl Parts {
                 .then(|| mxfp4_experts(a, t, ranks))
                 .flatten();
             let (stack, rows, cols) = padded.unwrap_or_else(|| shard(a, t, ranks));
+            // The Gated DeltaNet's projections are vLLM linear layers like
+            // the others (`qwen_gdn_linear_attn.py`: `in_proj_*`,
+            // `out_proj` with the model's `quant_config`).
             let quantized = format.quantized()
                 && matches!(at, Place::Layers { .. })
                 && (!format.experts_only() || t.role == Role::Expert)
-                && t.module.is_some_and(|m| {
-                    !matches!(m, ModuleName::Router | ModuleName::SharedExpertGate)
-                });
+                && t.is_linear()
+                && !matches!(
+                    t.module,
+                    Some(ModuleName::Router | ModuleName::SharedExpertGate)
+                );
+            // `A_log` is made fp32 (`qwen_gdn_linear_attn.py:649-654`).
+            let element = if t.fp32_stored { 4 } else { dt };
             let weight = if quantized {
                 let (packed, state) = format.linear_bytes(stack, rows, cols, opts, Holder::Vllm);
                 grain(packed) + grain(state)
             } else {
-                grain(stack * rows * cols * dt)
+                grain(stack * rows * cols * element)
             };
             let bias = if t.bias { grain(stack * rows * dt) } else { 0 };
             let b = weight + bias;
@@ -956,7 +1113,14 @@ impl Dims {
                 hr * qk + u128::from(g.latent_width()) + hr * (qk - rope.min(qk) + 2 * v)
             }
         };
-        let mut widest = dt * attention;
+        // Gated attention's q_proj makes the gate beside the queries
+        // (`Qwen3NextAttention`: `q_proj` of `2 × heads × head_dim`).
+        let gate = if a.family.spec().attn_gate {
+            u128::from(g.q_width()).div_ceil(self.tp)
+        } else {
+            0
+        };
+        let mut widest = dt * (attention + gate).max(self.delta_net(a));
         for (kind, n) in a.layer_kinds() {
             if n == 0 {
                 continue;
@@ -968,6 +1132,22 @@ impl Dims {
             widest = widest.max(bytes);
         }
         2 * dt * h + widest
+    }
+
+    /// A Gated DeltaNet layer's elements per token beside the hidden state
+    /// and residual, on one rank (`qwen_gdn_linear_attn.py`): the input
+    /// projections' outputs (`in_proj_qkvz`, `in_proj_ba`), the
+    /// convolution's output over its channels and the kernel's output (0
+    /// without such layers). The chunked kernel's own workspace is not in
+    /// it.
+    fn delta_net(&self, a: &Architecture) -> u128 {
+        if a.family.spec().linear.is_none() || a.linear_layers == 0 {
+            return 0;
+        }
+        let (conv, value) = a.linear_widths();
+        let (conv, value) = (u128::from(conv), u128::from(value));
+        let hv = u128::from(a.linear_v_heads);
+        (conv + value + 2 * hv + conv + value).div_ceil(self.tp)
     }
 
     /// An MoE layer's bytes per token beside the hidden state and residual:
