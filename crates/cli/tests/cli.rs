@@ -343,20 +343,27 @@ fn from_a_llamacpp_log_as_text() {
     assert!(out.contains("within the printed rounding"), "{out}");
 }
 
-/// No estimate for what was read (vLLM does not model a hybrid yet): what
+/// No estimate for what was read (vLLM does not model Gemma 4 yet): what
 /// was read and measured is still printed, with why, and the exit code is 2.
 #[test]
 fn from_without_an_estimate_says_what_it_read() {
-    let file = paste_fixture("vllm-qwen3.6-35b-a3b-nvfp4-5090.log");
-    let (code, out, err) = vramfit(&["--from", &file, "--check"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("not modelled yet"), "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let log = b"(APIServer pid=1) INFO 11-02 10:00:00 [utils.py:253] non-default args: {'model_tag': 'google/gemma-4-31B-it', 'model': 'google/gemma-4-31B-it', 'max_model_len': 32768}
+(EngineCore pid=7) INFO 11-02 10:01:00 [gpu_worker.py:508] Available KV cache memory: 5.98 GiB
+";
+    let args = ["--from", "-", "--check"];
+    let out = vramfit_cli::run_with_stdin(args.iter().map(Into::into), &mut log.as_slice());
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("not modelled yet"), "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(
+        v["read"],
+        "task=infer&model=gemma4-31b&engine=vllm&ctx=32768"
+    );
     assert_eq!(v["measured"][0]["measured"], 6_420_976_108u64);
     assert_eq!(v["measured"][0]["holds"], "not_estimated");
     assert!(v["estimate_error"]
         .as_str()
-        .is_some_and(|e| e.contains("Gated DeltaNet")));
+        .is_some_and(|e| e.contains("Gemma 4")));
     assert!(v.get("peak_total_bytes").is_none());
 }
 
