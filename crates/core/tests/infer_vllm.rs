@@ -16,8 +16,8 @@
 
 use serde_json::Value;
 use vramfit_core::infer::run::{
-    BlockSize, Count, Engine, GroupSize, Inference, KvDtype, MaxLen, ParallelSize, Share,
-    TensorParallel, Tokens, Vllm,
+    BlockSize, Count, Engine, GroupSize, Inference, KvDtype, MambaDtype, MaxLen, ParallelSize,
+    Share, TensorParallel, Tokens, Vllm,
 };
 use vramfit_core::infer::vllm::{
     batch_defaults, kv_bytes_for, model_len, plan, plan_on, requested, weights, Entry, GdnPrefill,
@@ -1323,4 +1323,30 @@ fn r28_prefill_kernel_and_state_dtype() {
     // The state: 3 × 4,096 × 2 + 16 × 128 × 128 × 2 = 548,864 bytes; one
     // key/value head of 256 a rank: 16 × ⌈548,864 / 16,384⌉ = 544 tokens.
     assert_eq!((tp2.block_size, tp2.layer_page), (544, 557_056));
+    // `--mamba-ssm-cache-dtype float32`: 49,152 + 2,097,152 bytes, a block
+    // of 16 × ⌈2,146,304 / 32,768⌉ = 1,056 tokens; `--mamba-cache-dtype
+    // float32` too: 98,304 + 2,097,152 = 2,195,456, 16 × 67 = 1,072.
+    let ssm32 = layout(
+        &next,
+        |i| i.vllm.mamba_ssm_cache_dtype = MambaDtype::Float32,
+        8192,
+    );
+    assert_eq!(ssm32.block_size, 1056);
+    let both32 = layout(
+        &next,
+        |i| {
+            i.vllm.mamba_ssm_cache_dtype = MambaDtype::Float32;
+            i.vllm.mamba_cache_dtype = MambaDtype::Float32;
+        },
+        8192,
+    );
+    assert_eq!(both32.block_size, 1072);
+    // Qwen3.6's fp32 state by its config, bf16 when asked: 49,152 +
+    // 1,048,576 bytes; with 2,048 bytes a token, 16 × 34 = 544 tokens (its
+    // own fp32 state: 16 × 66 = 1,056).
+    let qwen = arch("qwen3.6-35b-a3b.json");
+    check(
+        &[(MambaDtype::Auto, 1056u128), (MambaDtype::Bfloat16, 544)],
+        |&t| layout(&qwen, |i| i.vllm.mamba_ssm_cache_dtype = t, 8192).block_size,
+    );
 }

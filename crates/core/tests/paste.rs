@@ -252,8 +252,8 @@ fn each_programs_flags_read_to_their_keys() {
     // Prefix caching off (a hybrid's states then take one block a
     // request), in a command and in a log's non-default args.
     check(
-        "vllm serve Qwen/Qwen3.6-35B-A3B --no-enable-prefix-caching",
-        "task=infer&model=qwen3.6-35b-a3b&engine=vllm&enable_prefix_caching=false",
+        "vllm serve Qwen/Qwen3.6-35B-A3B --no-enable-prefix-caching --mamba-ssm-cache-dtype bfloat16 --mamba-cache-dtype=float32",
+        "task=infer&model=qwen3.6-35b-a3b&engine=vllm&enable_prefix_caching=false&mamba_cache_dtype=float32&mamba_ssm_cache_dtype=bfloat16",
         0,
     );
     check(

@@ -567,6 +567,30 @@ choice_enum! {
     }
 }
 
+choice_enum! {
+    /// vLLM's dtype of a recurrent layer's state (`MambaDType`,
+    /// `config/cache.py:175`).
+    pub enum MambaDtype {
+        /// The model's dtype (the convolution state), or for the recurrent
+        /// state what the model's config says, else the convolution's.
+        Auto = "auto", "auto",
+        Float32 = "float32", "float32",
+        Bfloat16 = "bfloat16", "bfloat16",
+        Float16 = "float16", "float16",
+    }
+}
+
+impl MambaDtype {
+    /// Bytes per element (`None`: `auto`).
+    pub fn bytes(self) -> Option<u128> {
+        match self {
+            MambaDtype::Auto => None,
+            MambaDtype::Float32 => Some(4),
+            MambaDtype::Bfloat16 | MambaDtype::Float16 => Some(2),
+        }
+    }
+}
+
 impl KvDtype {
     /// Bytes per element, given the model's.
     pub fn bytes(self, model: u64) -> u64 {
@@ -673,6 +697,10 @@ pub struct Vllm {
     /// `config/model.py:2276-2278`): a Gated DeltaNet hybrid's states in
     /// `align` mode, two blocks a request (R28).
     pub enable_prefix_caching: bool,
+    /// `mamba_cache_dtype`, `mamba_ssm_cache_dtype`: a Gated DeltaNet
+    /// layer's convolution and recurrent state dtypes (R28).
+    pub mamba_cache_dtype: MambaDtype,
+    pub mamba_ssm_cache_dtype: MambaDtype,
 }
 
 impl Default for Vllm {
@@ -692,6 +720,8 @@ impl Default for Vllm {
             enable_expert_parallel: false,
             cpu_offload: None,
             enable_prefix_caching: true,
+            mamba_cache_dtype: MambaDtype::Auto,
+            mamba_ssm_cache_dtype: MambaDtype::Auto,
         }
     }
 }

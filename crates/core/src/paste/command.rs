@@ -181,6 +181,14 @@ const VLLM: &[Flag] = &[
         &["--no-enable-prefix-caching"],
         To::Switch(Key::EnablePrefixCaching, "false"),
     ),
+    flag(
+        &["--mamba-cache-dtype"],
+        To::Map(Key::MambaCacheDtype, lower),
+    ),
+    flag(
+        &["--mamba-ssm-cache-dtype"],
+        To::Map(Key::MambaSsmCacheDtype, lower),
+    ),
     flag(&["--kv-cache-dtype"], To::Map(Key::KvDtype, lower)),
     flag(&["--max-num-seqs"], To::Key(Key::MaxNumSeqs)),
     flag(

@@ -7,8 +7,8 @@ use crate::infer::engine::{ContextBy, WeightsKind};
 use crate::infer::local::{FileName, ReadFile};
 use crate::infer::run::{
     BlockSize, CacheType, Count, Engine, Flash, GpuIndex, GroupSize, Inference, KvBits, KvDtype,
-    Layers, LlamaArgs, LlamaBuild, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs, ParallelSize,
-    Share, SplitMode, TensorOverrides, TensorParallel, TensorSplit, Tokens,
+    Layers, LlamaArgs, LlamaBuild, MambaDtype, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs,
+    ParallelSize, Share, SplitMode, TensorOverrides, TensorParallel, TensorSplit, Tokens,
 };
 use crate::inputs::Attn;
 use crate::inputs::Batch;
@@ -1064,6 +1064,41 @@ pub static FIELDS: &[Field] = &[
             Ok(())
         },
         write: |s| (!s.infer.vllm.enable_prefix_caching).then(|| "false".to_string()),
+    },
+    Field {
+        key: Key::MambaCacheDtype,
+        kind: FieldKind::Choice(MambaDtype::OPTIONS),
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "mamba_cache_dtype",
+        help: "A Gated DeltaNet hybrid's convolution state dtype (auto: the model's); it changes the state's page, so the block size and the pool.",
+        implied: |_| "auto".into(),
+        apply: |d, v| {
+            d.infer.vllm.mamba_cache_dtype = choice(v, MambaDtype::from_key, MambaDtype::keys_joined)?;
+            Ok(())
+        },
+        write: |s| {
+            let t = s.infer.vllm.mamba_cache_dtype;
+            (t != MambaDtype::Auto).then(|| t.key().to_string())
+        },
+    },
+    Field {
+        key: Key::MambaSsmCacheDtype,
+        kind: FieldKind::Choice(MambaDtype::OPTIONS),
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "mamba_ssm_cache_dtype",
+        help: "A Gated DeltaNet hybrid's recurrent state dtype (auto: the config's mamba_ssm_dtype, float32 on Qwen3.5 and 3.6, else the convolution state's).",
+        implied: |_| "auto".into(),
+        apply: |d, v| {
+            d.infer.vllm.mamba_ssm_cache_dtype =
+                choice(v, MambaDtype::from_key, MambaDtype::keys_joined)?;
+            Ok(())
+        },
+        write: |s| {
+            let t = s.infer.vllm.mamba_ssm_cache_dtype;
+            (t != MambaDtype::Auto).then(|| t.key().to_string())
+        },
     },
     Field {
         key: Key::CpuOffloadGb,

@@ -98,6 +98,8 @@ keys! {
     DataParallelSize = "data_parallel_size",
     EnableExpertParallel = "enable_expert_parallel",
     EnablePrefixCaching = "enable_prefix_caching",
+    MambaCacheDtype = "mamba_cache_dtype",
+    MambaSsmCacheDtype = "mamba_ssm_cache_dtype",
     CpuOffloadGb = "cpu_offload_gb",
     NParallel = "n_parallel",
     NBatch = "n_batch",

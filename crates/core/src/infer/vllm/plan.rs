@@ -465,18 +465,24 @@ impl StatePage {
     /// (`gated_delta_net_state_shape`, `mamba/mamba_utils.py:272-293`):
     /// the convolution's last `kernel − 1` inputs over `2·Hk·Dk + Hv·Dv`
     /// channels in the model's dtype (`mamba_cache_dtype` auto), and
-    /// `Hv × Dv × Dk` of recurrent state in the config's `mamba_ssm_dtype`
-    /// (fp32 on Qwen3.5 / 3.6, `Qwen3_5ForConditionalGenerationConfig`;
-    /// the model's dtype on Qwen3-Next, `_mamba_state_dtype`), each split
-    /// over the tensor parallel ranks. `None` without such layers.
+    /// `Hv × Dv × Dk` of recurrent state in `mamba_ssm_cache_dtype`, whose
+    /// `auto` is the config's `mamba_ssm_dtype` (fp32 on Qwen3.5 / 3.6,
+    /// `Qwen3_5ForConditionalGenerationConfig`) or else the convolution
+    /// state's (Qwen3-Next, `_mamba_state_dtype`), each split over the
+    /// tensor parallel ranks. `None` without such layers.
     fn of(a: &Architecture, inf: &Inference) -> Option<StatePage> {
         let rule = a.family.spec().linear?;
         let tp = u128::from(inf.vllm.tensor_parallel_size.get());
-        let dt = u128::from(model_dtype(inf));
+        let v = &inf.vllm;
+        let dt = v
+            .mamba_cache_dtype
+            .bytes()
+            .unwrap_or_else(|| u128::from(model_dtype(inf)));
         let (conv, _) = a.linear_widths();
         let steps = u128::from(a.linear_conv.saturating_sub(1));
         let heads = u128::from(a.linear_v_heads).div_ceil(tp);
-        let ssm = if rule.ssm_fp32 { 4 } else { dt };
+        let config = if rule.ssm_fp32 { 4 } else { dt };
+        let ssm = v.mamba_ssm_cache_dtype.bytes().unwrap_or(config);
         let bytes = steps * u128::from(conv).div_ceil(tp) * dt
             + heads * u128::from(a.linear_v_dim) * u128::from(a.linear_k_dim) * ssm;
         Some(StatePage {
