@@ -94,12 +94,18 @@
 //   memory said next to the answer (its prompt cache and context
 //   checkpoints, by build); 458.2 KB once rotate_half's steps and the
 //   cast back to the model's dtype were each written once.
+// - 2026-11-30, 458.2 -> 460.9 KB (this test, Trunk's release build):
+//   the Gated DeltaNet hybrids on MLX (their ArraysCache, the weights'
+//   fp32 A_log and 8-bit gates, max_kv_size's note) and on vLLM (R28: the
+//   state page, the raised block, the state groups, the prefill kernel by
+//   GPU and its caveat), 460.4 KB; the keys enable_prefix_caching,
+//   mamba_cache_dtype and mamba_ssm_cache_dtype with their help, 460.9 KB.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 459);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 461);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
