@@ -505,3 +505,35 @@ fn mlx_max_kv_size_is_not_read_on_a_hybrid() {
     );
     assert!(!whole.caveats.iter().any(|c| c.contains("max_kv_size")));
 }
+
+/// Ollama (fb30760, `server/sched.go:503-507`) loads `qwen35`, `qwen35moe`
+/// and `qwen3next` with one parallel request whatever
+/// `OLLAMA_NUM_PARALLEL` says: the cache is one request's, and the answer
+/// says so; a model it runs in parallel (Qwen3) gets the streams asked.
+#[test]
+fn ollama_runs_the_hybrids_one_request_at_a_time() {
+    let run = |q: &str| {
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"))
+    };
+    let kv = |e: &vramfit_core::Estimate| e.served.as_ref().expect("served").kv_cache_bytes;
+    for id in ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"] {
+        let base = format!("task=infer&engine=ollama&model={id}&ctx=8192&gpu=h200-141");
+        let one = run(&base);
+        let four = run(&format!("{base}&num_parallel=4"));
+        assert_eq!(kv(&one), kv(&four), "{id}");
+        assert!(
+            four.caveats
+                .iter()
+                .any(|c| c.contains("one request at a time") && c.contains("num_parallel=4")),
+            "{id}: {:?}",
+            four.caveats
+        );
+        assert!(!one
+            .caveats
+            .iter()
+            .any(|c| c.contains("one request at a time")));
+    }
+    let base = "task=infer&engine=ollama&model=qwen3-8b&ctx=8192&gpu=h200-141";
+    assert!(kv(&run(&format!("{base}&num_parallel=4"))).0 > kv(&run(base)).0);
+}

@@ -143,15 +143,16 @@ fn host_experts(l: &crate::infer::run::LlamaArgs) -> (u32, u32) {
     }
 }
 
-/// Ollama's settings for the run.
-fn ollama_params(inf: &Inference) -> Ollama {
+/// Ollama's settings for the run of `a`.
+fn ollama_params(a: &Architecture, inf: &Inference) -> Ollama {
     let o = &inf.ollama;
+    let arch = crate::model::gguf::gguf_architecture(a.family);
     Ollama {
         num_ctx: match inf.ctx {
             MaxLen::Tokens(t) => Some(t.get()),
             MaxLen::Model | MaxLen::Auto => None,
         },
-        num_parallel: o.num_parallel.get(),
+        num_parallel: super::ollama::parallel_for(arch, o.num_parallel.get()),
         num_gpu: o.num_gpu.map(|n| n.get()),
         kv_cache_type: Some(o.kv_cache_type),
         flash_attention: o.flash_attention,
@@ -189,7 +190,8 @@ pub fn llama_estimate(
     let w = f.weights();
     let (report, n_ctx) = match inf.engine {
         Engine::Ollama => {
-            let r = ollama_with(&m, &w, &ollama_params(inf), &gpus, None).map_err(engine_error)?;
+            let r =
+                ollama_with(&m, &w, &ollama_params(a, inf), &gpus, None).map_err(engine_error)?;
             (r.report, r.num_ctx)
         }
         Engine::Llamacpp | Engine::Transformers | Engine::Vllm | Engine::Mlx => {
@@ -224,11 +226,21 @@ pub fn llama_estimate(
         p.pipeline_parallel.then(|| "pipeline parallelism (several GPUs, every layer on them): its copies of the graph's inputs are not counted in the compute buffers".into()),
         (a.family.spec().per_layer_embeddings && a.ple_dim > 0).then(|| "Gemma 4's per-layer inputs (layers × per-layer width per token, gathered from the host's table and projected) are not in the compute-buffer estimate".into()),
         server_host_memory(inf, &m),
+        one_at_a_time(a, inf),
     ]
     .into_iter()
     .flatten()
     .collect();
     Ok(e)
+}
+
+/// Ollama running the model one request at a time when more were asked
+/// ([`super::ollama::ONE_AT_A_TIME`]).
+fn one_at_a_time(a: &Architecture, inf: &Inference) -> Option<String> {
+    let arch = crate::model::gguf::gguf_architecture(a.family);
+    let asked = inf.ollama.num_parallel.get();
+    (inf.engine == Engine::Ollama && asked > 1 && super::ollama::parallel_for(arch, asked) == 1)
+        .then(|| format!("Ollama runs {arch} models one request at a time (\"does not currently support parallel requests\"): num_parallel={asked} is not applied"))
 }
 
 /// What llama-server keeps in host memory beside the model, which is not

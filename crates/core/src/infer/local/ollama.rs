@@ -22,15 +22,44 @@
 //!   context 1024 (above 4096) or 2048 (above 32768) while the predicted
 //!   memory leaves room (`server/sched.go:797-913`).
 //!
-//! Not modelled: the architectures Ollama runs one sequence at a time
-//! (`server/sched.go:503-507`: multimodal and hybrid ones vramfit has no
-//! family for), a vision projector's fit margin, the scheduler's eviction.
+//! - The architectures Ollama runs one request at a time, whatever
+//!   `OLLAMA_NUM_PARALLEL` says ([`ONE_AT_A_TIME`]).
+//!
+//! Not modelled: a vision projector's fit margin, the scheduler's eviction.
 
 use super::ggml::{CacheType, GIB, MIB};
 use super::model::LocalModel;
 use super::params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp};
 use super::weights::{ModelBytes, Weights};
 use super::{llama_cpp_with, LocalError, Report};
+
+/// The GGUF architectures Ollama loads with one parallel request, "model
+/// architecture does not currently support parallel requests"
+/// (`server/sched.go:503-507`, fb30760): of vramfit's families, the Gated
+/// DeltaNet hybrids (`qwen35`, `qwen35moe`, `qwen3next`).
+pub const ONE_AT_A_TIME: [&str; 11] = [
+    "mllama",
+    "qwen3vl",
+    "qwen3vlmoe",
+    "qwen35",
+    "qwen35moe",
+    "qwen3next",
+    "lfm2",
+    "lfm2moe",
+    "nemotron_h",
+    "nemotron_h_moe",
+    "nemotron_h_omni",
+];
+
+/// The parallel requests Ollama runs a model of GGUF `architecture` with,
+/// asked for `asked` (`OLLAMA_NUM_PARALLEL`, at least 1).
+pub fn parallel_for(architecture: &str, asked: u32) -> u32 {
+    if ONE_AT_A_TIME.contains(&architecture) {
+        1
+    } else {
+        asked.max(1)
+    }
+}
 
 /// Ollama's settings, by its option and environment names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
