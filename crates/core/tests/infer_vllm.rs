@@ -1350,3 +1350,24 @@ fn r28_prefill_kernel_and_state_dtype() {
         |&t| layout(&qwen, |i| i.vllm.mamba_ssm_cache_dtype = t, 8192).block_size,
     );
 }
+
+/// R28 against a published log line (vllm-project/vllm#37467, 2026-03-30:
+/// "Setting attention block size to 528 tokens ... Padding mamba page size
+/// by 0.76%"; the model is not named there: the numbers are those of
+/// Qwen3.5/3.6-35B-A3B's widths at tensor parallelism 4, inferred). A rank
+/// holds 8,192 / 4 convolution channels and 32 / 4 value heads: 3 × 2,048
+/// × 2 + 8 × 128 × 128 × 4 = 536,576 bytes; its one key/value head (2 / 4,
+/// replicated) is 1,024 bytes a token: 16 × ⌈536,576 / 16,384⌉ = 528
+/// tokens, a page of 540,672 bytes, the state padded by 0.76%.
+#[test]
+fn r28_block_as_a_published_line() {
+    let a = arch("qwen3.6-35b-a3b.json");
+    let k = layout(
+        &a,
+        |i| i.vllm.tensor_parallel_size = TensorParallel::new(4).expect("a tp"),
+        8192,
+    );
+    assert_eq!((k.block_size, k.layer_page), (528, 540_672));
+    let padding = (k.layer_page - 536_576) as f64 / 536_576.0 * 100.0;
+    assert_eq!(format!("{padding:.2}"), "0.76");
+}
