@@ -537,3 +537,40 @@ fn ollama_runs_the_hybrids_one_request_at_a_time() {
     let base = "task=infer&engine=ollama&model=qwen3-8b&ctx=8192&gpu=h200-141";
     assert!(kv(&run(&format!("{base}&num_parallel=4"))).0 > kv(&run(base)).0);
 }
+
+/// One context checkpoint of a hybrid's sequence, as llama-server saves it
+/// (`llama_memory_recurrent::state_write`, the recurrent memory only):
+/// held to a published line (lmstudio-bug-tracker #1563, build b8744,
+/// Qwen3.5 9B: "restored context checkpoint (pos_min = 74035, ..., size =
+/// 50.251 MiB)"): 24 recurrent layers of 2,195,456 state bytes, each row
+/// with its type and size (24 bytes a layer), and 20 bytes of counts;
+/// 8 more (a magic number and the sequence id) from b9029. The answer
+/// sizes the 32 a slot b10488 keeps.
+#[test]
+fn llama_server_checkpoint_as_published() {
+    let m = LocalModel::of(&qwen35_9b(), MlaKeys::Present);
+    let b = m.cache.checkpoint(32, 8744);
+    assert_eq!(b, 20 + 24 * (24 + 2_195_456));
+    assert_eq!(format!("{:.3}", b as f64 / f64::from(1u32 << 20)), "50.251");
+    assert_eq!(m.cache.checkpoint(32, 10488), b + 8);
+    let q = "task=infer&engine=llamacpp&model=qwen3.6-27b";
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+    let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+    // Qwen3.6 27B: 48 layers of 3 × 10,240 + 128 × 6,144 floats.
+    let one = 28 + 48 * (24 + (3 * 10_240 + 128 * 6_144) * 4);
+    let mib = format!("{:.3} MiB", one as f64 / f64::from(1u32 << 20));
+    assert!(
+        e.caveats
+            .iter()
+            .any(|c| c.contains(&mib) && c.contains("a slot")),
+        "{mib}: {:?}",
+        e.caveats
+    );
+    // "created context checkpoint 32 of 32 (... size = 62.813 MiB)" recurs
+    // in published llama-server logs of a 35B-A3B Qwen (the model named
+    // only around the line, as a 35B that runs like a 3B): 30 layers of
+    // 3 × 8,192 + 128 × 4,096 floats.
+    let m = LocalModel::of(&arch("qwen3.6-35b-a3b"), MlaKeys::Present);
+    let b = m.cache.checkpoint(40, 10488);
+    assert_eq!(format!("{:.3}", b as f64 / f64::from(1u32 << 20)), "62.813");
+}

@@ -262,10 +262,25 @@ fn server_host_memory(inf: &Inference, m: &LocalModel) -> Option<String> {
         || (sliding && build >= builds::SWA_CHECKPOINTS);
     let cache =
         (build >= builds::PROMPT_CACHE).then_some("prompt cache (--cache-ram, up to 8192 MiB)");
-    let states = checkpoints.then_some(
-        "context checkpoints (--ctx-checkpoints: up to 32 a slot in b10488, each a sequence's recurrent or sliding-window state)",
-    );
-    let parts: Vec<&str> = [cache, states].into_iter().flatten().collect();
+    let checkpoint = m.cache.checkpoint(m.cache.layers, build);
+    let states = checkpoints.then(|| {
+        if checkpoint > 0 {
+            // As llama-server prints a checkpoint's size ("size = %.3f MiB").
+            #[allow(clippy::cast_precision_loss)]
+            let mib = checkpoint as f64 / f64::from(1u32 << 20);
+            let slot = crate::units::Bytes::try_from_u128(32 * checkpoint)
+                .map_or_else(String::new, |b| b.display(crate::units::DisplayUnit::Gib));
+            format!(
+                "context checkpoints (--ctx-checkpoints: up to 32 a slot in b10488, each a sequence's recurrent state, {mib:.3} MiB: up to {slot} a slot)"
+            )
+        } else {
+            "context checkpoints (--ctx-checkpoints: up to 32 a slot in b10488, each a sequence's sliding-window cells: not sized)".to_string()
+        }
+    });
+    let parts: Vec<String> = [cache.map(String::from), states]
+        .into_iter()
+        .flatten()
+        .collect();
     (!parts.is_empty()).then(|| {
         format!(
             "llama-server's host memory beside the model: its {}",

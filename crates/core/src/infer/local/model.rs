@@ -117,6 +117,30 @@ pub struct CacheModel {
 }
 
 impl CacheModel {
+    /// Bytes of one context checkpoint of a hybrid's sequence, as
+    /// llama-server takes it (`create_checkpoint`, `update_tgt` with
+    /// `LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY`: the recurrent memory only):
+    /// the magic and sequence id from [`builds::STATE_MAGIC`], the cell
+    /// count, its position and sequence count, the transposition flag and
+    /// layer count, then for each recurrent layer the R and S rows, each
+    /// with its type and row size (`llama_memory_recurrent::state_write`,
+    /// b10499 `src/llama-memory-recurrent.cpp`). 0 without recurrent
+    /// layers.
+    ///
+    /// [`builds::STATE_MAGIC`]: super::params::builds::STATE_MAGIC
+    pub fn checkpoint(&self, layers: u32, build: u32) -> u128 {
+        let n = u128::from(self.recurrent_layers.count(0, layers));
+        if n == 0 || self.recurrent == 0 {
+            return 0;
+        }
+        let magic = if build >= super::params::builds::STATE_MAGIC {
+            8
+        } else {
+            0
+        };
+        magic + 4 + 8 + 8 + n * (2 * (4 + 8) + self.recurrent)
+    }
+
     /// Whether layer `il` keeps a key/value cache, and whether it is a
     /// sliding one.
     pub const fn kind(&self, il: u32) -> Option<bool> {

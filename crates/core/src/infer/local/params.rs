@@ -47,6 +47,11 @@ pub mod builds {
     /// #16391: llama-server's prompt cache in host memory (`--cache-ram`,
     /// 8192 MiB by default).
     pub const PROMPT_CACHE: u32 = 6724;
+    /// A sequence's saved state begins with a magic number and the
+    /// sequence id (`llama_context::state_seq_get_size`, `io_magic`): in
+    /// b9029 and later, not in b9016 (the builds between are not in the
+    /// fetched copy).
+    pub const STATE_MAGIC: u32 = 9029;
     /// #16812: the KV size no longer padded (256 with FA, 32 without).
     pub const PAD_REMOVED: u32 = 6868;
     /// #16736: llama-server's automatic 4 slots with a unified cache.
