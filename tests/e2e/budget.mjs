@@ -101,7 +101,8 @@
 //   GPU and its caveat), 460.4 KB; the keys enable_prefix_caching,
 //   mamba_cache_dtype and mamba_ssm_cache_dtype with their help, 460.9 KB;
 //   Ollama's architectures run one request at a time (their names as
-//   server/sched.go lists them, and the note), 461.3 KB.
+//   server/sched.go lists them, and the note), 461.3 KB; a hybrid's
+//   llama-server context checkpoint sized in its note, 461.4 KB.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
