@@ -1234,7 +1234,9 @@ fn estimates_against_the_logs() {
 /// groups of 10 layers; a request of 131,072 tokens takes ⌈131,072 /
 /// 2,096⌉ = 63 blocks and 2 of each state group (align mode): 69;
 /// 5.98 GiB / (10 × 2,146,304) = 299 blocks: 299 / 69 = 4.33, and
-/// int(4.333 × 131,072) = 567,978. That vLLM ran Triton's prefill; 0.33
+/// int(4.333 × 131,072) = 567,978; and the same run three days later
+/// (club-3090 #652: 6.01 GiB, 569,878 tokens, 4.35x). That vLLM ran
+/// Triton's prefill; 0.33
 /// runs FlashInfer's on a 5090 (with CUDA 13), which the second case
 /// follows from the code: blocks of 64-token multiples (2,112) and a
 /// checkpoint block more per state group; and with prefix caching off,
@@ -1265,6 +1267,22 @@ fn r28_hybrid_pool_as_published() {
     assert_eq!(
         run(None),
         (2096, 3, 2, 69, 299, 567_978, "4.33".to_string())
+    );
+    // The same run three days later (club-3090 #652, vLLM 0.24): "6.01
+    // GiB", "569,878 tokens", "4.35x": 300 blocks.
+    let mut later = i;
+    later.vllm.kv_cache_memory = Some(Bytes((601 * GIB / 100) as u64));
+    let pool = plan_on(&a, &later, None, None)
+        .expect("plans")
+        .pool
+        .expect("a pool");
+    assert_eq!(
+        (
+            pool.blocks,
+            pool.tokens,
+            format!("{:.2}", pool.max_concurrency())
+        ),
+        (300, 569_878, "4.35".to_string())
     );
     // vLLM 0.33 on an RTX 5090 (compute capability 12.0): FlashInfer.
     assert_eq!(
