@@ -574,3 +574,20 @@ fn llama_server_checkpoint_as_published() {
     let b = m.cache.checkpoint(40, 10488);
     assert_eq!(format!("{:.3}", b as f64 / f64::from(1u32 << 20)), "62.813");
 }
+
+/// A count of Gated DeltaNet layers other than the pattern's is taken as
+/// the first layers, and every engine that estimates it says so (MLX
+/// refuses it, `unmodelled_workloads_refuse_by_name`).
+#[test]
+fn another_layer_order_is_said() {
+    for engine in ["transformers", "vllm", "llamacpp", "ollama"] {
+        let said = |q: &str| {
+            let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+            let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+            e.caveats.iter().any(|c| c.contains("taken as the first"))
+        };
+        let base = format!("task=infer&engine={engine}&model=qwen3.6-27b&layers=8&gpu=h200-141");
+        assert!(!said(&format!("{base}&linear_layers=6")), "{engine}");
+        assert!(said(&format!("{base}&linear_layers=4")), "{engine}");
+    }
+}

@@ -32,7 +32,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .spec()
         .moe
         .is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
-    match s.infer.engine {
+    let mut e = match s.infer.engine {
         Engine::Transformers | Engine::Vllm if per_layer => {
             Err(EstimateError::NotModelled(PER_LAYER_NOT_MODELLED))
         }
@@ -59,7 +59,25 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
             local::estimate::llama_estimate(&a, s.infer, s.overhead, d)
         }
         Engine::Mlx => local::estimate::mlx_estimate(&a, s.infer),
-    }
+    }?;
+    e.caveats.extend(layer_order(&a));
+    Ok(e)
+}
+
+/// A hybrid whose count of Gated DeltaNet layers is not the default
+/// pattern's (`full_attention_interval`): the description keeps the count,
+/// not the config's `layer_types`, so the layers are taken as the first
+/// ones ([`Architecture::linear_at`]); where that order matters (the
+/// layer whose moment is the peak, a pipeline stage's share), it is said.
+/// MLX refuses such a model (it builds the pattern from the interval).
+fn layer_order(a: &crate::model::Architecture) -> Option<String> {
+    let rule = a.family.spec().linear?;
+    (rule.count(a.layers) != a.linear_layers).then(|| {
+        format!(
+            "the {} Gated DeltaNet layers are taken as the first {}: the config's layer order (layer_types) is not kept, only the count; sizes that depend on which layer comes last may differ",
+            a.linear_layers, a.linear_layers
+        )
+    })
 }
 
 /// The refusal of an engine whose rules for Gemma 4's layers are not
