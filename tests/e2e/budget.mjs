@@ -102,7 +102,8 @@
 //   mamba_cache_dtype and mamba_ssm_cache_dtype with their help, 460.9 KB;
 //   Ollama's architectures run one request at a time (their names as
 //   server/sched.go lists them, and the note), 461.3 KB; a hybrid's
-//   llama-server context checkpoint sized in its note, 461.4 KB.
+//   llama-server context checkpoint sized in its note, 461.4 KB; another
+//   DeltaNet layer order said, 461.6 KB.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
