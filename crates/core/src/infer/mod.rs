@@ -18,6 +18,24 @@ use crate::error::EstimateError;
 use crate::report::Estimate;
 use run::{Engine, Run};
 
+/// The greatest common divisor (Euclid's), for the engines' alignments
+/// (MLX's 256-token cache steps, vLLM's block sizes).
+pub(crate) const fn gcd(a: u128, b: u128) -> u128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The least common multiple of `a` and `b` (0 when either is).
+pub(crate) const fn lcm(a: u128, b: u128) -> u128 {
+    match gcd(a, b) {
+        0 => 0,
+        g => a / g * b,
+    }
+}
+
 /// The estimate of an inference run (as the scenario hands it over), by
 /// its engine.
 pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {

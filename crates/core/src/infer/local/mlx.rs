@@ -165,7 +165,8 @@ fn after_chunks(c: u64, k: u64) -> (u64, u64) {
     if c.is_multiple_of(256) {
         return (c * k, c * k);
     }
-    let q = 256 / gcd(c, 256);
+    // At most 256: the cast keeps it.
+    let q = (256 / crate::infer::gcd(u128::from(c), 256)) as u64;
     let (mut cap, mut off, mut done) = (0u64, 0u64, 0u64);
     // By spare cells: the chunks done and the capacity at the first group
     // that started with them.
@@ -203,14 +204,6 @@ fn after_chunks(c: u64, k: u64) -> (u64, u64) {
         done += 1;
     }
     (cap, off)
-}
-
-const fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 /// `KVCache`'s capacity after the whole generation.

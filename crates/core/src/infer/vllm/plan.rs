@@ -508,22 +508,10 @@ impl StatePage {
             (GdnPrefill::Triton, true) => (1, 2),
             (GdnPrefill::FlashInfer | GdnPrefill::Triton, false) => (1, 1),
         };
-        let kernel = lcm(bs.max(KERNEL_BLOCK), align);
+        let kernel = crate::infer::lcm(bs.max(KERNEL_BLOCK), align);
         let raised = kernel * self.bytes.div_ceil(kernel * token.max(1));
         let raised = raised.div_ceil(KERNEL_BLOCK) * KERNEL_BLOCK;
         (bs.max(raised), blocks)
-    }
-}
-
-const fn lcm(a: u128, b: u128) -> u128 {
-    a / gcd(a, b) * b
-}
-
-const fn gcd(a: u128, b: u128) -> u128 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
     }
 }
 
