@@ -172,8 +172,7 @@ fn unmodelled_workloads_refuse_by_name() {
         ));
         assert!(train.contains("Gated DeltaNet"), "{id}: {train}");
         let q = format!("task=infer&engine=vllm&model={id}&gpu=h200-141&tensor_parallel_size=2");
-        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let e = estimated(&q);
         assert!(
             e.caveats
                 .iter()
@@ -182,8 +181,7 @@ fn unmodelled_workloads_refuse_by_name() {
             e.caveats
         );
         let q = format!("task=infer&engine=mlx&model={id}");
-        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        assert!(infer::estimate(&s.infer_run()).is_ok(), "{q}");
+        estimated(&q);
         let why = refusal(&format!("{q}&layers=8&linear_layers=4"));
         assert_eq!(
             why,
@@ -192,11 +190,16 @@ fn unmodelled_workloads_refuse_by_name() {
         );
         for engine in ["llamacpp", "ollama"] {
             let q = format!("task=infer&engine={engine}&model={id}&ctx=8192");
-            let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-            let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+            let e = estimated(&q);
             assert!(e.caveats.iter().any(|c| c.contains("recurrent")), "{q}");
         }
     }
+}
+
+/// The estimate of a valid inference query (panics with why otherwise).
+fn estimated(q: &str) -> vramfit_core::Estimate {
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+    infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"))
 }
 
 /// Qwen3.5 9B as its `config.json` describes it: 32 layers, a full one
@@ -293,8 +296,7 @@ fn the_measured_shrunk_model_has_transformers_count() {
 #[test]
 fn transformers_counts_the_deltanet_states() {
     let q = "task=infer&engine=transformers&model=qwen3.6-27b&batch=2&prompt=1000&new=24";
-    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-    let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+    let e = estimated(q);
     let state: u64 = 48 * 2 * (10_240 * 4 * 2 + 48 * 128 * 128 * 4);
     let kv: u64 = 16 * 2 * (1000 + 23) * (2 * 4 * 256 * 2);
     let served = e.served.as_ref().expect("served");
@@ -317,8 +319,7 @@ fn transformers_counts_the_deltanet_states() {
 fn transformers_generate_on_hybrids_sums_and_grows() {
     let ids = ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"];
     let needed = |q: &str| -> u64 {
-        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let e = estimated(q);
         for ph in &e.phases {
             assert_eq!(ph.components.total(), ph.peak_bytes, "{q} {:?}", ph.phase);
             assert_eq!(
@@ -369,8 +370,7 @@ fn transformers_generate_on_hybrids_sums_and_grows() {
 #[test]
 fn llama_server_host_memory_is_said() {
     let said = |q: &str| -> Option<String> {
-        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let e = estimated(q);
         e.caveats
             .iter()
             .find(|c| c.starts_with("llama-server's host memory"))
@@ -467,9 +467,7 @@ fn mlx_weights_and_cache_as_measured() {
             n(&r["prompt"]),
             n(&r["new"]),
         );
-        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|e| panic!("{q}: {e:?}"));
-        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-        let served = e.served.expect("served figures");
+        let served = estimated(&q).served.expect("served figures");
         let cache = n(&r["kv_bytes"]) + n(&r["conv_state_bytes"]) + n(&r["recurrent_state_bytes"]);
         assert_eq!(
             (served.weights_bytes.0, served.kv_cache_bytes.0),
@@ -487,12 +485,8 @@ fn mlx_weights_and_cache_as_measured() {
 #[test]
 fn mlx_max_kv_size_is_not_read_on_a_hybrid() {
     let base = "task=infer&engine=mlx&model=qwen3.6-27b&prompt=8000&new=100";
-    let run = |q: &str| {
-        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"))
-    };
-    let whole = run(base);
-    let asked = run(&format!("{base}&max_kv_size=1024"));
+    let whole = estimated(base);
+    let asked = estimated(&format!("{base}&max_kv_size=1024"));
     let kv = |e: &vramfit_core::Estimate| e.served.as_ref().expect("served").kv_cache_bytes;
     assert_eq!(kv(&whole), kv(&asked));
     assert!(
@@ -512,15 +506,11 @@ fn mlx_max_kv_size_is_not_read_on_a_hybrid() {
 /// says so; a model it runs in parallel (Qwen3) gets the streams asked.
 #[test]
 fn ollama_runs_the_hybrids_one_request_at_a_time() {
-    let run = |q: &str| {
-        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"))
-    };
     let kv = |e: &vramfit_core::Estimate| e.served.as_ref().expect("served").kv_cache_bytes;
     for id in ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"] {
         let base = format!("task=infer&engine=ollama&model={id}&ctx=8192&gpu=h200-141");
-        let one = run(&base);
-        let four = run(&format!("{base}&num_parallel=4"));
+        let one = estimated(&base);
+        let four = estimated(&format!("{base}&num_parallel=4"));
         assert_eq!(kv(&one), kv(&four), "{id}");
         assert!(
             four.caveats
@@ -535,7 +525,7 @@ fn ollama_runs_the_hybrids_one_request_at_a_time() {
             .any(|c| c.contains("one request at a time")));
     }
     let base = "task=infer&engine=ollama&model=qwen3-8b&ctx=8192&gpu=h200-141";
-    assert!(kv(&run(&format!("{base}&num_parallel=4"))).0 > kv(&run(base)).0);
+    assert!(kv(&estimated(&format!("{base}&num_parallel=4"))).0 > kv(&estimated(base)).0);
 }
 
 /// One context checkpoint of a hybrid's sequence, as llama-server saves it
@@ -554,8 +544,7 @@ fn llama_server_checkpoint_as_published() {
     assert_eq!(format!("{:.3}", b as f64 / f64::from(1u32 << 20)), "50.251");
     assert_eq!(m.cache.checkpoint(32, 10488), b + 8);
     let q = "task=infer&engine=llamacpp&model=qwen3.6-27b";
-    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-    let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+    let e = estimated(q);
     // Qwen3.6 27B: 48 layers of 3 × 10,240 + 128 × 6,144 floats.
     let one = 28 + 48 * (24 + (3 * 10_240 + 128 * 6_144) * 4);
     let mib = format!("{:.3} MiB", one as f64 / f64::from(1u32 << 20));
@@ -582,9 +571,10 @@ fn llama_server_checkpoint_as_published() {
 fn another_layer_order_is_said() {
     for engine in ["transformers", "vllm", "llamacpp", "ollama"] {
         let said = |q: &str| {
-            let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-            let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-            e.caveats.iter().any(|c| c.contains("taken as the first"))
+            estimated(q)
+                .caveats
+                .iter()
+                .any(|c| c.contains("taken as the first"))
         };
         let base = format!("task=infer&engine={engine}&model=qwen3.6-27b&layers=8&gpu=h200-141");
         assert!(!said(&format!("{base}&linear_layers=6")), "{engine}");
