@@ -172,6 +172,8 @@ term_ids! {
     Scores = Activations, "attention scores and probabilities (seq²)";
     MoeLayers = Activations, "saved by each MoE layer";
     MoeScores = Activations, "attention scores of the MoE layers (seq²)";
+    LinearLayers = Activations, "saved by each Gated DeltaNet layer per token";
+    LinearSequences = Activations, "saved by each Gated DeltaNet layer per sequence (fp32 chunks of 64 positions, padded, with the state entering each; the convolution's extra steps) and once (the chunk mask, exp(A))";
     SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
     CausalMasks = Activations, "the causal or sliding-window masks a forward builds once, kept through backward (seq²)";
     CausalMasksForward = Activations, "the causal or sliding-window masks a forward builds once (seq²)";
@@ -208,6 +210,7 @@ term_ids! {
     EmbeddingGrad = Activations, "gradient of the embedding output";
     EmbeddingGradNew = Gradients, "the embedding's new gradient, before AccumulateGrad adds it to the one kept";
     Recompute = Activations, "one layer's saved tensors (recomputed under checkpointing)";
+    RecomputeLinear = Activations, "its Gated DeltaNet chunks, per sequence and once";
     RecomputeOutput = Activations, "its output, kept through its backward (reentrant checkpointing)";
     LayerBackward = Activations, "a layer's gradients at its MLP's backward: three ffn-wide, less what it frees (DeepSeek-V2's sorted loop: its experts' slice gradients added up)";
     LayerBackwardEntry = Activations, "a MoE layer's gradients entering its experts' backward: three hidden-wide per routed token (DeepSeek-V2's sorted loop: its weighting's two fp32 ones)";
@@ -225,6 +228,7 @@ term_ids! {
     ScoresMask = Activations, "the math kernel's fp32 copy of the (seq, seq) mask in forward";
     ScoresTransientBwd = Activations, "attention's score-sized gradients in a layer's backward (eager with sinks, the math kernel; seq²)";
     RecomputeFirst = Activations, "layer 0's saved tensors (recomputed under checkpointing)";
+    RecomputeLinearFirst = Activations, "its Gated DeltaNet chunks, per sequence and once";
     RecomputeScoresFirst = Activations, "its attention scores (seq²)";
     RecomputeCopiesFirst = WeightCopies, "its bf16 weight copies";
     LayerBackwardFirst = Activations, "layer 0's gradients at its MLP's backward: three ffn-wide, less what it frees";

@@ -19,7 +19,9 @@
 //! - `deepspeed_rows.jsonl`: DeepSpeed 0.19.8's ZeRO-3, rank 0 of 2 on
 //!   the CPU (`scripts/measure/deepspeed/`);
 //! - `long_rows.jsonl`: every family and recipe at 16k, 32k and 64k tokens
-//!   per step (transformers 5.23, fake tensors), `scripts/measure/long/`.
+//!   per step (transformers 5.23, fake tensors), `scripts/measure/long/`;
+//! - `hybrid_train_rows.jsonl`: shrunk Qwen3.5 hybrids (Gated DeltaNet),
+//!   transformers 5.23's torch fallbacks, `scripts/measure/hybrid/`.
 //!
 //! Budget (issue 10): overall peak (allocated bytes) within 1% on every
 //! row, each phase peak of both iterations within 3%. Run with
@@ -52,10 +54,26 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 ///   at the loss, with 2 MB of activations alive at that moment that are
 ///   not identified (published DeepSeek configs are exact there).
 ///
+/// - under checkpointing, a Gated DeltaNet layer's recomputed forward
+///   holds its chunked rule's fp32 temporaries at once, which vramfit does
+///   not size (it says so): the shrunk hybrids' forward is up to 6.8% low
+///   and the MoE hybrid's backward 3.4% (their overall peaks are within
+///   0.1%).
+///
 /// On published configs the overall peak of every one of these rows is
 /// exact or within 1%, and every phase within 0.2%.
 fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     let tiny = label.starts_with("tiny-");
+    let hybrid = ["l2 ", "mixed4 ", "moe4 "]
+        .iter()
+        .any(|m| label.starts_with(m));
+    if hybrid && label.contains(" ckpt") {
+        return match phase {
+            "peak_fwd" => (-6.8..0.0).contains(&err_pct),
+            "peak_bwd" => (-3.5..0.0).contains(&err_pct),
+            _ => false,
+        };
+    }
     // LLM.int8 measured on the CPU: `MatMul8bitFp` dequantizes each weight
     // to the input's dtype in forward; vramfit models CUDA's `MatMul8bitLt`,
     // which multiplies in int8 (no such copy): the Mistral-7B layers' int8
@@ -74,7 +92,7 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     }
 }
 
-const FILES: [(&str, &str); 11] = [
+const FILES: [(&str, &str); 12] = [
     (
         "pytorch_training_memory",
         include_str!("fixtures/pytorch_training_memory.jsonl"),
@@ -92,6 +110,10 @@ const FILES: [(&str, &str); 11] = [
         include_str!("fixtures/deepspeed_rows.jsonl"),
     ),
     ("long_rows", include_str!("fixtures/long_rows.jsonl")),
+    (
+        "hybrid_train_rows",
+        include_str!("fixtures/hybrid_train_rows.jsonl"),
+    ),
 ];
 
 struct Row {
@@ -331,6 +353,47 @@ fn refused(r: &Value) -> Option<&'static str> {
     }
 }
 
+/// Rows of a run vramfit says it does not model (the estimator refuses
+/// them by name: [`unmodelled_rows_are_refused`]): autocast and LoRA on a
+/// Gated DeltaNet hybrid.
+fn unmodelled(r: &Value) -> Option<&'static str> {
+    let hybrid = r["family"]
+        .as_str()
+        .is_some_and(|f| f.starts_with("qwen3_5"));
+    if !hybrid {
+        None
+    } else if r["dtype"].as_str() == Some("amp_bf16") {
+        Some("autocast")
+    } else if r["lora"].as_bool() == Some(true) {
+        Some("LoRA")
+    } else {
+        None
+    }
+}
+
+/// What the estimator does not model it refuses, saying what.
+#[test]
+fn unmodelled_rows_are_refused() {
+    let mut n = 0;
+    for (_, text) in FILES {
+        for line in text.lines() {
+            let r: Value = serde_json::from_str(line).expect("json row");
+            let Some(what) = unmodelled(&r) else {
+                continue;
+            };
+            let q = query(&r).expect("query");
+            let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+            let err = estimate(&s.train_run()).expect_err(&q).to_string();
+            assert!(
+                err.contains(what) && err.contains("not modelled"),
+                "{q}: {err}"
+            );
+            n += 1;
+        }
+    }
+    assert_eq!(n, 6);
+}
+
 /// A row's measurement as CUDA would allocate it, at its lowest:
 /// bitsandbytes 0.47.0's CPU `dequantize_4bit` holds buffers CUDA's kernel
 /// does not (an int32 index and two intermediates per weight,
@@ -374,7 +437,11 @@ fn rows(file: &str) -> Vec<Row> {
         .expect("fixture file");
     text.lines()
         .map(|line| serde_json::from_str::<Value>(line).expect("json row"))
-        .filter(|r| r["status"].as_str().is_none_or(|s| s == "ok") && refused(r).is_none())
+        .filter(|r| {
+            r["status"].as_str().is_none_or(|s| s == "ok")
+                && refused(r).is_none()
+                && unmodelled(r).is_none()
+        })
         .map(|r| Row {
             label: label(&r),
             query: query(&r).unwrap_or_else(|e| panic!("{}: {e}", label(&r))),
@@ -531,6 +598,14 @@ fn lora_targets_dropout_and_checkpointing_within_budget() {
     check_file("lora_rows", 40);
 }
 
+/// Shrunk Qwen3.5 hybrids (Gated DeltaNet and gated full-attention
+/// layers, dense and MoE) as transformers 5.23's torch fallbacks run them:
+/// `scripts/measure/hybrid/`.
+#[test]
+fn gated_deltanet_hybrids_within_budget() {
+    check_file("hybrid_train_rows", 21);
+}
+
 #[test]
 fn moe_auxiliary_loss_within_budget() {
     check_file("moe_aux_rows", 24);
@@ -578,15 +653,21 @@ fn every_family_is_measured() {
             *count.entry(family).or_default() += 1;
         }
     }
-    // The Gated DeltaNet hybrids are not measured in training yet, and
-    // training them is refused (`tests/estimate.rs`, `presets_all_estimate`).
-    // Nor is Gemma 4 (`tests/gemma4.rs`).
-    for f in Family::ALL
-        .iter()
-        .filter(|f| f.spec().linear.is_none() && !f.spec().varies_by_layer())
-    {
+    // Training Qwen3-Next (fused DeltaNet projections) and Gemma 4 is not
+    // measured yet, and refused (`tests/estimate.rs`,
+    // `presets_all_estimate`; `tests/gemma4.rs`). The MoE Qwen3.5 hybrid
+    // has 2 rows: its DeltaNet and attention layers are the dense
+    // hybrid's, its experts Qwen3-MoE's, each measured on its own.
+    for f in Family::ALL.iter().filter(|f| {
+        !f.spec().varies_by_layer() && !f.spec().linear.is_some_and(|r| r.fused_in_proj)
+    }) {
         let n = count.get(f.key()).copied().unwrap_or(0);
-        assert!(n >= 6, "{}: {n} measured rows", f.key());
+        let least = if f.spec().linear.is_some() && f.spec().moe.is_some() {
+            2
+        } else {
+            6
+        };
+        assert!(n >= least, "{}: {n} measured rows", f.key());
     }
 }
 

@@ -160,7 +160,8 @@ fn refusal(q: &str) -> String {
     }
 }
 
-/// Not a silent wrong answer: training refuses a hybrid by name;
+/// Not a silent wrong answer: training refuses autocast on a hybrid by
+/// name (bf16 and fp32 are estimated: `ground_truth.rs`);
 /// llama.cpp, Ollama, transformers, vLLM and MLX estimate each (vLLM saying
 /// how it pages the states), and MLX refuses a layer pattern mlx-lm does
 /// not run.

@@ -115,10 +115,12 @@ pub enum Part {
     Router,
     /// Routed experts' inputs, intermediates and bookkeeping.
     Experts,
+    /// A Gated DeltaNet's projections, convolution, gates and norms.
+    Recurrent,
 }
 
 impl Part {
-    pub const ALL: [Part; 10] = [
+    pub const ALL: [Part; 11] = [
         Part::Residual,
         Part::Norm,
         Part::Attention,
@@ -129,6 +131,7 @@ impl Part {
         Part::Lora,
         Part::Router,
         Part::Experts,
+        Part::Recurrent,
     ];
 
     pub fn label(self) -> &'static str {
@@ -143,6 +146,7 @@ impl Part {
             Part::Lora => "LoRA adapters",
             Part::Router => "router",
             Part::Experts => "routed experts",
+            Part::Recurrent => "Gated DeltaNet",
         }
     }
 
@@ -202,16 +206,42 @@ pub struct Saved {
     /// Bytes per element of the (S, S) mask the math kernel makes in
     /// forward (0: none).
     pub scores_mask: u64,
+    /// A Gated DeltaNet's chunked rule: bytes per chunk of [`CHUNK`]
+    /// positions of one sequence (its padded fp32 tensors and the state
+    /// entering the chunk), bytes per sequence (the convolution's `K − 1`
+    /// extra steps) and bytes once per layer (the chunk mask, the decay's
+    /// `exp(A)`). See [`delta_net`].
+    pub per_chunk: u64,
+    pub per_sequence: u64,
+    pub per_layer: u64,
+    /// Of `per_chunk`, what a sequence of one chunk does not keep.
+    pub one_chunk_less: u64,
 }
+
+/// transformers' `torch_chunk_gated_delta_rule` pads each sequence to a
+/// multiple of its `chunk_size` (64, the default every caller keeps).
+pub const CHUNK: u128 = 64;
 
 impl Saved {
     pub fn token_bytes(&self) -> u64 {
         self.per_token.iter().sum()
     }
 
+    /// Bytes per sequence of `seq` tokens beyond the per-token ones (a
+    /// Gated DeltaNet's chunks and convolution steps).
+    pub fn sequence_bytes(&self, seq: u128) -> u128 {
+        let chunks = seq.div_ceil(CHUNK);
+        let less = if chunks == 1 { self.one_chunk_less } else { 0 };
+        chunks * u128::from(self.per_chunk) + u128::from(self.per_sequence) - u128::from(less)
+    }
+
     /// Bytes for `tokens` tokens of sequence length `seq`.
     pub fn bytes(&self, tokens: u128, seq: u128) -> u128 {
-        tokens * u128::from(self.token_bytes()) + tokens * seq * u128::from(self.per_token_key)
+        let sequences = tokens.checked_div(seq).unwrap_or(0);
+        tokens * u128::from(self.token_bytes())
+            + tokens * seq * u128::from(self.per_token_key)
+            + sequences * self.sequence_bytes(seq)
+            + u128::from(self.per_layer)
     }
 }
 
@@ -230,11 +260,10 @@ struct T {
     part: Part,
 }
 
-/// Room for the tensors one layer creates (at most 91: a transformers 4
-/// DeepSeek-V3 layer, latent attention, per-expert loop and shared expert,
-/// under LoRA on every linear; see the test below). Each ledger fills the
-/// whole array once, so it is no larger than that and the test's margin.
-const MAX_TENSORS: usize = 108;
+/// Room for the tensors one layer creates (at most 100 over every family,
+/// precision and option; see the test below). Each ledger fills the whole array once, so it is no larger
+/// than that and the test's margin.
+const MAX_TENSORS: usize = 116;
 // `Ledger::held` is a bitmask over tensor ids.
 const _: () = assert!(MAX_TENSORS <= 128);
 
@@ -264,6 +293,10 @@ struct Ledger<'a> {
     scores_fwd_extra: u64,
     scores_bwd_extra: u64,
     scores_mask: u64,
+    per_chunk: u64,
+    per_sequence: u64,
+    per_layer: u64,
+    one_chunk_less: u64,
 }
 
 const EMPTY: T = T {
@@ -449,6 +482,10 @@ impl<'a> Ledger<'a> {
             scores_fwd_extra: 0,
             scores_bwd_extra: 0,
             scores_mask: 0,
+            per_chunk: 0,
+            per_sequence: 0,
+            per_layer: 0,
+            one_chunk_less: 0,
         }
     }
 
@@ -524,6 +561,10 @@ impl<'a> Ledger<'a> {
             scores_fwd_extra: self.scores_fwd_extra,
             scores_bwd_extra: self.scores_bwd_extra,
             scores_mask: self.scores_mask,
+            per_chunk: self.per_chunk,
+            per_sequence: self.per_sequence,
+            per_layer: self.per_layer,
+            one_chunk_less: self.one_chunk_less,
             ..Saved::default()
         };
         for t in self.ts[..self.len].iter().filter(|t| t.saved) {
@@ -821,16 +862,17 @@ impl<'a> Ledger<'a> {
     }
 }
 
-/// One decoder layer's saved tensors, given its kind (dense or MoE) and
-/// whether its input needs a gradient (not for layer 0 when the embedding is
-/// frozen, under LoRA).
-pub fn layer(c: &Ctx, kind: LayerKind, input_rg: bool) -> Saved {
+/// One decoder layer's saved tensors, given its kind (dense or MoE), its
+/// token mixer (attention or a Gated DeltaNet: `linear`) and whether its
+/// input needs a gradient (not for layer 0 when the embedding is frozen,
+/// under LoRA).
+pub fn layer(c: &Ctx, kind: LayerKind, linear: bool, input_rg: bool) -> Saved {
     let mut l = Ledger::new(c);
     let h = u64::from(c.arch.hidden);
     let x = l.new_t(h, c.mode.residual(), input_rg, Part::Residual);
     match c.spec.layout {
         Layout::Gpt2 => gpt2_layer(&mut l, x),
-        Layout::Llama => decoder_layer(&mut l, x, kind),
+        Layout::Llama => decoder_layer(&mut l, x, kind, linear),
     }
     l.result()
 }
@@ -1067,7 +1109,9 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
             (qkv, qkv, qkv)
         }
         Qkv::Separate | Qkv::Latent => {
-            let q = l.linear(n1, h, qd, b(qd), M::QProj);
+            // Gated attention's q_proj makes the gate beside the query.
+            let q_out = if spec.attn_gate { 2 * qd } else { qd };
+            let q = l.linear(n1, h, q_out, b(q_out), M::QProj);
             let k = l.linear(n1, h, kvd, b(kvd), M::KProj);
             let v = l.linear(n1, h, kvd, b(kvd), M::VProj);
             (q, k, v)
@@ -1084,6 +1128,11 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
     let qe = l.new_t(qd, ab, l.rg(q), Part::Attention);
     let ke = l.new_t(kvd, ab, l.rg(k), Part::Attention);
     let o = attention(l, qe, ke, v, spec.qkv != Qkv::Fused);
+    let o = if spec.attn_gate {
+        output_gate(l, o, qd)
+    } else {
+        o
+    };
     let o_bias = if spec.attn_bias == AttnBias::All {
         h
     } else {
@@ -1092,10 +1141,143 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
     l.linear(o, qd, h, o_bias, M::OProj)
 }
 
+/// Gated attention's output gate, `attn_output * sigmoid(gate)`: the gate
+/// a contiguous copy of q_proj's second half, the sigmoid kept for its own
+/// backward and the product's, the attention output kept for the
+/// product's; the product is o_proj's input. The gate's copy stays alive
+/// to the end of the forward in the measurements (the difference of one
+/// and two gated full-attention layers, to the byte, at 64, 100 and 200
+/// tokens: `scripts/measure/hybrid/NOTES.md`). Source: transformers 5.23
+/// `Qwen3_5Attention.forward`.
+fn output_gate(l: &mut Ledger, o: Id, qd: u64) -> Id {
+    let (rg, dt) = (l.rg(o), l.dt(o));
+    let gate = l.new_t(qd, dt, rg, Part::Attention);
+    let sig = l.new_t(qd, dt, rg, Part::Attention);
+    if rg {
+        l.save(gate);
+        l.save(sig);
+        l.save(o);
+    }
+    l.new_t(qd, dt, rg, Part::Attention)
+}
+
+/// A Gated DeltaNet layer as transformers 5.23 runs it without
+/// flash-linear-attention and causal-conv1d: its four input projections,
+/// the depthwise causal convolution with SiLU, `beta = sigmoid(b)`, the
+/// decay `g = −exp(A_log) · softplus(a + dt_bias)` in fp32, the chunked
+/// delta rule in fp32 over sequences padded to [`CHUNK`] positions, the
+/// gated RMSNorm and `out_proj`. Returns `out_proj`'s output.
+///
+/// Kept for backward, per token: the convolution's input, `beta`, the
+/// decay's sum and softplus, q and k repeated to the value heads as fp32
+/// copies with their L2 norms' rsqrt; per sequence the convolution's
+/// output over `S + K − 1` steps (SiLU keeps it whole); per padded
+/// position, in fp32, q, k, v and beta padded, `k·beta`, five chunk
+/// squares (the pairwise decay, `k_beta @ kᵀ`, the UT system, `q @ kᵀ`,
+/// the intra-chunk attention), three decay exponentials, the two
+/// triangular solves, q and k decayed and each chunk's `v_new`: `4·Hv·(6·Dk
+/// + 3·Dv + 5·64 + 4)` (`Dk` one time fewer in a sequence of one chunk);
+/// per chunk the state it reads (`Hv·Dk·Dv`) and its
+/// decay (`Hv`), fp32; per layer the chunk's boolean mask (64²) and
+/// `exp(A)` with its negation.
+///
+/// Source: transformers 5.23 `models/qwen3_5/modeling_qwen3_5.py`
+/// (`Qwen3_5GatedDeltaNet.forward`, `causal_conv1d_fn`,
+/// `torch_chunk_gated_delta_rule`, `l2norm`); derived op by op from the
+/// allocation lists of `scripts/measure/hybrid/` (one and two DeltaNet
+/// layers at 64, 100 and 200 tokens) and held to them.
+fn delta_net(l: &mut Ledger, n1: Id) -> Id {
+    let c = l.c;
+    let a = c.arch;
+    let h = u64::from(a.hidden);
+    let (hv, dk, dv) = (
+        u64::from(a.linear_v_heads),
+        u64::from(a.linear_k_dim),
+        u64::from(a.linear_v_dim),
+    );
+    let (conv, value) = a.linear_widths();
+    let qkv = l.linear_plain(n1, h, conv, 0);
+    let z = l.linear_plain(n1, h, value, 0);
+    l.linear_plain(n1, h, hv, 0);
+    l.linear_plain(n1, h, hv, 0);
+    let (rg, ad) = (l.rg(qkv), l.dt(qkv));
+    if rg {
+        l.save(qkv);
+        let conv_out = l.new_t(conv, ad, true, Part::Recurrent);
+        l.save(conv_out);
+        l.per_sequence += conv * ad * u64::from(a.linear_conv).saturating_sub(1);
+        let beta = l.new_t(hv, ad, true, Part::Recurrent);
+        l.save(beta);
+        for width in [hv, hv, 2 * hv * dk, 2 * hv] {
+            let t = l.new_t(width, 4, true, Part::Recurrent);
+            l.save(t);
+        }
+        let chunk = CHUNK as u64;
+        l.per_chunk += 4 * hv * (chunk * (6 * dk + 3 * dv + 5 * chunk + 4) + dk * dv + 1);
+        l.per_layer += chunk * chunk + 2 * 4 * hv;
+        // The first chunk reads a zero state that needs no gradient: its
+        // products keep nothing for the state's, so a sequence of one
+        // chunk keeps one chunk of Dk-wide fp32 less (measured: 5 such
+        // tensors at one chunk, 6 at two and three, saved-tensor hooks
+        // on `torch_chunk_gated_delta_rule`, NOTES.md).
+        l.one_chunk_less += 4 * hv * chunk * dk;
+    }
+    let out = gated_norm(l, z, (hv, value), ad, rg);
+    l.linear_plain(out, value, h, 0)
+}
+
+/// `Qwen3_5RMSNormGated` over the rule's output (`Hv` rows of `Dv` a
+/// token, cast back to the model's dtype, a contiguous copy) with z as
+/// the gate: the fp32 input and rsqrt, the normalised input in the
+/// model's dtype (the weight's product keeps it), the weighted product,
+/// z in fp32 and its SiLU (the product keeps both), then the product cast
+/// to the model's dtype for `out_proj`. In an fp32 model the casts are the
+/// tensors themselves. Returns `out_proj`'s input.
+fn gated_norm(l: &mut Ledger, z: Id, (rows, width): (u64, u64), ad: u64, rg: bool) -> Id {
+    let core = l.new_t(width, ad, rg, Part::Recurrent);
+    let xf = if ad == 4 {
+        core
+    } else {
+        l.new_t(width, 4, rg, Part::Recurrent)
+    };
+    let r = l.new_t(rows, 4, rg, Part::Recurrent);
+    let hs = l.new_t(width, 4, rg, Part::Recurrent);
+    let hc = if ad == 4 {
+        hs
+    } else {
+        l.new_t(width, ad, rg, Part::Recurrent)
+    };
+    let weighted = l.new_t(width, ad, rg || l.c.full, Part::Recurrent);
+    let zf = if ad == 4 {
+        z
+    } else {
+        l.new_t(width, 4, l.rg(z), Part::Recurrent)
+    };
+    let gate = l.new_t(width, 4, l.rg(z), Part::Recurrent);
+    if rg {
+        l.save(xf);
+        l.save(r);
+    }
+    if l.c.full {
+        l.save(hc);
+    }
+    if l.rg(weighted) || l.rg(gate) {
+        l.save(weighted);
+        l.save(zf);
+        l.save(gate);
+    }
+    let product = l.new_t(width, 4, l.rg(weighted) || l.rg(gate), Part::Recurrent);
+    if ad == 4 {
+        product
+    } else {
+        l.new_t(width, ad, l.rg(product), Part::Recurrent)
+    }
+}
+
 /// `LlamaDecoderLayer` and the families built like it: norm → attention →
 /// (norm) → residual → norm → MLP or experts → (norm) → residual, with the
 /// family's norm placement, q/k norms, fused projections and experts.
-fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind) {
+fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind, linear: bool) {
     let c = l.c;
     let a = c.arch;
     let spec = c.spec;
@@ -1106,14 +1288,18 @@ fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind) {
         NormPlace::Post => (false, true),
     };
     let n1 = if pre { l.norm(x, h, 1) } else { x };
-    let attn_out = match c.geometry.layer {
-        LayerAttention::Latent(m) => {
-            let o = latent_attention(l, n1, m);
-            l.linear(o, m.heads * m.v_head_dim, h, 0, M::OProj)
+    let attn_out = if linear {
+        delta_net(l, n1)
+    } else {
+        match c.geometry.layer {
+            LayerAttention::Latent(m) => {
+                let o = latent_attention(l, n1, m);
+                l.linear(o, m.heads * m.v_head_dim, h, 0, M::OProj)
+            }
+            LayerAttention::Heads {
+                heads, kv_heads, ..
+            } => head_attention(l, n1, heads, kv_heads),
         }
-        LayerAttention::Heads {
-            heads, kv_heads, ..
-        } => head_attention(l, n1, heads, kv_heads),
     };
     let attn_out = if post {
         l.norm(attn_out, h, 1)
@@ -1880,12 +2066,17 @@ mod tests {
     #[test]
     fn ledgers_never_fill_up() {
         let mut most = 0;
-        // Training a Gated DeltaNet hybrid or Gemma 4 is refused before
-        // any ledger is made (`breakdown`).
-        for p in PRESETS.iter().filter(|p| {
-            let spec = p.arch.family.spec();
-            spec.linear.is_none() && !spec.varies_by_layer()
-        }) {
+        // Training Gemma 4 is refused before any ledger is made
+        // (`breakdown`).
+        for p in PRESETS
+            .iter()
+            .filter(|p| !p.arch.family.spec().varies_by_layer())
+        {
+            let mixers: &[bool] = if p.arch.family.spec().linear.is_some() {
+                &[false, true]
+            } else {
+                &[false]
+            };
             for dtype in Dtype::ALL {
                 for attn in Attn::ALL {
                     for (lora, tf) in [None, LoraRank::new(8)]
@@ -1904,13 +2095,16 @@ mod tests {
                                 ..Training::default()
                             };
                             let c = Ctx::new(&p.arch, &t);
-                            for rg in [true, false] {
+                            for (rg, &linear) in [true, false]
+                                .into_iter()
+                                .flat_map(|rg| mixers.iter().map(move |m| (rg, m)))
+                            {
                                 for kind in [LayerKind::Dense, LayerKind::Moe] {
                                     let mut l = Ledger::new(&c);
                                     let x = l.new_t(1, 4, rg, Part::Residual);
                                     match p.arch.family.spec().layout {
                                         Layout::Gpt2 => gpt2_layer(&mut l, x),
-                                        Layout::Llama => decoder_layer(&mut l, x, kind),
+                                        Layout::Llama => decoder_layer(&mut l, x, kind, linear),
                                     }
                                     most = most.max(l.len);
                                 }

@@ -264,8 +264,28 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
             "tensor parallelism (tp={tp}): the parameters, gradients and optimizer state are this GPU's share, 1/{tp} of the heads, of the MLP and of the vocabulary (the first GPU's slice, the largest where a size does not divide), norms whole; NCCL's buffers per peer for the all-reduces are not counted (its communicator's kernels are)"
         ));
     }
+    if let Some(a) = s.arch.filter(|a| a.linear_layers > 0) {
+        e.caveats
+            .push(hybrid_caveat(a.linear_layers, s.train.ckpt().on()));
+    }
     e.host_bytes = host_bytes;
     e.pageable_bytes = pageable_bytes;
     e.host_terms = host_terms;
     Ok(e)
+}
+
+/// What a Gated DeltaNet hybrid's training figures assume: transformers
+/// 5.23's torch fallbacks, measured on shrunk Qwen3.5 layers
+/// (`scripts/measure/hybrid/`); flash-linear-attention's kernels keep
+/// other tensors; a checkpointed layer's recomputed forward is not sized
+/// whole.
+fn hybrid_caveat(linear: u32, ckpt: bool) -> String {
+    let ckpt = if ckpt {
+        "; under checkpointing, a DeltaNet layer's recomputed forward holds its chunked rule's fp32 temporaries at once, not counted (the forward's peak was up to 7% higher on the measured models)"
+    } else {
+        ""
+    };
+    format!(
+        "Gated DeltaNet ({linear} layers): sized as transformers 5.23 runs them without flash-linear-attention and causal-conv1d (its torch fallbacks: fp32 chunks of 64 positions, every chunk's state kept for backward); with those packages installed their kernels keep less, not modelled{ckpt}"
+    )
 }

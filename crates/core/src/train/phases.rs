@@ -27,6 +27,7 @@ const SAVED_AT_FIRST: TermSet = TermSet::of(&[
 /// The recomputed layer's own tensors (checkpointing).
 const RECOMPUTED: TermSet = TermSet::of(&[
     T::Recompute,
+    T::RecomputeLinear,
     T::RecomputeScores,
     T::RecomputeCopies,
     T::RecomputeMask,
@@ -36,6 +37,7 @@ const RECOMPUTED: TermSet = TermSet::of(&[
 /// Layer 0 recomputed (checkpointing).
 const RECOMPUTED_FIRST: TermSet = TermSet::of(&[
     T::RecomputeFirst,
+    T::RecomputeLinearFirst,
     T::RecomputeScoresFirst,
     T::RecomputeCopiesFirst,
     T::RecomputeMask,
@@ -324,7 +326,7 @@ fn forward(m: &Moments, start: TermSet, first_step: bool) -> (TermSet, TermSet) 
         let mlp = if m.p.terms.bytes(T::LayerForward) > 0 {
             layer.with(T::LayerForwardCopies).with(T::LayerForward)
         } else {
-            around.with(T::Recompute)
+            around.with(T::Recompute).with(T::RecomputeLinear)
         };
         let down = around.with(T::LayerForwardDown);
         let matmul = around.union(TermSet::of(&[T::LayerForwardQuant, T::DequantizedFwd]));
@@ -489,7 +491,9 @@ fn backward(
     let attn = |x: TermSet| {
         x.without(TermSet::of(&[
             T::Recompute,
+            T::RecomputeLinear,
             T::RecomputeFirst,
+            T::RecomputeLinearFirst,
             T::RecomputeCopies,
             T::RecomputeCopiesFirst,
         ]))

@@ -94,11 +94,8 @@ fn saved(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             x.per_token(&[(x.seq, U::KeyPositions), (key(&ly.layer0), U::BytesEach)]),
         );
     }
-    for ((s, n), (ids, scores)) in ly
-        .groups
-        .iter()
-        .zip([(T::Layers, T::Scores), (T::MoeLayers, T::MoeScores)])
-    {
+    let attention = [(T::Layers, T::Scores), (T::MoeLayers, T::MoeScores)];
+    for ((s, n), (ids, scores)) in ly.groups.iter().zip(attention) {
         put(ids, x.per_token(&[(*n, U::Layers), (tok(s), U::BytesEach)]));
         put(
             scores,
@@ -109,6 +106,23 @@ fn saved(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             ]),
         );
     }
+    // The Gated DeltaNet layers (of one kind: the codec takes no model
+    // with dense and MoE ones).
+    if let Some((s, n)) = ly.groups[2..].iter().find(|(_, n)| *n > 0) {
+        put(
+            T::LinearLayers,
+            x.per_token(&[(*n, U::Layers), (tok(s), U::BytesEach)]),
+        );
+        put(T::LinearSequences, recurrent(x, s, *n));
+    }
+}
+
+/// What `layers` Gated DeltaNet layers keep beyond their per-token
+/// tensors: per sequence (the chunks of its padded length and the
+/// convolution's extra steps) and once per layer.
+pub(super) fn recurrent(x: &Inputs, s: &Saved, layers: u128) -> Term {
+    let bytes = x.bt * s.sequence_bytes(x.seq) + u128::from(s.per_layer);
+    Term::of(&[(layers, U::Layers), (bytes, U::Bytes)])
 }
 
 impl Inputs<'_> {

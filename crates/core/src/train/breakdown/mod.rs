@@ -170,6 +170,8 @@ pub(crate) const SAVED: TermSet = TermSet::of(&[
     T::Scores,
     T::MoeLayers,
     T::MoeScores,
+    T::LinearLayers,
+    T::LinearSequences,
     T::SlidingMasks,
     T::CausalMasks,
     T::MaskedKv,
@@ -212,11 +214,12 @@ fn stage_share(a: &Architecture, stage: Option<&Stage>) -> Architecture {
     }
 }
 
-/// What the layers save, by kind of layer (dense, MoE).
+/// What the layers save, by kind of layer: dense or MoE, with attention
+/// or a Gated DeltaNet (index `moe + 2 · linear`, see [`Layers::moe`]).
 pub(crate) struct Layers {
     /// Each kind's ledger and its number of layers. A kind with no layers
     /// (the MoE kind of a dense model) has an empty ledger.
-    pub ledgers: [(Saved, u128); 2],
+    pub ledgers: [(Saved, u128); 4],
     /// The kind of layer 0.
     pub first_kind: usize,
     /// Layer 0's ledger: it differs only when its input needs no gradient
@@ -224,7 +227,7 @@ pub(crate) struct Layers {
     pub layer0: Saved,
     pub layer0_differs: bool,
     /// `ledgers` without layer 0 when it differs.
-    pub groups: [(Saved, u128); 2],
+    pub groups: [(Saved, u128); 4],
     /// The embedding and the head.
     pub outer: ledger::Outer,
     /// The kind backward recomputes under checkpointing: the largest.
@@ -236,20 +239,34 @@ impl Layers {
     /// `first_input_grad`: layer 0's input needs a gradient (see
     /// `Inputs::first_input_grad`).
     fn new(c: &Ctx, a: &Architecture, bt: u128, seq: u128, first_input_grad: bool) -> Layers {
-        let kinds = a.layer_kinds();
-        let ledgers = kinds.map(|(kind, count)| {
+        let [(dense, n_dense), (moe, n_moe)] = a.layer_kinds();
+        // The dense layers come first; the pattern says which of each
+        // kind are Gated DeltaNet layers.
+        let dense_u32 = u32::try_from(n_dense).unwrap_or(u32::MAX);
+        let linear = [
+            u64::from(a.linear_in(0, dense_u32)),
+            u64::from(a.linear_in(dense_u32, a.layers)),
+        ];
+        let kinds = [
+            (dense, false, n_dense - linear[0]),
+            (moe, false, n_moe - linear[1]),
+            (dense, true, linear[0]),
+            (moe, true, linear[1]),
+        ];
+        let ledgers = kinds.map(|(kind, linear, count)| {
             let saved = if count > 0 {
-                ledger::layer(c, kind, true)
+                ledger::layer(c, kind, linear, true)
             } else {
                 Saved::default()
             };
             (saved, u128::from(count))
         });
-        let first_kind = if kinds[0].1 > 0 { 0 } else { 1 };
+        let first_kind = usize::from(n_dense == 0) + 2 * usize::from(a.linear_at(0));
         let layer0 = if first_input_grad {
             ledgers[first_kind].0
         } else {
-            ledger::layer(c, kinds[first_kind].0, false)
+            let (kind, linear, _) = kinds[first_kind];
+            ledger::layer(c, kind, linear, false)
         };
         let layer0_differs = layer0 != ledgers[first_kind].0;
         let mut groups = ledgers;
@@ -273,6 +290,11 @@ impl Layers {
             largest,
             largest_kind,
         }
+    }
+
+    /// Whether layers of kind `kind` are MoE layers.
+    pub fn moe(kind: usize) -> bool {
+        kind % 2 == 1
     }
 
     /// Layer 0 differs from the layer recomputed last (the largest kind):
@@ -427,13 +449,8 @@ impl<'a> Inputs<'a> {
 
 /// The terms of the estimate, before they are laid out in phases.
 pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
-    if s.arch.is_some_and(|a| a.family.spec().linear.is_some()) {
-        // What a Gated DeltaNet layer keeps for backward (fla's chunked
-        // kernels on a GPU, transformers' torch fallback without them) is
-        // not measured yet.
-        return Err(EstimateError::NotModelled(
-            "training a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6, Qwen3-Next) is not modelled yet: what its linear-attention layers keep for backward has not been measured",
-        ));
+    if let Some(why) = s.arch.and_then(|a| hybrid_unmeasured(s, a)) {
+        return Err(EstimateError::NotModelled(why));
     }
     if s.arch.is_some_and(|a| a.family.spec().varies_by_layer()) {
         // What Gemma 4's layers keep for backward (the global layers' own
@@ -506,6 +523,30 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
         first_own: x.layers.first_own(),
         amp_head: x.c.full && x.c.mode == ledger::Mode::Amp,
         tied_head: x.c.full && x.a.tied,
+    })
+}
+
+/// What vramfit does not size of a Gated DeltaNet hybrid's training (the
+/// measured rows, `scripts/measure/hybrid/`, are Qwen3.5's layers in bf16
+/// and fp32 without autocast, full fine-tuning, transformers' torch
+/// fallbacks), or `None`.
+fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
+    let rule = a.family.spec().linear?;
+    let t = &s.train;
+    let [(_, dense), _] = a.layer_kinds();
+    let dense = u32::try_from(dense).unwrap_or(u32::MAX);
+    Some(if rule.fused_in_proj {
+        "training Qwen3-Next's Gated DeltaNet layers is not modelled yet: what its fused projections keep for backward has not been measured (Qwen3.5's and 3.6's are)"
+    } else if t.lora_r.is_some() || t.quant != Quant::None {
+        "LoRA on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet: only full fine-tuning has been measured"
+    } else if t.dtype.autocast() || t.dtype.autocast_half() {
+        "autocast on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet: its chunked rule's matmuls run in bf16 there, which has not been measured; bf16 and fp32 without autocast are"
+    } else if s.parallel.tp.get() > 1 || s.stage.is_some() {
+        "tensor and pipeline parallelism on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) are not modelled yet"
+    } else if a.linear_in(0, dense) > 0 && a.linear_in(dense, a.layers) > 0 {
+        "Gated DeltaNet layers both dense and MoE in one model are not modelled"
+    } else {
+        return None;
     })
 }
 

@@ -25,12 +25,19 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         x,
         &LAST,
         &ly.largest,
-        ly.largest_kind == 1,
+        super::Layers::moe(ly.largest_kind),
         ckpt || !first_own,
         put,
     );
     if first_own {
-        one_layer(x, &FIRST, &ly.layer0, ly.first_kind == 1, true, put);
+        one_layer(
+            x,
+            &FIRST,
+            &ly.layer0,
+            super::Layers::moe(ly.first_kind),
+            true,
+            put,
+        );
     }
     if ckpt {
         layer_forward(x, put);
@@ -85,6 +92,7 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
 /// The terms one layer's recompute and backward are made of.
 struct LayerIds {
     saved: T,
+    recurrent: T,
     scores: T,
     copies: T,
     mlp: T,
@@ -95,6 +103,7 @@ struct LayerIds {
 /// Backward's first layer, the last of the model (of the largest kind).
 const LAST: LayerIds = LayerIds {
     saved: T::Recompute,
+    recurrent: T::RecomputeLinear,
     scores: T::RecomputeScores,
     copies: T::RecomputeCopies,
     mlp: T::LayerBackward,
@@ -106,6 +115,7 @@ const LAST: LayerIds = LayerIds {
 /// needs no gradient).
 const FIRST: LayerIds = LayerIds {
     saved: T::RecomputeFirst,
+    recurrent: T::RecomputeLinearFirst,
     scores: T::RecomputeScoresFirst,
     copies: T::RecomputeCopiesFirst,
     mlp: T::LayerBackwardFirst,
@@ -141,6 +151,7 @@ fn one_layer(
             ids.saved,
             x.per_token(&[(u128::from(layer.token_bytes()), U::BytesEach)]),
         );
+        put(ids.recurrent, super::activations::recurrent(x, layer, 1));
         put(
             ids.scores,
             x.per_token(&[
