@@ -105,12 +105,17 @@
 //   llama-server context checkpoint sized in its note, 461.4 KB; another
 //   DeltaNet layer order said, 461.6 KB; 461.5 KB with one gcd for MLX
 //   and vLLM.
+// - 2026-11-30, 461.5 -> 462.8 KB (this test, Trunk's release build):
+//   training the Qwen3.5/3.6 hybrids (issue 30: the Gated DeltaNet's
+//   ledger and gated norm, the gated attention's output gate, four kinds
+//   of layer, three terms, the refusals of what is not measured and the
+//   caveat).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 462);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 463);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

@@ -474,7 +474,9 @@ fn presets_all_estimate() {
                     e.caveats.iter().any(|c| c.starts_with("Gated DeltaNet")),
                     "{q}"
                 );
-                refused(&format!("{q}&dtype=amp_bf16"));
+                for more in ["dtype=amp_bf16", "lora_r=16", "transformers=4.57"] {
+                    refused(&format!("{q}&{more}"));
+                }
             }
             continue;
         }

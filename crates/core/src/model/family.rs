@@ -885,7 +885,7 @@ const QWEN3_NEXT: Spec = Spec {
 
 /// Qwen3.5-MoE. No transformers 4 release has `qwen3_5_moe` (it came in
 /// 5.2): Qwen3-Next's 4.57 loop stands for it, and nothing reads it while
-/// training these hybrids is refused.
+/// training these hybrids on transformers 4 is refused.
 const QWEN35_MOE: Spec = Spec {
     moe: Some(Moe {
         shared_first: true,

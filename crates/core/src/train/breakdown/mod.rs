@@ -19,6 +19,7 @@ use super::lora::{lora_count, LoraCount};
 use super::optim;
 use super::run::Lora;
 use super::run::{Ckpt, Dtype, Offload, Quant};
+use super::stack::Transformers;
 use crate::error::EstimateError;
 use crate::model::{Architecture, Ends, KvGeometry, ParamStats};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
@@ -535,7 +536,13 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     let t = &s.train;
     let [(_, dense), _] = a.layer_kinds();
     let dense = u32::try_from(dense).unwrap_or(u32::MAX);
-    Some(if rule.fused_in_proj {
+    let v5 = match t.transformers {
+        Transformers::V5 => true,
+        Transformers::V457 | Transformers::V448 => false,
+    };
+    Some(if !v5 {
+        "training a Gated DeltaNet hybrid on transformers 4 is not modelled: Qwen3.5 came in 5.2, and the rows are 5.23's"
+    } else if rule.fused_in_proj {
         "training Qwen3-Next's Gated DeltaNet layers is not modelled yet: what its fused projections keep for backward has not been measured (Qwen3.5's and 3.6's are)"
     } else if t.lora_r.is_some() || t.quant != Quant::None {
         "LoRA on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet: only full fine-tuning has been measured"
