@@ -694,6 +694,31 @@ impl Architecture {
         }
     }
 
+    /// A hybrid whose count of Gated DeltaNet layers is not the default
+    /// pattern's (`full_attention_interval`): the description keeps the
+    /// count, not the config's `layer_types`, so the layers are taken as
+    /// the first ones ([`Architecture::linear_at`]); where that order
+    /// matters (the layer whose moment is the peak, a pipeline stage's
+    /// share, layer 0's kind in training), the workloads say it with this.
+    /// MLX refuses such a model (it builds the pattern from the interval).
+    pub fn layer_order_caveat(&self) -> Option<String> {
+        let rule = self.family.spec().linear?;
+        (rule.count(self.layers) != self.linear_layers).then(|| {
+            format!(
+                "the {n} Gated DeltaNet layers are taken as the first {n}: the config's layer order (layer_types) is not kept, only the count; sizes that depend on which layer comes last may differ",
+                n = self.linear_layers
+            )
+        })
+    }
+
+    /// Gated DeltaNet layers among the dense layers and among the MoE
+    /// layers ([`Architecture::layer_kinds`]' order: the dense come first).
+    pub fn linear_by_kind(&self) -> [u32; 2] {
+        let [(_, dense), _] = self.layer_kinds();
+        let dense = u32::try_from(dense).unwrap_or(u32::MAX);
+        [self.linear_in(0, dense), self.linear_in(dense, self.layers)]
+    }
+
     /// How many of the layers `lo..hi` are Gated DeltaNet layers.
     pub fn linear_in(&self, lo: u32, hi: u32) -> u32 {
         let below = |n: u32| match self.family.spec().linear {

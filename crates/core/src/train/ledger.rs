@@ -862,17 +862,25 @@ impl<'a> Ledger<'a> {
     }
 }
 
+/// What mixes a layer's tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mixer {
+    /// Attention (full, sliding, latent), as the family builds it.
+    Attention,
+    /// A Gated DeltaNet ([`delta_net`]).
+    DeltaNet,
+}
+
 /// One decoder layer's saved tensors, given its kind (dense or MoE), its
-/// token mixer (attention or a Gated DeltaNet: `linear`) and whether its
-/// input needs a gradient (not for layer 0 when the embedding is frozen,
-/// under LoRA).
-pub fn layer(c: &Ctx, kind: LayerKind, linear: bool, input_rg: bool) -> Saved {
+/// token mixer and whether its input needs a gradient (not for layer 0
+/// when the embedding is frozen, under LoRA).
+pub fn layer(c: &Ctx, kind: LayerKind, mixer: Mixer, input_rg: bool) -> Saved {
     let mut l = Ledger::new(c);
     let h = u64::from(c.arch.hidden);
     let x = l.new_t(h, c.mode.residual(), input_rg, Part::Residual);
     match c.spec.layout {
         Layout::Gpt2 => gpt2_layer(&mut l, x),
-        Layout::Llama => decoder_layer(&mut l, x, kind, linear),
+        Layout::Llama => decoder_layer(&mut l, x, kind, mixer),
     }
     l.result()
 }
@@ -1277,7 +1285,7 @@ fn gated_norm(l: &mut Ledger, z: Id, (rows, width): (u64, u64), ad: u64, rg: boo
 /// `LlamaDecoderLayer` and the families built like it: norm → attention →
 /// (norm) → residual → norm → MLP or experts → (norm) → residual, with the
 /// family's norm placement, q/k norms, fused projections and experts.
-fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind, linear: bool) {
+fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind, mixer: Mixer) {
     let c = l.c;
     let a = c.arch;
     let spec = c.spec;
@@ -1288,18 +1296,18 @@ fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind, linear: bool) {
         NormPlace::Post => (false, true),
     };
     let n1 = if pre { l.norm(x, h, 1) } else { x };
-    let attn_out = if linear {
-        delta_net(l, n1)
-    } else {
-        match c.geometry.layer {
-            LayerAttention::Latent(m) => {
-                let o = latent_attention(l, n1, m);
-                l.linear(o, m.heads * m.v_head_dim, h, 0, M::OProj)
-            }
+    let attn_out = match (mixer, c.geometry.layer) {
+        (Mixer::DeltaNet, _) => delta_net(l, n1),
+        (Mixer::Attention, LayerAttention::Latent(m)) => {
+            let o = latent_attention(l, n1, m);
+            l.linear(o, m.heads * m.v_head_dim, h, 0, M::OProj)
+        }
+        (
+            Mixer::Attention,
             LayerAttention::Heads {
                 heads, kv_heads, ..
-            } => head_attention(l, n1, heads, kv_heads),
-        }
+            },
+        ) => head_attention(l, n1, heads, kv_heads),
     };
     let attn_out = if post {
         l.norm(attn_out, h, 1)
@@ -2072,10 +2080,10 @@ mod tests {
             .iter()
             .filter(|p| !p.arch.family.spec().varies_by_layer())
         {
-            let mixers: &[bool] = if p.arch.family.spec().linear.is_some() {
-                &[false, true]
+            let mixers: &[Mixer] = if p.arch.family.spec().linear.is_some() {
+                &[Mixer::Attention, Mixer::DeltaNet]
             } else {
-                &[false]
+                &[Mixer::Attention]
             };
             for dtype in Dtype::ALL {
                 for attn in Attn::ALL {
@@ -2095,7 +2103,7 @@ mod tests {
                                 ..Training::default()
                             };
                             let c = Ctx::new(&p.arch, &t);
-                            for (rg, &linear) in [true, false]
+                            for (rg, &mixer) in [true, false]
                                 .into_iter()
                                 .flat_map(|rg| mixers.iter().map(move |m| (rg, m)))
                             {
@@ -2104,7 +2112,7 @@ mod tests {
                                     let x = l.new_t(1, 4, rg, Part::Residual);
                                     match p.arch.family.spec().layout {
                                         Layout::Gpt2 => gpt2_layer(&mut l, x),
-                                        Layout::Llama => decoder_layer(&mut l, x, kind, linear),
+                                        Layout::Llama => decoder_layer(&mut l, x, kind, mixer),
                                     }
                                     most = most.max(l.len);
                                 }

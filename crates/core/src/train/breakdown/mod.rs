@@ -14,7 +14,7 @@ mod params;
 mod pipeline;
 mod recompute;
 
-use super::ledger::{self, Ctx, Saved};
+use super::ledger::{self, Ctx, Mixer, Saved};
 use super::lora::{lora_count, LoraCount};
 use super::optim;
 use super::run::Lora;
@@ -241,22 +241,16 @@ impl Layers {
     /// `Inputs::first_input_grad`).
     fn new(c: &Ctx, a: &Architecture, bt: u128, seq: u128, first_input_grad: bool) -> Layers {
         let [(dense, n_dense), (moe, n_moe)] = a.layer_kinds();
-        // The dense layers come first; the pattern says which of each
-        // kind are Gated DeltaNet layers.
-        let dense_u32 = u32::try_from(n_dense).unwrap_or(u32::MAX);
-        let linear = [
-            u64::from(a.linear_in(0, dense_u32)),
-            u64::from(a.linear_in(dense_u32, a.layers)),
-        ];
+        let linear = a.linear_by_kind().map(u64::from);
         let kinds = [
-            (dense, false, n_dense - linear[0]),
-            (moe, false, n_moe - linear[1]),
-            (dense, true, linear[0]),
-            (moe, true, linear[1]),
+            (dense, Mixer::Attention, n_dense - linear[0]),
+            (moe, Mixer::Attention, n_moe - linear[1]),
+            (dense, Mixer::DeltaNet, linear[0]),
+            (moe, Mixer::DeltaNet, linear[1]),
         ];
-        let ledgers = kinds.map(|(kind, linear, count)| {
+        let ledgers = kinds.map(|(kind, mixer, count)| {
             let saved = if count > 0 {
-                ledger::layer(c, kind, linear, true)
+                ledger::layer(c, kind, mixer, true)
             } else {
                 Saved::default()
             };
@@ -266,8 +260,8 @@ impl Layers {
         let layer0 = if first_input_grad {
             ledgers[first_kind].0
         } else {
-            let (kind, linear, _) = kinds[first_kind];
-            ledger::layer(c, kind, linear, false)
+            let (kind, mixer, _) = kinds[first_kind];
+            ledger::layer(c, kind, mixer, false)
         };
         let layer0_differs = layer0 != ledgers[first_kind].0;
         let mut groups = ledgers;
@@ -534,8 +528,6 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
 fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     let rule = a.family.spec().linear?;
     let t = &s.train;
-    let [(_, dense), _] = a.layer_kinds();
-    let dense = u32::try_from(dense).unwrap_or(u32::MAX);
     let v5 = match t.transformers {
         Transformers::V5 => true,
         Transformers::V457 | Transformers::V448 => false,
@@ -550,7 +542,7 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
         "autocast on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet (its chunked rule's matmuls run in bf16 there): bf16 and fp32 without autocast are"
     } else if s.parallel.tp.get() > 1 || s.stage.is_some() {
         "tensor and pipeline parallelism on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) are not modelled yet"
-    } else if a.linear_in(0, dense) > 0 && a.linear_in(dense, a.layers) > 0 {
+    } else if a.linear_by_kind().iter().all(|&n| n > 0) {
         "Gated DeltaNet layers both dense and MoE in one model are not modelled"
     } else {
         return None;

@@ -100,7 +100,9 @@ fn kinds_transient(c: &Ctx, a: &Architecture) -> u128 {
     a.layer_kinds()
         .into_iter()
         .filter(|(_, n)| *n > 0)
-        .map(|(kind, _)| u128::from(ledger::layer(c, kind, false, true).dora_transient))
+        .map(|(kind, _)| {
+            u128::from(ledger::layer(c, kind, ledger::Mixer::Attention, true).dora_transient)
+        })
         .max()
         .unwrap_or(0)
 }
