@@ -192,9 +192,14 @@ fn unmodelled_workloads_refuse_by_name() {
         for engine in ["llamacpp", "ollama"] {
             let q = format!("task=infer&engine={engine}&model={id}&ctx=8192");
             let e = estimated(&q);
-            assert!(e.caveats.iter().any(|c| c.contains("recurrent")), "{q}");
+            assert!(said(&e, "recurrent"), "{q}");
         }
     }
+}
+
+/// Whether the estimate says `text` next to its answer (a caveat).
+fn said(e: &vramfit_core::Estimate, text: &str) -> bool {
+    e.caveats.iter().any(|c| c.contains(text))
 }
 
 /// The estimate of a valid inference query (panics with why otherwise).
@@ -302,13 +307,7 @@ fn transformers_counts_the_deltanet_states() {
     let kv: u64 = 16 * 2 * (1000 + 23) * (2 * 4 * 256 * 2);
     let served = e.served.as_ref().expect("served");
     assert_eq!(served.kv_cache_bytes.get(), kv + state);
-    assert!(
-        e.caveats
-            .iter()
-            .any(|c| c.contains("flash-linear-attention")),
-        "{:?}",
-        e.caveats
-    );
+    assert!(said(&e, "flash-linear-attention"), "{:?}", e.caveats);
 }
 
 /// transformers' `generate` on every hybrid preset, over a grid of
@@ -498,7 +497,7 @@ fn mlx_max_kv_size_is_not_read_on_a_hybrid() {
         "{:?}",
         asked.caveats
     );
-    assert!(!whole.caveats.iter().any(|c| c.contains("max_kv_size")));
+    assert!(!said(&whole, "max_kv_size"));
 }
 
 /// Ollama (fb30760, `server/sched.go:503-507`) loads `qwen35`, `qwen35moe`
@@ -520,10 +519,7 @@ fn ollama_runs_the_hybrids_one_request_at_a_time() {
             "{id}: {:?}",
             four.caveats
         );
-        assert!(!one
-            .caveats
-            .iter()
-            .any(|c| c.contains("one request at a time")));
+        assert!(!said(&one, "one request at a time"));
     }
     let base = "task=infer&engine=ollama&model=qwen3-8b&ctx=8192&gpu=h200-141";
     assert!(kv(&estimated(&format!("{base}&num_parallel=4"))).0 > kv(&estimated(base)).0);
@@ -571,14 +567,18 @@ fn llama_server_checkpoint_as_published() {
 #[test]
 fn another_layer_order_is_said() {
     for engine in ["transformers", "vllm", "llamacpp", "ollama"] {
-        let said = |q: &str| {
-            estimated(q)
-                .caveats
-                .iter()
-                .any(|c| c.contains("taken as the first"))
-        };
+        let first = |q: &str| said(&estimated(q), "taken as the first");
         let base = format!("task=infer&engine={engine}&model=qwen3.6-27b&layers=8&gpu=h200-141");
-        assert!(!said(&format!("{base}&linear_layers=6")), "{engine}");
-        assert!(said(&format!("{base}&linear_layers=4")), "{engine}");
+        assert!(!first(&format!("{base}&linear_layers=6")), "{engine}");
+        assert!(first(&format!("{base}&linear_layers=4")), "{engine}");
     }
+    // Training too: layer 0's kind is the first layer's.
+    let in_training = |q: &str| {
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        let e = train::estimate(&s.train_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        said(&e, "taken as the first")
+    };
+    let base = "model=qwen3.6-27b&layers=8&dtype=bf16&batch=1&seq=512";
+    assert!(!in_training(&format!("{base}&linear_layers=6")));
+    assert!(in_training(&format!("{base}&linear_layers=4")));
 }

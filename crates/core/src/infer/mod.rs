@@ -78,24 +78,8 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         }
         Engine::Mlx => local::estimate::mlx_estimate(&a, s.infer),
     }?;
-    e.caveats.extend(layer_order(&a));
+    e.caveats.extend(a.layer_order_caveat());
     Ok(e)
-}
-
-/// A hybrid whose count of Gated DeltaNet layers is not the default
-/// pattern's (`full_attention_interval`): the description keeps the count,
-/// not the config's `layer_types`, so the layers are taken as the first
-/// ones ([`Architecture::linear_at`]); where that order matters (the
-/// layer whose moment is the peak, a pipeline stage's share), it is said.
-/// MLX refuses such a model (it builds the pattern from the interval).
-fn layer_order(a: &crate::model::Architecture) -> Option<String> {
-    let rule = a.family.spec().linear?;
-    (rule.count(a.layers) != a.linear_layers).then(|| {
-        format!(
-            "the {} Gated DeltaNet layers are taken as the first {}: the config's layer order (layer_types) is not kept, only the count; sizes that depend on which layer comes last may differ",
-            a.linear_layers, a.linear_layers
-        )
-    })
 }
 
 /// The refusal of an engine whose rules for Gemma 4's layers are not

@@ -268,6 +268,8 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
         e.caveats
             .push(hybrid_caveat(a.linear_layers, s.train.ckpt().on()));
     }
+    e.caveats
+        .extend(s.arch.and_then(|a| a.layer_order_caveat()));
     e.host_bytes = host_bytes;
     e.pageable_bytes = pageable_bytes;
     e.host_terms = host_terms;
