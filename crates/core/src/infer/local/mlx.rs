@@ -308,15 +308,15 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     // the layers with their own keys only (`KVCache` on a global layer,
     // `RotatingKVCache(sliding_window, keep=0)` on a sliding one), and
     // `make_prompt_cache` leaves `max_kv_size` to models without one
-    // (`cache.py:31-32`).
-    let own = a.family.spec().varies_by_layer();
+    // (`cache.py:31-32`, [`own_cache`]).
+    let gemma4 = a.family.spec().varies_by_layer();
     let max_kv_size = s.max_kv_size.filter(|_| !own_cache(a));
     let sliding = match max_kv_size {
         Some(_) => Pattern::All,
         None => local.cache.swa_layers,
     };
     let cached = local.cache.kv_layers.count(0, a.layers);
-    let n_sliding = u64::from(if own {
+    let n_sliding = u64::from(if gemma4 {
         local.cache.counts().1
     } else {
         sliding.count(0, a.layers)
@@ -337,7 +337,7 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     // `global_head_dim`, `num_global_key_value_heads` with keys as values,
     // whose values are still a cache array of their own: `v_norm` makes
     // them from the keys).
-    let full_row = if own {
+    let full_row = if gemma4 {
         row_bytes(s, bits, local.cache.full.k, local.cache.full.v)?
     } else {
         row

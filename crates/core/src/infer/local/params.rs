@@ -47,11 +47,6 @@ pub mod builds {
     /// #16391: llama-server's prompt cache in host memory (`--cache-ram`,
     /// 8192 MiB by default).
     pub const PROMPT_CACHE: u32 = 6724;
-    /// A sequence's saved state begins with a magic number and the
-    /// sequence id (`llama_context::state_seq_get_size`, `io_magic`): in
-    /// b9029 and later, not in b9016 (the builds between are not in the
-    /// fetched copy).
-    pub const STATE_MAGIC: u32 = 9029;
     /// #16812: the KV size no longer padded (256 with FA, 32 without).
     pub const PAD_REMOVED: u32 = 6868;
     /// #16736: llama-server's automatic 4 slots with a unified cache.
@@ -64,6 +59,11 @@ pub mod builds {
     pub const OUTPUT_FIRST: u32 = 7467;
     /// #19067: latent attention keeps no V tensor.
     pub const MLA_K_ONLY: u32 = 7832;
+    /// A sequence's saved state begins with a magic number and the
+    /// sequence id (`llama_context::state_seq_get_size`, `io_magic`): in
+    /// b9029 and later, not in b9016 (the builds between are not in the
+    /// fetched copy).
+    pub const STATE_MAGIC: u32 = 9029;
     /// #23764: the KQ mask made in F16 when flash attention is on.
     pub const MASK_F16: u32 = 9410;
     /// #23861: llama-server reserves logits for `n_parallel × (1 +
