@@ -109,7 +109,7 @@
 //   training the Qwen3.5/3.6 hybrids (issue 30: the Gated DeltaNet's
 //   ledger and gated norm, the gated attention's output gate, four kinds
 //   of layer, three terms, the refusals of what is not measured and the
-//   caveat).
+//   caveat); 462.9 KB with the layer-order caveat said in training too.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
