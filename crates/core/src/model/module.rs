@@ -139,6 +139,17 @@ pub enum ModuleName {
     W1,
     W2,
     W3,
+    /// A Gated DeltaNet's projections (Qwen3.5 and 3.6): `nn.Linear`s
+    /// that compute none of the seven projections, so only "all-linear"
+    /// or their own names adapt them.
+    InProjQkv,
+    InProjZ,
+    InProjB,
+    InProjA,
+    OutProj,
+    /// Qwen3-Next's fused DeltaNet input projections.
+    InProjQkvz,
+    InProjBa,
 }
 
 /// What a module is part of.
@@ -175,7 +186,7 @@ impl ModuleKind {
 }
 
 impl ModuleName {
-    pub const ALL: [ModuleName; 24] = [
+    pub const ALL: [ModuleName; 31] = [
         ModuleName::QProj,
         ModuleName::KProj,
         ModuleName::VProj,
@@ -200,6 +211,13 @@ impl ModuleName {
         ModuleName::W1,
         ModuleName::W2,
         ModuleName::W3,
+        ModuleName::InProjQkv,
+        ModuleName::InProjZ,
+        ModuleName::InProjB,
+        ModuleName::InProjA,
+        ModuleName::OutProj,
+        ModuleName::InProjQkvz,
+        ModuleName::InProjBa,
     ];
 
     /// The module's name, its kind and the projections it computes
@@ -232,6 +250,13 @@ impl ModuleName {
             ModuleName::W1 => ("w1", ExpertLinear, Proj::GATE),
             ModuleName::W2 => ("w2", ExpertLinear, Proj::DOWN),
             ModuleName::W3 => ("w3", ExpertLinear, Proj::UP),
+            ModuleName::InProjQkv => ("in_proj_qkv", Attention, Proj::OTHER),
+            ModuleName::InProjZ => ("in_proj_z", Attention, Proj::OTHER),
+            ModuleName::InProjB => ("in_proj_b", Attention, Proj::OTHER),
+            ModuleName::InProjA => ("in_proj_a", Attention, Proj::OTHER),
+            ModuleName::OutProj => ("out_proj", Attention, Proj::OTHER),
+            ModuleName::InProjQkvz => ("in_proj_qkvz", Attention, Proj::OTHER),
+            ModuleName::InProjBa => ("in_proj_ba", Attention, Proj::OTHER),
         }
     }
 
@@ -268,6 +293,9 @@ impl ModuleName {
         1 << self as u8
     }
 }
+
+// Every module name has a bit of a `u32` (`Targets::names`).
+const _: () = assert!(ModuleName::ALL.len() <= u32::BITS as usize);
 
 impl Family {
     /// Module `name` as LoRA sees it in this family: the projections it

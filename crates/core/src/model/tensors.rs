@@ -50,10 +50,6 @@ pub struct ParamTensor {
     pub proj: Proj,
     /// The module it is the weight of, for the ones LoRA can adapt.
     pub module: Option<ModuleName>,
-    /// An `nn.Linear` weight without a [`ModuleName`]: one LoRA is not
-    /// told about (the Gated DeltaNet's projections), which the weight
-    /// formats quantize all the same (see [`ParamTensor::is_linear`]).
-    pub unnamed_linear: bool,
     /// The checkpoint stores it in fp32 whatever the model's dtype (the
     /// Gated DeltaNet's `A_log`): an engine that casts with exceptions
     /// may keep it so ([`crate::model::family::Linear::mlx_a_log_fp32`]).
@@ -75,18 +71,17 @@ impl ParamTensor {
             role,
             proj: Proj::NONE,
             module: None,
-            unnamed_linear: false,
             fp32_stored: false,
             conv: false,
         }
     }
 
-    /// The weight of an `nn.Linear`: a named module's, or an unnamed
-    /// linear's. bitsandbytes replaces every `nn.Linear` of the decoder
-    /// layers (measured: Qwen3.6's DeltaNet projections quantized in nf4
-    /// and int8, `infer_transformers.jsonl` rows tagged `quant:hybrid`).
+    /// The weight of a module (an `nn.Linear`, the DeltaNet's projections
+    /// too). bitsandbytes replaces every `nn.Linear` of the decoder layers
+    /// (measured: Qwen3.6's DeltaNet projections quantized in nf4 and int8,
+    /// `infer_transformers.jsonl` rows tagged `quant:hybrid`).
     pub fn is_linear(&self) -> bool {
-        self.module.is_some() || self.unnamed_linear
+        self.module.is_some()
     }
 
     /// The module LoRA would adapt, if it is one.
@@ -111,7 +106,6 @@ impl ParamTensor {
             role,
             proj: m.proj,
             module: Some(m.name),
-            unnamed_linear: false,
             fp32_stored: false,
             conv: false,
         }
@@ -512,14 +506,15 @@ impl Architecture {
     }
 
     /// A Gated DeltaNet's tensors (`linear_attn`), in registration order.
-    /// None is a linear layer LoRA is told about (vramfit refuses training
-    /// these families); the projections are `nn.Linear`s all the same.
+    /// Its projections are `nn.Linear`s computing none of the seven
+    /// projections: peft's "all-linear" adapts them, as their own names do.
     ///
     /// Source: transformers 5.23 `Qwen3NextGatedDeltaNet.__init__`
     /// (`conv1d`, `in_proj_qkvz`, `in_proj_ba`, `dt_bias`, `A_log`, `norm`,
     /// `out_proj`) and `Qwen3_5GatedDeltaNet.__init__` (`conv1d`, `dt_bias`,
     /// `A_log`, `norm`, `out_proj`, `in_proj_qkv`, `in_proj_z`,
-    /// `in_proj_b`, `in_proj_a`).
+    /// `in_proj_b`, `in_proj_a`); the adapters measured in
+    /// `hybrid_train_rows.jsonl` (LoRA rows: trainable parameters).
     fn delta_net_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
         let Some(rule) = self.family.spec().linear else {
             return;
@@ -528,18 +523,15 @@ impl Architecture {
         let (conv, value) = self.linear_widths();
         let hv = u64::from(self.linear_v_heads);
         let vec = |name, n| ParamTensor::new(name, n, 1, Role::Attention);
-        let proj = |name, out, inp| ParamTensor {
-            unnamed_linear: true,
-            ..ParamTensor::new(name, out, inp, Role::Attention)
-        };
+        let proj = |name, out, inp| ParamTensor::linear(self.family.module(name), out, inp, false);
         // `nn.Conv1d(conv, conv, k, groups=conv, bias=False)`: [conv, 1, k].
         put(ParamTensor {
             conv: true,
             ..ParamTensor::new("conv1d", conv, u64::from(self.linear_conv), Role::Attention)
         });
         if rule.fused_in_proj {
-            put(proj("in_proj_qkvz", conv + value, h));
-            put(proj("in_proj_ba", 2 * hv, h));
+            put(proj(ModuleName::InProjQkvz, conv + value, h));
+            put(proj(ModuleName::InProjBa, 2 * hv, h));
         }
         put(vec("dt_bias", hv));
         put(ParamTensor {
@@ -552,12 +544,12 @@ impl Architecture {
             1,
             Role::Norm,
         ));
-        put(proj("out_proj", h, value));
+        put(proj(ModuleName::OutProj, h, value));
         if !rule.fused_in_proj {
-            put(proj("in_proj_qkv", conv, h));
-            put(proj("in_proj_z", value, h));
-            put(proj("in_proj_b", hv, h));
-            put(proj("in_proj_a", hv, h));
+            put(proj(ModuleName::InProjQkv, conv, h));
+            put(proj(ModuleName::InProjZ, value, h));
+            put(proj(ModuleName::InProjB, hv, h));
+            put(proj(ModuleName::InProjA, hv, h));
         }
     }
 

@@ -962,7 +962,8 @@ pub fn weights(a: &Architecture, inf: &Inference) -> u128 {
 /// `QKVParallelLinear` keeps `max(1, kv_heads / tp)` key/value heads;
 /// `vocab_parallel_embedding.py:286-305`: the vocabulary padded to 64,
 /// then split; norms, routers and latent attention's down-projections
-/// replicated; routed experts split over the tensor × data parallel ranks,
+/// replicated; the Gated DeltaNet's input projections column-parallel and
+/// its `out_proj` row-parallel, `models/qwen3_next.py`; routed experts split over the tensor × data parallel ranks,
 /// along their width, or whole experts with expert parallelism
 /// ([`Ranks::experts_split`]); gpt-oss's expert biases counted whole
 /// across the width).
@@ -985,7 +986,13 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             | ModuleName::UpProj
             | ModuleName::GateUpProj
             | ModuleName::W1
-            | ModuleName::W3 => column,
+            | ModuleName::W3
+            | ModuleName::InProjQkv
+            | ModuleName::InProjZ
+            | ModuleName::InProjB
+            | ModuleName::InProjA
+            | ModuleName::InProjQkvz
+            | ModuleName::InProjBa => column,
             ModuleName::ExpertsGateUp => (s.div_ceil(ep), r.div_ceil(wide), c),
             ModuleName::ExpertsDown => (s.div_ceil(ep), r, c.div_ceil(wide)),
             ModuleName::KProj | ModuleName::VProj => (s, kv, c),
@@ -996,7 +1003,8 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             | ModuleName::CProjAttn
             | ModuleName::CProjMlp
             | ModuleName::DownProj
-            | ModuleName::W2 => row,
+            | ModuleName::W2
+            | ModuleName::OutProj => row,
             ModuleName::QAProj
             | ModuleName::KvAProjWithMqa
             | ModuleName::SharedExpertGate

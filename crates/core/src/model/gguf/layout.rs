@@ -574,7 +574,8 @@ fn delta_net(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
 /// in an MoE layer, where a dense MLP's names are the shared expert's).
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
     let (rows, cols) = (t.rows, t.cols);
-    if t.module.is_none() && (delta_net(a, t, out) || gemma4(t, out)) {
+    let linear_layers = a.family.spec().linear.is_some();
+    if (linear_layers && delta_net(a, t, out)) || (t.module.is_none() && gemma4(t, out)) {
         return;
     }
     match t.role {
@@ -703,7 +704,8 @@ fn norm_names(hf: &str) -> (Name, Name) {
 /// A linear layer's GGUF names (weight, bias); `shared`: the shared
 /// expert's MLP (`_shexp`). `None` for the modules that are not one linear
 /// tensor (DeepSeek's `kv_b_proj`, Qwen2-MoE's shared-expert gate, the
-/// router and the experts).
+/// router and the experts) and the Gated DeltaNet's, which [`delta_net`]
+/// names.
 fn linear_names(m: ModuleName, shared: bool) -> Option<(Name, Name)> {
     let pick = |dense: (Name, Name), shexp| Some(if shared { shexp } else { dense });
     match m {
@@ -742,7 +744,14 @@ fn linear_names(m: ModuleName, shared: bool) -> Option<(Name, Name)> {
         | ModuleName::ExpertsDown
         | ModuleName::W1
         | ModuleName::W2
-        | ModuleName::W3 => None,
+        | ModuleName::W3
+        | ModuleName::InProjQkv
+        | ModuleName::InProjZ
+        | ModuleName::InProjB
+        | ModuleName::InProjA
+        | ModuleName::OutProj
+        | ModuleName::InProjQkvz
+        | ModuleName::InProjBa => None,
     }
 }
 
