@@ -174,6 +174,7 @@ term_ids! {
     MoeScores = Activations, "attention scores of the MoE layers (seq²)";
     LinearLayers = Activations, "saved by each Gated DeltaNet layer per token";
     LinearSequences = Activations, "saved by each Gated DeltaNet layer per sequence (fp32 chunks of 64 positions, padded, with the state entering each; the convolution's extra steps) and once (the chunk mask, exp(A))";
+    LinearSequencesFirst = Activations, "saved by layer 0's Gated DeltaNet per sequence and once (its input needs no gradient)";
     SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
     CausalMasks = Activations, "the causal or sliding-window masks a forward builds once, kept through backward (seq²)";
     CausalMasksForward = Activations, "the causal or sliding-window masks a forward builds once (seq²)";
@@ -212,6 +213,7 @@ term_ids! {
     Recompute = Activations, "one layer's saved tensors (recomputed under checkpointing)";
     RecomputeLinear = Activations, "its Gated DeltaNet chunks, per sequence and once";
     RecomputeOutput = Activations, "its output, kept through its backward (reentrant checkpointing)";
+    RecomputeLora = Activations, "its recompute inside a LoRA adapter, at its highest: what it saved by then, the base output, lora_B's output and its scaled copy";
     LayerBackward = Activations, "a layer's gradients at its MLP's backward: three ffn-wide, less what it frees (DeepSeek-V2's sorted loop: its experts' slice gradients added up)";
     LayerBackwardEntry = Activations, "a MoE layer's gradients entering its experts' backward: three hidden-wide per routed token (DeepSeek-V2's sorted loop: its weighting's two fp32 ones)";
     LayerForward = Activations, "a checkpointed layer's forward: the MLP's inputs and outputs at once (nothing saved)";
@@ -229,6 +231,7 @@ term_ids! {
     ScoresTransientBwd = Activations, "attention's score-sized gradients in a layer's backward (eager with sinks, the math kernel; seq²)";
     RecomputeFirst = Activations, "layer 0's saved tensors (recomputed under checkpointing)";
     RecomputeLinearFirst = Activations, "its Gated DeltaNet chunks, per sequence and once";
+    RecomputeLoraFirst = Activations, "its recompute inside a LoRA adapter, at its highest: what it saved by then, the base output, lora_B's output and its scaled copy";
     RecomputeScoresFirst = Activations, "its attention scores (seq²)";
     RecomputeCopiesFirst = WeightCopies, "its bf16 weight copies";
     LayerBackwardFirst = Activations, "layer 0's gradients at its MLP's backward: three ffn-wide, less what it frees";

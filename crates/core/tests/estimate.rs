@@ -457,7 +457,7 @@ fn presets_all_estimate() {
         if let Some(rule) = p.arch.family.spec().linear {
             // A Gated DeltaNet hybrid: Qwen3.5's layers are estimated in
             // bf16 and fp32 (`tests/ground_truth.rs`); what is not
-            // measured (Qwen3-Next's fused projections, autocast) is
+            // measured (Qwen3-Next's fused projections, autocast, QLoRA) is
             // refused by name, never estimated as a transformer.
             let refused = |q: &str| {
                 let err = estimate(&scenario(q).train_run()).expect_err(q);
@@ -474,7 +474,13 @@ fn presets_all_estimate() {
                     e.caveats.iter().any(|c| c.starts_with("Gated DeltaNet")),
                     "{q}"
                 );
-                for more in ["dtype=amp_bf16", "lora_r=16", "transformers=4.57"] {
+                // LoRA on every linear layer, the DeltaNet's too, is
+                // estimated; a quantized base is not measured.
+                let lora = format!("{q}&lora_r=16&lora_targets=all");
+                let l = estimate(&scenario(&lora).train_run())
+                    .unwrap_or_else(|e| panic!("{lora}: {e}"));
+                assert!(l.trainable_params < e.trainable_params, "{lora}");
+                for more in ["dtype=amp_bf16", "lora_r=16&quant=nf4", "transformers=4.57"] {
                     refused(&format!("{q}&{more}"));
                 }
             }

@@ -57,8 +57,8 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 /// - under checkpointing, a Gated DeltaNet layer's recomputed forward
 ///   holds its chunked rule's fp32 temporaries at once, which vramfit does
 ///   not size (it says so): the shrunk hybrids' forward is up to 6.8% low
-///   and the MoE hybrid's backward 3.4% (their overall peaks are within
-///   0.1%).
+///   (9.5% with LoRA) and the MoE hybrid's backward 3.4% (their overall
+///   peaks are within 0.1%, 0.7% with LoRA).
 ///
 /// On published configs the overall peak of every one of these rows is
 /// exact or within 1%, and every phase within 0.2%.
@@ -68,8 +68,10 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
         .iter()
         .any(|m| label.starts_with(m));
     if hybrid && label.contains(" ckpt") {
+        // LoRA's recompute keeps its fp32 input copies beside the rule's.
+        let fwd = if label.contains(" lora") { -9.5 } else { -6.8 };
         return match phase {
-            "peak_fwd" => (-6.8..0.0).contains(&err_pct),
+            "peak_fwd" => (fwd..0.0).contains(&err_pct),
             "peak_bwd" => (-3.5..0.0).contains(&err_pct),
             _ => false,
         };
@@ -364,8 +366,6 @@ fn unmodelled(r: &Value) -> Option<&'static str> {
         None
     } else if r["dtype"].as_str() == Some("amp_bf16") {
         Some("autocast")
-    } else if r["lora"].as_bool() == Some(true) {
-        Some("LoRA")
     } else {
         None
     }
@@ -391,7 +391,7 @@ fn unmodelled_rows_are_refused() {
             n += 1;
         }
     }
-    assert_eq!(n, 6);
+    assert_eq!(n, 2);
 }
 
 /// A row's measurement as CUDA would allocate it, at its lowest:
@@ -603,7 +603,31 @@ fn lora_targets_dropout_and_checkpointing_within_budget() {
 /// `scripts/measure/hybrid/`.
 #[test]
 fn gated_deltanet_hybrids_within_budget() {
-    check_file("hybrid_train_rows", 21);
+    check_file("hybrid_train_rows", 28);
+}
+
+/// The hybrids' parameters and LoRA's adapters, the DeltaNet's
+/// projections' included, as peft 0.21 and transformers 5.23 count them
+/// (`n_params`, `n_trainable` of each row).
+#[test]
+fn hybrid_parameters_and_adapters_as_counted() {
+    let mut n = 0;
+    for line in include_str!("fixtures/hybrid_train_rows.jsonl").lines() {
+        let r: Value = serde_json::from_str(line).expect("json row");
+        if unmodelled(&r).is_some() {
+            continue;
+        }
+        let e = est(&query(&r).expect("query"));
+        let count = |k: &str| r[k].as_u64().expect(k);
+        assert_eq!(
+            (e.params, e.trainable_params),
+            (count("n_params"), count("n_trainable")),
+            "{}",
+            label(&r)
+        );
+        n += 1;
+    }
+    assert_eq!(n, 28);
 }
 
 #[test]

@@ -283,7 +283,7 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
 /// whole.
 fn hybrid_caveat(linear: u32, ckpt: bool) -> String {
     let ckpt = if ckpt {
-        "; under checkpointing, a DeltaNet layer's recomputed forward holds its chunked rule's fp32 temporaries at once, not counted (the forward's peak was up to 7% higher on the measured models)"
+        "; under checkpointing, a DeltaNet layer's recomputed forward holds its chunked rule's fp32 temporaries at once, not counted (the forward's peak was up to 7% higher on the measured models, 10% with LoRA)"
     } else {
         ""
     };

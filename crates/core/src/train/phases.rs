@@ -511,6 +511,8 @@ fn backward(
     if p.recompute {
         let last = last_recompute(start);
         inside(m, last, false, |x, b| consider(Moment::Middle, x, b));
+        let adapter = lora_recompute(last, false);
+        consider(Moment::Middle, adapter, m.total(adapter));
         // Its recompute at the expert loop's last expert (transformers 4),
         // before the layer's output exists.
         if p.terms.bytes(T::ExpertsLoopForward) > 0 {
@@ -525,6 +527,10 @@ fn backward(
     }
     let first = first_layer(p, late, micro);
     inside(m, first, true, |x, b| consider(Moment::End, x, b));
+    if p.recompute {
+        let adapter = lora_recompute(first, p.first_own);
+        consider(Moment::End, adapter, m.total(adapter));
+    }
     if scores && p.recompute {
         consider(Moment::End, attn(first), m.total(attn(first)));
     }
@@ -571,6 +577,24 @@ fn inside(m: &Moments, base: TermSet, first: bool, mut f: impl FnMut(TermSet, u1
             f(base.union(*set), around + extra);
         }
     }
+}
+
+/// Inside a LoRA adapter of the layer being recomputed (`first`: layer
+/// 0's own terms): around it, what the layer saved by then and the
+/// adapter's outputs in place of all it saves; its output not made yet.
+/// The chunks and scores of its token mixer, which runs before its MLP,
+/// are whole by then. Measured: shrunk Qwen3.5 with LoRA and
+/// checkpointing, whose backward peaks at layer 0's up_proj adapter
+/// (`hybrid_train_rows.jsonl`).
+fn lora_recompute(around: TermSet, first: bool) -> TermSet {
+    let (saved, lora) = if first {
+        (T::RecomputeFirst, T::RecomputeLoraFirst)
+    } else {
+        (T::Recompute, T::RecomputeLora)
+    };
+    around
+        .without(TermSet::of(&[saved, T::RecomputeOutput]))
+        .with(lora)
 }
 
 /// Under checkpointing, around the last layer's recompute and backward:

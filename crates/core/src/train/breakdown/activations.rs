@@ -3,7 +3,7 @@
 //! router logits of the auxiliary loss; the embedding and head, the
 //! position tables, the inputs and labels.
 
-use super::Inputs;
+use super::{Inputs, Layers};
 use crate::inputs::Attn;
 use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::ledger::Saved;
@@ -93,6 +93,9 @@ fn saved(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             T::ScoresFirst,
             x.per_token(&[(x.seq, U::KeyPositions), (key(&ly.layer0), U::BytesEach)]),
         );
+        if Layers::linear(ly.first_kind) {
+            put(T::LinearSequencesFirst, recurrent(x, &ly.layer0, 1));
+        }
     }
     let attention = [(T::Layers, T::Scores), (T::MoeLayers, T::MoeScores)];
     for ((s, n), (ids, scores)) in ly.groups.iter().zip(attention) {

@@ -173,6 +173,7 @@ pub(crate) const SAVED: TermSet = TermSet::of(&[
     T::MoeScores,
     T::LinearLayers,
     T::LinearSequences,
+    T::LinearSequencesFirst,
     T::SlidingMasks,
     T::CausalMasks,
     T::MaskedKv,
@@ -290,6 +291,11 @@ impl Layers {
     /// Whether layers of kind `kind` are MoE layers.
     pub fn moe(kind: usize) -> bool {
         kind % 2 == 1
+    }
+
+    /// Whether layers of kind `kind` are Gated DeltaNet layers.
+    pub fn linear(kind: usize) -> bool {
+        kind >= 2
     }
 
     /// Layer 0 differs from the layer recomputed last (the largest kind):
@@ -536,8 +542,8 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
         "training a Gated DeltaNet hybrid on transformers 4 is not modelled: Qwen3.5 came in 5.2, and the rows are 5.23's"
     } else if rule.fused_in_proj {
         "training Qwen3-Next's Gated DeltaNet layers is not modelled yet: what its fused projections keep for backward has not been measured (Qwen3.5's and 3.6's are)"
-    } else if t.lora_r.is_some() || t.quant != Quant::None {
-        "LoRA on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet: full fine-tuning is"
+    } else if t.quant != Quant::None {
+        "QLoRA on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet: full fine-tuning and LoRA on a bf16 or fp32 base are"
     } else if t.dtype.autocast() || t.dtype.autocast_half() {
         "autocast on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet (its chunked rule's matmuls run in bf16 there): bf16 and fp32 without autocast are"
     } else if s.parallel.tp.get() > 1 || s.stage.is_some() {

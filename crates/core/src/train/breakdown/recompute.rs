@@ -93,6 +93,7 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
 struct LayerIds {
     saved: T,
     recurrent: T,
+    lora: T,
     scores: T,
     copies: T,
     mlp: T,
@@ -104,6 +105,7 @@ struct LayerIds {
 const LAST: LayerIds = LayerIds {
     saved: T::Recompute,
     recurrent: T::RecomputeLinear,
+    lora: T::RecomputeLora,
     scores: T::RecomputeScores,
     copies: T::RecomputeCopies,
     mlp: T::LayerBackward,
@@ -116,6 +118,7 @@ const LAST: LayerIds = LayerIds {
 const FIRST: LayerIds = LayerIds {
     saved: T::RecomputeFirst,
     recurrent: T::RecomputeLinearFirst,
+    lora: T::RecomputeLoraFirst,
     scores: T::RecomputeScoresFirst,
     copies: T::RecomputeCopiesFirst,
     mlp: T::LayerBackwardFirst,
@@ -152,6 +155,10 @@ fn one_layer(
             x.per_token(&[(u128::from(layer.token_bytes()), U::BytesEach)]),
         );
         put(ids.recurrent, super::activations::recurrent(x, layer, 1));
+        put(
+            ids.lora,
+            x.per_token(&[(u128::from(layer.lora_forward), U::BytesEach)]),
+        );
         put(
             ids.scores,
             x.per_token(&[
