@@ -457,7 +457,7 @@ fn presets_all_estimate() {
         if let Some(rule) = p.arch.family.spec().linear {
             // A Gated DeltaNet hybrid: Qwen3.5's layers are estimated in
             // bf16 and fp32 (`tests/ground_truth.rs`); what is not
-            // measured (Qwen3-Next's fused projections, autocast, QLoRA) is
+            // measured (Qwen3-Next's fused projections, QLoRA) is
             // refused by name, never estimated as a transformer.
             let refused = |q: &str| {
                 let err = estimate(&scenario(q).train_run()).expect_err(q);
@@ -480,7 +480,11 @@ fn presets_all_estimate() {
                 let l = estimate(&scenario(&lora).train_run())
                     .unwrap_or_else(|e| panic!("{lora}: {e}"));
                 assert!(l.trainable_params < e.trainable_params, "{lora}");
-                for more in ["dtype=amp_bf16", "lora_r=16&quant=nf4", "transformers=4.57"] {
+                for more in ["dtype=amp_bf16", "dtype=bf16_autocast"] {
+                    let ac = format!("{q}&{more}");
+                    estimate(&scenario(&ac).train_run()).unwrap_or_else(|e| panic!("{ac}: {e}"));
+                }
+                for more in ["lora_r=16&quant=nf4", "transformers=4.57"] {
                     refused(&format!("{q}&{more}"));
                 }
             }

@@ -355,45 +355,6 @@ fn refused(r: &Value) -> Option<&'static str> {
     }
 }
 
-/// Rows of a run vramfit says it does not model (the estimator refuses
-/// them by name: [`unmodelled_rows_are_refused`]): autocast and LoRA on a
-/// Gated DeltaNet hybrid.
-fn unmodelled(r: &Value) -> Option<&'static str> {
-    let hybrid = r["family"]
-        .as_str()
-        .is_some_and(|f| f.starts_with("qwen3_5"));
-    if !hybrid {
-        None
-    } else if r["dtype"].as_str() == Some("amp_bf16") {
-        Some("autocast")
-    } else {
-        None
-    }
-}
-
-/// What the estimator does not model it refuses, saying what.
-#[test]
-fn unmodelled_rows_are_refused() {
-    let mut n = 0;
-    for (_, text) in FILES {
-        for line in text.lines() {
-            let r: Value = serde_json::from_str(line).expect("json row");
-            let Some(what) = unmodelled(&r) else {
-                continue;
-            };
-            let q = query(&r).expect("query");
-            let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|e| panic!("{q}: {e:?}"));
-            let err = estimate(&s.train_run()).expect_err(&q).to_string();
-            assert!(
-                err.contains(what) && err.contains("not modelled"),
-                "{q}: {err}"
-            );
-            n += 1;
-        }
-    }
-    assert_eq!(n, 2);
-}
-
 /// A row's measurement as CUDA would allocate it, at its lowest:
 /// bitsandbytes 0.47.0's CPU `dequantize_4bit` holds buffers CUDA's kernel
 /// does not (an int32 index and two intermediates per weight,
@@ -437,11 +398,7 @@ fn rows(file: &str) -> Vec<Row> {
         .expect("fixture file");
     text.lines()
         .map(|line| serde_json::from_str::<Value>(line).expect("json row"))
-        .filter(|r| {
-            r["status"].as_str().is_none_or(|s| s == "ok")
-                && refused(r).is_none()
-                && unmodelled(r).is_none()
-        })
+        .filter(|r| r["status"].as_str().is_none_or(|s| s == "ok") && refused(r).is_none())
         .map(|r| Row {
             label: label(&r),
             query: query(&r).unwrap_or_else(|e| panic!("{}: {e}", label(&r))),
@@ -603,7 +560,7 @@ fn lora_targets_dropout_and_checkpointing_within_budget() {
 /// `scripts/measure/hybrid/`.
 #[test]
 fn gated_deltanet_hybrids_within_budget() {
-    check_file("hybrid_train_rows", 28);
+    check_file("hybrid_train_rows", 68);
 }
 
 /// The hybrids' parameters and LoRA's adapters, the DeltaNet's
@@ -614,9 +571,6 @@ fn hybrid_parameters_and_adapters_as_counted() {
     let mut n = 0;
     for line in include_str!("fixtures/hybrid_train_rows.jsonl").lines() {
         let r: Value = serde_json::from_str(line).expect("json row");
-        if unmodelled(&r).is_some() {
-            continue;
-        }
         let e = est(&query(&r).expect("query"));
         let count = |k: &str| r[k].as_u64().expect(k);
         assert_eq!(
@@ -627,7 +581,7 @@ fn hybrid_parameters_and_adapters_as_counted() {
         );
         n += 1;
     }
-    assert_eq!(n, 28);
+    assert_eq!(n, 68);
 }
 
 #[test]

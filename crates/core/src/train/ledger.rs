@@ -216,6 +216,9 @@ pub struct Saved {
     pub per_layer: u64,
     /// Of `per_chunk`, what a sequence of one chunk does not keep.
     pub one_chunk_less: u64,
+    /// What every sequence keeps less than its chunks say (autocast: see
+    /// [`chunked_rule`]).
+    pub sequence_less: u64,
     /// Bytes per token at the layer's highest moment inside a LoRA
     /// adapter's forward (see [`Ledger::linear_of`]): what the layer has
     /// saved by then, the base output and the adapter's output with its
@@ -237,7 +240,8 @@ impl Saved {
     pub fn sequence_bytes(&self, seq: u128) -> u128 {
         let chunks = seq.div_ceil(CHUNK);
         let less = if chunks == 1 { self.one_chunk_less } else { 0 };
-        chunks * u128::from(self.per_chunk) + u128::from(self.per_sequence) - u128::from(less)
+        (chunks * u128::from(self.per_chunk) + u128::from(self.per_sequence))
+            .saturating_sub(u128::from(less) + u128::from(self.sequence_less))
     }
 
     /// Bytes for `tokens` tokens of sequence length `seq`.
@@ -302,6 +306,7 @@ struct Ledger<'a> {
     per_sequence: u64,
     per_layer: u64,
     one_chunk_less: u64,
+    sequence_less: u64,
     lora_forward: u64,
     /// Tensors alive at a linear layer's call beside what is saved (by
     /// id): the residual stream and the MLP's input around the MLP.
@@ -498,6 +503,7 @@ impl<'a> Ledger<'a> {
             per_sequence: 0,
             per_layer: 0,
             one_chunk_less: 0,
+            sequence_less: 0,
             lora_forward: 0,
             alive: 0,
             pending: 0,
@@ -590,6 +596,7 @@ impl<'a> Ledger<'a> {
             per_sequence: self.per_sequence,
             per_layer: self.per_layer,
             one_chunk_less: self.one_chunk_less,
+            sequence_less: self.sequence_less,
             lora_forward: self.lora_forward,
             ..Saved::default()
         };
@@ -1264,18 +1271,49 @@ fn delta_net(l: &mut Ledger, n1: Id) -> Id {
             let t = l.new_t(width, 4, true, Part::Recurrent);
             l.save(t);
         }
-        let chunk = CHUNK as u64;
-        l.per_chunk += 4 * hv * (chunk * (6 * dk + 3 * dv + 5 * chunk + 4) + dk * dv + 1);
-        l.per_layer += chunk * chunk + 2 * 4 * hv;
-        // The first chunk reads a zero state that needs no gradient: its
-        // products keep nothing for the state's, so a sequence of one
-        // chunk keeps one chunk of Dk-wide fp32 less (measured: 5 such
-        // tensors at one chunk, 6 at two and three, saved-tensor hooks
-        // on `torch_chunk_gated_delta_rule`, NOTES.md).
-        l.one_chunk_less += 4 * hv * chunk * dk;
+        l.per_layer += CHUNK as u64 * CHUNK as u64 + 2 * 4 * hv;
+        chunked_rule(l, (hv, dk, dv));
     }
     let out = gated_norm(l, z, (hv, value), ad, rg);
     l.linear(out, value, h, 0, M::OutProj)
+}
+
+/// What `torch_chunk_gated_delta_rule` keeps for backward per chunk of
+/// [`CHUNK`] (`C`) positions of one sequence, per sequence and at one
+/// chunk, for `hv` value heads of `dk` and `dv`.
+///
+/// Without autocast, per head and chunk `4·(C·(6·Dk + 3·Dv + 5·C + 4) +
+/// Dk·Dv + 1)`: the fp32 tensors listed at [`delta_net`], and the state
+/// each chunk reads. The last chunk's state update feeds nothing (the
+/// final state is not returned), so its graph node and what only it keeps
+/// are freed with the rule: in a sequence of one chunk that is the decayed
+/// keys, and the first chunk reads a zero state that needs no gradient,
+/// so its products keep no decayed queries either (`2 · 4·C·Dk` less).
+///
+/// Under autocast (CUDA's and the CPU's lists agree on these ops) each
+/// matmul runs in bf16 and keeps bf16 copies of its operands: `k_beta @
+/// kᵀ` and `q @ kᵀ` four `C·Dk` copies and bf16 products, the loop per
+/// chunk two copies of the state, the intra-chunk attention's and two of
+/// `v_new` (one of each but the last chunk's, freed), and from the second
+/// chunk on `k_cumdecay`'s, the queries' and the keys' slices, where the
+/// fp32 intra-chunk attention, decayed queries and keys, `v_new` and the
+/// last state are no longer kept: per head `C·(30·Dk + 12·Dv + 14·C + 16)
+/// + 8·Dk·Dv + 4` a chunk, `4·Dk·Dv + 6·C·Dk + 2·C·Dv` less a sequence,
+/// and no one-chunk exception.
+///
+/// Source: transformers 5.23 `torch_chunk_gated_delta_rule`; the storages
+/// alive at the end of the forward, plain and under autocast, listed by
+/// the harness (`scripts/measure/hybrid/NOTES.md`, `autocast_rows.jsonl`;
+/// one chunk: the sweep's S ≤ 64 rows).
+fn chunked_rule(l: &mut Ledger, (hv, dk, dv): (u64, u64, u64)) {
+    let c = CHUNK as u64;
+    if l.c.mode == Mode::Amp || l.c.autocast_half {
+        l.per_chunk += hv * (c * (30 * dk + 12 * dv + 14 * c + 16) + 8 * dk * dv + 4);
+        l.sequence_less += hv * (4 * dk * dv + 6 * c * dk + 2 * c * dv);
+    } else {
+        l.per_chunk += 4 * hv * (c * (6 * dk + 3 * dv + 5 * c + 4) + dk * dv + 1);
+        l.one_chunk_less += 2 * 4 * hv * c * dk;
+    }
 }
 
 /// `Qwen3_5RMSNormGated` over the rule's output (`Hv` rows of `Dv` a
@@ -1299,7 +1337,9 @@ fn gated_norm(l: &mut Ledger, z: Id, (rows, width): (u64, u64), ad: u64, rg: boo
     } else {
         l.new_t(width, ad, rg, Part::Recurrent)
     };
-    let weighted = l.new_t(width, ad, rg || l.c.full, Part::Recurrent);
+    // `weight * x`: an fp32 weight (autocast over fp32 weights) promotes.
+    let wd = if l.c.mode == Mode::Amp { 4 } else { ad };
+    let weighted = l.new_t(width, wd, rg || l.c.full, Part::Recurrent);
     let zf = if ad == 4 {
         z
     } else {

@@ -528,9 +528,9 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
 }
 
 /// What vramfit does not size of a Gated DeltaNet hybrid's training (it
-/// models Qwen3.5's layers in bf16 and fp32 without autocast, full
-/// fine-tuning, transformers' torch fallbacks; the autocast and LoRA rows
-/// of `scripts/measure/hybrid/` are measured, not modelled), or `None`.
+/// models Qwen3.5's layers in bf16 and fp32, with or without autocast,
+/// full fine-tuning and LoRA, as transformers' torch fallbacks run them:
+/// `scripts/measure/hybrid/`), or `None`.
 fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     let rule = a.family.spec().linear?;
     let t = &s.train;
@@ -543,9 +543,7 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     } else if rule.fused_in_proj {
         "training Qwen3-Next's Gated DeltaNet layers is not modelled yet: what its fused projections keep for backward has not been measured (Qwen3.5's and 3.6's are)"
     } else if t.quant != Quant::None {
-        "QLoRA on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet: full fine-tuning and LoRA on a bf16 or fp32 base are"
-    } else if t.dtype.autocast() || t.dtype.autocast_half() {
-        "autocast on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet (its chunked rule's matmuls run in bf16 there): bf16 and fp32 without autocast are"
+        "QLoRA on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet: full fine-tuning and LoRA on a bf16 or fp32 base (with or without autocast) are"
     } else if s.parallel.tp.get() > 1 || s.stage.is_some() {
         "tensor and pipeline parallelism on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) are not modelled yet"
     } else if a.linear_by_kind().iter().all(|&n| n > 0) {
