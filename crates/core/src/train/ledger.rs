@@ -1316,6 +1316,48 @@ fn chunked_rule(l: &mut Ledger, (hv, dk, dv): (u64, u64, u64)) {
     }
 }
 
+/// A Gated DeltaNet layer's forward without gradients (checkpointing's
+/// first forward) at its highest moment, inside the chunked rule's loop
+/// at its output's sum: bytes per token, per chunk of [`CHUNK`]
+/// positions of one sequence, per sequence and once.
+///
+/// Alive: the layer's normed input (`h` in the residual's dtype), the
+/// convolution's output, z, b, a and beta in the compute dtype, the decay
+/// in fp32; in the rule, per head, the padded values, beta and decay, the
+/// cumulative decay, `v·beta`, `k·beta` and its decayed copy, the three
+/// chunk squares (pairwise decay, the UT system, the intra-chunk
+/// attention), the two solves, the output, the decayed queries and keys
+/// (`4·(4·Dv + 5·Dk + 3·C + 3)` a position, 4 a chunk), the state and one
+/// chunk's `v_new`, its two products and their sum (four `C·Dv` fp32
+/// tensors; under autocast the products and the sum are bf16), and the
+/// chunk mask once. The padded queries and keys are released once decayed.
+///
+/// Source: transformers 5.23 `torch_chunk_gated_delta_rule`; the storages
+/// alive at the forward's peak of shrunk Qwen3.5 with checkpointing
+/// (`scripts/measure/hybrid/live_at_peak.jsonl`).
+pub fn delta_net_nograd(c: &Ctx) -> [u64; 4] {
+    let a = c.arch;
+    let (hv, dk, dv) = (
+        u64::from(a.linear_v_heads),
+        u64::from(a.linear_k_dim),
+        u64::from(a.linear_v_dim),
+    );
+    let (conv, value) = a.linear_widths();
+    let ad = c.mode.act();
+    let ch = CHUNK as u64;
+    let loop_temps = if c.mode == Mode::Amp || c.autocast_half {
+        4 + 3 * 2
+    } else {
+        4 * 4
+    };
+    [
+        u64::from(a.hidden) * c.mode.residual() + (conv + value + 3 * hv) * ad + 4 * hv,
+        4 * hv * (ch * (4 * dv + 5 * dk + 3 * ch + 3) + 1),
+        hv * (4 * dk * dv + loop_temps * ch * dv),
+        ch * ch,
+    ]
+}
+
 /// `Qwen3_5RMSNormGated` over the rule's output (`Hv` rows of `Dv` a
 /// token, cast back to the model's dtype, a contiguous copy) with z as
 /// the gate: the fp32 input and rsqrt, the normalised input in the

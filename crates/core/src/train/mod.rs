@@ -265,8 +265,7 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
         ));
     }
     if let Some(a) = s.arch.filter(|a| a.linear_layers > 0) {
-        e.caveats
-            .push(hybrid_caveat(a.linear_layers, s.train.ckpt().on()));
+        e.caveats.push(hybrid_caveat(a.linear_layers));
     }
     e.caveats
         .extend(s.arch.and_then(|a| a.layer_order_caveat()));
@@ -279,15 +278,9 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
 /// What a Gated DeltaNet hybrid's training figures assume: transformers
 /// 5.23's torch fallbacks, measured on shrunk Qwen3.5 layers
 /// (`scripts/measure/hybrid/`); flash-linear-attention's kernels keep
-/// other tensors; a checkpointed layer's recomputed forward is not sized
-/// whole.
-fn hybrid_caveat(linear: u32, ckpt: bool) -> String {
-    let ckpt = if ckpt {
-        "; under checkpointing, a DeltaNet layer's recomputed forward holds its chunked rule's fp32 temporaries at once, not counted (the forward's peak was up to 7% higher on the measured models, 10% with LoRA)"
-    } else {
-        ""
-    };
+/// other tensors.
+fn hybrid_caveat(linear: u32) -> String {
     format!(
-        "Gated DeltaNet ({linear} layers): sized as transformers 5.23 runs them without flash-linear-attention and causal-conv1d (its torch fallbacks: fp32 chunks of 64 positions, every chunk's state kept for backward); with those packages installed their kernels keep less, not modelled{ckpt}"
+        "Gated DeltaNet ({linear} layers): sized as transformers 5.23 runs them without flash-linear-attention and causal-conv1d (its torch fallbacks: fp32 chunks of 64 positions, every chunk's state kept for backward); with those packages installed their kernels keep less, not modelled"
     )
 }

@@ -336,7 +336,12 @@ fn forward(m: &Moments, start: TermSet, first_step: bool) -> (TermSet, TermSet) 
             T::ScoresTransient,
             T::ScoresMask,
         ]));
-        m.highest(loss, &[gather, mlp, down, matmul, dora, attn, head])
+        // Inside a Gated DeltaNet layer the final norm and the head have
+        // not run yet.
+        let linear = layer
+            .without(TermSet::of(&[T::Outer]))
+            .with(T::LinearForward);
+        m.highest(loss, &[gather, mlp, down, matmul, dora, attn, linear, head])
     } else {
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesSaved,

@@ -41,6 +41,9 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     }
     if ckpt {
         layer_forward(x, put);
+        if x.a.linear_layers > 0 {
+            put(T::LinearForward, linear_forward(x));
+        }
     }
     if x.c.expert_linears.is_some() {
         // Beside the embedding's output (the model's `inputs_embeds`), the
@@ -305,6 +308,17 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             x.per_token(&[((2 * h + f) * resid + io, U::BytesEach)]),
         );
     }
+}
+
+/// A checkpointed Gated DeltaNet layer's forward at its highest moment
+/// ([`crate::train::ledger::delta_net_nograd`]), for the batch.
+fn linear_forward(x: &Inputs) -> Term {
+    let [token, chunk, sequence, once] = crate::train::ledger::delta_net_nograd(&x.c);
+    let chunks = x.seq.div_ceil(crate::train::ledger::CHUNK);
+    let bytes = x.bt * x.seq * u128::from(token)
+        + x.bt * (chunks * u128::from(chunk) + u128::from(sequence))
+        + u128::from(once);
+    Term::of(&[(bytes, U::Bytes)])
 }
 
 /// LoRA on fused experts (peft's ParamWrapper): backward through a merged
