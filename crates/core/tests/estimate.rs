@@ -454,11 +454,12 @@ fn sizes_beyond_64_bits_are_an_error_naming_the_inputs() {
 fn presets_all_estimate() {
     for p in vramfit_core::model::presets::PRESETS {
         let q = format!("model={}", p.id);
-        if let Some(rule) = p.arch.family.spec().linear {
-            // A Gated DeltaNet hybrid: Qwen3.5's layers are estimated in
-            // bf16 and fp32 (`tests/ground_truth.rs`); what is not
-            // measured (Qwen3-Next's fused projections, QLoRA) is
-            // refused by name, never estimated as a transformer.
+        if p.arch.family.spec().linear.is_some() {
+            // A Gated DeltaNet hybrid (Qwen3.5 / 3.6, Qwen3-Next): its
+            // layers are estimated in bf16 and fp32, with or without
+            // autocast, full fine-tuning and LoRA (`tests/ground_truth.rs`);
+            // what is not measured (QLoRA, transformers 4) is refused by
+            // name, never estimated as a transformer.
             let refused = |q: &str| {
                 let err = estimate(&scenario(q).train_run()).expect_err(q);
                 assert!(
@@ -466,27 +467,22 @@ fn presets_all_estimate() {
                     "{q}: {err}"
                 );
             };
-            if rule.fused_in_proj {
-                refused(&q);
-            } else {
-                let e = estimate(&scenario(&q).train_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-                assert!(
-                    e.caveats.iter().any(|c| c.starts_with("Gated DeltaNet")),
-                    "{q}"
-                );
-                // LoRA on every linear layer, the DeltaNet's too, is
-                // estimated; a quantized base is not measured.
-                let lora = format!("{q}&lora_r=16&lora_targets=all");
-                let l = estimate(&scenario(&lora).train_run())
-                    .unwrap_or_else(|e| panic!("{lora}: {e}"));
-                assert!(l.trainable_params < e.trainable_params, "{lora}");
-                for more in ["dtype=amp_bf16", "dtype=bf16_autocast"] {
-                    let ac = format!("{q}&{more}");
-                    estimate(&scenario(&ac).train_run()).unwrap_or_else(|e| panic!("{ac}: {e}"));
-                }
-                for more in ["lora_r=16&quant=nf4", "transformers=4.57"] {
-                    refused(&format!("{q}&{more}"));
-                }
+            let e = estimate(&scenario(&q).train_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+            assert!(
+                e.caveats.iter().any(|c| c.starts_with("Gated DeltaNet")),
+                "{q}"
+            );
+            // LoRA on every linear layer, the DeltaNet's too.
+            let lora = format!("{q}&lora_r=16&lora_targets=all");
+            let l =
+                estimate(&scenario(&lora).train_run()).unwrap_or_else(|e| panic!("{lora}: {e}"));
+            assert!(l.trainable_params < e.trainable_params, "{lora}");
+            for more in ["dtype=amp_bf16", "dtype=bf16_autocast"] {
+                let ac = format!("{q}&{more}");
+                estimate(&scenario(&ac).train_run()).unwrap_or_else(|e| panic!("{ac}: {e}"));
+            }
+            for more in ["lora_r=16&quant=nf4", "transformers=4.57"] {
+                refused(&format!("{q}&{more}"));
             }
             continue;
         }

@@ -54,16 +54,17 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 ///   at the loss, with 2 MB of activations alive at that moment that are
 ///   not identified (published DeepSeek configs are exact there).
 ///
-/// - under checkpointing, the shrunk MoE hybrid's backward is up to 3.5%
-///   low (its overall peak is the optimizer step's, exact): the MoE
-///   layer's backward moment above, with the DeltaNet layers' recompute.
+/// - the shrunk MoE hybrids (Qwen3.5-MoE's and Qwen3-Next's layers,
+///   hidden 256, vocabulary 1024): backward up to 4.2% low with
+///   checkpointing or in fp32 (their overall peaks are the optimizer
+///   step's, exact), the MoE layer's backward moment above.
 ///
 /// On published configs the overall peak of every one of these rows is
 /// exact or within 1%, and every phase within 0.2%.
 fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     let tiny = label.starts_with("tiny-");
-    if label.starts_with("moe4 ") && label.contains(" ckpt") {
-        return phase == "peak_bwd" && (-3.5..0.0).contains(&err_pct);
+    if ["moe4 ", "next4 "].iter().any(|m| label.starts_with(m)) {
+        return phase == "peak_bwd" && (-4.2..0.0).contains(&err_pct);
     }
     // LLM.int8 measured on the CPU: `MatMul8bitFp` dequantizes each weight
     // to the input's dtype in forward; vramfit models CUDA's `MatMul8bitLt`,
@@ -549,7 +550,7 @@ fn lora_targets_dropout_and_checkpointing_within_budget() {
 /// `scripts/measure/hybrid/`.
 #[test]
 fn gated_deltanet_hybrids_within_budget() {
-    check_file("hybrid_train_rows", 68);
+    check_file("hybrid_train_rows", 76);
 }
 
 /// The hybrids' parameters and LoRA's adapters, the DeltaNet's
@@ -570,7 +571,7 @@ fn hybrid_parameters_and_adapters_as_counted() {
         );
         n += 1;
     }
-    assert_eq!(n, 68);
+    assert_eq!(n, 76);
 }
 
 #[test]

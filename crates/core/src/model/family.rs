@@ -871,6 +871,12 @@ const QWEN3_NEXT: Spec = Spec {
     rope: RopeStyle::Half,
     moe: Some(Moe {
         shared_first: true,
+        // transformers 5.23 converts `qwen3_next` as `qwen2_moe`
+        // (`conversion_mapping._MODEL_TO_CONVERSION_PATTERN`), whose
+        // experts peft 0.21 maps LoRA's targets onto; `qwen3_5_moe_text`
+        // is converted as `qwen3_5_text`, which it does not. Measured: the
+        // LoRA rows' adapters (`hybrid_train_rows.jsonl`).
+        peft_experts: true,
         ..QWEN_HYBRID_MOE
     }),
     legacy: QWEN3_MOE_LEGACY,

@@ -1255,10 +1255,26 @@ fn delta_net(l: &mut Ledger, n1: Id) -> Id {
         u64::from(a.linear_v_dim),
     );
     let (conv, value) = a.linear_widths();
-    let qkv = l.linear(n1, h, conv, 0, M::InProjQkv);
-    let z = l.linear(n1, h, value, 0, M::InProjZ);
-    l.linear(n1, h, hv, 0, M::InProjB);
-    l.linear(n1, h, hv, 0, M::InProjA);
+    let fused = c.spec.linear.is_some_and(|r| r.fused_in_proj);
+    let (qkv, z) = if fused {
+        // Qwen3-Next: one projection for q, k, v and z, one for b and a,
+        // split by key head, regrouped (`fix_query_key_value_ordering`)
+        // and concatenated again: the convolution's input and z are
+        // copies of the projection's slices, which nothing keeps.
+        let qkvz = l.linear(n1, h, conv + value, 0, M::InProjQkvz);
+        l.linear(n1, h, 2 * hv, 0, M::InProjBa);
+        let (rg, dt) = (l.rg(qkvz), l.dt(qkvz));
+        (
+            l.new_t(conv, dt, rg, Part::Recurrent),
+            l.new_t(value, dt, rg, Part::Recurrent),
+        )
+    } else {
+        let qkv = l.linear(n1, h, conv, 0, M::InProjQkv);
+        let z = l.linear(n1, h, value, 0, M::InProjZ);
+        l.linear(n1, h, hv, 0, M::InProjB);
+        l.linear(n1, h, hv, 0, M::InProjA);
+        (qkv, z)
+    };
     let (rg, ad) = (l.rg(qkv), l.dt(qkv));
     if rg {
         l.save(qkv);

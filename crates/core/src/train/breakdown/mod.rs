@@ -532,7 +532,7 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
 /// full fine-tuning and LoRA, as transformers' torch fallbacks run them:
 /// `scripts/measure/hybrid/`), or `None`.
 fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
-    let rule = a.family.spec().linear?;
+    a.family.spec().linear?;
     let t = &s.train;
     let v5 = match t.transformers {
         Transformers::V5 => true,
@@ -540,8 +540,6 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     };
     Some(if !v5 {
         "training a Gated DeltaNet hybrid on transformers 4 is not modelled: Qwen3.5 came in 5.2, and the rows are 5.23's"
-    } else if rule.fused_in_proj {
-        "training Qwen3-Next's Gated DeltaNet layers is not modelled yet: what its fused projections keep for backward has not been measured (Qwen3.5's and 3.6's are)"
     } else if t.quant != Quant::None {
         "QLoRA on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet: full fine-tuning and LoRA on a bf16 or fp32 base (with or without autocast) are"
     } else if s.parallel.tp.get() > 1 || s.stage.is_some() {
