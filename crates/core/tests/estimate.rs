@@ -457,9 +457,9 @@ fn presets_all_estimate() {
         if p.arch.family.spec().linear.is_some() {
             // A Gated DeltaNet hybrid (Qwen3.5 / 3.6, Qwen3-Next): its
             // layers are estimated in bf16 and fp32, with or without
-            // autocast, full fine-tuning and LoRA (`tests/ground_truth.rs`);
-            // what is not measured (QLoRA, transformers 4) is refused by
-            // name, never estimated as a transformer.
+            // autocast, full fine-tuning, LoRA and QLoRA
+            // (`tests/ground_truth.rs`); what is not measured (transformers
+            // 4) is refused by name, never estimated as a transformer.
             let refused = |q: &str| {
                 let err = estimate(&scenario(q).train_run()).expect_err(q);
                 assert!(
@@ -481,9 +481,16 @@ fn presets_all_estimate() {
                 let ac = format!("{q}&{more}");
                 estimate(&scenario(&ac).train_run()).unwrap_or_else(|e| panic!("{ac}: {e}"));
             }
-            for more in ["lora_r=16&quant=nf4", "transformers=4.57"] {
-                refused(&format!("{q}&{more}"));
-            }
+            let qlora = format!("{q}&lora_r=16&quant=nf4&grad_ckpt=true");
+            let ql =
+                estimate(&scenario(&qlora).train_run()).unwrap_or_else(|e| panic!("{qlora}: {e}"));
+            assert!(
+                ql.caveats
+                    .iter()
+                    .any(|c| c.contains("quantized base and checkpointing")),
+                "{qlora}"
+            );
+            refused(&format!("{q}&transformers=4.57"));
             continue;
         }
         if p.arch.family.spec().varies_by_layer() {

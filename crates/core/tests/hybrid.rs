@@ -160,8 +160,9 @@ fn refusal(q: &str) -> String {
     }
 }
 
-/// Not a silent wrong answer: training refuses QLoRA on a hybrid by name
-/// (bf16, fp32, autocast and LoRA are estimated: `ground_truth.rs`);
+/// Not a silent wrong answer: training refuses a hybrid on transformers 4
+/// by name (bf16, fp32, autocast, LoRA and QLoRA on 5.23 are estimated:
+/// `ground_truth.rs`);
 /// llama.cpp, Ollama, transformers, vLLM and MLX estimate each (vLLM saying
 /// how it pages the states), and MLX refuses a layer pattern mlx-lm does
 /// not run.
@@ -169,7 +170,7 @@ fn refusal(q: &str) -> String {
 fn unmodelled_workloads_refuse_by_name() {
     for id in ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"] {
         let train = refusal(&format!(
-            "model={id}&dtype=bf16&optim=adamw&batch=1&seq=512&lora_r=16&quant=nf4"
+            "model={id}&dtype=bf16&optim=adamw&batch=1&seq=512&transformers=4.57"
         ));
         assert!(train.contains("Gated DeltaNet"), "{id}: {train}");
         let q = format!("task=infer&engine=vllm&model={id}&gpu=h200-141&tensor_parallel_size=2");

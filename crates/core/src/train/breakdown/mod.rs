@@ -528,9 +528,9 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
 }
 
 /// What vramfit does not size of a Gated DeltaNet hybrid's training (it
-/// models Qwen3.5's layers in bf16 and fp32, with or without autocast,
-/// full fine-tuning and LoRA, as transformers' torch fallbacks run them:
-/// `scripts/measure/hybrid/`), or `None`.
+/// models Qwen3.5's and Qwen3-Next's layers in bf16 and fp32, with or
+/// without autocast, full fine-tuning, LoRA and QLoRA, as transformers'
+/// torch fallbacks run them: `scripts/measure/hybrid/`), or `None`.
 fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     a.family.spec().linear?;
     let t = &s.train;
@@ -540,8 +540,6 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     };
     Some(if !v5 {
         "training a Gated DeltaNet hybrid on transformers 4 is not modelled: Qwen3.5 came in 5.2, and the rows are 5.23's"
-    } else if t.quant != Quant::None {
-        "QLoRA on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet: full fine-tuning and LoRA on a bf16 or fp32 base (with or without autocast) are"
     } else if s.parallel.tp.get() > 1 || s.stage.is_some() {
         "tensor and pipeline parallelism on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) are not modelled yet"
     } else if a.linear_by_kind().iter().all(|&n| n > 0) {
