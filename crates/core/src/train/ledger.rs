@@ -1313,9 +1313,9 @@ fn delta_net(l: &mut Ledger, n1: Id) -> Id {
 /// `v_new` (one of each but the last chunk's, freed), and from the second
 /// chunk on `k_cumdecay`'s, the queries' and the keys' slices, where the
 /// fp32 intra-chunk attention, decayed queries and keys, `v_new` and the
-/// last state are no longer kept: per head `C·(30·Dk + 12·Dv + 14·C + 16)
-/// + 8·Dk·Dv + 4` a chunk, `4·Dk·Dv + 6·C·Dk + 2·C·Dv` less a sequence,
-/// and no one-chunk exception.
+/// last state are no longer kept: per head and chunk
+/// `C·(30·Dk + 12·Dv + 14·C + 16) + 8·Dk·Dv + 4`, per sequence
+/// `4·Dk·Dv + 6·C·Dk + 2·C·Dv` less, and no one-chunk exception.
 ///
 /// Source: transformers 5.23 `torch_chunk_gated_delta_rule`; the storages
 /// alive at the end of the forward, plain and under autocast, listed by
