@@ -110,12 +110,17 @@
 //   ledger and gated norm, the gated attention's output gate, four kinds
 //   of layer, three terms, the refusals of what is not measured and the
 //   caveat); 462.9 KB with the layer-order caveat said in training too.
+// - 2026-11-30, 462.9 -> 464.0 KB (this test, Trunk's release build):
+//   the hybrids trained with LoRA, QLoRA and under autocast, Qwen3-Next's
+//   layers, the checkpointed DeltaNet forward (the DeltaNet's module
+//   names, the autocast rule, the LoRA adapter's and the gradient-free
+//   forward's moments, four terms, the caveat's QLoRA sentence).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 463);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 464);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
