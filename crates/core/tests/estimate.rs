@@ -450,6 +450,25 @@ fn sizes_beyond_64_bits_are_an_error_naming_the_inputs() {
     );
 }
 
+/// A quantized base's stacked experts are said to stay unquantized (and
+/// fp32 once prepared for k-bit training); a dense base says nothing.
+#[test]
+fn unquantized_experts_are_said() {
+    let said = |q: &str| {
+        let e = estimate(&scenario(q).train_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        e.caveats
+            .into_iter()
+            .find(|c| c.starts_with("a quantized base's routed experts"))
+    };
+    let moe = said("model=qwen3-30b-a3b&lora_r=16&quant=nf4&batch=1&seq=512");
+    assert_eq!(
+        moe.as_deref(),
+        Some("a quantized base's routed experts (29.0 billion parameters, stacked in 3-D parameters by transformers 5) are sized unquantized, as bitsandbytes leaves them (it replaces only nn.Linear layers), and prepare_model_for_kbit_training casts them to fp32 (kbit_prep=false keeps them in the load dtype)")
+    );
+    assert!(said("model=qwen3-30b-a3b&lora_r=16&batch=1&seq=512").is_none());
+    assert!(said("model=llama3.1-8b&lora_r=16&quant=nf4&batch=1&seq=512").is_none());
+}
+
 #[test]
 fn presets_all_estimate() {
     for p in vramfit_core::model::presets::PRESETS {

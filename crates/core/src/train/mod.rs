@@ -270,10 +270,45 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
     }
     e.caveats
         .extend(s.arch.and_then(|a| a.layer_order_caveat()));
+    e.caveats
+        .extend(s.arch.and_then(|a| unquantized_experts(a, &s.train)));
     e.host_bytes = host_bytes;
     e.pageable_bytes = pageable_bytes;
     e.host_terms = host_terms;
     Ok(e)
+}
+
+/// A quantized base's routed experts where transformers 5 stacks them in
+/// 3-D parameters: bitsandbytes replaces only `nn.Linear` layers, so they
+/// stay unquantized, and peft's `prepare_model_for_kbit_training` casts
+/// every parameter that is not 4- or 8-bit to fp32. Measured: the shrunk
+/// MoE hybrids' and Mixtral's QLoRA rows (`hybrid_train_rows.jsonl`,
+/// `t4_rows.jsonl`), whose frozen parameters are the experts in fp32.
+fn unquantized_experts(a: &crate::model::Architecture, t: &run::Training) -> Option<String> {
+    use crate::model::tensors::{ExpertLayout, Role};
+    if t.quant == Quant::None || t.expert_layout() != ExpertLayout::Stacked {
+        return None;
+    }
+    let mut elems = 0u128;
+    a.for_each_tensor_as(ExpertLayout::Stacked, |at, p| {
+        if p.role == Role::Expert {
+            elems += at.copies() * p.elems();
+        }
+    });
+    if elems == 0 {
+        return None;
+    }
+    let dtype = if t.kbit_prep {
+        "prepare_model_for_kbit_training casts them to fp32 (kbit_prep=false keeps them in the load dtype)"
+    } else {
+        "they stay in the load dtype"
+    };
+    // Tenths of a billion, at least one.
+    let tenths = elems.div_ceil(100_000_000);
+    let (whole, tenth) = (tenths / 10, tenths % 10);
+    Some(format!(
+        "a quantized base's routed experts ({whole}.{tenth} billion parameters, stacked in 3-D parameters by transformers 5) are sized unquantized, as bitsandbytes leaves them (it replaces only nn.Linear layers), and {dtype}"
+    ))
 }
 
 /// What a Gated DeltaNet hybrid's training figures assume: transformers
