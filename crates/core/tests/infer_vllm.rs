@@ -17,7 +17,7 @@
 use serde_json::Value;
 use vramfit_core::infer::run::{
     BlockSize, Count, Engine, GroupSize, Inference, KvDtype, MambaDtype, MaxLen, ParallelSize,
-    Share, TensorParallel, Tokens, Vllm,
+    Share, SpecTokens, TensorParallel, Tokens, Vllm,
 };
 use vramfit_core::infer::vllm::{
     batch_defaults, kv_bytes_for, model_len, plan, plan_on, requested, weights, Entry, GdnPrefill,
@@ -48,6 +48,7 @@ fn arch(file: &str) -> Architecture {
         "qwen3-32b.json" => include_str!("fixtures/hf_configs/qwen3-32b.json"),
         "qwen3-0.6b.json" => include_str!("fixtures/hf_configs/qwen3-0.6b.json"),
         "qwen3.6-35b-a3b.json" => include_str!("fixtures/hf_configs/qwen3.6-35b-a3b.json"),
+        "qwen3.6-27b.json" => include_str!("fixtures/hf_configs/qwen3.6-27b.json"),
         "qwen3-next-80b-a3b.json" => include_str!("fixtures/hf_configs/qwen3-next-80b-a3b.json"),
         other => panic!("no fixture config {other}"),
     };
@@ -1304,6 +1305,96 @@ fn r28_hybrid_pool_as_published() {
         ),
         (2096, 1, 66, 299)
     );
+}
+
+/// R29, MTP speculative decoding, held to published start-ups of
+/// Qwen3.6-27B (64 layers: 16 full attention of 4 key/value heads of 256,
+/// 48 Gated DeltaNet of 16 key and 48 value heads of 128, one MTP layer)
+/// with `{'method': 'mtp', 'num_speculative_tokens': 3}`, an fp8 cache,
+/// `max_model_len` 262144, vLLM 0.24 on RTX 3090s (Triton's prefill):
+///
+/// - club-3090 #642, tensor parallelism 2: "Available KV cache memory:
+///   11.05 GiB", "GPU KV cache size: 623,873 tokens", "Maximum concurrency
+///   for 262,144 tokens per request: 2.38x". The state: (3 + 3) × 5,120
+///   convolution inputs in fp16 and 24 × 128 × 128 fp32, 1,634,304 bytes;
+///   the block 16 × ⌈1,634,304 / (16 × 1,024)⌉ = 1,600 tokens; the
+///   drafter's attention joins the 16 full layers: groups of 17, so a block
+///   is 17 pages of 1,638,400 bytes; a request 164 blocks and 2 + 3 of
+///   each of 3 state groups: 179. The printed 11.05 GiB holds 425 or 426
+///   blocks within its rounding; 426 / 179 × 262,144 = 623,873.
+/// - club-3090 #584 and PRs #44, #127, tensor parallelism 4: "Setting
+///   attention block size to 1600 tokens", "Padding mamba page size by
+///   0.25%" (817,152 of 819,200), "Available KV cache memory: 15.72 GiB",
+///   "GPU KV cache size: 1,774,963 tokens": 1,212 blocks of 17 × 819,200.
+///
+/// Without MTP the same GPUs would hold 1,568-token blocks of 16 pages and
+/// 174 blocks a request (R28).
+#[test]
+fn r29_mtp_pool_as_published() {
+    let a = arch("qwen3.6-27b.json");
+    let run = |tp: u32, gib_milli: u128| {
+        let i = vllm(|i| {
+            i.ctx = tokens(262_144);
+            i.kv_dtype = KvDtype::Fp8;
+            i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("tp");
+            i.vllm.max_num_seqs = count(2);
+            i.vllm.max_num_batched_tokens = count(8192);
+            i.vllm.num_speculative_tokens = SpecTokens::new(3).expect("k");
+            i.vllm.kv_cache_memory = Some(Bytes((gib_milli * GIB / 1000) as u64));
+        });
+        let p = plan_on(&a, &i, None, Some((8, 6))).expect("plans");
+        let pool = p.pool.expect("a pool");
+        (
+            p.kv.block_size,
+            p.bytes_per_block,
+            p.blocks_per_request,
+            pool.blocks,
+            pool.tokens,
+            format!("{:.2}", pool.max_concurrency()),
+        )
+    };
+    // TP 2: the printed GiB's rounding, from 11.045 to 11.055.
+    let low = run(2, 11_045);
+    let high = run(2, 11_055);
+    assert_eq!(
+        (low.0, low.1, low.2, low.3),
+        (1600, 17 * 1_638_400, 179, 425)
+    );
+    assert_eq!((high.3, high.4, high.5), (426, 623_873, "2.38".to_string()));
+    // TP 4.
+    assert_eq!(
+        run(4, 15_720),
+        (1600, 17 * 819_200, 179, 1212, 1_774_963, "6.77".to_string())
+    );
+    // Without MTP: R28's blocks.
+    let off = vllm(|i| {
+        i.ctx = tokens(262_144);
+        i.kv_dtype = KvDtype::Fp8;
+        i.vllm.tensor_parallel_size = TensorParallel::new(2).expect("tp");
+        i.vllm.max_num_seqs = count(2);
+        i.vllm.max_num_batched_tokens = count(8192);
+    });
+    let p = plan_on(&a, &off, None, Some((8, 6))).expect("plans");
+    assert_eq!(
+        (p.kv.block_size, p.bytes_per_block, p.blocks_per_request),
+        (1568, 16 * 1568 * 1024, 174)
+    );
+}
+
+/// MTP on a model whose drafter vramfit does not size (Qwen3-Next's, a
+/// transformer's) is refused by name, never sized as no drafter.
+#[test]
+fn r29_mtp_elsewhere_is_refused() {
+    for file in ["qwen3-next-80b-a3b.json", "llama3.1-8b.json"] {
+        let i = vllm(|i| {
+            i.vllm.num_speculative_tokens = SpecTokens::new(2).expect("k");
+        });
+        assert_eq!(
+            plan(&arch(file), &i, Some(80 * GIB)).map(|_| ()),
+            Err(VllmError::MtpNotModelled),
+            "{file}"
+        );
+    }
 }
 
 /// R28: the prefill kernel by GPU (`_resolve_gdn_prefill_backend`):

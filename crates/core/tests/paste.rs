@@ -261,6 +261,23 @@ fn each_programs_flags_read_to_their_keys() {
         "task=infer&model=qwen3.6-35b-a3b&engine=vllm&enable_prefix_caching=false",
         0,
     );
+    // MTP speculative decoding, its aliases and a log's Python dict; a
+    // draft model's method is not modelled and listed.
+    check(
+        r#"vllm serve Qwen/Qwen3.6-27B -tp 2 --speculative-config '{"method":"qwen3_next_mtp","num_speculative_tokens":3}'"#,
+        "task=infer&model=qwen3.6-27b&engine=vllm&tensor_parallel_size=2&num_speculative_tokens=3",
+        0,
+    );
+    check(
+        "INFO 06-01 09:20:16 [utils.py:278] non-default args: {'model_tag': 'Qwen/Qwen3.6-27B', 'model': 'Qwen/Qwen3.6-27B', 'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 2}}",
+        "task=infer&model=qwen3.6-27b&engine=vllm&num_speculative_tokens=2",
+        0,
+    );
+    check(
+        r#"vllm serve Qwen/Qwen3.6-27B --speculative-config '{"method":"dflash","model":"z-lab/dflash","num_speculative_tokens":5}'"#,
+        "task=infer&model=qwen3.6-27b&engine=vllm",
+        1,
+    );
     check(
         "python -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.1-8B-Instruct --dtype float16 --quantization fp8 --max-num-seqs 64",
         "task=infer&model=llama3.1-8b&engine=vllm&weights=fp8&max_num_seqs=64",

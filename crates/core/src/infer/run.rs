@@ -639,6 +639,13 @@ bounded!(
     65_536
 );
 bounded!(
+    /// vLLM's `num_speculative_tokens` of an MTP `speculative_config`:
+    /// tokens the drafter proposes a step (0: no speculative decoding).
+    SpecTokens(u32),
+    0,
+    32
+);
+bounded!(
     /// A count of sequences or tokens an engine takes per step.
     Count(u32),
     1,
@@ -701,6 +708,9 @@ pub struct Vllm {
     /// layer's convolution and recurrent state dtypes (R28).
     pub mamba_cache_dtype: MambaDtype,
     pub mamba_ssm_cache_dtype: MambaDtype,
+    /// `speculative_config` `{"method": "mtp", "num_speculative_tokens":
+    /// K}`: the checkpoint's MTP layers as the drafter (0: off).
+    pub num_speculative_tokens: SpecTokens,
 }
 
 impl Default for Vllm {
@@ -722,6 +732,7 @@ impl Default for Vllm {
             enable_prefix_caching: true,
             mamba_cache_dtype: MambaDtype::Auto,
             mamba_ssm_cache_dtype: MambaDtype::Auto,
+            num_speculative_tokens: SpecTokens(0),
         }
     }
 }

@@ -618,6 +618,11 @@ pub struct Linear {
     /// recurrent state in (`Qwen3_5ForConditionalGenerationConfig`,
     /// vLLM 0.33 `model_executor/models/config.py:953-977`).
     pub ssm_fp32: bool,
+    /// The multi-token-prediction layers vLLM's MTP drafter builds
+    /// (`mtp_num_hidden_layers`: 1 in every Qwen3.5 / 3.6 release, the
+    /// published configs; vLLM 0.33 `models/qwen3_5_mtp.py`); 0: a drafter
+    /// vramfit does not size (Qwen3-Next's `qwen3_next_mtp.py`).
+    pub mtp_layers: u32,
 }
 
 impl Linear {
@@ -772,6 +777,7 @@ const QWEN_HYBRID: Spec = Spec {
         full_every: 4,
         mlx_a_log_fp32: true,
         ssm_fp32: true,
+        mtp_layers: 1,
     }),
     legacy: AFTER_448,
     ..LLAMA
@@ -885,6 +891,7 @@ const QWEN3_NEXT: Spec = Spec {
         full_every: 4,
         mlx_a_log_fp32: false,
         ssm_fp32: false,
+        mtp_layers: 0,
     }),
     ..QWEN_HYBRID
 };

@@ -141,6 +141,25 @@ fn vllm_quant(v: &str) -> Option<String> {
     )
 }
 
+/// `--speculative-config`'s JSON (or the Python dict of a log's
+/// non-default args): the draft tokens of an MTP method (`mtp` and its
+/// aliases `qwen3_5_mtp`, `qwen3_next_mtp`, ...: `config/speculative.py:
+/// 1246-1250`), 1 when not given (the checkpoint's one MTP layer, vLLM's
+/// `n_predict`); another method (a draft model, EAGLE, n-gram) is not
+/// modelled.
+fn mtp_tokens(v: &str) -> Option<String> {
+    let json: serde_json::Value = serde_json::from_str(&v.replace('\'', "\"")).ok()?;
+    let method = json.get("method")?.as_str()?;
+    if method != "mtp" && !method.ends_with("_mtp") {
+        return None;
+    }
+    let k = match json.get("num_speculative_tokens") {
+        None => 1,
+        Some(n) => n.as_u64()?,
+    };
+    Some(k.to_string())
+}
+
 /// `--kv-cache-memory` in bytes (`4805904446`), as the key's GiB.
 fn bytes_to_gib(v: &str) -> Option<String> {
     super::count(v).map(|b| gib_text(Bytes(b)))
@@ -203,6 +222,10 @@ const VLLM: &[Flag] = &[
         To::Map(Key::KvCacheMemory, bytes_to_gib),
     ),
     flag(&["--quantization", "-q"], To::Map(Key::Weights, vllm_quant)),
+    flag(
+        &["--speculative-config"],
+        To::Map(Key::NumSpeculativeTokens, mtp_tokens),
+    ),
     flag(&["--dtype"], To::Dtype),
 ];
 

@@ -8,7 +8,8 @@ use crate::infer::local::{FileName, ReadFile};
 use crate::infer::run::{
     BlockSize, CacheType, Count, Engine, Flash, GpuIndex, GroupSize, Inference, KvBits, KvDtype,
     Layers, LlamaArgs, LlamaBuild, MambaDtype, MaxLen, MinNew, MlxArgs, MlxWeights, OllamaArgs,
-    ParallelSize, Share, SplitMode, TensorOverrides, TensorParallel, TensorSplit, Tokens,
+    ParallelSize, Share, SpecTokens, SplitMode, TensorOverrides, TensorParallel, TensorSplit,
+    Tokens,
 };
 use crate::inputs::Attn;
 use crate::inputs::Batch;
@@ -1098,6 +1099,23 @@ pub static FIELDS: &[Field] = &[
         write: |s| {
             let t = s.infer.vllm.mamba_ssm_cache_dtype;
             (t != MambaDtype::Auto).then(|| t.key().to_string())
+        },
+    },
+    Field {
+        key: Key::NumSpeculativeTokens,
+        kind: FieldKind::Count { min: SpecTokens::MIN as u64, max: SpecTokens::MAX as u64 },
+        group: Group::Engine,
+        tasks: Tasks::Infer,
+        label: "num_speculative_tokens (MTP)",
+        help: "Multi-token prediction: --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":K}'. The checkpoint's MTP layer is loaded as the drafter, its attention joins the cache, and each Gated DeltaNet state keeps K more convolution steps and K more blocks a request; 0: off.",
+        implied: |_| "0".into(),
+        apply: |d, v| {
+            d.infer.vllm.num_speculative_tokens = count(v, SpecTokens::MIN, SpecTokens::MAX, SpecTokens::new)?;
+            Ok(())
+        },
+        write: |s| {
+            let k = s.infer.vllm.num_speculative_tokens.get();
+            (k > 0).then(|| k.to_string())
         },
     },
     Field {

@@ -100,6 +100,7 @@ keys! {
     EnablePrefixCaching = "enable_prefix_caching",
     MambaCacheDtype = "mamba_cache_dtype",
     MambaSsmCacheDtype = "mamba_ssm_cache_dtype",
+    NumSpeculativeTokens = "num_speculative_tokens",
     CpuOffloadGb = "cpu_offload_gb",
     NParallel = "n_parallel",
     NBatch = "n_batch",

@@ -208,6 +208,12 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
             p.kv.state_groups, p.kv.block_size
         ));
     }
+    let k = inf.vllm.num_speculative_tokens.get();
+    if k > 0 {
+        out.push(format!(
+            "MTP speculative decoding ({k} draft tokens): the checkpoint's MTP layer is loaded as the drafter (sharing the embedding and the head) with its attention in the key/value pool, and each Gated DeltaNet state keeps {k} more convolution steps and {k} more blocks a request; the drafter's CUDA graphs and its forward in the profiling run are not sized"
+        ));
+    }
     if let (false, Some(len)) = (pool.fits, pool.estimated_max_len) {
         out.push(format!(
             "vLLM refuses to start: one request of {} tokens needs more key/value cache than the pool holds; the longest that fits is {len} tokens",

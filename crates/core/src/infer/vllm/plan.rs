@@ -83,6 +83,10 @@ pub enum VllmError {
         layers: u32,
         pipeline_parallel_size: u32,
     },
+    /// MTP speculative decoding on a model whose drafter vramfit does not
+    /// size, or over pipeline stages (the drafter keeps its own embedding
+    /// there, `v1/worker/gpu/spec_decode/eagle/utils.py:59-62`).
+    MtpNotModelled,
 }
 
 impl fmt::Display for VllmError {
@@ -108,6 +112,10 @@ impl fmt::Display for VllmError {
             } => write!(
                 f,
                 "pipeline_parallel_size ({pipeline_parallel_size}) is more than the model's {layers} layers: a stage would hold none"
+            ),
+            VllmError::MtpNotModelled => write!(
+                f,
+                "vLLM's MTP speculative decoding is modelled for Qwen3.5 / 3.6 (their one MTP layer as the drafter) on one pipeline stage: this model's drafter, or the drafter over pipeline stages, is not modelled yet"
             ),
         }
     }
@@ -288,6 +296,14 @@ impl KvLayout {
             LayerAttention::Latent(_) => (u128::from(g.latent_width()), false),
         };
         let layers = u128::from(g.layers).max(1);
+        // MTP: the drafter's attention layers, alike the target's full
+        // ones (`is_draft` is not compared), join their bucket
+        // (`v1/kv_cache_interface.py:215`, `v1/worker/gpu/attn_utils.py:138-155`).
+        let draft = if inf.vllm.num_speculative_tokens.get() > 0 {
+            u128::from(mtp_layers(a))
+        } else {
+            0
+        };
         let state = StatePage::of(a, inf);
         let linear = state.map_or(0, |st| st.layers).min(layers);
         let sliding = if can_slide && g.window > 0 {
@@ -298,7 +314,7 @@ impl KvLayout {
         // A hybrid's layers are full attention and Gated DeltaNet (no
         // family has windows beside them): the second kind is the states.
         let (full_groups, other_groups, layers_per_group) =
-            groups(layers - sliding - linear, sliding + linear);
+            groups(layers - sliding - linear + draft, sliding + linear);
         let (sliding_groups, state_groups) = if linear > 0 {
             (0, other_groups)
         } else {
@@ -312,8 +328,8 @@ impl KvLayout {
             ),
             Some(_) | None => (bs, 0),
         };
-        let all = u128::from(a.layers).max(1);
-        let share = (layers_per_group * u128::from(stage.layers())).div_ceil(all);
+        let all = (u128::from(a.layers) + draft).max(1);
+        let share = (layers_per_group * (u128::from(stage.layers()) + draft)).div_ceil(all);
         let pp = inf.vllm.pipeline_parallel_size.get();
         KvLayout {
             block_size,
@@ -452,6 +468,9 @@ struct StatePage {
     layers: u128,
     /// Bytes of one request's convolution and recurrent state on one rank.
     bytes: u128,
+    /// MTP's draft tokens: as many more state blocks a request
+    /// (`MambaSpec.num_speculative_blocks`, `layers/mamba/abstract.py:72-91`).
+    speculative: u128,
 }
 
 /// The smallest kernel block vLLM's CUDA attention backends take
@@ -479,7 +498,10 @@ impl StatePage {
             .bytes()
             .unwrap_or_else(|| u128::from(model_dtype(inf)));
         let (conv, _) = a.linear_widths();
-        let steps = u128::from(a.linear_conv.saturating_sub(1));
+        // MTP: `conv_kernel_size - 1 + num_spec` steps
+        // (`layers/mamba/mamba_utils.py:272-293`).
+        let spec = u128::from(v.num_speculative_tokens.get());
+        let steps = u128::from(a.linear_conv.saturating_sub(1)) + spec;
         let heads = u128::from(a.linear_v_heads).div_ceil(tp);
         let config = if rule.ssm_fp32 { 4 } else { dt };
         let ssm = v.mamba_ssm_cache_dtype.bytes().unwrap_or(config);
@@ -488,6 +510,7 @@ impl StatePage {
         Some(StatePage {
             layers: u128::from(a.linear_layers),
             bytes,
+            speculative: spec,
         })
     }
 
@@ -511,7 +534,7 @@ impl StatePage {
         let kernel = crate::infer::lcm(bs.max(KERNEL_BLOCK), align);
         let raised = kernel * self.bytes.div_ceil(kernel * token.max(1));
         let raised = raised.div_ceil(KERNEL_BLOCK) * KERNEL_BLOCK;
-        (bs.max(raised), blocks)
+        (bs.max(raised), blocks + self.speculative)
     }
 }
 
@@ -649,6 +672,9 @@ pub fn plan_on(
             heads: a.heads,
             tensor_parallel_size: ranks.tp,
         });
+    }
+    if v.num_speculative_tokens.get() > 0 && (mtp_layers(a) == 0 || ranks.pp > 1) {
+        return Err(VllmError::MtpNotModelled);
     }
     if ranks.pp > a.layers.max(1) {
         return Err(VllmError::StagesAboveLayers {
@@ -813,11 +839,18 @@ impl Costs {
         } else {
             2 * grain(t * d.hidden * d.dt)
         };
+        // MTP: the drafter's persistent `hidden_states` of
+        // `max_num_batched_tokens` rows (`v1/worker/gpu/spec_decode/`).
+        let drafter = if inf.vllm.num_speculative_tokens.get() > 0 {
+            grain(t * d.hidden * d.dt)
+        } else {
+            0
+        };
         let resident = parts.stage(a, stage);
         let host = offloaded(inf, parts.stage_layers(a, stage));
         Costs {
             weights: resident - host,
-            runner: d.runner(t, s) + received,
+            runner: d.runner(t, s) + received + drafter,
             activation,
             cudagraphs,
             host,
@@ -854,6 +887,12 @@ struct Parts {
     embedding: u128,
     /// The rotary cache, on every stage.
     rope: u128,
+    /// MTP's drafter (0: off): its `fc` (`2h → h`, column-parallel, in the
+    /// weights' format), three norms and its layers, each a full-attention
+    /// decoder layer split as the target's (`models/qwen3_5_mtp.py:82-141`,
+    /// `qwen3_5.py:132-210`); the embedding and the head are the target's
+    /// (`v1/worker/gpu/spec_decode/eagle/utils.py:45-119`).
+    mtp: u128,
 }
 
 impl Parts {
@@ -868,7 +907,10 @@ impl Parts {
             after: 0,
             embedding: 0,
             rope: rope_cache(a, dt),
+            mtp: 0,
         };
+        // One full-attention layer's bytes, the drafter's layer.
+        let mut attention_layer = 0;
         a.for_each_tensor(|at, t| {
             let padded = format
                 .experts_only()
@@ -903,10 +945,27 @@ impl Parts {
                         p.embedding += b;
                     }
                 }
-                Place::Layers { count } => p.layers += u128::from(count) * b,
+                Place::Layers { count } => {
+                    p.layers += u128::from(count) * b;
+                    if !delta_net_tensor(t) {
+                        attention_layer += b;
+                    }
+                }
                 Place::After => p.after += b,
             }
         });
+        let drafters = u128::from(mtp_layers(a));
+        if inf.vllm.num_speculative_tokens.get() > 0 && drafters > 0 {
+            let h = u128::from(a.hidden);
+            let rows = h.div_ceil(u128::from(ranks.tp));
+            let fc = if format.quantized() {
+                let (packed, state) = format.linear_bytes(1, rows, 2 * h, opts, Holder::Vllm);
+                grain(packed) + grain(state)
+            } else {
+                grain(rows * 2 * h * dt)
+            };
+            p.mtp = fc + 3 * grain(h * dt) + drafters * (attention_layer + 4 * GRAIN);
+        }
         p
     }
 
@@ -933,8 +992,31 @@ impl Parts {
         } else {
             0
         };
-        before + self.stage_layers(a, stage) + after + tied + self.rope
+        before + self.stage_layers(a, stage) + after + tied + self.rope + self.mtp
     }
+}
+
+/// The MTP layers vLLM's drafter builds for `a` (0: a drafter not
+/// modelled).
+fn mtp_layers(a: &Architecture) -> u32 {
+    a.family.spec().linear.map_or(0, |l| l.mtp_layers)
+}
+
+/// Whether `t`, a decoder layer's tensor, is a Gated DeltaNet's (which an
+/// MTP layer, full attention, does not have).
+fn delta_net_tensor(t: &ParamTensor) -> bool {
+    matches!(
+        t.module,
+        Some(
+            ModuleName::InProjQkv
+                | ModuleName::InProjZ
+                | ModuleName::InProjB
+                | ModuleName::InProjA
+                | ModuleName::OutProj
+                | ModuleName::InProjQkvz
+                | ModuleName::InProjBa
+        )
+    ) || matches!(t.name, "conv1d" | "dt_bias" | "A_log" | "linear_attn.norm")
 }
 
 /// Round `b` up to the allocator's grain.
