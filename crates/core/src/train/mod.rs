@@ -271,7 +271,7 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
     e.caveats
         .extend(s.arch.and_then(|a| a.layer_order_caveat()));
     e.caveats
-        .extend(s.arch.and_then(|a| unquantized_experts(a, &s.train)));
+        .extend(s.arch.and_then(|a| unquantized_experts(a, s.train)));
     e.host_bytes = host_bytes;
     e.pageable_bytes = pageable_bytes;
     e.host_terms = host_terms;
