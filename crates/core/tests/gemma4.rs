@@ -353,7 +353,15 @@ fn mlx_caches_the_layers_with_their_own_keys() {
         };
         want += at.copies() * bytes;
     });
-    assert_eq!(mlx_weights(&moe, Some(4), 64, 2), want);
+    assert_eq!(
+        mlx_weights(
+            &moe,
+            vramfit_core::infer::run::MlxWeights::Q4.quant(),
+            64,
+            2
+        ),
+        want
+    );
     let router = 30u128 * 128 * 2816;
     assert!(want > router / 2);
 }

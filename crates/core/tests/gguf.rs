@@ -1014,3 +1014,64 @@ fn a_glm4moe_header_has_its_layers_without_the_mtp_block() {
     };
     assert_eq!(a, want);
 }
+
+/// MLX's quantization modes (`mlx_lm.convert --q-mode`, mlx-lm d78bf58e):
+/// the weights `quantize_model` leaves in each mode on shrunk Qwen3-8B,
+/// Llama 3.1 8B, Qwen3-30B-A3B, Qwen3.6-35B-A3B and gpt-oss-20b configs,
+/// measured with mlx-cpu 0.32.4 (`tests/fixtures/mlx_modes_rows.jsonl`,
+/// `scripts/measure/mlx/modes.py`), to the byte: MXFP4 and MXFP8 in
+/// groups of 32, NVFP4 in groups of 16, each group one `uint8` scale; the
+/// routers' and shared experts' gates at 8 bits in groups of 64, affine,
+/// whatever the mode; `affine` (4 bits, groups of 64) as `4bit`.
+#[test]
+fn mlx_modes_as_measured() {
+    use serde_json::Value;
+    use vramfit_core::infer::local::estimate::mlx_weights;
+    use vramfit_core::infer::run::MlxWeights;
+    fn merge(base: &mut Value, over: &Value) {
+        if let (Some(b), Some(o)) = (base.as_object_mut(), over.as_object()) {
+            for (k, v) in o {
+                match b.get_mut(k) {
+                    Some(slot) if slot.is_object() && v.is_object() => merge(slot, v),
+                    _ => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+    }
+    let text = String::from_utf8(common::fixture_bytes("mlx_modes_rows.jsonl")).expect("utf-8");
+    let (mut rows, mut wrong) = (0, Vec::new());
+    for line in text.lines() {
+        let r: Value = serde_json::from_str(line).expect("row");
+        let name = r["config"]
+            .as_str()
+            .expect("config")
+            .trim_end_matches(".json");
+        let mut config: Value =
+            serde_json::from_str(&common::hf_fixture(name)).expect("config json");
+        merge(&mut config, &r["override"]);
+        // A shrunk hybrid's layers follow its interval (mlx-lm builds them
+        // from `full_attention_interval`), not the published list.
+        if let Some(text) = config.get_mut("text_config").and_then(Value::as_object_mut) {
+            text.remove("layer_types");
+        }
+        let a = vramfit_core::model::hf_config::read(&config.to_string())
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .arch;
+        let weights = match r["mode"].as_str().expect("mode") {
+            "affine" => MlxWeights::Q4,
+            mode => MlxWeights::from_key(mode).expect("a mode vramfit reads"),
+        };
+        let (got, want) = (
+            mlx_weights(&a, weights.quant(), 64, 2),
+            u128::from(r["weights_bytes"].as_u64().expect("bytes")),
+        );
+        if got != want {
+            wrong.push(format!("{name} {weights:?}: {got} for {want}"));
+        }
+        rows += 1;
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert_eq!(rows, 20);
+}

@@ -139,20 +139,47 @@ choice_enum! {
         Q4 = "4bit", "4-bit",
         Q3 = "3bit", "3-bit",
         Q2 = "2bit", "2-bit",
+        Mxfp8 = "mxfp8", "MXFP8 (8-bit floats, a shared scale per 32)",
+        Mxfp4 = "mxfp4", "MXFP4 (4-bit floats, a shared scale per 32)",
+        Nvfp4 = "nvfp4", "NVFP4 (4-bit floats, a scale per 16)",
     }
 }
 
+/// How `mlx_lm.convert -q` stores a quantized matrix: bits per weight,
+/// the group (`None`: `q_group_size`), and per group either a scale and a
+/// bias in the model's dtype (`affine`) or one 8-bit scale (the
+/// microscaling modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MlxQuant {
+    pub bits: u32,
+    pub group: Option<u32>,
+    pub affine: bool,
+}
+
 impl MlxWeights {
-    /// Bits per quantized weight (`None`: 16-bit).
-    pub const fn bits(self) -> Option<u32> {
-        match self {
-            MlxWeights::Bf16 | MlxWeights::Fp16 => None,
-            MlxWeights::Q8 => Some(8),
-            MlxWeights::Q6 => Some(6),
-            MlxWeights::Q4 => Some(4),
-            MlxWeights::Q3 => Some(3),
-            MlxWeights::Q2 => Some(2),
-        }
+    /// Its quantization (`None`: 16-bit). The microscaling modes take
+    /// their mode's group and bits (`--q-mode`, `mlx_lm/utils.py:
+    /// quantize_model`, `defaults_for_mode`: mxfp4 32 and 4, nvfp4 16 and
+    /// 4, mxfp8 32 and 8), which `mx.quantize` requires; their scales are
+    /// `uint8`, without biases. Measured: mlx-cpu 0.32.4
+    /// (`scripts/measure/mlx/modes.py`, `modes_rows.jsonl`).
+    pub const fn quant(self) -> Option<MlxQuant> {
+        let (bits, group) = match self {
+            MlxWeights::Bf16 | MlxWeights::Fp16 => return None,
+            MlxWeights::Q8 => (8, None),
+            MlxWeights::Q6 => (6, None),
+            MlxWeights::Q4 => (4, None),
+            MlxWeights::Q3 => (3, None),
+            MlxWeights::Q2 => (2, None),
+            MlxWeights::Mxfp8 => (8, Some(32)),
+            MlxWeights::Mxfp4 => (4, Some(32)),
+            MlxWeights::Nvfp4 => (4, Some(16)),
+        };
+        Some(MlxQuant {
+            bits,
+            group,
+            affine: group.is_none(),
+        })
     }
 }
 

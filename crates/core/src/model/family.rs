@@ -310,9 +310,10 @@ pub struct Moe {
     /// `enable_moe_block`): with `experts` 0 every layer is dense.
     pub optional: bool,
     /// mlx-lm quantizes the router (and a shared expert's gate) at 8 bits
-    /// in groups of 64 whatever the model's bits (Gemma 4:
+    /// in groups of 64, affine, whatever the model's bits or mode (Gemma 4:
     /// `gemma4_text.py` `quant_predicate`, `router.proj`; Qwen3-Next and
-    /// Qwen3.5-MoE: `mlp.gate`, `shared_expert_gate`).
+    /// Qwen3.5-MoE: `mlp.gate`, `shared_expert_gate`; Qwen3-MoE:
+    /// `mlp.gate`; gpt-oss: `router`). Measured: `mlx_modes_rows.jsonl`.
     pub mlx_router_8bit: bool,
     /// The sigmoid router's `e_score_correction_bias` is made fp32
     /// whatever the model's dtype (GLM-4.5: `nn.Buffer(torch.zeros(n,
@@ -858,7 +859,8 @@ const GPT_OSS: Spec = Spec {
         aux_loss: true,
         dense_beside: false,
         optional: false,
-        mlx_router_8bit: false,
+        // `gpt_oss.py: quant_predicate` (`router`).
+        mlx_router_8bit: true,
         correction_fp32: false,
         shared_first: false,
     }),
@@ -1107,6 +1109,8 @@ impl Family {
                 moe: Some(Moe {
                     router_first: false,
                     weights_in_logits_dtype: true,
+                    // `qwen3_moe.py: quant_predicate` (`mlp.gate`).
+                    mlx_router_8bit: true,
                     ..MOE
                 }),
                 legacy: QWEN3_MOE_LEGACY,

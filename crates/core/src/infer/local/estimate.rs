@@ -10,7 +10,7 @@ use super::{
     LocalModel, MlaKeys, Plan, BUILD, MAX_DEVICES,
 };
 use crate::error::EstimateError;
-use crate::infer::run::{Engine, Flash, Inference, MaxLen, SplitMode};
+use crate::infer::run::{Engine, Flash, Inference, MaxLen, MlxQuant, SplitMode};
 use crate::inputs::Overhead;
 use crate::model::gguf::Recipe;
 use crate::model::{Architecture, ModuleName, Role};
@@ -448,7 +448,7 @@ fn report(
 /// Qwen3.5-MoE: the router and the shared expert's gate at 8 bits;
 /// Qwen3.5: `A_log` kept in fp32. Measured: mlx-cpu 0.32.4, mlx-lm
 /// d78bf58e (`scripts/measure/mlx/hybrid_rows.jsonl`, `check.py`).
-pub fn mlx_weights(a: &Architecture, bits: Option<u32>, group: u64, dt: u128) -> u128 {
+pub fn mlx_weights(a: &Architecture, quant: Option<MlxQuant>, group: u64, dt: u128) -> u128 {
     let spec = a.family.spec();
     let router_8bit = spec.moe.is_some_and(|m| m.mlx_router_8bit);
     let mut total = if spec.layer_scalar {
@@ -465,15 +465,23 @@ pub fn mlx_weights(a: &Architecture, bits: Option<u32>, group: u64, dt: u128) ->
         }
         // `nn.Conv1d` has no `to_quantized`: the Gated DeltaNet's
         // convolution stays in the dtype.
-        let matrix = t.cols > 1 && !matches!(t.role, Role::Norm) && !t.conv;
+        // gpt-oss's expert biases (`[E, out]`, no module) are vectors to
+        // mlx-lm (`SwitchLinear`'s `bias`), kept in the dtype.
+        let expert_bias = t.role == Role::Expert && t.module.is_none();
+        let matrix = t.cols > 1 && !matches!(t.role, Role::Norm) && !t.conv && !expert_bias;
         let gate = t.role == Role::Router || t.module == Some(ModuleName::SharedExpertGate);
-        let (b, g) = match bits {
-            Some(_) if router_8bit && gate => (Some(8), 64),
-            other => (other, group),
+        // The gates' predicate gives 8 bits in groups of 64 with no mode:
+        // affine whatever the model's mode (measured, `modes_rows.jsonl`).
+        let (b, g, affine) = match quant {
+            Some(_) if router_8bit && gate => (Some(8), 64, true),
+            Some(q) => (Some(q.bits), q.group.map_or(group, u64::from), q.affine),
+            None => (None, group, true),
         };
+        // A group's scale and bias in the dtype, or one 8-bit scale.
+        let per_group = if affine { 2 * dt } else { 1 };
         let q = match b {
-            Some(b) if matrix && group > 0 && t.cols.is_multiple_of(group) => {
-                n * u128::from(b) / 8 + n / u128::from(g) * 2 * dt
+            Some(b) if matrix && g > 0 && t.cols.is_multiple_of(g) => {
+                n * u128::from(b) / 8 + n / u128::from(g) * per_group
             }
             Some(_) | None => n * dt,
         };
@@ -503,7 +511,7 @@ pub fn mlx_estimate(a: &Architecture, inf: &Inference) -> Result<Estimate, Estim
     let r = mlx(a, &s).map_err(|e| EstimateError::Engine(e.to_string()))?;
     let w = mlx_weights(
         a,
-        inf.mlx_weights.bits(),
+        inf.mlx_weights.quant(),
         u64::from(m.q_group_size.get()),
         dt,
     );

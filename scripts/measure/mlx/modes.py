@@ -1,0 +1,62 @@
+"""The weights mlx_lm.convert writes for a model quantized in one of MLX's modes
+(`--q-mode affine|mxfp4|nvfp4|mxfp8`, the mode's default group and bits:
+`mlx_lm/utils.py: quantize_model`, `defaults_for_mode`), byte for byte: the model
+class mlx-lm picks for the config, shrunk, its floating weights cast to bf16 (but
+what `cast_predicate` keeps), then `quantize_model` with the model's own
+`quant_predicate`; every parameter's `nbytes` summed.
+
+mlx-cpu 0.32.4 (PyPI), mlx-lm d78bf58e (installed from its source archive).
+
+  ~/.mlx-venv/bin/python modes.py CONFIG.json MODE [OVERRIDES_JSON]
+
+prints one JSON line (the per-tensor dtypes and shapes of one layer with it under
+"layer0").
+"""
+import json
+import sys
+
+import mlx.core as mx
+from mlx.utils import tree_flatten
+from mlx_lm.utils import _get_classes, quantize_model
+
+
+def merge(base, over):
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            merge(base[k], v)
+        else:
+            base[k] = v
+    return base
+
+
+def main():
+    path, mode = sys.argv[1], sys.argv[2]
+    over = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+    config = merge(json.load(open(path)), over)
+    model_class, args_class = _get_classes(config)
+    model = model_class(args_class.from_dict(config))
+    cast = getattr(model, "cast_predicate", lambda _: True)
+    weights = dict(tree_flatten(model.parameters()))
+    weights = {
+        k: v.astype(mx.bfloat16) if cast(k) and mx.issubdtype(v.dtype, mx.floating) else v
+        for k, v in weights.items()
+    }
+    model.load_weights(list(weights.items()))
+    if mode != "bf16":
+        model, qconfig = quantize_model(model, config, None, None, mode=mode)
+    mx.eval(model.parameters())
+    params = tree_flatten(model.parameters())
+    layer0 = {k: [str(v.dtype), list(v.shape)] for k, v in params if ".layers.0." in k}
+    print(json.dumps({
+        "config": path.rsplit("/", 1)[-1],
+        "override": over,
+        "mode": mode,
+        "weights_bytes": sum(v.nbytes for _, v in params),
+        "layer0": layer0,
+        "mlx": mx.__version__,
+        "mlx_lm": "d78bf58e",
+    }))
+
+
+if __name__ == "__main__":
+    main()
