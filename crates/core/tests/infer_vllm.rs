@@ -1322,10 +1322,19 @@ fn r28_hybrid_pool_as_published() {
 ///   is 17 pages of 1,638,400 bytes; a request 164 blocks and 2 + 3 of
 ///   each of 3 state groups: 179. The printed 11.05 GiB holds 425 or 426
 ///   blocks within its rounding; 426 / 179 × 262,144 = 623,873.
-/// - club-3090 #584 and PRs #44, #127, tensor parallelism 4: "Setting
-///   attention block size to 1600 tokens", "Padding mamba page size by
-///   0.25%" (817,152 of 819,200), "Available KV cache memory: 15.72 GiB",
-///   "GPU KV cache size: 1,774,963 tokens": 1,212 blocks of 17 × 819,200.
+/// - club-3090 PRs #44, #127, tensor parallelism 4 (their arguments as
+///   above): "Setting attention block size to 1600 tokens", "Padding mamba
+///   page size by 0.25%" (817,152 of 819,200); and #584, on four 3090s
+///   (vLLM 0.24.0, its arguments not in the published excerpt: taken as
+///   that shipped configuration, which the count bears out): "Available KV
+///   cache memory: 15.72 GiB", "GPU KV cache size: 1,774,963 tokens":
+///   1,212 blocks of 17 × 819,200.
+///
+/// Not held: club-3090 #142 (0.20.2rc1, its speculative settings cut off
+/// in the excerpt), "11.08 GiB" and "623,873 tokens", one block fewer
+/// than this reading gives (427). The published lines, with their
+/// sources: `scripts/measure/vllm/mtp_logs.md`; the rules as read in the
+/// 0.33.0 wheel: `mtp_rules.md`.
 ///
 /// Without MTP the same GPUs would hold 1,568-token blocks of 16 pages and
 /// 174 blocks a request (R28).
