@@ -57,6 +57,9 @@ pub struct ParamTensor {
     /// A convolution's kernel (`nn.Conv1d`, the Gated DeltaNet's
     /// `conv1d`): not a matrix mlx-lm quantizes (no `to_quantized`).
     pub conv: bool,
+    /// A Gated DeltaNet layer's own tensor (its projections, convolution,
+    /// decay and gated norm), which its full-attention layers do not have.
+    pub recurrent: bool,
 }
 
 impl ParamTensor {
@@ -73,6 +76,7 @@ impl ParamTensor {
             module: None,
             fp32_stored: false,
             conv: false,
+            recurrent: false,
         }
     }
 
@@ -108,6 +112,7 @@ impl ParamTensor {
             module: Some(m.name),
             fp32_stored: false,
             conv: false,
+            recurrent: false,
         }
     }
 
@@ -518,6 +523,12 @@ impl Architecture {
     fn delta_net_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
         let Some(rule) = self.family.spec().linear else {
             return;
+        };
+        let mut put = |t: ParamTensor| {
+            put(ParamTensor {
+                recurrent: true,
+                ..t
+            })
         };
         let h = u64::from(self.hidden);
         let (conv, value) = self.linear_widths();

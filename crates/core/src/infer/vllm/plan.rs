@@ -947,7 +947,7 @@ impl Parts {
                 }
                 Place::Layers { count } => {
                     p.layers += u128::from(count) * b;
-                    if !delta_net_tensor(t) {
+                    if !t.recurrent {
                         attention_layer += b;
                     }
                 }
@@ -1000,23 +1000,6 @@ impl Parts {
 /// modelled).
 fn mtp_layers(a: &Architecture) -> u32 {
     a.family.spec().linear.map_or(0, |l| l.mtp_layers)
-}
-
-/// Whether `t`, a decoder layer's tensor, is a Gated DeltaNet's (which an
-/// MTP layer, full attention, does not have).
-fn delta_net_tensor(t: &ParamTensor) -> bool {
-    matches!(
-        t.module,
-        Some(
-            ModuleName::InProjQkv
-                | ModuleName::InProjZ
-                | ModuleName::InProjB
-                | ModuleName::InProjA
-                | ModuleName::OutProj
-                | ModuleName::InProjQkvz
-                | ModuleName::InProjBa
-        )
-    ) || matches!(t.name, "conv1d" | "dt_bias" | "A_log" | "linear_attn.norm")
 }
 
 /// Round `b` up to the allocator's grain.

@@ -574,8 +574,7 @@ fn delta_net(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
 /// in an MoE layer, where a dense MLP's names are the shared expert's).
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
     let (rows, cols) = (t.rows, t.cols);
-    let linear_layers = a.family.spec().linear.is_some();
-    if (linear_layers && delta_net(a, t, out)) || (t.module.is_none() && gemma4(t, out)) {
+    if (t.recurrent && delta_net(a, t, out)) || (t.module.is_none() && gemma4(t, out)) {
         return;
     }
     match t.role {
