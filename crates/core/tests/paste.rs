@@ -294,6 +294,11 @@ fn each_programs_flags_read_to_their_keys() {
         1,
     );
     check(
+        "mlx_lm.generate --model mlx-community/Qwen3-8B-MXFP4 --prompt hi",
+        "task=infer&model=qwen3-8b&engine=mlx&weights=mxfp4",
+        1,
+    );
+    check(
         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True accelerate launch --num_processes 2 train.py --model_name_or_path Qwen/Qwen2.5-7B --per_device_train_batch_size 4 --gradient_checkpointing --bf16 --torch_dtype bfloat16 --use_peft --lora_target_modules all-linear --max_length 2048 --learning_rate 2e-4",
         "task=train&model=qwen2.5-7b&dtype=bf16_autocast&batch=4&seq=2048&grad_ckpt=true&lora_r=16&lora_targets=all&gpus=2&expandable_segments=true",
         1,

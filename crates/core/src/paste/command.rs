@@ -636,7 +636,12 @@ fn model(name: &str, prog: Program, c: &mut Collector) {
             }
         }
         Program::Mlx => {
-            for w in ["8bit", "6bit", "4bit", "3bit", "2bit", "bf16", "fp16"] {
+            // A name's last word (`Qwen3-8B-4bit`, `Qwen3-8B-mxfp4`); a
+            // mixed conversion (`gpt-oss-20b-MXFP4-Q8`) ends otherwise.
+            let words = [
+                "8bit", "6bit", "4bit", "3bit", "2bit", "bf16", "fp16", "mxfp8", "mxfp4", "nvfp4",
+            ];
+            for w in words {
                 if lower.ends_with(&format!("-{w}")) {
                     c.set(Key::Weights, w, name);
                 }
