@@ -119,12 +119,14 @@
 //   hybrids (R29: the key, the drafter's weights, its cache group and
 //   state blocks, the refusal, the caveat, `--speculative-config` read in
 //   a paste) and a quantized base's unquantized experts said.
+// - 2026-11-30, 465.0 -> 465.4 KB: MLX's microscaling modes (three
+//   weights options, their quantization rule, the paste's names).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 465);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 466);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
