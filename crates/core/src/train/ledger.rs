@@ -308,6 +308,9 @@ struct Ledger<'a> {
     one_chunk_less: u64,
     sequence_less: u64,
     lora_forward: u64,
+    /// Bytes per token saved so far (what [`Ledger::saved_bytes`] would
+    /// sum from the start, kept as tensors are saved).
+    saved_now: u64,
     /// Tensors alive at a linear layer's call beside what is saved (by
     /// id): the residual stream and the MLP's input around the MLP.
     alive: u128,
@@ -505,6 +508,7 @@ impl<'a> Ledger<'a> {
             one_chunk_less: 0,
             sequence_less: 0,
             lora_forward: 0,
+            saved_now: 0,
             alive: 0,
             pending: 0,
         }
@@ -544,7 +548,11 @@ impl<'a> Ledger<'a> {
     }
 
     fn save(&mut self, id: Id) {
-        self.ts[id].saved = true;
+        let t = &mut self.ts[id];
+        if !t.saved {
+            self.saved_now += t.width * u64::from(t.dt);
+        }
+        t.saved = true;
     }
 
     fn rg(&self, id: Id) -> bool {
@@ -557,12 +565,15 @@ impl<'a> Ledger<'a> {
 
     /// Bytes per token of the tensors alive and not saved.
     fn alive_bytes(&self) -> u64 {
-        self.ts[..self.len]
-            .iter()
-            .enumerate()
-            .filter(|(i, t)| self.alive & (1 << i) != 0 && !t.saved)
-            .map(|(_, t)| t.width * u64::from(t.dt))
-            .sum()
+        let (mut bits, mut sum) = (self.alive, 0);
+        while bits != 0 {
+            let t = &self.ts[bits.trailing_zeros() as usize];
+            if !t.saved {
+                sum += t.width * u64::from(t.dt);
+            }
+            bits &= bits - 1;
+        }
+        sum
     }
 
     /// Bytes per token saved by the tensors made since `from` (an earlier
@@ -752,7 +763,7 @@ impl<'a> Ledger<'a> {
             } else {
                 4
             };
-            let at = self.saved_bytes(0)
+            let at = self.saved_now
                 + self.alive_bytes()
                 + self.pending
                 + self.ts[out].width * self.dt(out)

@@ -336,12 +336,16 @@ fn forward(m: &Moments, start: TermSet, first_step: bool) -> (TermSet, TermSet) 
             T::ScoresTransient,
             T::ScoresMask,
         ]));
-        // Inside a Gated DeltaNet layer the final norm and the head have
-        // not run yet.
-        let linear = layer
-            .without(TermSet::of(&[T::Outer]))
-            .with(T::LinearForward);
-        m.highest(loss, &[gather, mlp, down, matmul, dora, attn, linear, head])
+        if m.p.terms.bytes(T::LinearForward) > 0 {
+            // Inside a Gated DeltaNet layer the final norm and the head
+            // have not run yet.
+            let linear = layer
+                .without(TermSet::of(&[T::Outer]))
+                .with(T::LinearForward);
+            m.highest(loss, &[gather, mlp, down, matmul, dora, attn, linear, head])
+        } else {
+            m.highest(loss, &[gather, mlp, down, matmul, dora, attn, head])
+        }
     } else {
         let layer = start.union(SAVED).union(TermSet::of(&[
             T::CopiesSaved,
@@ -516,8 +520,10 @@ fn backward(
     if p.recompute {
         let last = last_recompute(start);
         inside(m, last, false, |x, b| consider(Moment::Middle, x, b));
-        let adapter = lora_recompute(last, false);
-        consider(Moment::Middle, adapter, m.total(adapter));
+        if p.terms.bytes(T::RecomputeLora) > 0 {
+            let adapter = lora_recompute(last, false);
+            consider(Moment::Middle, adapter, m.total(adapter));
+        }
         // Its recompute at the expert loop's last expert (transformers 4),
         // before the layer's output exists.
         if p.terms.bytes(T::ExpertsLoopForward) > 0 {
@@ -532,7 +538,12 @@ fn backward(
     }
     let first = first_layer(p, late, micro);
     inside(m, first, true, |x, b| consider(Moment::End, x, b));
-    if p.recompute {
+    let lora_id = if p.first_own {
+        T::RecomputeLoraFirst
+    } else {
+        T::RecomputeLora
+    };
+    if p.recompute && p.terms.bytes(lora_id) > 0 {
         let adapter = lora_recompute(first, p.first_own);
         consider(Moment::End, adapter, m.total(adapter));
     }
