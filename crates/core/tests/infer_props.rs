@@ -150,6 +150,34 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// MTP's draft tokens never make a hybrid need less on vLLM (R29): the
+    /// drafter's weights, its cache page and the states' steps and blocks
+    /// only add; its pool still fills the budget the same way.
+    #[test]
+    fn more_draft_tokens_never_need_less(m in 0usize..2, ctx in 256u32..131072, k in 0u32..8, more in 1u32..4) {
+        let model = ["qwen3.6-27b", "qwen3.6-35b-a3b"][m];
+        let q = |k: u32| format!(
+            "task=infer&engine=vllm&model={model}&ctx={ctx}&gpu=h100-sxm-80&num_speculative_tokens={k}"
+        );
+        let needed = |k: u32| {
+            let s = decoded(&q(k)).expect("a query the codec takes");
+            let e = infer::estimate(&s.infer_run()).expect("an estimate");
+            let v = e.served.as_ref().expect("vLLM's figures").clone();
+            (e.needed(), v.weights_bytes)
+        };
+        let (n0, w0) = needed(k);
+        let (n1, w1) = needed(k + more);
+        prop_assert!(n1 >= n0, "{}: {n1:?} < {n0:?}", q(k + more));
+        prop_assert!(w1 >= w0);
+        if k == 0 {
+            prop_assert!(w1 > w0, "the drafter adds weights");
+        }
+    }
+}
+
 /// The context chart never falls, for each engine, where the attention
 /// needs no mask (see the next test for where it does).
 #[test]
