@@ -157,8 +157,8 @@ proptest! {
     /// drafter's weights, its cache page and the states' steps and blocks
     /// only add; its pool still fills the budget the same way.
     #[test]
-    fn more_draft_tokens_never_need_less(m in 0usize..2, ctx in 256u32..131072, k in 0u32..8, more in 1u32..4) {
-        let model = ["qwen3.6-27b", "qwen3.6-35b-a3b"][m];
+    fn more_draft_tokens_never_need_less(m in 0usize..3, ctx in 256u32..131072, k in 0u32..8, more in 1u32..4) {
+        let model = ["qwen3.6-27b", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b"][m];
         let q = |k: u32| format!(
             "task=infer&engine=vllm&model={model}&ctx={ctx}&gpu=h100-sxm-80&num_speculative_tokens={k}"
         );

@@ -1390,11 +1390,16 @@ fn r29_mtp_pool_as_published() {
     );
 }
 
-/// MTP on a model whose drafter vramfit does not size (Qwen3-Next's, a
-/// transformer's) is refused by name, never sized as no drafter.
+/// MTP on a model whose drafter vramfit does not size (a transformer's,
+/// DeepSeek's) is refused by name, never sized as no drafter; Qwen3-Next's
+/// is sized as Qwen3.5's (its drafter built alike, `qwen3_next_mtp.py`).
 #[test]
 fn r29_mtp_elsewhere_is_refused() {
-    for file in ["qwen3-next-80b-a3b.json", "llama3.1-8b.json"] {
+    let next = vllm(|i| {
+        i.vllm.num_speculative_tokens = SpecTokens::new(2).expect("k");
+    });
+    assert!(plan(&arch("qwen3-next-80b-a3b.json"), &next, Some(80 * GIB)).is_ok());
+    for file in ["llama3.1-8b.json", "deepseek-v2-lite.json"] {
         let i = vllm(|i| {
             i.vllm.num_speculative_tokens = SpecTokens::new(2).expect("k");
         });

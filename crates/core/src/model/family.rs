@@ -621,8 +621,8 @@ pub struct Linear {
     pub ssm_fp32: bool,
     /// The multi-token-prediction layers vLLM's MTP drafter builds
     /// (`mtp_num_hidden_layers`: 1 in every Qwen3.5 / 3.6 release, the
-    /// published configs; vLLM 0.33 `models/qwen3_5_mtp.py`); 0: a drafter
-    /// vramfit does not size (Qwen3-Next's `qwen3_next_mtp.py`).
+    /// published configs; vLLM 0.33 `models/qwen3_5_mtp.py`,
+    /// `qwen3_next_mtp.py`); 0: a drafter vramfit does not size.
     pub mtp_layers: u32,
 }
 
@@ -893,7 +893,11 @@ const QWEN3_NEXT: Spec = Spec {
         full_every: 4,
         mlx_a_log_fp32: false,
         ssm_fp32: false,
-        mtp_layers: 0,
+        // vLLM's `Qwen3NextMultiTokenPredictor` builds
+        // `num_nextn_predict_layers` (absent from the published config: 1)
+        // full-attention layers behind the same `fc` and norms
+        // (`models/qwen3_next_mtp.py:47-135`).
+        mtp_layers: 1,
     }),
     ..QWEN_HYBRID
 };

@@ -115,7 +115,7 @@ impl fmt::Display for VllmError {
             ),
             VllmError::MtpNotModelled => write!(
                 f,
-                "vLLM's MTP speculative decoding is modelled for Qwen3.5 / 3.6 (their one MTP layer as the drafter) on one pipeline stage: this model's drafter, or the drafter over pipeline stages, is not modelled yet"
+                "vLLM's MTP speculative decoding is modelled for the Gated DeltaNet hybrids (Qwen3.5 / 3.6, Qwen3-Next: their one MTP layer as the drafter) on one pipeline stage: this model's drafter, or the drafter over pipeline stages, is not modelled yet"
             ),
         }
     }
