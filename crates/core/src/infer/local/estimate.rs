@@ -434,20 +434,23 @@ fn report(
     Ok(r)
 }
 
-/// Bytes of `a`'s weights as `mlx_lm.convert` writes them: with `bits`,
-/// every linear layer and embedding whose input width is a multiple of
-/// the group (`mlx_lm/utils.py: quantize_model`, the class predicate
-/// `hasattr(m, "to_quantized") and m.weight.shape[-1] % group_size == 0`)
-/// holds `bits` per weight, packed in uint32, and a scale and a bias per
-/// group in the model's dtype (`mlx.core.quantize`); the rest (norms,
-/// biases, vectors) in the dtype.
+/// Bytes of `a`'s weights as `mlx_lm.convert` writes them: quantized
+/// (`quant`), every linear layer and embedding whose input width is a
+/// multiple of the group (`mlx_lm/utils.py: quantize_model`, the class
+/// predicate `hasattr(m, "to_quantized") and m.weight.shape[-1] %
+/// group_size == 0`) holds its bits per weight, packed in uint32, and per
+/// group a scale and a bias in the model's dtype (affine) or one 8-bit
+/// scale (mxfp4, nvfp4, mxfp8: `mlx.core.quantize`'s modes); the rest
+/// (norms, biases, vectors, gpt-oss's expert biases) in the dtype.
 ///
 /// Gemma 4 (`gemma4_text.py` at d78bf58e): the router at 8 bits in groups
 /// of 64 (`quant_predicate`), and each layer's `layer_scalar`, an array of
 /// one (a parameter in MLX, a buffer in transformers). Qwen3-Next and
 /// Qwen3.5-MoE: the router and the shared expert's gate at 8 bits;
-/// Qwen3.5: `A_log` kept in fp32. Measured: mlx-cpu 0.32.4, mlx-lm
-/// d78bf58e (`scripts/measure/mlx/hybrid_rows.jsonl`, `check.py`).
+/// Qwen3-MoE and gpt-oss: the router; Qwen3.5: `A_log` kept in fp32.
+/// Measured: mlx-cpu 0.32.4, mlx-lm d78bf58e
+/// (`scripts/measure/mlx/hybrid_rows.jsonl`, `check.py`; every mode:
+/// `modes_rows.jsonl`).
 pub fn mlx_weights(a: &Architecture, quant: Option<MlxQuant>, group: u64, dt: u128) -> u128 {
     let spec = a.family.spec();
     let router_8bit = spec.moe.is_some_and(|m| m.mlx_router_8bit);
