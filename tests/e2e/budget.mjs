@@ -121,7 +121,8 @@
 //   a paste) and a quantized base's unquantized experts said.
 // - 2026-11-30, 465.0 -> 465.4 KB: MLX's microscaling modes (three
 //   weights options, their quantization rule, the paste's names); 465.6
-//   KB with Qwen3-Next's MTP drafter and the refusal's wider words.
+//   KB with Qwen3-Next's MTP drafter and the refusal's wider words; 465.7
+//   KB with MTP refused next to its field.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
