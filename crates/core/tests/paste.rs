@@ -273,6 +273,14 @@ fn each_programs_flags_read_to_their_keys() {
         "task=infer&model=qwen3.6-27b&engine=vllm&num_speculative_tokens=2",
         0,
     );
+    // The engine's config line, where a log's non-default args are cut
+    // (club-3090 #642, vLLM 0.24.0, shortened): the fields with keys read,
+    // the rest counted once.
+    check(
+        "(EngineCore pid=104) INFO 07-07 19:59:32 [core.py:114] Initializing a V1 LLM engine (v0.24.0) with config: model='~/.cache/huggingface/qwen3.6-27b-autoround-int4', speculative_config=SpeculativeConfig(method='mtp', model='~/.cache/huggingface/qwen3.6-27b-autoround-int4', num_spec_tokens=3), skip_tokenizer_init=False, dtype=torch.float16, max_seq_len=262144, tensor_parallel_size=2, quantization=inc, enforce_eager=False, kv_cache_dtype=fp8_e5m2, enable_prefix_caching=True",
+        "task=infer&model=qwen3.6-27b&engine=vllm&ctx=262144&kv_dtype=fp8_e5m2&tensor_parallel_size=2&enable_prefix_caching=true&num_speculative_tokens=3",
+        2,
+    );
     check(
         r#"vllm serve Qwen/Qwen3.6-27B --speculative-config '{"method":"dflash","model":"z-lab/dflash","num_speculative_tokens":5}'"#,
         "task=infer&model=qwen3.6-27b&engine=vllm",

@@ -561,24 +561,8 @@ pub(crate) fn non_default_args(line: &str, c: &mut Collector) {
     };
     let body = line[open + 1..].trim_end();
     let body = body.strip_suffix('}').unwrap_or(body);
-    let (mut items, mut depth, mut quote, mut start) = (Vec::new(), 0i32, None, 0);
-    for (i, ch) in body.char_indices() {
-        match (quote, ch) {
-            (Some(q), ch) if ch == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(ch),
-            (None, '{' | '[' | '(') => depth += 1,
-            (None, '}' | ']' | ')') => depth -= 1,
-            (None, ',') if depth == 0 => {
-                items.push(&body[start..i]);
-                start = i + 1;
-            }
-            (None, _) => {}
-        }
-    }
-    items.push(&body[start..]);
     let mut words = Vec::new();
-    for item in items {
+    for item in top_level(body) {
         let Some((k, v)) = item.split_once(':') else {
             continue;
         };
@@ -601,6 +585,107 @@ pub(crate) fn non_default_args(line: &str, c: &mut Collector) {
         }
     }
     flags(&words, Program::Vllm, c);
+}
+
+/// The comma-separated items of a Python repr at its top level (commas
+/// inside brackets, parentheses or quotes kept).
+fn top_level(body: &str) -> Vec<&str> {
+    let (mut items, mut depth, mut quote, mut start) = (Vec::new(), 0i32, None, 0);
+    for (i, ch) in body.char_indices() {
+        match (quote, ch) {
+            (Some(q), ch) if ch == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(ch),
+            (None, '{' | '[' | '(') => depth += 1,
+            (None, '}' | ']' | ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                items.push(&body[start..i]);
+                start = i + 1;
+            }
+            (None, _) => {}
+        }
+    }
+    items.push(&body[start..]);
+    items
+}
+
+/// vLLM's `Initializing a V1 LLM engine (vX) with config: model='…',
+/// speculative_config=SpeculativeConfig(method='mtp', …,
+/// num_spec_tokens=K), …, max_seq_len=N, …` (`v1/engine/core.py`), which
+/// a log has where its non-default args are cut: the settings vramfit has
+/// keys for, read as their flags; the config's other fields (dozens, most
+/// at their defaults) counted once as not read.
+pub(crate) fn engine_config(line: &str, c: &mut Collector) {
+    let Some((_, body)) = line.split_once("with config: ") else {
+        return;
+    };
+    let (mut words, mut other) = (Vec::new(), 0);
+    for item in top_level(body) {
+        let Some((k, v)) = item.split_once('=') else {
+            other += 1;
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim().trim_matches(['\'', '"']));
+        let flag = match (k, v) {
+            ("model", _) => "--model",
+            ("max_seq_len", _) => "--max-model-len",
+            ("tensor_parallel_size", _) => "--tensor-parallel-size",
+            ("pipeline_parallel_size", _) => "--pipeline-parallel-size",
+            ("data_parallel_size", _) => "--data-parallel-size",
+            ("kv_cache_dtype", "auto") | ("quantization", "None") => continue,
+            ("kv_cache_dtype", _) => "--kv-cache-dtype",
+            ("quantization", _) => "--quantization",
+            ("enable_prefix_caching", "True") => {
+                words.push("--enable-prefix-caching".to_string());
+                continue;
+            }
+            ("enable_prefix_caching", _) => {
+                words.push("--no-enable-prefix-caching".to_string());
+                continue;
+            }
+            ("speculative_config", "None") => continue,
+            ("speculative_config", spec) => {
+                words.push("--speculative-config".to_string());
+                words.push(speculative_json(spec));
+                continue;
+            }
+            _ => {
+                other += 1;
+                continue;
+            }
+        };
+        words.push(flag.to_string());
+        words.push(v.to_string());
+    }
+    flags(&words, Program::Vllm, c);
+    if other > 0 {
+        c.unknown(format!(
+            "{other} other fields of vLLM's engine config (not read)"
+        ));
+    }
+}
+
+/// `SpeculativeConfig(method='mtp', model='…', num_spec_tokens=3)` as the
+/// `--speculative-config` JSON [`mtp_tokens`] reads.
+fn speculative_json(repr: &str) -> String {
+    let inner = repr
+        .trim_start_matches("SpeculativeConfig(")
+        .trim_end_matches(')');
+    let mut fields = Vec::new();
+    for item in top_level(inner) {
+        let Some((k, v)) = item.split_once('=') else {
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim().trim_matches(['\'', '"']));
+        match k {
+            "method" => fields.push(format!("\"method\":\"{v}\"")),
+            "num_spec_tokens" if is_number(v) => {
+                fields.push(format!("\"num_speculative_tokens\":{v}"));
+            }
+            _ => {}
+        }
+    }
+    format!("{{{}}}", fields.join(","))
 }
 
 fn is_number(w: &str) -> bool {

@@ -305,6 +305,8 @@ fn vllm(line: &str, c: &mut Collector) -> bool {
         );
     } else if line.contains("non-default args: {") {
         super::command::non_default_args(line, c);
+    } else if line.contains("LLM engine") && line.contains("with config: ") {
+        super::command::engine_config(line, c);
     } else {
         return false;
     }
