@@ -520,8 +520,7 @@ fn backward(
     if p.recompute {
         let last = last_recompute(start);
         inside(m, last, false, |x, b| consider(Moment::Middle, x, b));
-        if p.terms.bytes(T::RecomputeLora) > 0 {
-            let adapter = lora_recompute(last, false);
+        if let Some(adapter) = lora_recompute(p, last, false) {
             consider(Moment::Middle, adapter, m.total(adapter));
         }
         // Its recompute at the expert loop's last expert (transformers 4),
@@ -538,13 +537,7 @@ fn backward(
     }
     let first = first_layer(p, late, micro);
     inside(m, first, true, |x, b| consider(Moment::End, x, b));
-    let lora_id = if p.first_own {
-        T::RecomputeLoraFirst
-    } else {
-        T::RecomputeLora
-    };
-    if p.recompute && p.terms.bytes(lora_id) > 0 {
-        let adapter = lora_recompute(first, p.first_own);
+    if let Some(adapter) = lora_recompute(p, first, p.first_own).filter(|_| p.recompute) {
         consider(Moment::End, adapter, m.total(adapter));
     }
     if scores && p.recompute {
@@ -601,16 +594,18 @@ fn inside(m: &Moments, base: TermSet, first: bool, mut f: impl FnMut(TermSet, u1
 /// The chunks and scores of its token mixer, which runs before its MLP,
 /// are whole by then. Measured: shrunk Qwen3.5 with LoRA and
 /// checkpointing, whose backward peaks at layer 0's up_proj adapter
-/// (`hybrid_train_rows.jsonl`).
-fn lora_recompute(around: TermSet, first: bool) -> TermSet {
+/// (`hybrid_train_rows.jsonl`). `None` where no adapter is recomputed.
+fn lora_recompute(p: &Breakdown, around: TermSet, first: bool) -> Option<TermSet> {
     let (saved, lora) = if first {
         (T::RecomputeFirst, T::RecomputeLoraFirst)
     } else {
         (T::Recompute, T::RecomputeLora)
     };
-    around
-        .without(TermSet::of(&[saved, T::RecomputeOutput]))
-        .with(lora)
+    (p.terms.bytes(lora) > 0).then(|| {
+        around
+            .without(TermSet::of(&[saved, T::RecomputeOutput]))
+            .with(lora)
+    })
 }
 
 /// Under checkpointing, around the last layer's recompute and backward:
