@@ -281,6 +281,13 @@ fn each_programs_flags_read_to_their_keys() {
         "task=infer&model=qwen3.6-27b&engine=vllm&ctx=262144&kv_dtype=fp8_e5m2&tensor_parallel_size=2&enable_prefix_caching=true&num_speculative_tokens=3",
         2,
     );
+    // A config line cut inside its speculative config: listed, not read
+    // as one draft token.
+    check(
+        "INFO [core.py:114] Initializing a V1 LLM engine (v0.24.0) with config: model='Qwen/Qwen3.6-27B', speculative_config=SpeculativeConfig(method='mtp', model='Qwen/Qwen3.6-27B')",
+        "task=infer&model=qwen3.6-27b&engine=vllm",
+        1,
+    );
     check(
         r#"vllm serve Qwen/Qwen3.6-27B --speculative-config '{"method":"dflash","model":"z-lab/dflash","num_speculative_tokens":5}'"#,
         "task=infer&model=qwen3.6-27b&engine=vllm",

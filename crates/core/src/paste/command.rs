@@ -645,8 +645,12 @@ pub(crate) fn engine_config(line: &str, c: &mut Collector) {
             }
             ("speculative_config", "None") => continue,
             ("speculative_config", spec) => {
-                words.push("--speculative-config".to_string());
-                words.push(speculative_json(spec));
+                match speculative_json(spec) {
+                    Some(json) => words.extend(["--speculative-config".to_string(), json]),
+                    None => c.unknown(format!(
+                        "speculative_config={spec}: its method or draft tokens are not in the line (not read)"
+                    )),
+                }
                 continue;
             }
             _ => {
@@ -666,26 +670,29 @@ pub(crate) fn engine_config(line: &str, c: &mut Collector) {
 }
 
 /// `SpeculativeConfig(method='mtp', model='…', num_spec_tokens=3)` as the
-/// `--speculative-config` JSON [`mtp_tokens`] reads.
-fn speculative_json(repr: &str) -> String {
+/// `--speculative-config` JSON [`mtp_tokens`] reads; `None` when the
+/// method or the resolved draft tokens are missing (a cut line: never
+/// read as the CLI's default of one).
+fn speculative_json(repr: &str) -> Option<String> {
     let inner = repr
         .trim_start_matches("SpeculativeConfig(")
         .trim_end_matches(')');
-    let mut fields = Vec::new();
+    let (mut method, mut tokens) = (None, None);
     for item in top_level(inner) {
         let Some((k, v)) = item.split_once('=') else {
             continue;
         };
         let (k, v) = (k.trim(), v.trim().trim_matches(['\'', '"']));
         match k {
-            "method" => fields.push(format!("\"method\":\"{v}\"")),
-            "num_spec_tokens" if is_number(v) => {
-                fields.push(format!("\"num_speculative_tokens\":{v}"));
-            }
+            "method" => method = Some(v),
+            "num_spec_tokens" if is_number(v) => tokens = Some(v),
             _ => {}
         }
     }
-    format!("{{{}}}", fields.join(","))
+    Some(format!(
+        "{{\"method\":\"{}\",\"num_speculative_tokens\":{}}}",
+        method?, tokens?
+    ))
 }
 
 fn is_number(w: &str) -> bool {
