@@ -19,16 +19,9 @@ import mlx.nn as nn
 from mlx.utils import tree_flatten
 from mlx_lm.generate import generate_step
 from mlx_lm.models.cache import ArraysCache, KVCache, QuantizedKVCache, make_prompt_cache
-from mlx_lm.utils import _get_classes, quantize_model
+from mlx_lm.utils import quantize_model
 
-
-def merge(base, over):
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(base.get(k), dict):
-            merge(base[k], v)
-        else:
-            base[k] = v
-    return base
+from convert import bf16_model
 
 
 def main():
@@ -36,18 +29,9 @@ def main():
     bits = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] != "0" else None
     over = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
     kv_bits = int(sys.argv[6]) if len(sys.argv) > 6 else None
-    config = merge(json.load(open(path)), over)
-    model_class, args_class = _get_classes(config)
-    model = model_class(args_class.from_dict(config))
     # mlx_lm.convert: cast floating weights to the dtype, but what
     # cast_predicate keeps (A_log), then quantize_model.
-    cast = getattr(model, "cast_predicate", lambda _: True)
-    weights = dict(tree_flatten(model.parameters()))
-    weights = {
-        k: v.astype(mx.bfloat16) if cast(k) and mx.issubdtype(v.dtype, mx.floating) else v
-        for k, v in weights.items()
-    }
-    model.load_weights(list(weights.items()))
+    config, model = bf16_model(path, over)
     if bits:
         model, _ = quantize_model(model, config, 64, bits)
     mx.eval(model.parameters())

@@ -17,31 +17,17 @@ import sys
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
-from mlx_lm.utils import _get_classes, quantize_model
+from mlx_lm.utils import quantize_model
 
-
-def merge(base, over):
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(base.get(k), dict):
-            merge(base[k], v)
-        else:
-            base[k] = v
-    return base
+from convert import bf16_model
 
 
 def main():
     path, mode = sys.argv[1], sys.argv[2]
     over = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
-    config = merge(json.load(open(path)), over)
-    model_class, args_class = _get_classes(config)
-    model = model_class(args_class.from_dict(config))
-    cast = getattr(model, "cast_predicate", lambda _: True)
-    weights = dict(tree_flatten(model.parameters()))
-    weights = {
-        k: v.astype(mx.bfloat16) if cast(k) and mx.issubdtype(v.dtype, mx.floating) else v
-        for k, v in weights.items()
-    }
-    model.load_weights(list(weights.items()))
+    # mlx_lm.convert: cast floating weights to the dtype, but what
+    # cast_predicate keeps (A_log), then quantize_model.
+    config, model = bf16_model(path, over)
     if mode != "bf16":
         model, qconfig = quantize_model(model, config, None, None, mode=mode)
     mx.eval(model.parameters())
