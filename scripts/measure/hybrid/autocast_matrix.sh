@@ -9,10 +9,7 @@ set -euo pipefail
 out=${1:?rows file}
 PY=${PY:-$HOME/.gt-venv/bin/python}
 C=scripts/measure/hybrid/configs
-H=$(mktemp -d)/measure.py
-cp ../shared/groundtruth/harness/measure.py "$H"
-patch -s "$H" scripts/measure/hybrid/harness_ac.patch
-run() { OMP_NUM_THREADS=1 "$PY" "$H" "$@" --out "$out" > /dev/null 2>&1 || echo "failed: $*" >&2; }
+. scripts/measure/hybrid/harness_ac.sh
 for cfg in l1 l2 f1 mixed4; do
   for d in bf16_autocast amp_bf16; do
     for s in 64 100 200; do run --config $C/$cfg.json --dtype $d --batch 2 --seq $s; done
