@@ -711,6 +711,13 @@ impl Architecture {
         })
     }
 
+    /// The multi-token-prediction layers vLLM's MTP drafter builds for
+    /// this model ([`super::family::Linear::mtp_layers`]; 0: a drafter
+    /// vramfit does not size).
+    pub fn mtp_layers(&self) -> u32 {
+        self.family.spec().linear.map_or(0, |l| l.mtp_layers)
+    }
+
     /// Gated DeltaNet layers among the dense layers and among the MoE
     /// layers ([`Architecture::layer_kinds`]' order: the dense come first).
     pub fn linear_by_kind(&self) -> [u32; 2] {

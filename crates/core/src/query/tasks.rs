@@ -507,8 +507,8 @@ fn vllm_parallel(
         v.enable_expert_parallel = d.enable_expert_parallel;
     }
     // MTP's drafter is sized for the families whose description has one
-    // (`Linear::mtp_layers`), on one pipeline stage (R29).
-    let drafter = a.family.spec().linear.is_some_and(|l| l.mtp_layers > 0);
+    // (`Architecture::mtp_layers`), on one pipeline stage (R29).
+    let drafter = a.mtp_layers() > 0;
     if v.num_speculative_tokens.get() > 0 && (!drafter || v.pipeline_parallel_size.get() > 1) {
         let why = if drafter {
             "MTP over pipeline stages is not modelled (the drafter keeps its own embedding there): set pipeline_parallel_size=1"

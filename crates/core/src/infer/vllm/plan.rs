@@ -300,7 +300,7 @@ impl KvLayout {
         // ones (`is_draft` is not compared), join their bucket
         // (`v1/kv_cache_interface.py:215`, `v1/worker/gpu/attn_utils.py:138-155`).
         let draft = if inf.vllm.num_speculative_tokens.get() > 0 {
-            u128::from(mtp_layers(a))
+            u128::from(a.mtp_layers())
         } else {
             0
         };
@@ -673,7 +673,7 @@ pub fn plan_on(
             tensor_parallel_size: ranks.tp,
         });
     }
-    if v.num_speculative_tokens.get() > 0 && (mtp_layers(a) == 0 || ranks.pp > 1) {
+    if v.num_speculative_tokens.get() > 0 && (a.mtp_layers() == 0 || ranks.pp > 1) {
         return Err(VllmError::MtpNotModelled);
     }
     if ranks.pp > a.layers.max(1) {
@@ -954,7 +954,7 @@ impl Parts {
                 Place::After => p.after += b,
             }
         });
-        let drafters = u128::from(mtp_layers(a));
+        let drafters = u128::from(a.mtp_layers());
         if inf.vllm.num_speculative_tokens.get() > 0 && drafters > 0 {
             let h = u128::from(a.hidden);
             let rows = h.div_ceil(u128::from(ranks.tp));
@@ -994,12 +994,6 @@ impl Parts {
         };
         before + self.stage_layers(a, stage) + after + tied + self.rope + self.mtp
     }
-}
-
-/// The MTP layers vLLM's drafter builds for `a` (0: a drafter not
-/// modelled).
-fn mtp_layers(a: &Architecture) -> u32 {
-    a.family.spec().linear.map_or(0, |l| l.mtp_layers)
 }
 
 /// Round `b` up to the allocator's grain.
