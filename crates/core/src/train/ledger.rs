@@ -1362,7 +1362,7 @@ fn chunked_rule(l: &mut Ledger, (hv, dk, dv): (u64, u64, u64)) {
 /// Source: transformers 5.23 `torch_chunk_gated_delta_rule`; the storages
 /// alive at the forward's peak of shrunk Qwen3.5 with checkpointing
 /// (`scripts/measure/hybrid/live_at_peak.jsonl`).
-pub fn delta_net_nograd(c: &Ctx) -> [u64; 4] {
+pub fn delta_net_nograd(c: &Ctx) -> NoGrad {
     let a = c.arch;
     let (hv, dk, dv) = (
         u64::from(a.linear_v_heads),
@@ -1377,12 +1377,22 @@ pub fn delta_net_nograd(c: &Ctx) -> [u64; 4] {
     } else {
         4 * 4
     };
-    [
-        u64::from(a.hidden) * c.mode.residual() + (conv + value + 3 * hv) * ad + 4 * hv,
-        4 * hv * (ch * (4 * dv + 5 * dk + 3 * ch + 3) + 1),
-        hv * (4 * dk * dv + loop_temps * ch * dv),
-        ch * ch,
-    ]
+    NoGrad {
+        per_token: u64::from(a.hidden) * c.mode.residual() + (conv + value + 3 * hv) * ad + 4 * hv,
+        per_chunk: 4 * hv * (ch * (4 * dv + 5 * dk + 3 * ch + 3) + 1),
+        per_sequence: hv * (4 * dk * dv + loop_temps * ch * dv),
+        once: ch * ch,
+    }
+}
+
+/// [`delta_net_nograd`]'s bytes, by what they scale with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoGrad {
+    pub per_token: u64,
+    /// Per chunk of [`CHUNK`] positions of one sequence.
+    pub per_chunk: u64,
+    pub per_sequence: u64,
+    pub once: u64,
 }
 
 /// `Qwen3_5RMSNormGated` over the rule's output (`Hv` rows of `Dv` a
