@@ -289,7 +289,7 @@ term_ids! {
     LocalHostKv = KvCache, "key/value cache of the layers on the CPU (host)";
     LocalHostCompute = Activations, "the CPU's compute buffer (host)";
     LocalOutput = Logits, "the output buffer: logits of a batch's outputs (host)";
-    MlxWeights = Parameters, "weights as mlx_lm.convert writes them (quantized: packed N-bit weights, a scale and a bias per group)";
+    MlxWeights = Parameters, "weights as mlx_lm.convert writes them (quantized: packed N-bit weights and per group a scale and a bias, or one 8-bit scale in the mxfp4, nvfp4 and mxfp8 modes)";
     MlxKv = KvCache, "key/value cache, grown in steps of 256 tokens (quantized with kv_bits)";
     MlxState = KvCache, "the Gated DeltaNet layers' states (layers × (the convolution's last kernel − 1 inputs + the fp32 recurrent state))";
     MlxGrowth = KvCache, "the cache's last growth: concatenate holds a layer's old arrays a moment";
