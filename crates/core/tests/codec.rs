@@ -307,6 +307,7 @@ fn notice_messages() {
         "task=infer&engine=vllm&model=llama3.1-8b&pipeline_parallel_size=40",
         "task=infer&engine=vllm&model=llama3.1-8b&enable_expert_parallel=true",
         "task=infer&engine=vllm&model=llama3.1-8b&num_speculative_tokens=2",
+        "task=infer&engine=mlx&model=qwen3-8b&weights=mxfp4&q_group_size=128",
         "task=infer&engine=vllm&model=qwen3.6-27b&num_speculative_tokens=2&pipeline_parallel_size=2",
         "task=infer&engine=vllm&cpu_offload_gb=-1&data_parallel_size=0",
         "task=infer&engine=llamacpp&pipeline_parallel_size=2&cpu_offload_gb=4",

@@ -10,7 +10,7 @@ use super::notice::{FieldError, Note, Notice};
 use super::{Field, Group, Key};
 use crate::infer::engine::ContextBy;
 use crate::infer::run::{
-    Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxWeights, Since, SplitMode,
+    Engine, Flash, Inference, KvDtype, LlamaArgs, MaxLen, MlxArgs, MlxWeights, Since, SplitMode,
     TensorOverrides, Tokens,
 };
 use crate::inputs::Attn;
@@ -132,10 +132,13 @@ pub(super) fn reads(i: &Inference, f: &Field) -> bool {
     let bnb_option = matches!(key, Key::DoubleQuant | Key::BnbCompute);
     // `-mg` picks the one GPU of `-sm none` (`src/llama.cpp`, b10488).
     let single = i.llama.split_mode == SplitMode::Single;
+    // MLX's microscaling modes take their own group.
+    let mlx_group = i.mlx_weights.quant().is_none_or(|q| q.affine);
     readers(f).contains(&i.engine)
         && (grouped || key != Key::GroupSize)
         && (bnb4 || !bnb_option)
         && (single || key != Key::MainGpu)
+        && (mlx_group || key != Key::QGroupSize)
 }
 
 /// Why an inference run does not read the key of `f` (see [`reads`]).
@@ -153,6 +156,8 @@ fn unread_because(i: &Inference, f: &Field) -> String {
         "only GPTQ and AWQ weights have groups".into()
     } else if f.key == Key::MainGpu {
         "split_mode is layer: every GPU holds layers (main_gpu is read with split_mode=none)".into()
+    } else if f.key == Key::QGroupSize {
+        "MLX's mxfp4, nvfp4 and mxfp8 take their mode's group (32, 16, 32)".into()
     } else {
         "only 4-bit bitsandbytes weights (nf4, fp4) read it".into()
     }
@@ -217,6 +222,9 @@ fn kept(i: &Inference) -> Inference {
         }
         Engine::Mlx => {
             (out.mlx_weights, out.mlx) = (i.mlx_weights, i.mlx);
+            if i.mlx_weights.quant().is_some_and(|q| !q.affine) {
+                out.mlx.q_group_size = MlxArgs::default().q_group_size;
+            }
             (out.prompt, out.new) = (i.prompt, i.new);
         }
     }
