@@ -122,7 +122,9 @@
 // - 2026-11-30, 465.0 -> 465.4 KB: MLX's microscaling modes (three
 //   weights options, their quantization rule, the paste's names); 465.6
 //   KB with Qwen3-Next's MTP drafter and the refusal's wider words; 465.7
-//   KB with MTP refused next to its field.
+//   KB with MTP refused next to its field; 465.8 KB after the second
+//   reading (q_group_size said unread with MLX's microscaling modes, the
+//   weights term's wider words).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
