@@ -145,3 +145,68 @@ fn generate_matches_every_measured_row() {
         bad.join("\n")
     );
 }
+
+/// Gemma 4's `generate` held to its measurement, to the byte: every row of
+/// `fixtures/infer_gemma4.jsonl` (transformers 5.23, torch 2.15;
+/// `scripts/measure/gemma4/`: shrunk E2B, E4B and 31B text configs under
+/// the multimodal wrapper `AutoModelForCausalLM` loads for the published
+/// checkpoints; layer patterns periodic as the released models', keys
+/// and values reused by the last layers, per-layer inputs, global layers
+/// with their own head width, keys as values; SDPA and eager, fake and
+/// real tensors). The configs carry no special tokens: generate takes
+/// `Gemma4TextConfig`'s (pad 0, EOS 1, BOS 2), so both min-length
+/// processors run.
+#[test]
+fn gemma4_generate_matches_every_measured_row() {
+    let mut bad = Vec::new();
+    let mut n = 0;
+    for line in include_str!("fixtures/infer_gemma4.jsonl").lines() {
+        let row: Value = serde_json::from_str(line).expect("a JSON row");
+        n += 1;
+        let label = format!(
+            "{} {} B{} P{} N{}",
+            row["name"], row["attn"], row["batch"], row["prompt"], row["new"]
+        );
+        let a = hf_config::read(&row["config"].to_string())
+            .expect("the row's config reads")
+            .arch;
+        let r = Request {
+            batch: u(&row, "batch"),
+            prompt: u(&row, "prompt"),
+            new: u(&row, "new"),
+            dtype_bytes: 2,
+            weights: weights(&a, &row),
+            attn: if row["attn"] == "eager" {
+                Attn::Eager
+            } else {
+                Attn::Sdpa
+            },
+            min_new: true,
+            dequant: None,
+        };
+        let g = Generate::new(&a, r).run();
+        let m = &row["measured"];
+        let decode = g.decode.map(|d| d.total());
+        let got = [
+            r.weights,
+            g.kv_cache,
+            g.prefill.total(),
+            g.prefill_end.iter().sum(),
+            decode.unwrap_or(0),
+            g.end.iter().sum(),
+        ];
+        let want = [
+            u(m, "after_load"),
+            u(m, "kv_cache_bytes"),
+            u(m, "prefill.peak"),
+            u(m, "prefill.end"),
+            u(m, "decode.max.peak"),
+            u(m, "end"),
+        ];
+        if got != want {
+            bad.push(format!("{label}: {got:?} vs measured {want:?}"));
+        }
+    }
+    assert_eq!(n, 20, "rows");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -111,6 +111,9 @@ struct Class {
     kind: LayerKind,
     /// A Gated DeltaNet layer (its span is not read).
     linear: bool,
+    /// A layer reusing an earlier layer's keys and values (Gemma 4's last
+    /// layers): no cache of its own.
+    shared: bool,
     /// The layer's index.
     last: u32,
     /// Attention layers before it, by span.
@@ -124,17 +127,24 @@ pub struct Generate {
     spec: Spec,
     d: Dims,
     r: Request,
-    /// Bytes per token per layer of the cache's keys and of its values.
-    kv: (u128, u128),
-    /// Attention layers by span.
+    /// Bytes per token per layer of the cache's keys and of its values, by
+    /// span (Gemma 4's global layers have their own).
+    kv: [(u128, u128); 2],
+    /// Attention layers with a cache of their own, by span.
     spans: [u128; 2],
     /// Gated DeltaNet layers, and one's convolution and recurrent states
     /// for the batch.
     linear: u128,
     state: (u128, u128),
     /// The first and the last layer of each (full, sliding or DeltaNet,
-    /// kind) class.
-    classes: [Option<Class>; 12],
+    /// kind, reusing keys and values or not) class.
+    classes: [Option<Class>; 24],
+    /// The first layer reusing keys and values: from it on, the prompt's
+    /// forward runs on its last position only
+    /// (`Gemma4TextModel._maybe_slice_kv_shared_inputs`: `logits_to_keep`
+    /// is 1 under `generate`, the views keep the full input alive through
+    /// that layer).
+    first_shared: Option<u32>,
 }
 
 impl Generate {
@@ -144,15 +154,17 @@ impl Generate {
         let latent = spec.rope == crate::model::family::RopeStyle::Complex;
         // DeepSeek caches the latent (keys) and the rotary key (values);
         // others a key and a value per key/value head.
-        let kv = if latent {
-            (d.latent * d.dt, d.rope * d.dt)
-        } else {
-            let half = d.kv_token_bytes(false) / 2;
-            (half, half)
-        };
+        let kv = [Span::Full, Span::Sliding].map(|span| {
+            if latent {
+                (d.latent * d.dt, d.rope * d.dt)
+            } else {
+                let half = d.at(span, false).kv_token_bytes(false) / 2;
+                (half, half)
+            }
+        });
         let mut spans = [0u128; 2];
         let mut linear = 0u128;
-        let mut classes: [Option<Class>; 12] = [None; 12];
+        let mut classes: [Option<Class>; 24] = [None; 24];
         for l in 0..a.layers {
             let span = if a.slides(l) {
                 Span::Sliding
@@ -160,13 +172,16 @@ impl Generate {
                 Span::Full
             };
             let is_linear = a.linear_at(l);
+            let shared = a.kv_shared_at(l);
             let group = if is_linear { 2 } else { span as usize };
             let kind = a.kind_of(l);
-            let slot = 2 * (group * 2 + usize::from(kind == LayerKind::Moe));
+            let slot =
+                2 * ((group * 2 + usize::from(kind == LayerKind::Moe)) * 2 + usize::from(shared));
             let here = Some(Class {
                 span,
                 kind,
                 linear: is_linear,
+                shared,
                 last: l,
                 before: spans,
                 before_linear: linear,
@@ -177,7 +192,7 @@ impl Generate {
             classes[slot + 1] = here;
             if is_linear {
                 linear += 1;
-            } else {
+            } else if !shared {
                 spans[span as usize] += 1;
             }
         }
@@ -191,6 +206,7 @@ impl Generate {
             linear,
             state,
             classes,
+            first_shared: (0..a.layers).find(|&l| a.kv_shared_at(l)),
         }
     }
 
@@ -212,7 +228,8 @@ impl Generate {
 
     /// Cache bytes of `layers` layers of `span` after forward `i`.
     fn cache(&self, span: Span, layers: u128, i: u128) -> u128 {
-        self.r.batch * (self.kv.0 + self.kv.1) * self.stored(span, i) * layers
+        let (k, v) = self.kv[span as usize];
+        self.r.batch * (k + v) * self.stored(span, i) * layers
     }
 
     /// The keys and values after forward `i`.
@@ -290,8 +307,10 @@ impl Generate {
     fn prelude(&self, i: u128) -> Prelude {
         let q = self.q(i);
         let t = self.r.batch * q;
-        let mut f = self.forward_sim([0; 5], i);
+        let mut f = self.forward_sim(&self.d, [0; 5], i);
+        f.placeholders(t);
         let (emb, carried) = f.embed(t);
+        f.per_layer_inputs(t);
         let mut spans = [(Span::Full, 0), (Span::Sliding, 0)];
         let mut n = 0;
         for span in [Span::Full, Span::Sliding] {
@@ -316,7 +335,14 @@ impl Generate {
     /// then the hidden state entering layer `last` (the embeddings
     /// themselves for layer 0; `None`: the head's input).
     fn inputs(&self, f: &mut Forward, p: &Prelude, i: u128, last: Option<u32>) -> Inputs {
-        let t = self.r.batch * self.q(i);
+        // The first layer reusing keys and values reads the whole output
+        // of the one before it; the next ones and the head its last
+        // position.
+        let sliced = i == 0
+            && self
+                .first_shared
+                .is_some_and(|s| last.is_none_or(|l| l > s));
+        let t = self.r.batch * if sliced { 1 } else { self.q(i) };
         f.sim.stage(Stage::Inputs);
         let [emb, rest] = f.sim.burst(p.peak, [p.emb, p.rest]);
         let mut keep = [Some(rest), None];
@@ -343,9 +369,21 @@ impl Generate {
         }
     }
 
-    fn forward_sim(&self, base: Parts, i: u128) -> Forward<'_> {
+    /// Query tokens per sequence of layer `l` (`None`: the head) in
+    /// forward `i`: the prompt's forward runs the layers reusing keys and
+    /// values, and the head, on the last position (decode on one anyway).
+    fn q_at(&self, l: Option<u32>, i: u128) -> u128 {
+        let sliced = self.first_shared.is_some_and(|s| l.is_none_or(|l| l >= s));
+        if sliced {
+            1
+        } else {
+            self.q(i)
+        }
+    }
+
+    fn forward_sim<'a>(&'a self, d: &'a Dims, base: Parts, i: u128) -> Forward<'a> {
         Forward {
-            d: &self.d,
+            d,
             spec: self.spec,
             attn: self.r.attn,
             sim: Sim::new(base),
@@ -370,9 +408,10 @@ impl Generate {
         kv += states * self.layer_state();
         if i > 0 {
             let mut behind = [0u128; 2];
+            let own = !c.linear && !c.shared;
             for span in [Span::Full, Span::Sliding] {
                 let s = span as usize;
-                behind[s] = self.spans[s] - c.before[s] - u128::from(!c.linear && span == c.span);
+                behind[s] = self.spans[s] - c.before[s] - u128::from(own && span == c.span);
             }
             kv += self.cache(Span::Full, behind[0], i - 1)
                 + self.cache(Span::Sliding, behind[1], i - 1);
@@ -386,16 +425,18 @@ impl Generate {
     fn class_peak(&self, c: &Class, p: &Prelude, i: u128) -> Moment {
         let (engine, logits) = self.state(i);
         let kv = self.class_kv(c, i);
-        let mut f = self.forward_sim(self.base(kv, engine, logits), i);
+        let d = self.d.at(c.span, c.shared);
+        let mut f = self.forward_sim(&d, self.base(kv, engine, logits), i);
         let mut old = [None, None];
-        if i > 0 {
+        if i > 0 && !c.shared {
             // The layer's cache from the last step: its keys and values,
             // or its DeltaNet states.
             let (a, b) = if c.linear {
                 self.state
             } else {
                 let tok = self.stored(c.span, i - 1) * self.r.batch;
-                (self.kv.0 * tok, self.kv.1 * tok)
+                let (k, v) = self.kv[c.span as usize];
+                (k * tok, v * tok)
             };
             f.sim.tag(Cat::Kv);
             old = [Some(f.sim.a(a)), Some(f.sim.a(b))];
@@ -405,11 +446,12 @@ impl Generate {
         let at = LayerAt {
             span: c.span,
             kind: c.kind,
-            q: self.q(i),
+            q: self.q_at(Some(c.last), i),
             stored: self.stored(c.span, i),
             kv: self.kv_len(c.span, i),
             old,
             linear: c.linear,
+            shared: c.shared,
         };
         f.layer(at, p.masks);
         Moment::of(&f.sim, i, Some(c.last))
@@ -419,9 +461,10 @@ impl Generate {
     /// highest moment.
     fn head_peak(&self, p: &Prelude, i: u128) -> Moment {
         let (engine, logits) = self.state(i);
-        let mut f = self.forward_sim(self.base(self.cache_after(i), engine, logits), i);
+        let base = self.base(self.cache_after(i), engine, logits);
+        let mut f = self.forward_sim(&self.d, base, i);
         let inputs = self.inputs(&mut f, p, i, None);
-        f.head(self.r.batch * self.q(i), inputs.x, &inputs.rest);
+        f.head(self.r.batch * self.q_at(None, i), inputs.x, &inputs.rest);
         Moment::of(&f.sim, i, None)
     }
 
@@ -446,6 +489,12 @@ impl Generate {
             };
             let m = self.class_peak(&last, &p, i);
             top = top.max(m);
+            if i == 0 && first.shared && first.last != last.last {
+                // The first layer reusing keys and values may be the one
+                // reading the prompt's whole hidden state.
+                top = top.max(self.class_peak(&first, &p, i));
+                continue;
+            }
             if !shrinks || first.last == last.last {
                 continue;
             }
@@ -609,9 +658,10 @@ impl Generate {
 /// running: (layers, tokens each) per group, and the running layer's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvSplit {
-    /// Sequences and bytes per token per layer (keys and values).
+    /// Sequences and bytes per token per layer (keys and values) of the
+    /// full-attention layers and of the sliding ones.
     pub batch: u128,
-    pub token_bytes: u128,
+    pub token_bytes: [u128; 2],
     /// Full-attention and sliding layers already run this step, at this
     /// step's tokens.
     pub full: (u128, u128),
@@ -631,8 +681,9 @@ impl Generate {
     pub fn kv_split(&self, a: &Architecture, m: &Moment) -> KvSplit {
         let i = m.step;
         let mut before = [0u128; 2];
+        let cached = |j: u32| !a.linear_at(j) && !a.kv_shared_at(j);
         if let Some(l) = m.layer {
-            for j in (0..l).filter(|&j| !a.linear_at(j)) {
+            for j in (0..l).filter(|&j| cached(j)) {
                 before[usize::from(a.slides(j))] += 1;
             }
         } else {
@@ -641,9 +692,8 @@ impl Generate {
         let mut behind = [0u128; 2];
         if let (Some(l), true) = (m.layer, i > 0) {
             let own = usize::from(a.slides(l));
-            let attends = !a.linear_at(l);
             for s in 0..2 {
-                behind[s] = self.spans[s] - before[s] - u128::from(attends && s == own);
+                behind[s] = self.spans[s] - before[s] - u128::from(cached(l) && s == own);
             }
         }
         let states = match (i, m.layer) {
@@ -654,7 +704,7 @@ impl Generate {
         let last = i.saturating_sub(1);
         let mut split = KvSplit {
             batch: self.r.batch,
-            token_bytes: self.kv.0 + self.kv.1,
+            token_bytes: self.kv.map(|(k, v)| k + v),
             full: (before[0], self.stored(Span::Full, i)),
             sliding: (before[1], self.stored(Span::Sliding, i)),
             full_behind: (behind[0], self.stored(Span::Full, last)),
@@ -662,18 +712,28 @@ impl Generate {
             recurrent: (states, self.layer_state()),
             growing: 0,
         };
-        let counted: u128 = [
-            split.full,
-            split.sliding,
-            split.full_behind,
-            split.sliding_behind,
-        ]
-        .iter()
-        .map(|(layers, tokens)| layers * tokens * split.batch * split.token_bytes)
-        .sum::<u128>()
+        let counted: u128 = split
+            .groups()
+            .iter()
+            .map(|&((layers, tokens), each)| layers * tokens * split.batch * each)
+            .sum::<u128>()
             + split.recurrent.0 * split.recurrent.1;
         split.growing = m.parts[1].saturating_sub(counted);
         split
+    }
+}
+
+impl KvSplit {
+    /// The four groups of layers (full and sliding already run, full and
+    /// sliding not reached yet), each with its bytes per token per layer.
+    pub fn groups(&self) -> [((u128, u128), u128); 4] {
+        let [full, sliding] = self.token_bytes;
+        [
+            (self.full, full),
+            (self.sliding, sliding),
+            (self.full_behind, full),
+            (self.sliding_behind, sliding),
+        ]
     }
 }
 
@@ -716,10 +776,12 @@ mod tests {
                     Span::Full
                 };
                 let linear = a.linear_at(l);
+                let shared = a.kv_shared_at(l);
                 let c = Class {
                     span,
                     kind: a.kind_of(l),
                     linear,
+                    shared,
                     last: l,
                     before,
                     before_linear,
@@ -727,7 +789,7 @@ mod tests {
                 top = top.max(self.class_peak(&c, &p, i));
                 if linear {
                     before_linear += 1;
-                } else {
+                } else if !shared {
                     before[span as usize] += 1;
                 }
             }
@@ -795,11 +857,12 @@ mod tests {
             for c in g.classes.iter().flatten() {
                 for i in [0, 1] {
                     let (engine, logits) = g.state(i);
-                    let mut f = g.forward_sim(g.base(0, engine, logits), i);
+                    let d = g.d.at(c.span, c.shared);
+                    let mut f = g.forward_sim(&d, g.base(0, engine, logits), i);
                     let pre = g.prelude(i);
                     g.inputs(&mut f, &pre, i, Some(c.last));
                     // A DeltaNet layer's decode reads its states.
-                    let old = if c.linear && i > 0 {
+                    let old = if c.linear && !c.shared && i > 0 {
                         [Some(f.sim.a(g.state.0)), Some(f.sim.a(g.state.1))]
                     } else {
                         [None, None]
@@ -807,11 +870,12 @@ mod tests {
                     let at = LayerAt {
                         span: c.span,
                         kind: c.kind,
-                        q: g.q(i),
+                        q: g.q_at(Some(c.last), i),
                         stored: g.stored(c.span, i),
                         kv: g.kv_len(c.span, i),
                         old,
                         linear: c.linear,
+                        shared: c.shared,
                     };
                     f.layer(at, pre.masks);
                     assert!(f.sim.used() < 48, "{} uses {}", p.id, f.sim.used());

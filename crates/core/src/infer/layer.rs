@@ -61,6 +61,25 @@ pub struct Dims {
     pub lin_dk: u128,
     pub lin_dv: u128,
     pub lin_k: u128,
+    /// Gemma 4's global layers: their head width, key/value heads and
+    /// rotary width (`head_dim` 0: as the others), and whether their keys
+    /// are their values.
+    pub global: Global,
+    /// Gemma 4's per-layer inputs: each layer's width (0: none), the
+    /// decoder layers.
+    pub ple: u128,
+    pub layers: u128,
+    /// The layers reusing keys and values have an MLP twice as wide.
+    pub double_wide: bool,
+}
+
+/// A global layer's attention (Gemma 4), as [`Dims`] holds it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Global {
+    pub head_dim: u128,
+    pub kv_heads: u128,
+    pub rd: u128,
+    pub k_eq_v: bool,
 }
 
 impl Dims {
@@ -91,7 +110,44 @@ impl Dims {
             lin_dk: n(a.linear_k_dim),
             lin_dv: n(a.linear_v_dim),
             lin_k: n(a.linear_conv),
+            global: Self::global(a),
+            ple: n(a.ple_dim),
+            layers: n(a.layers),
+            double_wide: a.double_wide > 0,
         }
+    }
+
+    /// Gemma 4's global layers ([`Architecture::global_heads`]): the
+    /// proportional RoPE's table spans the whole head
+    /// (`_compute_proportional_rope_parameters` pads `inv_freq` with zeros
+    /// to `head_dim / 2`, transformers 5.23 `modeling_rope_utils.py`).
+    fn global(a: &Architecture) -> Global {
+        if !a.family.spec().global_attention {
+            return Global::default();
+        }
+        let g = a.global_heads();
+        Global {
+            head_dim: u128::from(g.head_dim),
+            kv_heads: u128::from(g.kv_heads),
+            rd: u128::from(g.head_dim),
+            k_eq_v: !g.v_proj,
+        }
+    }
+
+    /// The numbers a layer of `span` reads: a global layer's own head
+    /// width, key/value heads and rotary width; a layer reusing keys and
+    /// values (`shared`) its wider MLP.
+    pub fn at(&self, span: Span, shared: bool) -> Dims {
+        let mut d = *self;
+        if span == Span::Full && self.global.head_dim > 0 {
+            d.head_dim = self.global.head_dim;
+            d.kv_heads = self.global.kv_heads;
+            d.rd = self.global.rd;
+        }
+        if shared && self.double_wide {
+            d.ffn *= 2;
+        }
+        d
     }
 
     /// A Gated DeltaNet layer's cache for the batch: its convolution state
@@ -208,6 +264,21 @@ fn gemma_norm_peak(dt: u128, rows: u128, n: u128, width: u128) -> (u128, u128) {
     (norm.max(weight).max(cast), out)
 }
 
+/// [`Forward::scaled_norm`]'s highest total over its start and its
+/// output's bytes, in closed form (a test holds it to the op-by-op
+/// replay): the fp32 copy, squares, mean, `+ eps`, `pow(-0.5)`, the
+/// product; with `scale`, `weight.float()` over `width` and its product;
+/// the cast back.
+fn scaled_norm_peak(dt: u128, rows: u128, n: u128, width: u128, scale: bool) -> (u128, u128) {
+    if dt == 4 {
+        let w = if scale { 8 * n } else { 0 };
+        return ((4 * n + 8 * rows).max(w), 4 * n);
+    }
+    let w = if scale { 8 * n + 4 * width } else { 0 };
+    let peak = (8 * n + 8 * rows).max(w).max(4 * n + dt * n);
+    (peak, dt * n)
+}
+
 impl Forward<'_> {
     fn s(&mut self) -> &mut Sim {
         &mut self.sim
@@ -244,8 +315,17 @@ impl Forward<'_> {
             Norm::Rms => self.rms(rows, n, false),
             Norm::RmsCastAfter => self.rms(rows, n, true),
             Norm::RmsPlusOne => self.gemma_norm(rows, n, self.d.h),
+            Norm::RmsScaled => self.scaled_norm(rows, n, self.d.h, true),
             Norm::LayerNorm => self.layer_norm(rows, n),
         }
+    }
+
+    /// Gemma4RMSNorm: `_norm(x.float())`, times `weight.float()` over
+    /// `width` unless `scale` is off (the value norm), cast back.
+    fn scaled_norm(&mut self, rows: u128, n: u128, width: u128, scale: bool) -> Id {
+        let (peak, o) = scaled_norm_peak(self.d.dt, rows, n, width, scale);
+        let [o] = self.sim.burst(peak, [o]);
+        o
     }
 
     /// LlamaRMSNorm (`x.to(fp32)`, `pow(2).mean`, `rsqrt`, `x * rsqrt`,
@@ -278,17 +358,20 @@ impl Forward<'_> {
     // ------------------------------------------------------------ rotary
 
     /// The rotary tables of one forward (`T` tokens), kept to its end: a
-    /// cos and a sin per table (Gemma 3: two tables), DeepSeek's one
-    /// complex table.
+    /// cos and a sin per table (Gemma 3: two tables; Gemma 4's full
+    /// layers' first, as measured, over their own head width), DeepSeek's
+    /// one complex table.
     pub fn rotary_tables(&mut self, t: u128) -> [Option<Id>; 4] {
         let (dt, rd) = (self.d.dt, self.d.rd);
+        let widths = [self.d.at(Span::Full, false).rd, rd];
         let mut out = [None; 4];
         let mut put = |k: usize, ids: [Option<Id>; 2]| out[2 * k..2 * k + 2].copy_from_slice(&ids);
         match self.spec.rope {
             RopeStyle::None => {}
             RopeStyle::Half | RopeStyle::HalfCat | RopeStyle::PartialCat => {
-                for k in 0..usize::from(self.spec.rope_tables.clamp(1, 2)) {
-                    put(k, self.rotary(t, rd, dt != 4));
+                let tables = usize::from(self.spec.rope_tables.clamp(1, 2));
+                for (k, &width) in widths.iter().enumerate().take(tables) {
+                    put(k, self.rotary(t, width, dt != 4));
                 }
             }
             RopeStyle::HalfFp32 => {
@@ -677,12 +760,18 @@ impl Forward<'_> {
         } else {
             [None, None]
         };
+        // One key/value head: `repeat_kv`'s expand is a view of stride 0,
+        // which each `matmul` copies whole to fold batch and heads into
+        // one dimension (a view when the batch is 1), for its `bmm` only
+        // (measured: `scripts/measure/gemma4/`, eager rows).
+        let mqa = h != hkv && hkv == 1 && b > 1;
         // The rotated query is a permuted view for rotate_half RoPE: bmm
         // copies it.
         let qc = s.a_if(q > 1 && spec.rope != RopeStyle::Split, dt * b * h * q * hdq);
+        let kc = s.a_if(mqa, dt * b * h * kv * hdq);
         let n = b * h * q * kv;
         let sc = s.a(dt * n);
-        s.f(&[qc]);
+        s.f(&[qc, kc]);
         let mut x = s.a(dt * n);
         s.free(sc);
         if spec.attn_softcap {
@@ -721,7 +810,9 @@ impl Forward<'_> {
             s.free(x);
             (w, None)
         };
+        let vc = s.a_if(mqa, dt * b * h * kv * hdv);
         let mut o = s.a(dt * b * h * q * hdv);
+        s.f(&[vc]);
         if q > 1 {
             let oc = s.a(dt * b * h * q * hdv);
             s.free(o);
@@ -783,12 +874,15 @@ pub struct LayerAt {
     pub old: [Option<Id>; 2],
     /// A Gated DeltaNet layer (no keys and values: a recurrent state).
     pub linear: bool,
+    /// A layer reusing an earlier layer's keys and values (Gemma 4's last
+    /// layers): no key or value projection, no cache of its own.
+    pub shared: bool,
 }
 
 impl Forward<'_> {
     /// A decoder layer on input `x` (`T = B·q` tokens): its output, with
-    /// its cache's new keys and values.
-    pub fn layer(&mut self, at: LayerAt, masks: [bool; 2]) -> (Id, [Id; 2]) {
+    /// its cache's new keys and values (none on a layer reusing them).
+    pub fn layer(&mut self, at: LayerAt, masks: [bool; 2]) -> (Id, [Option<Id>; 2]) {
         let d = self.d;
         let t = d.b * at.q;
         let mask = masks[at.span as usize];
@@ -810,7 +904,7 @@ impl Forward<'_> {
                 self.sim.free(m);
                 let r2 = self.sim.a(dt * t * h);
                 self.sim.f(&[Some(dn), Some(r1), keep[0], keep[1]]);
-                r2
+                self.per_layer_input(t, r2)
             }
             (NormPlace::Post, _) => {
                 let on = self.norm(t, t * h);
@@ -848,10 +942,97 @@ impl Forward<'_> {
         (out, cache)
     }
 
+    /// Gemma 4's per-layer input after the MLP's residual `r2`
+    /// (`per_layer_input_gate`, the activation, the product with the
+    /// layer's slice of the per-layer inputs, `per_layer_projection`,
+    /// `post_per_layer_input_norm`, the residual add; `layer_scalar` in
+    /// place). Returns the layer's output; `r2` itself without one.
+    fn per_layer_input(&mut self, t: u128, r2: Id) -> Id {
+        let (dt, h, ple) = (self.d.dt, self.d.h, self.d.ple);
+        if ple == 0 {
+            return r2;
+        }
+        let g = self.lin(t, h, ple);
+        let act = self.sim.a(dt * t * ple);
+        self.sim.free(g);
+        let m = self.sim.a(dt * t * ple);
+        self.sim.free(act);
+        let p = self.lin(t, ple, h);
+        self.sim.free(m);
+        let pn = self.norm(t, t * h);
+        self.sim.free(p);
+        let out = self.sim.a(dt * t * h);
+        self.sim.f(&[Some(pn), Some(r2)]);
+        out
+    }
+
     /// Self-attention: returns the output projection, what the layer keeps
     /// to its end (eager's weights; GPT-2 layout: ln_1's output) and the
     /// cache's new keys and values.
-    fn attn_block(&mut self, t: u128, at: LayerAt, mask: bool) -> (Id, [Option<Id>; 2], [Id; 2]) {
+    fn attn_block(
+        &mut self,
+        t: u128,
+        at: LayerAt,
+        mask: bool,
+    ) -> (Id, [Option<Id>; 2], [Option<Id>; 2]) {
+        if self.spec.varies_by_layer() {
+            return self.attn_per_layer(t, at, mask);
+        }
+        let (o, keep, cache) = self.attn_kinds(t, at, mask);
+        (o, keep, cache.map(Some))
+    }
+
+    /// Gemma 4's attention (`Gemma4TextAttention.forward`, transformers
+    /// 5.23): the input norm, `q_proj`, `q_norm`, RoPE; then `k_proj` and
+    /// `v_proj` (a global layer whose keys are its values has no `v_proj`:
+    /// `k_proj`'s output, alive to the value norm, is both), `k_norm`,
+    /// RoPE, the value norm (no weight) and the cache's update. A layer
+    /// reusing keys and values does none of these: it attends to the last
+    /// earlier layer of its kind's (`shared_kv_states`), at `at.kv` keys.
+    fn attn_per_layer(
+        &mut self,
+        t: u128,
+        at: LayerAt,
+        mask: bool,
+    ) -> (Id, [Option<Id>; 2], [Option<Id>; 2]) {
+        let d = self.d;
+        let (dt, h, hq, hkv, hd) = (d.dt, d.h, d.heads, d.kv_heads, d.head_dim);
+        let n1 = self.norm(t, t * h);
+        let qn = t * hq * hd;
+        let qp = self.lin(t, h, hq * hd);
+        let qq = self.scaled_norm(t * hq, qn, hd, true);
+        self.sim.free(qp);
+        let qe = self.rope_apply(qn);
+        self.sim.free(qq);
+        let cache = if at.shared {
+            [None, None]
+        } else {
+            let kn = t * hkv * hd;
+            let k_as_v = at.span == Span::Full && d.global.k_eq_v;
+            let kp = self.lin(t, h, hkv * hd);
+            let vp = (!k_as_v).then(|| self.lin(t, h, hkv * hd));
+            let kk = self.scaled_norm(t * hkv, kn, hd, true);
+            if !k_as_v {
+                self.sim.free(kp);
+            }
+            let ke = self.rope_apply(kn);
+            self.sim.free(kk);
+            let vv = self.scaled_norm(t * hkv, kn, hd, false);
+            self.sim.f(&[vp, k_as_v.then_some(kp)]);
+            let half = (hkv * hd * dt, hkv * hd * dt);
+            let cache = self.cache_update(at.span, at.old, at.stored, half);
+            self.sim.f(&[Some(ke), Some(vv)]);
+            cache.map(Some)
+        };
+        let (out, keep) = self.attention(at.q, at.kv, mask, (hd, hd), (hq, hkv));
+        let o = self.lin(t, hq * hd, h);
+        self.sim.f(&[Some(out), Some(qe), Some(n1)]);
+        (o, [keep, None], cache)
+    }
+
+    /// The attention of a layer like every other of its model: full or
+    /// sliding, Gated DeltaNet, gated, latent.
+    fn attn_kinds(&mut self, t: u128, at: LayerAt, mask: bool) -> (Id, [Option<Id>; 2], [Id; 2]) {
         let d = self.d;
         let (dt, h, hq, hkv, hd) = (d.dt, d.h, d.heads, d.kv_heads, d.head_dim);
         let spec = self.spec;
@@ -1300,6 +1481,59 @@ impl Forward<'_> {
         }
     }
 
+    /// The multimodal wrapper's placeholder masks, kept to the forward's
+    /// end (`Gemma4Model.forward`, transformers 5.23): one boolean mask
+    /// per placeholder kind, their or (each `|` a new mask, the previous
+    /// freed), the ids' clone with the placeholders set to the pad id
+    /// (`torch.where` over a scalar: the clone freed, the result kept).
+    pub fn placeholders(&mut self, t: u128) {
+        let kinds = self.spec.placeholder_kinds;
+        if kinds == 0 {
+            return;
+        }
+        let s = &mut self.sim;
+        for _ in 0..kinds {
+            s.a(t);
+        }
+        let mut or = None;
+        for _ in 1..kinds {
+            let o = s.a(t);
+            s.f(&[or]);
+            or = Some(o);
+        }
+        let clone = s.a(8 * t);
+        let pad = s.a(8);
+        s.a(8 * t);
+        s.f(&[Some(pad), Some(clone)]);
+    }
+
+    /// Gemma 4's per-layer inputs, kept to the forward's end: the
+    /// embeddings with placeholders padded (`torch.where`), the per-layer
+    /// table's lookup scaled (`get_per_layer_inputs`), the projection of
+    /// the embeddings scaled, normed over each layer's slice and added,
+    /// scaled (`project_per_layer_inputs`): `T × layers × ple` each.
+    pub fn per_layer_inputs(&mut self, t: u128) {
+        let (dt, h, ple, layers) = (self.d.dt, self.d.h, self.d.ple, self.d.layers);
+        if ple == 0 {
+            return;
+        }
+        let w = t * layers * ple;
+        let s = &mut self.sim;
+        s.a(dt * t * h);
+        let e = s.a(dt * w);
+        s.a(dt * w);
+        s.free(e);
+        let mp = s.a(dt * w);
+        let ms = s.a(dt * w);
+        s.free(mp);
+        let n = self.scaled_norm(t * layers, w, ple, true);
+        let s = &mut self.sim;
+        s.free(ms);
+        let sum = s.a(dt * w);
+        s.a(dt * w);
+        s.f(&[Some(sum), Some(n)]);
+    }
+
     /// The final norm and the head on the last position
     /// (`logits_to_keep=1`), Gemma 2's final softcapping: frees the last
     /// hidden state `x` and what the forward carried (`rest`), and returns
@@ -1329,7 +1563,7 @@ impl Forward<'_> {
 
 #[cfg(test)]
 mod norm_tests {
-    use super::{gemma_norm_peak, rms_peak};
+    use super::{gemma_norm_peak, rms_peak, scaled_norm_peak};
     use crate::infer::sim::Run;
 
     /// The op-by-op replay [`rms_peak`] is the closed form of.
@@ -1393,6 +1627,37 @@ mod norm_tests {
         (s.max(), o)
     }
 
+    /// The op-by-op replay [`scaled_norm_peak`] is the closed form of
+    /// (measured op by op: `scripts/measure/gemma4/`, `GT_DEBUG=1`).
+    fn scaled_replayed(dt: u128, rows: u128, n: u128, width: u128, scale: bool) -> (u128, u128) {
+        let mut s = Run::default();
+        let c32 = s.a_if(dt != 4, 4 * n);
+        let p = s.a(4 * n);
+        let m = s.a(4 * rows);
+        s.f(&[p]);
+        let e = s.a(4 * rows);
+        s.f(&[m]);
+        let r = s.a(4 * rows);
+        let x = s.a(4 * n);
+        s.f(&[r, c32, e]);
+        let y = if scale {
+            let wf = s.a_if(dt != 4, 4 * width);
+            let y = s.a(4 * n);
+            s.f(&[wf, x]);
+            y
+        } else {
+            x
+        };
+        let o = if dt != 4 {
+            let o = s.a(dt * n);
+            s.f(&[y]);
+            o
+        } else {
+            y
+        };
+        (s.max(), o)
+    }
+
     #[test]
     fn the_norms_closed_forms_are_their_replays() {
         let sizes = [0u128, 1, 2, 3, 7, 64, 100, 4096, 1 << 20, 3 << 30];
@@ -1410,6 +1675,14 @@ mod norm_tests {
                             want,
                             "{dt} {rows} {n} {width}"
                         );
+                        for scale in [false, true] {
+                            let want = scaled_replayed(dt, rows, n, width, scale);
+                            assert_eq!(
+                                scaled_norm_peak(dt, rows, n, width, scale),
+                                want,
+                                "{dt} {rows} {n} {width} {scale}"
+                            );
+                        }
                     }
                 }
             }

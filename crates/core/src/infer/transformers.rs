@@ -98,14 +98,8 @@ const WEIGHTS: TermSet = TermSet::of(&[T::Weights, T::QuantWeights, T::QuantStat
 
 /// Sets the terms of a phase's highest moment; returns their set.
 fn moment_terms(split: &KvSplit, m: &Moment, ids: &PhaseIds, terms: &mut Terms) -> TermSet {
-    let groups = [
-        split.full,
-        split.sliding,
-        split.full_behind,
-        split.sliding_behind,
-    ];
     let mut set = WEIGHTS;
-    for (id, (layers, tokens)) in ids.kv.iter().zip(groups) {
+    for (id, ((layers, tokens), each)) in ids.kv.iter().zip(split.groups()) {
         if layers == 0 {
             continue;
         }
@@ -115,7 +109,7 @@ fn moment_terms(split: &KvSplit, m: &Moment, ids: &PhaseIds, terms: &mut Terms) 
                 (split.batch, U::Batch),
                 (tokens, U::Seq),
                 (layers, U::Layers),
-                (split.token_bytes, U::BytesEach),
+                (each, U::BytesEach),
             ]),
         );
         set = set.with(*id);

@@ -130,6 +130,10 @@ pub enum Norm {
     RmsCastAfter,
     /// Gemma's RMSNorm: normalised in fp32, times `(1 + weight.float())`.
     RmsPlusOne,
+    /// Gemma 4's RMSNorm: normalised in fp32 by `pow(mean + eps, -0.5)`,
+    /// times `weight.float()`, cast back (`Gemma4RMSNorm.forward`,
+    /// transformers 5.23); its value norm has no weight.
+    RmsScaled,
 }
 
 /// Where a layer's norms sit.
@@ -722,6 +726,12 @@ pub struct Spec {
     pub per_layer_embeddings: bool,
     /// A one-element `layer_scalar` buffer in every layer (Gemma 4).
     pub layer_scalar: bool,
+    /// The kinds of placeholder token (image, video, audio) whose masks
+    /// the multimodal wrapper transformers loads for the published
+    /// checkpoints builds in every forward (Gemma 4: three,
+    /// `Gemma4Model.get_placeholder_mask`); 0: none, or a wrapper whose
+    /// forward `generate` has not been measured with.
+    pub placeholder_kinds: u8,
     /// The q/k norms (`qk_norm`) are the config's choice, the
     /// architecture's `qk_norm` number (GLM-4.5's `use_qk_norm`: on in
     /// GLM-4.5/4.6, off in GLM-4.5-Air); otherwise every model of the
@@ -760,6 +770,7 @@ const LLAMA: Spec = Spec {
     kv_sharing: false,
     per_layer_embeddings: false,
     layer_scalar: false,
+    placeholder_kinds: 0,
     qk_norm_optional: false,
 };
 
@@ -926,6 +937,7 @@ const QWEN35_MOE: Spec = Spec {
 /// (`Gemma4TextModel`, `Gemma4TextDecoderLayer`, `Gemma4TextRouter`,
 /// `Gemma4TextExperts`).
 const GEMMA4: Spec = Spec {
+    norm: Norm::RmsScaled,
     norm_place: NormPlace::Sandwich,
     qk_norm: QkNorm::PerHead,
     embed_scale: EmbedScale::Buffer,
@@ -948,6 +960,7 @@ const GEMMA4: Spec = Spec {
     kv_sharing: true,
     per_layer_embeddings: true,
     layer_scalar: true,
+    placeholder_kinds: 3,
     ..GEMMA
 };
 
@@ -1161,6 +1174,8 @@ impl Family {
             Family::Gemma4UnifiedText => Spec {
                 moe: None,
                 per_layer_embeddings: false,
+                // `Gemma4UnifiedForConditionalGeneration`: not measured.
+                placeholder_kinds: 0,
                 legacy: AFTER_448,
                 ..GEMMA4
             },

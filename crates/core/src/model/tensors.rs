@@ -898,7 +898,8 @@ impl Architecture {
 
     /// Bytes of non-parameter buffers, for weights of `param_bytes`: RoPE's
     /// `inv_freq` and `original_inv_freq` (fp32, half the rotary width
-    /// each, per RoPE table), Gemma 2/3's 0-dim `embed_scale`, and
+    /// each, per RoPE table), Gemma 2/3/4's 0-dim `embed_scale`s, Gemma
+    /// 4's `layer_scalar`s, and
     /// DeepSeek-V3's per-layer router `e_score_correction_bias` (GLM-4.5's
     /// in fp32, `Moe::correction_fp32`).
     ///
@@ -908,10 +909,26 @@ impl Architecture {
     pub fn buffer_bytes(&self, param_bytes: u64) -> u64 {
         let spec = self.spec();
         let rotary = crate::model::attention::KvGeometry::of(self).rotary_width();
-        let rope = u64::from(spec.rope_tables) * 4 * rotary;
+        // Gemma 4's full-attention table spans its global layers' heads
+        // (`full_attention_inv_freq` of `global_head_dim / 2`).
+        let global = if spec.global_attention && spec.rope_tables > 1 {
+            u64::from(self.global_heads().head_dim)
+        } else {
+            rotary
+        };
+        let rope = u64::from(spec.rope_tables.saturating_sub(1)) * 4 * rotary
+            + u64::from(spec.rope_tables.min(1)) * 4 * global;
+        // Gemma 4's per-layer table has its own 0-dim `embed_scale`.
+        let tables = 1 + u64::from(spec.per_layer_embeddings && self.ple_dim > 0);
         let scale = match spec.embed_scale {
-            EmbedScale::Buffer => param_bytes,
+            EmbedScale::Buffer => tables * param_bytes,
             EmbedScale::None | EmbedScale::PerForward => 0,
+        };
+        // Gemma 4's one-element `layer_scalar` in each layer.
+        let scalars = if spec.layer_scalar {
+            u64::from(self.layers) * param_bytes
+        } else {
+            0
         };
         let correction = match spec.moe.map(|m| (m.router, m.correction_fp32)) {
             // MiniMax-M2's bias is the MoE block's buffer, in the model's
@@ -933,7 +950,7 @@ impl Architecture {
         } else {
             0
         };
-        rope + scale + correction + mask
+        rope + scale + scalars + correction + mask
     }
 }
 

@@ -866,7 +866,7 @@ impl<'a> Ledger<'a> {
                 let dt = if c.mode == Mode::Half && !fp32 { 2 } else { 4 };
                 self.new_t(width, dt, rg, Part::Norm)
             }
-            Norm::Rms | Norm::RmsCastAfter | Norm::RmsPlusOne => {
+            Norm::Rms | Norm::RmsCastAfter | Norm::RmsPlusOne | Norm::RmsScaled => {
                 let xf = if in_dt == 4 {
                     x
                 } else {
@@ -881,15 +881,16 @@ impl<'a> Ledger<'a> {
                     // hs.to(input dtype), times the weight.
                     Norm::Rms => (in_dt, in_dt.max(param)),
                     // fp32 hs times the weight, cast to the input dtype.
-                    Norm::RmsCastAfter | Norm::RmsPlusOne => (4, in_dt),
+                    Norm::RmsCastAfter | Norm::RmsPlusOne | Norm::RmsScaled => (4, in_dt),
                     Norm::LayerNorm => (4, 4),
                 };
                 let hs = self.new_t(width, hs_dt, x_rg, Part::Norm);
                 if w_tr {
                     self.save(hs);
                 }
-                if c.spec.norm == Norm::RmsPlusOne && x_rg {
-                    // (1 + weight.float()): saved for the input's gradient.
+                if matches!(c.spec.norm, Norm::RmsPlusOne | Norm::RmsScaled) && x_rg {
+                    // (1 + weight.float()), Gemma 4's weight.float(): saved
+                    // for the input's gradient.
                     self.weight_copies_uncached += 4 * (width / groups.max(1));
                 }
                 self.new_t(width, out_dt, out_rg, Part::Norm)
