@@ -182,7 +182,7 @@ fn refusal(q: &str) -> String {
 /// What is not modelled yet is refused by name, never estimated as
 /// something else: training and vLLM until their rules for Gemma 4's
 /// layers are written; transformers' `generate` for the 12B (its own
-/// wrapper, not measured) and the 26B-A4B (experts beside the MLP).
+/// wrapper, not measured).
 #[test]
 fn what_is_not_modelled_is_refused() {
     for id in [
@@ -199,7 +199,7 @@ fn what_is_not_modelled_is_refused() {
         let why = refusal(&format!("task=infer&engine=vllm&model={id}"));
         assert!(why.contains("Gemma 4"), "{id} vllm: {why}");
         let q = format!("task=infer&engine=transformers&model={id}");
-        if matches!(id, "gemma4-12b" | "gemma4-26b-a4b") {
+        if id == "gemma4-12b" {
             let why = refusal(&q);
             assert!(why.contains("Gemma 4"), "{id} transformers: {why}");
         } else {

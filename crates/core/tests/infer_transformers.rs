@@ -207,6 +207,6 @@ fn gemma4_generate_matches_every_measured_row() {
             bad.push(format!("{label}: {got:?} vs measured {want:?}"));
         }
     }
-    assert_eq!(n, 20, "rows");
+    assert_eq!(n, 28, "rows");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

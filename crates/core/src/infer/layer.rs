@@ -887,7 +887,7 @@ impl Forward<'_> {
         let t = d.b * at.q;
         let mask = masks[at.span as usize];
         self.sim.stage(Stage::Attention);
-        let (o, keep, cache) = self.attn_block(t, at, mask);
+        let (o, mut keep, cache) = self.attn_block(t, at, mask);
         self.sim.stage(Stage::Mlp);
         let dt = d.dt;
         let h = d.h;
@@ -898,12 +898,12 @@ impl Forward<'_> {
                 let r1 = self.sim.a(dt * t * h);
                 self.sim.free(on);
                 let n2 = self.norm(t, t * h);
-                let m = self.ffn(t, at.kind);
-                self.sim.free(n2);
+                let (m, held) = self.sandwich_ffn(t, at.kind, n2, &mut keep[0]);
                 let dn = self.norm(t, t * h);
                 self.sim.free(m);
                 let r2 = self.sim.a(dt * t * h);
                 self.sim.f(&[Some(dn), Some(r1), keep[0], keep[1]]);
+                self.sim.f(&held);
                 self.per_layer_input(t, r2)
             }
             (NormPlace::Post, _) => {
@@ -1194,6 +1194,67 @@ impl Forward<'_> {
 
     // ------------------------------------------------------------ MLP
 
+    /// The feed-forward between sandwich norms, on `n2` (the norm's
+    /// output, freed once the MLP has read it): the MLP or the experts, or
+    /// both side by side (Gemma 4 26B-A4B, `Gemma4TextDecoderLayer.forward`,
+    /// transformers 5.23): the MLP's output normed, the router on the
+    /// residual (its norm without weight, two scalings, the projection,
+    /// an fp32 softmax, top-k, their sum, `per_expert_scale` gathered and
+    /// multiplied in), the residual normed for the experts, their output
+    /// normed, the two added (the MLP's output freed). Returns the output
+    /// and what the layer keeps to its end (the router's probabilities,
+    /// weights and indices, both normed halves). Eager attention's weights
+    /// (`weights`) are freed when the router's output takes their name
+    /// (`_, top_k_weights, top_k_index = self.router(...)`).
+    fn sandwich_ffn(
+        &mut self,
+        t: u128,
+        kind: LayerKind,
+        n2: Id,
+        weights: &mut Option<Id>,
+    ) -> (Id, [Option<Id>; 5]) {
+        let beside = self.spec.moe.filter(|m| m.dense_beside);
+        let (LayerKind::Moe, Some(moe)) = (kind, beside) else {
+            let m = self.ffn(t, kind);
+            self.sim.free(n2);
+            return (m, [None; 5]);
+        };
+        let (dt, h, e, k) = (self.d.dt, self.d.h, self.d.experts, self.d.top_k);
+        let m = self.mlp(t, self.d.ffn);
+        self.sim.free(n2);
+        self.sim.stage(Stage::Experts);
+        let h1 = self.norm(t, t * h);
+        let rn = self.scaled_norm(t, t * h, h, false);
+        let s = &mut self.sim;
+        let s1 = s.a(dt * t * h);
+        let s2 = s.a(dt * t * h);
+        s.f(&[Some(s1), Some(rn)]);
+        let sc = self.lin(t, h, e);
+        let s = &mut self.sim;
+        let c32 = s.a(4 * t * e);
+        let probs = s.a(4 * t * e);
+        s.free(c32);
+        let tv = s.a(4 * t * k);
+        let ti = s.a(8 * t * k);
+        let su = s.a(4 * t);
+        s.free(su);
+        let ix = s.a(dt * t * k);
+        let tw = s.a(4 * t * k);
+        s.f(&[Some(ix), Some(tv), Some(s2), Some(sc), weights.take()]);
+        let n3 = self.norm(t, t * h);
+        let ex = if self.batched_decode {
+            self.experts_batched(t, t * k, 4, moe)
+        } else {
+            self.experts_grouped(t, t * k, 4, moe)
+        };
+        self.sim.free(n3);
+        let h2 = self.norm(t, t * h);
+        self.sim.free(ex);
+        let sum = self.sim.a(dt * t * h);
+        self.sim.free(m);
+        (sum, [Some(probs), Some(h1), Some(tw), Some(ti), Some(h2)])
+    }
+
     /// The layer's MLP or experts on `T` tokens.
     fn ffn(&mut self, t: u128, kind: LayerKind) -> Id {
         match (kind, self.spec.moe) {
@@ -1299,8 +1360,9 @@ impl Forward<'_> {
                 s.free(tv);
                 ([rl, ti, tw], dt)
             }
-            // Gemma 4's router is refused before any replay
-            // (`infer::estimate`): it stands with the plain softmax.
+            // Gemma 4's router runs beside the MLP
+            // ([`Forward::sandwich_ffn`]), never here: it stands with the
+            // plain softmax.
             Router::Softmax | Router::Scaled => {
                 let rl = s.a(dt * t * e);
                 let rf = s.a(4 * t * e);

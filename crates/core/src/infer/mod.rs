@@ -55,9 +55,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         Engine::Transformers if per_layer && spec.placeholder_kinds == 0 => {
             Err(EstimateError::NotModelled(UNIFIED_GENERATE_NOT_MODELLED))
         }
-        Engine::Transformers if per_layer && a.moe().is_some() => {
-            Err(EstimateError::NotModelled(EXPERTS_BESIDE_NOT_MODELLED))
-        }
         Engine::Llamacpp | Engine::Ollama if nextn => {
             Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
         }
@@ -95,11 +92,6 @@ const PER_LAYER_NOT_MODELLED: &str = "vLLM's memory for Gemma 4 (global layers w
 /// transformers' `generate` on Gemma 4 12B: its wrapper
 /// (`Gemma4UnifiedForConditionalGeneration`) has not been measured.
 const UNIFIED_GENERATE_NOT_MODELLED: &str = "transformers' generate on Gemma 4 12B (gemma4_unified) has not been measured yet: use engine=llamacpp, ollama or mlx";
-
-/// transformers' `generate` on Gemma 4 26B-A4B: its experts beside the
-/// dense MLP (a router with its own norm, the grouped experts, two more
-/// norms) are not replayed yet (measured: `scripts/measure/gemma4/`).
-const EXPERTS_BESIDE_NOT_MODELLED: &str = "transformers' generate on Gemma 4 26B-A4B (experts beside the dense MLP) is not modelled yet: use engine=llamacpp, ollama or mlx";
 
 /// The refusal of llama.cpp (and Ollama, which runs it) for a family
 /// whose MTP layers llama.cpp b10488 keeps as layers: their weights are
