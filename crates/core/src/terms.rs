@@ -172,6 +172,13 @@ term_ids! {
     Scores = Activations, "attention scores and probabilities (seq²)";
     MoeLayers = Activations, "saved by each MoE layer";
     MoeScores = Activations, "attention scores of the MoE layers (seq²)";
+    GlobalLayers = Activations, "saved by each global layer (Gemma 4: its own head width and key/value heads)";
+    GlobalScores = Activations, "attention scores of the global layers (seq²)";
+    SharedLayers = Activations, "saved by each layer reusing an earlier layer's keys and values (Gemma 4)";
+    SharedScores = Activations, "attention scores of the layers reusing keys and values (seq²)";
+    SharedGlobalLayers = Activations, "saved by each global layer reusing an earlier layer's keys and values (Gemma 4)";
+    SharedGlobalScores = Activations, "attention scores of the global layers reusing keys and values (seq²)";
+    CkptSharedKv = Activations, "the keys and values the layers reusing them read, kept by their checkpoints (Gemma 4)";
     LinearLayers = Activations, "saved by each Gated DeltaNet layer per token";
     LinearSequences = Activations, "saved by each Gated DeltaNet layer per sequence (fp32 chunks of 64 positions, padded, with the state entering each; the convolution's extra steps) and once (the chunk mask, exp(A))";
     LinearSequencesFirst = Activations, "saved by layer 0's Gated DeltaNet per sequence and once (its input needs no gradient)";
@@ -226,6 +233,7 @@ term_ids! {
     RecomputeCopies = WeightCopies, "its bf16 weight copies";
     RecomputeMask = Activations, "its sliding-window mask (seq²)";
     RecomputeMaskedKv = Activations, "its keys and values repeated to every head (SDPA with a mask)";
+    RecomputeMaskedKvFirst = Activations, "layer 0's keys and values repeated to every head (SDPA with a mask)";
     RecomputeAttn = Activations, "its attention's saved tensors (the MLP's released)";
     ScoresTransient = Activations, "attention's score-sized temporaries in a layer's forward (eager with sinks, the math kernel; seq²)";
     ScoresMask = Activations, "the math kernel's fp32 copy of the (seq, seq) mask in forward";

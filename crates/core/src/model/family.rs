@@ -737,6 +737,9 @@ pub struct Spec {
     /// GLM-4.5/4.6, off in GLM-4.5-Air); otherwise every model of the
     /// family has them as `qk_norm` says.
     pub qk_norm_optional: bool,
+    /// A norm without weight on each value head (Gemma 4's `v_norm`,
+    /// `Gemma4TextAttention.__init__`).
+    pub v_norm: bool,
 }
 
 const LLAMA: Spec = Spec {
@@ -772,6 +775,7 @@ const LLAMA: Spec = Spec {
     layer_scalar: false,
     placeholder_kinds: 0,
     qk_norm_optional: false,
+    v_norm: false,
 };
 
 /// Qwen3-Next and Qwen3.5: zero-centred RMSNorms (`(1 + weight)`, in fp32)
@@ -961,6 +965,7 @@ const GEMMA4: Spec = Spec {
     per_layer_embeddings: true,
     layer_scalar: true,
     placeholder_kinds: 3,
+    v_norm: true,
     ..GEMMA
 };
 

@@ -150,6 +150,12 @@ pub enum ModuleName {
     /// Qwen3-Next's fused DeltaNet input projections.
     InProjQkvz,
     InProjBa,
+    /// Gemma 4's per-layer inputs: each layer's gate `h → p` and
+    /// projection `p → h`, the model's projection of the embeddings
+    /// `h → layers · p` (`nn.Linear`s peft's all-linear adapts).
+    PerLayerInputGate,
+    PerLayerProjection,
+    PerLayerModelProjection,
 }
 
 /// What a module is part of.
@@ -186,7 +192,7 @@ impl ModuleKind {
 }
 
 impl ModuleName {
-    pub const ALL: [ModuleName; 31] = [
+    pub const ALL: [ModuleName; 34] = [
         ModuleName::QProj,
         ModuleName::KProj,
         ModuleName::VProj,
@@ -218,6 +224,9 @@ impl ModuleName {
         ModuleName::OutProj,
         ModuleName::InProjQkvz,
         ModuleName::InProjBa,
+        ModuleName::PerLayerInputGate,
+        ModuleName::PerLayerProjection,
+        ModuleName::PerLayerModelProjection,
     ];
 
     /// The module's name, its kind and the projections it computes
@@ -257,6 +266,9 @@ impl ModuleName {
             ModuleName::OutProj => ("out_proj", Attention, Proj::OTHER),
             ModuleName::InProjQkvz => ("in_proj_qkvz", Attention, Proj::OTHER),
             ModuleName::InProjBa => ("in_proj_ba", Attention, Proj::OTHER),
+            ModuleName::PerLayerInputGate => ("per_layer_input_gate", Mlp, Proj::OTHER),
+            ModuleName::PerLayerProjection => ("per_layer_projection", Mlp, Proj::OTHER),
+            ModuleName::PerLayerModelProjection => ("per_layer_model_projection", Mlp, Proj::OTHER),
         }
     }
 
@@ -282,20 +294,20 @@ impl ModuleName {
     }
 
     /// Every nameable module called `text`, as bits.
-    pub(crate) fn bits_named(text: &str) -> u32 {
+    pub(crate) fn bits_named(text: &str) -> u64 {
         ModuleName::ALL
             .into_iter()
             .filter(|m| m.nameable() && m.text() == text)
             .fold(0, |b, m| b | m.bit())
     }
 
-    pub(crate) const fn bit(self) -> u32 {
+    pub(crate) const fn bit(self) -> u64 {
         1 << self as u8
     }
 }
 
-// Every module name has a bit of a `u32` (`Targets::names`).
-const _: () = assert!(ModuleName::ALL.len() <= u32::BITS as usize);
+// Every module name has a bit of a `u64` (`Targets::names`).
+const _: () = assert!(ModuleName::ALL.len() <= u64::BITS as usize);
 
 impl Family {
     /// Module `name` as LoRA sees it in this family: the projections it

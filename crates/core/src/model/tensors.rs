@@ -363,7 +363,12 @@ impl Architecture {
         );
         f(
             Place::After,
-            &ParamTensor::new("per_layer_model_projection", all, h, Role::Mlp),
+            &ParamTensor::linear(
+                self.family.module(ModuleName::PerLayerModelProjection),
+                all,
+                h,
+                false,
+            ),
         );
         f(Place::After, &self.norm("per_layer_projection_norm", p));
     }
@@ -499,8 +504,19 @@ impl Architecture {
         let h = u64::from(self.hidden);
         if spec.per_layer_embeddings && self.ple_dim > 0 {
             let p = u64::from(self.ple_dim);
-            put(ParamTensor::new("per_layer_input_gate", p, h, Role::Mlp));
-            put(ParamTensor::new("per_layer_projection", h, p, Role::Mlp));
+            let m = |name| self.family.module(name);
+            put(ParamTensor::linear(
+                m(ModuleName::PerLayerInputGate),
+                p,
+                h,
+                false,
+            ));
+            put(ParamTensor::linear(
+                m(ModuleName::PerLayerProjection),
+                h,
+                p,
+                false,
+            ));
             put(self.norm("post_per_layer_input_norm", h));
         }
         if kind == LayerKind::Moe && spec.moe.is_some_and(|m| m.dense_beside) {

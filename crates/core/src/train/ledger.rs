@@ -331,6 +331,7 @@ const EMPTY: T = T {
 type Id = usize;
 
 /// What the ops need to know about the run.
+#[derive(Clone, Copy)]
 pub struct Ctx {
     pub arch: Architecture,
     pub spec: Spec,
@@ -373,6 +374,12 @@ pub struct Ctx {
     /// transformers 4 loops over stacked experts one at a time
     /// ([`crate::model::family::Legacy::experts_looped`]).
     pub experts_looped: bool,
+    /// The layer reuses an earlier layer's keys and values (Gemma 4's
+    /// last layers): no key or value projection of its own.
+    pub kv_shared: bool,
+    /// The layer's keys are its values (Gemma 4's global layers with
+    /// `attention_k_eq_v`): no value projection.
+    pub k_as_v: bool,
 }
 
 impl Ctx {
@@ -413,6 +420,36 @@ impl Ctx {
                 .expert_linears
                 .filter(|_| t.stack().experts_linear),
             experts_looped: spec.legacy.experts_looped && t.stack().experts_linear,
+            kv_shared: false,
+            k_as_v: false,
+        }
+    }
+
+    /// The context of Gemma 4's layer `l`, whose layers differ: a global
+    /// layer's own head width and key/value heads (and keys as values), a
+    /// layer reusing keys and values (and its MLP twice as wide); the
+    /// others as the model. Source: transformers 5.23
+    /// `Gemma4TextAttention.__init__`, `Gemma4TextMLP.__init__`.
+    pub fn at_layer(&self, l: u32) -> Ctx {
+        let a = self.arch;
+        if !self.spec.varies_by_layer() {
+            return *self;
+        }
+        let mut arch = a;
+        let mut k_as_v = false;
+        if a.global_at(l) {
+            let g = a.global_heads();
+            arch.head_dim = g.head_dim;
+            arch.kv_heads = g.kv_heads;
+            k_as_v = !g.v_proj;
+        }
+        arch.ffn = u32::try_from(a.ffn_at(l)).unwrap_or(u32::MAX);
+        Ctx {
+            arch,
+            geometry: KvGeometry::of(&arch),
+            kv_shared: a.kv_shared_at(l),
+            k_as_v,
+            ..*self
         }
     }
 
@@ -876,6 +913,12 @@ impl<'a> Ledger<'a> {
                     self.save(xf);
                     let r = self.new_t(groups, 4, true, Part::Norm);
                     self.save(r);
+                    if c.spec.norm == Norm::RmsScaled {
+                        // `pow(mean + eps, -0.5)` keeps its base beside
+                        // the result the product keeps.
+                        let base = self.new_t(groups, 4, true, Part::Norm);
+                        self.save(base);
+                    }
                 }
                 let (hs_dt, out_dt) = match c.spec.norm {
                     // hs.to(input dtype), times the weight.
@@ -896,6 +939,26 @@ impl<'a> Ledger<'a> {
                 self.new_t(width, out_dt, out_rg, Part::Norm)
             }
         }
+    }
+
+    /// Gemma 4's value norm, `Gemma4RMSNorm(with_scale=False)`: the fp32
+    /// copy it squares and multiplies, the mean's `pow(-0.5)` base and
+    /// result, the product cast back.
+    fn norm_unweighted(&mut self, x: Id, width: u64, groups: u64) -> Id {
+        let (x_rg, in_dt) = (self.rg(x), self.dt(x));
+        let xf = if in_dt == 4 {
+            x
+        } else {
+            self.new_t(width, 4, x_rg, Part::Norm)
+        };
+        if x_rg {
+            self.save(xf);
+            for _ in 0..2 {
+                let r = self.new_t(groups, 4, true, Part::Norm);
+                self.save(r);
+            }
+        }
+        self.new_t(width, in_dt, x_rg, Part::Norm)
     }
 
     /// Dropout on attention probabilities (eager or math attention): the
@@ -1017,11 +1080,14 @@ fn attention(l: &mut Ledger, q: Id, k: Id, v: Id, q_contiguous: bool) -> Id {
             // `scripts/measure/long/NOTES.md` §4.2).
             if c.attn == Attn::Sdpa && !c.stack.sdpa_repeats_kv && rg {
                 let kd = l.ts[k].width;
+                // Keys and values another layer saved (Gemma 4's layers
+                // reusing them, of no bytes here): the copies are all new.
+                let own = if l.ts[k].dt == 0 { 0 } else { kd };
                 l.masked_kv = match (kd < qd, kd * nh == qd) {
                     (false, _) => 0,
-                    (true, true) if c.mode == Mode::Amp => (qd - kd) * 2,
+                    (true, true) if c.mode == Mode::Amp => (qd - own) * 2,
                     (true, true) => 0,
-                    (true, false) => 2 * (qd - kd) * ab,
+                    (true, false) => 2 * (qd - own) * ab,
                 };
             }
             if q_contiguous {
@@ -1170,6 +1236,9 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
     let spec = c.spec;
     let h = u64::from(c.arch.hidden);
     let (qd, kvd) = (c.geometry.q_width(), c.geometry.k_width());
+    if spec.v_norm {
+        return value_normed_attention(l, n1, heads, kv_heads);
+    }
     let bias = spec.attn_bias != AttnBias::None;
     let b = |n: u64| if bias { n } else { 0 };
     let (q, k, v) = match spec.qkv {
@@ -1210,6 +1279,42 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
         0
     };
     l.linear(o, qd, h, o_bias, M::OProj)
+}
+
+/// Gemma 4's attention (`Gemma4TextAttention.forward`, transformers
+/// 5.23): `q_proj`, `q_norm`, RoPE; `k_proj` and `v_proj` (keys as values:
+/// `k_proj`'s output is both), `k_norm`, RoPE, the value norm without
+/// weight. A layer reusing keys and values (`Ctx::kv_shared`) attends to
+/// an earlier layer's, which that layer's attention already saved: they
+/// are counted there (placeholders of no bytes here, of their width for
+/// the repeat a mask makes).
+fn value_normed_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
+    let c = l.c;
+    let h = u64::from(c.arch.hidden);
+    let (qd, kvd) = (c.geometry.q_width(), c.geometry.k_width());
+    let ab = attn_dt(c);
+    let q = l.linear(n1, h, qd, 0, M::QProj);
+    let q = l.norm(q, qd, heads);
+    let qe = l.new_t(qd, ab, l.rg(q), Part::Attention);
+    let (ke, v) = if c.kv_shared {
+        let rg = l.rg(qe);
+        (
+            l.new_t(kvd, 0, rg, Part::Attention),
+            l.new_t(kvd, 0, rg, Part::Attention),
+        )
+    } else {
+        let k = l.linear(n1, h, kvd, 0, M::KProj);
+        let v = if c.k_as_v {
+            k
+        } else {
+            l.linear(n1, h, kvd, 0, M::VProj)
+        };
+        let kn = l.norm(k, kvd, kv_heads);
+        let ke = l.new_t(kvd, ab, l.rg(kn), Part::Attention);
+        (ke, l.norm_unweighted(v, kvd, kv_heads))
+    };
+    let o = attention(l, qe, ke, v, true);
+    l.linear(o, qd, h, 0, M::OProj)
 }
 
 /// Gated attention's output gate, `attn_output * sigmoid(gate)`: the gate
@@ -1493,9 +1598,37 @@ fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind, mixer: Mixer) {
         LayerKind::Dense => mlp(l, n2, u64::from(a.ffn)),
     };
     l.alive = 0;
-    if post {
-        l.norm(m, h, 1);
+    let m = if post { l.norm(m, h, 1) } else { m };
+    if a.ple_dim > 0 && spec.per_layer_embeddings {
+        let r2 = l.new_t(h, c.mode.residual(), l.rg(r1) || l.rg(m), Part::Residual);
+        per_layer_input(l, r2);
     }
+}
+
+/// Gemma 4's per-layer input after the MLP's residual `r2`
+/// (`Gemma4TextDecoderLayer.forward`, transformers 5.23):
+/// `per_layer_input_gate`, its activation (which keeps its input), the
+/// product with the layer's slice of the per-layer inputs (a view: the
+/// whole tensor is the embedding's, [`outer`]; the product keeps the
+/// activation when they need a gradient), `per_layer_projection`,
+/// `post_per_layer_input_norm`; the residual add and `layer_scalar`'s
+/// in-place product keep nothing.
+fn per_layer_input(l: &mut Ledger, r2: Id) {
+    let c = l.c;
+    let (h, p) = (u64::from(c.arch.hidden), u64::from(c.arch.ple_dim));
+    let g = l.linear(r2, h, p, 0, M::PerLayerInputGate);
+    let (rg, dt) = (l.rg(g), l.dt(g));
+    if rg {
+        l.save(g);
+    }
+    let act = l.new_t(p, dt, rg, Part::Mlp);
+    let inputs_rg = c.full || c.adapts(M::PerLayerModelProjection);
+    if inputs_rg {
+        l.save(act);
+    }
+    let prod = l.new_t(p, dt, rg || inputs_rg, Part::Mlp);
+    let out = l.linear(prod, p, h, 0, M::PerLayerProjection);
+    l.norm(out, h, 1);
 }
 
 /// A gated MLP of width `f` (`gate_proj`, `up_proj`, `down_proj`, or
@@ -1998,8 +2131,8 @@ fn routing_probs(l: &mut Ledger, spec: Moe, (e, k): (u64, u64)) {
 fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, u64, u64)) -> u64 {
     let (x_rg, w_tr) = (l.rg(x), l.c.full);
     match spec.router {
-        // Training Gemma 4 is refused before any ledger (`breakdown`): its
-        // router stands with the plain softmax.
+        // Training Gemma 4 26B-A4B is refused before any ledger
+        // (`breakdown`): its router stands with the plain softmax.
         Router::Softmax | Router::Scaled => {
             let logits = l.linear_plain(x, h, e, 0);
             if router_lora && x_rg {
@@ -2168,6 +2301,34 @@ pub struct Outer {
     /// Bytes per sequence position saved once (RoPE's cos/sin for position
     /// ids of batch 1; GPT-2's int64 position ids).
     pub per_position: u64,
+    /// The embeddings are saved here (Gemma 4's per-layer inputs project
+    /// them): layer 0's checkpointed input is that same tensor.
+    pub embeddings_saved: bool,
+}
+
+/// Gemma 4's per-layer inputs, made once from the embeddings `emb`
+/// (`get_per_layer_inputs`, `project_per_layer_inputs`, transformers
+/// 5.23): the per-layer table's lookup scaled, the embeddings'
+/// projection scaled and normed over each layer's slice, their sum
+/// scaled: `layers × p` a token, which every layer's product keeps a view
+/// of to the end of backward.
+fn per_layer_inputs(l: &mut Ledger, emb: Id) {
+    let c = l.c;
+    let a = c.arch;
+    let (h, p) = (u64::from(a.hidden), u64::from(a.ple_dim));
+    let w = u64::from(a.layers) * p;
+    let res = c.mode.residual();
+    l.new_t(w, res, c.full, Part::Residual);
+    let identity = l.new_t(w, res, c.full, Part::Residual);
+    let proj = l.linear(emb, h, w, 0, M::PerLayerModelProjection);
+    let scaled = l.new_t(w, l.dt(proj), l.rg(proj), Part::Residual);
+    let normed = l.norm(scaled, w, u64::from(a.layers));
+    let rg = l.rg(identity) || l.rg(normed);
+    l.new_t(w, l.dt(normed), rg, Part::Residual);
+    let inputs = l.new_t(w, l.dt(normed), rg, Part::Residual);
+    if rg {
+        l.save(inputs);
+    }
 }
 
 /// The embedding and the head: what they save. `input_grad`: the token
@@ -2202,13 +2363,24 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
         }
         Positions::Rotary => {
             // cos and sin of shape (1, seq, rotary width) per RoPE table:
-            // fp32 unless pure half.
+            // fp32 unless pure half. Gemma 4's full-attention table spans
+            // its global layers' heads.
             let rotary = c.geometry.rotary_width();
-            per_position +=
-                u64::from(spec.rope_tables) * 2 * rotary * if c.mode == Mode::Half { 2 } else { 4 };
+            let global = if spec.global_attention && spec.rope_tables > 1 {
+                u64::from(a.global_heads().head_dim)
+            } else {
+                rotary
+            };
+            let widths = u64::from(spec.rope_tables.saturating_sub(1)) * rotary
+                + u64::from(spec.rope_tables.min(1)) * global;
+            per_position += 2 * widths * if c.mode == Mode::Half { 2 } else { 4 };
             l.new_t(h, c.mode.residual(), true, Part::Residual)
         }
     };
+    if spec.per_layer_embeddings && a.ple_dim > 0 {
+        per_layer_inputs(&mut l, last);
+    }
+    let embeddings_saved = l.ts[last].saved;
     let embedding = l.result().token_bytes();
     let n = l.norm(last, h, 1);
     // The last layer's output is the final norm's input: count it here.
@@ -2229,6 +2401,7 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
         embedding,
         final_hidden_transient,
         per_position,
+        embeddings_saved,
     }
 }
 
@@ -2246,12 +2419,7 @@ mod tests {
     #[test]
     fn ledgers_never_fill_up() {
         let mut most = 0;
-        // Training Gemma 4 is refused before any ledger is made
-        // (`breakdown`).
-        for p in PRESETS
-            .iter()
-            .filter(|p| !p.arch.family.spec().varies_by_layer())
-        {
+        for p in PRESETS {
             let mixers: &[Mixer] = if p.arch.family.spec().linear.is_some() {
                 &[Mixer::Attention, Mixer::DeltaNet]
             } else {
@@ -2274,12 +2442,21 @@ mod tests {
                                 dropout: Prob::new(1000),
                                 ..Training::default()
                             };
-                            let c = Ctx::new(&p.arch, &t);
-                            for (rg, &mixer) in [true, false]
+                            // Every layer's own context (Gemma 4's differ).
+                            let base = Ctx::new(&p.arch, &t);
+                            for (rg, &mixer, layer) in [true, false]
                                 .into_iter()
                                 .flat_map(|rg| mixers.iter().map(move |m| (rg, m)))
+                                .flat_map(|(rg, m)| (0..p.arch.layers).map(move |l| (rg, m, l)))
                             {
-                                for kind in [LayerKind::Dense, LayerKind::Moe] {
+                                let c = base.at_layer(layer);
+                                // An MoE layer where the model has experts
+                                // (Gemma 4's are optional).
+                                let kinds = [LayerKind::Dense, LayerKind::Moe];
+                                for kind in kinds
+                                    .into_iter()
+                                    .filter(|k| *k == LayerKind::Dense || p.arch.moe().is_some())
+                                {
                                     let mut l = Ledger::new(&c);
                                     let x = l.new_t(1, 4, rg, Part::Residual);
                                     match p.arch.family.spec().layout {

@@ -41,7 +41,7 @@ const RECOMPUTED_FIRST: TermSet = TermSet::of(&[
     T::RecomputeScoresFirst,
     T::RecomputeCopiesFirst,
     T::RecomputeMask,
-    T::RecomputeMaskedKv,
+    T::RecomputeMaskedKvFirst,
 ]);
 
 /// One phase before the overhead: (iteration, micro-step, phase, where its

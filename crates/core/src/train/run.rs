@@ -408,7 +408,7 @@ pub struct Parallel {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Targets {
     pub proj: Proj,
-    names: u32,
+    names: u64,
 }
 
 impl Targets {

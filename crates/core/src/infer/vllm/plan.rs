@@ -1051,7 +1051,9 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             | ModuleName::InProjB
             | ModuleName::InProjA
             | ModuleName::InProjQkvz
-            | ModuleName::InProjBa => column,
+            | ModuleName::InProjBa
+            // Gemma 4 (`models/gemma4.py`): `ColumnParallelLinear`.
+            | ModuleName::PerLayerModelProjection => column,
             ModuleName::ExpertsGateUp => (s.div_ceil(ep), r.div_ceil(wide), c),
             ModuleName::ExpertsDown => (s.div_ceil(ep), r, c.div_ceil(wide)),
             ModuleName::KProj | ModuleName::VProj => (s, kv, c),
@@ -1067,7 +1069,10 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             ModuleName::QAProj
             | ModuleName::KvAProjWithMqa
             | ModuleName::SharedExpertGate
-            | ModuleName::Router => whole,
+            | ModuleName::Router
+            // Gemma 4's `ReplicatedLinear`s.
+            | ModuleName::PerLayerInputGate
+            | ModuleName::PerLayerProjection => whole,
         },
         None => match t.role {
             Role::Embedding | Role::Head => {

@@ -574,7 +574,7 @@ fn delta_net(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
 /// in an MoE layer, where a dense MLP's names are the shared expert's).
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
     let (rows, cols) = (t.rows, t.cols);
-    if (t.recurrent && delta_net(a, t, out)) || (t.module.is_none() && gemma4(t, out)) {
+    if (t.recurrent && delta_net(a, t, out)) || gemma4(t, out) {
         return;
     }
     match t.role {
@@ -750,7 +750,11 @@ fn linear_names(m: ModuleName, shared: bool) -> Option<(Name, Name)> {
         | ModuleName::InProjA
         | ModuleName::OutProj
         | ModuleName::InProjQkvz
-        | ModuleName::InProjBa => None,
+        | ModuleName::InProjBa
+        // Gemma 4's, named by [`gemma4`].
+        | ModuleName::PerLayerInputGate
+        | ModuleName::PerLayerProjection
+        | ModuleName::PerLayerModelProjection => None,
     }
 }
 

@@ -17,13 +17,9 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     } else {
         saved(x, put);
         put(T::SlidingMasks, sliding_masks(x, x.mask_layers()));
-        put(
-            T::MaskedKv,
-            x.per_token(&[
-                (x.mask_layers(), U::Layers),
-                (u128::from(x.layers.largest.masked_kv), U::BytesEach),
-            ]),
-        );
+        let by_class = x.a.family.spec().varies_by_layer();
+        let masked = x.layers.masked_kv_bytes(x.mask_layers(), by_class);
+        put(T::MaskedKv, x.per_token(&[(masked, U::BytesEach)]));
     }
     aux_loss(x, put);
     outer(x, put);
@@ -38,15 +34,30 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
 fn checkpointed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     let (h, res) = (x.h, x.residual());
     let ckpt = x.ckpt;
+    // Layer 0's input is the embeddings: where the embedding's side saves
+    // them (Gemma 4's per-layer inputs), counted there.
+    let shared = u128::from(x.layers.outer.embeddings_saved);
     put(
         T::CkptInputs,
-        x.per_token(&[(x.l, U::Layers), (h, U::Elements), (res, U::BytesEach)]),
+        x.per_token(&[
+            (x.l - shared, U::Layers),
+            (h, U::Elements),
+            (res, U::BytesEach),
+        ]),
+    );
+    put(
+        T::CkptSharedKv,
+        x.per_token(&[(x.shared_kv(), U::BytesEach)]),
     );
     // By layer 0's backward every later layer's backward has run and
     // released its checkpoint: one input is left (offloaded, it is the one
     // in flight); FSDP1's hooks keep them all in one case (`fsdp.rs`).
     if ckpt != Ckpt::Offload {
-        let left = if x.fsdp_keeps_inputs() { x.l } else { 1 };
+        let left = if x.fsdp_keeps_inputs() {
+            x.l
+        } else {
+            1 - shared
+        };
         put(
             T::CkptInputFirst,
             x.per_token(&[(left, U::Layers), (h, U::Elements), (res, U::BytesEach)]),
@@ -98,12 +109,38 @@ fn saved(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         }
     }
     let attention = [(T::Layers, T::Scores), (T::MoeLayers, T::MoeScores)];
-    for ((s, n), (ids, scores)) in ly.groups.iter().zip(attention) {
-        put(ids, x.per_token(&[(*n, U::Layers), (tok(s), U::BytesEach)]));
+    for (k, (ids, scores)) in attention.into_iter().enumerate() {
+        let (s, n) = ly.group(k);
+        put(ids, x.per_token(&[(n, U::Layers), (tok(s), U::BytesEach)]));
         put(
             scores,
             x.per_token(&[
-                (*n, U::Layers),
+                (n, U::Layers),
+                (x.seq, U::KeyPositions),
+                (key(s), U::BytesEach),
+            ]),
+        );
+    }
+    // Gemma 4's global layers and its layers reusing keys and values:
+    // dense or MoE (a model's are all one or the other), each class its
+    // own terms.
+    let classes = [
+        (4, T::GlobalLayers, T::GlobalScores),
+        (6, T::SharedLayers, T::SharedScores),
+        (8, T::SharedGlobalLayers, T::SharedGlobalScores),
+    ];
+    for (k, ids, scores) in classes {
+        let ((s, n), (moe, m)) = (ly.group(k), ly.group(k + 1));
+        debug_assert!(
+            n == 0 || m == 0,
+            "Gemma 4's layers are all dense or all MoE"
+        );
+        let (s, n) = if n == 0 { (moe, m) } else { (s, n) };
+        put(ids, x.per_token(&[(n, U::Layers), (tok(s), U::BytesEach)]));
+        put(
+            scores,
+            x.per_token(&[
+                (n, U::Layers),
                 (x.seq, U::KeyPositions),
                 (key(s), U::BytesEach),
             ]),
@@ -111,12 +148,12 @@ fn saved(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     }
     // The Gated DeltaNet layers (of one kind: the codec takes no model
     // with dense and MoE ones).
-    if let Some((s, n)) = ly.groups[2..].iter().find(|(_, n)| *n > 0) {
+    if let Some((s, n)) = [ly.group(2), ly.group(3)].into_iter().find(|(_, n)| *n > 0) {
         put(
             T::LinearLayers,
-            x.per_token(&[(*n, U::Layers), (tok(s), U::BytesEach)]),
+            x.per_token(&[(n, U::Layers), (tok(s), U::BytesEach)]),
         );
-        put(T::LinearSequences, recurrent(x, s, *n));
+        put(T::LinearSequences, recurrent(x, s, n));
     }
 }
 
@@ -143,6 +180,34 @@ impl Inputs<'_> {
         } else {
             0
         }
+    }
+
+    /// Bytes per token of the keys and values Gemma 4's layers reusing
+    /// them read (the last earlier layer of each kind they are, its
+    /// rotated keys and normed values): under checkpointing the reusing
+    /// layers' checkpoints keep them (`shared_kv_states`, passed to every
+    /// layer) until their backward; without it the storing layer's
+    /// attention saves them (counted in its layer).
+    pub fn shared_kv(&self) -> u128 {
+        let a = self.a;
+        let Some(first) = (0..a.layers).find(|&l| a.kv_shared_at(l)) else {
+            return 0;
+        };
+        let ab = u128::from(self.c.mode.act());
+        let mut bytes = 0;
+        for global in [false, true] {
+            let reused = (first..a.layers).any(|l| a.global_at(l) == global);
+            let stored = (0..first).any(|l| a.global_at(l) == global);
+            if reused && stored {
+                let heads = if global {
+                    a.global_heads()
+                } else {
+                    a.attention_at(0)
+                };
+                bytes += 2 * u128::from(heads.kv_heads) * u128::from(heads.head_dim) * ab;
+            }
+        }
+        bytes
     }
 
     /// SDPA gets a mask: the sliding window is reached.

@@ -21,7 +21,7 @@ use super::run::Lora;
 use super::run::{Ckpt, Dtype, Offload, Quant};
 use super::stack::Transformers;
 use crate::error::EstimateError;
-use crate::model::{Architecture, Ends, KvGeometry, ParamStats};
+use crate::model::{Architecture, Ends, KvGeometry, LayerKind, ParamStats};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::train::run::Run;
 use crate::train::run::Stage;
@@ -88,7 +88,7 @@ pub(crate) struct Inputs<'a> {
     pub state_dtype: u128,
     pub tensors: u128,
     pub largest: u128,
-    pub layers: Layers,
+    pub layers: Box<Layers>,
     /// How the layers attend (sliding windows for the masks).
     pub geometry: KvGeometry,
     /// The checkpointing that runs (see [`Ctx::ckpt_of`]).
@@ -171,6 +171,12 @@ pub(crate) const SAVED: TermSet = TermSet::of(&[
     T::Scores,
     T::MoeLayers,
     T::MoeScores,
+    T::GlobalLayers,
+    T::GlobalScores,
+    T::SharedLayers,
+    T::SharedScores,
+    T::SharedGlobalLayers,
+    T::SharedGlobalScores,
     T::LinearLayers,
     T::LinearSequences,
     T::LinearSequencesFirst,
@@ -179,6 +185,7 @@ pub(crate) const SAVED: TermSet = TermSet::of(&[
     T::MaskedKv,
     T::RouterLogits,
     T::CkptInputs,
+    T::CkptSharedKv,
     T::CkptInFlight,
     T::QuantInputs,
     T::Outer,
@@ -216,59 +223,107 @@ fn stage_share(a: &Architecture, stage: Option<&Stage>) -> Architecture {
     }
 }
 
-/// What the layers save, by kind of layer: dense or MoE, with attention
-/// or a Gated DeltaNet (index `moe + 2 · linear`, see [`Layers::moe`]).
+/// Classes of layer: index `moe + 2 · mixer`, the mixer attention (0), a
+/// Gated DeltaNet (1), Gemma 4's global attention with its own heads (2),
+/// Gemma 4's attention reusing an earlier layer's keys and values (3),
+/// global and reusing them (4).
+pub(crate) const CLASSES: usize = 10;
+
+/// What the layers save, by class of layer ([`CLASSES`]).
 pub(crate) struct Layers {
-    /// Each kind's ledger and its number of layers. A kind with no layers
-    /// (the MoE kind of a dense model) has an empty ledger.
-    pub ledgers: [(Saved, u128); 4],
-    /// The kind of layer 0.
+    /// Each class's ledger and its number of layers. A class with no
+    /// layers (the MoE class of a dense model) has an empty ledger.
+    pub ledgers: [(Saved, u128); CLASSES],
+    /// The class of layer 0.
     pub first_kind: usize,
     /// Layer 0's ledger: it differs only when its input needs no gradient
     /// (the frozen embedding under LoRA).
     pub layer0: Saved,
     pub layer0_differs: bool,
-    /// `ledgers` without layer 0 when it differs.
-    pub groups: [(Saved, u128); 4],
+
     /// The embedding and the head.
     pub outer: ledger::Outer,
-    /// The kind backward recomputes under checkpointing: the largest.
+    /// The class backward recomputes under checkpointing: the largest.
     pub largest: Saved,
     pub largest_kind: usize,
+}
+
+/// Layer `l`'s class ([`CLASSES`]).
+fn class_of(a: &Architecture, l: u32) -> usize {
+    let mixer = match (a.linear_at(l), a.global_at(l), a.kv_shared_at(l)) {
+        (true, _, _) => 1,
+        (false, false, false) => 0,
+        (false, true, false) => 2,
+        (false, false, true) => 3,
+        (false, true, true) => 4,
+    };
+    usize::from(a.kind_of(l) == LayerKind::Moe) + 2 * mixer
+}
+
+/// The layers of each class, and one of each (the first): by the counts
+/// of each kind where the layers are alike but for their kind and mixer,
+/// layer by layer where they differ (Gemma 4).
+fn classes(a: &Architecture) -> [(u128, u32); CLASSES] {
+    let mut out = [(0u128, 0u32); CLASSES];
+    if a.family.spec().varies_by_layer() {
+        for l in (0..a.layers).rev() {
+            let k = class_of(a, l);
+            out[k] = (out[k].0 + 1, l);
+        }
+        return out;
+    }
+    let [(_, n_dense), (_, n_moe)] = a.layer_kinds();
+    let linear = a.linear_by_kind().map(u128::from);
+    let counts = [
+        u128::from(n_dense) - linear[0],
+        u128::from(n_moe) - linear[1],
+        linear[0],
+        linear[1],
+    ];
+    for (k, n) in counts.into_iter().enumerate() {
+        out[k].0 = n;
+    }
+    out
 }
 
 impl Layers {
     /// `first_input_grad`: layer 0's input needs a gradient (see
     /// `Inputs::first_input_grad`).
     fn new(c: &Ctx, a: &Architecture, bt: u128, seq: u128, first_input_grad: bool) -> Layers {
-        let [(dense, n_dense), (moe, n_moe)] = a.layer_kinds();
-        let linear = a.linear_by_kind().map(u64::from);
-        let kinds = [
-            (dense, Mixer::Attention, n_dense - linear[0]),
-            (moe, Mixer::Attention, n_moe - linear[1]),
-            (dense, Mixer::DeltaNet, linear[0]),
-            (moe, Mixer::DeltaNet, linear[1]),
-        ];
-        let ledgers = kinds.map(|(kind, mixer, count)| {
-            let saved = if count > 0 {
-                ledger::layer(c, kind, mixer, true)
+        let kind = |k: usize| {
+            if Layers::moe(k) {
+                LayerKind::Moe
             } else {
-                Saved::default()
-            };
-            (saved, u128::from(count))
-        });
-        let first_kind = usize::from(n_dense == 0) + 2 * usize::from(a.linear_at(0));
+                LayerKind::Dense
+            }
+        };
+        let mixer = |k: usize| {
+            if Layers::linear(k) {
+                Mixer::DeltaNet
+            } else {
+                Mixer::Attention
+            }
+        };
+        let mut ledgers = [(Saved::default(), 0u128); CLASSES];
+        for (k, (count, layer)) in classes(a).into_iter().enumerate() {
+            if count > 0 {
+                ledgers[k] = (
+                    ledger::layer(&c.at_layer(layer), kind(k), mixer(k), true),
+                    count,
+                );
+            }
+        }
+        let first_kind = if a.family.spec().varies_by_layer() {
+            class_of(a, 0)
+        } else {
+            usize::from(a.kind_of(0) == LayerKind::Moe) + 2 * usize::from(a.linear_at(0))
+        };
         let layer0 = if first_input_grad {
             ledgers[first_kind].0
         } else {
-            let (kind, mixer, _) = kinds[first_kind];
-            ledger::layer(c, kind, mixer, false)
+            ledger::layer(&c.at_layer(0), kind(first_kind), mixer(first_kind), false)
         };
         let layer0_differs = layer0 != ledgers[first_kind].0;
-        let mut groups = ledgers;
-        if layer0_differs {
-            groups[first_kind].1 -= 1;
-        }
         let (largest_kind, largest) = ledgers
             .iter()
             .enumerate()
@@ -281,7 +336,6 @@ impl Layers {
             first_kind,
             layer0,
             layer0_differs,
-            groups,
             outer: ledger::outer(c, first_input_grad),
             largest,
             largest_kind,
@@ -295,7 +349,52 @@ impl Layers {
 
     /// Whether layers of kind `kind` are Gated DeltaNet layers.
     pub fn linear(kind: usize) -> bool {
-        kind >= 2
+        kind / 2 == 1
+    }
+
+    /// Whether layers of kind `kind` may slide (attention, not Gemma 4's
+    /// global layers): the ones a sliding-window mask reaches.
+    pub fn may_slide(kind: usize) -> bool {
+        matches!(kind / 2, 0 | 3)
+    }
+
+    /// Class `kind`'s ledger and its layers but layer 0 when layer 0's
+    /// differs.
+    pub fn group(&self, kind: usize) -> (&Saved, u128) {
+        let (saved, n) = &self.ledgers[kind];
+        let less = u128::from(self.layer0_differs && kind == self.first_kind);
+        (saved, n - less)
+    }
+
+    /// What masked SDPA calls save more, bytes per token over the layers
+    /// a mask reaches (the repeated keys and values, [`Saved::masked_kv`]),
+    /// when `masked` of them are: the largest class's for alike layers;
+    /// where layers differ (Gemma 4: its sliding layers with keys and
+    /// values of their own, and those reusing them), each sliding class's.
+    pub fn masked_kv_bytes(&self, masked: u128, by_class: bool) -> u128 {
+        if masked == 0 {
+            return 0;
+        }
+        if !by_class {
+            return masked * u128::from(self.largest.masked_kv);
+        }
+        self.ledgers
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| Layers::may_slide(*k))
+            .map(|(_, (s, n))| n * u128::from(s.masked_kv))
+            .sum()
+    }
+
+    /// What a masked SDPA call saves more in a recomputed layer of class
+    /// `kind` ([`Saved::masked_kv`]; none in a global layer, which gets no
+    /// mask).
+    pub fn recomputed_masked_kv(&self, kind: usize) -> u64 {
+        if Layers::may_slide(kind) {
+            self.ledgers[kind].0.masked_kv
+        } else {
+            0
+        }
     }
 
     /// Layer 0 differs from the layer recomputed last (the largest kind):
@@ -307,7 +406,12 @@ impl Layers {
 
     /// `f` summed over every layer.
     fn sum(&self, f: impl Fn(&Saved) -> u128) -> u128 {
-        self.groups.iter().map(|(x, n)| n * f(x)).sum::<u128>()
+        (0..CLASSES)
+            .map(|k| {
+                let (x, n) = self.group(k);
+                n * f(x)
+            })
+            .sum::<u128>()
             + if self.layer0_differs {
                 f(&self.layer0)
             } else {
@@ -373,7 +477,13 @@ impl<'a> Inputs<'a> {
             Some(_) => (lc.params, 4, 4, lc.tensors, lc.largest),
         };
         let ckpt = Ctx::ckpt_of(t, &c.spec);
-        let layers = Layers::new(&c, &a, bt, seq, Inputs::first_input_grad(&c, ckpt));
+        let layers = Box::new(Layers::new(
+            &c,
+            &a,
+            bt,
+            seq,
+            Inputs::first_input_grad(&c, ckpt),
+        ));
         Ok(Inputs {
             ckpt,
             s,
@@ -453,13 +563,8 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
     if let Some(why) = s.arch.and_then(|a| hybrid_unmeasured(s, a)) {
         return Err(EstimateError::NotModelled(why));
     }
-    if s.arch.is_some_and(|a| a.family.spec().varies_by_layer()) {
-        // What Gemma 4's layers keep for backward (the global layers' own
-        // head width, the shared keys and values, the per-layer inputs) is
-        // not held to a measurement yet.
-        return Err(EstimateError::NotModelled(
-            "training Gemma 4 is not modelled yet: what its global layers, its layers sharing keys and values and its per-layer embeddings keep for backward has not been held to a measurement",
-        ));
+    if let Some(why) = s.arch.and_then(|a| gemma4_unmeasured(s, a)) {
+        return Err(EstimateError::NotModelled(why));
     }
     let x = Inputs::new(s)?;
     let t = &s.train;
@@ -544,6 +649,37 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
         "tensor and pipeline parallelism on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) are not modelled yet"
     } else if a.linear_by_kind().iter().all(|&n| n > 0) {
         "Gated DeltaNet layers both dense and MoE in one model are not modelled"
+    } else {
+        return None;
+    })
+}
+
+/// What training Gemma 4 has not been held to (its layers differ:
+/// `scripts/measure/gemma4/train_shrunk_rows.jsonl` measured full
+/// fine-tuning and LoRA on one GPU, transformers 5.23, bf16, fp32 and
+/// autocast, SDPA and eager, without checkpointing).
+fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
+    let spec = a.family.spec();
+    if !spec.varies_by_layer() {
+        return None;
+    }
+    let t = &s.train;
+    let v5 = match t.transformers {
+        Transformers::V5 => true,
+        Transformers::V457 | Transformers::V448 => false,
+    };
+    Some(if !v5 {
+        "training Gemma 4 on transformers 4 is not modelled: Gemma 4 came in transformers 5"
+    } else if spec.placeholder_kinds == 0 {
+        "training Gemma 4 12B (gemma4_unified) is not measured yet: the rows are E2B's, E4B's and 31B's layouts"
+    } else if a.moe().is_some() {
+        "training Gemma 4 26B-A4B (experts beside the dense MLP) is not measured yet"
+    } else if t.ckpt().on() {
+        "gradient checkpointing on Gemma 4 is not modelled yet: its forward is, but its backward holds more than vramfit counts at layer 0 (up to 9% of the backward's peak on the measured rows); set grad_ckpt=false for an exact estimate"
+    } else if t.quant != Quant::None {
+        "a quantized Gemma 4 base (QLoRA) is not measured yet"
+    } else if s.parallel.gpus.get() > 1 || s.stage.is_some() {
+        "training Gemma 4 on several GPUs is not measured yet"
     } else {
         return None;
     })

@@ -85,7 +85,20 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             T::RecomputeMaskedKv,
             x.per_token(&[
                 (x.mask_layers().min(1), U::Layers),
-                (u128::from(ly.largest.masked_kv), U::BytesEach),
+                (
+                    u128::from(ly.recomputed_masked_kv(ly.largest_kind)),
+                    U::BytesEach,
+                ),
+            ]),
+        );
+        put(
+            T::RecomputeMaskedKvFirst,
+            x.per_token(&[
+                (x.mask_layers().min(1), U::Layers),
+                (
+                    u128::from(ly.recomputed_masked_kv(ly.first_kind)),
+                    U::BytesEach,
+                ),
             ]),
         );
     }
