@@ -179,6 +179,8 @@ term_ids! {
     SharedGlobalLayers = Activations, "saved by each global layer reusing an earlier layer's keys and values (Gemma 4)";
     SharedGlobalScores = Activations, "attention scores of the global layers reusing keys and values (seq²)";
     CkptSharedKv = Activations, "the keys and values the layers reusing them read, kept by their checkpoints (Gemma 4)";
+    CkptRetainedKv = Activations, "the recomputed keys and values of the layers whose keys later layers reuse, with what their graph saved, kept to the end of backward by the earlier layers' checkpoints (Gemma 4)";
+    PerLayerInputsGrad = Activations, "the per-layer inputs' gradient, summed over the layers' backward (Gemma 4)";
     LinearLayers = Activations, "saved by each Gated DeltaNet layer per token";
     LinearSequences = Activations, "saved by each Gated DeltaNet layer per sequence (fp32 chunks of 64 positions, padded, with the state entering each; the convolution's extra steps) and once (the chunk mask, exp(A))";
     LinearSequencesFirst = Activations, "saved by layer 0's Gated DeltaNet per sequence and once (its input needs no gradient)";

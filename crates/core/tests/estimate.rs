@@ -514,8 +514,8 @@ fn presets_all_estimate() {
         }
         if p.arch.family.spec().varies_by_layer() {
             // Gemma 4: E2B, E4B and 31B estimated (`tests/ground_truth.rs`,
-            // its count the published one); the 12B and the 26B-A4B and
-            // checkpointing refused by name (`tests/gemma4.rs`).
+            // its count the published one; checkpointing with its caveat);
+            // the 12B and the 26B-A4B refused by name (`tests/gemma4.rs`).
             let refused = |q: &str| {
                 let err = estimate(&scenario(q).train_run()).expect_err(q);
                 assert!(
@@ -528,7 +528,14 @@ fn presets_all_estimate() {
             } else {
                 let e = est(&q);
                 assert_eq!(e.params, p.published_params, "{q}");
-                refused(&format!("{q}&grad_ckpt=true"));
+                let ckpt = est(&format!("{q}&grad_ckpt=true"));
+                assert!(
+                    ckpt.caveats
+                        .iter()
+                        .any(|c| c.starts_with("Gemma 4 with checkpointing")),
+                    "{q}"
+                );
+                refused(&format!("{q}&grad_ckpt=reentrant"));
             }
             continue;
         }

@@ -182,7 +182,7 @@ fn refusal(q: &str) -> String {
 /// What is not modelled yet is refused by name, never estimated as
 /// something else: vLLM until its rules for Gemma 4's layers are written;
 /// the 12B (its own wrapper, not measured) on transformers, training and
-/// generating; the 26B-A4B's training, and checkpointing.
+/// generating; the 26B-A4B's training, and reentrant checkpointing.
 #[test]
 fn what_is_not_modelled_is_refused() {
     for id in [
@@ -200,11 +200,8 @@ fn what_is_not_modelled_is_refused() {
             let s = decode_strict(&RawQuery::parse(&train))
                 .unwrap_or_else(|n| panic!("{train}: {n:?}"));
             train::estimate(&s.train_run()).unwrap_or_else(|e| panic!("{train}: {e}"));
-            let why = refusal(&format!("{train}&grad_ckpt=true"));
-            assert!(
-                why.contains("gradient checkpointing on Gemma 4"),
-                "{id}: {why}"
-            );
+            let why = refusal(&format!("{train}&grad_ckpt=reentrant"));
+            assert!(why.contains("Gemma 4 with reentrant"), "{id}: {why}");
         }
         let why = refusal(&format!("task=infer&engine=vllm&model={id}"));
         assert!(why.contains("Gemma 4"), "{id} vllm: {why}");

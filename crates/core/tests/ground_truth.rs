@@ -63,10 +63,18 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 ///   checkpointing or in fp32 (their overall peaks are the optimizer
 ///   step's, exact), the MoE layer's backward moment above.
 ///
+/// - Gemma 4's shrunk configs (hidden 256) with checkpointing: up to 4.1%
+///   high in backward and 3.4% overall (31B's at 192 tokens), the moment
+///   vramfit takes inside the recomputed layer's last norm not their peak
+///   (said in a caveat); E2B's and E4B's published configs are exact.
+///
 /// On published configs the overall peak of every one of these rows is
 /// exact or within 1%, and every phase within 0.2%.
 fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     let tiny = label.starts_with("tiny-");
+    if label.starts_with("g4-") && label.contains(" ckpt") {
+        return matches!(phase, "overall" | "peak_bwd") && (0.0..4.1).contains(&err_pct);
+    }
     let hybrid = ["l2 ", "mixed4 ", "moe4 ", "next4 "]
         .iter()
         .any(|m| label.starts_with(m));
@@ -593,13 +601,14 @@ fn hybrid_parameters_and_adapters_as_counted() {
 /// Shrunk Gemma 4 text configs (E2B's, E4B's and 31B's, in their own
 /// layer patterns: global layers, layers reusing keys and values,
 /// per-layer inputs, keys as values), full fine-tuning and LoRA, bf16,
-/// fp32 and autocast, SDPA and eager, without checkpointing:
-/// `scripts/measure/gemma4/train_shrunk.sh`, `train_shrunk_more.sh`; and
-/// E2B's and E4B's published text configs, full fine-tuning at 512 tokens
-/// (`train.sh`).
+/// fp32 and autocast, SDPA and eager, with and without (non-reentrant)
+/// checkpointing: `scripts/measure/gemma4/train_shrunk.sh`,
+/// `train_shrunk_more.sh`; and E2B's and E4B's published text configs,
+/// full fine-tuning with and without checkpointing and LoRA with it at 512
+/// tokens (`train.sh`).
 #[test]
 fn gemma4_within_budget() {
-    check_file("gemma4_train_rows", 22);
+    check_file("gemma4_train_rows", 38);
 }
 
 /// Gemma 4's parameters and LoRA's adapters (peft's all-linear adapts
@@ -620,39 +629,7 @@ fn gemma4_parameters_and_adapters_as_counted() {
         );
         n += 1;
     }
-    assert_eq!(n, 22);
-}
-
-/// The same configs with checkpointing (`scripts/measure/gemma4/`, kept
-/// raw there): refused by name until their backward is modelled (their
-/// forward is: within 0.01% when last tried).
-#[test]
-fn gemma4_checkpointing_is_refused() {
-    let text = include_str!("../../../scripts/measure/gemma4/train_shrunk_rows.jsonl");
-    let mut n = 0;
-    for line in text.lines() {
-        let mut r: Value = serde_json::from_str(line).expect("json row");
-        if !r["grad_ckpt"].as_bool().unwrap_or(false) {
-            continue;
-        }
-        let model = r["model"].as_str().expect("model").to_string();
-        let fixture = include_str!("fixtures/gemma4_train_rows.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).expect("json row"))
-            .find(|f| f["model"] == model.as_str())
-            .expect("a measured config of the same model");
-        r["config"] = fixture["config"].clone();
-        let q = query(&r).expect("query");
-        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|e| panic!("{q}: {e:?}"));
-        let err = estimate(&s.train_run()).expect_err(&q);
-        assert!(
-            err.to_string()
-                .contains("gradient checkpointing on Gemma 4"),
-            "{q}: {err}"
-        );
-        n += 1;
-    }
-    assert_eq!(n, 12);
+    assert_eq!(n, 38);
 }
 
 #[test]

@@ -1603,6 +1603,49 @@ fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind, mixer: Mixer) {
         let r2 = l.new_t(h, c.mode.residual(), l.rg(r1) || l.rg(m), Part::Residual);
         per_layer_input(l, r2);
     }
+    if spec.norm == Norm::RmsScaled && l.rg(x) {
+        // The layer's backward opens with its last norm's: `pow`'s
+        // backward over the whole layer's saved tensors, five fp32
+        // temporaries and the incoming gradient times the weight, in
+        // the stream's dtype. Measured: shrunk Gemma 4 E2B's layer 0
+        // recomputed (`scripts/measure/gemma4/`, the storages alive at
+        // the backward's peak).
+        let norm_back = 5 * 4 * h + c.mode.residual() * h;
+        l.backward_mlp = l.backward_mlp.max(norm_back);
+    }
+}
+
+/// Bytes per token a Gemma 4 layer whose keys and values later layers
+/// reuse leaves alive from its recompute to the end of backward under
+/// checkpointing: the recompute writes its keys and values into
+/// `shared_kv_states`, which every earlier layer's checkpoint holds, and
+/// with them what their autograd graph saved (the input norm's, `k_proj`'s
+/// and `v_proj`'s inputs, `k_norm`'s and the value norm's). Measured:
+/// shrunk Gemma 4 E2B, the storages alive at layer 0's backward
+/// (`scripts/measure/gemma4/`).
+pub fn kv_retained(c: &Ctx) -> u64 {
+    let mut l = Ledger::new(c);
+    let h = u64::from(c.arch.hidden);
+    let (kvd, kv_heads) = (c.geometry.k_width(), u64::from(c.arch.kv_heads));
+    let x = l.new_t(h, c.mode.residual(), true, Part::Residual);
+    let n1 = l.norm(x, h, 1);
+    let k = l.linear(n1, h, kvd, 0, M::KProj);
+    let v = if c.k_as_v {
+        k
+    } else {
+        l.linear(n1, h, kvd, 0, M::VProj)
+    };
+    let kn = l.norm(k, kvd, kv_heads);
+    let ke = l.new_t(kvd, attn_dt(c), l.rg(kn), Part::Attention);
+    let vn = l.norm_unweighted(v, kvd, kv_heads);
+    let kept = [ke, vn]
+        .iter()
+        .map(|&id| l.ts[id].width * l.dt(id))
+        .sum::<u64>();
+    // The layer's input (saved as it is by an fp32 norm) is its
+    // checkpoint's, counted there.
+    let input = if l.ts[x].saved { h * l.dt(x) } else { 0 };
+    l.result().token_bytes() + kept - input
 }
 
 /// Gemma 4's per-layer input after the MLP's residual `r2`
@@ -2304,6 +2347,8 @@ pub struct Outer {
     /// The embeddings are saved here (Gemma 4's per-layer inputs project
     /// them): layer 0's checkpointed input is that same tensor.
     pub embeddings_saved: bool,
+    /// Gemma 4's per-layer inputs need a gradient.
+    pub ple_grad: bool,
 }
 
 /// Gemma 4's per-layer inputs, made once from the embeddings `emb`
@@ -2311,8 +2356,8 @@ pub struct Outer {
 /// 5.23): the per-layer table's lookup scaled, the embeddings'
 /// projection scaled and normed over each layer's slice, their sum
 /// scaled: `layers × p` a token, which every layer's product keeps a view
-/// of to the end of backward.
-fn per_layer_inputs(l: &mut Ledger, emb: Id) {
+/// of to the end of backward. Returns whether they need a gradient.
+fn per_layer_inputs(l: &mut Ledger, emb: Id) -> bool {
     let c = l.c;
     let a = c.arch;
     let (h, p) = (u64::from(a.hidden), u64::from(a.ple_dim));
@@ -2329,6 +2374,7 @@ fn per_layer_inputs(l: &mut Ledger, emb: Id) {
     if rg {
         l.save(inputs);
     }
+    rg
 }
 
 /// The embedding and the head: what they save. `input_grad`: the token
@@ -2377,9 +2423,7 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
             l.new_t(h, c.mode.residual(), true, Part::Residual)
         }
     };
-    if spec.per_layer_embeddings && a.ple_dim > 0 {
-        per_layer_inputs(&mut l, last);
-    }
+    let ple_grad = spec.per_layer_embeddings && a.ple_dim > 0 && per_layer_inputs(&mut l, last);
     let embeddings_saved = l.ts[last].saved;
     let embedding = l.result().token_bytes();
     let n = l.norm(last, h, 1);
@@ -2402,6 +2446,7 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
         final_hidden_transient,
         per_position,
         embeddings_saved,
+        ple_grad,
     }
 }
 

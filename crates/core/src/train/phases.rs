@@ -22,6 +22,8 @@ const SAVED_AT_FIRST: TermSet = TermSet::of(&[
     T::QuantInputsFirst,
     T::OuterEmbedding,
     T::PositionTables,
+    T::CkptRetainedKv,
+    T::PerLayerInputsGrad,
 ]);
 
 /// The recomputed layer's own tensors (checkpointing).

@@ -24,6 +24,21 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     aux_loss(x, put);
     outer(x, put);
     causal_masks(x, put);
+    put(T::PerLayerInputsGrad, per_layer_inputs_grad(x));
+}
+
+/// Gemma 4's per-layer inputs' gradient: each layer's backward adds its
+/// slice's (`select_backward`, a whole tensor) to one buffer of
+/// `layers × p` a token, alive from the last layer's backward to the
+/// embedding's, when the inputs need a gradient (their projection or
+/// table trains).
+fn per_layer_inputs_grad(x: &Inputs) -> Term {
+    let a = x.a;
+    if !x.layers.outer.ple_grad {
+        return Term::ZERO;
+    }
+    let width = u128::from(a.layers) * u128::from(a.ple_dim);
+    x.per_token(&[(width, U::Elements), (x.residual(), U::BytesEach)])
 }
 
 /// Non-reentrant checkpointing keeps each layer's input; everything inside
@@ -48,6 +63,10 @@ fn checkpointed(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     put(
         T::CkptSharedKv,
         x.per_token(&[(x.shared_kv(), U::BytesEach)]),
+    );
+    put(
+        T::CkptRetainedKv,
+        x.per_token(&[(x.layers.kv_retained, U::BytesEach)]),
     );
     // By layer 0's backward every later layer's backward has run and
     // released its checkpoint: one input is left (offloaded, it is the one

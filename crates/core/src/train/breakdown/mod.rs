@@ -246,6 +246,10 @@ pub(crate) struct Layers {
     /// The class backward recomputes under checkpointing: the largest.
     pub largest: Saved,
     pub largest_kind: usize,
+    /// Under checkpointing, bytes per token Gemma 4's layers whose keys
+    /// and values later layers reuse leave from their recompute to the
+    /// end of backward ([`ledger::kv_retained`]).
+    pub kv_retained: u128,
 }
 
 /// Layer `l`'s class ([`CLASSES`]).
@@ -258,6 +262,24 @@ fn class_of(a: &Architecture, l: u32) -> usize {
         (false, true, true) => 4,
     };
     usize::from(a.kind_of(l) == LayerKind::Moe) + 2 * mixer
+}
+
+/// [`Layers::kv_retained`]: for each kind of attention (global or
+/// sliding) the layers reusing keys and values read, the last earlier
+/// layer of that kind (not layer 0, whose backward is the last).
+fn kv_retained(c: &Ctx, a: &Architecture) -> u128 {
+    let Some(first) = (0..a.layers).find(|&l| a.kv_shared_at(l)) else {
+        return 0;
+    };
+    let mut bytes = 0;
+    for global in [false, true] {
+        let reused = (first..a.layers).any(|l| a.global_at(l) == global);
+        let store = (0..first).rev().find(|&l| a.global_at(l) == global);
+        if let (true, Some(l)) = (reused, store.filter(|&l| l > 0)) {
+            bytes += u128::from(ledger::kv_retained(&c.at_layer(l)));
+        }
+    }
+    bytes
 }
 
 /// The layers of each class, and one of each (the first): by the counts
@@ -289,7 +311,13 @@ fn classes(a: &Architecture) -> [(u128, u32); CLASSES] {
 impl Layers {
     /// `first_input_grad`: layer 0's input needs a gradient (see
     /// `Inputs::first_input_grad`).
-    fn new(c: &Ctx, a: &Architecture, bt: u128, seq: u128, first_input_grad: bool) -> Layers {
+    fn new(
+        c: &Ctx,
+        a: &Architecture,
+        (bt, seq): (u128, u128),
+        first_input_grad: bool,
+        ckpt: bool,
+    ) -> Layers {
         let kind = |k: usize| {
             if Layers::moe(k) {
                 LayerKind::Moe
@@ -339,6 +367,7 @@ impl Layers {
             outer: ledger::outer(c, first_input_grad),
             largest,
             largest_kind,
+            kv_retained: if ckpt { kv_retained(c, a) } else { 0 },
         }
     }
 
@@ -480,9 +509,9 @@ impl<'a> Inputs<'a> {
         let layers = Box::new(Layers::new(
             &c,
             &a,
-            bt,
-            seq,
+            (bt, seq),
             Inputs::first_input_grad(&c, ckpt),
+            ckpt.on(),
         ));
         Ok(Inputs {
             ckpt,
@@ -655,9 +684,9 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
 }
 
 /// What training Gemma 4 has not been held to (its layers differ:
-/// `scripts/measure/gemma4/train_shrunk_rows.jsonl` measured full
-/// fine-tuning and LoRA on one GPU, transformers 5.23, bf16, fp32 and
-/// autocast, SDPA and eager, without checkpointing).
+/// `scripts/measure/gemma4/` measured full fine-tuning and LoRA on one
+/// GPU, transformers 5.23, bf16, fp32 and autocast, SDPA and eager,
+/// without checkpointing and with non-reentrant checkpointing).
 fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     let spec = a.family.spec();
     if !spec.varies_by_layer() {
@@ -674,8 +703,8 @@ fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
         "training Gemma 4 12B (gemma4_unified) is not measured yet: the rows are E2B's, E4B's and 31B's layouts"
     } else if a.moe().is_some() {
         "training Gemma 4 26B-A4B (experts beside the dense MLP) is not measured yet"
-    } else if t.ckpt().on() {
-        "gradient checkpointing on Gemma 4 is not modelled yet: its forward is, but its backward holds more than vramfit counts at layer 0 (up to 9% of the backward's peak on the measured rows); set grad_ckpt=false for an exact estimate"
+    } else if t.ckpt() == Ckpt::Reentrant || t.ckpt() == Ckpt::Offload {
+        "Gemma 4 with reentrant or offloaded checkpointing is not measured yet (non-reentrant checkpointing is)"
     } else if t.quant != Quant::None {
         "a quantized Gemma 4 base (QLoRA) is not measured yet"
     } else if s.parallel.gpus.get() > 1 || s.stage.is_some() {
