@@ -125,12 +125,18 @@
 //   KB with MTP refused next to its field; 465.8 KB after the second
 //   reading (q_group_size said unread with MLX's microscaling modes, the
 //   weights term's wider words).
+// - 2026-11-30, 465.8 -> 471.9 KB: Gemma 4 under transformers' generate
+//   (each layer's own geometry, the layers reusing keys and values, the
+//   per-layer inputs, the wrapper's placeholder masks, the experts beside
+//   the MLP) and trained (classes of layer, the per-layer inputs and their
+//   adapters, checkpointing's kept keys and values, seven terms, the
+//   caveat).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 466);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 472);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
