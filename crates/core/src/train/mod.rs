@@ -271,6 +271,13 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
     if s.arch.is_some_and(|a| a.family.spec().varies_by_layer()) && s.train.ckpt().on() {
         e.caveats.push(GEMMA4_CKPT_CAVEAT.to_string());
     }
+    // The 12B's multimodal wrapper (`gemma4_unified`): not replayed.
+    let unified = s.arch.is_some_and(|a| {
+        a.family.spec().varies_by_layer() && a.family.spec().placeholder_kinds == 0
+    });
+    if unified {
+        e.caveats.push(GEMMA4_UNIFIED_CAVEAT.to_string());
+    }
     e.caveats
         .extend(s.arch.and_then(|a| a.layer_order_caveat()));
     e.caveats
@@ -287,6 +294,13 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
 /// and E4B's published configs (exact) and on shrunk ones (up to 4.1%
 /// high in backward, 3.4% overall: `tests/ground_truth.rs`).
 const GEMMA4_CKPT_CAVEAT: &str = "Gemma 4 with checkpointing: its backward holds, beside the recomputed layer, the keys and values the last layers reuse as every earlier layer's checkpoint keeps them (`shared_kv_states`) and the per-layer inputs' gradient; exact on E2B's and E4B's published configs, up to 4% high on small test configurations (hidden 256), where the moment vramfit takes inside a norm's backward is not the peak";
+
+/// Gemma 4 12B trained as its text model (`Gemma4UnifiedForCausalLM`, as
+/// measured: `scripts/measure/gemma4/train_unified_rows.jsonl`); the
+/// multimodal wrapper the published checkpoint loads into builds a
+/// token-type mask of the sequence's square per forward (measured under
+/// `generate`, not replayed).
+const GEMMA4_UNIFIED_CAVEAT: &str = "Gemma 4 12B: estimated as its text model (Gemma4UnifiedForCausalLM); loaded as the published checkpoint's multimodal wrapper, each forward also builds a boolean token-type mask of sequence × sequence positions, which vramfit does not count";
 
 /// A quantized base's routed experts where transformers 5 stacks them in
 /// 3-D parameters: bitsandbytes replaces only `nn.Linear` layers, so they
