@@ -90,8 +90,9 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
 const PER_LAYER_NOT_MODELLED: &str = "vLLM's memory for Gemma 4 (global layers with their own head width and key/value heads, the last layers reusing earlier keys and values, per-layer embeddings) is not modelled yet: use engine=transformers, llamacpp, ollama or mlx";
 
 /// transformers' `generate` on Gemma 4 12B: its wrapper
-/// (`Gemma4UnifiedForConditionalGeneration`) has not been measured.
-const UNIFIED_GENERATE_NOT_MODELLED: &str = "transformers' generate on Gemma 4 12B (gemma4_unified) has not been measured yet: use engine=llamacpp, ollama or mlx";
+/// (`Gemma4UnifiedModel.forward`) builds a bidirectional token-type mask
+/// per forward, measured (`scripts/measure/gemma4/`) but not replayed.
+const UNIFIED_GENERATE_NOT_MODELLED: &str = "transformers' generate on Gemma 4 12B (gemma4_unified) is not modelled yet: its wrapper builds a token-type mask in every forward that vramfit does not replay; use engine=llamacpp, ollama or mlx";
 
 /// The refusal of llama.cpp (and Ollama, which runs it) for a family
 /// whose MTP layers llama.cpp b10488 keeps as layers: their weights are
