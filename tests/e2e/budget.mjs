@@ -130,7 +130,8 @@
 //   per-layer inputs, the wrapper's placeholder masks, the experts beside
 //   the MLP) and trained (classes of layer, the per-layer inputs and their
 //   adapters, checkpointing's kept keys and values, seven terms, the
-//   caveat).
+//   caveat); 472.0 KB with the 12B trained (its caveat) and its generate
+//   refusal saying why.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
