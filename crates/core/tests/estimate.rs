@@ -513,10 +513,9 @@ fn presets_all_estimate() {
             continue;
         }
         if p.arch.family.spec().varies_by_layer() {
-            // Gemma 4: E2B, E4B, 12B and 31B estimated
-            // (`tests/ground_truth.rs`, its count the published one;
-            // checkpointing with its caveat); the 26B-A4B refused by name
-            // (`tests/gemma4.rs`).
+            // Gemma 4: every preset estimated (`tests/ground_truth.rs`, its
+            // count the published one; checkpointing with its caveat);
+            // reentrant checkpointing refused by name (`tests/gemma4.rs`).
             let refused = |q: &str| {
                 let err = estimate(&scenario(q).train_run()).expect_err(q);
                 assert!(
@@ -524,20 +523,16 @@ fn presets_all_estimate() {
                     "{q}: {err}"
                 );
             };
-            if p.id == "gemma4-26b-a4b" {
-                refused(&q);
-            } else {
-                let e = est(&q);
-                assert_eq!(e.params, p.published_params, "{q}");
-                let ckpt = est(&format!("{q}&grad_ckpt=true"));
-                assert!(
-                    ckpt.caveats
-                        .iter()
-                        .any(|c| c.starts_with("Gemma 4 with checkpointing")),
-                    "{q}"
-                );
-                refused(&format!("{q}&grad_ckpt=reentrant"));
-            }
+            let e = est(&q);
+            assert_eq!(e.params, p.published_params, "{q}");
+            let ckpt = est(&format!("{q}&grad_ckpt=true"));
+            assert!(
+                ckpt.caveats
+                    .iter()
+                    .any(|c| c.starts_with("Gemma 4 with checkpointing")),
+                "{q}"
+            );
+            refused(&format!("{q}&grad_ckpt=reentrant"));
             continue;
         }
         let e = est(&q);

@@ -182,7 +182,7 @@ fn refusal(q: &str) -> String {
 /// What is not modelled yet is refused by name, never estimated as
 /// something else: vLLM until its rules for Gemma 4's layers are written;
 /// `generate` on the 12B (its wrapper's token-type mask, not replayed);
-/// the 26B-A4B's training, and reentrant checkpointing.
+/// reentrant checkpointing in training.
 #[test]
 fn what_is_not_modelled_is_refused() {
     for id in [
@@ -193,16 +193,11 @@ fn what_is_not_modelled_is_refused() {
         "gemma4-31b",
     ] {
         let train = format!("model={id}&dtype=amp_bf16&optim=adamw&batch=1&seq=512");
-        if id == "gemma4-26b-a4b" {
-            let why = refusal(&train);
-            assert!(why.contains("training Gemma 4"), "{id}: {why}");
-        } else {
-            let s = decode_strict(&RawQuery::parse(&train))
-                .unwrap_or_else(|n| panic!("{train}: {n:?}"));
-            train::estimate(&s.train_run()).unwrap_or_else(|e| panic!("{train}: {e}"));
-            let why = refusal(&format!("{train}&grad_ckpt=reentrant"));
-            assert!(why.contains("Gemma 4 with reentrant"), "{id}: {why}");
-        }
+        let s =
+            decode_strict(&RawQuery::parse(&train)).unwrap_or_else(|n| panic!("{train}: {n:?}"));
+        train::estimate(&s.train_run()).unwrap_or_else(|e| panic!("{train}: {e}"));
+        let why = refusal(&format!("{train}&grad_ckpt=reentrant"));
+        assert!(why.contains("Gemma 4 with reentrant"), "{id}: {why}");
         let why = refusal(&format!("task=infer&engine=vllm&model={id}"));
         assert!(why.contains("Gemma 4"), "{id} vllm: {why}");
         let q = format!("task=infer&engine=transformers&model={id}");

@@ -310,6 +310,11 @@ pub struct Moe {
     /// (Gemma 4 26B-A4B: `mlp`, then `router` and `experts` with three more
     /// norms, `Gemma4TextDecoderLayer.__init__`).
     pub dense_beside: bool,
+    /// The router's projection is an `nn.Linear` of its own, which peft's
+    /// all-linear adapts like any linear layer (Gemma 4's
+    /// `Gemma4TextRouter.proj`); elsewhere a router parameter, reached only
+    /// through peft's experts conversion.
+    pub router_linear: bool,
     /// The family's models may have no experts at all (Gemma 4's
     /// `enable_moe_block`): with `experts` 0 every layer is dense.
     pub optional: bool,
@@ -849,6 +854,7 @@ const MOE: Moe = Moe {
     peft_experts: true,
     aux_loss: true,
     dense_beside: false,
+    router_linear: false,
     optional: false,
     mlx_router_8bit: false,
     correction_fp32: false,
@@ -873,6 +879,7 @@ const GPT_OSS: Spec = Spec {
         peft_experts: false,
         aux_loss: true,
         dense_beside: false,
+        router_linear: false,
         optional: false,
         // `gpt_oss.py: quant_predicate` (`router`).
         mlx_router_8bit: true,
@@ -955,6 +962,7 @@ const GEMMA4: Spec = Spec {
         peft_experts: false,
         aux_loss: false,
         dense_beside: true,
+        router_linear: true,
         optional: true,
         mlx_router_8bit: true,
         ..MOE

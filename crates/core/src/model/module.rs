@@ -321,12 +321,13 @@ impl Family {
     /// measured in `tests/fixtures/families.jsonl` (LoRA rows of each MoE
     /// family).
     pub const fn module(self, name: ModuleName) -> Module {
-        let peft_experts = match self.spec().moe {
-            Some(m) => m.peft_experts,
-            None => false,
+        let (peft_experts, router_linear) = match self.spec().moe {
+            Some(m) => (m.peft_experts, m.router_linear),
+            None => (false, false),
         };
         let adapted = match name.kind() {
-            ModuleKind::Expert | ModuleKind::Router => peft_experts,
+            ModuleKind::Expert => peft_experts,
+            ModuleKind::Router => peft_experts || router_linear,
             ModuleKind::Mlp => !peft_experts,
             ModuleKind::Attention | ModuleKind::Gate | ModuleKind::ExpertLinear => true,
         };

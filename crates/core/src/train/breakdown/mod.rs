@@ -699,8 +699,6 @@ fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     };
     Some(if !v5 {
         "training Gemma 4 on transformers 4 is not modelled: Gemma 4 came in transformers 5"
-    } else if a.moe().is_some() {
-        "training Gemma 4 26B-A4B (experts beside the dense MLP) is not measured yet"
     } else if t.ckpt() == Ckpt::Reentrant || t.ckpt() == Ckpt::Offload {
         "Gemma 4 with reentrant or offloaded checkpointing is not measured yet (non-reentrant checkpointing is)"
     } else if t.quant != Quant::None {
