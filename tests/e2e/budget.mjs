@@ -131,13 +131,14 @@
 //   the MLP) and trained (classes of layer, the per-layer inputs and their
 //   adapters, checkpointing's kept keys and values, seven terms, the
 //   caveat); 472.0 KB with the 12B trained (its caveat) and its generate
-//   refusal saying why.
+//   refusal saying why; 472.2 KB with the 26B-A4B trained (its experts
+//   beside the MLP in the ledger, the router's adapter).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 472);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 473);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
