@@ -735,7 +735,8 @@ pub struct Spec {
     /// the multimodal wrapper transformers loads for the published
     /// checkpoints builds in every forward (Gemma 4: three,
     /// `Gemma4Model.get_placeholder_mask`); 0: none, or a wrapper whose
-    /// forward `generate` has not been measured with.
+    /// forward `generate` does not replay (the 12B's, which also builds a
+    /// token-type mask).
     pub placeholder_kinds: u8,
     /// The q/k norms (`qk_norm`) are the config's choice, the
     /// architecture's `qk_norm` number (GLM-4.5's `use_qk_norm`: on in
@@ -1187,7 +1188,8 @@ impl Family {
             Family::Gemma4UnifiedText => Spec {
                 moe: None,
                 per_layer_embeddings: false,
-                // `Gemma4UnifiedForConditionalGeneration`: not measured.
+                // `Gemma4UnifiedModel.forward` also builds a token-type
+                // mask, not replayed: `generate` refuses the 12B.
                 placeholder_kinds: 0,
                 legacy: AFTER_448,
                 ..GEMMA4
