@@ -582,8 +582,18 @@ fn gated_deltanet_hybrids_within_budget() {
 /// (`n_params`, `n_trainable` of each row).
 #[test]
 fn hybrid_parameters_and_adapters_as_counted() {
+    counts_as_measured("hybrid_train_rows", 86);
+}
+
+/// Every row of `file` estimates the parameters and trainable parameters
+/// transformers and peft counted (`n_params`, `n_trainable`).
+fn counts_as_measured(file: &str, expected_rows: usize) {
+    let (_, text) = FILES
+        .iter()
+        .find(|(name, _)| *name == file)
+        .expect("fixture file");
     let mut n = 0;
-    for line in include_str!("fixtures/hybrid_train_rows.jsonl").lines() {
+    for line in text.lines() {
         let r: Value = serde_json::from_str(line).expect("json row");
         let e = est(&query(&r).expect("query"));
         let count = |k: &str| r[k].as_u64().expect(k);
@@ -595,7 +605,7 @@ fn hybrid_parameters_and_adapters_as_counted() {
         );
         n += 1;
     }
-    assert_eq!(n, 86);
+    assert_eq!(n, expected_rows, "{file}: rows");
 }
 
 /// Shrunk Gemma 4 text configs (E2B's, E4B's, 12B's, 26B-A4B's and 31B's, in their own
@@ -616,20 +626,7 @@ fn gemma4_within_budget() {
 /// embeddings' projection), as transformers 5.23 and peft 0.21 count them.
 #[test]
 fn gemma4_parameters_and_adapters_as_counted() {
-    let mut n = 0;
-    for line in include_str!("fixtures/gemma4_train_rows.jsonl").lines() {
-        let r: Value = serde_json::from_str(line).expect("json row");
-        let e = est(&query(&r).expect("query"));
-        let count = |k: &str| r[k].as_u64().expect(k);
-        assert_eq!(
-            (e.params, e.trainable_params),
-            (count("n_params"), count("n_trainable")),
-            "{}",
-            label(&r)
-        );
-        n += 1;
-    }
-    assert_eq!(n, 54);
+    counts_as_measured("gemma4_train_rows", 54);
 }
 
 #[test]

@@ -46,6 +46,15 @@ fn weights(a: &Architecture, row: &Value) -> u128 {
     transformers::weights(a, &inf, &mut Terms::default())
 }
 
+/// The row's attention: eager, or SDPA.
+fn attn(row: &Value) -> Attn {
+    if row["attn"] == "eager" {
+        Attn::Eager
+    } else {
+        Attn::Sdpa
+    }
+}
+
 #[test]
 fn generate_matches_every_measured_row() {
     let mut bad = Vec::new();
@@ -77,11 +86,7 @@ fn generate_matches_every_measured_row() {
             new: u(&row, "new"),
             dtype_bytes: dt,
             weights: weights(&a, &row),
-            attn: if row["attn"] == "eager" {
-                Attn::Eager
-            } else {
-                Attn::Sdpa
-            },
+            attn: attn(&row),
             min_new: eos,
             // bitsandbytes rows: nf4 with nested quantization, or int8.
             dequant: (row["quant"] == "nf4").then_some(Dequant { double_quant: true }),
@@ -176,11 +181,7 @@ fn gemma4_generate_matches_every_measured_row() {
             new: u(&row, "new"),
             dtype_bytes: 2,
             weights: weights(&a, &row),
-            attn: if row["attn"] == "eager" {
-                Attn::Eager
-            } else {
-                Attn::Sdpa
-            },
+            attn: attn(&row),
             min_new: true,
             dequant: None,
         };

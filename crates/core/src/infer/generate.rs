@@ -206,7 +206,7 @@ impl Generate {
             linear,
             state,
             classes,
-            first_shared: (0..a.layers).find(|&l| a.kv_shared_at(l)),
+            first_shared: a.first_kv_shared(),
         }
     }
 

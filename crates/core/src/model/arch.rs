@@ -767,9 +767,30 @@ impl Architecture {
     /// Whether layer `l` reuses an earlier layer's keys and values (one of
     /// the last `kv_shared_layers`).
     pub fn kv_shared_at(&self, l: u32) -> bool {
-        self.family.spec().kv_sharing
-            && l >= self.layers.saturating_sub(self.kv_shared_layers)
-            && self.kv_shared_layers > 0
+        self.first_kv_shared().is_some_and(|first| l >= first)
+    }
+
+    /// The first layer reusing an earlier layer's keys and values, if any.
+    pub fn first_kv_shared(&self) -> Option<u32> {
+        (self.family.spec().kv_sharing && self.kv_shared_layers > 0)
+            .then(|| self.layers.saturating_sub(self.kv_shared_layers))
+    }
+
+    /// The layers whose keys and values the reusing layers read, for
+    /// sliding and for global attention: the last earlier layer of each
+    /// kind the reusing layers have (`kv_sharing_modes`' "store",
+    /// transformers 5.23 `Gemma4TextConfig`).
+    pub fn kv_store_layers(&self) -> [Option<u32>; 2] {
+        let Some(first) = self.first_kv_shared() else {
+            return [None, None];
+        };
+        [false, true].map(|global| {
+            let reused = (first..self.layers).any(|l| self.global_at(l) == global);
+            (0..first)
+                .rev()
+                .find(|&l| self.global_at(l) == global)
+                .filter(|_| reused)
+        })
     }
 
     /// Layer `l`'s attention: head width, key/value heads, and whether it

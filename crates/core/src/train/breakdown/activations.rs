@@ -140,9 +140,9 @@ fn saved(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             ]),
         );
     }
-    // Gemma 4's global layers and its layers reusing keys and values:
-    // dense or MoE (a model's are all one or the other), each class its
-    // own terms.
+    // Gemma 4's global layers and its layers reusing keys and values, by
+    // class: a model's are all dense or all MoE (its experts are in every
+    // layer or none); were both there, their bytes would add.
     let classes = [
         (4, T::GlobalLayers, T::GlobalScores),
         (6, T::SharedLayers, T::SharedScores),
@@ -150,20 +150,25 @@ fn saved(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     ];
     for (k, ids, scores) in classes {
         let ((s, n), (moe, m)) = (ly.group(k), ly.group(k + 1));
-        debug_assert!(
-            n == 0 || m == 0,
-            "Gemma 4's layers are all dense or all MoE"
-        );
-        let (s, n) = if n == 0 { (moe, m) } else { (s, n) };
-        put(ids, x.per_token(&[(n, U::Layers), (tok(s), U::BytesEach)]));
-        put(
-            scores,
-            x.per_token(&[
-                (n, U::Layers),
-                (x.seq, U::KeyPositions),
-                (key(s), U::BytesEach),
-            ]),
-        );
+        let (saved, keyed) = if n > 0 && m > 0 {
+            let (t, q) = (n * tok(s) + m * tok(moe), n * key(s) + m * key(moe));
+            (
+                x.per_token(&[(t, U::BytesEach)]),
+                x.per_token(&[(x.seq, U::KeyPositions), (q, U::BytesEach)]),
+            )
+        } else {
+            let (s, n) = if n == 0 { (moe, m) } else { (s, n) };
+            (
+                x.per_token(&[(n, U::Layers), (tok(s), U::BytesEach)]),
+                x.per_token(&[
+                    (n, U::Layers),
+                    (x.seq, U::KeyPositions),
+                    (key(s), U::BytesEach),
+                ]),
+            )
+        };
+        put(ids, saved);
+        put(scores, keyed);
     }
     // The Gated DeltaNet layers (of one kind: the codec takes no model
     // with dense and MoE ones).
@@ -209,24 +214,15 @@ impl Inputs<'_> {
     /// attention saves them (counted in its layer).
     pub fn shared_kv(&self) -> u128 {
         let a = self.a;
-        let Some(first) = (0..a.layers).find(|&l| a.kv_shared_at(l)) else {
-            return 0;
-        };
         let ab = u128::from(self.c.mode.act());
-        let mut bytes = 0;
-        for global in [false, true] {
-            let reused = (first..a.layers).any(|l| a.global_at(l) == global);
-            let stored = (0..first).any(|l| a.global_at(l) == global);
-            if reused && stored {
-                let heads = if global {
-                    a.global_heads()
-                } else {
-                    a.attention_at(0)
-                };
-                bytes += 2 * u128::from(heads.kv_heads) * u128::from(heads.head_dim) * ab;
-            }
-        }
-        bytes
+        a.kv_store_layers()
+            .into_iter()
+            .flatten()
+            .map(|l| {
+                let heads = a.attention_at(l);
+                2 * u128::from(heads.kv_heads) * u128::from(heads.head_dim) * ab
+            })
+            .sum()
     }
 
     /// SDPA gets a mask: the sliding window is reached.

@@ -268,18 +268,12 @@ fn class_of(a: &Architecture, l: u32) -> usize {
 /// sliding) the layers reusing keys and values read, the last earlier
 /// layer of that kind (not layer 0, whose backward is the last).
 fn kv_retained(c: &Ctx, a: &Architecture) -> u128 {
-    let Some(first) = (0..a.layers).find(|&l| a.kv_shared_at(l)) else {
-        return 0;
-    };
-    let mut bytes = 0;
-    for global in [false, true] {
-        let reused = (first..a.layers).any(|l| a.global_at(l) == global);
-        let store = (0..first).rev().find(|&l| a.global_at(l) == global);
-        if let (true, Some(l)) = (reused, store.filter(|&l| l > 0)) {
-            bytes += u128::from(ledger::kv_retained(&c.at_layer(l)));
-        }
-    }
-    bytes
+    a.kv_store_layers()
+        .into_iter()
+        .flatten()
+        .filter(|&l| l > 0)
+        .map(|l| u128::from(ledger::kv_retained(&c.at_layer(l))))
+        .sum()
 }
 
 /// The layers of each class, and one of each (the first): by the counts
@@ -668,11 +662,7 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
 fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     a.family.spec().linear?;
     let t = &s.train;
-    let v5 = match t.transformers {
-        Transformers::V5 => true,
-        Transformers::V457 | Transformers::V448 => false,
-    };
-    Some(if !v5 {
+    Some(if !on_v5(t.transformers) {
         "training a Gated DeltaNet hybrid on transformers 4 is not modelled: Qwen3.5 came in 5.2, and the rows are 5.23's"
     } else if s.parallel.tp.get() > 1 || s.stage.is_some() {
         "tensor and pipeline parallelism on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) are not modelled yet"
@@ -681,6 +671,15 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     } else {
         return None;
     })
+}
+
+/// Whether the release is transformers 5 (the hybrids' and Gemma 4's
+/// first).
+fn on_v5(t: Transformers) -> bool {
+    match t {
+        Transformers::V5 => true,
+        Transformers::V457 | Transformers::V448 => false,
+    }
 }
 
 /// What training Gemma 4 has not been held to (its layers differ:
@@ -693,11 +692,7 @@ fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
         return None;
     }
     let t = &s.train;
-    let v5 = match t.transformers {
-        Transformers::V5 => true,
-        Transformers::V457 | Transformers::V448 => false,
-    };
-    Some(if !v5 {
+    Some(if !on_v5(t.transformers) {
         "training Gemma 4 on transformers 4 is not modelled: Gemma 4 came in transformers 5"
     } else if t.ckpt() == Ckpt::Reentrant || t.ckpt() == Ckpt::Offload {
         "Gemma 4 with reentrant or offloaded checkpointing is not measured yet (non-reentrant checkpointing is)"

@@ -81,26 +81,17 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         );
     }
     if x.ckpt.on() {
-        put(
-            T::RecomputeMaskedKv,
-            x.per_token(&[
-                (x.mask_layers().min(1), U::Layers),
-                (
-                    u128::from(ly.recomputed_masked_kv(ly.largest_kind)),
-                    U::BytesEach,
-                ),
-            ]),
-        );
-        put(
-            T::RecomputeMaskedKvFirst,
-            x.per_token(&[
-                (x.mask_layers().min(1), U::Layers),
-                (
-                    u128::from(ly.recomputed_masked_kv(ly.first_kind)),
-                    U::BytesEach,
-                ),
-            ]),
-        );
+        // The layer recomputed last (the largest class) and layer 0.
+        for (id, kind) in [
+            (T::RecomputeMaskedKv, ly.largest_kind),
+            (T::RecomputeMaskedKvFirst, ly.first_kind),
+        ] {
+            let masked = u128::from(ly.recomputed_masked_kv(kind));
+            put(
+                id,
+                x.per_token(&[(x.mask_layers().min(1), U::Layers), (masked, U::BytesEach)]),
+            );
+        }
     }
     merged_grad(x, put);
 }
