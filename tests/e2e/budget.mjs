@@ -132,7 +132,9 @@
 //   adapters, checkpointing's kept keys and values, seven terms, the
 //   caveat); 472.0 KB with the 12B trained (its caveat) and its generate
 //   refusal saying why; 472.2 KB with the 26B-A4B trained (its experts
-//   beside the MLP in the ledger, the router's adapter).
+//   beside the MLP in the ledger, the router's adapter); 472.4 KB after
+//   the second reading (the store layers read from the model, the class
+//   terms adding dense and MoE).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
