@@ -343,11 +343,12 @@ fn from_a_llamacpp_log_as_text() {
     assert!(out.contains("within the printed rounding"), "{out}");
 }
 
-/// No estimate for what was read (vLLM does not model Gemma 4 yet): what
-/// was read and measured is still printed, with why, and the exit code is 2.
+/// No estimate for what was read (vLLM over pipeline stages does not model
+/// Gemma 4 yet): what was read and measured is still printed, with why, and
+/// the exit code is 2.
 #[test]
 fn from_without_an_estimate_says_what_it_read() {
-    let log = b"(APIServer pid=1) INFO 11-02 10:00:00 [utils.py:253] non-default args: {'model_tag': 'google/gemma-4-31B-it', 'model': 'google/gemma-4-31B-it', 'max_model_len': 32768}
+    let log = b"(APIServer pid=1) INFO 11-02 10:00:00 [utils.py:253] non-default args: {'model_tag': 'google/gemma-4-31B-it', 'model': 'google/gemma-4-31B-it', 'max_model_len': 32768, 'pipeline_parallel_size': 2}
 (EngineCore pid=7) INFO 11-02 10:01:00 [gpu_worker.py:508] Available KV cache memory: 5.98 GiB
 ";
     let args = ["--from", "-", "--check"];
@@ -357,7 +358,7 @@ fn from_without_an_estimate_says_what_it_read() {
     let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
     assert_eq!(
         v["read"],
-        "task=infer&model=gemma4-31b&engine=vllm&ctx=32768"
+        "task=infer&model=gemma4-31b&engine=vllm&ctx=32768&pipeline_parallel_size=2"
     );
     assert_eq!(v["measured"][0]["measured"], 6_420_976_108u64);
     assert_eq!(v["measured"][0]["holds"], "not_estimated");

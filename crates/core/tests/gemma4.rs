@@ -180,9 +180,10 @@ fn refusal(q: &str) -> String {
 }
 
 /// What is not modelled yet is refused by name, never estimated as
-/// something else: vLLM until its rules for Gemma 4's layers are written;
-/// `generate` on the 12B (its wrapper's token-type mask, not replayed);
-/// reentrant checkpointing in training.
+/// something else: vLLM over pipeline stages; `generate` on the 12B (its
+/// wrapper's token-type mask, not replayed); reentrant checkpointing in
+/// training. What vLLM's estimate leaves out it says: the encoders, and
+/// Blackwell's 128-token blocks.
 #[test]
 fn what_is_not_modelled_is_refused() {
     for id in [
@@ -198,8 +199,16 @@ fn what_is_not_modelled_is_refused() {
         train::estimate(&s.train_run()).unwrap_or_else(|e| panic!("{train}: {e}"));
         let why = refusal(&format!("{train}&grad_ckpt=reentrant"));
         assert!(why.contains("Gemma 4 with reentrant"), "{id}: {why}");
-        let why = refusal(&format!("task=infer&engine=vllm&model={id}"));
-        assert!(why.contains("Gemma 4"), "{id} vllm: {why}");
+        // vLLM estimates the language model and says what it leaves out;
+        // over pipeline stages it refuses.
+        let q = format!("task=infer&engine=vllm&model={id}&gpu=h100-sxm-80");
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let said = |what: &str| e.caveats.iter().any(|c| c.contains(what));
+        assert!(said("vision encoder"), "{q}: {:?}", e.caveats);
+        assert!(said("128-token blocks"), "{q}: {:?}", e.caveats);
+        let why = refusal(&format!("{q}&pipeline_parallel_size=2"));
+        assert!(why.contains("Gemma 4"), "{id} vllm pp: {why}");
         let q = format!("task=infer&engine=transformers&model={id}");
         if id == "gemma4-12b" {
             let why = refusal(&q);

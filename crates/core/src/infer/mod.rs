@@ -51,7 +51,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .moe
         .is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
     let mut e = match s.infer.engine {
-        Engine::Vllm if per_layer => Err(EstimateError::NotModelled(PER_LAYER_NOT_MODELLED)),
         Engine::Transformers if per_layer && spec.placeholder_kinds == 0 => {
             Err(EstimateError::NotModelled(UNIFIED_GENERATE_NOT_MODELLED))
         }
@@ -82,12 +81,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     e.caveats.extend(a.layer_order_caveat());
     Ok(e)
 }
-
-/// The refusal of vLLM, whose rules for Gemma 4's layers are not modelled
-/// yet: global layers with their own head width and key/value heads
-/// (pages of two sizes), layers that reuse earlier keys and values (no
-/// cache of their own), per-layer embeddings.
-const PER_LAYER_NOT_MODELLED: &str = "vLLM's memory for Gemma 4 (global layers with their own head width and key/value heads, the last layers reusing earlier keys and values, per-layer embeddings) is not modelled yet: use engine=transformers, llamacpp, ollama or mlx";
 
 /// transformers' `generate` on Gemma 4 12B: its wrapper
 /// (`Gemma4UnifiedModel.forward`) builds a bidirectional token-type mask

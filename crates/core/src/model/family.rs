@@ -738,6 +738,12 @@ pub struct Spec {
     /// forward `generate` does not replay (the 12B's, which also builds a
     /// token-type mask).
     pub placeholder_kinds: u8,
+    /// The published checkpoints are multimodal and vLLM loads their
+    /// encoders beside the language model (Gemma 4's vision encoder, and
+    /// the E2B's and E4B's audio encoder: `models/gemma4_mm.py`,
+    /// `Gemma4ForConditionalGeneration.__init__`), which vramfit does not
+    /// size.
+    pub vllm_encoders: bool,
     /// The q/k norms (`qk_norm`) are the config's choice, the
     /// architecture's `qk_norm` number (GLM-4.5's `use_qk_norm`: on in
     /// GLM-4.5/4.6, off in GLM-4.5-Air); otherwise every model of the
@@ -780,6 +786,7 @@ const LLAMA: Spec = Spec {
     per_layer_embeddings: false,
     layer_scalar: false,
     placeholder_kinds: 0,
+    vllm_encoders: false,
     qk_norm_optional: false,
     v_norm: false,
 };
@@ -974,6 +981,7 @@ const GEMMA4: Spec = Spec {
     per_layer_embeddings: true,
     layer_scalar: true,
     placeholder_kinds: 3,
+    vllm_encoders: true,
     v_norm: true,
     ..GEMMA
 };

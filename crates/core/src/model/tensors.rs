@@ -60,6 +60,10 @@ pub struct ParamTensor {
     /// A Gated DeltaNet layer's own tensor (its projections, convolution,
     /// decay and gated norm), which its full-attention layers do not have.
     pub recurrent: bool,
+    /// A separate q, k, v or o projection's layer heads (`None`: another
+    /// tensor): Gemma 4's global layers have their own head width and
+    /// key/value heads, which an engine splitting by heads reads here.
+    pub heads: Option<LayerHeads>,
 }
 
 impl ParamTensor {
@@ -77,6 +81,7 @@ impl ParamTensor {
             fp32_stored: false,
             conv: false,
             recurrent: false,
+            heads: None,
         }
     }
 
@@ -113,6 +118,7 @@ impl ParamTensor {
             fp32_stored: false,
             conv: false,
             recurrent: false,
+            heads: None,
         }
     }
 
@@ -626,6 +632,12 @@ impl Architecture {
                 let (q, kv) = (class.heads.q(self.heads), class.heads.kv());
                 // Gated attention's q_proj also makes the gate.
                 let q_out = if spec.attn_gate { 2 * q } else { q };
+                let mut put = |t: ParamTensor| {
+                    put(ParamTensor {
+                        heads: Some(class.heads),
+                        ..t
+                    })
+                };
                 put(self.lin(ModuleName::QProj, q_out, h, qkv_bias));
                 if class.own_kv {
                     put(self.lin(ModuleName::KProj, kv, h, qkv_bias));

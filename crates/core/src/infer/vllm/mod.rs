@@ -208,6 +208,18 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
             p.kv.state_groups, p.kv.block_size
         ));
     }
+    if p.kv.sliding_block != p.kv.block_size {
+        out.push(format!(
+            "FlashAttention 4's head-256 kernel, which vLLM 0.33 may take on Blackwell GPUs with 128-token blocks: vramfit takes the blocks of Triton's and FlashAttention's kernels before it, {} tokens, and {} for the layers with the smaller page, raised so their page holds as many bytes as the others'",
+            p.kv.sliding_block.min(p.kv.block_size),
+            p.kv.sliding_block.max(p.kv.block_size)
+        ));
+    }
+    if p.unsized_encoders {
+        out.push(
+            "text only: vLLM loads the checkpoint's vision encoder (and the E2B's and E4B's audio encoder) and profiles it on the largest image or video unless --limit-mm-per-prompt sets every modality to 0; neither is counted: on published start-ups vLLM loaded 1.1 GiB (E4B) and 1.2 GiB (31B) more than vramfit's language model, and logged a peak activation 2.7 GiB above vramfit's text-only forward (31B, 8,192 batched tokens, the encoder profiled on video)".into(),
+        );
+    }
     let k = inf.vllm.num_speculative_tokens.get();
     if k > 0 {
         out.push(format!(

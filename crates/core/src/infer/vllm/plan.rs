@@ -22,7 +22,7 @@
 
 use super::ranks::{Ranks, Stage};
 use crate::infer::run::{Inference, MaxLen};
-use crate::model::family::Mlp;
+use crate::model::family::{EmbedScale, Mlp, Router};
 use crate::model::{
     Architecture, Holder, KvGeometry, LayerAttention, LayerKind, ModuleName, ParamTensor, Place,
     Role,
@@ -87,6 +87,10 @@ pub enum VllmError {
     /// size, or over pipeline stages (the drafter keeps its own embedding
     /// there, `v1/worker/gpu/spec_decode/eagle/utils.py:59-62`).
     MtpNotModelled,
+    /// Pipeline stages on a model whose layers differ (Gemma 4: vLLM's
+    /// `Gemma4Model` builds its embeddings and per-layer embeddings on
+    /// every stage, and the stages' layer kinds differ): not modelled.
+    StagesOfVaryingLayers,
 }
 
 impl fmt::Display for VllmError {
@@ -112,6 +116,10 @@ impl fmt::Display for VllmError {
             } => write!(
                 f,
                 "pipeline_parallel_size ({pipeline_parallel_size}) is more than the model's {layers} layers: a stage would hold none"
+            ),
+            VllmError::StagesOfVaryingLayers => write!(
+                f,
+                "vLLM over pipeline stages is not modelled yet for a model whose layers differ (Gemma 4: global and sliding layers, layers reusing keys and values, per-layer embeddings); one stage is (with tensor_parallel_size for more GPUs)"
             ),
             VllmError::MtpNotModelled => write!(
                 f,
@@ -173,6 +181,9 @@ pub struct Plan {
     pub host_weights: u128,
     /// R28: the kernel a Gated DeltaNet layer's prefill runs on this GPU.
     pub gdn_prefill: GdnPrefill,
+    /// The checkpoint's encoders vLLM loads and profiles, not sized
+    /// ([`crate::model::family::Spec::vllm_encoders`]).
+    pub unsized_encoders: bool,
 }
 
 impl Plan {
@@ -231,8 +242,11 @@ impl Pool {
 /// layers that share a block table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KvLayout {
-    /// Tokens per block.
+    /// Tokens per block of the full-attention groups.
     pub block_size: u128,
+    /// Tokens per block of the sliding-window groups: the block size, or
+    /// more where their pages were raised to the full layers' (R14).
+    pub sliding_block: u128,
     /// R14: bytes of one layer's block.
     pub layer_page: u128,
     /// R17: groups of full-attention and of sliding-window layers.
@@ -286,16 +300,25 @@ impl KvLayout {
         // value each `head_dim`; latent attention one slot of
         // `kv_lora_rank + rope_dim` (`head_size_v = 0`, `:743`), on every
         // rank.
+        let slots = |kv_heads: u64, head_dim: u64| {
+            (u128::from(kv_heads) / tp).max(1) * 2 * u128::from(head_dim)
+        };
         let (per_token, can_slide) = match g.layer {
             LayerAttention::Heads {
                 kv_heads, head_dim, ..
-            } => (
-                (u128::from(kv_heads) / tp).max(1) * 2 * u128::from(head_dim),
-                true,
-            ),
+            } => (slots(kv_heads, head_dim), true),
             LayerAttention::Latent(_) => (u128::from(g.latent_width()), false),
         };
-        let layers = u128::from(g.layers).max(1);
+        // Gemma 4's global layers: their own head width and key/value
+        // heads, keys as values stored as both (`head_size_v = head_size`).
+        let full_token = if a.family.spec().global_attention {
+            let gh = a.global_heads();
+            slots(u64::from(gh.kv_heads), u64::from(gh.head_dim))
+        } else {
+            per_token
+        };
+        let (cached, cached_sliding) = cached_layers(a, &g);
+        let layers = cached.max(1);
         // MTP: the drafter's attention layers, alike the target's full
         // ones (`is_draft` is not compared), join their bucket
         // (`v1/kv_cache_interface.py:215`, `v1/worker/gpu/attn_utils.py:138-155`).
@@ -307,7 +330,7 @@ impl KvLayout {
         let state = StatePage::of(a, inf);
         let linear = state.map_or(0, |st| st.layers).min(layers);
         let sliding = if can_slide && g.window > 0 {
-            u128::from(g.sliding_layers).min(layers - linear)
+            cached_sliding.min(layers - linear)
         } else {
             0
         };
@@ -328,12 +351,18 @@ impl KvLayout {
             ),
             Some(_) | None => (bs, 0),
         };
+        let full = layers - sliding - linear + draft;
+        let (block_size, sliding_block, layer_page) = unify_pages(
+            (block_size, full_token * dt, full > 0),
+            (bs, per_token * dt, sliding > 0),
+        );
         let all = (u128::from(a.layers) + draft).max(1);
         let share = (layers_per_group * (u128::from(stage.layers()) + draft)).div_ceil(all);
         let pp = inf.vllm.pipeline_parallel_size.get();
         KvLayout {
             block_size,
-            layer_page: block_size * per_token * dt,
+            sliding_block,
+            layer_page,
             full_groups,
             sliding_groups,
             layers_per_group: share.min(layers_per_group),
@@ -358,7 +387,7 @@ impl KvLayout {
         let bs = self.block_size.max(1);
         let full = self.full_groups * len.div_ceil(bs);
         let kept = (self.window.saturating_sub(1) + self.in_flight).min(len);
-        let sliding = self.sliding_groups * (kept.div_ceil(bs) + 1);
+        let sliding = self.sliding_groups * (kept.div_ceil(self.sliding_block.max(1)) + 1);
         full + sliding + self.state_groups * self.state_blocks
     }
 
@@ -538,6 +567,55 @@ impl StatePage {
     }
 }
 
+/// The layers with a key/value cache of their own and how many of them
+/// slide: Gemma 4's last `num_kv_shared_layers` read an earlier layer's
+/// cache (`kv_sharing_target_layer_name`, `models/gemma4.py`
+/// `Gemma4Attention.__init__`) and have no spec
+/// (`v1/worker/gpu/attn_utils.py:138-155`, `get_kv_cache_spec`).
+fn cached_layers(a: &Architecture, g: &KvGeometry) -> (u128, u128) {
+    match a.first_kv_shared() {
+        Some(first) => {
+            let sliding = (0..first).filter(|&l| a.slides(l)).count();
+            (u128::from(first), sliding as u128)
+        }
+        None => (u128::from(g.layers), u128::from(g.sliding_layers)),
+    }
+}
+
+/// R14: `(full block, sliding block, page)` for the full-attention and
+/// sliding-window layers, each `(tokens per block, bytes per token, has
+/// layers)`: pages of two sizes are made one by raising the smaller
+/// page's block by the ratio when it divides the larger, else padding it
+/// to the larger (`unify_kv_cache_spec_page_size`,
+/// `v1/core/kv_cache_planning.py:346-408`; the layout vLLM resolves for
+/// mixed page sizes, `LBNHC`, is not block-outermost, so the packed
+/// grouping of `:914-1041` does not apply).
+fn unify_pages(
+    (full_block, full_token, has_full): (u128, u128, bool),
+    (slide_block, slide_token, has_sliding): (u128, u128, bool),
+) -> (u128, u128, u128) {
+    let (full_page, slide_page) = (full_block * full_token, slide_block * slide_token);
+    let raised = |block: u128, page: u128, to: u128| match page {
+        0 => block,
+        p if to.is_multiple_of(p) => block * (to / p),
+        _ => block,
+    };
+    match (has_full, has_sliding) {
+        (true, true) if full_page >= slide_page => (
+            full_block,
+            raised(slide_block, slide_page, full_page),
+            full_page,
+        ),
+        (true, true) => (
+            raised(full_block, full_page, slide_page),
+            slide_block,
+            slide_page,
+        ),
+        (false, true) => (full_block, slide_block, slide_page),
+        (true, false) | (false, false) => (full_block, slide_block, full_page),
+    }
+}
+
 /// R17: (full groups, sliding groups, layers of the widest group) for
 /// `full` and `sliding` layers of one page size
 /// (`v1/core/kv_cache_planning.py:1113-1200`, `:416-556`): one group when
@@ -676,6 +754,9 @@ pub fn plan_on(
     if v.num_speculative_tokens.get() > 0 && (a.mtp_layers() == 0 || ranks.pp > 1) {
         return Err(VllmError::MtpNotModelled);
     }
+    if ranks.pp > 1 && a.family.spec().varies_by_layer() {
+        return Err(VllmError::StagesOfVaryingLayers);
+    }
     if ranks.pp > a.layers.max(1) {
         return Err(VllmError::StagesAboveLayers {
             layers: a.layers,
@@ -724,6 +805,7 @@ pub fn plan_on(
         stage,
         host_weights: costs.host,
         gdn_prefill: prefill,
+        unsized_encoders: a.family.spec().vllm_encoders,
     })
 }
 
@@ -954,6 +1036,7 @@ impl Parts {
                 Place::After => p.after += b,
             }
         });
+        p.add_buffers(a);
         let drafters = u128::from(a.mtp_layers());
         if inf.vllm.num_speculative_tokens.get() > 0 && drafters > 0 {
             let h = u128::from(a.hidden);
@@ -967,6 +1050,30 @@ impl Parts {
             p.mtp = fc + 3 * grain(h * dt) + drafters * (attention_layer + 4 * GRAIN);
         }
         p
+    }
+
+    /// The one-element buffers vLLM's Gemma models register beside their
+    /// parameters, one allocator block each: the embedding's `normalizer`
+    /// (`models/gemma.py`, `gemma2.py`, `gemma3.py`, `gemma4.py`); Gemma
+    /// 4's `layer_scalar` in every layer, its router's `root_size` in
+    /// every MoE layer, and the per-layer embeddings' three scales
+    /// (`models/gemma4.py`: `Gemma4DecoderLayer`, `Gemma4Router`,
+    /// `Gemma4Model.__init__`).
+    fn add_buffers(&mut self, a: &Architecture) {
+        let spec = a.family.spec();
+        if spec.embed_scale == EmbedScale::Buffer {
+            self.before += GRAIN;
+        }
+        if spec.layer_scalar {
+            self.layers += u128::from(a.layers) * GRAIN;
+        }
+        if a.moe().is_some_and(|m| m.router == Router::Scaled) {
+            let [_, (_, moe)] = a.layer_kinds();
+            self.layers += u128::from(moe) * GRAIN;
+        }
+        if spec.per_layer_embeddings && a.ple_dim > 0 {
+            self.after += 3 * GRAIN;
+        }
     }
 
     /// R26: the decoder layers' bytes on `stage`, its share of the layers
@@ -1031,7 +1138,9 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
     let (ep, wide) = ranks.experts_split();
     let (s, r, c) = (u128::from(t.stack), u128::from(t.rows), u128::from(t.cols));
     let hd = u128::from(a.head_dim);
-    let kv = (u128::from(a.kv_heads) / tp).max(1) * hd;
+    // The layer's own heads (Gemma 4's global layers are wider).
+    let heads = t.heads.unwrap_or_else(|| a.attention_at(0));
+    let kv = (u128::from(heads.kv_heads) / tp).max(1) * u128::from(heads.head_dim);
     let column = (s, r.div_ceil(tp), c);
     let row = (s, r, c.div_ceil(tp));
     let whole = (s, r, c);
@@ -1056,6 +1165,11 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             | ModuleName::PerLayerModelProjection => column,
             ModuleName::ExpertsGateUp => (s.div_ceil(ep), r.div_ceil(wide), c),
             ModuleName::ExpertsDown => (s.div_ceil(ep), r, c.div_ceil(wide)),
+            // Keys as values (Gemma 4's global layers): `QKVParallelLinear`
+            // keeps a value slot, which the loader fills from `k_proj`
+            // (`models/gemma4.py`, `Gemma4Attention.__init__`,
+            // `_gemma4_layer_weights_mapper`).
+            ModuleName::KProj if !heads.v_proj => (s, 2 * kv, c),
             ModuleName::KProj | ModuleName::VProj => (s, kv, c),
             ModuleName::QkvProj | ModuleName::CAttn => {
                 (s, u128::from(a.heads).div_ceil(tp) * hd + 2 * kv, c)
@@ -1116,11 +1230,22 @@ fn mxfp4_experts(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> Option<(u12
 /// The rotary cos/sin cache: `[max_position_embeddings, rotary_dim]` in the
 /// model's dtype, one per RoPE table the model builds
 /// (`model_executor/layers/rotary_embedding/base.py:58-63, 94-103`;
-/// `get_rope` shares one instance between the layers).
+/// `get_rope` shares one instance between the layers). Gemma 4's global
+/// layers have their own, over their own head width: their proportional
+/// RoPE rotates every channel, the unrotated ones at frequency 0
+/// (`rotary_embedding/gemma4_rope.py`, `Gemma4RotaryEmbedding.__init__`:
+/// `rotary_dim = head_size`).
 fn rope_cache(a: &Architecture, dt: u128) -> u128 {
-    let tables = u128::from(a.family.spec().rope_tables);
+    let spec = a.family.spec();
+    let tables = u128::from(spec.rope_tables);
     let width = u128::from(KvGeometry::of(a).rotary_width());
-    tables * grain(u128::from(model_len(a)) * width * dt)
+    let table = |w: u128| grain(u128::from(model_len(a)) * w * dt);
+    if spec.global_attention && tables > 1 {
+        let global = u128::from(a.global_heads().head_dim);
+        (tables - 1) * table(width) + table(global)
+    } else {
+        tables * table(width)
+    }
 }
 
 /// The widths one rank computes with.
@@ -1165,9 +1290,15 @@ impl Dims {
                 head_dim,
                 ..
             } => {
-                let (hd, q) = (u128::from(head_dim), u128::from(heads).div_ceil(tp));
-                let kv = (u128::from(kv_heads) / tp).max(1);
-                (2 * q + 2 * kv) * hd
+                let q = u128::from(heads).div_ceil(tp);
+                let width = |kv_heads: u128, hd: u128| (2 * q + 2 * (kv_heads / tp).max(1)) * hd;
+                let global = a.global_heads();
+                let global = if a.family.spec().global_attention {
+                    width(global.kv_heads.into(), global.head_dim.into())
+                } else {
+                    0
+                };
+                width(kv_heads.into(), head_dim.into()).max(global)
             }
             LayerAttention::Latent(m) => {
                 let hr = u128::from(m.heads).div_ceil(tp);
@@ -1192,12 +1323,24 @@ impl Dims {
                 continue;
             }
             let bytes = match kind {
-                LayerKind::Dense => dt * mlp_width(a, u128::from(a.ffn).div_ceil(tp)),
+                LayerKind::Dense => dt * mlp_width(a, widest_ffn(a).div_ceil(tp)),
                 LayerKind::Moe => self.moe_per_token(a),
             };
             widest = widest.max(bytes);
         }
-        2 * dt * h + widest
+        2 * dt * h + widest + self.per_layer_inputs(a)
+    }
+
+    /// Gemma 4's per-layer inputs, alive through the forward: the table's
+    /// rows for the tokens and their sum with the embeddings' projection,
+    /// `layers × hidden_size_per_layer_input` each
+    /// (`models/gemma4.py`: `get_per_layer_inputs`,
+    /// `project_per_layer_inputs`, `_run_decoder_layers`); 0 without.
+    fn per_layer_inputs(&self, a: &Architecture) -> u128 {
+        if !a.family.spec().per_layer_embeddings {
+            return 0;
+        }
+        2 * self.dt * u128::from(a.layers) * u128::from(a.ple_dim)
     }
 
     /// A Gated DeltaNet layer's elements per token beside the hidden state
@@ -1232,7 +1375,14 @@ impl Dims {
             + h
             + if shared > 0 { h } else { 0 };
         let shared_mlp = if shared > 0 { mlp_width(a, shared) } else { 0 };
-        dt * routed.max(shared_mlp) + 8 * k
+        // Gemma 4's dense MLP beside the experts runs first; its normed
+        // output and the experts' normed input stay alive beside them
+        // (`Gemma4DecoderLayer.forward`: `hidden_states_1`, `_2`).
+        let (beside, dense) = match a.moe() {
+            Some(m) if m.dense_beside => (2 * h, mlp_width(a, widest_ffn(a).div_ceil(self.tp))),
+            Some(_) | None => (0, 0),
+        };
+        dt * (routed + beside).max(shared_mlp).max(dense) + 8 * k
     }
 
     /// R9: the sampler after the forward (`v1/worker/gpu/model_runner.py:993-1014`),
@@ -1256,6 +1406,12 @@ impl Dims {
         let v = self.vocab;
         grain(4 * seqs * v) + 2 * grain(4 * seqs * v.div_ceil(32)) + grain(13 * tokens)
     }
+}
+
+/// The widest dense MLP: `ffn`, or twice it on Gemma 4's layers reusing
+/// keys and values with `use_double_wide_mlp` ([`Architecture::ffn_at`]).
+fn widest_ffn(a: &Architecture) -> u128 {
+    u128::from(a.ffn_at(a.layers.saturating_sub(1)).max(u64::from(a.ffn)))
 }
 
 /// A dense MLP's width per token beside the hidden state: gate and up (or
