@@ -44,7 +44,7 @@ pub struct Row {
 pub fn likely_cause(field: &str, training: bool) -> Option<&'static str> {
     Some(match field {
         "peak_allocated_bytes" if !training => "a setting the paste does not say (the context, parallel sequences, batch sizes, the cache type, flash attention), or buffers the engine's version sizes otherwise than the one vramfit models",
-        "weights_bytes" => "the weights as stored differ from the link's model and weights: a file's own tensor types or an output layer of its own (read the file's header, --gguf or the page's GGUF picker, for its exact bytes), or a checkpoint's format",
+        "weights_bytes" => "the weights as stored differ from the link's model and weights: a file's own tensor types or an output layer of its own (read the file's header, --gguf or the page's GGUF picker, for its exact bytes), a checkpoint's format, or parts the estimate's caveats say it does not count (a multimodal checkpoint's encoders)",
         "kv_cache_bytes" => "the cache as the run set it differs: its context, parallel sequences, cache type or a sliding window the paste does not say",
         "kv_tokens" | "kv_blocks" => "the memory left for the cache differs: the weights, the profiling run's peak or gpu_memory_utilization",
         "peak_allocated_bytes" => "a setting the paste does not say (batch, sequence, checkpointing, the optimizer), or tensors of the program beside the model's",

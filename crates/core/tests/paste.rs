@@ -135,6 +135,26 @@ const CASES: &[Case] = &[
         holds: &[],
     },
     Case {
+        file: "vllm-gemma4-31b-b300-0.26.log",
+        source: "John Pfeiffer, 'Getting stable with DeepSeek-V4-Flash-0731 on a single Nvidia B300', section 'B300 with Gemma4 details' (GitHub johnpfeiffer/source.johnpfeiffer.github.io, content/ai/b300-deepseek-0731.md; vLLM 0.26.0, the log's memory lines as the post quotes them)",
+        reads: "task=infer&model=gemma4-31b&engine=vllm&weights=bf16&ctx=16384&gpu_memory_utilization=0.92&max_num_batched_tokens=8192&gpu=custom&capacity_gib=267.69",
+        measured: &[
+            ("weights_bytes", 63_340_030_198),
+            ("kv_cache_bytes", 195_818_296_443),
+            ("kv_tokens", 217_116),
+            ("requested_bytes", 264_430_398_996),
+            ("activation_peak_bytes", 4_187_593_114),
+            ("non_torch_bytes", 268_435_456),
+            ("cudagraph_bytes", 751_619_277),
+        ],
+        // The budget is the GPU's whatever vramfit estimates; the pool
+        // given its logged size is held in `tests/infer_vllm_gemma4.rs`.
+        // The weights and the profiling peak leave out the vision
+        // encoder vLLM loads (the estimate's caveat).
+        beside: "",
+        holds: &[("requested_bytes", Holds::WithinRounding)],
+    },
+    Case {
         file: "nvidia-smi-a800.txt",
         source: "https://github.com/pytorch/pytorch/issues/37250 (comment by beyondguo, 2023-07-06)",
         reads: "gpu=custom&capacity_gib=80",

@@ -15,7 +15,8 @@
 //! - vLLM (`vllm/v1/worker/gpu_model_runner.py`, `gpu_worker.py`,
 //!   `v1/core/kv_cache_utils.py`; V0's `worker/worker.py`): `Model loading
 //!   took X GiB`, `Available KV cache memory: X GiB`, `GPU KV cache size:
-//!   N tokens`, `Maximum concurrency for N tokens per request`, `Memory
+//!   N tokens`, `Maximum concurrency for N tokens per request`, `Chunked
+//!   prefill is enabled with max_num_batched_tokens=N`, `Memory
 //!   profiling results: total_gpu_memory=...`, `Free memory on device
 //!   (free/total GiB) ... Actual usage is X GiB for weight, ...`, the
 //!   `max seq len (N), (X GiB KV cache is needed, ... available KV cache
@@ -231,6 +232,14 @@ fn vllm(line: &str, c: &mut Collector) -> bool {
                 Bound::Printed { plus_minus: 0 },
                 line,
             );
+        }
+    } else if line.contains("Chunked prefill is enabled with max_num_batched_tokens=") {
+        // The scheduler's batch as this version chose it
+        // (`config/scheduler.py`), which a later default may not be.
+        if let Some(n) = count_after(line, "max_num_batched_tokens=") {
+            if !c.has(Key::MaxNumBatchedTokens) {
+                c.set(Key::MaxNumBatchedTokens, &n.to_string(), line);
+            }
         }
     } else if line.contains("Maximum concurrency for") {
         if let Some(n) = count_after(line, "Maximum concurrency for") {
