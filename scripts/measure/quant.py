@@ -477,11 +477,23 @@ def run(args):
     cfg = build_config(spec)
     h = cfg.hidden_size
     nl = cfg.num_hidden_layers
-    arch = dict(hidden=h, layers=nl, heads=cfg.num_attention_heads,
-                kv_heads=getattr(cfg, "num_key_value_heads", cfg.num_attention_heads),
-                head_dim=getattr(cfg, "head_dim", None) or h // cfg.num_attention_heads,
-                intermediate=cfg.intermediate_size, vocab=cfg.vocab_size,
-                tied=bool(getattr(cfg, "tie_word_embeddings", False)))
+    # A config whose layers differ (Gemma 4's per-layer head widths) refuses global reads
+    # unless asked; the row's `arch` reads the global values only, and the flag is put back
+    # before the model is built.
+    flag = "allow_global_per_layer_attribute_access"
+    had = cfg.__dict__.get(flag)
+    cfg.__dict__[flag] = True
+    try:
+        arch = dict(hidden=h, layers=nl, heads=cfg.num_attention_heads,
+                    kv_heads=getattr(cfg, "num_key_value_heads", cfg.num_attention_heads),
+                    head_dim=getattr(cfg, "head_dim", None) or h // cfg.num_attention_heads,
+                    intermediate=cfg.intermediate_size, vocab=cfg.vocab_size,
+                    tied=bool(getattr(cfg, "tie_word_embeddings", False)))
+    finally:
+        if had is None:
+            cfg.__dict__.pop(flag, None)
+        else:
+            cfg.__dict__[flag] = had
     B, L = args.batch, args.seq
     ckpt = ensure_checkpoint(spec, args.ckpt_dir)
 

@@ -72,6 +72,9 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 /// exact or within 1%, and every phase within 0.2%.
 fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     let tiny = label.starts_with("tiny-");
+    if label.starts_with("g4-") && label.contains(" nf4") {
+        return gemma4_qlora_gap(label, phase, err_pct);
+    }
     if label.starts_with("g4-") && label.contains(" ckpt") {
         return matches!(phase, "overall" | "peak_bwd") && (0.0..4.1).contains(&err_pct);
     }
@@ -104,7 +107,32 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     }
 }
 
-const FILES: [(&str, &str); 13] = [
+/// Gemma 4's shrunk configs (hidden 256, vocabulary 1024) on a quantized
+/// base, where no logits hide the layers' own moments (E2B's published
+/// config at 512 tokens is exact, checkpointed, with and without
+/// autocast):
+/// - with checkpointing, forward up to 9.4% low on E2B's: its peak is
+///   inside the last layer's double-wide MLP after the LoRA-adapted
+///   quantized `up_proj` (peft's `Linear4bit` clones the base output,
+///   beside the adapter's output and their sum, in the fp32 stream kbit
+///   preparation leaves), a moment vramfit does not take; backward up to
+///   8.8% high (31B's), the shrunk configs' backward moment above (see
+///   the unquantized rows) with fewer parameter bytes beside it;
+/// - under autocast without checkpointing, up to 2.7% high (E4B's).
+fn gemma4_qlora_gap(label: &str, phase: &str, err_pct: f64) -> bool {
+    if label.contains(" ckpt") {
+        return match phase {
+            "peak_fwd" => (-9.4..0.0).contains(&err_pct),
+            "peak_bwd" | "overall" => (0.0..8.8).contains(&err_pct),
+            _ => false,
+        };
+    }
+    label.contains("amp_bf16")
+        && matches!(phase, "peak_fwd" | "peak_bwd" | "overall")
+        && (0.0..2.7).contains(&err_pct)
+}
+
+const FILES: [(&str, &str); 14] = [
     (
         "pytorch_training_memory",
         include_str!("fixtures/pytorch_training_memory.jsonl"),
@@ -129,6 +157,10 @@ const FILES: [(&str, &str); 13] = [
     (
         "gemma4_train_rows",
         include_str!("fixtures/gemma4_train_rows.jsonl"),
+    ),
+    (
+        "gemma4_qlora_rows",
+        include_str!("fixtures/gemma4_qlora_rows.jsonl"),
     ),
 ];
 
@@ -627,6 +659,17 @@ fn gemma4_within_budget() {
 #[test]
 fn gemma4_parameters_and_adapters_as_counted() {
     counts_as_measured("gemma4_train_rows", 54);
+}
+
+/// Gemma 4 on a quantized base (QLoRA): bitsandbytes 0.50 bases under
+/// peft 0.21 with real CPU tensors (`scripts/measure/gemma4/qlora.sh`):
+/// E2B's published text config at 512 tokens with non-reentrant
+/// checkpointing, with and without autocast; the shrunk configs in nf4
+/// (with and without checkpointing, dropout, nested quantization, kbit
+/// preparation, autocast) and LLM.int8.
+#[test]
+fn gemma4_qlora_within_budget() {
+    check_file("gemma4_qlora_rows", 19);
 }
 
 #[test]

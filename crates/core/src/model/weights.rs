@@ -120,6 +120,19 @@ impl WeightFormat {
         matches!(self, WeightFormat::Mxfp4)
     }
 
+    /// Whether the format replaces every `nn.Linear` but the output head,
+    /// outside the decoder layers too (bitsandbytes: transformers 5.23
+    /// `integrations/bitsandbytes.py` `replace_with_bnb_linear`, skipping
+    /// `get_keys_to_not_convert`'s head; measured on Gemma 4's
+    /// `per_layer_model_projection`, `scripts/measure/gemma4/qlora.sh`);
+    /// the checkpoint formats quantize the decoder layers' linears only.
+    pub const fn every_linear(self) -> bool {
+        matches!(
+            self,
+            WeightFormat::Int8 | WeightFormat::Nf4 | WeightFormat::Fp4
+        )
+    }
+
     /// Whether the format quantizes the linear layers.
     pub const fn quantized(self) -> bool {
         self.plain_bytes() == 0
@@ -217,9 +230,11 @@ impl WeightFormat {
 }
 
 impl Architecture {
-    /// The decoder layers' linear weights in `format` (not the embedding,
-    /// the output head, norms or biases, which every format here leaves in
-    /// the model's dtype). With the experts held as `experts` says: per
+    /// The linear weights in `format`: the decoder layers', and the
+    /// model's own linears outside them for a format that replaces every
+    /// one ([`WeightFormat::every_linear`]); not the embedding, the output
+    /// head, norms or biases, which every format here leaves in the
+    /// model's dtype. With the experts held as `experts` says: per
     /// expert `nn.Linear`s and the router's `nn.Linear` are linear layers
     /// too (transformers 4, which bitsandbytes quantizes one by one);
     /// stacked 3-D experts and a router parameter are not.
@@ -237,7 +252,7 @@ impl Architecture {
         let linears = experts == ExpertLayout::Linears;
         let only_experts = format.experts_only();
         self.for_each_tensor_as(experts, |at, t| {
-            let in_layer = matches!(at, Place::Layers { .. });
+            let in_layer = matches!(at, Place::Layers { .. }) || format.every_linear();
             let linear = match t.role {
                 // MXFP4 stores the stacked experts themselves in the format.
                 Role::Expert => t.per_expert || only_experts,

@@ -696,8 +696,6 @@ fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
         "training Gemma 4 on transformers 4 is not modelled: Gemma 4 came in transformers 5"
     } else if t.ckpt() == Ckpt::Reentrant || t.ckpt() == Ckpt::Offload {
         "Gemma 4 with reentrant or offloaded checkpointing is not measured yet (non-reentrant checkpointing is)"
-    } else if t.quant != Quant::None {
-        "a quantized Gemma 4 base (QLoRA) is not measured yet"
     } else if s.parallel.gpus.get() > 1 || s.stage.is_some() {
         "training Gemma 4 on several GPUs is not measured yet"
     } else {
