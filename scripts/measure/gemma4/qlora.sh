@@ -27,3 +27,8 @@ done
 for amp in 0 1; do
   OMP_NUM_THREADS=2 "$PY" scripts/measure/quant.py --threads 2 --config $C/gemma4-e2b-text.json --quant nf4 --lora-r 16 --lora-dropout 0.0 --gc 1 --gc-reentrant 0 --seq 512 --batch 1 --amp $amp --out "$out" > /dev/null 2>&1 || echo "failed: e2b amp $amp" >&2
 done
+# Reentrant checkpointing, peft's default after kbit preparation (`--gc 1` alone).
+for cfg in g4-e2b-shrunk g4-e4b-shrunk g4-26b-shrunk g4-31b-shrunk; do
+  run --config $C/$cfg.json --quant nf4 --lora-r 8 --lora-dropout 0.0 --gc 1 --seq 192
+done
+OMP_NUM_THREADS=2 "$PY" scripts/measure/quant.py --threads 2 --config $C/gemma4-e2b-text.json --quant nf4 --lora-r 16 --lora-dropout 0.0 --gc 1 --seq 512 --batch 1 --out "$out" > /dev/null 2>&1 || echo "failed: e2b reentrant" >&2
