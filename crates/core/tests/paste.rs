@@ -155,6 +155,21 @@ const CASES: &[Case] = &[
         holds: &[("requested_bytes", Holds::WithinRounding)],
     },
     Case {
+        file: "vllm-gemma4-e2b-qat-t4-0.29.log",
+        source: "xbill, 'Gemma 4 on a Tesla T4, Part 2: The Minimum GCE VM and a Script to Drive It' (dev.to/gde, 2026-09-22; GitHub xbill9/gemma4-dev, gpu-vllm-t4-2b/devto-gemma4-t4-vm-deploy.md: run/vllm.log as quoted; vLLM 0.29.0 on a Tesla T4)",
+        reads: "task=infer&model=gemma4-e2b&engine=vllm&ctx=16384&gpu_memory_utilization=0.9&max_num_seqs=8",
+        measured: &[
+            ("weights_bytes", 8_611_409_428),
+            ("kv_cache_bytes", 5_003_636_900),
+            ("kv_tokens", 519_681),
+        ],
+        // A compressed-tensors W4A16 checkpoint, not a format vramfit
+        // has: its pool given the logged memory is held in
+        // `tests/infer_vllm_gemma4.rs`.
+        beside: "",
+        holds: &[],
+    },
+    Case {
         file: "nvidia-smi-a800.txt",
         source: "https://github.com/pytorch/pytorch/issues/37250 (comment by beyondguo, 2023-07-06)",
         reads: "gpu=custom&capacity_gib=80",
@@ -498,6 +513,35 @@ fn mlx_and_nvidia_smi_lines_read_to_their_figures() {
         .map(|m| (m.field, measured_value(m.figure)))
         .collect();
     assert_eq!(got, [("peak_total_bytes", 15_982 << 20)]);
+}
+
+/// vLLM's pool lines as each version prints them: 0.2x's two lines, and
+/// 0.29's one (`GPU KV cache size: N tokens, Maximum concurrency for L
+/// tokens per request`, quoted from `pastes/vllm-gemma4-e2b-qat-t4-0.29.log`):
+/// the tokens measured, the length read as `ctx`; the scheduler's batch.
+#[test]
+fn vllm_pool_lines_of_each_version_read_alike() {
+    for text in [
+        "GPU KV cache size: 519,681 tokens, Maximum concurrency for 16,384 tokens per request: 31.72x\n",
+        "(EngineCore pid=1) INFO [kv_cache_utils.py:1733] GPU KV cache size: 519,681 tokens\n(EngineCore pid=1) INFO [kv_cache_utils.py:1734] Maximum concurrency for 16,384 tokens per request: 31.72x\n",
+    ] {
+        let r = paste::read(text).expect("reads");
+        assert_eq!(r.query(), "task=infer&engine=vllm&ctx=16384", "{text}");
+        let got: Vec<(&str, u64)> = r
+            .measured
+            .iter()
+            .map(|m| (m.field, measured_value(m.figure)))
+            .collect();
+        assert_eq!(got, [("kv_tokens", 519_681)], "{text}");
+    }
+    let r = paste::read(
+        "(APIServer pid=1) INFO 08-06 20:10:01 [scheduler.py:252] Chunked prefill is enabled with max_num_batched_tokens=8192.\n",
+    )
+    .expect("reads");
+    assert_eq!(
+        r.query(),
+        "task=infer&engine=vllm&max_num_batched_tokens=8192"
+    );
 }
 
 /// `ollama ps` rows written here in the shapes Ollama's

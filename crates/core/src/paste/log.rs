@@ -224,6 +224,8 @@ fn vllm(line: &str, c: &mut Collector) -> bool {
                 line,
             );
         }
+        // From 0.29 the concurrency follows on the same line.
+        concurrency_len(line, c);
     } else if line.contains("GPU blocks:") {
         if let Some(n) = count_after(line, "GPU blocks:") {
             c.measured(
@@ -242,11 +244,7 @@ fn vllm(line: &str, c: &mut Collector) -> bool {
             }
         }
     } else if line.contains("Maximum concurrency for") {
-        if let Some(n) = count_after(line, "Maximum concurrency for") {
-            if !c.has(Key::Ctx) {
-                c.set(Key::Ctx, &n.to_string(), line);
-            }
-        }
+        concurrency_len(line, c);
     } else if line.contains("Memory profiling results:") {
         capacity(line, "total_gpu_memory=", c);
         printed(
@@ -327,6 +325,16 @@ fn vllm(line: &str, c: &mut Collector) -> bool {
         }
     }
     true
+}
+
+/// `Maximum concurrency for N tokens per request`: N is `max_model_len`,
+/// unless the paste said it already.
+fn concurrency_len(line: &str, c: &mut Collector) {
+    if let Some(n) = count_after(line, "Maximum concurrency for") {
+        if !c.has(Key::Ctx) {
+            c.set(Key::Ctx, &n.to_string(), line);
+        }
+    }
 }
 
 /// vLLM's `Free memory on device (free/total GiB) on startup. Desired GPU
