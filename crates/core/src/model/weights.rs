@@ -124,7 +124,8 @@ impl WeightFormat {
     /// outside the decoder layers too (bitsandbytes: transformers 5.23
     /// `integrations/bitsandbytes.py` `replace_with_bnb_linear`, skipping
     /// `get_keys_to_not_convert`'s head; measured on Gemma 4's
-    /// `per_layer_model_projection`, `scripts/measure/gemma4/qlora.sh`);
+    /// `per_layer_model_projection`, `scripts/measure/gemma4/qlora.sh` and
+    /// `generate_quant_matrix.json`);
     /// the checkpoint formats quantize the decoder layers' linears only.
     pub const fn every_linear(self) -> bool {
         matches!(
@@ -250,13 +251,17 @@ impl Architecture {
             return q;
         }
         let linears = experts == ExpertLayout::Linears;
+        // Gemma 4's router projects through an `nn.Linear` whatever the
+        // experts' layout (`Gemma4TextRouter.proj`): bitsandbytes replaces
+        // it (measured: the shrunk 26B-A4B's nf4 `generate` rows).
+        let router_linear = self.family.spec().moe.is_some_and(|m| m.router_linear);
         let only_experts = format.experts_only();
         self.for_each_tensor_as(experts, |at, t| {
             let in_layer = matches!(at, Place::Layers { .. }) || format.every_linear();
             let linear = match t.role {
                 // MXFP4 stores the stacked experts themselves in the format.
                 Role::Expert => t.per_expert || only_experts,
-                Role::Router => linears,
+                Role::Router => linears || router_linear,
                 Role::Embedding
                 | Role::PositionTable
                 | Role::Norm
