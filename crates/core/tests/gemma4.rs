@@ -182,7 +182,7 @@ fn refusal(q: &str) -> String {
 /// What is not modelled yet is refused by name, never estimated as
 /// something else: vLLM over pipeline stages; `generate` on the 12B (its
 /// wrapper's token-type mask, not replayed); reentrant checkpointing in
-/// training. What vLLM's estimate leaves out it says: the encoders, and
+/// full fine-tuning, offloaded checkpointing. What vLLM's estimate leaves out it says: the encoders, and
 /// Blackwell's 128-token blocks.
 #[test]
 fn what_is_not_modelled_is_refused() {
@@ -198,7 +198,12 @@ fn what_is_not_modelled_is_refused() {
             decode_strict(&RawQuery::parse(&train)).unwrap_or_else(|n| panic!("{train}: {n:?}"));
         train::estimate(&s.train_run()).unwrap_or_else(|e| panic!("{train}: {e}"));
         let why = refusal(&format!("{train}&grad_ckpt=reentrant"));
-        assert!(why.contains("Gemma 4 with reentrant"), "{id}: {why}");
+        assert!(
+            why.contains("reentrant checkpointing in full"),
+            "{id}: {why}"
+        );
+        let why = refusal(&format!("{train}&grad_ckpt=offload&lora_r=8"));
+        assert!(why.contains("Gemma 4 with offloaded"), "{id}: {why}");
         // vLLM estimates the language model and says what it leaves out;
         // over pipeline stages it refuses.
         let q = format!("task=infer&engine=vllm&model={id}&gpu=h100-sxm-80");

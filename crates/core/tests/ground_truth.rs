@@ -75,6 +75,12 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     if label.starts_with("g4-") && label.contains(" nf4") {
         return gemma4_qlora_gap(label, phase, err_pct);
     }
+    // Gemma 4's shrunk configs under LoRA with reentrant checkpointing:
+    // backward up to 6.4% high (E4B's), the shrunk configs' backward
+    // moment as with non-reentrant checkpointing.
+    if label.starts_with("g4-") && label.contains(" reentrant") {
+        return matches!(phase, "overall" | "peak_bwd") && (0.0..6.4).contains(&err_pct);
+    }
     if label.starts_with("g4-") && label.contains(" ckpt") {
         return matches!(phase, "overall" | "peak_bwd") && (0.0..4.1).contains(&err_pct);
     }
@@ -132,7 +138,7 @@ fn gemma4_qlora_gap(label: &str, phase: &str, err_pct: f64) -> bool {
         && (0.0..2.7).contains(&err_pct)
 }
 
-const FILES: [(&str, &str); 14] = [
+const FILES: [(&str, &str); 15] = [
     (
         "pytorch_training_memory",
         include_str!("fixtures/pytorch_training_memory.jsonl"),
@@ -161,6 +167,10 @@ const FILES: [(&str, &str); 14] = [
     (
         "gemma4_qlora_rows",
         include_str!("fixtures/gemma4_qlora_rows.jsonl"),
+    ),
+    (
+        "gemma4_reentrant_rows",
+        include_str!("fixtures/gemma4_reentrant_rows.jsonl"),
     ),
 ];
 
@@ -671,6 +681,14 @@ fn gemma4_parameters_and_adapters_as_counted() {
 #[test]
 fn gemma4_qlora_within_budget() {
     check_file("gemma4_qlora_rows", 24);
+}
+
+/// Gemma 4 under LoRA with reentrant checkpointing on a bf16 base (no
+/// kbit preparation; transformers makes the inputs require gradients):
+/// the shrunk configs, real CPU tensors (`scripts/measure/gemma4/qlora.sh`).
+#[test]
+fn gemma4_reentrant_within_budget() {
+    check_file("gemma4_reentrant_rows", 5);
 }
 
 #[test]

@@ -32,3 +32,9 @@ for cfg in g4-e2b-shrunk g4-e4b-shrunk g4-26b-shrunk g4-31b-shrunk; do
   run --config $C/$cfg.json --quant nf4 --lora-r 8 --lora-dropout 0.0 --gc 1 --seq 192
 done
 OMP_NUM_THREADS=2 "$PY" scripts/measure/quant.py --threads 2 --config $C/gemma4-e2b-text.json --quant nf4 --lora-r 16 --lora-dropout 0.0 --gc 1 --seq 512 --batch 1 --out "$out" > /dev/null 2>&1 || echo "failed: e2b reentrant" >&2
+# LoRA on a bf16 base with reentrant checkpointing (no kbit preparation: it would cast an
+# unquantized base to fp32), into reentrant_rows.jsonl beside the rows file.
+for cfg in g4-e2b-shrunk g4-e4b-shrunk g4-26b-shrunk g4-31b-shrunk; do
+  OMP_NUM_THREADS=1 "$PY" scripts/measure/quant.py --threads 1 --config $C/$cfg.json --quant none --kbit-prep 0 --lora-r 8 --lora-dropout 0.0 --gc 1 --gc-reentrant 1 --seq 192 --batch 2 --out "$(dirname "$out")/reentrant_rows.jsonl" > /dev/null 2>&1 || echo "failed: $cfg reentrant bf16" >&2
+done
+OMP_NUM_THREADS=2 "$PY" scripts/measure/quant.py --threads 2 --config $C/gemma4-e2b-text.json --quant none --kbit-prep 0 --lora-r 16 --lora-dropout 0.0 --gc 1 --gc-reentrant 1 --seq 512 --batch 1 --out "$(dirname "$out")/reentrant_rows.jsonl" > /dev/null 2>&1 || echo "failed: e2b reentrant bf16" >&2

@@ -694,8 +694,8 @@ fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     let t = &s.train;
     Some(if !on_v5(t.transformers) {
         "training Gemma 4 on transformers 4 is not modelled: Gemma 4 came in transformers 5"
-    } else if (t.ckpt() == Ckpt::Reentrant && t.quant == Quant::None) || t.ckpt() == Ckpt::Offload {
-        "Gemma 4 with reentrant checkpointing on an unquantized base, or offloaded checkpointing, is not measured yet (non-reentrant checkpointing is, and reentrant on a quantized base)"
+    } else if t.ckpt() == Ckpt::Offload || (t.ckpt() == Ckpt::Reentrant && t.lora_r.is_none()) {
+        "Gemma 4 with offloaded checkpointing, or with reentrant checkpointing in full fine-tuning, is not measured yet (non-reentrant checkpointing is, and reentrant under LoRA and QLoRA)"
     } else if s.parallel.gpus.get() > 1 || s.stage.is_some() {
         "training Gemma 4 on several GPUs is not measured yet"
     } else {
