@@ -182,7 +182,8 @@ fn refusal(q: &str) -> String {
 /// What is not modelled yet is refused by name, never estimated as
 /// something else: vLLM over pipeline stages; `generate` on the 12B (its
 /// wrapper's token-type mask, not replayed); reentrant checkpointing in
-/// full fine-tuning, offloaded checkpointing. What vLLM's estimate leaves out it says: the encoders, and
+/// full fine-tuning, offloaded checkpointing, several GPUs but plain data
+/// parallelism. What vLLM's estimate leaves out it says: the encoders, and
 /// Blackwell's 128-token blocks.
 #[test]
 fn what_is_not_modelled_is_refused() {
@@ -204,6 +205,25 @@ fn what_is_not_modelled_is_refused() {
         );
         let why = refusal(&format!("{train}&grad_ckpt=offload&lora_r=8"));
         assert!(why.contains("Gemma 4 with offloaded"), "{id}: {why}");
+        // Data parallelism adds its gradient buckets, whatever the layers;
+        // sharded or split it is refused.
+        let ddp = format!("{train}&gpus=2");
+        let s = decode_strict(&RawQuery::parse(&ddp)).unwrap_or_else(|n| panic!("{ddp}: {n:?}"));
+        let (one, two) = (
+            train::estimate(
+                &decode_strict(&RawQuery::parse(&train))
+                    .expect("one")
+                    .train_run(),
+            ),
+            train::estimate(&s.train_run()),
+        );
+        let peak = |e: Result<vramfit_core::report::Estimate, EstimateError>| {
+            e.map(|e| e.peak_allocated_bytes.get())
+                .unwrap_or_else(|e| panic!("{ddp}: {e}"))
+        };
+        assert!(peak(two) > peak(one), "{ddp}: DDP's buckets");
+        let why = refusal(&format!("{train}&gpus=2&zero=3&shard=fsdp2"));
+        assert!(why.contains("sharded"), "{id}: {why}");
         // vLLM estimates the language model and says what it leaves out;
         // over pipeline stages it refuses.
         let q = format!("task=infer&engine=vllm&model={id}&gpu=h100-sxm-80");

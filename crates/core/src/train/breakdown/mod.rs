@@ -696,8 +696,14 @@ fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
         "training Gemma 4 on transformers 4 is not modelled: Gemma 4 came in transformers 5"
     } else if t.ckpt() == Ckpt::Offload || (t.ckpt() == Ckpt::Reentrant && t.lora_r.is_none()) {
         "Gemma 4 with offloaded checkpointing, or with reentrant checkpointing in full fine-tuning, is not measured yet (non-reentrant checkpointing is, and reentrant under LoRA and QLoRA)"
-    } else if s.parallel.gpus.get() > 1 || s.stage.is_some() {
-        "training Gemma 4 on several GPUs is not measured yet"
+    } else if s.stage.is_some()
+        || s.parallel.zero.get() > 0
+        || s.parallel.tp.get() > 1
+        || s.parallel.pp.get() > 1
+    {
+        // Plain data parallelism (DDP) adds only its gradient buckets,
+        // which do not depend on the layers.
+        "training Gemma 4 sharded (ZeRO, FSDP) or split (tensor or pipeline parallelism) over several GPUs is not measured yet; data parallelism (DDP) is estimated"
     } else {
         return None;
     })
