@@ -135,12 +135,18 @@
 //   beside the MLP in the ledger, the router's adapter); 472.4 KB after
 //   the second reading (the store layers read from the model, the class
 //   terms adding dense and MoE).
+// - 2026-11-30, 472.4 -> 474.0 KB: Gemma 4 on vLLM (issue 30: pages of two
+//   sizes, the layers without a cache, the V slot and rotary caches, the
+//   profile's global heads and per-layer inputs, the refusal over pipeline
+//   stages and the two caveats' text), Gemma 4's QLoRA, reentrant and DDP
+//   runs let through, bitsandbytes on every nn.Linear, and vLLM's batch
+//   and one-line pool lines read from a paste (issue 33).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 473);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 475);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

@@ -232,6 +232,13 @@ fn what_is_not_modelled_is_refused() {
         let said = |what: &str| e.caveats.iter().any(|c| c.contains(what));
         assert!(said("vision encoder"), "{q}: {:?}", e.caveats);
         assert!(said("128-token blocks"), "{q}: {:?}", e.caveats);
+        // At 8 ranks the 31B's pages are alike (one key/value head of each
+        // kind a rank); the kernel's blocks are still said.
+        let q8 = format!("{q}&tensor_parallel_size=8");
+        let s = decode_strict(&RawQuery::parse(&q8)).unwrap_or_else(|n| panic!("{q8}: {n:?}"));
+        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q8}: {e}"));
+        let said = e.caveats.iter().any(|c| c.contains("128-token blocks"));
+        assert!(said, "{q8}: {:?}", e.caveats);
         let why = refusal(&format!("{q}&pipeline_parallel_size=2"));
         assert!(why.contains("Gemma 4"), "{id} vllm pp: {why}");
         let q = format!("task=infer&engine=transformers&model={id}");

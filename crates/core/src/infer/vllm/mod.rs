@@ -208,11 +208,18 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
             p.kv.state_groups, p.kv.block_size
         ));
     }
-    if p.kv.sliding_block != p.kv.block_size {
+    if p.fa4_blocks {
+        let raised = if p.kv.sliding_block == p.kv.block_size {
+            String::new()
+        } else {
+            format!(
+                ", and {} for the layers with the smaller page, raised so their page holds as many bytes as the others'",
+                p.kv.sliding_block.max(p.kv.block_size)
+            )
+        };
         out.push(format!(
-            "FlashAttention 4's head-256 kernel, which vLLM 0.33 may take on Blackwell GPUs with 128-token blocks: vramfit takes the blocks of Triton's and FlashAttention's kernels before it, {} tokens, and {} for the layers with the smaller page, raised so their page holds as many bytes as the others'",
-            p.kv.sliding_block.min(p.kv.block_size),
-            p.kv.sliding_block.max(p.kv.block_size)
+            "FlashAttention 4's head-256 kernel, which vLLM 0.33 may take on Blackwell GPUs with 128-token blocks: vramfit takes the blocks of Triton's and FlashAttention's kernels before it, {} tokens{raised}",
+            p.kv.sliding_block.min(p.kv.block_size)
         ));
     }
     if p.unsized_encoders {

@@ -184,6 +184,11 @@ pub struct Plan {
     /// The checkpoint's encoders vLLM loads and profiles, not sized
     /// ([`crate::model::family::Spec::vllm_encoders`]).
     pub unsized_encoders: bool,
+    /// Layers with their own head width (Gemma 4): vLLM takes
+    /// FlashAttention 4 where it can (`Gemma4Config.verify_and_update_config`,
+    /// `models/config.py:301-368`), whose head-256 kernel on Blackwell
+    /// takes 128-token blocks (`FA4_HD256_PAGE_SIZE`), not modelled.
+    pub fa4_blocks: bool,
 }
 
 impl Plan {
@@ -806,6 +811,7 @@ pub fn plan_on(
         host_weights: costs.host,
         gdn_prefill: prefill,
         unsized_encoders: a.family.spec().vllm_encoders,
+        fa4_blocks: a.family.spec().global_attention,
     })
 }
 
