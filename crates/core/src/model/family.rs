@@ -741,8 +741,9 @@ pub struct Spec {
     /// The published checkpoints are multimodal and vLLM loads their
     /// encoders beside the language model (Gemma 4's vision encoder, and
     /// the E2B's and E4B's audio encoder: `models/gemma4_mm.py`,
-    /// `Gemma4ForConditionalGeneration.__init__`), which vramfit does not
-    /// size.
+    /// `Gemma4ForConditionalGeneration.__init__`; the 12B's patch and
+    /// audio projections, `models/gemma4_unified.py`), which vramfit does
+    /// not size.
     pub vllm_encoders: bool,
     /// The q/k norms (`qk_norm`) are the config's choice, the
     /// architecture's `qk_norm` number (GLM-4.5's `use_qk_norm`: on in

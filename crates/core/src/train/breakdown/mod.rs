@@ -685,7 +685,8 @@ fn on_v5(t: Transformers) -> bool {
 /// What training Gemma 4 has not been held to (its layers differ:
 /// `scripts/measure/gemma4/` measured full fine-tuning and LoRA on one
 /// GPU, transformers 5.23, bf16, fp32 and autocast, SDPA and eager,
-/// without checkpointing and with non-reentrant checkpointing).
+/// without checkpointing and with non-reentrant checkpointing; LoRA with
+/// reentrant checkpointing; QLoRA on bitsandbytes 0.50 with either).
 fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     let spec = a.family.spec();
     if !spec.varies_by_layer() {
