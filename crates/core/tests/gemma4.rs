@@ -180,8 +180,7 @@ fn refusal(q: &str) -> String {
 }
 
 /// What is not modelled yet is refused by name, never estimated as
-/// something else: vLLM over pipeline stages; `generate` on the 12B (its
-/// wrapper's token-type mask, not replayed); reentrant checkpointing in
+/// something else: vLLM over pipeline stages; reentrant checkpointing in
 /// full fine-tuning, offloaded checkpointing, several GPUs but plain data
 /// parallelism. What vLLM's estimate leaves out it says: the encoders, and
 /// Blackwell's 128-token blocks.
@@ -242,13 +241,8 @@ fn what_is_not_modelled_is_refused() {
         let why = refusal(&format!("{q}&pipeline_parallel_size=2"));
         assert!(why.contains("Gemma 4"), "{id} vllm pp: {why}");
         let q = format!("task=infer&engine=transformers&model={id}");
-        if id == "gemma4-12b" {
-            let why = refusal(&q);
-            assert!(why.contains("Gemma 4"), "{id} transformers: {why}");
-        } else {
-            let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-            infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-        }
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
         // llama.cpp and Ollama estimate it: the cache from the description
         // (`tests/infer_local.rs`), the file predicted (or read); the E
         // models' estimate says their per-layer inputs are not in the

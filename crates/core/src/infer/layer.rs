@@ -557,6 +557,27 @@ impl Forward<'_> {
         w
     }
 
+    /// A mask built with the token types (Gemma 4 12B's
+    /// `token_type_ids_mask_function` or'ed in): a boolean (B, 1, q, kv)
+    /// for every layer kind whatever the window, per sequence (measured:
+    /// `scripts/measure/gemma4/generate_unified_rows.jsonl`, `GT_DEBUG=1`
+    /// traces: two `bitwise_or` masks alive through the forward).
+    fn token_type_mask(&mut self, q: u128, kv: u128) -> Id {
+        let b = self.d.b;
+        let s = self.s();
+        let ab = s.a(8 * b);
+        let ah = s.a(8);
+        let t = s.a(8 * q);
+        let qa = s.a(8 * q);
+        s.free(t);
+        let t = s.a(8 * kv);
+        let ka = s.a(8 * kv);
+        s.free(t);
+        let m = s.a(b * q * kv);
+        s.f(&[Some(ab), Some(ah), Some(qa), Some(ka)]);
+        m
+    }
+
     /// The masks of one forward, by span (`create_causal_mask`,
     /// `create_sliding_window_causal_mask`): under SDPA, no mask for full
     /// layers (`is_causal`) and a sliding layer's once its keys reach the
@@ -565,6 +586,7 @@ impl Forward<'_> {
         let mut masks = [None, None];
         for &(span, kv) in spans {
             masks[span as usize] = match (self.attn, span) {
+                (Attn::Sdpa, _) if self.spec.token_type_mask => Some(self.token_type_mask(q, kv)),
                 (Attn::Sdpa, Span::Full) => None,
                 (Attn::Sdpa, Span::Sliding) => {
                     (kv >= self.d.window).then(|| self.sliding_mask(q, kv))
@@ -1553,6 +1575,15 @@ impl Forward<'_> {
         if kinds == 0 {
             return;
         }
+        self.placeholder_masks(kinds, t);
+        // Gemma 4 12B's token-type ids (`torch.full`, int64), kept to the
+        // forward's end.
+        if self.spec.token_type_mask {
+            self.sim.a(8 * t);
+        }
+    }
+
+    fn placeholder_masks(&mut self, kinds: u8, t: u128) {
         let s = &mut self.sim;
         for _ in 0..kinds {
             s.a(t);

@@ -42,8 +42,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let Some(&a) = s.arch else {
         return Err(EstimateError::NeedsArchitecture);
     };
-    let spec = a.family.spec();
-    let per_layer = spec.varies_by_layer();
     let nextn = crate::model::gguf::nextn_cached(a.family);
     let sigmoid_bias = a
         .family
@@ -51,9 +49,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         .moe
         .is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
     let mut e = match s.infer.engine {
-        Engine::Transformers if per_layer && spec.placeholder_kinds == 0 => {
-            Err(EstimateError::NotModelled(UNIFIED_GENERATE_NOT_MODELLED))
-        }
         Engine::Llamacpp | Engine::Ollama if nextn => {
             Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
         }
@@ -81,11 +76,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     e.caveats.extend(a.layer_order_caveat());
     Ok(e)
 }
-
-/// transformers' `generate` on Gemma 4 12B: its wrapper
-/// (`Gemma4UnifiedModel.forward`) builds a bidirectional token-type mask
-/// per forward, measured (`scripts/measure/gemma4/`) but not replayed.
-const UNIFIED_GENERATE_NOT_MODELLED: &str = "transformers' generate on Gemma 4 12B (gemma4_unified) is not modelled yet: its wrapper builds a token-type mask in every forward that vramfit does not replay; use engine=llamacpp, ollama or mlx";
 
 /// The refusal of llama.cpp (and Ollama, which runs it) for a family
 /// whose MTP layers llama.cpp b10488 keeps as layers: their weights are

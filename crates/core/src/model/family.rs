@@ -734,10 +734,14 @@ pub struct Spec {
     /// The kinds of placeholder token (image, video, audio) whose masks
     /// the multimodal wrapper transformers loads for the published
     /// checkpoints builds in every forward (Gemma 4: three,
-    /// `Gemma4Model.get_placeholder_mask`); 0: none, or a wrapper whose
-    /// forward `generate` does not replay (the 12B's, which also builds a
-    /// token-type mask).
+    /// `Gemma4Model.get_placeholder_mask`, and the 12B's
+    /// `Gemma4UnifiedModel`); 0: none.
     pub placeholder_kinds: u8,
+    /// The wrapper also builds token-type ids and, from them, a mask for
+    /// every layer, full and sliding, per sequence (Gemma 4 12B:
+    /// `Gemma4UnifiedModel.forward`, transformers 5.23; measured,
+    /// `scripts/measure/gemma4/generate_unified_rows.jsonl`).
+    pub token_type_mask: bool,
     /// The published checkpoints are multimodal and vLLM loads their
     /// encoders beside the language model (Gemma 4's vision encoder, and
     /// the E2B's and E4B's audio encoder: `models/gemma4_mm.py`,
@@ -787,6 +791,7 @@ const LLAMA: Spec = Spec {
     per_layer_embeddings: false,
     layer_scalar: false,
     placeholder_kinds: 0,
+    token_type_mask: false,
     vllm_encoders: false,
     qk_norm_optional: false,
     v_norm: false,
@@ -1197,9 +1202,9 @@ impl Family {
             Family::Gemma4UnifiedText => Spec {
                 moe: None,
                 per_layer_embeddings: false,
-                // `Gemma4UnifiedModel.forward` also builds a token-type
-                // mask, not replayed: `generate` refuses the 12B.
-                placeholder_kinds: 0,
+                // `Gemma4UnifiedModel.forward` builds the same placeholder
+                // masks, then token-type ids and a mask per layer kind.
+                token_type_mask: true,
                 legacy: AFTER_448,
                 ..GEMMA4
             },

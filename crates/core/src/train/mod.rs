@@ -272,9 +272,7 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
         e.caveats.push(GEMMA4_CKPT_CAVEAT.to_string());
     }
     // The 12B's multimodal wrapper (`gemma4_unified`): not replayed.
-    let unified = s.arch.is_some_and(|a| {
-        a.family.spec().varies_by_layer() && a.family.spec().placeholder_kinds == 0
-    });
+    let unified = s.arch.is_some_and(|a| a.family.spec().token_type_mask);
     if unified {
         e.caveats.push(GEMMA4_UNIFIED_CAVEAT.to_string());
     }
