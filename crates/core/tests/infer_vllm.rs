@@ -14,6 +14,9 @@
 //! 3. The logged weights, activation peaks and memory outside torch against
 //!    vramfit's estimates, printed as a table (`--nocapture`).
 
+mod common;
+
+use common::check;
 use serde_json::Value;
 use vramfit_core::infer::run::{
     BlockSize, Count, Engine, GroupSize, Inference, KvDtype, MambaDtype, MaxLen, ParallelSize,
@@ -106,18 +109,6 @@ fn ok(a: &Architecture, i: &Inference, gpu: Option<u128>) -> Plan {
 
 fn layout(a: &Architecture, f: impl FnOnce(&mut Inference), mnbt: u32) -> KvLayout {
     KvLayout::of(a, &vllm(f), mnbt, GdnPrefill::Triton)
-}
-
-/// `(input, expected)` rows, each failure named.
-fn check<I: std::fmt::Debug, T: PartialEq + std::fmt::Debug>(rows: &[(I, T)], f: impl Fn(&I) -> T) {
-    let bad: Vec<String> = rows
-        .iter()
-        .filter_map(|(i, want)| {
-            let got = f(i);
-            (got != *want).then(|| format!("{i:?}: got {got:?}, want {want:?}"))
-        })
-        .collect();
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 // ---------------------------------------------------------------- 1. rules

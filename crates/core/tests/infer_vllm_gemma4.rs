@@ -10,6 +10,9 @@
 //! (`unify_kv_cache_spec_page_size`, `v1/core/kv_cache_planning.py:346-408`),
 //! the layers grouped by kind (`:416-556`).
 
+mod common;
+
+use common::check;
 use serde_json::Value;
 use vramfit_core::infer::run::{Count, Engine, Inference, MaxLen, TensorParallel, Tokens, Vllm};
 use vramfit_core::infer::vllm::{plan, GdnPrefill, KvLayout, VllmError};
@@ -17,16 +20,9 @@ use vramfit_core::model::{hf_config, Architecture, WeightFormat};
 
 const GIB: u128 = 1 << 30;
 
+/// A fixture config's model (`fixtures/hf_configs/NAME.json`).
 fn arch(name: &str) -> Architecture {
-    let text = match name {
-        "gemma4-e2b" => include_str!("fixtures/hf_configs/gemma4-e2b.json"),
-        "gemma4-e4b" => include_str!("fixtures/hf_configs/gemma4-e4b.json"),
-        "gemma4-12b" => include_str!("fixtures/hf_configs/gemma4-12b.json"),
-        "gemma4-26b-a4b" => include_str!("fixtures/hf_configs/gemma4-26b-a4b.json"),
-        "gemma4-31b" => include_str!("fixtures/hf_configs/gemma4-31b.json"),
-        other => panic!("no fixture config {other}"),
-    };
-    hf_config::read(text)
+    hf_config::read(&common::hf_fixture(name))
         .unwrap_or_else(|e| panic!("{name}: {e}"))
         .arch
 }
@@ -43,18 +39,6 @@ fn vllm(f: impl FnOnce(&mut Inference)) -> Inference {
 
 fn tp(n: u32) -> TensorParallel {
     TensorParallel::new(n).expect("a tensor parallel size")
-}
-
-/// `(input, expected)` rows, each failure named.
-fn check<I: std::fmt::Debug, T: PartialEq + std::fmt::Debug>(rows: &[(I, T)], f: impl Fn(&I) -> T) {
-    let bad: Vec<String> = rows
-        .iter()
-        .filter_map(|(i, want)| {
-            let got = f(i);
-            (got != *want).then(|| format!("{i:?}: got {got:?}, want {want:?}"))
-        })
-        .collect();
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 /// R14, R17 on every Gemma 4: `(full block, sliding block, page, full

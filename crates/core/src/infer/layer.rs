@@ -536,18 +536,7 @@ impl Forward<'_> {
         let m = if sliding {
             self.sliding_mask(q, kv)
         } else {
-            let s = self.s();
-            let ab = s.a(8 * b);
-            let ah = s.a(8);
-            let t = s.a(8 * q);
-            let qa = s.a(8 * q);
-            s.free(t);
-            let t = s.a(8 * kv);
-            let ka = s.a(8 * kv);
-            s.free(t);
-            let m = s.a(q * kv);
-            s.f(&[Some(ab), Some(ah), Some(qa), Some(ka)]);
-            m
+            self.causal_mask(1, q, kv)
         };
         let s = self.s();
         let z = s.a(dt);
@@ -563,6 +552,12 @@ impl Forward<'_> {
     /// `scripts/measure/gemma4/generate_unified_rows.jsonl`, `GT_DEBUG=1`
     /// traces: two `bitwise_or` masks alive through the forward).
     fn token_type_mask(&mut self, q: u128, kv: u128) -> Id {
+        self.causal_mask(self.d.b, q, kv)
+    }
+
+    /// A boolean causal mask of `rows × q × kv` (`rows` 1, or the batch
+    /// for a mask per sequence), with the aranges it is built from.
+    fn causal_mask(&mut self, rows: u128, q: u128, kv: u128) -> Id {
         let b = self.d.b;
         let s = self.s();
         let ab = s.a(8 * b);
@@ -573,7 +568,7 @@ impl Forward<'_> {
         let t = s.a(8 * kv);
         let ka = s.a(8 * kv);
         s.free(t);
-        let m = s.a(b * q * kv);
+        let m = s.a(rows * q * kv);
         s.f(&[Some(ab), Some(ah), Some(qa), Some(ka)]);
         m
     }

@@ -28,6 +28,21 @@ pub fn hf_fixture_if_any(name: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
+/// `(input, expected)` rows, each failure named.
+pub fn check<I: std::fmt::Debug, T: PartialEq + std::fmt::Debug>(
+    rows: &[(I, T)],
+    f: impl Fn(&I) -> T,
+) {
+    let bad: Vec<String> = rows
+        .iter()
+        .filter_map(|(i, want)| {
+            let got = f(i);
+            (got != *want).then(|| format!("{i:?}: got {got:?}, want {want:?}"))
+        })
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 /// A fixture file's bytes (`tests/fixtures/PATH`).
 pub fn fixture_bytes(path: &str) -> Vec<u8> {
     let p = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
