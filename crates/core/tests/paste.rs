@@ -284,6 +284,41 @@ fn each_programs_flags_read_to_their_keys() {
         "task=infer&model=qwen3-30b-a3b&engine=vllm&weights=fp8&pipeline_parallel_size=2&data_parallel_size=2&enable_expert_parallel=true",
         2,
     );
+    // A checkpoint's name says its format (llm-compressor names its
+    // scheme); a quantization the name says but vramfit does not read
+    // from it is listed, never estimated as the preset's weights
+    // silently: Google's QAT W4A16 checkpoint, an MLX DWQ conversion,
+    // unsloth's dynamic GGUF types.
+    check(
+        "vllm serve RedHatAI/Qwen3-8B-FP8-dynamic",
+        "task=infer&model=qwen3-8b&engine=vllm&weights=fp8_dynamic",
+        0,
+    );
+    check(
+        "vllm serve RedHatAI/Qwen3-8B-quantized.w8a8",
+        "task=infer&model=qwen3-8b&engine=vllm&weights=w8a8",
+        0,
+    );
+    check(
+        "vllm serve google/gemma-4-E2B-it-qat-w4a16-ct --max-model-len 16384",
+        "task=infer&model=gemma4-e2b&engine=vllm&ctx=16384",
+        1,
+    );
+    check(
+        "mlx_lm.generate --model mlx-community/Qwen3-8B-4bit-DWQ",
+        "task=infer&model=qwen3-8b&engine=mlx",
+        1,
+    );
+    check(
+        "llama-server -m Qwen3-8B-UD-Q4_K_XL.gguf",
+        "task=infer&model=qwen3-8b&engine=llamacpp",
+        1,
+    );
+    check(
+        "llama-server -m qwen3-8b.gguf",
+        "task=infer&model=qwen3-8b&engine=llamacpp",
+        0,
+    );
     // Prefix caching off (a hybrid's states then take one block a
     // request), in a command and in a log's non-default args.
     check(
@@ -310,11 +345,12 @@ fn each_programs_flags_read_to_their_keys() {
     );
     // The engine's config line, where a log's non-default args are cut
     // (club-3090 #642, vLLM 0.24.0, shortened): the fields with keys read,
-    // the rest counted once.
+    // the rest counted once; the name's int4 and the unmodelled
+    // quantization each listed.
     check(
         "(EngineCore pid=104) INFO 07-07 19:59:32 [core.py:114] Initializing a V1 LLM engine (v0.24.0) with config: model='~/.cache/huggingface/qwen3.6-27b-autoround-int4', speculative_config=SpeculativeConfig(method='mtp', model='~/.cache/huggingface/qwen3.6-27b-autoround-int4', num_spec_tokens=3), skip_tokenizer_init=False, dtype=torch.float16, max_seq_len=262144, tensor_parallel_size=2, quantization=inc, enforce_eager=False, kv_cache_dtype=fp8_e5m2, enable_prefix_caching=True",
         "task=infer&model=qwen3.6-27b&engine=vllm&ctx=262144&kv_dtype=fp8_e5m2&tensor_parallel_size=2&enable_prefix_caching=true&num_speculative_tokens=3",
-        2,
+        3,
     );
     // A config line cut inside its speculative config: listed, not read
     // as one draft token.

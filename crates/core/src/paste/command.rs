@@ -716,17 +716,28 @@ fn model(name: &str, prog: Program, c: &mut Collector) {
     };
     c.set(Key::Model, p.id, name);
     let lower = name.to_ascii_lowercase();
-    c.quantized |= [
-        "fp4", "fp8", "int4", "int8", "4bit", "8bit", "awq", "gptq", "w4a16", "w8a8", "gguf",
+    // A GGUF file may hold 16-bit weights: `gguf` marks the name
+    // quantized (the dtype flag is then the compute dtype) without
+    // saying the weights are.
+    let says = [
+        "fp4", "fp8", "int4", "int8", "4bit", "8bit", "awq", "gptq", "w4a16", "w8a8",
     ]
-    .iter()
-    .any(|q| lower.contains(q));
+    .into_iter()
+    .find(|q| lower.contains(q));
+    c.quantized |= says.is_some() || lower.contains("gguf");
+    let weights_before = c.has(Key::Weights);
     match prog {
-        Program::Llama | Program::Ollama => {
-            if let Some(t) = file_type_in(name) {
-                c.set(Key::Weights, t.key(), name);
+        Program::Llama | Program::Ollama => match file_type_in(name) {
+            Some(t) => c.set(Key::Weights, t.key(), name),
+            // `Qwen3-8B-UD-Q4_K_XL.gguf`: a file type of its maker's.
+            None => {
+                if let Some(word) = gguf_type_word(&lower) {
+                    c.unknown(format!(
+                        "{name}: file type {word} not known; estimated with weights= as given (or its default)"
+                    ));
+                }
             }
-        }
+        },
         Program::Mlx => {
             // A name's last word (`Qwen3-8B-4bit`, `Qwen3-8B-mxfp4`); a
             // mixed conversion (`gpt-oss-20b-MXFP4-Q8`) ends otherwise.
@@ -740,10 +751,14 @@ fn model(name: &str, prog: Program, c: &mut Collector) {
             }
         }
         Program::Vllm | Program::Train => {
+            // llm-compressor's checkpoints name their scheme
+            // (`Qwen3-8B-FP8-dynamic`, `Qwen3-8B-quantized.w8a8`).
             let formats = [
                 ("-awq", "awq"),
                 ("-gptq", "gptq"),
+                ("-fp8-dynamic", "fp8_dynamic"),
                 ("-fp8", "fp8"),
+                ("w8a8", "w8a8"),
                 ("-mxfp4", "mxfp4"),
                 ("bnb-4bit", "nf4"),
             ];
@@ -752,6 +767,26 @@ fn model(name: &str, prog: Program, c: &mut Collector) {
             }
         }
     }
+    // A name that says its weights are quantized in a way none of the
+    // above reads (`gemma-4-E2B-it-qat-w4a16-ct`, a compressed-tensors
+    // W4A16 checkpoint) is listed: the preset's own weights would stand
+    // for it silently.
+    if let Some(q) = says.filter(|_| !weights_before && !c.has(Key::Weights)) {
+        c.unknown(format!(
+            "{name}: quantized ({q}) in a format not read from a name; estimated with the default weights unless weights= is set"
+        ));
+    }
+}
+
+/// A word of a model's name that reads as a GGUF file type (`q4_k_xl`,
+/// `iq2_m`: `q` or `iq`, a digit, then letters, digits and `_`).
+fn gguf_type_word(lower: &str) -> Option<&str> {
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .find(|w| {
+            let rest = w.strip_prefix("iq").or_else(|| w.strip_prefix('q'));
+            rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
 }
 
 /// A model Ollama names (`ollama ps`'s NAME column), read as `ollama run
