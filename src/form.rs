@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 25] = [
+const FAMILY_ORDER: [Family; 26] = [
     Family::Llama,
     Family::Qwen2,
     Family::Qwen3,
@@ -86,6 +86,7 @@ const FAMILY_ORDER: [Family; 25] = [
     Family::DeepseekV2,
     Family::DeepseekV3,
     Family::Glm4Moe,
+    Family::Glm4MoeLite,
     Family::MinimaxM2,
     Family::GptOss,
 ];

@@ -142,6 +142,10 @@
 //   runs let through, bitsandbytes on every nn.Linear, and vLLM's batch
 //   and one-line pool lines read from a paste (issue 33); 474.1 KB with
 //   the 12B replayed under generate (its token-type masks).
+// - 2026-11-30, 474.1 -> 474.2 KB: GLM-4.7-Flash (`glm4_moe_lite`, its
+//   preset and config reader), the releases without a family refused on
+//   transformers 4.57 too (issue 30), and a model name's unread
+//   quantization listed from a paste (issue 33).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";

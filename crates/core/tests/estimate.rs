@@ -509,7 +509,14 @@ fn presets_all_estimate() {
                     .any(|c| c.contains("quantized base and checkpointing")),
                 "{qlora}"
             );
-            refused(&format!("{q}&transformers=4.57"));
+            // Qwen3-Next is in transformers 4.57 and refused there; Qwen3.5
+            // came in 5, and the codec says so next to the field.
+            let on_457 = format!("{q}&transformers=4.57");
+            if p.arch.family.spec().legacy.in_457 {
+                refused(&on_457);
+            } else {
+                no_such_release(&on_457);
+            }
             continue;
         }
         if p.arch.family.spec().varies_by_layer() {
@@ -533,6 +540,7 @@ fn presets_all_estimate() {
                 "{q}"
             );
             refused(&format!("{q}&grad_ckpt=reentrant"));
+            no_such_release(&format!("{q}&transformers=4.57"));
             continue;
         }
         let e = est(&q);
@@ -544,6 +552,18 @@ fn presets_all_estimate() {
         );
     }
     assert!(preset("llama3.1-8b").is_some());
+}
+
+/// A release without the model's family, refused next to the
+/// `transformers` field (`Legacy::in_448`, `Legacy::in_457`).
+fn no_such_release(q: &str) {
+    let notices = decode_strict(&RawQuery::parse(q)).expect_err(q);
+    assert!(
+        notices
+            .iter()
+            .any(|n| format!("{n:?}").contains("came in a later release")),
+        "{q}: {notices:?}"
+    );
 }
 
 fn with(q: &str, key: &str, v: u32) -> Option<vramfit_core::Scenario> {

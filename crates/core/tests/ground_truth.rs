@@ -68,6 +68,14 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 ///   vramfit takes inside the recomputed layer's last norm not their peak
 ///   (said in a caveat); E2B's and E4B's published configs are exact.
 ///
+/// - tiny latent-attention MoE configs (hidden 256, vocabulary 1024) of
+///   three layers: forward up to 4.5% low (and 2.5% overall under LoRA,
+///   whose peak is the second forward), its peak inside the last MoE
+///   layer's dispatch, a moment vramfit does not take; DeepSeek-V3's tiny
+///   config cut to three layers measures the same forward peak (to 32
+///   bytes: `scripts/measure/families/raw/glm4_moe_lite_vs_deepseek_tiny.jsonl`),
+///   and GLM-4.7-Flash's published widths at three layers are exact.
+///
 /// On published configs the overall peak of every one of these rows is
 /// exact or within 1%, and every phase within 0.2%.
 fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
@@ -91,6 +99,13 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
         // QLoRA with reentrant checkpointing: backward's peak is inside an
         // earlier layer, where vramfit takes the last layer's moment.
         return matches!(phase, "overall" | "peak_bwd") && (0.0..2.1).contains(&err_pct);
+    }
+    let low = if phase == "overall" { -2.5 } else { -4.5 };
+    if label.starts_with("tiny-glm4_moe_lite")
+        && matches!(phase, "overall" | "peak_fwd")
+        && (low..0.0).contains(&err_pct)
+    {
+        return true;
     }
     if ["moe4 ", "next4 "].iter().any(|m| label.starts_with(m)) {
         return phase == "peak_bwd" && (-4.2..0.0).contains(&err_pct);
@@ -603,7 +618,7 @@ fn shared_ground_truth_within_budget() {
 
 #[test]
 fn every_family_within_budget() {
-    check_file("families", 185);
+    check_file("families", 195);
 }
 
 #[test]

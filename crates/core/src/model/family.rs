@@ -85,6 +85,10 @@ choice_enum! {
         /// DeepSeek-V3's experts (sigmoid routing, a shared expert, the
         /// first layers dense).
         Glm4Moe = "glm4_moe", "GLM-4.5 / 4.6 (MoE)",
+        /// GLM-4.7-Flash: DeepSeek-V3's multi-head latent attention with
+        /// GLM-4.5's experts (an fp32 correction bias), the first layer
+        /// dense (`mlp_layer_types`).
+        Glm4MoeLite = "glm4_moe_lite", "GLM-4.7-Flash (MLA MoE)",
         /// OLMo 3: OLMo 2's layers with a sliding window on three layers
         /// in four and a rotary table per kind of layer.
         Olmo3 = "olmo3", "OLMo 3",
@@ -429,6 +433,9 @@ pub struct Legacy {
     /// DeepSeek-V2 and -V3 and gpt-oss came later: 4.48.1's
     /// `transformers/models/` has none of them, 4.57.6's has them all).
     pub in_448: bool,
+    /// transformers 4.57 has it (4.57.6's `transformers/models/` has no
+    /// `glm4_moe_lite`, `gemma4` or `minimax_m2`: they came in 5).
+    pub in_457: bool,
 }
 
 /// transformers 4's per-expert linear layers, as its modeling code names
@@ -522,6 +529,12 @@ const AFTER_448: Legacy = Legacy {
     ..NO_LEGACY
 };
 
+/// A model type only transformers 5 has.
+const ONLY_5: Legacy = Legacy {
+    in_457: false,
+    ..AFTER_448
+};
+
 /// Per-expert MLPs named as a dense MLP's, registered gate, up, down.
 const GATE_UP_DOWN: ExpertLinears = ExpertLinears {
     gate: ModuleName::GateProj,
@@ -570,6 +583,7 @@ pub const NO_LEGACY: Legacy = Legacy {
     expert_linears: None,
     experts_looped: false,
     in_448: true,
+    in_457: true,
 };
 
 impl Sliding {
@@ -814,7 +828,7 @@ const QWEN_HYBRID: Spec = Spec {
         ssm_fp32: true,
         mtp_layers: 1,
     }),
-    legacy: AFTER_448,
+    legacy: ONLY_5,
     ..LLAMA
 };
 
@@ -946,7 +960,10 @@ const QWEN35_MOE: Spec = Spec {
         shared_first: true,
         ..QWEN_HYBRID_MOE
     }),
-    legacy: QWEN3_MOE_LEGACY,
+    legacy: Legacy {
+        in_457: false,
+        ..QWEN3_MOE_LEGACY
+    },
     ..QWEN_HYBRID
 };
 
@@ -981,7 +998,10 @@ const GEMMA4: Spec = Spec {
         mlx_router_8bit: true,
         ..MOE
     }),
-    legacy: QWEN3_MOE_LEGACY,
+    legacy: Legacy {
+        in_457: false,
+        ..QWEN3_MOE_LEGACY
+    },
     global_attention: true,
     kv_sharing: true,
     per_layer_embeddings: true,
@@ -1205,10 +1225,25 @@ impl Family {
                 // `Gemma4UnifiedModel.forward` builds the same placeholder
                 // masks, then token-type ids and a mask per layer kind.
                 token_type_mask: true,
-                legacy: AFTER_448,
+                legacy: ONLY_5,
                 ..GEMMA4
             },
             Family::Glm4Moe => GLM4_MOE,
+            // GLM-4.7-Flash: `Glm4MoeLiteAttention(DeepseekV3Attention)`,
+            // GLM-4.5's MLP, router, experts and MoE block
+            // (`Glm4MoeLiteMoE(Glm4MoeMoE)`). Source: transformers 5.23
+            // `models/glm4_moe_lite/modular_glm4_moe_lite.py`.
+            Family::Glm4MoeLite => Spec {
+                qkv: Qkv::Latent,
+                tp: TpPlan::Latent,
+                rope: RopeStyle::Complex,
+                moe: GLM4_MOE.moe,
+                legacy: Legacy {
+                    in_457: false,
+                    ..GLM4_MOE.legacy
+                },
+                ..LLAMA
+            },
             // OLMo 3: `Olmo3Config.__post_init__`'s default `layer_types`
             // ("sliding_attention" unless `(i + 1) % 4 == 0`), and
             // `Olmo3RotaryEmbedding` (Gemma 3's: an `inv_freq` pair and a

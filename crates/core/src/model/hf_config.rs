@@ -223,6 +223,7 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("shared_expert_intermediate_size", Neutral::Off),
     ("n_shared_experts", Neutral::Off),
     ("first_k_dense_replace", Neutral::Off),
+    ("mlp_layer_types", Neutral::Off),
     ("mlp_only_layers", Neutral::Off),
     ("decoder_sparse_step", Neutral::One),
     ("moe_layer_freq", Neutral::One),
@@ -631,6 +632,13 @@ fn reader(family: Family) -> Reader {
             derive: glm4_moe,
             ..plain(GLM4_MOE)
         },
+        // `partial_rotary_factor` (1.0 in the published config) scales the
+        // rotary part, `qk_rope_head_dim`, which is read as it is.
+        Family::Glm4MoeLite => Reader {
+            tolerated: &["mlp_layer_types"],
+            derive: glm4_moe_lite,
+            ..plain(DEEPSEEK)
+        },
     }
 }
 
@@ -809,6 +817,55 @@ fn deepseek(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
     // `checked` names that bound rather than a wrapped sum.
     let width = nope.saturating_add(u64::from(a.rope_dim));
     a.head_dim = checked(ArchNum::HeadDim, field, width)?;
+    Ok(())
+}
+
+/// GLM-4.7-Flash: DeepSeek's head width ([`deepseek`]), the rotary part
+/// whole (`partial_rotary_factor` 1: `Glm4MoeLiteRotaryEmbedding` rotates
+/// `int(qk_rope_head_dim × factor)` channels, which MLA's split does not
+/// follow), and the dense layers as transformers 5.23 builds them:
+/// `mlp_layer_types` (`"dense"` or `"sparse"` per layer; absent, the first
+/// layer dense: `Glm4MoeLiteConfig.__post_init__`). `first_k_dense_replace`,
+/// which the published config keeps and vLLM and llama.cpp read, must agree.
+fn glm4_moe_lite(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    deepseek(obj, a)?;
+    let not_understood = |what: String| ConfigError::NotUnderstood {
+        model_type: a.family.key().into(),
+        fields: vec![what],
+    };
+    if let Some(f) = obj.get("partial_rotary_factor").and_then(Value::as_f64) {
+        if f != 1.0 {
+            return Err(not_understood(format!("partial_rotary_factor {f}")));
+        }
+    }
+    let dense = match obj.get("mlp_layer_types") {
+        None | Some(Value::Null) => 1,
+        Some(Value::Array(types)) => {
+            let dense = types
+                .iter()
+                .take_while(|t| t.as_str() == Some("dense"))
+                .count();
+            let sparse_after = types[dense..].iter().all(|t| t.as_str() == Some("sparse"));
+            if types.len() != a.layers as usize || !sparse_after {
+                return Err(not_understood(
+                    "mlp_layer_types other than dense layers first, then one sparse layer each to the last".into(),
+                ));
+            }
+            dense as u64
+        }
+        Some(v) => {
+            return Err(ConfigError::Invalid {
+                field: "mlp_layer_types",
+                reason: format!("must be a list, not {}", quote_value(v)),
+            })
+        }
+    };
+    if let Some(k) = uint(obj, "first_k_dense_replace")?.filter(|&k| k != dense) {
+        return Err(not_understood(format!(
+            "first_k_dense_replace {k} against {dense} dense layers in transformers' mlp_layer_types"
+        )));
+    }
+    a.dense_layers = checked(ArchNum::DenseLayers, "mlp_layer_types", dense)?;
     Ok(())
 }
 

@@ -66,8 +66,8 @@ const fn gpt2(hidden: u32, layers: u32, heads: u32) -> Architecture {
 }
 
 use Family::{
-    DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, GptBigcode, GptOss, Llama,
-    MinimaxM2, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText,
+    DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
+    Llama, MinimaxM2, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText,
     Qwen35Text, Qwen3Moe, Qwen3Next,
 };
 
@@ -1288,6 +1288,44 @@ pub const PRESETS: &[Preset] = &[
             ..Architecture::BLANK
         },
         published_params: 106_852_245_504,
+    },
+    // GLM-4.7-Flash: DeepSeek-V3's latent attention (20 heads of 192 + 64,
+    // values of 256, q and kv latents of 768 and 512) over 47 layers, the
+    // first dense, 64 routed experts (4 a token) of 1536 and a shared one.
+    // Source: the published numbers (`tests/fixtures/hf_configs/glm-4.7-flash.json`,
+    // written from the fields vLLM's `glm4_moe_lite` config test and
+    // Megatron-Bridge list for zai-org/GLM-4.7-Flash); the count is
+    // transformers 5.23's `Glm4MoeLiteForCausalLM` built from it on the
+    // meta device, without the MTP layer it does not build
+    // (`_keys_to_ignore_on_load_unexpected`: `model.layers.47.*`): the
+    // card's "30B-A3B", the Hub's 31 B with it.
+    Preset {
+        id: "glm-4.7-flash",
+        name: "GLM-4.7-Flash (30B-A3B)",
+        repo: "zai-org/GLM-4.7-Flash",
+        arch: Architecture {
+            family: Glm4MoeLite,
+            hidden: 2048,
+            layers: 47,
+            heads: 20,
+            kv_heads: 20,
+            head_dim: 256,
+            ffn: 10240,
+            vocab: 154880,
+            tied: false,
+            positions: 202752,
+            experts: 64,
+            experts_per_token: 4,
+            moe_ffn: 1536,
+            shared_experts: 1,
+            dense_layers: 1,
+            q_lora_rank: 768,
+            kv_lora_rank: 512,
+            rope_dim: 64,
+            v_head_dim: 256,
+            ..Architecture::BLANK
+        },
+        published_params: 29_943_390_976,
     },
     Preset {
         id: "glm-4.6",

@@ -177,20 +177,32 @@ pub(super) fn check_offload(s: &mut Scenario, texts: &[(Key, &str)], notices: &m
 }
 
 /// The software stack against the run: a release without the model's
-/// family is refused (`Legacy::in_448`); FSDP1 is modelled as accelerate
+/// family is refused (`Legacy::in_448`, `Legacy::in_457`); FSDP1 is modelled as accelerate
 /// sets it up (full sharding, no CPU offload, no quantized base);
 /// flash-attn needs CUDA and has no attention sinks; the backward prefetch
 /// and a checkpointing choice are read only where they apply.
 pub(super) fn check_stack(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
     let default = Scenario::default();
-    let absent = s.arch.filter(|a| !a.family.spec().legacy.in_448);
-    if let (Transformers::V448, Some(a)) = (s.train.transformers, absent) {
+    let t = s.train.transformers;
+    let absent = s.arch.and_then(|a| {
+        let has = a.family.spec().legacy;
+        let only_5 = "transformers=5";
+        let (here, later) = match t {
+            Transformers::V448 if has.in_457 => (has.in_448, "transformers=4.57 or 5"),
+            Transformers::V448 => (has.in_448, only_5),
+            Transformers::V457 => (has.in_457, only_5),
+            Transformers::V5 => (true, ""),
+        };
+        (!here).then_some((a, later))
+    });
+    if let Some((a, later)) = absent {
         conflict(
             notices,
             texts,
             Key::Transformers,
             format!(
-                "transformers 4.48 has no {} model (model_type {}): it came in a later release; use transformers=4.57 or 5",
+                "transformers {} has no {} model (model_type {}): it came in a later release; use {later}",
+                t.key(),
                 a.family.label(),
                 a.family.key()
             ),

@@ -133,12 +133,13 @@ pub fn queries() -> impl Strategy<Value = String> {
             if let Some(p) = drop {
                 q.push_str(&format!("&dropout=0.{p:04}"));
             }
-            // transformers 4.48 predates some families (`Legacy::in_448`).
-            let later = table_arch(&m).is_some_and(|a| !a.family.spec().legacy.in_448);
-            let tf = if later && tf == Transformers::V448 {
-                Transformers::V457
-            } else {
-                tf
+            // transformers 4.48 and 4.57 predate some families
+            // (`Legacy::in_448`, `Legacy::in_457`).
+            let legacy = table_arch(&m).map(|a| a.family.spec().legacy);
+            let tf = match (tf, legacy) {
+                (Transformers::V448 | Transformers::V457, Some(l)) if !l.in_457 => Transformers::V5,
+                (Transformers::V448, Some(l)) if !l.in_448 => Transformers::V457,
+                (tf, _) => tf,
             };
             q.push_str(&format!("&transformers={tf}&trainer={trainer}&use_cache={cache}"));
             // FSDP1 with full sharding only.

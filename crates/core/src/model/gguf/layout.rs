@@ -288,7 +288,9 @@ impl Converter {
             Family::MinimaxM2 => plain("minimax-m2"),
             Family::Qwen2Moe => plain("qwen2moe"),
             Family::Qwen3Moe => plain("qwen3moe"),
-            Family::DeepseekV2 | Family::DeepseekV3 => plain("deepseek2"),
+            // GLM-4.7-Flash too (`Glm4MoeLiteModel(DeepseekV2Model)`,
+            // `MODEL_ARCH.DEEPSEEK2`: its MTP layer skipped as DeepSeek's).
+            Family::DeepseekV2 | Family::DeepseekV3 | Family::Glm4MoeLite => plain("deepseek2"),
             Family::GptOss => Converter {
                 experts_mxfp4: true,
                 ..plain("gpt-oss")
