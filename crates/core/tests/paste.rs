@@ -1059,3 +1059,40 @@ mod props {
         }
     }
 }
+
+/// Ollama's Modelfile (fb30760 `parser/parser.go`: case-insensitive
+/// instructions, `#` comments, `"""` values) and an `ollama run`
+/// session's `/set parameter` (`cmd/interactive.go`), written here: the
+/// model and `num_ctx`/`num_gpu` read, what changes memory but is not
+/// modelled listed, sampling settings passed over; Ollama's library names
+/// (`gemma4:e4b`) read as vramfit's ids.
+#[test]
+fn ollama_modelfiles_and_sessions_read_to_their_keys() {
+    fn check(text: &str, reads: &str, unknown: usize) {
+        let r = paste::read(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(r.query(), reads, "{text}");
+        assert_eq!(r.unknown.len(), unknown, "{text}: {:?}", r.unknown);
+    }
+    check(
+        "FROM qwen3:8b\n# a comment\nPARAMETER num_ctx 32768\nparameter temperature 0.6\nPARAMETER num_gpu 20\nSYSTEM \"\"\"You are\nPARAMETER num_ctx 2\n\"\"\"\n",
+        "task=infer&model=qwen3-8b&engine=ollama&ctx=32768&num_gpu=20",
+        0,
+    );
+    // num_batch and an adapter change memory; an option Ollama has not.
+    check(
+        "FROM hf.co/unsloth/GLM-4.7-Flash-GGUF:Q4_K_M\nPARAMETER num_batch 1024\nADAPTER ./lora.gguf\nPARAMETER num_ctxx 4096\n",
+        "task=infer&model=glm-4.7-flash&engine=ollama&weights=q4_k_m",
+        3,
+    );
+    check(
+        "$ ollama run gemma4:e4b\n>>> /set parameter num_ctx 16384\nSet parameter 'num_ctx' to '16384'\n",
+        "task=infer&model=gemma4-e4b&engine=ollama&ctx=16384",
+        1,
+    );
+    // A bad value is listed next to its field, never read.
+    check(
+        "FROM llama3.1:8b\nPARAMETER num_ctx lots\n",
+        "task=infer&model=llama3.1-8b&engine=ollama",
+        1,
+    );
+}

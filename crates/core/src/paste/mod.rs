@@ -20,6 +20,7 @@
 mod command;
 mod config;
 mod log;
+mod modelfile;
 mod shell;
 mod toml;
 mod torchtitan;
@@ -189,7 +190,17 @@ pub fn read(text: &str) -> Result<Read, PasteError> {
             Ok(_) | Err(_) => {}
         }
     }
-    let rest = command::read_commands(trimmed, &mut c);
+    let text = if modelfile::is_modelfile(trimmed) {
+        modelfile::read(trimmed, &mut c)
+    } else {
+        trimmed.to_string()
+    };
+    let text: String = text
+        .lines()
+        .filter(|l| !modelfile::session_line(l, &mut c))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    let rest = command::read_commands(&text, &mut c);
     log::read(&rest, &mut c);
     if c.found.is_empty() {
         match yaml::read(trimmed) {
@@ -424,16 +435,22 @@ pub(crate) fn preset_for(name: &str) -> Option<&'static Preset> {
     let last = last.trim_end_matches(".gguf");
     // Ollama's and Hub names write `qwen3:8b` for `qwen3-8b`.
     let last = last.replace(':', "-");
-    PRESETS
-        .iter()
-        .filter(|p| p.repo.contains('/'))
-        .filter_map(|p| {
-            let base = p.repo.rsplit('/').next()?.to_ascii_lowercase();
-            let rest = last.strip_prefix(base.as_str())?;
-            (rest.is_empty() || rest.starts_with(['-', '_', '.'])).then_some((base.len(), p))
-        })
-        .max_by_key(|(len, _)| *len)
-        .map(|(_, p)| p)
+    let longest = |names: &mut dyn Iterator<Item = (String, &'static Preset)>| {
+        names
+            .filter_map(|(base, p)| {
+                let rest = last.strip_prefix(base.as_str())?;
+                (rest.is_empty() || rest.starts_with(['-', '_', '.'])).then_some((base.len(), p))
+            })
+            .max_by_key(|(len, _)| *len)
+            .map(|(_, p)| p)
+    };
+    // The repository's name (`Qwen3-8B-Q4_K_M.gguf`), else vramfit's id,
+    // which Ollama's library names follow (`gemma4:e4b`, `llama3.1:8b`).
+    longest(&mut PRESETS.iter().filter_map(|p| {
+        let base = p.repo.rsplit_once('/')?.1.to_ascii_lowercase();
+        Some((base, p))
+    }))
+    .or_else(|| longest(&mut PRESETS.iter().map(|p| (p.id.to_string(), p))))
 }
 
 /// The GGUF file type a file or tag name carries (`Qwen3-8B-Q4_K_M.gguf`,

@@ -1,0 +1,128 @@
+//! An Ollama Modelfile (`FROM`, `PARAMETER`, `ADAPTER`, ...), and the
+//! `/set parameter NAME VALUE` lines of an `ollama run` session: the model
+//! and the options Ollama sizes its runner by.
+//!
+//! Source: Ollama fb30760 `parser/parser.go` (the instructions, case
+//! insensitive, `#` comments, `"""` multi-line values), `api/types.go`
+//! (`Options` and `Runner`: which parameters exist), `cmd/interactive.go`
+//! (`/set parameter`).
+
+use super::{command, Collector};
+use crate::query::Key;
+
+/// What a Modelfile instruction or session parameter is to vramfit.
+enum Param {
+    /// Read into this key.
+    Read(Key),
+    /// Changes memory, not modelled: said why.
+    NotRead(&'static str),
+    /// Sampling and prompt settings: no effect on memory.
+    NoEffect,
+}
+
+/// Ollama's options by name (`api/types.go`, `Options` and `Runner`).
+fn param(name: &str) -> Option<Param> {
+    Some(match name {
+        "num_ctx" => Param::Read(Key::Ctx),
+        "num_gpu" => Param::Read(Key::NumGpu),
+        "num_batch" => {
+            Param::NotRead("the batch llama-server is started with (not modelled for Ollama)")
+        }
+        "use_mmap" => Param::NotRead("how the weights are read into host memory (not modelled)"),
+        "main_gpu" => Param::NotRead("the GPU of a one-GPU split (not modelled for Ollama)"),
+        "num_thread" | "num_keep" | "seed" | "num_predict" | "top_k" | "top_p" | "min_p"
+        | "typical_p" | "repeat_last_n" | "temperature" | "repeat_penalty" | "presence_penalty"
+        | "frequency_penalty" | "stop" | "think" => Param::NoEffect,
+        _ => return None,
+    })
+}
+
+/// Whether `text` is a Modelfile: an instruction line `FROM MODEL`.
+pub(crate) fn is_modelfile(text: &str) -> bool {
+    text.lines()
+        .any(|l| instruction(l).is_some_and(|(i, v)| i == "from" && !v.is_empty()))
+}
+
+/// A line's instruction (lower case) and its value, if it starts with one.
+fn instruction(line: &str) -> Option<(String, &str)> {
+    let line = line.trim();
+    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let lower = word.to_ascii_lowercase();
+    matches!(
+        lower.as_str(),
+        "from"
+            | "parameter"
+            | "adapter"
+            | "template"
+            | "system"
+            | "license"
+            | "message"
+            | "requires"
+    )
+    .then_some((lower, rest.trim()))
+}
+
+/// Reads a Modelfile's instructions; returns its other lines (none are
+/// expected: a log pasted below it is read as a log).
+pub(crate) fn read(text: &str, c: &mut Collector) -> String {
+    c.found("an Ollama Modelfile");
+    c.set(Key::Task, "infer", "the Modelfile");
+    c.set(Key::Engine, "ollama", "the Modelfile");
+    let mut rest = String::new();
+    let mut in_quotes = false;
+    for line in text.lines() {
+        if in_quotes {
+            in_quotes = !line.contains("\"\"\"");
+            continue;
+        }
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let Some((ins, value)) = instruction(t) else {
+            rest.push_str(line);
+            rest.push('\n');
+            continue;
+        };
+        // A `"""` value runs to the next `"""`.
+        in_quotes = value.matches("\"\"\"").count() == 1;
+        match ins.as_str() {
+            "from" => command::ollama_model(value, c),
+            "parameter" => {
+                let (name, v) = value.split_once(char::is_whitespace).unwrap_or((value, ""));
+                parameter(name, v.trim(), t, c);
+            }
+            "adapter" => c.unknown(format!(
+                "{t}: a LoRA adapter on the model (its weights are not counted)"
+            )),
+            _ => {}
+        }
+    }
+    rest
+}
+
+/// `/set parameter NAME VALUE` in an `ollama run` session.
+pub(crate) fn session_line(line: &str, c: &mut Collector) -> bool {
+    let t = line.trim();
+    let t = t.strip_prefix(">>> ").unwrap_or(t);
+    let Some(rest) = t.strip_prefix("/set parameter ") else {
+        return false;
+    };
+    c.found("an ollama run session");
+    c.set(Key::Task, "infer", "the session");
+    c.set(Key::Engine, "ollama", "the session");
+    let rest = rest.trim();
+    let (name, v) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    parameter(name, v.trim(), t, c);
+    true
+}
+
+/// One Ollama option: read, listed as not read, or passed over.
+fn parameter(name: &str, value: &str, line: &str, c: &mut Collector) {
+    match param(&name.to_ascii_lowercase()) {
+        Some(Param::Read(key)) => c.set(key, value, line),
+        Some(Param::NotRead(why)) => c.unknown(format!("{line}: {why}")),
+        Some(Param::NoEffect) => {}
+        None => c.unknown(format!("{line}: not an Ollama option vramfit knows")),
+    }
+}
