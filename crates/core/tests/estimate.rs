@@ -791,6 +791,46 @@ fn pipeline_ranks_hold_the_peak_and_fall_with_micro_batches() {
     }
 }
 
+/// Issue 28: the ranks of one estimate share the breakdowns of alike
+/// stages (`train::Built`); each listed rank's figures equal its own
+/// estimate built alone (`estimate_rank`), and the fullest's phases are
+/// the estimate's, under every schedule.
+#[test]
+fn shared_stage_breakdowns_change_no_rank() {
+    use vramfit_core::train::estimate_rank;
+    for (model, pp, sched, vpp, m) in [
+        ("llama3.1-8b", 4u32, "1f1b", 1u32, 8u32),
+        ("llama3.1-8b", 8, "1f1b", 1, 16),
+        ("qwen3-8b", 4, "interleaved_1f1b", 2, 8),
+        ("llama3.1-8b", 4, "interleaved_1f1b", 2, 8),
+        ("mistral-7b", 2, "interleaved_1f1b", 4, 4),
+        ("llama3.1-8b", 4, "gpipe", 1, 4),
+    ] {
+        let q = format!(
+            "model={model}&dtype=bf16&optim=adamw&batch=16&seq=1024&pp={pp}&gpus={pp}&pp_schedule={sched}&vpp={vpp}&micro_batches={m}"
+        );
+        let sc = scenario(&q);
+        let s = sc.train_run();
+        let e = est(&q);
+        let top = e
+            .ranks
+            .iter()
+            .max_by_key(|r| (r.peak_total_bytes, std::cmp::Reverse(r.rank)))
+            .expect("ranks");
+        for r in &e.ranks {
+            let alone = estimate_rank(&s, r.rank).expect("rank");
+            assert_eq!(
+                alone.peak_total_bytes, r.peak_total_bytes,
+                "{q}: rank {}",
+                r.rank
+            );
+            if r.rank == top.rank {
+                assert_eq!(alone.phases, e.phases, "{q}: rank {}", r.rank);
+            }
+        }
+    }
+}
+
 /// Issue 32: under interleaved 1F1B each rank holds `vpp` stages; the
 /// estimate is still the rank that needs most, each listed rank's
 /// components sum to its peak, and the ranks' parameters (each rank's

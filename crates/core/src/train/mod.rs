@@ -71,8 +71,10 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     // Each rank's phases; the Estimate is assembled once, for the fullest.
     let mut best: Option<(Breakdown, Vec<PhaseReport>)> = None;
     let mut ranks: Vec<crate::report::RankPeak> = Vec::new();
-    for kinds in pipeline::stages(s.parallel.pipeline(), arch.layers, s.train.batch.get()) {
-        let Some((b, phases, peak)) = rank(s, kinds)? else {
+    let stages = pipeline::stages(s.parallel.pipeline(), arch.layers, s.train.batch.get());
+    let mut built = Built::for_ranks(&stages);
+    for kinds in stages {
+        let Some((b, phases, peak)) = rank(s, kinds, &mut built)? else {
             continue;
         };
         let higher = best.as_ref().is_none_or(|(_, bp)| {
@@ -118,7 +120,8 @@ pub fn estimate_rank(s: &Run, rank: u32) -> Result<Estimate, EstimateError> {
         s.train.batch.get(),
         rank,
     );
-    let (b, phases, _) = self::rank(s, kinds)?.ok_or(EstimateError::NeedsArchitecture)?;
+    let (b, phases, _) =
+        self::rank(s, kinds, &mut Built::default())?.ok_or(EstimateError::NeedsArchitecture)?;
     assemble(s, b, phases)
 }
 
@@ -130,6 +133,7 @@ pub fn estimate_rank(s: &Run, rank: u32) -> Result<Estimate, EstimateError> {
 fn rank(
     s: &Run,
     kinds: Vec<run::Stage>,
+    built: &mut Built,
 ) -> Result<Option<(Breakdown, Vec<PhaseReport>, crate::report::RankPeak)>, EstimateError> {
     let Some(st) = kinds.first() else {
         return Ok(None);
@@ -138,7 +142,7 @@ fn rank(
     let first = kinds.iter().any(|k| k.first);
     let last = kinds.iter().any(|k| k.last);
     let mut best: Option<(Breakdown, Vec<PhaseReport>, Bytes)> = None;
-    for b in pipeline_breakdowns(s, kinds)? {
+    for b in pipeline_breakdowns(s, kinds, built)? {
         let phases = phases::build_pipeline(&b.0, &b.1, overhead(s))?;
         let run_peak = phases
             .iter()
@@ -181,20 +185,16 @@ fn rank(
 fn pipeline_breakdowns(
     s: &Run,
     kinds: Vec<run::Stage>,
+    built: &mut Built,
 ) -> Result<Vec<(Breakdown, run::Stage)>, EstimateError> {
-    let on = |st: &run::Stage| {
-        breakdown(&Run {
-            stage: Some(st),
-            ..*s
-        })
-    };
+    let mut on = |st: &run::Stage| built.get(s, st);
     let mut out = Vec::with_capacity(kinds.len());
-    if kinds.len() == 1 && kinds[0].alike == 1 {
+    let Some(whole) = whole_of(&kinds) else {
         for st in kinds {
             out.push((on(&st)?, st));
         }
         return Ok(out);
-    }
+    };
     // Each kind alone, then what one micro-batch leaves for backward on
     // each and one stage's gradients.
     let mut built = Vec::with_capacity(kinds.len());
@@ -209,18 +209,6 @@ fn pipeline_breakdowns(
         }
         built.push(b);
     }
-    let Some(head) = kinds.first() else {
-        return Ok(out);
-    };
-    let whole = run::Stage {
-        layers: head.rank_layers,
-        first: kinds.iter().any(|k| k.first),
-        last: kinds.iter().any(|k| k.last),
-        alike: 1,
-        other: 0,
-        moments: Vec::new(),
-        ..head.clone()
-    };
     let rank_terms = on(&whole)?;
     let two = kinds.len() == 2;
     for (i, (mut st, mut b)) in kinds.into_iter().zip(built).enumerate() {
@@ -233,6 +221,78 @@ fn pipeline_breakdowns(
         out.push((b, st));
     }
     Ok(out)
+}
+
+/// What a rank of several stages (interleaved 1F1B) is sized as for what
+/// its stages share: one stage holding all its layers; `None` for a rank
+/// of one stage.
+fn whole_of(kinds: &[run::Stage]) -> Option<run::Stage> {
+    let head = kinds.first()?;
+    if kinds.len() == 1 && head.alike == 1 {
+        return None;
+    }
+    Some(run::Stage {
+        layers: head.rank_layers,
+        first: kinds.iter().any(|k| k.first),
+        last: kinds.iter().any(|k| k.last),
+        alike: 1,
+        other: 0,
+        moments: Vec::new(),
+        ..head.clone()
+    })
+}
+
+/// The breakdowns an estimate's pipeline ranks share: ranks whose stages
+/// are alike but for the schedule (the middle ranks' plain stages under
+/// interleaved 1F1B) build one, and the others copy it with their own
+/// moments. Only the shapes that recur are kept (a copy costs a few
+/// kilobytes moved).
+#[derive(Default)]
+struct Built {
+    recurring: Vec<run::StageShape>,
+    kept: Vec<(run::StageShape, Breakdown)>,
+}
+
+impl Built {
+    /// For these ranks' stages (each rank's kinds, as `pipeline::stages`
+    /// lists them).
+    fn for_ranks(ranks: &[Vec<run::Stage>]) -> Built {
+        let mut seen = Vec::new();
+        let mut recurring = Vec::new();
+        for kinds in ranks {
+            let whole = whole_of(kinds);
+            for shape in kinds.iter().chain(&whole).map(run::Stage::shape) {
+                if !seen.contains(&shape) {
+                    seen.push(shape);
+                } else if !recurring.contains(&shape) {
+                    recurring.push(shape);
+                }
+            }
+        }
+        Built {
+            recurring,
+            kept: Vec::new(),
+        }
+    }
+
+    /// `st`'s breakdown: built once per shape, then copied with `st`'s
+    /// own moments (`breakdown::beside`).
+    fn get(&mut self, s: &Run, st: &run::Stage) -> Result<Breakdown, EstimateError> {
+        let shape = st.shape();
+        if let Some((_, b)) = self.kept.iter().find(|(k, _)| *k == shape) {
+            let mut b = b.clone();
+            breakdown::beside(&mut b.terms, st, b.pipe);
+            return Ok(b);
+        }
+        let b = breakdown(&Run {
+            stage: Some(st),
+            ..*s
+        })?;
+        if self.recurring.contains(&shape) {
+            self.kept.push((shape, b.clone()));
+        }
+        Ok(b)
+    }
 }
 
 /// The estimate from one GPU's terms and phases.

@@ -834,7 +834,31 @@ pub struct Stage {
     pub moments: Vec<(Kind, Beside)>,
 }
 
+/// What a breakdown reads of its stage (`breakdown::breakdown`): its
+/// layers, which ends of the model it holds, the micro-batches and their
+/// sequences. The rank, the schedule's moments and the other kind's sizes
+/// are read by `breakdown::beside` alone, which sets them again on a copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StageShape {
+    layers: u32,
+    first: bool,
+    last: bool,
+    micro_batches: u32,
+    micro_batch: u32,
+}
+
 impl Stage {
+    /// What its breakdown is built from ([`StageShape`]).
+    pub fn shape(&self) -> StageShape {
+        StageShape {
+            layers: self.layers,
+            first: self.first,
+            last: self.last,
+            micro_batches: self.micro_batches,
+            micro_batch: self.micro_batch,
+        }
+    }
+
     /// Whether its schedule has a moment of `kind`.
     pub fn has(&self, kind: Kind) -> bool {
         self.moments.iter().any(|(k, _)| *k == kind)
