@@ -62,12 +62,13 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 26] = [
+const FAMILY_ORDER: [Family; 27] = [
     Family::Llama,
     Family::Qwen2,
     Family::Qwen3,
     Family::Qwen35Text,
     Family::Mistral,
+    Family::Ministral3,
     Family::Gemma,
     Family::Gemma2,
     Family::Gemma3Text,

@@ -145,7 +145,8 @@
 // - 2026-11-30, 474.1 -> 474.2 KB: GLM-4.7-Flash (`glm4_moe_lite`, its
 //   preset and config reader), the releases without a family refused on
 //   transformers 4.57 too (issue 30), and a model name's unread
-//   quantization listed from a paste (issue 33).
+//   quantization listed from a paste (issue 33); still 474.2 KB with
+//   Ministral 3 (`ministral3`) and Ollama's Modelfile read from a paste.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";

@@ -243,3 +243,27 @@ fn weights_beside_the_logs() {
         assert!(ours < logged, "{id}: {ours} ≥ {logged}");
     }
 }
+
+/// A multimodal checkpoint's encoders, which vLLM loads and profiles
+/// (`Spec::vllm_encoders`: Gemma 4's, Ministral 3's Pixtral), are said in
+/// a caveat, never left out silently; a text model's estimate has none.
+#[test]
+fn encoders_of_multimodal_checkpoints_are_said() {
+    use vramfit_core::infer;
+    for (model, said) in [
+        ("gemma4-31b", true),
+        ("ministral3-8b", true),
+        ("llama3.1-8b", false),
+        ("glm-4.7-flash", false),
+    ] {
+        let s = common::scenario(&format!(
+            "task=infer&engine=vllm&model={model}&gpu=h100-sxm-80&ctx=8192"
+        ));
+        let e = infer::estimate(&s.infer_run()).expect("estimate");
+        let has = e
+            .caveats
+            .iter()
+            .any(|c| c.starts_with("text only: vLLM loads"));
+        assert_eq!(has, said, "{model}: {:?}", e.caveats);
+    }
+}

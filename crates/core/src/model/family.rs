@@ -28,6 +28,10 @@ choice_enum! {
         /// Mistral: Llama with sliding-window attention (the same memory:
         /// SDPA keeps no scores and eager masks full scores).
         Mistral = "mistral", "Mistral",
+        /// Ministral 3 and Devstral 2 (the text model of `mistral3`):
+        /// Mistral's layers with Llama 4's attention temperature (the
+        /// query scaled by a factor per position after RoPE).
+        Ministral3 = "ministral3", "Ministral 3 / Devstral 2",
         /// Qwen2 / Qwen2.5: Llama with biases on q, k and v.
         Qwen2 = "qwen2", "Qwen2",
         /// Qwen3: Llama with an RMSNorm of each query and key head.
@@ -760,8 +764,9 @@ pub struct Spec {
     /// encoders beside the language model (Gemma 4's vision encoder, and
     /// the E2B's and E4B's audio encoder: `models/gemma4_mm.py`,
     /// `Gemma4ForConditionalGeneration.__init__`; the 12B's patch and
-    /// audio projections, `models/gemma4_unified.py`), which vramfit does
-    /// not size.
+    /// audio projections, `models/gemma4_unified.py`; Ministral 3's Pixtral
+    /// encoder and projector, `models/mistral3.py`,
+    /// `Mistral3ForConditionalGeneration`), which vramfit does not size.
     pub vllm_encoders: bool,
     /// The q/k norms (`qk_norm`) are the config's choice, the
     /// architecture's `qk_norm` number (GLM-4.5's `use_qk_norm`: on in
@@ -771,6 +776,12 @@ pub struct Spec {
     /// A norm without weight on each value head (Gemma 4's `v_norm`,
     /// `Gemma4TextAttention.__init__`).
     pub v_norm: bool,
+    /// Llama 4's attention temperature: the rotated query multiplied by
+    /// `1 + β·log(1 + ⌊position / original_max_position_embeddings⌋)`, a
+    /// `(1, 1, S, 1)` factor in the query's dtype that the product saves
+    /// for backward, the product a new query (transformers 5.23
+    /// `Ministral3Attention.forward`, `get_llama_4_attn_scale`).
+    pub query_scale: bool,
 }
 
 const LLAMA: Spec = Spec {
@@ -809,6 +820,7 @@ const LLAMA: Spec = Spec {
     vllm_encoders: false,
     qk_norm_optional: false,
     v_norm: false,
+    query_scale: false,
 };
 
 /// Qwen3-Next and Qwen3.5: zero-centred RMSNorms (`(1 + weight)`, in fp32)
@@ -1062,6 +1074,33 @@ const GLM4_MOE: Spec = Spec {
     ..LLAMA
 };
 
+/// GLM-4.7-Flash: `Glm4MoeLiteAttention(DeepseekV3Attention)`, GLM-4.5's
+/// MLP, router, experts and MoE block (`Glm4MoeLiteMoE(Glm4MoeMoE)`).
+/// Source: transformers 5.23 `models/glm4_moe_lite/modular_glm4_moe_lite.py`.
+const GLM4_MOE_LITE: Spec = Spec {
+    qkv: Qkv::Latent,
+    tp: TpPlan::Latent,
+    rope: RopeStyle::Complex,
+    moe: GLM4_MOE.moe,
+    legacy: Legacy {
+        in_457: false,
+        ..GLM4_MOE.legacy
+    },
+    ..LLAMA
+};
+
+/// Ministral 3: `Ministral3Attention(MistralAttention)` with the query's
+/// temperature; the decoder, model and head Mistral's. No transformers 4
+/// release has the type. Source: transformers 5.23
+/// `models/ministral3/modular_ministral3.py`.
+const MINISTRAL3: Spec = Spec {
+    sliding: Sliding::All,
+    query_scale: true,
+    legacy: ONLY_5,
+    vllm_encoders: true,
+    ..LLAMA
+};
+
 /// MiniMax-M2: Mixtral's decoder and experts (`MiniMaxM2SparseMoeBlock`:
 /// `gate`, `experts`, then the `e_score_correction_bias` buffer), FlexOlmo's
 /// attention (q/k RMSNorms over all heads, always built whatever
@@ -1115,6 +1154,7 @@ impl Family {
                 sliding: Sliding::All,
                 ..LLAMA
             },
+            Family::Ministral3 => MINISTRAL3,
             Family::Qwen2 => Spec {
                 attn_bias: AttnBias::Qkv,
                 ..LLAMA
@@ -1229,21 +1269,7 @@ impl Family {
                 ..GEMMA4
             },
             Family::Glm4Moe => GLM4_MOE,
-            // GLM-4.7-Flash: `Glm4MoeLiteAttention(DeepseekV3Attention)`,
-            // GLM-4.5's MLP, router, experts and MoE block
-            // (`Glm4MoeLiteMoE(Glm4MoeMoE)`). Source: transformers 5.23
-            // `models/glm4_moe_lite/modular_glm4_moe_lite.py`.
-            Family::Glm4MoeLite => Spec {
-                qkv: Qkv::Latent,
-                tp: TpPlan::Latent,
-                rope: RopeStyle::Complex,
-                moe: GLM4_MOE.moe,
-                legacy: Legacy {
-                    in_457: false,
-                    ..GLM4_MOE.legacy
-                },
-                ..LLAMA
-            },
+            Family::Glm4MoeLite => GLM4_MOE_LITE,
             // OLMo 3: `Olmo3Config.__post_init__`'s default `layer_types`
             // ("sliding_attention" unless `(i + 1) % 4 == 0`), and
             // `Olmo3RotaryEmbedding` (Gemma 3's: an `inv_freq` pair and a

@@ -67,8 +67,8 @@ const fn gpt2(hidden: u32, layers: u32, heads: u32) -> Architecture {
 
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
-    Llama, MinimaxM2, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText,
-    Qwen35Text, Qwen3Moe, Qwen3Next,
+    Llama, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3,
+    Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next,
 };
 
 /// What every Gemma 4 shares: a 262,144-token vocabulary, tied, heads of
@@ -390,6 +390,32 @@ pub const PRESETS: &[Preset] = &[
             ..Architecture::BLANK
         },
         published_params: 23_572_403_200,
+    },
+    // Ministral 3 8B's language model: Mistral's layers with the query's
+    // temperature, 34 layers of 4096, a 131,072-token vocabulary, untied.
+    // Source: transformers 5.23 `Ministral3Config`'s defaults, documented
+    // as mistralai/Ministral-3-8B-Base-2512 (`@auto_docstring(checkpoint=…)`;
+    // `tests/fixtures/hf_configs/ministral3-8b.json`); the count is
+    // `Ministral3ForCausalLM` built from it on the meta device (the card's
+    // 8B with its 0.4B vision encoder, which is not counted).
+    Preset {
+        id: "ministral3-8b",
+        name: "Ministral 3 8B (text)",
+        repo: "mistralai/Ministral-3-8B-Base-2512",
+        arch: Architecture {
+            family: Ministral3,
+            hidden: 4096,
+            layers: 34,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            ffn: 14336,
+            vocab: 131072,
+            tied: false,
+            positions: 262144,
+            ..Architecture::BLANK
+        },
+        published_params: 8_489_553_920,
     },
     Preset {
         id: "qwen3-0.6b",

@@ -214,6 +214,10 @@ pub struct Saved {
     pub per_chunk: u64,
     pub per_sequence: u64,
     pub per_layer: u64,
+    /// Bytes per position of the sequence, once for the whole batch (a
+    /// factor broadcast over the sequences: Ministral 3's query scale,
+    /// `Spec::query_scale`).
+    pub per_position: u64,
     /// Of `per_chunk`, what a sequence of one chunk does not keep.
     pub one_chunk_less: u64,
     /// What every sequence keeps less than its chunks say (autocast: see
@@ -250,6 +254,7 @@ impl Saved {
         tokens * u128::from(self.token_bytes())
             + tokens * seq * u128::from(self.per_token_key)
             + sequences * self.sequence_bytes(seq)
+            + seq * u128::from(self.per_position)
             + u128::from(self.per_layer)
     }
 }
@@ -306,6 +311,7 @@ struct Ledger<'a> {
     per_chunk: u64,
     per_sequence: u64,
     per_layer: u64,
+    per_position: u64,
     one_chunk_less: u64,
     sequence_less: u64,
     lora_forward: u64,
@@ -543,6 +549,7 @@ impl<'a> Ledger<'a> {
             per_chunk: 0,
             per_sequence: 0,
             per_layer: 0,
+            per_position: 0,
             one_chunk_less: 0,
             sequence_less: 0,
             lora_forward: 0,
@@ -644,6 +651,7 @@ impl<'a> Ledger<'a> {
             per_chunk: self.per_chunk,
             per_sequence: self.per_sequence,
             per_layer: self.per_layer,
+            per_position: self.per_position,
             one_chunk_less: self.one_chunk_less,
             sequence_less: self.sequence_less,
             lora_forward: self.lora_forward,
@@ -1268,6 +1276,14 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
     let ab = attn_dt(c);
     let qe = l.new_t(qd, ab, l.rg(q), Part::Attention);
     let ke = l.new_t(kvd, ab, l.rg(k), Part::Attention);
+    // The query's temperature: the product saves the (1, 1, S, 1) factor
+    // (the rotated query, not needed by it, goes).
+    let qe = if spec.query_scale {
+        l.per_position += ab;
+        l.new_t(qd, ab, l.rg(qe), Part::Attention)
+    } else {
+        qe
+    };
     let o = attention(l, qe, ke, v, spec.qkv != Qkv::Fused);
     let o = if spec.attn_gate {
         output_gate(l, o, qd)

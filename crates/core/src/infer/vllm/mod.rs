@@ -224,7 +224,7 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
     }
     if p.unsized_encoders {
         out.push(
-            "text only: vLLM loads the checkpoint's vision encoder (the E2B's and E4B's audio encoder too; the 12B's patch and audio projections instead) and profiles it on the largest image or video unless --limit-mm-per-prompt sets every modality to 0; neither is counted: on published start-ups vLLM loaded 1.1 GiB (E4B) and 1.2 GiB (31B) more than vramfit's language model, and a peak activation more than twice vramfit's text-only forward (31B, 8,192 batched tokens, the encoder profiled on video)".into(),
+            "text only: vLLM loads the checkpoint's encoders beside the language model (vision; audio on Gemma 4's E2B and E4B) and profiles them on the largest image or video unless --limit-mm-per-prompt sets every modality to 0; neither is counted: on published Gemma 4 start-ups vLLM loaded 1.1 GiB (E4B) and 1.2 GiB (31B) more than vramfit's language model, and a peak activation more than twice vramfit's text-only forward (31B, 8,192 batched tokens, the encoder profiled on video)".into(),
         );
     }
     let k = inf.vllm.num_speculative_tokens.get();

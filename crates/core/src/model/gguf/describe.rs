@@ -256,6 +256,7 @@ fn family(m: &GgufModel) -> Result<Family, GgufArchError> {
                     Family::Mistral
                         | Family::Mixtral
                         | Family::DeepseekV3
+                        | Family::Glm4MoeLite
                         | Family::Gemma4UnifiedText
                         | Family::Olmo3
                 )

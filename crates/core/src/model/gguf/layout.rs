@@ -267,6 +267,9 @@ impl Converter {
                 ..plain("qwen2")
             },
             Family::Qwen3 => plain("qwen3"),
+            // `Mistral3Model` (llama.cpp `MODEL_ARCH.MISTRAL3`, PR #17644):
+            // Llama's tensors, the temperature in its metadata.
+            Family::Ministral3 => plain("mistral3"),
             Family::Phi3 => Converter {
                 rope_tables: &[
                     name!("rope_factors_long.weight"),
