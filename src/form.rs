@@ -62,8 +62,9 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 27] = [
+const FAMILY_ORDER: [Family; 28] = [
     Family::Llama,
+    Family::SmolLm3,
     Family::Qwen2,
     Family::Qwen3,
     Family::Qwen35Text,

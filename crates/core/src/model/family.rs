@@ -32,6 +32,9 @@ choice_enum! {
         /// Mistral's layers with Llama 4's attention temperature (the
         /// query scaled by a factor per position after RoPE).
         Ministral3 = "ministral3", "Ministral 3 / Devstral 2",
+        /// SmolLM3: Llama's layers, rotary positions on three layers in
+        /// four (`no_rope_layers`), embeddings tied.
+        SmolLm3 = "smollm3", "SmolLM3",
         /// Qwen2 / Qwen2.5: Llama with biases on q, k and v.
         Qwen2 = "qwen2", "Qwen2",
         /// Qwen3: Llama with an RMSNorm of each query and key head.
@@ -1101,6 +1104,19 @@ const MINISTRAL3: Spec = Spec {
     ..LLAMA
 };
 
+/// SmolLM3: `SmolLM3Attention` skips RoPE on every fourth layer
+/// (`no_rope_layers`), where attention saves the projections' outputs
+/// (views of the same size) in place of the rotated copies: Llama's bytes
+/// in every phase, measured against the same numbers as a `llama` config
+/// (`scripts/measure/families/smollm3/`, training and `generate`).
+/// transformers 4.53 added it. Source: transformers 5.23
+/// `models/smollm3/modular_smollm3.py`.
+const SMOLLM3: Spec = Spec {
+    tied_default: true,
+    legacy: AFTER_448,
+    ..LLAMA
+};
+
 /// MiniMax-M2: Mixtral's decoder and experts (`MiniMaxM2SparseMoeBlock`:
 /// `gate`, `experts`, then the `e_score_correction_bias` buffer), FlexOlmo's
 /// attention (q/k RMSNorms over all heads, always built whatever
@@ -1155,6 +1171,7 @@ impl Family {
                 ..LLAMA
             },
             Family::Ministral3 => MINISTRAL3,
+            Family::SmolLm3 => SMOLLM3,
             Family::Qwen2 => Spec {
                 attn_bias: AttnBias::Qkv,
                 ..LLAMA

@@ -571,6 +571,7 @@ fn reader(family: Family) -> Reader {
         Family::Llama
         | Family::Mistral
         | Family::Ministral3
+        | Family::SmolLm3
         | Family::Qwen2
         | Family::Qwen3
         | Family::Gemma

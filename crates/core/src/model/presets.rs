@@ -68,7 +68,7 @@ const fn gpt2(hidden: u32, layers: u32, heads: u32) -> Architecture {
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
     Llama, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3,
-    Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next,
+    Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
 };
 
 /// What every Gemma 4 shares: a 262,144-token vocabulary, tied, heads of
@@ -225,6 +225,31 @@ pub const PRESETS: &[Preset] = &[
         repo: "HuggingFaceTB/SmolLM2-1.7B",
         arch: dense(Llama, 2048, 24, 32, 32, 64, 8192, 49152, true, 8192),
         published_params: 1_711_376_384,
+    },
+    // SmolLM3-3B: Llama's layers (NoPE on every fourth), 36 layers of 2048,
+    // 16 heads and 4 key/value heads of 128, tied embeddings. Source:
+    // transformers 5.23 `SmolLM3Config`'s defaults, documented as
+    // HuggingFaceTB/SmolLM3-3B (`tests/fixtures/hf_configs/smollm3-3b.json`);
+    // the count is `SmolLM3ForCausalLM` built from it on the meta device
+    // (the Hub's 3.08 B).
+    Preset {
+        id: "smollm3-3b",
+        name: "SmolLM3 3B",
+        repo: "HuggingFaceTB/SmolLM3-3B",
+        arch: Architecture {
+            family: SmolLm3,
+            hidden: 2048,
+            layers: 36,
+            heads: 16,
+            kv_heads: 4,
+            head_dim: 128,
+            ffn: 11008,
+            vocab: 128256,
+            tied: true,
+            positions: 32768,
+            ..Architecture::BLANK
+        },
+        published_params: 3_075_098_624,
     },
     Preset {
         id: "tinyllama-1.1b",

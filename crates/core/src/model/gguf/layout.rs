@@ -270,6 +270,9 @@ impl Converter {
             // `Mistral3Model` (llama.cpp `MODEL_ARCH.MISTRAL3`, PR #17644):
             // Llama's tensors, the temperature in its metadata.
             Family::Ministral3 => plain("mistral3"),
+            // `SmolLM3Model` (llama.cpp `MODEL_ARCH.SMOLLM3`): Llama's
+            // tensors, the NoPE layers in its metadata.
+            Family::SmolLm3 => plain("smollm3"),
             Family::Phi3 => Converter {
                 rope_tables: &[
                     name!("rope_factors_long.weight"),
