@@ -1065,9 +1065,10 @@ mod props {
 /// session's `/set parameter` (`cmd/interactive.go`), written here: the
 /// model and `num_ctx`/`num_gpu` read, what changes memory but is not
 /// modelled listed, sampling settings passed over; Ollama's library names
-/// (`gemma4:e4b`) read as vramfit's ids.
+/// (`gemma4:e4b`) read as vramfit's ids, and a tuned checkpoint's Hub name
+/// as its base's preset.
 #[test]
-fn ollama_modelfiles_and_sessions_read_to_their_keys() {
+fn ollama_modelfiles_sessions_and_model_names_read_to_their_keys() {
     fn check(text: &str, reads: &str, unknown: usize) {
         let r = paste::read(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(r.query(), reads, "{text}");
@@ -1088,6 +1089,13 @@ fn ollama_modelfiles_and_sessions_read_to_their_keys() {
         "$ ollama run gemma4:e4b\n>>> /set parameter num_ctx 16384\nSet parameter 'num_ctx' to '16384'\n",
         "task=infer&model=gemma4-e4b&engine=ollama&ctx=16384",
         1,
+    );
+    // A tuned checkpoint's Hub name reads as its base's preset: the words
+    // that tell the tuning do not change the shapes.
+    check(
+        "vllm serve mistralai/Ministral-3-8B-Instruct-2512",
+        "task=infer&model=ministral3-8b&engine=vllm",
+        0,
     );
     // A bad value is listed next to its field, never read.
     check(

@@ -435,22 +435,46 @@ pub(crate) fn preset_for(name: &str) -> Option<&'static Preset> {
     let last = last.trim_end_matches(".gguf");
     // Ollama's and Hub names write `qwen3:8b` for `qwen3-8b`.
     let last = last.replace(':', "-");
-    let longest = |names: &mut dyn Iterator<Item = (String, &'static Preset)>| {
-        names
-            .filter_map(|(base, p)| {
-                let rest = last.strip_prefix(base.as_str())?;
-                (rest.is_empty() || rest.starts_with(['-', '_', '.'])).then_some((base.len(), p))
-            })
-            .max_by_key(|(len, _)| *len)
-            .map(|(_, p)| p)
+    let repos = || {
+        PRESETS
+            .iter()
+            .filter_map(|p| Some((p.repo.rsplit_once('/')?.1.to_ascii_lowercase(), p)))
     };
     // The repository's name (`Qwen3-8B-Q4_K_M.gguf`), else vramfit's id,
-    // which Ollama's library names follow (`gemma4:e4b`, `llama3.1:8b`).
-    longest(&mut PRESETS.iter().filter_map(|p| {
-        let base = p.repo.rsplit_once('/')?.1.to_ascii_lowercase();
-        Some((base, p))
-    }))
-    .or_else(|| longest(&mut PRESETS.iter().map(|p| (p.id.to_string(), p))))
+    // which Ollama's library names follow (`gemma4:e4b`, `llama3.1:8b`),
+    // else the repository's name and the pasted one without the words
+    // that tell a base from a tuned checkpoint of the same weights' shapes
+    // (`Ministral-3-8B-Instruct-2512` for `Ministral-3-8B-Base-2512`).
+    longest_prefix(&last, repos())
+        .or_else(|| longest_prefix(&last, PRESETS.iter().map(|p| (p.id.to_string(), p))))
+        .or_else(|| {
+            let stems = repos().map(|(base, p)| (untuned(&base), p));
+            longest_prefix(&untuned(&last), stems)
+        })
+}
+
+/// The preset whose name is the longest that `name` starts with, followed
+/// by nothing or a separator (`qwen3-8b` in `qwen3-8b-q4_k_m`).
+fn longest_prefix(
+    name: &str,
+    names: impl Iterator<Item = (String, &'static Preset)>,
+) -> Option<&'static Preset> {
+    names
+        .filter_map(|(base, p)| {
+            let rest = name.strip_prefix(base.as_str())?;
+            (rest.is_empty() || rest.starts_with(['-', '_', '.'])).then_some((base.len(), p))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, p)| p)
+}
+
+/// A checkpoint's name without the words that tell its tuning
+/// (`-base`, `-instruct`, `-it`, `-chat`), which do not change its shapes.
+fn untuned(name: &str) -> String {
+    name.split('-')
+        .filter(|w| !matches!(*w, "base" | "instruct" | "it" | "chat"))
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// The GGUF file type a file or tag name carries (`Qwen3-8B-Q4_K_M.gguf`,
