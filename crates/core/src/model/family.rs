@@ -441,7 +441,8 @@ pub struct Legacy {
     /// `transformers/models/` has none of them, 4.57.6's has them all).
     pub in_448: bool,
     /// transformers 4.57 has it (4.57.6's `transformers/models/` has no
-    /// `glm4_moe_lite`, `gemma4` or `minimax_m2`: they came in 5).
+    /// `glm4_moe_lite`, `ministral3`, `gemma4` or `qwen3_5`: they came in
+    /// 5).
     pub in_457: bool,
 }
 
