@@ -1061,8 +1061,9 @@ mod props {
 }
 
 /// Ollama's Modelfile (fb30760 `parser/parser.go`: case-insensitive
-/// instructions, `#` comments, `"""` values) and an `ollama run`
-/// session's `/set parameter` (`cmd/interactive.go`), written here: the
+/// instructions, `#` comments, `"""` values), an `ollama run` session's
+/// `/set parameter` (`cmd/interactive.go`) and an API request, written
+/// here: the
 /// model and `num_ctx`/`num_gpu` read, what changes memory but is not
 /// modelled listed, sampling settings passed over; Ollama's library names
 /// (`gemma4:e4b`) read as vramfit's ids, and a tuned checkpoint's Hub name
@@ -1089,6 +1090,19 @@ fn ollama_modelfiles_sessions_and_model_names_read_to_their_keys() {
         "$ ollama run gemma4:e4b\n>>> /set parameter num_ctx 16384\nSet parameter 'num_ctx' to '16384'\n",
         "task=infer&model=gemma4-e4b&engine=ollama&ctx=16384",
         1,
+    );
+    // An API request's body (fb30760 `api/types.go`), alone or in the
+    // `curl` Ollama's docs write: the model and its options read, the
+    // text and streaming passed over, num_batch listed.
+    check(
+        r#"{"model": "gemma4:e4b", "prompt": "Why?", "stream": false, "options": {"num_ctx": 16384, "temperature": 0.2, "num_batch": 256}}"#,
+        "task=infer&model=gemma4-e4b&engine=ollama&ctx=16384",
+        1,
+    );
+    check(
+        "$ curl http://localhost:11434/api/chat -d '{\n  \"model\": \"llama3.1:8b\",\n  \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}],\n  \"options\": {\"num_ctx\": 32768, \"num_gpu\": 28}\n}'\n",
+        "task=infer&model=llama3.1-8b&engine=ollama&ctx=32768&num_gpu=28",
+        0,
     );
     // A tuned checkpoint's Hub name reads as its base's preset: the words
     // that tell the tuning do not change the shapes.

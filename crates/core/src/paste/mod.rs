@@ -173,9 +173,15 @@ pub fn read(text: &str) -> Result<Read, PasteError> {
         return Err(PasteError::Empty);
     }
     let mut c = Collector::default();
-    if trimmed.starts_with('{') {
-        let entries = yaml::read_json(trimmed).map_err(PasteError::Config)?;
-        config::read(&entries, "a JSON training config", &mut c);
+    let body = modelfile::curl_body(trimmed);
+    let json = body.as_deref().unwrap_or(trimmed);
+    if json.starts_with('{') {
+        let entries = yaml::read_json(json).map_err(PasteError::Config)?;
+        if modelfile::is_api_request(&entries) {
+            modelfile::read_api_request(&entries, &mut c);
+        } else {
+            config::read(&entries, "a JSON training config", &mut c);
+        }
         return Ok(c.finish());
     }
     if let Some(table) = toml::first_table(trimmed) {

@@ -1,12 +1,14 @@
-//! An Ollama Modelfile (`FROM`, `PARAMETER`, `ADAPTER`, ...), and the
-//! `/set parameter NAME VALUE` lines of an `ollama run` session: the model
-//! and the options Ollama sizes its runner by.
+//! An Ollama Modelfile (`FROM`, `PARAMETER`, `ADAPTER`, ...), the
+//! `/set parameter NAME VALUE` lines of an `ollama run` session and the
+//! body of an API request (`/api/generate`, `/api/chat`): the model and the
+//! options Ollama sizes its runner by.
 //!
 //! Source: Ollama fb30760 `parser/parser.go` (the instructions, case
 //! insensitive, `#` comments, `"""` multi-line values), `api/types.go`
 //! (`Options` and `Runner`: which parameters exist), `cmd/interactive.go`
 //! (`/set parameter`).
 
+use super::yaml::Entry;
 use super::{command, Collector};
 use crate::query::Key;
 
@@ -115,6 +117,79 @@ pub(crate) fn session_line(line: &str, c: &mut Collector) -> bool {
     let (name, v) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     parameter(name, v.trim(), t, c);
     true
+}
+
+/// Whether a JSON text's entries are an Ollama API request (fb30760
+/// `api/types.go`, `GenerateRequest` and `ChatRequest`): a `model` with
+/// `options`, a `prompt` or `messages`.
+pub(crate) fn is_api_request(entries: &[Entry]) -> bool {
+    let has = |p: &str| entries.iter().any(|e| e.path == p || e.path.starts_with(p));
+    entries.iter().any(|e| e.path == "model")
+        && (has("options.") || has("prompt") || has("messages"))
+}
+
+/// An Ollama API request's body: its model and `options` (as a
+/// Modelfile's `PARAMETER`s); the request's other fields change no memory.
+pub(crate) fn read_api_request(entries: &[Entry], c: &mut Collector) {
+    c.found("an Ollama API request");
+    c.set(Key::Task, "infer", "the request");
+    c.set(Key::Engine, "ollama", "the request");
+    for e in entries {
+        let value = e.value.text();
+        let line = format!("{}: {value}", e.path);
+        match (e.path.as_str(), e.path.strip_prefix("options.")) {
+            ("model", _) => command::ollama_model(&value, c),
+            (_, Some(name)) => parameter(name, &value, &line, c),
+            (path, None) if REQUEST_FIELDS.iter().any(|f| path.starts_with(f)) => {}
+            (_, None) => c.unknown(format!(
+                "{line}: not a field of Ollama's requests vramfit knows"
+            )),
+        }
+    }
+}
+
+/// A request's fields that change no memory (`GenerateRequest`,
+/// `ChatRequest`): the text, its format and streaming, how long the model
+/// stays loaded, tools and images.
+const REQUEST_FIELDS: &[&str] = &[
+    "prompt",
+    "suffix",
+    "system",
+    "template",
+    "context",
+    "messages",
+    "stream",
+    "raw",
+    "format",
+    "keep_alive",
+    "images",
+    "tools",
+    "think",
+    "truncate",
+    "shift",
+    "logprobs",
+    "top_logprobs",
+];
+
+/// The JSON body of a `curl` to Ollama's `/api/generate` or `/api/chat`
+/// (its `-d`, `--data` or `--data-raw`), the way Ollama's API docs write
+/// requests; `None` for any other text.
+pub(crate) fn curl_body(text: &str) -> Option<String> {
+    let start = text.lines().position(|l| {
+        let t = l.trim_start().trim_start_matches("$ ");
+        t.starts_with("curl ")
+    })?;
+    let words = super::shell::split(&text.lines().skip(start).collect::<Vec<_>>().join("\n")).words;
+    if !words
+        .iter()
+        .any(|w| w.contains("/api/generate") || w.contains("/api/chat"))
+    {
+        return None;
+    }
+    let at = words
+        .iter()
+        .position(|w| matches!(w.as_str(), "-d" | "--data" | "--data-raw"))?;
+    words.get(at + 1).cloned()
 }
 
 /// One Ollama option: read, listed as not read, or passed over.
