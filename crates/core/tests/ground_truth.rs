@@ -70,10 +70,11 @@ const PHASE_BUDGET_PCT: f64 = 3.0;
 ///
 /// - tiny latent-attention MoE configs (hidden 256, vocabulary 1024) of
 ///   three layers: forward up to 4.5% low (and 2.5% overall under LoRA,
-///   whose peak is the second forward), its peak inside the last MoE
-///   layer's dispatch, a moment vramfit does not take; DeepSeek-V3's tiny
-///   config cut to three layers measures the same forward peak (to 32
-///   bytes: `scripts/measure/families/raw/glm4_moe_lite_vs_deepseek_tiny.jsonl`),
+///   whose peak is the second forward), the peak at the loss, what is
+///   missing not identified (the same config at two layers is exact);
+///   DeepSeek-V3's tiny config cut to three layers measures the same
+///   forward peak (to 32 bytes:
+///   `scripts/measure/families/raw/glm4_moe_lite_vs_deepseek_tiny.jsonl`),
 ///   and GLM-4.7-Flash's published widths at three layers are exact.
 ///
 /// On published configs the overall peak of every one of these rows is
