@@ -388,3 +388,56 @@ fn every_mixture_of_experts_describes_its_transformers_4_loop() {
         }
     }
 }
+
+/// GLM-4.7-Flash's dense layers as transformers 5.23 builds them
+/// (`mlp_layer_types`; absent, the first layer), refused where
+/// `first_k_dense_replace` (which vLLM and llama.cpp read) disagrees, or
+/// where the list is not dense layers first; a partial rotary factor is a
+/// memory field the reader does not understand.
+#[test]
+fn glm_flash_reads_its_dense_layers() {
+    let base: serde_json::Value =
+        serde_json::from_str(&hf_fixture("glm-4.7-flash")).expect("fixture");
+    let read = |edit: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>)| {
+        let mut v = base.clone();
+        edit(v.as_object_mut().expect("object"));
+        hf_config::parse(&v.to_string()).map(|i| i.arch.dense_layers)
+    };
+    let types = |dense: usize| {
+        let mut t = vec!["dense"; dense];
+        t.extend(vec!["sparse"; 47 - dense]);
+        serde_json::json!(t)
+    };
+    assert_eq!(read(&|_| {}), Ok(1));
+    assert_eq!(
+        read(&|o| {
+            o.remove("first_k_dense_replace");
+        }),
+        Ok(1)
+    );
+    assert_eq!(
+        read(&|o| {
+            o.insert("mlp_layer_types".into(), types(3));
+            o.insert("first_k_dense_replace".into(), 3.into());
+        }),
+        Ok(3)
+    );
+    let refused = |edit: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>)| {
+        assert!(
+            matches!(read(edit), Err(ConfigError::NotUnderstood { .. })),
+            "{:?}",
+            read(edit)
+        );
+    };
+    refused(&|o| {
+        o.insert("mlp_layer_types".into(), types(3));
+    });
+    refused(&|o| {
+        let mut t = types(1);
+        t[10] = "dense".into();
+        o.insert("mlp_layer_types".into(), t);
+    });
+    refused(&|o| {
+        o.insert("partial_rotary_factor".into(), 0.5.into());
+    });
+}

@@ -634,8 +634,10 @@ fn reader(family: Family) -> Reader {
             derive: glm4_moe,
             ..plain(GLM4_MOE)
         },
-        // `partial_rotary_factor` (1.0 in the published config) scales the
-        // rotary part, `qk_rope_head_dim`, which is read as it is.
+        // `partial_rotary_factor` (1.0 in the published config) would
+        // scale the rotary part (`Glm4MoeLiteRotaryEmbedding`), which MLA's
+        // split does not follow: any other value is refused as a memory
+        // field this reader does not understand.
         Family::Glm4MoeLite => Reader {
             tolerated: &["mlp_layer_types"],
             derive: glm4_moe_lite,
@@ -822,10 +824,8 @@ fn deepseek(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
     Ok(())
 }
 
-/// GLM-4.7-Flash: DeepSeek's head width ([`deepseek`]), the rotary part
-/// whole (`partial_rotary_factor` 1: `Glm4MoeLiteRotaryEmbedding` rotates
-/// `int(qk_rope_head_dim × factor)` channels, which MLA's split does not
-/// follow), and the dense layers as transformers 5.23 builds them:
+/// GLM-4.7-Flash: DeepSeek's head width ([`deepseek`]) and the dense
+/// layers as transformers 5.23 builds them:
 /// `mlp_layer_types` (`"dense"` or `"sparse"` per layer; absent, the first
 /// layer dense: `Glm4MoeLiteConfig.__post_init__`). `first_k_dense_replace`,
 /// which the published config keeps and vLLM and llama.cpp read, must agree.
@@ -835,11 +835,6 @@ fn glm4_moe_lite(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), C
         model_type: a.family.key().into(),
         fields: vec![what],
     };
-    if let Some(f) = obj.get("partial_rotary_factor").and_then(Value::as_f64) {
-        if f != 1.0 {
-            return Err(not_understood(format!("partial_rotary_factor {f}")));
-        }
-    }
     let dense = match obj.get("mlp_layer_types") {
         None | Some(Value::Null) => 1,
         Some(Value::Array(types)) => {
