@@ -1078,6 +1078,31 @@ const GLM4_MOE: Spec = Spec {
     ..LLAMA
 };
 
+/// Gemma 4 12B: transformers 5.23 `Gemma4UnifiedTextDecoderLayer.__init__`:
+/// the attention, MLP, four norms and `layer_scalar` of Gemma 4, no
+/// per-layer input and no MoE block (`Gemma4UnifiedTextConfig` has neither
+/// field); `Gemma4UnifiedModel.forward` builds the same placeholder masks,
+/// then token-type ids and a mask per layer kind.
+const GEMMA4_UNIFIED: Spec = Spec {
+    moe: None,
+    per_layer_embeddings: false,
+    token_type_mask: true,
+    legacy: ONLY_5,
+    ..GEMMA4
+};
+
+/// OLMo 3: `Olmo3Config.__post_init__`'s default `layer_types`
+/// ("sliding_attention" unless `(i + 1) % 4 == 0`), and
+/// `Olmo3RotaryEmbedding` (Gemma 3's: an `inv_freq` pair and a cos/sin per
+/// layer type, fp32 as OLMo 2's). Source: transformers 5.23
+/// `models/olmo3/modular_olmo3.py`.
+const OLMO3: Spec = Spec {
+    sliding: Sliding::AllButEvery(4),
+    rope_tables: 2,
+    legacy: AFTER_448,
+    ..OLMO2
+};
+
 /// GLM-4.7-Flash: `Glm4MoeLiteAttention(DeepseekV3Attention)`, GLM-4.5's
 /// MLP, router, experts and MoE block (`Glm4MoeLiteMoE(Glm4MoeMoE)`).
 /// Source: transformers 5.23 `models/glm4_moe_lite/modular_glm4_moe_lite.py`.
@@ -1273,33 +1298,11 @@ impl Family {
             Family::Qwen35Text => QWEN_HYBRID,
             Family::Qwen35MoeText => QWEN35_MOE,
             Family::Gemma4Text => GEMMA4,
-            // transformers 5.23 `Gemma4UnifiedTextDecoderLayer.__init__`:
-            // the attention, MLP, four norms and `layer_scalar` of Gemma 4,
-            // no per-layer input and no MoE block
-            // (`Gemma4UnifiedTextConfig` has neither field).
-            Family::Gemma4UnifiedText => Spec {
-                moe: None,
-                per_layer_embeddings: false,
-                // `Gemma4UnifiedModel.forward` builds the same placeholder
-                // masks, then token-type ids and a mask per layer kind.
-                token_type_mask: true,
-                legacy: ONLY_5,
-                ..GEMMA4
-            },
+            Family::Gemma4UnifiedText => GEMMA4_UNIFIED,
             Family::Glm4Moe => GLM4_MOE,
             Family::Glm4MoeLite => GLM4_MOE_LITE,
-            // OLMo 3: `Olmo3Config.__post_init__`'s default `layer_types`
-            // ("sliding_attention" unless `(i + 1) % 4 == 0`), and
-            // `Olmo3RotaryEmbedding` (Gemma 3's: an `inv_freq` pair and a
-            // cos/sin per layer type, fp32 as OLMo 2's). Source:
-            // transformers 5.23 `models/olmo3/modular_olmo3.py`.
             Family::MinimaxM2 => MINIMAX_M2,
-            Family::Olmo3 => Spec {
-                sliding: Sliding::AllButEvery(4),
-                rope_tables: 2,
-                legacy: AFTER_448,
-                ..OLMO2
-            },
+            Family::Olmo3 => OLMO3,
         }
     }
 }
