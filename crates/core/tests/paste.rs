@@ -252,16 +252,20 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// A text written here reads to `reads`, with `unknown` things listed as
+/// not read.
+fn reads_to(text: &str, reads: &str, unknown: usize) {
+    let r = paste::read(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    assert_eq!(r.query(), reads, "{text}");
+    assert_eq!(r.unknown.len(), unknown, "{text}: {:?}", r.unknown);
+}
+
 /// Commands written here to reach each program's flag table (not
 /// published texts: those are [`CASES`]): what each reads to, and how
 /// many of its words are listed as unknown.
 #[test]
 fn each_programs_flags_read_to_their_keys() {
-    fn check(command: &str, reads: &str, unknown: usize) {
-        let r = paste::read(command).unwrap_or_else(|e| panic!("{command}: {e}"));
-        assert_eq!(r.query(), reads, "{command}");
-        assert_eq!(r.unknown.len(), unknown, "{command}: {:?}", r.unknown);
-    }
+    let check = reads_to;
     check(
         "llama-server -m Qwen3-8B-Q4_K_M.gguf -c 32768 -ngl 99 -fa on -ctk q8_0 -ctv q8_0 --port 8080 --jinja",
         "task=infer&model=qwen3-8b&engine=llamacpp&weights=q4_k_m&ctx=32768&cache_type_k=q8_0&cache_type_v=q8_0&flash_attn=on&n_gpu_layers=99",
@@ -1070,11 +1074,7 @@ mod props {
 /// as its base's preset.
 #[test]
 fn ollama_modelfiles_sessions_and_model_names_read_to_their_keys() {
-    fn check(text: &str, reads: &str, unknown: usize) {
-        let r = paste::read(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-        assert_eq!(r.query(), reads, "{text}");
-        assert_eq!(r.unknown.len(), unknown, "{text}: {:?}", r.unknown);
-    }
+    let check = reads_to;
     check(
         "FROM qwen3:8b\n# a comment\nPARAMETER num_ctx 32768\nparameter temperature 0.6\nPARAMETER num_gpu 20\nSYSTEM \"\"\"You are\nPARAMETER num_ctx 2\n\"\"\"\n",
         "task=infer&model=qwen3-8b&engine=ollama&ctx=32768&num_gpu=20",
