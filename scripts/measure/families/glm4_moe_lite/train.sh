@@ -6,11 +6,9 @@
 #   PY=~/.gt-venv/bin/python scripts/measure/families/glm4_moe_lite/train.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-h="$here/../../../../../shared/groundtruth/harness"
-PY="${PY:-$HOME/.gt-venv/bin/python}"
 out="$here/../raw/glm4_moe_lite_training_rows.jsonl"
 : > "$out"
-run() { (cd "$h" && "$PY" measure.py --out "$out" "$@"); }
+. "$here/../harness.sh"
 tiny="$here/tiny-glm4_moe_lite.json"
 flash="$here/glm-4.7-flash-3l.json"
 run --config "$tiny" --mode real --dtype bf16 --batch 2 --seq 64 --tag "family:glm4_moe_lite; fake-vs-real tiny bf16 adamw b2 s64 real"

@@ -9,11 +9,9 @@
 #   PY=~/.gt-venv/bin/python scripts/measure/families/smollm3/train.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-h="$here/../../../../../shared/groundtruth/harness"
-PY="${PY:-$HOME/.gt-venv/bin/python}"
 out="$here/../raw/smollm3_training_rows.jsonl"
 : > "$out"
-run() { (cd "$h" && "$PY" measure.py --out "$out" "$@"); }
+. "$here/../harness.sh"
 tiny="$here/tiny-smollm3.json"
 s3="$here/smollm3-3b-4l.json"
 run --config "$tiny" --mode real --dtype bf16 --batch 2 --seq 64 --tag "family:smollm3; fake-vs-real tiny bf16 adamw b2 s64 real"
