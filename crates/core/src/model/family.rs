@@ -440,9 +440,11 @@ pub struct Legacy {
     /// DeepSeek-V2 and -V3 and gpt-oss came later: 4.48.1's
     /// `transformers/models/` has none of them, 4.57.6's has them all).
     pub in_448: bool,
-    /// transformers 4.57 has it (4.57.6's `transformers/models/` has no
-    /// `glm4_moe_lite`, `ministral3`, `gemma4` or `qwen3_5`: they came in
-    /// 5).
+    /// transformers 4.57 has it. Not so: `glm4_moe_lite` (vLLM's config
+    /// shim: "Transformers 4.x does not ship a `Glm4MoeLiteConfig`"),
+    /// `ministral3` (in the v5.0.0rc0 docs; Megatron-Bridge: "upgrade to
+    /// transformers v5"), `qwen3_5` (5.2) and `gemma4` (5.5, both in
+    /// `../shared/design/families-2026.md`).
     pub in_457: bool,
 }
 
@@ -1135,8 +1137,9 @@ const MINISTRAL3: Spec = Spec {
 /// (views of the same size) in place of the rotated copies: Llama's bytes
 /// in every phase, measured against the same numbers as a `llama` config
 /// (`scripts/measure/families/smollm3/`, training and `generate`).
-/// transformers 4.53 added it. Source: transformers 5.23
-/// `models/smollm3/modular_smollm3.py`.
+/// transformers 4.53 added it (the model card: "available in transformers
+/// v4.53.0"); its 4.57 estimate is Llama's, not measured there.
+/// Source: transformers 5.23 `models/smollm3/modular_smollm3.py`.
 const SMOLLM3: Spec = Spec {
     tied_default: true,
     legacy: AFTER_448,
