@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 28] = [
+const FAMILY_ORDER: [Family; 29] = [
     Family::Llama,
     Family::SmolLm3,
     Family::Qwen2,
@@ -80,6 +80,7 @@ const FAMILY_ORDER: [Family; 28] = [
     Family::Olmo3,
     Family::Gpt2,
     Family::GptBigcode,
+    Family::GptNeox,
     Family::Mixtral,
     Family::Qwen2Moe,
     Family::Qwen3Moe,

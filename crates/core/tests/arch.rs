@@ -237,6 +237,13 @@ fn broken_configs_say_which_field_is_wrong() {
         // and the rotary fraction must be one.
         r#"{"model_type": "glm4_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1}"#,
         r#"{"model_type": "glm4_moe", "attention_bias": true, "partial_rotary_factor": 2, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1}"#,
+        // GPT-NeoX without its parallel residual or its attention biases is
+        // another build; its rotary fraction is `rotary_pct`; its hidden
+        // and attention dropouts are one probability.
+        r#"{"model_type": "gpt_neox", "use_parallel_residual": false, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 8}"#,
+        r#"{"model_type": "gpt_neox", "attention_bias": false, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 8}"#,
+        r#"{"model_type": "gpt_neox", "rotary_pct": 1.5, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 8}"#,
+        r#"{"model_type": "gpt_neox", "hidden_dropout": 0.1, "attention_dropout": 0.0, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 8}"#,
     ];
     let mut out = String::new();
     for c in cases {

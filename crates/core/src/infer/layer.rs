@@ -945,6 +945,19 @@ impl Forward<'_> {
                 self.sim.f(&[Some(n2), Some(r1), Some(o), Some(m), keep[0]]);
                 r2
             }
+            (NormPlace::Pre, Layout::NeoX) => {
+                // `use_parallel_residual`: the MLP reads the layer's input
+                // through its own norm while the attention's output waits;
+                // `mlp + attn` first, then `+ x` (transformers 5.23
+                // `GPTNeoXLayer.forward`).
+                let n2 = self.norm(t, t * h);
+                let m = self.ffn(t, at.kind);
+                self.sim.free(n2);
+                let s = self.sim.a(dt * t * h);
+                let r2 = self.sim.a(dt * t * h);
+                self.sim.f(&[Some(s), Some(m), Some(o), keep[0], keep[1]]);
+                r2
+            }
             (NormPlace::Pre, Layout::Llama) => {
                 let r1 = self.sim.a(dt * t * h);
                 self.sim.free(o);
@@ -1074,6 +1087,20 @@ impl Forward<'_> {
             let o = self.lin(t, h, h);
             self.sim.f(&[Some(out), Some(qkv)]);
             return (o, [keep, n1], cache);
+        }
+        if spec.layout == Layout::NeoX {
+            // GPT-NeoX: one query_key_value (q, k, v are views of it), the
+            // rotary part of q and k rotated and concatenated with the
+            // rest (`GPTNeoXAttention.forward`, `apply_rotary_pos_emb`).
+            let qkv = self.lin(t, h, (hq + 2 * hkv) * hd);
+            let qe = self.rope_apply(t * hq * hd);
+            let ke = self.rope_apply(t * hkv * hd);
+            let cache = self.cache_update(at.span, at.old, at.stored, half);
+            self.sim.free(ke);
+            let (out, keep) = self.attention(at.q, at.kv, mask, (hd, hd), (hq, hkv));
+            let o = self.lin(t, hq * hd, h);
+            self.sim.f(&[Some(out), Some(qkv), Some(qe), n1]);
+            return (o, [keep, None], cache);
         }
         let (qe, vp) = if spec.rope == RopeStyle::HalfCat {
             // Phi-3: one qkv_proj (q, k, v are views); rotated parts
@@ -1550,13 +1577,13 @@ impl Forward<'_> {
                 let emb = s.a(dt * t * h);
                 (emb, [Some(te), Some(pe)])
             }
-            (Layout::Llama, EmbedScale::Buffer | EmbedScale::PerForward) => {
+            (Layout::Llama | Layout::NeoX, EmbedScale::Buffer | EmbedScale::PerForward) => {
                 let e = s.a(dt * t * h);
                 let emb = s.a(dt * t * h);
                 s.free(e);
                 (emb, [None, None])
             }
-            (Layout::Llama, EmbedScale::None) => (s.a(dt * t * h), [None, None]),
+            (Layout::Llama | Layout::NeoX, EmbedScale::None) => (s.a(dt * t * h), [None, None]),
         }
     }
 

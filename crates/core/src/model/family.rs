@@ -23,6 +23,11 @@ choice_enum! {
         /// StarCoder, SantaCoder: GPT-2's layout with multi-query attention
         /// and a fused tanh GELU.
         GptBigcode = "gpt_bigcode", "GPTBigCode (StarCoder)",
+        /// GPT-NeoX and Pythia: attention and MLP side by side on the same
+        /// input (parallel residual), LayerNorms with bias, one fused
+        /// `query_key_value` with biases, rotary positions on a quarter of
+        /// each head, a plain GELU MLP, untied embeddings.
+        GptNeox = "gpt_neox", "GPT-NeoX / Pythia",
         /// Llama: RMSNorm, RoPE, q/k/v/o without bias, gated SiLU MLP, GQA.
         Llama = "llama", "Llama",
         /// Mistral: Llama with sliding-window attention (the same memory:
@@ -126,6 +131,30 @@ pub enum Layout {
     Gpt2,
     /// `LlamaDecoderLayer`: `self_attn`, `mlp`, then the norms.
     Llama,
+    /// `GPTNeoXLayer`: `input_layernorm`, `post_attention_layernorm`,
+    /// `attention` (`query_key_value`, `dense`), `mlp` (`dense_h_to_4h`,
+    /// `dense_4h_to_h`), with `use_parallel_residual`: attention and the
+    /// MLP both read the layer's input, `x + attn(ln1(x)) + mlp(ln2(x))`.
+    NeoX,
+}
+
+impl Layout {
+    /// A fused attention's modules: the q/k/v projection and the output.
+    pub const fn fused_attention(self) -> (ModuleName, ModuleName) {
+        match self {
+            Layout::Gpt2 => (ModuleName::CAttn, ModuleName::CProjAttn),
+            Layout::Llama => (ModuleName::QkvProj, ModuleName::OProj),
+            Layout::NeoX => (ModuleName::QueryKeyValue, ModuleName::Dense),
+        }
+    }
+
+    /// A plain (ungated) MLP's modules: up to the inner width, and down.
+    pub const fn plain_mlp(self) -> (ModuleName, ModuleName) {
+        match self {
+            Layout::Gpt2 | Layout::Llama => (ModuleName::CFc, ModuleName::CProjMlp),
+            Layout::NeoX => (ModuleName::DenseHTo4h, ModuleName::Dense4hToH),
+        }
+    }
 }
 
 /// The normalisation layers.
@@ -689,6 +718,10 @@ pub struct Spec {
     pub kv_heads: KvHeads,
     /// Attention logits softcapped: `tanh(scores / c) × c` (Gemma 2; eager).
     pub attn_softcap: bool,
+    /// Dropout on the residual branches and the embeddings as well as on
+    /// the attention probabilities (GPT-2's `resid_pdrop` and `embd_pdrop`,
+    /// GPT-NeoX's `hidden_dropout`), when there is any.
+    pub resid_dropout: bool,
     /// A learned sink logit per head (gpt-oss; eager).
     pub sinks: bool,
     pub mlp: Mlp,
@@ -800,6 +833,7 @@ const LLAMA: Spec = Spec {
     qk_norm: QkNorm::None,
     kv_heads: KvHeads::Grouped,
     attn_softcap: false,
+    resid_dropout: false,
     sinks: false,
     mlp: Mlp::Gated,
     act: Act::Fused,
@@ -876,9 +910,30 @@ const GPT2: Spec = Spec {
     act: Act::GeluNew,
     tied_default: true,
     dropout: 1000,
+    resid_dropout: true,
     rope_tables: 0,
     rope: RopeStyle::None,
     tp: TpPlan::None,
+    ..LLAMA
+};
+
+/// GPT-NeoX and Pythia. Source: transformers 5.23
+/// `models/gpt_neox/modeling_gpt_neox.py` (`GPTNeoXLayer`,
+/// `GPTNeoXAttention`: one `query_key_value` whose output is viewed per
+/// head and chunked into q, k, v; `apply_rotary_pos_emb` on the first
+/// `rotary_ndims` channels, concatenated with the rest; `GPTNeoXMLP`:
+/// `nn.functional.gelu`), `configuration_gpt_neox.py` (`attention_bias`
+/// true, dropouts 0, `tie_word_embeddings` false, the tensor-parallel plan
+/// of heads). Measured: `scripts/measure/families/gpt_neox/`.
+const GPT_NEOX: Spec = Spec {
+    layout: Layout::NeoX,
+    norm: Norm::LayerNorm,
+    qkv: Qkv::Fused,
+    attn_bias: AttnBias::All,
+    kv_heads: KvHeads::Same,
+    mlp: Mlp::Plain,
+    rope: RopeStyle::PartialCat,
+    resid_dropout: true,
     ..LLAMA
 };
 
@@ -1195,6 +1250,7 @@ impl Family {
                 ..GPT2
             },
             Family::Llama => LLAMA,
+            Family::GptNeox => GPT_NEOX,
             Family::Mistral => Spec {
                 sliding: Sliding::All,
                 ..LLAMA

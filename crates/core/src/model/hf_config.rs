@@ -238,6 +238,8 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("use_qk_norm", Neutral::Off),
     ("multi_query", Neutral::Off),
     ("partial_rotary_factor", Neutral::One),
+    ("rotary_pct", Neutral::One),
+    ("use_parallel_residual", Neutral::Off),
     ("parallel_attn", Neutral::Off),
     ("new_decoder_architecture", Neutral::Off),
     ("output_router_logits", Neutral::Off),
@@ -561,6 +563,16 @@ fn reader(family: Family) -> Reader {
     match family {
         Family::Gpt2 => Reader {
             nums: [GPT2, &[]],
+            ..plain(&[])
+        },
+        Family::GptNeox => Reader {
+            tolerated: &[
+                "rotary_pct",
+                "partial_rotary_factor",
+                "use_parallel_residual",
+                "attention_bias",
+            ],
+            derive: gpt_neox,
             ..plain(&[])
         },
         Family::GptBigcode => Reader {
@@ -902,9 +914,20 @@ fn rotary_part(
     a: &mut Architecture,
     default: f64,
 ) -> Result<(), ConfigError> {
-    let field = "partial_rotary_factor";
+    rotary_part_named(obj, a, "partial_rotary_factor", default)
+}
+
+/// [`rotary_part`] with the top-level factor under the name `field`
+/// (GPT-NeoX's `rotary_pct`); inside `rope_parameters` it is always
+/// `partial_rotary_factor`.
+fn rotary_part_named(
+    obj: &Map<String, Value>,
+    a: &mut Architecture,
+    field: &'static str,
+    default: f64,
+) -> Result<(), ConfigError> {
     let nested = match obj.get("rope_parameters") {
-        Some(Value::Object(r)) => r.get(field),
+        Some(Value::Object(r)) => r.get("partial_rotary_factor"),
         _ => None,
     };
     let factor = match obj.get(field).or(nested) {
@@ -921,6 +944,29 @@ fn rotary_part(
     let rotary = (f64::from(a.head_dim) * factor) as u64;
     a.rope_dim = checked(ArchNum::RopeDim, field, rotary)?;
     Ok(())
+}
+
+/// GPT-NeoX: the rotary part of a head from `rotary_pct` (the published
+/// configs' name, which `GPTNeoXConfig.convert_rope_params_to_dict` moves
+/// into `rope_parameters` as `partial_rotary_factor`; 0.25 when absent),
+/// and the parallel residual and the attention's biases, on in every
+/// published config and by default (`use_parallel_residual: bool = True`,
+/// `attention_bias: bool = True`): a config turning either off is refused
+/// rather than estimated as another build. Source: transformers 5.23
+/// `configuration_gpt_neox.py`.
+fn gpt_neox(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    for field in ["use_parallel_residual", "attention_bias"] {
+        if boolean(obj, field)? == Some(false) {
+            return Err(ConfigError::NotUnderstood {
+                model_type: a.family.key().into(),
+                fields: vec![format!(
+                    "{field} off (vramfit models {} with it)",
+                    a.family.label()
+                )],
+            });
+        }
+    }
+    rotary_part_named(obj, a, "rotary_pct", 0.25)
 }
 
 /// MiniMax-M2: the rotary part of a head, `rotary_dim` (transformers 5.23
@@ -1296,9 +1342,12 @@ fn dropout(
     obj: &Map<String, Value>,
     family: Family,
 ) -> Result<Option<(f64, &'static str)>, ConfigError> {
-    let keys: &[&'static str] = match family.spec().positions {
-        Positions::Learned => &["resid_pdrop", "embd_pdrop", "attn_pdrop"],
-        Positions::Rotary => &["attention_dropout"],
+    let spec = family.spec();
+    let keys: &[&'static str] = match (spec.positions, spec.resid_dropout) {
+        (Positions::Learned, _) => &["resid_pdrop", "embd_pdrop", "attn_pdrop"],
+        // GPT-NeoX: `hidden_dropout` on the embeddings and both branches.
+        (Positions::Rotary, true) => &["attention_dropout", "hidden_dropout"],
+        (Positions::Rotary, false) => &["attention_dropout"],
     };
     let mut seen: Option<(f64, &'static str)> = None;
     for &k in keys {
@@ -1342,6 +1391,7 @@ pub fn known_fields() -> impl Iterator<Item = &'static str> {
             "embd_pdrop",
             "attn_pdrop",
             "attention_dropout",
+            "hidden_dropout",
         ])
 }
 

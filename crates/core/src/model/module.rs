@@ -156,6 +156,13 @@ pub enum ModuleName {
     PerLayerInputGate,
     PerLayerProjection,
     PerLayerModelProjection,
+    /// GPT-NeoX's fused `query_key_value`, attention output `dense`, and
+    /// MLP `dense_h_to_4h` and `dense_4h_to_h` (`GPTNeoXAttention`,
+    /// `GPTNeoXMLP`).
+    QueryKeyValue,
+    Dense,
+    DenseHTo4h,
+    Dense4hToH,
 }
 
 /// What a module is part of.
@@ -192,7 +199,7 @@ impl ModuleKind {
 }
 
 impl ModuleName {
-    pub const ALL: [ModuleName; 34] = [
+    pub const ALL: [ModuleName; 38] = [
         ModuleName::QProj,
         ModuleName::KProj,
         ModuleName::VProj,
@@ -227,6 +234,10 @@ impl ModuleName {
         ModuleName::PerLayerInputGate,
         ModuleName::PerLayerProjection,
         ModuleName::PerLayerModelProjection,
+        ModuleName::QueryKeyValue,
+        ModuleName::Dense,
+        ModuleName::DenseHTo4h,
+        ModuleName::Dense4hToH,
     ];
 
     /// The module's name, its kind and the projections it computes
@@ -269,6 +280,10 @@ impl ModuleName {
             ModuleName::PerLayerInputGate => ("per_layer_input_gate", Mlp, Proj::OTHER),
             ModuleName::PerLayerProjection => ("per_layer_projection", Mlp, Proj::OTHER),
             ModuleName::PerLayerModelProjection => ("per_layer_model_projection", Mlp, Proj::OTHER),
+            ModuleName::QueryKeyValue => ("query_key_value", Attention, Proj::QKV),
+            ModuleName::Dense => ("dense", Attention, Proj::O),
+            ModuleName::DenseHTo4h => ("dense_h_to_4h", Mlp, Proj::UP),
+            ModuleName::Dense4hToH => ("dense_4h_to_h", Mlp, Proj::DOWN),
         }
     }
 

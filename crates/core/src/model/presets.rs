@@ -65,6 +65,28 @@ const fn gpt2(hidden: u32, layers: u32, heads: u32) -> Architecture {
     }
 }
 
+/// A Pythia model (`gpt_neox`): heads of `hidden / heads`, a quarter of
+/// each rotated (`rotary_pct` 0.25), a 4 × hidden MLP, untied embeddings,
+/// 2048 positions. Source: EleutherAI/pythia-1b's config.json
+/// (`scripts/measure/families/gpt_neox/pythia-1b.json`), the model card's
+/// table of layers, widths and heads for the others.
+const fn pythia(hidden: u32, layers: u32, heads: u32, vocab: u32) -> Architecture {
+    Architecture {
+        family: Family::GptNeox,
+        hidden,
+        layers,
+        heads,
+        kv_heads: heads,
+        head_dim: hidden / heads,
+        rope_dim: hidden / heads / 4,
+        ffn: 4 * hidden,
+        vocab,
+        tied: false,
+        positions: 2048,
+        ..Architecture::BLANK
+    }
+}
+
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
     Llama, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3,
@@ -197,6 +219,53 @@ pub const PRESETS: &[Preset] = &[
         repo: "openai-community/gpt2-xl",
         arch: gpt2(1600, 48, 25),
         published_params: 1_557_611_200,
+    },
+    // Pythia: the model card's "Non-Embedding Params" (EleutherAI/pythia-*,
+    // "exact parameter counts") plus the untied input and output tables
+    // (2 × vocab × hidden; vocab 50304, 6.9B 50432, 12B 50688 as their
+    // config.json files say); `GPTNeoXForCausalLM` built from each config
+    // on the meta device counts the same (`scripts/measure/families/NOTES.md`).
+    Preset {
+        id: "pythia-410m",
+        name: "Pythia 410M",
+        repo: "EleutherAI/pythia-410m",
+        arch: pythia(1024, 24, 16, 50304),
+        published_params: 405_334_016,
+    },
+    Preset {
+        id: "pythia-1b",
+        name: "Pythia 1B",
+        repo: "EleutherAI/pythia-1b",
+        arch: pythia(2048, 16, 8, 50304),
+        published_params: 1_011_781_632,
+    },
+    Preset {
+        id: "pythia-1.4b",
+        name: "Pythia 1.4B",
+        repo: "EleutherAI/pythia-1.4b",
+        arch: pythia(2048, 24, 16, 50304),
+        published_params: 1_414_647_808,
+    },
+    Preset {
+        id: "pythia-2.8b",
+        name: "Pythia 2.8B",
+        repo: "EleutherAI/pythia-2.8b",
+        arch: pythia(2560, 32, 32, 50304),
+        published_params: 2_775_208_960,
+    },
+    Preset {
+        id: "pythia-6.9b",
+        name: "Pythia 6.9B",
+        repo: "EleutherAI/pythia-6.9b",
+        arch: pythia(4096, 32, 32, 50432),
+        published_params: 6_857_302_016,
+    },
+    Preset {
+        id: "pythia-12b",
+        name: "Pythia 12B",
+        repo: "EleutherAI/pythia-12b",
+        arch: pythia(5120, 36, 40, 50688),
+        published_params: 11_846_072_320,
     },
     Preset {
         id: "llama-20m",

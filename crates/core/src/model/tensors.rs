@@ -446,8 +446,14 @@ impl Architecture {
             count: full + linear,
         };
         let gpt2 = spec.layout == Layout::Gpt2;
-        if gpt2 {
-            f(at, &self.norm("ln_1", h));
+        match spec.layout {
+            Layout::Gpt2 => f(at, &self.norm("ln_1", h)),
+            // `GPTNeoXLayer.__init__` registers both norms first.
+            Layout::NeoX => {
+                f(at, &self.norm("input_layernorm", h));
+                f(at, &self.norm("post_attention_layernorm", h));
+            }
+            Layout::Llama => {}
         }
         if linear > 0 {
             let mut put = |t: ParamTensor| f(Place::Layers { count: linear }, &t);
@@ -479,7 +485,7 @@ impl Architecture {
         }
         self.layer_extras(kind, &mut put);
         match spec.norm_place {
-            NormPlace::Pre if gpt2 => {}
+            NormPlace::Pre if spec.layout != Layout::Llama => {}
             NormPlace::Pre => {
                 put(self.norm("input_layernorm", h));
                 put(self.norm("post_attention_layernorm", h));
@@ -647,14 +653,23 @@ impl Architecture {
                 }
                 put(self.lin(ModuleName::OProj, h, q, o_bias));
             }
-            Qkv::Fused if spec.layout == Layout::Gpt2 => {
-                put(self.lin(ModuleName::CAttn, q + 2 * kv, h, qkv_bias));
-                put(self.lin(ModuleName::CProjAttn, h, o, o_bias));
-            }
             Qkv::Fused => {
-                // Phi3Attention registers o_proj before qkv_proj.
-                put(self.lin(ModuleName::OProj, h, o, o_bias));
-                put(self.lin(ModuleName::QkvProj, q + 2 * kv, h, qkv_bias));
+                let (fused, out) = spec.layout.fused_attention();
+                let (fused, out) = (
+                    self.lin(fused, q + 2 * kv, h, qkv_bias),
+                    self.lin(out, h, o, o_bias),
+                );
+                match spec.layout {
+                    Layout::Gpt2 | Layout::NeoX => {
+                        put(fused);
+                        put(out);
+                    }
+                    // Phi3Attention registers o_proj before qkv_proj.
+                    Layout::Llama => {
+                        put(out);
+                        put(fused);
+                    }
+                }
             }
             Qkv::Latent => self.latent_tensors(put),
         }
@@ -784,11 +799,14 @@ impl Architecture {
                 Some(self.lin(ModuleName::DownProj, h, f, false)),
                 None,
             ],
-            Mlp::Plain => [
-                Some(self.lin(ModuleName::CFc, f, h, true)),
-                Some(self.lin(ModuleName::CProjMlp, h, f, true)),
-                None,
-            ],
+            Mlp::Plain => {
+                let (up, down) = spec.layout.plain_mlp();
+                [
+                    Some(self.lin(up, f, h, true)),
+                    Some(self.lin(down, h, f, true)),
+                    None,
+                ]
+            }
         }
     }
 

@@ -394,11 +394,12 @@ impl Ctx {
         let spec = arch.spec();
         // The model's own dropout (GPT-2 0.1 everywhere; others none), or
         // the one given: on attention probabilities, and for families with
-        // residual dropout (GPT-2) on the residual branches and embedding.
+        // residual dropout (GPT-2, GPT-NeoX) on the residual branches and
+        // embedding.
         let own = spec.dropout > 0;
         let (attn, other) = match t.dropout {
-            Some(p) => (p.get() > 0, own && p.get() > 0),
-            None => (own, own),
+            Some(p) => (p.get() > 0, spec.resid_dropout && p.get() > 0),
+            None => (own, own && spec.resid_dropout),
         };
         Ctx {
             arch: *arch,
@@ -1016,6 +1017,7 @@ pub fn layer(c: &Ctx, kind: LayerKind, mixer: Mixer, input_rg: bool) -> Saved {
     match c.spec.layout {
         Layout::Gpt2 => gpt2_layer(&mut l, x),
         Layout::Llama => decoder_layer(&mut l, x, kind, mixer),
+        Layout::NeoX => neox_layer(&mut l, x),
     }
     l.result()
 }
@@ -1250,11 +1252,15 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
     }
     let bias = spec.attn_bias != AttnBias::None;
     let b = |n: u64| if bias { n } else { 0 };
+    let (qkv_module, o_module) = match spec.qkv {
+        Qkv::Fused => spec.layout.fused_attention(),
+        Qkv::Separate | Qkv::Latent => (M::QkvProj, M::OProj),
+    };
     let (q, k, v) = match spec.qkv {
         Qkv::Fused => {
             // q, k, v are slices of one output; v's view keeps the whole
             // storage alive.
-            let qkv = l.linear(n1, h, qd + 2 * kvd, b(qd + 2 * kvd), M::QkvProj);
+            let qkv = l.linear(n1, h, qd + 2 * kvd, b(qd + 2 * kvd), qkv_module);
             (qkv, qkv, qkv)
         }
         Qkv::Separate | Qkv::Latent => {
@@ -1295,7 +1301,7 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
     } else {
         0
     };
-    l.linear(o, qd, h, o_bias, M::OProj)
+    l.linear(o, qd, h, o_bias, o_module)
 }
 
 /// Gemma 4's attention (`Gemma4TextAttention.forward`, transformers
@@ -2374,7 +2380,18 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
     let d1 = l.dropout(proj, h, c.p_resid);
     let r1 = l.new_t(h, c.mode.residual(), l.rg(x) || l.rg(d1), Part::Residual);
     let n2 = l.norm(r1, h, 1);
-    let fc = l.linear(n2, h, f, f, M::CFc);
+    let m = plain_mlp(l, n2, (h, f));
+    l.dropout(m, h, c.p_resid);
+}
+
+/// A plain MLP with biases (GPT-2's `c_fc`, the activation, `c_proj`;
+/// GPT-NeoX's `dense_h_to_4h`, `gelu`, `dense_4h_to_h`): the up
+/// projection's output is what the activation saves, and its output what
+/// the down projection saves.
+fn plain_mlp(l: &mut Ledger, x: Id, (h, f): (u64, u64)) -> Id {
+    let c = l.c;
+    let (up, down) = c.spec.layout.plain_mlp();
+    let fc = l.linear(x, h, f, f, up);
     let (rg, gb) = (l.rg(fc), l.dt(fc));
     if rg {
         l.ts[fc].part = Part::Mlp;
@@ -2389,8 +2406,26 @@ fn gpt2_layer(l: &mut Ledger, x: Id) {
         }
     }
     let g = l.new_t(f, gb, rg, Part::Mlp);
-    let proj2 = l.linear(g, f, h, h, M::CProjMlp);
-    l.dropout(proj2, h, c.p_resid);
+    l.linear(g, f, h, h, down)
+}
+
+/// A GPT-NeoX layer with `use_parallel_residual` (transformers 5.23
+/// `GPTNeoXLayer.forward`): attention on `input_layernorm(x)`, the MLP on
+/// `post_attention_layernorm(x)`, `mlp + attn + x`. Both norms save `x`
+/// itself (one storage); the attention's output waits through the MLP for
+/// the sum, which saves nothing.
+fn neox_layer(l: &mut Ledger, x: Id) {
+    let c = l.c;
+    let a = c.arch;
+    let (h, f) = (u64::from(a.hidden), u64::from(a.ffn));
+    let n1 = l.norm(x, h, 1);
+    let attn = head_attention(l, n1, u64::from(a.heads), u64::from(a.kv_heads));
+    let attn = l.dropout(attn, h, c.p_resid);
+    let n2 = l.norm(x, h, 1);
+    l.alive = (1 << attn) | (1 << n2);
+    let m = plain_mlp(l, n2, (h, f));
+    l.alive = 0;
+    l.dropout(m, h, c.p_resid);
 }
 
 /// The parts outside the layers: embedding, final norm and the output
@@ -2572,6 +2607,7 @@ mod tests {
                                     match p.arch.family.spec().layout {
                                         Layout::Gpt2 => gpt2_layer(&mut l, x),
                                         Layout::Llama => decoder_layer(&mut l, x, kind, mixer),
+                                        Layout::NeoX => neox_layer(&mut l, x),
                                     }
                                     most = most.max(l.len);
                                 }

@@ -1156,6 +1156,7 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             | ModuleName::QBProj
             | ModuleName::KvBProj
             | ModuleName::CFc
+            | ModuleName::DenseHTo4h
             | ModuleName::GateProj
             | ModuleName::UpProj
             | ModuleName::GateUpProj
@@ -1177,12 +1178,16 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             // `_gemma4_layer_weights_mapper`).
             ModuleName::KProj if !heads.v_proj => (s, 2 * kv, c),
             ModuleName::KProj | ModuleName::VProj => (s, kv, c),
-            ModuleName::QkvProj | ModuleName::CAttn => {
+            // GPT-NeoX's `query_key_value` is a `QKVParallelLinear`
+            // (`models/gpt_neox.py`).
+            ModuleName::QkvProj | ModuleName::CAttn | ModuleName::QueryKeyValue => {
                 (s, u128::from(a.heads).div_ceil(tp) * hd + 2 * kv, c)
             }
             ModuleName::OProj
             | ModuleName::CProjAttn
             | ModuleName::CProjMlp
+            | ModuleName::Dense
+            | ModuleName::Dense4hToH
             | ModuleName::DownProj
             | ModuleName::W2
             | ModuleName::OutProj => row,

@@ -257,6 +257,9 @@ impl Converter {
         match family {
             Family::Gpt2 => plain("gpt2"),
             Family::GptBigcode => plain("starcoder"),
+            // `GPTNeoXModel` (llama.cpp `MODEL_ARCH.GPTNEOX`): fused
+            // `attn_qkv`, biases, `rope.dimension_count` from `rotary_pct`.
+            Family::GptNeox => plain("gptneox"),
             Family::Llama | Family::Mistral | Family::Mixtral => Converter {
                 rope_tables: &[name!("rope_freqs.weight")],
                 type_70b: Type70b::LlamaGqa80,
@@ -719,10 +722,10 @@ fn linear_names(m: ModuleName, shared: bool) -> Option<(Name, Name)> {
         ModuleName::QProj => Some((name!("attn_q.weight"), name!("attn_q.bias"))),
         ModuleName::KProj => Some((name!("attn_k.weight"), name!("attn_k.bias"))),
         ModuleName::VProj => Some((name!("attn_v.weight"), name!("attn_v.bias"))),
-        ModuleName::OProj | ModuleName::CProjAttn => {
+        ModuleName::OProj | ModuleName::CProjAttn | ModuleName::Dense => {
             Some((name!("attn_output.weight"), name!("attn_output.bias")))
         }
-        ModuleName::QkvProj | ModuleName::CAttn => {
+        ModuleName::QkvProj | ModuleName::CAttn | ModuleName::QueryKeyValue => {
             Some((name!("attn_qkv.weight"), name!("attn_qkv.bias")))
         }
         ModuleName::QAProj => Some((name!("attn_q_a.weight"), name!("attn_q_a.bias"))),
@@ -736,11 +739,11 @@ fn linear_names(m: ModuleName, shared: bool) -> Option<(Name, Name)> {
         ),
         // Phi-3's fused `gate_up_proj` is written whole as `ffn_up`
         // [h, 2·ffn] (`Phi3MiniModel`), GPT-2's `c_fc` as `ffn_up`.
-        ModuleName::UpProj | ModuleName::GateUpProj | ModuleName::CFc => pick(
+        ModuleName::UpProj | ModuleName::GateUpProj | ModuleName::CFc | ModuleName::DenseHTo4h => pick(
             (name!("ffn_up.weight"), name!("ffn_up.bias")),
             (name!("ffn_up_shexp.weight"), name!("ffn_up_shexp.bias")),
         ),
-        ModuleName::DownProj | ModuleName::CProjMlp => pick(
+        ModuleName::DownProj | ModuleName::CProjMlp | ModuleName::Dense4hToH => pick(
             (name!("ffn_down.weight"), name!("ffn_down.bias")),
             (name!("ffn_down_shexp.weight"), name!("ffn_down_shexp.bias")),
         ),
