@@ -990,3 +990,23 @@ fn a_pipeline_keeps_its_outputs_whatever_keep_outputs_says() {
     assert_eq!(plain.ranks, kept.ranks);
     assert_eq!(plain.peak_total_bytes, kept.peak_total_bytes);
 }
+
+/// GPT-NeoX is in transformers 4, but 4.48.1's modeling code keeps other
+/// tensors than 5.23's (up to 28% apart:
+/// `scripts/measure/families/raw/gpt_neox_t448_rows.jsonl`): both 4.x
+/// releases are refused next to the field, and 5 is estimated.
+#[test]
+fn gpt_neox_on_transformers_4_is_refused_next_to_the_field() {
+    for v in ["4.48", "4.57"] {
+        let q = format!("model=pythia-1b&transformers={v}");
+        let notices = decode_strict(&RawQuery::parse(&q)).expect_err(&q);
+        assert!(
+            notices
+                .iter()
+                .any(|n| format!("{n:?}").contains("GPT-NeoX / Pythia on transformers 5 only")),
+            "{q}: {notices:?}"
+        );
+    }
+    let e = est("model=pythia-1b&transformers=5");
+    assert_eq!(e.params, 1_011_781_632);
+}

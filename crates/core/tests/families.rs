@@ -1,8 +1,8 @@
 //! Issue 30's families on llama.cpp b10488, held to llama-server's own
-//! key/value lines on tiny files made for them
+//! key/value and model-buffer lines on tiny files made for them
 //! (`scripts/measure/families/`: `*_gguf.py` writes the file,
 //! `run_llamacpp.sh` starts llama-server on the CPU and keeps its log in
-//! `raw/`).
+//! `raw/`), and on mlx-lm (`scripts/measure/mlx/`).
 
 use vramfit_core::infer;
 use vramfit_core::query::{decode_strict, RawQuery};
@@ -41,4 +41,63 @@ fn minimax_m2_caches_every_layer() {
         "task=infer&engine=llamacpp&family=minimax_m2&hidden=512&layers=4&heads=8&kv_heads=2&head_dim=64&ffn=512&vocab=1024&positions=8192&experts=8&experts_per_token=2&moe_ffn=512&rope_dim=32&weights=f16&ctx=4096&n_parallel=1&gpu=rtx-4090",
         8 << 20,
     );
+}
+
+/// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
+/// 64 with 16 rotated, f16 matrices and f32 norms and biases), at `-c 2048
+/// -np 1` and at `-c 4096` with the automatic 4 slots.
+const GPTNEOX: &str = "task=infer&engine=llamacpp&model=pythia-410m&hidden=512&layers=4&heads=8&kv_heads=8&head_dim=64&rope_dim=16&ffn=2048&vocab=1024&positions=2048&weights=f16&gpu=rtx-4090";
+
+/// Source: `raw/gptneox-c2048-np1.log`: "CPU KV buffer size = 16.00 MiB",
+/// "CPU_Mapped model buffer size = 26.11 MiB" (the file's tensors,
+/// 27,373,568 bytes as gguf-py reads them); `raw/gptneox-c4096-npauto.log`:
+/// "CPU KV buffer size = 32.00 MiB".
+#[test]
+fn gpt_neox_caches_and_loads_as_llama_cpp_does() {
+    check(&format!("{GPTNEOX}&ctx=2048&n_parallel=1"), 16 << 20);
+    check(&format!("{GPTNEOX}&ctx=4096"), 32 << 20);
+    let q = format!("{GPTNEOX}&ctx=2048&n_parallel=1");
+    let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+    let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+    let weights = e.served.map(|s| s.weights_bytes.get()).unwrap_or_default();
+    assert_eq!(weights, 27_373_568, "{q}");
+}
+
+/// mlx-lm generating with Pythia-1B cut to 3 layers
+/// (`tests/fixtures/mlx_gpt_neox_rows.jsonl`: mlx-cpu 0.32.4, mlx-lm
+/// d78bf58e `models/gpt_neox.py`, `scripts/measure/mlx/neox.sh`): the
+/// weights as `mlx_lm.convert` leaves them (bf16, 4 and 8 bits, biases and
+/// norms unquantized) and the `KVCache` arrays at the end (256-token steps;
+/// 8-bit with `kv_bits`), to the byte.
+#[test]
+fn gpt_neox_on_mlx_as_measured() {
+    let bytes = std::fs::read(format!(
+        "{}/tests/fixtures/mlx_gpt_neox_rows.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture");
+    let text = String::from_utf8(bytes).expect("utf-8");
+    let mut rows = 0;
+    for line in text.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).expect("row");
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {line}"));
+        let weights = r["bits"]
+            .as_u64()
+            .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
+        let kv_bits = r["kv_bits"]
+            .as_u64()
+            .map_or_else(String::new, |b| format!("&kv_bits={b}"));
+        let q = format!(
+            "task=infer&engine=mlx&model=pythia-1b&layers=3&prompt={}&new={}&weights={weights}&q_group_size=64{kv_bits}",
+            n("prompt"),
+            n("new")
+        );
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let served = e.served.expect("served figures");
+        assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
+        assert_eq!(served.kv_cache_bytes.get(), n("kv_bytes"), "{q}");
+        rows += 1;
+    }
+    assert_eq!(rows, 4);
 }

@@ -43,7 +43,7 @@ def main():
     for n, _ in zip(range(new), generate_step(tokens, model, max_tokens=new, prompt_cache=cache, kv_bits=kv_bits)):
         pass
     kv = state = conv = 0
-    kinds = []
+    kinds, dts = [], []
     for c in cache:
         if isinstance(c, ArraysCache):
             kinds.append("linear")

@@ -475,6 +475,11 @@ pub struct Legacy {
     /// transformers v5"), `qwen3_5` (5.2) and `gemma4` (5.5, both in
     /// `../shared/design/families-2026.md`).
     pub in_457: bool,
+    /// transformers 4 has the model type, but its modeling code keeps
+    /// other tensors than 5's and vramfit does not model it: refused on
+    /// 4.48 and 4.57 (GPT-NeoX: 4.48.1's rows, `raw/gpt_neox_t448_rows.jsonl`
+    /// in `scripts/measure/families/`, differ from 5.23's by up to 28%).
+    pub v4_unmodelled: bool,
 }
 
 /// transformers 4's per-expert linear layers, as its modeling code names
@@ -623,6 +628,7 @@ pub const NO_LEGACY: Legacy = Legacy {
     experts_looped: false,
     in_448: true,
     in_457: true,
+    v4_unmodelled: false,
 };
 
 impl Sliding {
@@ -934,6 +940,10 @@ const GPT_NEOX: Spec = Spec {
     mlp: Mlp::Plain,
     rope: RopeStyle::PartialCat,
     resid_dropout: true,
+    legacy: Legacy {
+        v4_unmodelled: true,
+        ..NO_LEGACY
+    },
     ..LLAMA
 };
 

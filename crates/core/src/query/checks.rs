@@ -209,6 +209,22 @@ pub(super) fn check_stack(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut
         );
         s.train.transformers = default.train.transformers;
     }
+    let unmodelled = s
+        .arch
+        .filter(|a| a.family.spec().legacy.v4_unmodelled && t != Transformers::V5);
+    if let Some(a) = unmodelled {
+        conflict(
+            notices,
+            texts,
+            Key::Transformers,
+            format!(
+                "transformers {}: vramfit models {} on transformers 5 only (4.48 keeps other tensors: measured, not modelled); use transformers=5",
+                t.key(),
+                a.family.label()
+            ),
+        );
+        s.train.transformers = default.train.transformers;
+    }
     let shard = s.parallel.shard;
     let fsdp = shard.fsdp();
     if fsdp && s.parallel.zero.get() != 3 {
