@@ -134,10 +134,15 @@ pub fn queries() -> impl Strategy<Value = String> {
                 q.push_str(&format!("&dropout=0.{p:04}"));
             }
             // transformers 4.48 and 4.57 predate some families
-            // (`Legacy::in_448`, `Legacy::in_457`).
+            // (`Legacy::in_448`, `Legacy::in_457`), and are refused for
+            // one whose 4.x code is not modelled (`Legacy::v4_unmodelled`).
             let legacy = table_arch(&m).map(|a| a.family.spec().legacy);
             let tf = match (tf, legacy) {
-                (Transformers::V448 | Transformers::V457, Some(l)) if !l.in_457 => Transformers::V5,
+                (Transformers::V448 | Transformers::V457, Some(l))
+                    if !l.in_457 || l.v4_unmodelled =>
+                {
+                    Transformers::V5
+                }
                 (Transformers::V448, Some(l)) if !l.in_448 => Transformers::V457,
                 (tf, _) => tf,
             };
