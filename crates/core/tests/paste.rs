@@ -1104,6 +1104,38 @@ fn ollama_modelfiles_sessions_and_model_names_read_to_their_keys() {
         "task=infer&model=llama3.1-8b&engine=ollama&ctx=32768&num_gpu=28",
         0,
     );
+    // A request to an OpenAI-compatible server (vLLM 0.33's
+    // `ChatCompletionRequest`, llama-server's and Ollama's `/v1`): the
+    // server from its default port, the model from the body (a Hub id for
+    // vLLM, Ollama's name for Ollama; llama-server serves the model it
+    // started with), the text, counts and sampling passed over.
+    check(
+        "curl http://localhost:8000/v1/chat/completions -H \"Content-Type: application/json\" -d '{\"model\": \"Qwen/Qwen3-8B\", \"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}], \"max_tokens\": 512, \"n\": 2}'",
+        "task=infer&model=qwen3-8b&engine=vllm",
+        0,
+    );
+    check(
+        "$ curl http://localhost:11434/v1/chat/completions -d '{\"model\": \"gemma4:e4b\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"temperature\": 0.7, \"stream_options\": {\"include_usage\": true}}'",
+        "task=infer&model=gemma4-e4b&engine=ollama",
+        0,
+    );
+    check(
+        "curl -s http://127.0.0.1:8080/v1/completions \\\n  -H \"Content-Type: application/json\" \\\n  -d '{\"model\": \"any\", \"prompt\": \"Once\", \"max_tokens\": 64, \"cache_prompt\": true}'",
+        "task=infer&engine=llamacpp",
+        1,
+    );
+    // Without a URL, or on another port, the server is not known: listed.
+    // A body with a field only the OpenAI API has at its top is one.
+    check(
+        r#"{"model": "meta-llama/Llama-3.1-8B-Instruct", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 100, "logit_bias_x": 1}"#,
+        "task=infer&model=llama3.1-8b",
+        2,
+    );
+    check(
+        "curl http://gpu-box:9000/v1/completions -d '{\"model\": \"Qwen/Qwen3-8B-FP8\", \"prompt\": \"x\"}'",
+        "task=infer&model=qwen3-8b&weights=fp8",
+        1,
+    );
     // A tuned checkpoint's Hub name reads as its base's preset: the words
     // that tell the tuning do not change the shapes.
     check(

@@ -795,6 +795,12 @@ pub(crate) fn ollama_model(name: &str, c: &mut Collector) {
     model(name, Program::Ollama, c);
 }
 
+/// A model a request names by its Hub id (to vLLM, or to a server not
+/// named), read as `vllm serve MODEL` reads it.
+pub(crate) fn hub_model(name: &str, c: &mut Collector) {
+    model(name, Program::Vllm, c);
+}
+
 /// An environment assignment before the program.
 fn env(word: &str, prog: Program, c: &mut Collector) {
     let Some((k, v)) = word.split_once('=') else {

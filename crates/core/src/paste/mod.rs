@@ -4,7 +4,9 @@
 //! (TRL, transformers, Axolotl, LLaMA-Factory, DeepSpeed, accelerate; YAML
 //! or JSON; torchtitan's TOML), an engine's start-up log (llama.cpp,
 //! Ollama's llama.cpp lines, vLLM, mlx-lm), `ollama ps` or nvidia-smi's
-//! table, or PyTorch's out-of-memory message, read as the query keys it sets
+//! table, an Ollama Modelfile or API request, a request to an
+//! OpenAI-compatible server, or PyTorch's out-of-memory message, read as
+//! the query keys it sets
 //! ([`Read::keys`]), what it does not say in vramfit's keys
 //! ([`Read::unknown`], verbatim, clipped: never dropped silently) and the
 //! figures it measured ([`Read::measured`], named as the estimate's JSON
@@ -21,6 +23,7 @@ mod command;
 mod config;
 mod log;
 mod modelfile;
+mod openai;
 mod shell;
 mod toml;
 mod torchtitan;
@@ -173,14 +176,19 @@ pub fn read(text: &str) -> Result<Read, PasteError> {
         return Err(PasteError::Empty);
     }
     let mut c = Collector::default();
-    let body = modelfile::curl_body(trimmed);
-    let json = body.as_deref().unwrap_or(trimmed);
+    let request = openai::curl(trimmed);
+    let json = request.as_ref().map_or(trimmed, |(body, _)| body.as_str());
     if json.starts_with('{') {
         let entries = yaml::read_json(json).map_err(PasteError::Config)?;
-        if modelfile::is_api_request(&entries) {
-            modelfile::read_api_request(&entries, &mut c);
-        } else {
-            config::read(&entries, "a JSON training config", &mut c);
+        match request.map(|(_, api)| api) {
+            Some(openai::Api::OpenAi(server)) => openai::read(&entries, server, &mut c),
+            None if openai::is_request(&entries) => openai::read(&entries, None, &mut c),
+            Some(openai::Api::Ollama) | None if modelfile::is_api_request(&entries) => {
+                modelfile::read_api_request(&entries, &mut c)
+            }
+            Some(openai::Api::Ollama) | None => {
+                config::read(&entries, "a JSON training config", &mut c)
+            }
         }
         return Ok(c.finish());
     }

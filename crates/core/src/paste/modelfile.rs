@@ -171,27 +171,6 @@ const REQUEST_FIELDS: &[&str] = &[
     "top_logprobs",
 ];
 
-/// The JSON body of a `curl` to Ollama's `/api/generate` or `/api/chat`
-/// (its `-d`, `--data` or `--data-raw`), the way Ollama's API docs write
-/// requests; `None` for any other text.
-pub(crate) fn curl_body(text: &str) -> Option<String> {
-    let start = text.lines().position(|l| {
-        let t = l.trim_start().trim_start_matches("$ ");
-        t.starts_with("curl ")
-    })?;
-    let words = super::shell::split(&text.lines().skip(start).collect::<Vec<_>>().join("\n")).words;
-    if !words
-        .iter()
-        .any(|w| w.contains("/api/generate") || w.contains("/api/chat"))
-    {
-        return None;
-    }
-    let at = words
-        .iter()
-        .position(|w| matches!(w.as_str(), "-d" | "--data" | "--data-raw"))?;
-    words.get(at + 1).cloned()
-}
-
 /// One Ollama option: read, listed as not read, or passed over.
 fn parameter(name: &str, value: &str, line: &str, c: &mut Collector) {
     match param(&name.to_ascii_lowercase()) {
