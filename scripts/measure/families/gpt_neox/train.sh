@@ -22,3 +22,7 @@ run --config "$p1" --dtype bf16 --batch 2 --seq 256 --attn eager --tag "family:g
 run --config "$p1" --dtype amp_bf16 --batch 1 --seq 512 --gc 1 --tag "family:gpt_neox; Pythia-1B 3 layers amp_bf16 adamw ckpt b1 s512"
 run --config "$p1" --dtype fp32 --batch 1 --seq 1024 --tag "family:gpt_neox; Pythia-1B 3 layers fp32 adamw b1 s1024"
 run --config "$p1" --dtype bf16 --batch 1 --seq 2048 --gc 1 --lora 1 --lora-r 16 --lora-targets query_key_value --tag "family:gpt_neox; Pythia-1B 3 layers bf16 lora query_key_value ckpt b1 s2048"
+# Dropout on (hidden_dropout and attention_dropout 0.1: the embeddings',
+# both branches' and the attention probabilities' masks).
+run --config "$here/pythia-1b-3l-dropout.json" --dtype bf16 --batch 1 --seq 512 --tag "family:gpt_neox; Pythia-1B 3 layers dropout 0.1 bf16 adamw b1 s512"
+run --config "$here/pythia-1b-3l-dropout.json" --dtype bf16 --batch 1 --seq 512 --attn eager --tag "family:gpt_neox; Pythia-1B 3 layers dropout 0.1 bf16 adamw eager b1 s512"
