@@ -49,18 +49,29 @@ fn minimax_m2_caches_every_layer() {
 const GPTNEOX: &str = "task=infer&engine=llamacpp&model=pythia-410m&hidden=512&layers=4&heads=8&kv_heads=8&head_dim=64&rope_dim=16&ffn=2048&vocab=1024&positions=2048&weights=f16&gpu=rtx-4090";
 
 /// Source: `raw/gptneox-c2048-np1.log`: "CPU KV buffer size = 16.00 MiB",
-/// "CPU_Mapped model buffer size = 26.11 MiB" (the file's tensors,
-/// 27,373,568 bytes as gguf-py reads them); `raw/gptneox-c4096-npauto.log`:
-/// "CPU KV buffer size = 32.00 MiB".
+/// "CPU_Mapped model buffer size = 26.11 MiB" (the file's tensors);
+/// `raw/gptneox-c4096-npauto.log`: "CPU KV buffer size = 32.00 MiB". The
+/// file's tensors, and llama-quantize b10488's files made of it, as
+/// gguf-py reads them (`raw/gptneox_quantized.txt`, `gptneox_quantize.sh`;
+/// the type each tensor got in `raw/gptneox-quantize-*.log`).
 #[test]
 fn gpt_neox_caches_and_loads_as_llama_cpp_does() {
     check(&format!("{GPTNEOX}&ctx=2048&n_parallel=1"), 16 << 20);
     check(&format!("{GPTNEOX}&ctx=4096"), 32 << 20);
-    let q = format!("{GPTNEOX}&ctx=2048&n_parallel=1");
-    let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-    let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-    let weights = e.served.map(|s| s.weights_bytes.get()).unwrap_or_default();
-    assert_eq!(weights, 27_373_568, "{q}");
+    for (weights, bytes) in [
+        ("f16", 27_373_568),
+        ("q4_k_m", 8_859_648),
+        ("q5_k_m", 10_039_296),
+        ("q6_k", 11_292_672),
+        ("q8_0", 14_594_048),
+    ] {
+        let q = format!("{GPTNEOX}&ctx=2048&n_parallel=1")
+            .replace("weights=f16", &format!("weights={weights}"));
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let got = e.served.map(|s| s.weights_bytes.get()).unwrap_or_default();
+        assert_eq!(got, bytes, "{q}");
+    }
 }
 
 /// mlx-lm generating with Pythia-1B cut to 3 layers
