@@ -1150,3 +1150,30 @@ fn ollama_modelfiles_sessions_and_model_names_read_to_their_keys() {
         1,
     );
 }
+
+/// `docker run` of vLLM's and llama.cpp's server images, as their docs
+/// write it: Docker's own options passed over, its `-e` / `--env` values
+/// read as the environment, the image's arguments as the engine's.
+#[test]
+fn docker_run_commands_read_as_the_engine_they_start() {
+    let check = reads_to;
+    check(
+        "docker run --runtime nvidia --gpus all -v ~/.cache/huggingface:/root/.cache/huggingface -p 8000:8000 --ipc=host vllm/vllm-openai:latest --model Qwen/Qwen3-8B --max-model-len 8192 --gpu-memory-utilization 0.85",
+        "task=infer&model=qwen3-8b&engine=vllm&ctx=8192&gpu_memory_utilization=0.85",
+        0,
+    );
+    check(
+        "docker run -d --gpus all -v /models:/models -p 8080:8080 ghcr.io/ggml-org/llama.cpp:server-cuda \\\n  -m /models/Qwen3-8B-Q4_K_M.gguf -c 16384 -ngl 99",
+        "task=infer&model=qwen3-8b&engine=llamacpp&weights=q4_k_m&ctx=16384&n_gpu_layers=99",
+        0,
+    );
+    // An environment variable given to the container is read as one
+    // given to the program; one vramfit does not read is listed.
+    check(
+        "docker run --gpus all -e HF_TOKEN=hf_x --env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vllm/vllm-openai:v0.11.0 --model Qwen/Qwen3-8B",
+        "task=infer&model=qwen3-8b&engine=vllm&expandable_segments=true",
+        1,
+    );
+    // An image vramfit does not know is not a command it reads.
+    assert!(paste::read("docker run --gpus all nvidia/cuda:12.4.0-base nvidia-smi").is_err());
+}

@@ -11,6 +11,10 @@
 //!   (`envconfig/config.go`: `OLLAMA_NUM_PARALLEL`, `OLLAMA_FLASH_ATTENTION`,
 //!   `OLLAMA_KV_CACHE_TYPE`, `OLLAMA_CONTEXT_LENGTH`).
 //! - mlx-lm: `mlx_lm/generate.py`'s arguments.
+//! - `docker run` (or `podman run`) of vLLM's `vllm/vllm-openai` image or
+//!   llama.cpp's `llama.cpp:server*` images: Docker's options passed over,
+//!   `-e` / `--env` read as the environment, the image's arguments as its
+//!   engine's.
 //! - Training: `accelerate launch` (`accelerate/commands/launch.py`),
 //!   `torchrun`, `deepspeed`, `trl sft`, `python script.py`: the
 //!   launcher's own flags, then the script's `--name value` arguments read
@@ -379,8 +383,93 @@ fn program(words: &[String]) -> Option<(Program, usize)> {
         ("python" | "python3", Some(script), _) if script.ends_with(".py") => {
             Some((Program::Train, i + 1))
         }
+        ("docker" | "podman", Some("run"), _) => docker_image(words, i + 2),
         _ => None,
     }
+}
+
+/// `docker run`'s options that take a value as the next word (Docker's
+/// `docker run --help`).
+const DOCKER_VALUED: &[&str] = &[
+    "-v",
+    "--volume",
+    "-p",
+    "--publish",
+    "-e",
+    "--env",
+    "--env-file",
+    "--name",
+    "--runtime",
+    "--ipc",
+    "--gpus",
+    "--shm-size",
+    "--network",
+    "--net",
+    "-w",
+    "--workdir",
+    "--entrypoint",
+    "--device",
+    "--ulimit",
+    "--mount",
+    "-u",
+    "--user",
+    "--restart",
+    "-l",
+    "--label",
+    "--cpus",
+    "-m",
+    "--memory",
+    "--platform",
+    "--pull",
+    "-h",
+    "--hostname",
+    "--add-host",
+    "--cap-add",
+];
+
+/// The engine a `docker run` starts, by its image, and where the engine's
+/// own arguments start (after the image): vLLM's `vllm/vllm-openai`
+/// (whose entrypoint serves the model as `vllm serve` does: vLLM's
+/// "Using Docker" documentation) and llama.cpp's `llama.cpp:server*`
+/// images (`llama-server`: llama.cpp's `docs/docker.md`).
+fn docker_image(words: &[String], from: usize) -> Option<(Program, usize)> {
+    let mut j = from;
+    while let Some(w) = words.get(j).filter(|w| w.starts_with('-')) {
+        j += if !w.contains('=') && DOCKER_VALUED.contains(&w.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    let image = words.get(j)?.to_ascii_lowercase();
+    let prog = if image.contains("vllm/vllm-openai") {
+        Program::Vllm
+    } else if image.contains("llama.cpp:server") {
+        Program::Llama
+    } else {
+        return None;
+    };
+    Some((prog, j + 1))
+}
+
+/// The environment a command sets before its program: the assignments
+/// before it, or `docker run`'s `-e` / `--env` values.
+fn env_words(before: &[String]) -> Vec<&str> {
+    if !matches!(
+        before.first().map(String::as_str),
+        Some("docker" | "podman")
+    ) {
+        return before.iter().map(String::as_str).collect();
+    }
+    let mut out = Vec::new();
+    let mut words = before.iter();
+    while let Some(w) = words.next() {
+        match w.as_str() {
+            "-e" | "--env" => out.extend(words.next().map(String::as_str)),
+            w => out.extend(w.strip_prefix("--env=")),
+        }
+    }
+    out
 }
 
 fn read_command(words: &[String], c: &mut Collector) {
@@ -388,7 +477,7 @@ fn read_command(words: &[String], c: &mut Collector) {
         return;
     };
     c.found(prog.words());
-    for w in &words[..start] {
+    for w in env_words(&words[..start]) {
         env(w, prog, c);
     }
     if let Some(engine) = prog.engine() {

@@ -1,6 +1,6 @@
 //! What someone has in hand, pasted: the command they run (`llama-server`,
-//! `vllm serve`, `ollama run`, `mlx_lm.generate`, `accelerate launch` or
-//! `torchrun` with a training script's arguments), a training config
+//! `vllm serve`, `ollama run`, `mlx_lm.generate`, an engine's `docker run`,
+//! `accelerate launch` or `torchrun` with a training script's arguments), a training config
 //! (TRL, transformers, Axolotl, LLaMA-Factory, DeepSpeed, accelerate; YAML
 //! or JSON; torchtitan's TOML), an engine's start-up log (llama.cpp,
 //! Ollama's llama.cpp lines, vLLM, mlx-lm), `ollama ps` or nvidia-smi's
