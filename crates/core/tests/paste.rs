@@ -1174,6 +1174,12 @@ fn docker_run_commands_read_as_the_engine_they_start() {
         "task=infer&model=qwen3-8b&engine=vllm&expandable_segments=true",
         1,
     );
+    // A program run in a container (Ollama's Docker instructions).
+    check(
+        "docker exec -it ollama ollama run llama3.1:8b",
+        "task=infer&model=llama3.1-8b&engine=ollama",
+        0,
+    );
     // An image vramfit does not know is not a command it reads.
     assert!(paste::read("docker run --gpus all nvidia/cuda:12.4.0-base nvidia-smi").is_err());
 }

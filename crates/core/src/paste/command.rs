@@ -14,7 +14,8 @@
 //! - `docker run` (or `podman run`) of vLLM's `vllm/vllm-openai` image or
 //!   llama.cpp's `llama.cpp:server*` images: Docker's options passed over,
 //!   `-e` / `--env` read as the environment, the image's arguments as its
-//!   engine's.
+//!   engine's; `docker exec [options] CONTAINER` before one of the
+//!   commands above.
 //! - Training: `accelerate launch` (`accelerate/commands/launch.py`),
 //!   `torchrun`, `deepspeed`, `trl sft`, `python script.py`: the
 //!   launcher's own flags, then the script's `--name value` arguments read
@@ -384,6 +385,13 @@ fn program(words: &[String]) -> Option<(Program, usize)> {
             Some((Program::Train, i + 1))
         }
         ("docker" | "podman", Some("run"), _) => docker_image(words, i + 2),
+        // `docker exec -it ollama ollama run llama3.1:8b` (Ollama's Docker
+        // instructions): the program after the container's name.
+        ("docker" | "podman", Some("exec"), _) => {
+            let name = docker_options(words, i + 2);
+            let (prog, start) = program(words.get(name + 1..)?)?;
+            Some((prog, name + 1 + start))
+        }
         _ => None,
     }
 }
@@ -433,14 +441,7 @@ const DOCKER_VALUED: &[&str] = &[
 /// "Using Docker" documentation) and llama.cpp's `llama.cpp:server*`
 /// images (`llama-server`: llama.cpp's `docs/docker.md`).
 fn docker_image(words: &[String], from: usize) -> Option<(Program, usize)> {
-    let mut j = from;
-    while let Some(w) = words.get(j).filter(|w| w.starts_with('-')) {
-        j += if !w.contains('=') && DOCKER_VALUED.contains(&w.as_str()) {
-            2
-        } else {
-            1
-        };
-    }
+    let j = docker_options(words, from);
     let image = words.get(j)?.to_ascii_lowercase();
     let prog = if image.contains("vllm/vllm-openai") {
         Program::Vllm
@@ -450,6 +451,20 @@ fn docker_image(words: &[String], from: usize) -> Option<(Program, usize)> {
         return None;
     };
     Some((prog, j + 1))
+}
+
+/// Where Docker's options starting at `from` end: the image's (`run`) or
+/// the container's (`exec`) place.
+fn docker_options(words: &[String], from: usize) -> usize {
+    let mut j = from;
+    while let Some(w) = words.get(j).filter(|w| w.starts_with('-')) {
+        j += if !w.contains('=') && DOCKER_VALUED.contains(&w.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    j
 }
 
 /// The environment a command sets before its program: the assignments
