@@ -1176,6 +1176,11 @@ fn docker_run_commands_read_as_the_engine_they_start() {
     );
     // A program run in a container (Ollama's Docker instructions).
     check(
+        "sudo docker run --ipc=host --gpus=all vllm/vllm-openai --model Qwen/Qwen3-8B",
+        "task=infer&model=qwen3-8b&engine=vllm",
+        0,
+    );
+    check(
         "docker exec -it ollama ollama run llama3.1:8b",
         "task=infer&model=llama3.1-8b&engine=ollama",
         0,

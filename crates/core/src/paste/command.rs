@@ -468,16 +468,17 @@ fn docker_options(words: &[String], from: usize) -> usize {
 }
 
 /// The environment a command sets before its program: the assignments
-/// before it, or `docker run`'s `-e` / `--env` values.
+/// before it, and `docker run`'s or `docker exec`'s `-e` / `--env` values
+/// (Docker's other options are not the program's environment).
 fn env_words(before: &[String]) -> Vec<&str> {
-    if !matches!(
-        before.first().map(String::as_str),
-        Some("docker" | "podman")
-    ) {
+    let docker = before
+        .iter()
+        .position(|w| matches!(w.as_str(), "docker" | "podman"));
+    let Some(at) = docker else {
         return before.iter().map(String::as_str).collect();
-    }
-    let mut out = Vec::new();
-    let mut words = before.iter();
+    };
+    let mut out: Vec<&str> = before[..at].iter().map(String::as_str).collect();
+    let mut words = before[at..].iter();
     while let Some(w) = words.next() {
         match w.as_str() {
             "-e" | "--env" => out.extend(words.next().map(String::as_str)),
