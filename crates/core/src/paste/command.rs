@@ -671,8 +671,8 @@ pub(crate) fn non_default_args(line: &str, c: &mut Collector) {
         let Some((k, v)) = item.split_once(':') else {
             continue;
         };
-        let k = k.trim().trim_matches(['\'', '"']);
-        let v = v.trim().trim_matches(['\'', '"']);
+        let k = k.trim().trim_matches(QUOTES);
+        let v = v.trim().trim_matches(QUOTES);
         if k == "model_tag" {
             continue;
         }
@@ -692,6 +692,11 @@ pub(crate) fn non_default_args(line: &str, c: &mut Collector) {
     flags(&words, Program::Vllm, c);
 }
 
+/// The quotes a Python repr's strings open with: `'` and `"` (the second
+/// written as an escape, which line-counting tools that take a `"` for a
+/// string's start read correctly).
+const QUOTES: [char; 2] = ['\'', '\x22'];
+
 /// The comma-separated items of a Python repr at its top level (commas
 /// inside brackets, parentheses or quotes kept).
 fn top_level(body: &str) -> Vec<&str> {
@@ -700,7 +705,7 @@ fn top_level(body: &str) -> Vec<&str> {
         match (quote, ch) {
             (Some(q), ch) if ch == q => quote = None,
             (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(ch),
+            (None, ch) if QUOTES.contains(&ch) => quote = Some(ch),
             (None, '{' | '[' | '(') => depth += 1,
             (None, '}' | ']' | ')') => depth -= 1,
             (None, ',') if depth == 0 => {
@@ -730,7 +735,7 @@ pub(crate) fn engine_config(line: &str, c: &mut Collector) {
             other += 1;
             continue;
         };
-        let (k, v) = (k.trim(), v.trim().trim_matches(['\'', '"']));
+        let (k, v) = (k.trim(), v.trim().trim_matches(QUOTES));
         let flag = match (k, v) {
             ("model", _) => "--model",
             ("max_seq_len", _) => "--max-model-len",
@@ -787,7 +792,7 @@ fn speculative_json(repr: &str) -> Option<String> {
         let Some((k, v)) = item.split_once('=') else {
             continue;
         };
-        let (k, v) = (k.trim(), v.trim().trim_matches(['\'', '"']));
+        let (k, v) = (k.trim(), v.trim().trim_matches(QUOTES));
         match k {
             "method" => method = Some(v),
             "num_spec_tokens" if is_number(v) => tokens = Some(v),
