@@ -16,7 +16,8 @@ mod deltanet;
 use super::sim::{Cat, Id, Run, Sim, Stage};
 use crate::inputs::Attn;
 use crate::model::family::{
-    Act, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, RopeStyle, Router, Shared, Spec,
+    Act, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, Qkv, RopeStyle, Router, Shared,
+    Spec,
 };
 use crate::model::{Architecture, KvGeometry, LayerKind};
 
@@ -483,20 +484,20 @@ impl Forward<'_> {
                 s.f(&[qc, qs]);
                 qe
             }
-            RopeStyle::PartialCat | RopeStyle::Mrope => {
+            RopeStyle::HalfCat | RopeStyle::PartialCat | RopeStyle::Mrope => {
                 // The first rd of each head's hd channels: q_rot * cos,
                 // -x2 and cat for rotate_half, * sin, the sum, then the
-                // sum and the pass-through part concatenated. Source:
-                // transformers 5.23 `glm4_moe` `apply_rotary_pos_emb`.
+                // sum and the pass-through part concatenated (Phi-3's rd
+                // is the whole head: the rest is empty, the cat a copy).
+                // Source: transformers 5.23 `glm4_moe`'s and `phi3`'s
+                // `apply_rotary_pos_emb`.
                 let r = n * self.d.rd / self.d.head_dim.max(1);
                 let qr = rotated(&mut s, dt, r);
                 let qe = s.a(dt * n);
                 s.f(&[qr]);
                 qe
             }
-            RopeStyle::None | RopeStyle::Half | RopeStyle::HalfCat | RopeStyle::Complex => {
-                rotated(&mut s, dt, n)
-            }
+            RopeStyle::None | RopeStyle::Half | RopeStyle::Complex => rotated(&mut s, dt, n),
         };
         let [qe] = self.sim.burst(s.max(), [qe]);
         qe
@@ -1088,10 +1089,11 @@ impl Forward<'_> {
             self.sim.f(&[Some(out), Some(qkv)]);
             return (o, [keep, n1], cache);
         }
-        if spec.layout == Layout::NeoX {
-            // GPT-NeoX: one query_key_value (q, k, v are views of it), the
-            // rotary part of q and k rotated and concatenated with the
-            // rest (`GPTNeoXAttention.forward`, `apply_rotary_pos_emb`).
+        if spec.qkv == Qkv::Fused {
+            // Phi-3's `qkv_proj`, GPT-NeoX's `query_key_value`: one
+            // projection (q, k, v are views of it), the rotary part of q
+            // and k rotated and concatenated with the rest
+            // (`Phi3Attention.forward`, `GPTNeoXAttention.forward`).
             let qkv = self.lin(t, h, (hq + 2 * hkv) * hd);
             let qe = self.rope_apply(t * hq * hd);
             let ke = self.rope_apply(t * hkv * hd);
@@ -1102,25 +1104,7 @@ impl Forward<'_> {
             self.sim.f(&[Some(out), Some(qkv), Some(qe), n1]);
             return (o, [keep, None], cache);
         }
-        let (qe, vp) = if spec.rope == RopeStyle::HalfCat {
-            // Phi-3: one qkv_proj (q, k, v are views); rotated parts
-            // concatenated with the pass-through ones.
-            let qkv = self.lin(t, h, (hq + 2 * hkv) * hd);
-            let qr = self.rope_apply(t * hq * hd);
-            let qe = self.sim.a(dt * t * hq * hd);
-            self.sim.free(qr);
-            let kr = self.rope_apply(t * hkv * hd);
-            let ke = self.sim.a(dt * t * hkv * hd);
-            self.sim.free(kr);
-            let cache = self.cache_update(at.span, at.old, at.stored, half);
-            self.sim.free(ke);
-            let (out, keep) = self.attention(at.q, at.kv, mask, (hd, hd), (hq, hkv));
-            let o = self.lin(t, hq * hd, h);
-            self.sim.f(&[Some(out), Some(qkv), Some(qe), n1]);
-            return (o, [keep, None], cache);
-        } else {
-            self.projections(t)
-        };
+        let (qe, vp) = self.projections(t);
         let cache = self.cache_update(at.span, at.old, at.stored, half);
         self.sim.f(&[Some(qe.1), Some(vp)]);
         let (out, keep) = self.attention(at.q, at.kv, mask, (hd, hd), (hq, hkv));
