@@ -2524,8 +2524,10 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
             // when the embeddings need a gradient. Measured: Pythia-1B at
             // 3 layers with dropout 0.1 (`families.jsonl`), the forward
             // B·S·h bytes low without it.
-            let emb = l.new_t(h, c.mode.residual(), c.full || input_grad, Part::Residual);
-            l.dropout(emb, h, c.p_embd);
+            if c.p_embd {
+                let emb = l.new_t(h, c.mode.residual(), c.full || input_grad, Part::Residual);
+                l.dropout(emb, h, true);
+            }
             l.new_t(h, c.mode.residual(), true, Part::Residual)
         }
     };
