@@ -154,6 +154,9 @@
 // - 2026-11-30, 475.3 -> 476.0 KB: GPT-NeoX / Pythia (`gpt_neox`: the
 //   parallel-residual layer in the ledger and in generate, its config
 //   reader, six presets, the refusal of transformers 4 for it; issue 30).
+// - 2026-11-30, 476.0 -> 476.2 KB: Phi-3's and GPT-NeoX's fused attention
+//   in generate's forward made one branch (measured: the 0.2 KB is that
+//   commit's, d1574c1; no estimate changed).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
