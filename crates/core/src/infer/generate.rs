@@ -124,7 +124,7 @@ struct Class {
 
 /// The replay of one `generate` call on one model.
 pub struct Generate {
-    spec: Spec,
+    spec: &'static Spec,
     d: Dims,
     r: Request,
     /// Bytes per token per layer of the cache's keys and of its values, by

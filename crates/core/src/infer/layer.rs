@@ -179,7 +179,7 @@ impl Dims {
 /// One forward pass's allocations through a simulation of live bytes.
 pub struct Forward<'a> {
     pub d: &'a Dims,
-    pub spec: Spec,
+    pub spec: &'static Spec,
     pub attn: Attn,
     pub sim: Sim,
     /// MoE layers in decode gather whole experts (`batched_mm`, what

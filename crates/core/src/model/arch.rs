@@ -8,7 +8,7 @@
 //! not fit.
 
 use super::family::{
-    Family, KvHeads, Layout, Moe, Positions, QkNorm, Qkv, RopeStyle, Shared, Sliding, Spec,
+    Family, KvHeads, Layout, Moe, Positions, Qkv, RopeStyle, Shared, Sliding, Spec,
 };
 use serde::Serialize;
 use std::fmt;
@@ -278,15 +278,11 @@ impl Architecture {
     /// family makes optional (`Spec::qk_norm_optional`) off unless
     /// `qk_norm` is 1. Every reader of the layers' tensors and of what they
     /// keep goes through it.
-    pub fn spec(&self) -> Spec {
-        let spec = self.family.spec();
-        if spec.qk_norm_optional && self.qk_norm == 0 {
-            Spec {
-                qk_norm: QkNorm::None,
-                ..spec
-            }
+    pub fn spec(&self) -> &'static Spec {
+        if self.qk_norm == 0 {
+            self.family.spec_without_qk_norm()
         } else {
-            spec
+            self.family.spec()
         }
     }
 }
@@ -520,7 +516,7 @@ impl Architecture {
         if spec.positions == Positions::Learned && self.positions == 0 {
             return Err(ArchError::LearnedPositions { family });
         }
-        self.validate_heads(&spec)?;
+        self.validate_heads(spec)?;
         // Numbers a family has (needed ≥ 1) and has not (must be 0).
         let moe = spec.moe.is_some();
         // A family whose experts are optional needs their numbers only

@@ -1233,17 +1233,58 @@ const MINIMAX_M2: Spec = Spec {
     ..LLAMA
 };
 
+/// Every family's [`Spec`] by its place in [`Family::ALL`] (the declaration
+/// order, so `family as usize`), built at compile time: as described, and
+/// without the optional q/k norms.
+static SPECS: [[Spec; 2]; Family::ALL.len()] = {
+    let mut out = [[GPT2; 2]; Family::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        // `Family::ALL` is the declaration order: each family indexes its own.
+        assert!(Family::ALL[i] as usize == i);
+        let spec = Family::ALL[i].described();
+        out[i] = [
+            spec,
+            Spec {
+                qk_norm: if spec.qk_norm_optional {
+                    QkNorm::None
+                } else {
+                    spec.qk_norm
+                },
+                ..spec
+            },
+        ];
+        i += 1;
+    }
+    out
+};
+
 impl Family {
     /// The family a decoder of a `model_type` vramfit does not know is read
     /// as, by the user's choice (`like_llama`).
     pub const LLAMA_LIKE: Family = Family::Llama;
+
+    /// The family's description, built once (`SPECS`): a reference, so
+    /// reading one field copies nothing (returned by value, each read of a
+    /// field built the whole `Spec`, 7% of an inference estimate's
+    /// instructions).
+    pub fn spec(self) -> &'static Spec {
+        &SPECS[self as usize][0]
+    }
+
+    /// The description with the q/k norms a family makes optional
+    /// (`Spec::qk_norm_optional`) left out: a model whose config turns
+    /// them off (`Architecture::spec`).
+    pub fn spec_without_qk_norm(self) -> &'static Spec {
+        &SPECS[self as usize][1]
+    }
 
     /// The family's description.
     ///
     /// Sources: transformers 5.23 `models/<model_type>/modeling_*.py`, the
     /// module tree of each `*ForCausalLM`; held to the measured rows in
     /// `tests/fixtures/`.
-    pub const fn spec(self) -> Spec {
+    pub(crate) const fn described(self) -> Spec {
         match self {
             Family::Gpt2 => GPT2,
             Family::GptBigcode => Spec {

@@ -1149,7 +1149,7 @@ fn family_of(
     };
     let spec = family.spec();
     let mut fields = not_understood(obj, family);
-    for k in required_on(&spec) {
+    for k in required_on(spec) {
         let off = MEMORY_FIELDS
             .iter()
             .find(|(f, _)| *f == k)
@@ -1321,7 +1321,7 @@ fn not_understood(obj: &Map<String, Value>, family: Family) -> Vec<String> {
     let (r, spec) = (reader(family), family.spec());
     MEMORY_FIELDS
         .iter()
-        .filter(|(k, _)| !r.understood(&spec, k))
+        .filter(|(k, _)| !r.understood(spec, k))
         .filter(|(k, n)| obj.get(*k).is_some_and(|v| !neutral(v, *n)))
         .map(|(k, _)| k.to_string())
         .collect()

@@ -336,7 +336,7 @@ impl Family {
     /// measured in `tests/fixtures/families.jsonl` (LoRA rows of each MoE
     /// family).
     pub const fn module(self, name: ModuleName) -> Module {
-        let (peft_experts, router_linear) = match self.spec().moe {
+        let (peft_experts, router_linear) = match self.described().moe {
             Some(m) => (m.peft_experts, m.router_linear),
             None => (false, false),
         };
@@ -360,7 +360,7 @@ impl Family {
     /// Source: transformers 4.48.1 and 4.57.6 modeling code; peft 0.13 and
     /// 0.17 `all-linear` (every `nn.Linear` but the output head).
     pub const fn module_v4(self, name: ModuleName) -> Module {
-        let linear_router = match self.spec().legacy.expert_linears {
+        let linear_router = match self.described().legacy.expert_linears {
             Some(e) => e.router_linear,
             None => false,
         };

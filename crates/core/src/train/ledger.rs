@@ -341,7 +341,7 @@ type Id = usize;
 #[derive(Clone, Copy)]
 pub struct Ctx {
     pub arch: Architecture,
-    pub spec: Spec,
+    pub spec: &'static Spec,
     /// How the layers attend: the widths attention computes on.
     pub geometry: KvGeometry,
     pub mode: Mode,
@@ -419,7 +419,7 @@ impl Ctx {
             cache_copies: spec.cache_copies
                 && t.stack().cache_copies
                 && t.use_cache
-                && !Ctx::ckpt_of(t, &spec).on(),
+                && !Ctx::ckpt_of(t, spec).on(),
             p_attn: attn,
             p_resid: other,
             p_embd: other,

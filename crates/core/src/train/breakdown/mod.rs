@@ -499,7 +499,7 @@ impl<'a> Inputs<'a> {
             // Adapters are fp32 (peft's autocast_adapter_dtype).
             Some(_) => (lc.params, 4, 4, lc.tensors, lc.largest),
         };
-        let ckpt = Ctx::ckpt_of(t, &c.spec);
+        let ckpt = Ctx::ckpt_of(t, c.spec);
         let layers = Box::new(Layers::new(
             &c,
             &a,
