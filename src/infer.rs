@@ -316,6 +316,24 @@ fn layer_split(page: Page, v: &Served) -> impl IntoView {
                 </div>
             })}
         </dl>
+        {v.ollama_ps.map(|ps| view! {
+            <p class="hint" data-testid="served-ollama-ps-line">
+                "What "<code>"ollama ps"</code>" reports: "
+                <span data-testid="served-ollama-ps" data-size=ps.size.get().to_string()
+                    data-size-vram=ps.size_vram.get().to_string()>
+                    {format!(
+                        "SIZE {} · PROCESSOR {} · CONTEXT {}",
+                        ps.size_text(),
+                        ps.processor(),
+                        ps.context
+                    )}
+                </span>
+                {(ps.kv_unlisted.get() > 0).then(|| format!(
+                    ". It leaves out {} of key/value cache: Ollama keeps one KV buffer line a device from llama-server's log, and this model prints two (the full-attention cache's, then the sliding-window cache's).",
+                    page.show(ps.kv_unlisted)
+                ))}
+            </p>
+        })}
         <div class="split">
             {v.gpus.is_empty().then(|| view! {
                 <div class="split-cell" data-testid="split-gpu" data-bytes=gpu.get().to_string()>

@@ -360,6 +360,16 @@ for (const { engine, q, layers, host } of [
       assert.equal(await ui.attr(page, "served-ngl", "data-total"), "37");
       assert.equal(await ui.attr(page, "served-nctx", "data-value"), text.match(/context \(n_ctx\): (\d+) tokens/)[1]);
       assert.equal(await page.textContent('[data-testid="served-fit"]'), text.match(/--fit: (.+)$/m)[1]);
+      // What `ollama ps` reports, as the CLI has it; none for llama.cpp.
+      const ps = text.match(/ollama ps: SIZE (.+), PROCESSOR (.+), CONTEXT (\d+) \(size (\d+) bytes, size_vram (\d+)\)/);
+      if (engine === "Ollama") {
+        assert.equal(await page.textContent('[data-testid="served-ollama-ps"]'), `SIZE ${ps[1]} · PROCESSOR ${ps[2]} · CONTEXT ${ps[3]}`);
+        assert.equal(await ui.attr(page, "served-ollama-ps", "data-size"), ps[4]);
+        assert.equal(await ui.attr(page, "served-ollama-ps", "data-size-vram"), ps[5]);
+      } else {
+        assert.equal(ps, null);
+        assert.equal(await page.locator('[data-testid="served-ollama-ps"]').count(), 0);
+      }
       // The host's terms add up to the host's figure.
       const sum = await page.$$eval('[data-testid="host-terms"] li', (lis) => lis.reduce((a, li) => a + BigInt(li.dataset.bytes), 0n).toString());
       assert.equal(BigInt(sum), hostBytes);

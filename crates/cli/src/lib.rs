@@ -182,6 +182,23 @@ fn served(e: &Estimate, s: &Scenario, out: &mut String) {
     if let Some(f) = v.fit {
         out.push_str(&format!("  --fit: {f}\n"));
     }
+    if let Some(ps) = &v.ollama_ps {
+        out.push_str(&format!(
+            "  ollama ps: SIZE {}, PROCESSOR {}, CONTEXT {} (size {} bytes, size_vram {})\n",
+            ps.size_text(),
+            ps.processor(),
+            ps.context,
+            ps.size.get(),
+            ps.size_vram.get()
+        ));
+        if ps.kv_unlisted.get() > 0 {
+            out.push_str(&format!(
+                "  ollama ps leaves out {} bytes ({}) of key/value cache: Ollama keeps one KV buffer line a device, the sliding-window cache's\n",
+                ps.kv_unlisted.get(),
+                ps.kv_unlisted
+            ));
+        }
+    }
     for g in &v.gpus {
         out.push_str(&format!(
             "  GPU {}: {} layers{}, weights {} + cache {} + compute {} = {} bytes ({}){}\n",

@@ -491,6 +491,68 @@ pub struct Served {
     /// side; the phases are the fullest GPU's.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<GpuShare>,
+    /// Ollama: what `ollama ps` (and `/api/ps`) reports of the load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ollama_ps: Option<OllamaPs>,
+}
+
+/// What `ollama ps` shows of a loaded model (Ollama HEAD `fb30760`):
+/// `size` and `size_vram` as `/api/ps` returns them, from llama-server's
+/// printed buffers (`llm/llama_server.go`, `MemorySize`), and `num_ctx`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OllamaPs {
+    pub size: Bytes,
+    pub size_vram: Bytes,
+    /// Key/value cache allocated but not in `size`: Ollama keeps one `KV
+    /// buffer` line a device, and a model with sliding-window layers
+    /// prints two (the full-attention cache's, then the sliding one's).
+    pub kv_unlisted: Bytes,
+    /// CONTEXT: `num_ctx`, per sequence.
+    pub context: u32,
+}
+
+impl OllamaPs {
+    /// SIZE as `format.HumanBytes` prints it (`format/bytes.go`): decimal
+    /// units; from 10 of a unit the whole part, below it one decimal
+    /// (`%.1f`, rounded half to even on the value's binary form, as Go's
+    /// and Rust's formatting both round) unless whole.
+    pub fn size_text(&self) -> String {
+        let b = self.size.get();
+        let (unit, name) = match b {
+            1_000_000_000_000.. => (1e12, "TB"),
+            1_000_000_000.. => (1e9, "GB"),
+            1_000_000.. => (1e6, "MB"),
+            1_000.. => (1e3, "KB"),
+            _ => return format!("{b} B"),
+        };
+        // As Go computes it: `float64(b) / GigaByte`.
+        let value = b as f64 / unit;
+        if value >= 10.0 || value == value.trunc() {
+            let whole = value as u64;
+            format!("{whole} {name}")
+        } else {
+            format!("{value:.1} {name}")
+        }
+    }
+
+    /// PROCESSOR (`cmd/cmd.go`, `ListRunningHandler`): `100% GPU`,
+    /// `100% CPU`, or the host's share of SIZE rounded to a percent
+    /// (`math.Round`, half away from zero) and the GPU's the rest.
+    pub fn processor(&self) -> String {
+        let (size, vram) = (self.size.get(), self.size_vram.get());
+        if vram == 0 {
+            "100% CPU".into()
+        } else if vram == size {
+            "100% GPU".into()
+        } else if vram > size {
+            "Unknown".into()
+        } else {
+            // As Go computes it, in float64.
+            let cpu = ((size - vram) as f64 / size as f64 * 100.0).round();
+            let cpu = cpu as u64;
+            format!("{cpu}%/{}% CPU/GPU", 100 - cpu)
+        }
+    }
 }
 
 /// One GPU's buffers in a load over several (llama.cpp's

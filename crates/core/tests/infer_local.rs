@@ -2552,3 +2552,140 @@ fn devices_as_llama_cpp_logged_them() {
     }
     assert_eq!(held, 15 + 22 * 2, "every run's devices and host");
 }
+
+/// `ollama ps` (Ollama HEAD fb30760, `llm/llama_server.go`: a buffer read
+/// back from llama-server's `%8.2f MiB` line). `logged` in integers agrees
+/// with what Go does in floats: the line's text parsed back and scaled,
+/// truncated (here with Rust's float formatting and parsing, which round
+/// as glibc's printf and Go's ParseFloat do: to nearest, ties to even).
+#[test]
+fn ollama_reads_buffers_back_from_the_log() {
+    use vramfit_core::infer::local::ollama::logged;
+    let by_floats = |bytes: u64| -> u128 {
+        #[allow(clippy::cast_precision_loss)]
+        let mib = bytes as f64 / 1024.0 / 1024.0;
+        let text = format!("{mib:.2}");
+        let back: f64 = text.parse().expect("a number");
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let b = (back * 1024.0 * 1024.0) as u64;
+        u128::from(b)
+    };
+    // (bytes, read back): lines of the logs in `fixtures/llamacpp_devices.jsonl`
+    // and ties of the rounding.
+    let table: [(u64, u128); 7] = [
+        (0, 0),
+        // "35.03 MiB": 3503 hundredths, 36 731 617.28 bytes, truncated.
+        (36_731_372, 36_731_617),
+        // Exactly 16 MiB: printed and read back exact.
+        (16 << 20, 16 << 20),
+        // 0.0049992 MiB: "0.00".
+        (5_242, 0),
+        // 0.0150003 MiB: "0.02", 20 971.52 bytes.
+        (15_729, 20_971),
+        // 0.125 MiB and 1.125 MiB are ties: to even, "0.12" and "1.12"
+        // (125 829.12 and 1 174 405.12 bytes read back).
+        (131_072, 125_829),
+        (1_179_648, 1_174_405),
+    ];
+    for (bytes, back) in table {
+        assert_eq!(logged(u128::from(bytes)), back, "{bytes} B");
+        assert_eq!(by_floats(bytes), back, "{bytes} B (floats)");
+    }
+    // A sweep: every size near each tie and each rounding step, up to 1 TiB.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let bytes = x % (1 << 40);
+        for b in [bytes, bytes / 5_242 * 5_243, (bytes >> 20) << 20 | 1 << 19] {
+            assert_eq!(logged(u128::from(b)), by_floats(b), "{b} B");
+        }
+    }
+}
+
+/// SIZE and PROCESSOR as `ollama ps` prints them (`format/bytes.go`
+/// `HumanBytes`, `cmd/cmd.go` `ListRunningHandler`, at fb30760).
+#[test]
+fn ollama_ps_columns() {
+    use vramfit_core::report::OllamaPs;
+    use vramfit_core::Bytes;
+    let ps = |size: u64, vram: u64| OllamaPs {
+        size: Bytes(size),
+        size_vram: Bytes(vram),
+        kv_unlisted: Bytes::ZERO,
+        context: 4096,
+    };
+    let table: [((u64, u64), &str, &str); 9] = [
+        ((999, 999), "999 B", "100% GPU"),
+        ((2_700_000_000, 2_700_000_000), "2.7 GB", "100% GPU"),
+        // Whole below 10: no decimal.
+        ((3_000_000_000, 0), "3 GB", "100% CPU"),
+        // From 10 of a unit the whole part, floored.
+        ((53_736_741_273, 24_051_565_199), "53 GB", "55%/45% CPU/GPU"),
+        ((9_189_185_290, 9_189_185_290), "9.2 GB", "100% GPU"),
+        // 1.25 GB is a tie in binary too: to even.
+        ((1_250_000_000, 1_000_000_000), "1.2 GB", "20%/80% CPU/GPU"),
+        // Half a percent on the host: rounded away from zero (math.Round).
+        ((1_000, 995), "1 KB", "1%/99% CPU/GPU"),
+        ((10_500_000_000_000, 1), "10 TB", "100%/0% CPU/GPU"),
+        ((5, 6), "5 B", "Unknown"),
+    ];
+    for ((size, vram), size_text, processor) in table {
+        let p = ps(size, vram);
+        assert_eq!(p.size_text(), size_text, "{size}");
+        assert_eq!(p.processor(), processor, "{size} {vram}");
+    }
+}
+
+/// `ollama ps` of an estimate: the GPU's buffers as read back; the host's
+/// too unless every layer is on the GPU whole; and gpt-oss's full-attention
+/// cache left out (its line replaced by the sliding-window cache's).
+#[test]
+fn ollama_ps_of_estimates() {
+    use vramfit_core::infer::local::ollama::logged;
+    use vramfit_core::query::{decode_strict, RawQuery};
+    use vramfit_core::terms::TermId as T;
+    let estimate = |q: &str| {
+        let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        vramfit_core::infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e:?}"))
+    };
+    // (query, every layer on the GPU whole, key/value bytes left out).
+    // gpt-oss-20b: 12 full-attention layers × 32 768 cells × 8 key/value
+    // heads × 64 × 2 (K, V) × 2 bytes (f16) = 805 306 368.
+    let table = [
+        (
+            "task=infer&engine=ollama&model=llama3.1-8b&gpu=rtx-4090",
+            true,
+            0,
+        ),
+        (
+            "task=infer&engine=ollama&model=llama3.1-70b&gpu=rtx-4090",
+            false,
+            0,
+        ),
+        (
+            "task=infer&engine=ollama&model=gpt-oss-20b&gpu=rtx-4090",
+            true,
+            805_306_368,
+        ),
+    ];
+    for (q, whole, unlisted) in table {
+        let e = estimate(q);
+        let ps = e.served.as_ref().and_then(|v| v.ollama_ps).expect(q);
+        let t = |id: T| logged(e.terms.bytes(id));
+        let gpu = t(T::LocalWeights)
+            + logged(e.terms.bytes(T::LocalKv) - u128::from(unlisted))
+            + t(T::LocalCompute);
+        let host =
+            t(T::LocalHostWeights) + t(T::LocalHostKv) + t(T::LocalHostCompute) + t(T::LocalOutput);
+        assert_eq!(u128::from(ps.size_vram.get()), gpu, "{q}");
+        let size = if whole { gpu } else { gpu + host };
+        assert_eq!(u128::from(ps.size.get()), size, "{q}");
+        assert_eq!(ps.kv_unlisted.get(), unlisted, "{q}");
+        assert!(host > 0, "{q}");
+    }
+    // Not Ollama: no `ollama ps`.
+    let e = estimate("task=infer&engine=llamacpp&model=llama3.1-8b&gpu=rtx-4090");
+    assert_eq!(e.served.and_then(|v| v.ollama_ps), None);
+}

@@ -15,7 +15,7 @@ use crate::inputs::Overhead;
 use crate::model::gguf::Recipe;
 use crate::model::{Architecture, ModuleName, Role};
 use crate::report::{
-    Drivers, Estimate, GpuShare, Method, Moment, Phase, PhaseReport, Served, Tally,
+    Drivers, Estimate, GpuShare, Method, Moment, OllamaPs, Phase, PhaseReport, Served, Tally,
 };
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::units::Bytes;
@@ -188,19 +188,33 @@ pub fn llama_estimate(
     let gpus = gpus_used(d, overhead, inf);
     let engine_error = |e: super::LocalError| EstimateError::Engine(e.to_string());
     let w = f.weights();
-    let (report, n_ctx) = match inf.engine {
+    let (report, n_ctx, ollama) = match inf.engine {
         Engine::Ollama => {
             let r =
                 ollama_with(&m, &w, &ollama_params(a, inf), &gpus, None).map_err(engine_error)?;
-            (r.report, r.num_ctx)
+            (r.report, r.num_ctx, true)
         }
         Engine::Llamacpp | Engine::Transformers | Engine::Vllm | Engine::Mlx => {
             let r =
                 llama_cpp_with(&m, &w, &llama_params(inf), &gpus, None).map_err(engine_error)?;
-            (r, r.plan.resolved.n_ctx)
+            (r, r.plan.resolved.n_ctx, false)
         }
     };
     let p = &report.plan;
+    let ollama_ps = if ollama {
+        let overflowing = report
+            .fit
+            .is_some_and(|f| f.placement.partial.iter().any(|x| x.hi > x.lo));
+        let ps = super::ollama::ps_bytes(p, overflowing, m.cache.layers);
+        Some(OllamaPs {
+            size: bytes(ps.size, "the model size")?,
+            size_vram: bytes(ps.size_vram, "the model size")?,
+            kv_unlisted: bytes(ps.kv_unlisted, "n_ctx")?,
+            context: n_ctx,
+        })
+    } else {
+        None
+    };
     let fullest = fullest(p);
     let mut e = plan_estimate(a, p, fullest, overhead)?;
     e.overhead = crate::report::OverheadRule::ContextOnly {
@@ -216,6 +230,7 @@ pub fn llama_estimate(
         n_ctx: Some(n_ctx),
         fit: report.fit.map(|a| fit_label(a.status)),
         gpus: shares(p, fullest, overhead)?,
+        ollama_ps,
         ..Served::default()
     }));
     e.caveats = [

@@ -162,10 +162,14 @@ pub fn sizes(
 }
 
 /// Where each layer's cache lives, and the bytes each place holds: (KV,
-/// recurrent) per GPU and on the host. `cuda[d]`: GPU `d` pads.
+/// recurrent) per GPU and on the host, and of the KV the sliding-window
+/// cache's (its own buffer, allocated after the other's: `swa_gpu`,
+/// `swa_host`). `cuda[d]`: GPU `d` pads.
 pub struct PerPlace {
     pub gpu: [(u128, u128); super::params::MAX_DEVICES],
     pub host: (u128, u128),
+    pub swa_gpu: [u128; super::params::MAX_DEVICES],
+    pub swa_host: u128,
 }
 
 /// The cache split over the places its layers are in, stretch by stretch
@@ -183,6 +187,8 @@ pub fn per_place(
     let mut out = PerPlace {
         gpu: [(0, 0); super::params::MAX_DEVICES],
         host: (0, 0),
+        swa_gpu: [0; super::params::MAX_DEVICES],
+        swa_host: 0,
     };
     for (lo, hi) in stretches.iter() {
         let place = if p.no_kv_offload {
@@ -193,14 +199,15 @@ pub fn per_place(
         let (n_full, n_swa) = m.cache.counts_in(lo, hi);
         let (n_full, n_swa) = (u128::from(n_full), u128::from(n_swa));
         let n_rs = u128::from(m.cache.recurrent_layers.count(lo, hi));
-        let slot = match place {
-            Place::Gpu(d) => &mut out.gpu[d],
-            Place::Host => &mut out.host,
+        let (slot, swa_slot) = match place {
+            Place::Gpu(d) => (&mut out.gpu[d], &mut out.swa_gpu[d]),
+            Place::Host => (&mut out.host, &mut out.swa_host),
         };
         let padded = matches!(place, Place::Gpu(d) if cuda.get(d).copied().unwrap_or(false));
         let with_pad = |(kv, pad): (u128, u128)| kv + if padded { pad } else { 0 };
         slot.0 += n_full * with_pad(full) + n_swa * with_pad(swa);
         slot.1 += n_rs * state;
+        *swa_slot += n_swa * with_pad(swa);
     }
     out
 }

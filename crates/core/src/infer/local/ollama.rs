@@ -30,6 +30,7 @@
 use super::ggml::{CacheType, GIB, MIB};
 use super::model::LocalModel;
 use super::params::{Backend, FlashAttn, Frontend, Gpu, LlamaCpp};
+use super::plan::{DeviceBytes, Plan};
 use super::weights::{ModelBytes, Weights};
 use super::{llama_cpp_with, LocalError, Report};
 
@@ -161,6 +162,87 @@ pub fn predicted_vram(m: &LocalModel, file_bytes: u128, ctx: u32) -> u128 {
         * u128::from(ctx)
         * 2;
     file_bytes + kv
+}
+
+/// A llama-server buffer of `bytes` as Ollama reads it back from the log
+/// (`memoryParsingWriter.Write`, `llm/llama_server.go:2772-2819`):
+/// printed as `%8.2f MiB` of `size / 1024.0 / 1024.0` (`llama-model.cpp`
+/// `load_tensors`, `llama-kv-cache.cpp`, `llama-context.cpp`; rounded half
+/// to even on the exact quotient), parsed by `strconv.ParseFloat` and
+/// scaled back by `uint64(mib * 1024 * 1024)`, truncated. In integers: `n`
+/// hundredths of a MiB, then ⌊n · 2^20 / 100⌋ (the parsed double is within
+/// far less than the 1/25 byte between that quotient and an integer, and
+/// is exact where the quotient is one: `n / 100` is then a quarter).
+pub fn logged(bytes: u128) -> u128 {
+    const HALF: u128 = 1 << 19;
+    let scaled = bytes * 100;
+    let (n, rest) = (scaled >> 20, scaled & ((1 << 20) - 1));
+    let n = if rest > HALF || (rest == HALF && n % 2 == 1) {
+        n + 1
+    } else {
+        n
+    };
+    n * (1 << 20) / 100
+}
+
+/// `size` and `size_vram` of `ollama ps` for the load `plan` of a model of
+/// `n_layer` layers (`MemorySize`, `updateRunnerMemoryLocked`,
+/// `llm/llama_server.go:2637-2676, 2821-2852`): every buffer llama-server
+/// printed ([`logged`]: model, KV, RS and compute on each device, the
+/// output buffer), those on GPUs for `size_vram`. Ollama keeps one figure
+/// per (function, device, kind) of buffer, the last printed: a model with
+/// full-attention and sliding-window layers prints a `KV buffer` line for
+/// each cache on a device (`llama_kv_cache`, the sliding-window one last,
+/// `llama-kv-cache-iswa.cpp`), so only the sliding-window cache's is
+/// counted, the other's left out. When every layer and the
+/// output are on GPUs (`offloaded N/N layers`) with none overflowing to the
+/// host (`--fit`'s trace line, printed at Ollama's `--log-verbosity 4`),
+/// `size` is `size_vram`: the host's buffers (the token embeddings'
+/// mapped range, the host compute and output buffers) are left out.
+/// `overflowing`: `--fit` left part of a layer in host memory.
+///
+/// Not modelled: the trim of a partial offload's mapped range to the file's
+/// size (`CPU_Mapped` is a file range: where it spans tensors on GPUs,
+/// Ollama counts the file's bytes, header included, for the weights).
+pub fn ps_bytes(plan: &Plan, overflowing: bool, n_layer: u32) -> PsBytes {
+    let buffers = |d: &DeviceBytes| -> u128 {
+        [d.weights, kv_listed(d), d.recurrent, d.compute]
+            .into_iter()
+            .map(logged)
+            .sum()
+    };
+    let gpus = || plan.gpus.iter().take(plan.n_gpus);
+    let vram: u128 = gpus().map(buffers).sum();
+    let host = buffers(&plan.host) + logged(plan.output_buffer);
+    let whole = plan.n_gpu_layers > n_layer && !overflowing;
+    let unlisted = |d: &DeviceBytes| d.kv - kv_listed(d);
+    PsBytes {
+        size: if whole { vram } else { vram + host },
+        size_vram: vram,
+        kv_unlisted: gpus().map(unlisted).sum::<u128>()
+            + if whole { 0 } else { unlisted(&plan.host) },
+    }
+}
+
+/// The key/value bytes of device `d` whose line Ollama keeps: the
+/// sliding-window cache's where the device has one (printed last).
+fn kv_listed(d: &DeviceBytes) -> u128 {
+    if d.kv_swa > 0 {
+        d.kv_swa
+    } else {
+        d.kv
+    }
+}
+
+/// What [`ps_bytes`] finds: `size`, `size_vram`, and the key/value bytes
+/// allocated but not in them (the full-attention cache's buffers whose
+/// line the sliding-window cache's replaced), of the devices `size`
+/// counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PsBytes {
+    pub size: u128,
+    pub size_vram: u128,
+    pub kv_unlisted: u128,
 }
 
 /// `automaticGenerationBatch` (`server/sched.go:822-913`) for a context of

@@ -21,6 +21,9 @@ pub struct DeviceBytes {
     pub weights: u128,
     /// The key/value cache's buffer(s) (`KV buffer size`).
     pub kv: u128,
+    /// Of `kv`, the sliding-window cache's buffer (a model with both kinds
+    /// of layer has one cache of each, and one buffer of each a device).
+    pub kv_swa: u128,
     /// A hybrid's recurrent state (`RS buffer size`).
     pub recurrent: u128,
     /// The compute buffer (an estimate, `compute`).
@@ -266,6 +269,7 @@ impl Buffers {
             Place::Gpu(d) => DeviceBytes {
                 weights: self.placed.gpu[d],
                 kv: self.kv.gpu[d].0,
+                kv_swa: self.kv.swa_gpu[d],
                 recurrent: self.kv.gpu[d].1,
                 compute: self.compute.gpu[d],
                 layers: on[d],
@@ -274,6 +278,7 @@ impl Buffers {
             Place::Host => DeviceBytes {
                 weights: self.placed.host,
                 kv: self.kv.host.0,
+                kv_swa: self.kv.swa_host,
                 recurrent: self.kv.host.1,
                 compute: self.compute.host,
                 layers: host_layers,
