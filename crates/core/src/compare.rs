@@ -54,6 +54,7 @@ pub fn likely_cause(field: &str, training: bool) -> Option<&'static str> {
         "non_torch_bytes" => "memory beside PyTorch's tensors: NCCL, the CUDA context and cuBLAS's workspaces, by driver and GPU",
         "cudagraph_bytes" => "CUDA graphs: the capture sizes and their memory pool",
         "requested_bytes" => "the GPU's capacity differs from the one chosen: choose the GPU the log names",
+        "ollama_ps_size" | "ollama_ps_size_vram" => "Ollama's version (before v0.30.0 ollama ps showed Ollama's own prediction, not llama-server's buffers), or a setting the paste does not say (OLLAMA_NUM_PARALLEL, the cache type, flash attention, num_gpu)",
         _ => return None,
     })
 }
@@ -94,6 +95,12 @@ pub fn estimated(field: &str, e: &Estimate) -> Option<Figure> {
         "requested_bytes" => served.and_then(|s| s.requested_bytes).map(Figure::Bytes),
         "kv_tokens" => served.and_then(|s| s.kv_tokens).map(Figure::Count),
         "kv_blocks" => served.and_then(|s| s.kv_blocks).map(Figure::Count),
+        "ollama_ps_size" => served
+            .and_then(|s| s.ollama_ps)
+            .map(|p| Figure::Bytes(p.size)),
+        "ollama_ps_size_vram" => served
+            .and_then(|s| s.ollama_ps)
+            .map(|p| Figure::Bytes(p.size_vram)),
         _ => None,
     }
 }

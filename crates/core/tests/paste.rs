@@ -185,7 +185,10 @@ const CASES: &[Case] = &[
         reads: "task=infer&engine=ollama&ctx=4096",
         // 2.7 GB, 100% GPU: the same file's `/api/ps` gives size and
         // size_vram 2,686,878,533 bytes, within the printed ±0.05 GB.
-        measured: &[("peak_allocated_bytes", 2_700_000_000)],
+        measured: &[
+            ("ollama_ps_size", 2_700_000_000),
+            ("ollama_ps_size_vram", 2_700_000_000),
+        ],
         beside: "",
         holds: &[],
     },
@@ -607,15 +610,15 @@ fn ollama_ps_rows_read_to_their_figures() {
         assert_eq!(got, measured, "{text}");
         assert_eq!(r.unknown.len(), unknown, "{text}: {:?}", r.unknown);
     }
-    // A partial offload: 6.0 GB, 62% of it on the GPU; each share is
-    // within SIZE's rounding times its percent plus half a percent of SIZE.
+    // A partial offload: 6.0 GB, 62% of it on the GPU, within SIZE's
+    // rounding times its percent plus half a percent of SIZE.
     check(
         "$ ollama ps\nNAME                ID              SIZE      PROCESSOR          CONTEXT    UNTIL\n\
          qwen3:8b-q4_K_M     500a1f067a9f    6.0 GB    38%/62% CPU/GPU    16384      4 minutes from now\n",
         "task=infer&model=qwen3-8b&engine=ollama&weights=q4_k_m&ctx=16384",
         &[
-            ("peak_allocated_bytes", 3_720_000_000, 61_750_001),
-            ("host_bytes", 2_280_000_000, 49_750_001),
+            ("ollama_ps_size", 6_000_000_000, 50_000_000),
+            ("ollama_ps_size_vram", 3_720_000_000, 61_750_001),
         ],
         0,
     );
@@ -623,7 +626,10 @@ fn ollama_ps_rows_read_to_their_figures() {
     check(
         "gpt-oss:20b    aa4295ac10c3    14 GB    100% GPU     8192       4 minutes from now",
         "task=infer&model=gpt-oss-20b&engine=ollama&ctx=8192",
-        &[("peak_allocated_bytes", 14_000_000_000, 1_000_000_000)],
+        &[
+            ("ollama_ps_size", 14_000_000_000, 1_000_000_000),
+            ("ollama_ps_size_vram", 14_000_000_000, 1_000_000_000),
+        ],
         0,
     );
     // Before v0.9.7: no CONTEXT; with a header or without, UNTIL's
@@ -636,19 +642,19 @@ fn ollama_ps_rows_read_to_their_figures() {
             text,
             "task=infer&model=qwen3-8b&engine=ollama",
             &[
-                ("peak_allocated_bytes", 0, 0),
-                ("host_bytes", 5_900_000_000, 50_000_000),
+                ("ollama_ps_size", 5_900_000_000, 50_000_000),
+                ("ollama_ps_size_vram", 0, 0),
             ],
             0,
         );
     }
-    // PROCESSOR Unknown: no figure; a second row is another model.
+    // PROCESSOR Unknown: SIZE alone; a second row is another model.
     check(
         "NAME ID SIZE PROCESSOR CONTEXT UNTIL\n\
          qwen3:8b 500a1f067a9f 5.9 GB Unknown 4096 Forever\n\
          gpt-oss:20b aa4295ac10c3 14 GB 100% GPU 8192 Forever\n",
         "task=infer&model=qwen3-8b&engine=ollama&ctx=4096",
-        &[],
+        &[("ollama_ps_size", 5_900_000_000, 50_000_000)],
         2,
     );
     // An empty table: recognised, nothing read, and said.
@@ -745,7 +751,7 @@ fn a_figure_beside_another_models_estimate_says_so() {
     };
     assert_eq!(
         causes("ollama-ps-two-models.txt"),
-        (true, vec![Some(compare::MODEL_UNREAD)])
+        (true, vec![Some(compare::MODEL_UNREAD); 2])
     );
     let (unread, smi) = causes("nvidia-smi-a800.txt");
     assert!(!unread);
@@ -768,6 +774,8 @@ fn every_compared_figure_has_a_likely_cause() {
         "requested_bytes",
         "kv_tokens",
         "kv_blocks",
+        "ollama_ps_size",
+        "ollama_ps_size_vram",
     ] {
         for training in [true, false] {
             assert!(compare::likely_cause(field, training).is_some(), "{field}");

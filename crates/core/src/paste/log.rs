@@ -834,16 +834,14 @@ const DURATION_UNITS: &[&str] = &[
 /// `ollama ps`: `NAME ID SIZE PROCESSOR [CONTEXT] UNTIL` (Ollama's
 /// `cmd/cmd.go`, `ListRunningHandler`, at fb30760). The first row is
 /// read: the model (as `ollama run` names it), `engine=ollama`, the
-/// context (CONTEXT is `num_ctx`, per request), and SIZE split by
-/// PROCESSOR: the GPU's share as `peak_allocated_bytes`, the host's as
-/// `host_bytes`. Since v0.30.0 (#16031, `llm/llama_server.go`,
-/// `MemorySize`) SIZE and SIZE_VRAM are llama-server's printed buffers
-/// summed (every buffer; those on GPUs for SIZE_VRAM, over all GPUs), the
-/// figures `llama_totals` reads from the log; before it they were
-/// Ollama's own prediction of them (`llm/memory.go`), not what was
-/// allocated. `100% GPU` reads no host figure: on a full offload
-/// `MemorySize` reports SIZE as SIZE_VRAM, leaving the host's buffers out.
-/// Other rows (other models loaded) are listed as unknown.
+/// context (CONTEXT is `num_ctx`, per request), SIZE, and SIZE_VRAM
+/// from PROCESSOR (SIZE times the GPU's share), set beside what vramfit
+/// says `ollama ps` reports (`ollama_ps_size`, `ollama_ps_size_vram`:
+/// `infer::local::ollama::ps_bytes`). Since v0.30.0 (#16031,
+/// `llm/llama_server.go`, `MemorySize`) SIZE and SIZE_VRAM are
+/// llama-server's printed buffers summed; before it they were Ollama's own
+/// prediction of them (`llm/memory.go`), not what was allocated. Other
+/// rows (other models loaded) are listed as unknown.
 fn ollama_ps(line: &str, ps: &mut OllamaPs, c: &mut Collector) -> bool {
     let words: Vec<&str> = line.split_whitespace().collect();
     match words.as_slice() {
@@ -879,33 +877,32 @@ fn ollama_ps(line: &str, ps: &mut OllamaPs, c: &mut Collector) -> bool {
     if let Some(n) = row.context {
         c.set(Key::Ctx, n, line);
     }
-    let (gpu, host) = match row.processor {
-        Processor::Whole { gpu: true } => (Some((row.size, 100)), None),
-        Processor::Whole { gpu: false } => (Some(((Bytes::ZERO, 0), 0)), Some((row.size, 100))),
-        Processor::Split { cpu, gpu } => (
-            Some((share(row.size, gpu), gpu)),
-            Some((share(row.size, cpu), cpu)),
-        ),
+    let vram = match row.processor {
+        Processor::Whole { gpu: true } => Some((row.size, 100)),
+        Processor::Whole { gpu: false } => Some(((Bytes::ZERO, 0), 0)),
+        Processor::Split { gpu, .. } => Some((share(row.size, gpu), gpu)),
         Processor::Unknown => {
             c.unknown(format!(
                 "{}: PROCESSOR Unknown (Ollama's GPU share above its SIZE): no figure read",
                 clip(line, 120)
             ));
-            (None, None)
+            None
         }
     };
-    for (field, part, place) in [
-        ("peak_allocated_bytes", gpu, "on the GPU"),
-        ("host_bytes", host, "in host memory"),
-    ] {
-        if let Some(((b, plus_minus), pct)) = part {
-            c.measured(
-                field,
-                Figure::Bytes(b),
-                Bound::Printed { plus_minus },
-                &format!("SIZE × {pct}% {place}, from: {line}"),
-            );
-        }
+    let (size, plus_minus) = row.size;
+    c.measured(
+        "ollama_ps_size",
+        Figure::Bytes(size),
+        Bound::Printed { plus_minus },
+        &format!("SIZE, from: {line}"),
+    );
+    if let Some(((b, plus_minus), pct)) = vram {
+        c.measured(
+            "ollama_ps_size_vram",
+            Figure::Bytes(b),
+            Bound::Printed { plus_minus },
+            &format!("SIZE × {pct}% on the GPU, from: {line}"),
+        );
     }
     true
 }
