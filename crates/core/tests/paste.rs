@@ -376,9 +376,23 @@ fn each_programs_flags_read_to_their_keys() {
         "task=infer&model=llama3.1-8b&engine=vllm&weights=fp8&max_num_seqs=64",
         1,
     );
+    // Ollama's server settings are `ollama serve`'s environment
+    // (`cmd/cmd.go` lists them for `serve`; for `run` only OLLAMA_HOST,
+    // OLLAMA_EDITOR and OLLAMA_NOHISTORY): before `ollama run` they reach
+    // the client and are listed as not applied.
     check(
-        "OLLAMA_NUM_PARALLEL=2 OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 ollama run qwen3:8b",
-        "task=infer&model=qwen3-8b&engine=ollama&num_parallel=2&kv_cache_type=q8_0&flash_attention=true",
+        "OLLAMA_NUM_PARALLEL=2 OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 OLLAMA_CONTEXT_LENGTH=8192 ollama serve",
+        "task=infer&engine=ollama&ctx=8192&num_parallel=2&kv_cache_type=q8_0&flash_attention=true",
+        0,
+    );
+    check(
+        "OLLAMA_NUM_PARALLEL=2 OLLAMA_KV_CACHE_TYPE=q8_0 ollama run qwen3:8b",
+        "task=infer&model=qwen3-8b&engine=ollama",
+        2,
+    );
+    check(
+        "OLLAMA_FLASH_ATTENTION=1 ollama serve\nollama run qwen3:8b",
+        "task=infer&model=qwen3-8b&engine=ollama&flash_attention=true",
         0,
     );
     check(
@@ -1192,6 +1206,19 @@ fn docker_run_commands_read_as_the_engine_they_start() {
         "docker exec -it ollama ollama run llama3.1:8b",
         "task=infer&model=llama3.1-8b&engine=ollama",
         0,
+    );
+    // Ollama's image runs `ollama serve` (its Dockerfile's CMD): `-e` sets
+    // the server's environment (the command from Ollama's docs/docker.mdx,
+    // with two settings added).
+    check(
+        "docker run -d --gpus=all -v ollama:/root/.ollama -p 11434:11434 -e OLLAMA_KV_CACHE_TYPE=q8_0 -e OLLAMA_FLASH_ATTENTION=1 --name ollama ollama/ollama",
+        "task=infer&engine=ollama&kv_cache_type=q8_0&flash_attention=true",
+        0,
+    );
+    check(
+        "docker run -d --device /dev/kfd --device /dev/dri -v ollama:/root/.ollama -p 11434:11434 --name ollama ollama/ollama:rocm serve --verbose",
+        "task=infer&engine=ollama",
+        1,
     );
     // An image vramfit does not know is not a command it reads.
     assert!(paste::read("docker run --gpus all nvidia/cuda:12.4.0-base nvidia-smi").is_err());

@@ -7,12 +7,17 @@
 //!   `FlexibleArgumentParser` takes `--max_model_len` for
 //!   `--max-model-len`): `vllm serve MODEL`, or
 //!   `python -m vllm.entrypoints.openai.api_server --model MODEL`.
-//! - Ollama: `ollama run MODEL[:TAG]` and its server's environment
-//!   (`envconfig/config.go`: `OLLAMA_NUM_PARALLEL`, `OLLAMA_FLASH_ATTENTION`,
-//!   `OLLAMA_KV_CACHE_TYPE`, `OLLAMA_CONTEXT_LENGTH`).
+//! - Ollama: `ollama run MODEL[:TAG]`, and `ollama serve` with its
+//!   environment (`envconfig/config.go`: `OLLAMA_NUM_PARALLEL`,
+//!   `OLLAMA_FLASH_ATTENTION`, `OLLAMA_KV_CACHE_TYPE`,
+//!   `OLLAMA_CONTEXT_LENGTH`; `cmd/cmd.go` lists them for `serve`, and
+//!   for `run` only `OLLAMA_HOST`, `OLLAMA_EDITOR`, `OLLAMA_NOHISTORY`:
+//!   set before `ollama run` they reach the client, not the server, and
+//!   are listed as not applied).
 //! - mlx-lm: `mlx_lm/generate.py`'s arguments.
-//! - `docker run` (or `podman run`) of vLLM's `vllm/vllm-openai` image or
-//!   llama.cpp's `llama.cpp:server*` images: Docker's options passed over,
+//! - `docker run` (or `podman run`) of vLLM's `vllm/vllm-openai` image,
+//!   llama.cpp's `llama.cpp:server*` images or Ollama's `ollama/ollama`
+//!   (whose command is `serve`: its `Dockerfile`): Docker's options passed over,
 //!   `-e` / `--env` read as the environment, the image's arguments as its
 //!   engine's; `docker exec [options] CONTAINER` before one of the
 //!   commands above.
@@ -249,7 +254,10 @@ const MLX: &[Flag] = &[
 enum Program {
     Llama,
     Vllm,
+    /// `ollama run`: the client.
     Ollama,
+    /// `ollama serve`: the server, whose environment sets how it loads.
+    OllamaServe,
     Mlx,
     Train,
 }
@@ -260,6 +268,7 @@ impl Program {
             Program::Llama => "a llama.cpp command",
             Program::Vllm => "a vllm serve command",
             Program::Ollama => "an ollama run command",
+            Program::OllamaServe => "an ollama serve command",
             Program::Mlx => "an mlx_lm command",
             Program::Train => "a training launch command",
         }
@@ -269,7 +278,7 @@ impl Program {
         match self {
             Program::Llama => Some("llamacpp"),
             Program::Vllm => Some("vllm"),
-            Program::Ollama => Some("ollama"),
+            Program::Ollama | Program::OllamaServe => Some("ollama"),
             Program::Mlx => Some("mlx"),
             Program::Train => None,
         }
@@ -280,7 +289,7 @@ impl Program {
             Program::Llama => LLAMA,
             Program::Vllm => VLLM,
             Program::Mlx => MLX,
-            Program::Ollama | Program::Train => &[],
+            Program::Ollama | Program::OllamaServe | Program::Train => &[],
         }
     }
 }
@@ -368,6 +377,7 @@ fn program(words: &[String]) -> Option<(Program, usize)> {
             Some((Program::Vllm, i + 3))
         }
         ("ollama", Some("run"), _) => Some((Program::Ollama, i + 2)),
+        ("ollama", Some("serve"), _) => Some((Program::OllamaServe, i + 2)),
         ("mlx_lm.generate" | "mlx_lm.server" | "mlx_lm.chat", _, _) => Some((Program::Mlx, i + 1)),
         ("python" | "python3", Some("-m"), Some(m)) if m.starts_with("mlx_lm") => {
             let skip = usize::from(matches!(
@@ -447,6 +457,8 @@ fn docker_image(words: &[String], from: usize) -> Option<(Program, usize)> {
         Program::Vllm
     } else if image.contains("llama.cpp:server") {
         Program::Llama
+    } else if image.starts_with("ollama/ollama") || image.contains("/ollama/ollama") {
+        Program::OllamaServe
     } else {
         return None;
     };
@@ -512,6 +524,17 @@ fn read_command(words: &[String], c: &mut Collector) {
                 c.unknown(format!(
                     "{w}: ollama run's prompt or flag (no effect on memory)"
                 ));
+            }
+            return;
+        }
+        Program::OllamaServe => {
+            // The image's command (`serve`) or `ollama serve`'s flags.
+            for w in words.iter().skip(start) {
+                if w != "serve" {
+                    c.unknown(format!(
+                        "{w}: an argument of ollama serve vramfit does not read"
+                    ));
+                }
             }
             return;
         }
@@ -837,7 +860,7 @@ fn model(name: &str, prog: Program, c: &mut Collector) {
     c.quantized |= says.is_some() || lower.contains("gguf");
     let weights_before = c.has(Key::Weights);
     match prog {
-        Program::Llama | Program::Ollama => match file_type_in(name) {
+        Program::Llama | Program::Ollama | Program::OllamaServe => match file_type_in(name) {
             Some(t) => c.set(Key::Weights, t.key(), name),
             // `Qwen3-8B-UD-Q4_K_XL.gguf`: a file type of its maker's.
             None => {
@@ -911,16 +934,35 @@ pub(crate) fn hub_model(name: &str, c: &mut Collector) {
     model(name, Program::Vllm, c);
 }
 
+/// The server settings of Ollama's environment (`envconfig/config.go`)
+/// vramfit reads.
+const OLLAMA_SERVER_ENV: [&str; 4] = [
+    "OLLAMA_NUM_PARALLEL",
+    "OLLAMA_KV_CACHE_TYPE",
+    "OLLAMA_FLASH_ATTENTION",
+    "OLLAMA_CONTEXT_LENGTH",
+];
+
 /// An environment assignment before the program.
 fn env(word: &str, prog: Program, c: &mut Collector) {
     let Some((k, v)) = word.split_once('=') else {
         return;
     };
+    if prog == Program::Ollama && OLLAMA_SERVER_ENV.contains(&k) {
+        c.unknown(format!(
+            "{word}: set for ollama run, the client; the server reads its own environment (ollama serve's, or the service's): not applied"
+        ));
+        return;
+    }
     let key = match (k, prog) {
-        ("OLLAMA_NUM_PARALLEL", _) => Some((Key::NumParallel, v.to_string())),
-        ("OLLAMA_KV_CACHE_TYPE", _) => Some((Key::KvCacheType, v.to_ascii_lowercase())),
-        ("OLLAMA_FLASH_ATTENTION", _) => bool_of(v).map(|b| (Key::FlashAttention, b)),
-        ("OLLAMA_CONTEXT_LENGTH", _) => Some((Key::Ctx, v.to_string())),
+        ("OLLAMA_NUM_PARALLEL", Program::OllamaServe) => Some((Key::NumParallel, v.to_string())),
+        ("OLLAMA_KV_CACHE_TYPE", Program::OllamaServe) => {
+            Some((Key::KvCacheType, v.to_ascii_lowercase()))
+        }
+        ("OLLAMA_FLASH_ATTENTION", Program::OllamaServe) => {
+            bool_of(v).map(|b| (Key::FlashAttention, b))
+        }
+        ("OLLAMA_CONTEXT_LENGTH", Program::OllamaServe) => Some((Key::Ctx, v.to_string())),
         ("PYTORCH_CUDA_ALLOC_CONF" | "PYTORCH_ALLOC_CONF", _)
             if v.contains("expandable_segments:True") =>
         {
