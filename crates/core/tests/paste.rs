@@ -395,6 +395,19 @@ fn each_programs_flags_read_to_their_keys() {
         "task=infer&model=qwen3-8b&engine=ollama&flash_attention=true",
         0,
     );
+    // The server's environment as Ollama's FAQ sets it (docs/faq.mdx): a
+    // systemd drop-in (`systemctl edit ollama.service`), the macOS app's
+    // `launchctl setenv`; OLLAMA_HOST is no memory setting.
+    check(
+        "[Service]\nEnvironment=\"OLLAMA_HOST=0.0.0.0:11434\"\nEnvironment=\"OLLAMA_CONTEXT_LENGTH=16384\" \"OLLAMA_NUM_PARALLEL=2\"\n",
+        "task=infer&engine=ollama&ctx=16384&num_parallel=2",
+        1,
+    );
+    check(
+        "launchctl setenv OLLAMA_KV_CACHE_TYPE \"q8_0\"\nlaunchctl setenv OLLAMA_FLASH_ATTENTION 1",
+        "task=infer&engine=ollama&kv_cache_type=q8_0&flash_attention=true",
+        0,
+    );
     check(
         "mlx_lm.generate --model mlx-community/Qwen3-8B-4bit --prompt hi --max-tokens 256 --max-kv-size 4096",
         "task=infer&model=qwen3-8b&engine=mlx&weights=4bit&new=256&max_kv_size=4096",

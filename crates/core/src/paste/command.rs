@@ -943,6 +943,13 @@ const OLLAMA_SERVER_ENV: [&str; 4] = [
     "OLLAMA_CONTEXT_LENGTH",
 ];
 
+/// `KEY=value` of Ollama's server environment (a systemd unit's or
+/// launchctl's, `super::modelfile::server_env_line`), read as `ollama
+/// serve`'s.
+pub(crate) fn ollama_server_env(word: &str, c: &mut Collector) {
+    env(word, Program::OllamaServe, c);
+}
+
 /// An environment assignment before the program.
 fn env(word: &str, prog: Program, c: &mut Collector) {
     let Some((k, v)) = word.split_once('=') else {

@@ -211,7 +211,7 @@ pub fn read(text: &str) -> Result<Read, PasteError> {
     };
     let text: String = text
         .lines()
-        .filter(|l| !modelfile::session_line(l, &mut c))
+        .filter(|l| !modelfile::session_line(l, &mut c) && !modelfile::server_env_line(l, &mut c))
         .flat_map(|l| [l, "\n"])
         .collect();
     let rest = command::read_commands(&text, &mut c);

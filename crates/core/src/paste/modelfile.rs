@@ -9,7 +9,7 @@
 //! (`/set parameter`).
 
 use super::yaml::Entry;
-use super::{command, Collector};
+use super::{command, shell, Collector};
 use crate::query::Key;
 
 /// What a Modelfile instruction or session parameter is to vramfit.
@@ -116,6 +116,36 @@ pub(crate) fn session_line(line: &str, c: &mut Collector) -> bool {
     let rest = rest.trim();
     let (name, v) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     parameter(name, v.trim(), t, c);
+    true
+}
+
+/// Ollama's server environment as its FAQ sets it (fb30760 `docs/faq.mdx`):
+/// a systemd unit's `Environment="OLLAMA_X=v"` lines under `[Service]`
+/// (`systemctl edit ollama.service`; several assignments a line allowed)
+/// and `launchctl setenv OLLAMA_X v` (the macOS app); each read as
+/// `ollama serve`'s environment. Returns whether `line` was one.
+pub(crate) fn server_env_line(line: &str, c: &mut Collector) -> bool {
+    let t = line.trim();
+    let t = t.strip_prefix("$ ").unwrap_or(t);
+    let words: Vec<String> = if let Some(rest) = t.strip_prefix("Environment=") {
+        shell::split(rest).words
+    } else if let Some(rest) = t.strip_prefix("launchctl setenv ") {
+        match shell::split(rest).words.as_slice() {
+            [k, v] => vec![format!("{k}={v}")],
+            _ => return false,
+        }
+    } else {
+        return t == "[Service]";
+    };
+    if !words.iter().any(|w| w.starts_with("OLLAMA_")) {
+        return false;
+    }
+    c.found("Ollama's server environment");
+    c.set(Key::Task, "infer", "the server's environment");
+    c.set(Key::Engine, "ollama", "the server's environment");
+    for w in &words {
+        command::ollama_server_env(w, c);
+    }
     true
 }
 
