@@ -92,6 +92,23 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
         // earlier layer, where vramfit takes the last layer's moment.
         return matches!(phase, "overall" | "peak_bwd") && (0.0..2.1).contains(&err_pct);
     }
+    if hybrid && label.contains(" fsdp2") {
+        // FSDP2 on the shrunk hybrids (units of 1 MB beside 14 MB of
+        // activations), tp 1 or 2: a Gated DeltaNet layer's backward is
+        // taken with its unit and the prefetched one gathered and its
+        // whole gradient made at its largest transient, and passes the
+        // head's moment, the measured peak (up to 5.8% high); under
+        // non-reentrant checkpointing the recomputed layer's moment is
+        // up to 5.7% low and forward's 5.0% high. On Qwen3.6-27B's shape
+        // (tp 1 to 4, FSDP2 over 2 to 8 GPUs) every phase is within 0.12%.
+        let ckpt = label.contains(" ckpt");
+        return match phase {
+            "overall" | "peak_bwd" if !ckpt => (0.0..5.8).contains(&err_pct),
+            "overall" | "peak_bwd" => (-5.8..0.0).contains(&err_pct),
+            "peak_fwd" => ckpt && (0.0..5.1).contains(&err_pct),
+            _ => false,
+        };
+    }
     if ["moe4 ", "next4 "].iter().any(|m| label.starts_with(m)) {
         return phase == "peak_bwd" && (-4.2..0.0).contains(&err_pct);
     }
@@ -898,7 +915,7 @@ fn fsdp2_within_budget() {
 /// width of its own) and Qwen3 32B at tp 8.
 #[test]
 fn tensor_parallel_within_budget() {
-    check_file("tp_rows", 11);
+    check_file("tp_rows", 26);
 }
 
 #[test]

@@ -230,6 +230,14 @@ pub struct Architecture {
     /// 1: the q/k norms a family makes optional are on (GLM-4.5's
     /// `use_qk_norm`); 0 elsewhere.
     pub qk_norm: u32,
+    /// Tensor parallelism's share of the Gated DeltaNet projections (1:
+    /// whole): each GPU holds ⌈out / this⌉ of their output features.
+    /// transformers 5.23's plan splits them `colwise_gather_output`, so
+    /// their outputs are gathered whole and only the weights are split.
+    /// Set by the training estimator's tensor-parallel share alone, never
+    /// read from a config or a link.
+    #[serde(skip)]
+    pub linear_tp: u32,
 }
 
 impl Architecture {
@@ -272,6 +280,7 @@ impl Architecture {
         ple_dim: 0,
         ple_vocab: 0,
         qk_norm: 0,
+        linear_tp: 1,
     };
 
     /// The family's description as this model has it: the q/k norms a
@@ -699,7 +708,9 @@ impl Architecture {
     /// MLX refuses such a model (it builds the pattern from the interval).
     pub fn layer_order_caveat(&self) -> Option<String> {
         let rule = self.family.spec().linear?;
-        (rule.count(self.layers) != self.linear_layers).then(|| {
+        // None or every layer a DeltaNet layer: no order to keep.
+        let mixed = self.linear_layers > 0 && self.linear_layers < self.layers;
+        (mixed && rule.count(self.layers) != self.linear_layers).then(|| {
             format!(
                 "the {n} Gated DeltaNet layers are taken as the first {n}: the config's layer order (layer_types) is not kept, only the count; sizes that depend on which layer comes last may differ",
                 n = self.linear_layers

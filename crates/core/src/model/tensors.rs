@@ -562,7 +562,12 @@ impl Architecture {
         let (conv, value) = self.linear_widths();
         let hv = u64::from(self.linear_v_heads);
         let vec = |name, n| ParamTensor::new(name, n, 1, Role::Attention);
-        let proj = |name, out, inp| ParamTensor::linear(self.family.module(name), out, inp, false);
+        // This GPU's rows of a projection under tensor parallelism
+        // (`torch.chunk`: rank 0 holds ⌈out / tp⌉).
+        let tp = u64::from(self.linear_tp.max(1));
+        let proj = |name, out: u64, inp| {
+            ParamTensor::linear(self.family.module(name), out.div_ceil(tp), inp, false)
+        };
         // `nn.Conv1d(conv, conv, k, groups=conv, bias=False)`: [conv, 1, k].
         put(ParamTensor {
             conv: true,
@@ -832,24 +837,32 @@ impl Architecture {
         );
     }
 
-    /// Parameters of one layer of each kind (dense, MoE; 0 for a kind the
-    /// model does not have): what FSDP gathers for one decoder layer (a
-    /// hybrid's full-attention layer, when it has one).
-    pub fn layer_params(&self) -> [u128; 2] {
-        let all_linear = self.linear_layers >= self.layers;
-        let one = if all_linear { (0, 1) } else { (1, 0) };
+    /// Parameters of one layer of each kind (dense, MoE) and mixer (full
+    /// attention, Gated DeltaNet): `[kind][mixer]`, 0 for a pair the model
+    /// does not have. What FSDP gathers for one decoder layer.
+    pub fn layer_params(&self) -> [[u128; 2]; 2] {
+        let linear = self.linear_by_kind();
         let mut lo = 0u32;
-        self.layer_kinds().map(|(kind, count)| {
-            let mut n = 0u128;
-            if count > 0 {
-                let class = self.class_at(lo);
-                self.layer_tensors(kind, one, class, ExpertLayout::Stacked, &mut |_, t| {
-                    n += t.elems();
-                });
+        let mut out = [[0u128; 2]; 2];
+        for (k, (kind, count)) in self.layer_kinds().into_iter().enumerate() {
+            let n = u32::try_from(count).unwrap_or(u32::MAX);
+            let class = self.class_at(lo);
+            let full = n.saturating_sub(linear[k]);
+            for (m, (present, one)) in [(full > 0, (1, 0)), (linear[k] > 0, (0, 1))]
+                .into_iter()
+                .enumerate()
+            {
+                if present {
+                    let mut p = 0u128;
+                    self.layer_tensors(kind, one, class, ExpertLayout::Stacked, &mut |_, t| {
+                        p += t.elems();
+                    });
+                    out[k][m] = p;
+                }
             }
-            lo = lo.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
-            n
-        })
+            lo = lo.saturating_add(n);
+        }
+        out
     }
 
     /// Elements of the tensors outside the layers that backward reaches

@@ -23,19 +23,20 @@ use crate::terms::{Term, TermId as T, Unit as U};
 use crate::train::run::{Ckpt, Shard};
 
 /// The parameters of the root unit (embeddings, final norm, head: what no
-/// decoder layer holds) and of the largest decoder layer.
+/// decoder layer holds) and of the largest decoder layer (of a hybrid, a
+/// full-attention or a Gated DeltaNet layer, whichever is larger).
 fn units(x: &Inputs) -> (u128, u128) {
     let a = &x.a;
     let layer = a.layer_params();
+    let linear = a.linear_by_kind().map(u128::from);
     let in_layers: u128 = layer
         .iter()
         .zip(a.layer_kinds())
-        .map(|(p, (_, n))| p * u128::from(n))
+        .zip(linear)
+        .map(|((p, (_, n)), lin)| p[0] * u128::from(n).saturating_sub(lin) + p[1] * lin)
         .sum();
-    (
-        x.stats.params.saturating_sub(in_layers),
-        layer[0].max(layer[1]),
-    )
+    let largest = layer.iter().flatten().copied().max().unwrap_or(0);
+    (x.stats.params.saturating_sub(in_layers), largest)
 }
 
 /// The FSDP terms (none under another sharding): FSDP1's units and

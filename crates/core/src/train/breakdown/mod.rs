@@ -126,6 +126,7 @@ pub(crate) fn tp_share(a: &Architecture, tp: u32) -> Architecture {
         kv_heads: a.kv_heads / tp,
         ffn: a.ffn.div_ceil(tp),
         vocab: a.vocab.div_ceil(tp),
+        linear_tp: tp,
         ..*a
     }
 }
@@ -664,8 +665,8 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     let t = &s.train;
     Some(if !on_v5(t.transformers) {
         "training a Gated DeltaNet hybrid on transformers 4 is not modelled: Qwen3.5 came in 5.2, and the rows are 5.23's"
-    } else if s.parallel.tp.get() > 1 || s.stage.is_some() {
-        "tensor and pipeline parallelism on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) are not modelled yet"
+    } else if s.stage.is_some() {
+        "pipeline parallelism on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet"
     } else if a.linear_by_kind().iter().all(|&n| n > 0) {
         "Gated DeltaNet layers both dense and MoE in one model are not modelled"
     } else {
