@@ -163,12 +163,17 @@
 // - 2026-12-01, 477.0 -> 478.4 KB: what `ollama ps` reports of an Ollama
 //   load (SIZE, PROCESSOR, CONTEXT, the cache it leaves out), on the page
 //   beside the layers on the GPU (issue 31).
+// - 2026-12-01, 478.4 -> 479.2 KB: measured once after four commits (the
+//   paste's ollama ps, ollama serve and server environment, which the
+//   page does not link: the tools worker reads pastes; and the Gated
+//   DeltaNet hybrids under tensor parallelism with FSDP2, FSDP's units per
+//   kind of layer, the tp refusal's words: issue 32), not commit by commit.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 479);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 480);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

@@ -324,6 +324,7 @@ fn notice_messages() {
         "model=deepseek-v2-lite&gpus=2&tp=2",
         "model=mixtral-8x7b&gpus=2&tp=2",
         "model=qwen2.5-7b&gpus=2&tp=2",
+        "model=qwen3.6-27b&gpus=2&tp=2",
         "model=llama3.1-8b&gpus=2&tp=2&lora_r=16",
         "model=llama3.1-8b&gpus=2&tp=2&transformers=4.57",
         "params=8e9&gpus=2&tp=2",

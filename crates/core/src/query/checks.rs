@@ -742,7 +742,7 @@ fn tensor_parallel_refusal(s: &Scenario, tp: u32) -> Option<String> {
         // Measured on a Qwen3.5 text model at tp 2 without FSDP
         // (`scripts/measure/parallel/raw/tp523_hybrid.jsonl`).
         return Some(
-            "with tp alone, transformers 5.23's plan leaves the Gated DeltaNet's convolution weight and A_log plain tensors beside DTensors in AdamW's weight-decay group and its foreach step fails (`aten._foreach_mul_.Scalar got mixed torch.Tensor and DTensor`, measured on a Qwen3.5 text model); under FSDP2 (shard=fsdp2, zero=3) it runs, but vramfit does not model it yet".into(),
+            "with tp alone, the Gated DeltaNet's convolution weight and A_log stay plain tensors beside DTensors and AdamW's foreach step fails (measured on Qwen3.5): add data-parallel GPUs under FSDP2 (shard=fsdp2, zero=3)".into(),
         );
     }
     if a.family.spec().attn_bias != AttnBias::None && gpus == tp {
