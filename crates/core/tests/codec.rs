@@ -336,6 +336,7 @@ fn notice_messages() {
         "model=llama3.1-8b&gpus=64&pp=64",
         "model=llama3.2-1b&gpus=2&pp=2",
         "model=gpt2-124m&gpus=2&pp=2",
+        "model=qwen3.6-27b&gpus=3&pp=3",
         "model=mixtral-8x7b&gpus=2&pp=2",
         "model=gemma3-1b&gpus=2&pp=2",
         "model=llama3.1-8b&gpus=2&pp=2&lora_r=16",

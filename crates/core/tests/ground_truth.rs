@@ -999,9 +999,12 @@ fn pipeline_ranks_within_budget() {
             (Some(f), Some(l)) => format!("&pp_first_less={f}&pp_last_less={l}"),
             _ => String::new(),
         };
+        // A preset, or the config the row carries (the hybrids' shrunk and
+        // text-model configs).
+        let model = model_keys(r["model"].as_str().expect("model"), &r["config"])
+            .unwrap_or_else(|e| panic!("{e}"));
         let q = format!(
-            "model={}&dtype=bf16&optim=adamw&batch={}&seq={}&grad_ckpt={gc}&attn=sdpa&use_cache=false&pp={}&gpus={}&pp_schedule={}&vpp={}&micro_batches={}&pp_split={}{weights}",
-            r["model"].as_str().expect("model"),
+            "{model}&dtype=bf16&optim=adamw&batch={}&seq={}&grad_ckpt={gc}&attn=sdpa&use_cache=false&pp={}&gpus={}&pp_schedule={}&vpp={}&micro_batches={}&pp_split={}{weights}",
             r["batch"],
             r["seq"],
             r["pp"],
@@ -1043,7 +1046,7 @@ fn pipeline_ranks_within_budget() {
         println!("{tag:<48} {overall:+.3}%  {}", cells.join(" "));
         n += 1;
     }
-    assert_eq!(n, 46, "pp_rows");
+    assert_eq!(n, 55, "pp_rows");
     println!("pp_rows: max |overall err| {worst:.3}%");
     assert!(
         failures.is_empty(),

@@ -906,8 +906,22 @@ fn pipeline_refusal(s: &Scenario, pp: u32) -> Option<String> {
     if spec.moe.is_some() {
         return not_measured("over routed experts");
     }
-    if spec.varies_by_layer() || !alike || a.linear_layers > 0 {
+    if spec.varies_by_layer() || !alike {
         return not_measured(&format!("of {} (layers that differ)", a.family.label()));
+    }
+    if let Some(rule) = spec.linear.filter(|_| a.linear_layers > 0) {
+        // Measured (`scripts/measure/parallel/raw/pp523_hybrid.jsonl`) on
+        // stages that are whole periods of the default pattern.
+        let period = rule.full_every.max(1);
+        let whole = a.layers.is_multiple_of(stages * period)
+            && rule.count(a.layers) == a.linear_layers
+            && p.pp_split == PpSplit::Transformers;
+        if !whole {
+            return not_measured(&format!(
+                "of {} on stages that are not whole periods of its layers (a full-attention layer every {period}: layers a multiple of {stages} × {period}, cut evenly, pp_split=transformers)",
+                a.family.label()
+            ));
+        }
     }
     if spec.positions != Positions::Rotary {
         return not_measured("with learned positions");

@@ -219,6 +219,14 @@ fn stage_share(a: &Architecture, stage: Option<&Stage>) -> Architecture {
         Some(st) => Architecture {
             layers: st.layers,
             sliding_layers: a.sliding_layers.min(st.layers),
+            // A hybrid's stages are whole periods of its pattern (the
+            // pipeline's check): each has the pattern's DeltaNet layers,
+            // in the pattern's places.
+            linear_layers: a
+                .family
+                .spec()
+                .linear
+                .map_or(0, |rule| rule.count(st.layers)),
             ..*a
         },
     }
@@ -665,8 +673,6 @@ fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     let t = &s.train;
     Some(if !on_v5(t.transformers) {
         "training a Gated DeltaNet hybrid on transformers 4 is not modelled: Qwen3.5 came in 5.2, and the rows are 5.23's"
-    } else if s.stage.is_some() {
-        "pipeline parallelism on a Gated DeltaNet hybrid (Qwen3.5, Qwen3.6) is not modelled yet"
     } else if a.linear_by_kind().iter().all(|&n| n > 0) {
         "Gated DeltaNet layers both dense and MoE in one model are not modelled"
     } else {
