@@ -338,6 +338,8 @@ fn notice_messages() {
         "model=gpt2-124m&gpus=2&pp=2",
         "model=qwen3.6-27b&gpus=3&pp=3",
         "model=mixtral-8x7b&gpus=2&pp=2",
+        "model=mixtral-8x7b&gpus=2&pp=2&aux_loss=true",
+        "model=deepseek-v2-lite&gpus=2&pp=2",
         "model=gemma3-1b&gpus=2&pp=2",
         "model=llama3.1-8b&gpus=2&pp=2&lora_r=16",
         "model=llama3.1-8b&gpus=2&pp=2&grad_accum=4",

@@ -1046,7 +1046,7 @@ fn pipeline_ranks_within_budget() {
         println!("{tag:<48} {overall:+.3}%  {}", cells.join(" "));
         n += 1;
     }
-    assert_eq!(n, 55, "pp_rows");
+    assert_eq!(n, 62, "pp_rows");
     println!("pp_rows: max |overall err| {worst:.3}%");
     assert!(
         failures.is_empty(),

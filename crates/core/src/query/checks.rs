@@ -10,6 +10,7 @@ use crate::inputs::Capacity;
 use crate::inputs::View;
 use crate::model::family::AttnBias;
 use crate::model::family::Positions;
+use crate::model::family::{Qkv, Shared};
 use crate::model::presets;
 use crate::model::ArchOverrides;
 use crate::model::Family;
@@ -903,8 +904,18 @@ fn pipeline_refusal(s: &Scenario, pp: u32) -> Option<String> {
     }
     let spec = a.family.spec();
     let alike = a.sliding_layers == 0 || a.sliding_layers == a.layers;
-    if spec.moe.is_some() {
-        return not_measured("over routed experts");
+    if let Some(moe) = a.moe() {
+        // Measured (`scripts/measure/parallel/raw/pp523_moe.jsonl`) on
+        // Qwen3-30B-A3B and Mixtral-8x7B: every layer routed, no shared
+        // expert, the loss without the router's.
+        if t.aux_loss {
+            return not_measured("with the router's auxiliary loss (output_router_logits)");
+        }
+        if a.dense_layers > 0 || moe.shared != Shared::None || spec.qkv == Qkv::Latent {
+            return not_measured(
+                "over routed experts beside dense layers, shared experts or latent attention",
+            );
+        }
     }
     if spec.varies_by_layer() || !alike {
         return not_measured(&format!("of {} (layers that differ)", a.family.label()));
