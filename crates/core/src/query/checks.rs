@@ -731,13 +731,27 @@ fn tensor_parallel_refusal(s: &Scenario, tp: u32) -> Option<String> {
         }
         TpPlan::Heads => {}
     }
-    if a.family.spec().moe.is_some() {
+    if let Some(moe) = a.moe() {
         // Measured on Qwen3-30B-A3B at tp 2 without FSDP: AdamW's foreach
         // step fails (`aten._foreach_mul_.Scalar got mixed torch.Tensor and
-        // DTensor`): the router's weight is no DTensor.
-        return Some(
-            "tensor parallelism over routed experts is not modelled yet: at tp 2 without FSDP, transformers 5.23's plan leaves the router's weight a plain tensor beside DTensors and AdamW's foreach step fails (measured on Qwen3-30B-A3B)".into(),
-        );
+        // DTensor`): the router's weight is no DTensor. With FSDP2 it runs
+        // (`scripts/measure/parallel/raw/tp523_moe_fsdp.jsonl`: Qwen3-30B-A3B
+        // and Mixtral-8x7B, every layer routed).
+        if gpus == tp {
+            return Some(
+                "with tp alone, transformers 5.23's plan leaves the router's weight a plain tensor beside DTensors and AdamW's foreach step fails (measured on Qwen3-30B-A3B): add data-parallel GPUs under FSDP2 (shard=fsdp2, zero=3)".into(),
+            );
+        }
+        let plain = moe.shared == Shared::None
+            && !moe.expert_bias
+            && !moe.clamped_swiglu
+            && !moe.dense_beside
+            && a.dense_layers == 0;
+        if !plain || t.aux_loss {
+            return not_measured(
+                "over routed experts beside shared experts, expert biases or dense layers, or with the auxiliary loss",
+            );
+        }
     }
     if a.family.spec().linear.is_some() && gpus == tp {
         // Measured on a Qwen3.5 text model at tp 2 without FSDP

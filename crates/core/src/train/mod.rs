@@ -320,13 +320,18 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
     e.caveats.extend(e.overhead.caveat().map(String::from));
     let tp = s.parallel.tp.get();
     if tp > 1 {
+        let experts = if s.arch.is_some_and(|a| a.moe().is_some()) {
+            format!(", 1/{tp} of each routed expert's width")
+        } else {
+            String::new()
+        };
         let delta_net = if s.arch.is_some_and(|a| a.linear_layers > 0) {
             format!(", 1/{tp} of the Gated DeltaNet projections' rows (their outputs gathered whole, so their activations are one GPU's)")
         } else {
             String::new()
         };
         e.caveats.push(format!(
-            "tensor parallelism (tp={tp}): the parameters, gradients and optimizer state are this GPU's share, 1/{tp} of the heads, of the MLP and of the vocabulary (the first GPU's slice, the largest where a size does not divide){delta_net}, norms whole; NCCL's buffers per peer for the all-reduces are not counted (its communicator's kernels are)"
+            "tensor parallelism (tp={tp}): the parameters, gradients and optimizer state are this GPU's share, 1/{tp} of the heads, of the MLP and of the vocabulary (the first GPU's slice, the largest where a size does not divide){experts}{delta_net}, norms whole; NCCL's buffers per peer for the all-reduces are not counted (its communicator's kernels are)"
         ));
     }
     if let Some(a) = s.arch.filter(|a| a.linear_layers > 0) {

@@ -108,7 +108,10 @@ pub(crate) struct Inputs<'a> {
 /// 5.23 splits a [`crate::model::family::TpPlan::Heads`] family: its heads
 /// (q, k, v `colwise`, o `rowwise`), its slice of the MLP (gate and up
 /// `colwise`, down `rowwise`) and of the vocabulary (the embedding
-/// `embedding_rowwise`, the head `colwise_gather_output`); norms whole.
+/// `embedding_rowwise`, the head `colwise_gather_output`), of each routed
+/// expert (`moe_tp_experts`: the stacked gate and up `packed_colwise`, down
+/// `rowwise`) and of the Gated DeltaNet's projections' rows
+/// ([`Architecture::linear_tp`]); norms whole.
 /// DTensor's `Shard` cuts as `torch.chunk` does: rank 0 holds ⌈n / tp⌉.
 /// Its activations are those of the same model with `heads / tp` heads and
 /// `ffn / tp` MLP width, to the byte (measured:
@@ -125,6 +128,7 @@ pub(crate) fn tp_share(a: &Architecture, tp: u32) -> Architecture {
         heads: a.heads / tp,
         kv_heads: a.kv_heads / tp,
         ffn: a.ffn.div_ceil(tp),
+        moe_ffn: a.moe_ffn.div_ceil(tp),
         vocab: a.vocab.div_ceil(tp),
         linear_tp: tp,
         ..*a
