@@ -325,6 +325,7 @@ fn notice_messages() {
         "model=mixtral-8x7b&gpus=2&tp=2",
         "model=qwen2.5-7b&gpus=2&tp=2",
         "model=qwen3.6-27b&gpus=2&tp=2",
+        "model=qwen1.5-moe-a2.7b&gpus=4&tp=2&shard=fsdp2&zero=3",
         "model=llama3.1-8b&gpus=2&tp=2&lora_r=16",
         "model=llama3.1-8b&gpus=2&tp=2&transformers=4.57",
         "params=8e9&gpus=2&tp=2",
