@@ -102,12 +102,14 @@ class Tp(F2.Fsdp2):
 
     @property
     def shard(self):
-        return f"transformers-dc:tp{SIZES['tp']}:fsdp{SIZES['fsdp']}"
+        ep = f":ep{SIZES['ep']}" if SIZES["ep"] > 1 else ""
+        return f"transformers-dc:tp{SIZES['tp']}:fsdp{SIZES['fsdp']}{ep}"
 
     def setup(self):
         from transformers.distributed import DistributedConfig
         from transformers.distributed.utils import initialize_distributed_mesh
-        self.dc = DistributedConfig(tp_size=SIZES["tp"], fsdp_size=SIZES["fsdp"])
+        ep = dict(ep_size=SIZES["ep"]) if SIZES["ep"] > 1 else {}
+        self.dc = DistributedConfig(tp_size=SIZES["tp"], fsdp_size=SIZES["fsdp"], **ep)
         _, self.mesh_manager = initialize_distributed_mesh(self.dc)
 
     def wrap(self, model, args):
@@ -118,13 +120,13 @@ class Tp(F2.Fsdp2):
         return sum(1 for m in fmodel.modules() if isinstance(m, FSDPModule))
 
     def fields(self, args):
-        return dict(tp=SIZES["tp"], fsdp=SIZES["fsdp"], distributed="transformers.DistributedConfig")
+        return dict(tp=SIZES["tp"], fsdp=SIZES["fsdp"], ep=SIZES["ep"], distributed="transformers.DistributedConfig")
 
 
 def main():
-    # --tp and --fsdp are read here; fsdp48's parser reads the rest
+    # --tp, --fsdp and --ep are read here; fsdp48's parser reads the rest
     argv = sys.argv[1:]
-    for k in ("tp", "fsdp"):
+    for k in ("tp", "fsdp", "ep"):
         flag = f"--{k}"
         if flag in argv:
             i = argv.index(flag)
