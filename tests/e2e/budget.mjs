@@ -168,6 +168,9 @@
 //   page does not link: the tools worker reads pastes; and the Gated
 //   DeltaNet hybrids under tensor parallelism with FSDP2, FSDP's units per
 //   kind of layer, the tp refusal's words: issue 32), not commit by commit.
+// - 2026-12-01, 479.2 -> 479.5 KB: pipelines of hybrids and over routed
+//   experts, routed experts under tp with FSDP2 (their refusals' words, the
+//   experts' share; issue 32).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
