@@ -147,6 +147,20 @@ fn percent_encoding_round_trips() {
     assert_eq!(back.get("note"), Some("a b&c=d%é<script>"));
     assert_eq!(RawQuery::parse("?a=%zz&b=1+2").get("a"), Some("%zz"));
     assert_eq!(RawQuery::parse("?a=%zz&b=1+2").get("b"), Some("1 2"));
+    // (value as written, as decoded): plain text is copied; bytes that are
+    // not UTF-8 become U+FFFD; an escape cut short is kept.
+    let cases: [(&str, &str); 6] = [
+        ("llama3.1-8b", "llama3.1-8b"),
+        ("a%20b", "a b"),
+        ("%E2%82%AC", "\u{20ac}"),
+        ("%FF", "\u{fffd}"),
+        ("x%2", "x%2"),
+        ("", ""),
+    ];
+    for (written, decoded) in cases {
+        let raw = RawQuery::parse(&format!("k={written}"));
+        assert_eq!(raw.get("k"), Some(decoded), "{written}");
+    }
 }
 
 #[test]

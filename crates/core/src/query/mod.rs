@@ -117,6 +117,10 @@ impl RawQuery {
 
 fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
+    // Most keys and values have nothing to decode: one copy.
+    if !b.iter().any(|&c| c == b'%' || c == b'+') {
+        return s.to_string();
+    }
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
@@ -133,7 +137,8 @@ fn percent_decode(s: &str) -> String {
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    // Valid UTF-8 (the usual case) keeps its buffer; otherwise U+FFFD.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn hex(c: u8) -> Option<u8> {
