@@ -335,6 +335,7 @@ fn notice_messages() {
         "model=llama3.2-1b&gpus=2&tp=2",
         "model=gpt2-124m&gpus=2&tp=2",
         "model=olmo2-7b&gpus=2&tp=2",
+        "model=phi3-mini&gpus=2&tp=2",
         "model=deepseek-v2-lite&gpus=2&tp=2",
         "model=mixtral-8x7b&gpus=2&tp=2",
         "model=qwen2.5-7b&gpus=2&tp=2",

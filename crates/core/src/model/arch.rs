@@ -230,14 +230,17 @@ pub struct Architecture {
     /// 1: the q/k norms a family makes optional are on (GLM-4.5's
     /// `use_qk_norm`); 0 elsewhere.
     pub qk_norm: u32,
-    /// Tensor parallelism's share of the Gated DeltaNet projections (1:
-    /// whole): each GPU holds ⌈out / this⌉ of their output features.
-    /// transformers 5.23's plan splits them `colwise_gather_output`, so
-    /// their outputs are gathered whole and only the weights are split.
-    /// Set by the training estimator's tensor-parallel share alone, never
-    /// read from a config or a link.
+    /// Tensor parallelism's share of the projections whose outputs
+    /// transformers 5.23's plan gathers whole (1: whole): the Gated
+    /// DeltaNet's (`colwise_gather_output`) and, under
+    /// [`super::family::TpPlan::GatheredHeads`], attention's (q, k and v
+    /// `colwise_gather_output`, o `rowwise_split_input`). Each GPU holds
+    /// ⌈out / this⌉ of their output features (of o's input features); only
+    /// the weights are split, the activations are one GPU's. Set by the
+    /// training estimator's tensor-parallel share alone, never read from a
+    /// config or a link.
     #[serde(skip)]
-    pub linear_tp: u32,
+    pub gathered_tp: u32,
 }
 
 impl Architecture {
@@ -280,7 +283,7 @@ impl Architecture {
         ple_dim: 0,
         ple_vocab: 0,
         qk_norm: 0,
-        linear_tp: 1,
+        gathered_tp: 1,
     };
 
     /// The family's description as this model has it: the q/k norms a

@@ -6,7 +6,8 @@
 
 use super::arch::{Architecture, LayerHeads, LayerKind};
 use super::family::{
-    AttnBias, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv, Router, Shared,
+    AttnBias, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv, Router,
+    Shared, TpPlan,
 };
 use super::module::{Module, ModuleKind, ModuleName, Proj};
 
@@ -564,7 +565,7 @@ impl Architecture {
         let vec = |name, n| ParamTensor::new(name, n, 1, Role::Attention);
         // This GPU's rows of a projection under tensor parallelism
         // (`torch.chunk`: rank 0 holds ⌈out / tp⌉).
-        let tp = u64::from(self.linear_tp.max(1));
+        let tp = u64::from(self.gathered_tp.max(1));
         let proj = |name, out: u64, inp| {
             ParamTensor::linear(self.family.module(name), out.div_ceil(tp), inp, false)
         };
@@ -641,6 +642,13 @@ impl Architecture {
         match spec.qkv {
             Qkv::Separate => {
                 let (q, kv) = (class.heads.q(self.heads), class.heads.kv());
+                // Under a plan that gathers attention's outputs, this GPU's
+                // rows of q, k and v and columns of o (`torch.chunk`).
+                let tp = match spec.tp {
+                    TpPlan::GatheredHeads => u64::from(self.gathered_tp.max(1)),
+                    TpPlan::None | TpPlan::Heads | TpPlan::Latent | TpPlan::HeadOnly => 1,
+                };
+                let (q, kv) = (q.div_ceil(tp), kv.div_ceil(tp));
                 // Gated attention's q_proj also makes the gate.
                 let q_out = if spec.attn_gate { 2 * q } else { q };
                 let mut put = |t: ParamTensor| {

@@ -720,12 +720,18 @@ fn tensor_parallel_refusal(s: &Scenario, tp: u32) -> Option<String> {
             "tensor parallelism {what} is not modelled yet: it has not been measured"
         ))
     };
-    match a.family.spec().tp {
+    let spec = a.family.spec();
+    // OLMo 2 and 3's plan gathers attention's outputs (measured:
+    // `scripts/measure/parallel/raw/tp523_gathered.jsonl`); Phi-3's fused
+    // projection and MiniMax-M2's experts under it are not measured.
+    let gathered = spec.qkv == Qkv::Separate && spec.moe.is_none();
+    match spec.tp {
         TpPlan::None => {
             return Some(format!(
                 "`tp_size={tp}` was requested, but {label} has no `tp_plan` in transformers 5.23"
             ))
         }
+        TpPlan::GatheredHeads if gathered => {}
         TpPlan::GatheredHeads | TpPlan::Latent | TpPlan::HeadOnly => {
             return not_measured(&format!("of {label} (its own plan)"))
         }
@@ -770,7 +776,7 @@ fn tensor_parallel_refusal(s: &Scenario, tp: u32) -> Option<String> {
             "transformers 5.23 cannot split a head tied to the embedding (apply_tensor_parallelism raises KeyError: 'lm_head.weight')".into(),
         );
     }
-    if a.heads % tp != 0 || a.kv_heads % tp != 0 {
+    if spec.tp == TpPlan::Heads && (a.heads % tp != 0 || a.kv_heads % tp != 0) {
         return Some(format!(
             "tp ({tp}) must divide the attention heads ({}) and the key/value heads ({}): each GPU computes whole heads",
             a.heads, a.kv_heads

@@ -295,6 +295,34 @@ impl Built {
     }
 }
 
+/// What tensor parallelism splits, in the words of what this model has
+/// (`breakdown::tp_share`), and what is not counted; `None` without it.
+fn tp_caveat(s: &Run) -> Option<String> {
+    let tp = s.parallel.tp.get();
+    if tp <= 1 {
+        return None;
+    }
+    let a = s.arch?;
+    let heads = if a.family.spec().tp == crate::model::family::TpPlan::GatheredHeads {
+        "of the attention's weights (its outputs gathered: every head runs on each GPU)"
+    } else {
+        "of the heads"
+    };
+    let experts = if a.moe().is_some() {
+        format!(", 1/{tp} of each routed expert's width")
+    } else {
+        String::new()
+    };
+    let delta_net = if a.linear_layers > 0 {
+        format!(", 1/{tp} of the Gated DeltaNet projections' rows (their outputs gathered whole, so their activations are one GPU's)")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "tensor parallelism (tp={tp}): the parameters, gradients and optimizer state are this GPU's share, 1/{tp} {heads}, of the MLP and of the vocabulary (the first GPU's slice, the largest where a size does not divide){experts}{delta_net}, norms whole; NCCL's buffers per peer for the all-reduces are not counted (its communicator's kernels are)"
+    ))
+}
+
 /// The estimate from one GPU's terms and phases.
 fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate, EstimateError> {
     let too_large = EstimateError::TooLarge {
@@ -318,22 +346,7 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
     let mut e = Estimate::from_phases(Method::Vramfit, params, trainable, phases, b.terms);
     e.overhead = overhead(s);
     e.caveats.extend(e.overhead.caveat().map(String::from));
-    let tp = s.parallel.tp.get();
-    if tp > 1 {
-        let experts = if s.arch.is_some_and(|a| a.moe().is_some()) {
-            format!(", 1/{tp} of each routed expert's width")
-        } else {
-            String::new()
-        };
-        let delta_net = if s.arch.is_some_and(|a| a.linear_layers > 0) {
-            format!(", 1/{tp} of the Gated DeltaNet projections' rows (their outputs gathered whole, so their activations are one GPU's)")
-        } else {
-            String::new()
-        };
-        e.caveats.push(format!(
-            "tensor parallelism (tp={tp}): the parameters, gradients and optimizer state are this GPU's share, 1/{tp} of the heads, of the MLP and of the vocabulary (the first GPU's slice, the largest where a size does not divide){experts}{delta_net}, norms whole; NCCL's buffers per peer for the all-reduces are not counted (its communicator's kernels are)"
-        ));
-    }
+    e.caveats.extend(tp_caveat(s));
     if let Some(a) = s.arch.filter(|a| a.linear_layers > 0) {
         let qlora_ckpt = s.train.quant != Quant::None && s.train.ckpt().on();
         e.caveats.push(hybrid_caveat(a.linear_layers, qlora_ckpt));

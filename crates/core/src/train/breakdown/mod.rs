@@ -21,6 +21,7 @@ use super::run::Lora;
 use super::run::{Ckpt, Dtype, Offload, Quant};
 use super::stack::Transformers;
 use crate::error::EstimateError;
+use crate::model::family::TpPlan;
 use crate::model::{Architecture, Ends, KvGeometry, LayerKind, ParamStats};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::train::run::Run;
@@ -111,7 +112,7 @@ pub(crate) struct Inputs<'a> {
 /// `embedding_rowwise`, the head `colwise_gather_output`), of each routed
 /// expert (`moe_tp_experts`: the stacked gate and up `packed_colwise`, down
 /// `rowwise`) and of the Gated DeltaNet's projections' rows
-/// ([`Architecture::linear_tp`]); norms whole.
+/// ([`Architecture::gathered_tp`]); norms whole.
 /// DTensor's `Shard` cuts as `torch.chunk` does: rank 0 holds ⌈n / tp⌉.
 /// Its activations are those of the same model with `heads / tp` heads and
 /// `ffn / tp` MLP width, to the byte (measured:
@@ -124,13 +125,17 @@ pub(crate) fn tp_share(a: &Architecture, tp: u32) -> Architecture {
     if tp <= 1 {
         return *a;
     }
+    // A plan that gathers attention's outputs splits its weights alone
+    // (`Architecture::gathered_tp`): every GPU runs every head.
+    let gathered = a.family.spec().tp == TpPlan::GatheredHeads;
+    let heads_tp = if gathered { 1 } else { tp };
     Architecture {
-        heads: a.heads / tp,
-        kv_heads: a.kv_heads / tp,
+        heads: a.heads / heads_tp,
+        kv_heads: a.kv_heads / heads_tp,
         ffn: a.ffn.div_ceil(tp),
         moe_ffn: a.moe_ffn.div_ceil(tp),
         vocab: a.vocab.div_ceil(tp),
-        linear_tp: tp,
+        gathered_tp: tp,
         ..*a
     }
 }
