@@ -171,6 +171,8 @@
 // - 2026-12-01, 479.2 -> 479.5 KB: pipelines of hybrids and over routed
 //   experts, routed experts under tp with FSDP2 (their refusals' words, the
 //   experts' share; issue 32).
+// - 2026-12-01, 479.5 -> 479.7 KB: OLMo 2 and 3 under tensor parallelism
+//   (the gathered attention's share, the caveat in the plan's words).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
