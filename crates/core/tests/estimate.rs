@@ -473,6 +473,22 @@ fn unquantized_experts_are_said() {
 fn presets_all_estimate() {
     for p in vramfit_core::model::presets::PRESETS {
         let q = format!("model={}", p.id);
+        if p.arch.moe().is_some_and(|m| m.dense_dispatch) {
+            // Llama 4: transformers runs every token through every expert,
+            // not measured: refused by name on every release, with LoRA too.
+            for q in [
+                q.clone(),
+                format!("{q}&lora_r=16"),
+                format!("{q}&transformers=4.57"),
+            ] {
+                let err = estimate(&scenario(&q).train_run()).expect_err(&q);
+                assert!(
+                    matches!(err, EstimateError::NotModelled(m) if m.contains("every expert")),
+                    "{q}: {err}"
+                );
+            }
+            continue;
+        }
         if p.arch.family.spec().linear.is_some() {
             // A Gated DeltaNet hybrid (Qwen3.5 / 3.6, Qwen3-Next): its
             // layers are estimated in bf16 and fp32, with or without

@@ -43,6 +43,30 @@ fn minimax_m2_caches_every_layer() {
     );
 }
 
+/// Llama 4 as `llama4_gguf.py` writes it (8 layers chunked by 8192 on all
+/// but every 4th, 2 key/value heads of 64, 8 experts and a shared one), at
+/// `-c 16384`.
+const LLAMA4: &str = "task=infer&engine=llamacpp&family=llama4_text&hidden=512&layers=8&heads=8&kv_heads=2&head_dim=64&ffn=1024&vocab=1024&tied=false&positions=65536&experts=8&experts_per_token=1&moe_ffn=512&shared_experts=1&sliding_window=8192&sliding_layers=6&weights=f16&ctx=16384&gpu=rtx-4090";
+
+/// Source: `raw/llama4-c16384-np1.log` (`-np 1`): "size = 16.00 MiB (16384
+/// cells, 2 layers)" and the chunked layers' cache "size = 25.50 MiB (8704
+/// cells, 6 layers)": the chunk plus a batch, as a sliding window's;
+/// `raw/llama4-c16384-npauto.log` (4 automatic slots, one unified cache):
+/// 16.00 and 48.00 MiB (16384 cells: four chunks and a batch are more than
+/// the context). The file's tensors: "CPU_Mapped model buffer size =
+/// 120.16 MiB", 125,995,136 bytes by gguf-py; the converter writes
+/// `rope_freqs` (128 bytes) only for a config's llama3 rope scaling, which
+/// a link does not carry.
+#[test]
+fn llama4_caches_its_chunks_as_llama_cpp_does() {
+    check(&format!("{LLAMA4}&n_parallel=1"), (16 << 20) + (51 << 19));
+    check(LLAMA4, (16 + 48) << 20);
+    let s = decode_strict(&RawQuery::parse(LLAMA4)).expect("a link");
+    let e = infer::estimate(&s.infer_run()).expect("an estimate");
+    let got = e.served.map(|s| s.weights_bytes.get()).unwrap_or_default();
+    assert_eq!(got, 125_995_136 - 128);
+}
+
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
 /// 64 with 16 rotated, f16 matrices and f32 norms and biases), at `-c 2048
 /// -np 1` and at `-c 4096` with the automatic 4 slots.
@@ -111,4 +135,45 @@ fn gpt_neox_on_mlx_as_measured() {
         rows += 1;
     }
     assert_eq!(rows, 4);
+}
+
+/// mlx-lm generating with Llama 4 Scout shrunk to 8 layers of 256 (4 heads
+/// of 64, 2 key/value heads, 4 experts of 128 and a shared one)
+/// (`tests/fixtures/mlx_chunked_rows.jsonl`: mlx-cpu 0.32.4, mlx-lm
+/// d78bf58e `models/llama4.py`, `scripts/measure/mlx/chunked.sh`): the
+/// weights at 4 bits and the cache at the end, `KVCache` on every 4th
+/// layer and `ChunkedKVCache` on the others (chunks of 512 and 300; a
+/// prefill step of 100 once; `kv_bits` 8 and 4, which quantize the
+/// `KVCache`s only), to the byte.
+#[test]
+fn llama4_on_mlx_as_measured() {
+    let bytes = std::fs::read(format!(
+        "{}/tests/fixtures/mlx_chunked_rows.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture");
+    let text = String::from_utf8(bytes).expect("utf-8");
+    let mut rows = 0;
+    for line in text.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).expect("row");
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {line}"));
+        let kv_bits = r["kv_bits"]
+            .as_u64()
+            .map_or_else(String::new, |b| format!("&kv_bits={b}"));
+        let q = format!(
+            "task=infer&engine=mlx&model=llama4-scout&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=256&vocab=512&experts=4&moe_ffn=128&sliding_window={}&sliding_layers=6&prompt={}&new={}&prefill_step_size={}&weights=4bit&q_group_size=64{kv_bits}",
+            n("chunk"),
+            n("prompt"),
+            n("new"),
+            n("prefill_step_size"),
+        );
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let served = e.served.expect("served figures");
+        assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
+        let cache = n("chunked_nbytes") + n("full_nbytes");
+        assert_eq!(served.kv_cache_bytes.get(), cache, "{q}");
+        rows += 1;
+    }
+    assert_eq!(rows, 10);
 }

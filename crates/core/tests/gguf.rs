@@ -1015,6 +1015,39 @@ fn a_glm4moe_header_has_its_layers_without_the_mtp_block() {
     assert_eq!(a, want);
 }
 
+/// Issue 30: a Llama 4 (`llama4`) header as llama.cpp b10488's gguf-py
+/// writes one (`scripts/measure/families/llama4_gguf.py`, cut at its data):
+/// no key names the shared expert or the window, which llama.cpp's loader
+/// implies (`src/models/llama4.cpp`: one `ffn_*_shexp` of `n_ff_exp` per
+/// MoE layer; `n_swa` 8192, chunked, on all but every 4th layer). The
+/// whole file's llama-server log: `raw/llama4-c16384-np1.log` in
+/// `scripts/measure/families/` ("n_swa = 8192", 6 SWA and 2 full layers).
+#[test]
+fn a_llama4_header_has_its_shared_experts_and_chunks() {
+    let h = read_gguf(&fixture_bytes("gguf/tiny-llama4.header.gguf")).expect("a header");
+    let a = architecture_of(&h).expect("an architecture");
+    let want = Architecture {
+        family: Family::Llama4Text,
+        hidden: 512,
+        layers: 8,
+        heads: 8,
+        kv_heads: 2,
+        head_dim: 64,
+        ffn: 1024,
+        vocab: 1024,
+        tied: false,
+        positions: 65536,
+        experts: 8,
+        experts_per_token: 1,
+        moe_ffn: 512,
+        shared_experts: 1,
+        sliding_window: 8192,
+        sliding_layers: 6,
+        ..Architecture::BLANK
+    };
+    assert_eq!(a, want);
+}
+
 /// MLX's quantization modes (`mlx_lm.convert --q-mode`, mlx-lm d78bf58e):
 /// the weights `quantize_model` leaves in each mode on shrunk Qwen3-8B,
 /// Llama 3.1 8B, Qwen3-30B-A3B, Qwen3.6-35B-A3B and gpt-oss-20b configs,

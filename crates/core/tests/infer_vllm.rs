@@ -53,6 +53,7 @@ fn arch(file: &str) -> Architecture {
         "qwen3.6-35b-a3b.json" => include_str!("fixtures/hf_configs/qwen3.6-35b-a3b.json"),
         "qwen3.6-27b.json" => include_str!("fixtures/hf_configs/qwen3.6-27b.json"),
         "qwen3-next-80b-a3b.json" => include_str!("fixtures/hf_configs/qwen3-next-80b-a3b.json"),
+        "llama4-scout.json" => include_str!("fixtures/hf_configs/llama4-scout.json"),
         other => panic!("no fixture config {other}"),
     };
     hf_config::read(text)
@@ -579,11 +580,28 @@ fn r18_blocks() {
 /// R19: blocks per request: full attention `cdiv(L, bs)`
 /// (`v1/kv_cache_interface.py:643-648`); a sliding window
 /// `cdiv(min(window - 1 + 2 × mnbt, L), bs) + 1` (`:914-956`,
-/// `config/vllm.py:588-609`: two batches in flight).
+/// `config/vllm.py:588-609`: two batches in flight); a chunk (Llama 4's
+/// `ChunkedLocalAttentionSpec`, `:861-888`, in its own groups since the
+/// hybrid allocator is on for it by default in 0.33:
+/// `VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE` "1", `envs.py`)
+/// `cdiv(min(chunk + 2 × mnbt, L), bs)`.
 #[test]
 fn r19_blocks_per_request() {
     let llama = layout(&arch("llama3.1-8b.json"), |_| {}, 2048);
     let oss = layout(&arch("gpt-oss-20b.json"), |_| {}, 2048);
+    let scout = layout(&arch("llama4-scout.json"), |_| {}, 2048);
+    // 12 full layers and 36 chunked ones: one group of each kind's 12
+    // layers, 1 full and 3 chunked (R17).
+    assert_eq!((scout.full_groups, scout.sliding_groups), (1, 3));
+    check(
+        &[
+            // 1 × cdiv(131072, 16) + 3 × cdiv(min(8192 + 4096, 131072), 16).
+            (131_072u128, 8192 + 3 * 768),
+            // Short: 1 × cdiv(100, 16) + 3 × cdiv(100, 16), no extra block.
+            (100, 7 + 3 * 7),
+        ],
+        |&len| scout.blocks_per_request(len),
+    );
     check(
         &[
             // cdiv(29000, 16) = 1813 (check_logs.py self-test).

@@ -1380,6 +1380,23 @@ impl Forward<'_> {
                 s.f(&[Some(tv), Some(sm)]);
                 ([rl, tw, ti], 4)
             }
+            Router::TopKSigmoid => {
+                // Llama 4 (`Llama4Router.forward`): logits, top-k values
+                // and indices, a `-inf` copy scattered in place, an fp32
+                // copy, its sigmoid, cast back to the logits' dtype.
+                // transformers refuses Llama 4 (`Moe::dense_dispatch`,
+                // `infer::estimate`): not reached, not measured.
+                let rl = s.a(dt * t * e);
+                let tv = s.a(dt * t * k);
+                let ti = s.a(8 * t * k);
+                let sc = s.a(dt * t * e);
+                let rf = s.a(4 * t * e);
+                let sg = s.a(4 * t * e);
+                s.free(rf);
+                let rs = s.a(dt * t * e);
+                s.f(&[Some(sg), Some(sc), Some(tv)]);
+                ([rl, rs, ti], dt)
+            }
             Router::TopKSoftmax => {
                 let rl = s.a(dt * t * e);
                 let tv = s.a(dt * t * k);

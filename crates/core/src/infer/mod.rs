@@ -43,14 +43,15 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         return Err(EstimateError::NeedsArchitecture);
     };
     let nextn = crate::model::gguf::nextn_cached(a.family);
-    let sigmoid_bias = a
-        .family
-        .spec()
-        .moe
-        .is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
+    let moe = a.family.spec().moe;
+    let sigmoid_bias = moe.is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
+    let dense_dispatch = moe.is_some_and(|m| m.dense_dispatch);
     let mut e = match s.infer.engine {
         Engine::Llamacpp | Engine::Ollama if nextn => {
             Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
+        }
+        Engine::Transformers if dense_dispatch => {
+            Err(EstimateError::NotModelled(DENSE_DISPATCH_NOT_MODELLED))
         }
         Engine::Transformers if sigmoid_bias => {
             Err(EstimateError::NotModelled(MINIMAX_GENERATE_NOT_MODELLED))
@@ -89,6 +90,10 @@ const NEXTN_NOT_MODELLED: &str = "llama.cpp b10488 keeps GLM-4.5's multi-token-p
 /// 0.8 MB (2 layers at full width) more after the prefill than the replay,
 /// not found yet (`scripts/measure/families/NOTES.md`).
 const MINIMAX_GENERATE_NOT_MODELLED: &str = "transformers' generate on MiniMax-M2 is not modelled yet (its published config makes transformers 5.23 ask for MTP layers it does not have; with use_mtp off, what its router keeps after the prefill is not found): use engine=vllm, llamacpp or mlx";
+
+/// The refusal of transformers for a model whose experts it runs densely
+/// (`Moe::dense_dispatch`: every token through every expert).
+pub(crate) const DENSE_DISPATCH_NOT_MODELLED: &str = "transformers 5.23 runs every token through every expert of this model (Llama4TextMoe repeats the input once per expert and multiplies it by a score that is zero off the top k): not measured, so not modelled; use engine=vllm, llamacpp or ollama";
 
 /// What must fit, by component: the peak's, or for an engine that takes
 /// more than it needs (vLLM's pool) the peak with the key/value cache it

@@ -109,6 +109,11 @@ choice_enum! {
         /// routed experts in every layer behind a sigmoid router with a
         /// correction bias, no shared expert.
         MinimaxM2 = "minimax_m2", "MiniMax-M2 (MoE)",
+        /// Llama 4 Scout (the text model of `llama4`): Llama's attention
+        /// with local chunks of `attention_chunk_size` tokens on three
+        /// layers in four, a top-1 sigmoid router over routed experts and a
+        /// shared expert in every layer.
+        Llama4Text = "llama4_text", "Llama 4",
     }
 }
 
@@ -309,6 +314,11 @@ pub enum Router {
     /// `MiniMaxM2SparseMoeBlock`; held to the harness's MiniMax-M2 rows
     /// (`families.jsonl`).
     SigmoidBias,
+    /// Llama 4: `linear` (no bias) in the input's dtype, top-k of the
+    /// logits scattered into a `-inf` copy, `sigmoid` in fp32 cast back to
+    /// the logits' dtype: a score per expert, zero off the top k.
+    /// Source: transformers 5.23 `Llama4Router.forward`.
+    TopKSigmoid,
 }
 
 /// A mixture-of-experts layer.
@@ -375,6 +385,13 @@ pub struct Moe {
     /// `Qwen3_5MoeSparseMoeBlock.forward`, `Qwen3NextSparseMoeBlock.forward`);
     /// otherwise after them (Qwen2-MoE, DeepSeek).
     pub shared_first: bool,
+    /// transformers runs every token through every expert, its input
+    /// scaled by the expert's score (zero off the top k): `hidden_states
+    /// .repeat(num_experts, 1)` and one `bmm` over the stacked experts
+    /// (Llama 4: transformers 5.23 `Llama4TextMoe.forward`,
+    /// `Llama4TextExperts.forward`), activations `num_experts` times a
+    /// dense MLP's. Not measured: training and `generate` refuse it.
+    pub dense_dispatch: bool,
 }
 
 /// A mixture of experts' shared expert.
@@ -747,6 +764,12 @@ pub struct Spec {
     pub rope_tables: u8,
     /// Which layers use the config's sliding window.
     pub sliding: Sliding,
+    /// The window is a chunk: a token attends to the tokens of its own
+    /// block of `sliding_window` (`⌊p / w⌋·w ..= p`), not to the last `w`
+    /// (Llama 4's `attention_chunk_size`: transformers 5.23
+    /// `create_chunked_causal_mask`; vLLM's `ChunkedLocalAttentionSpec`;
+    /// llama.cpp's `LLAMA_SWA_TYPE_CHUNKED`; mlx-lm's `ChunkedKVCache`).
+    pub chunked: bool,
     /// What its transformers 4 modeling code did differently.
     pub legacy: Legacy,
     /// With `use_cache` on and no checkpointing, transformers 5 passes
@@ -850,6 +873,7 @@ const LLAMA: Spec = Spec {
     dropout: 0,
     rope_tables: 1,
     sliding: Sliding::None,
+    chunked: false,
     legacy: NO_LEGACY,
     cache_copies: false,
     rope: RopeStyle::Half,
@@ -970,6 +994,7 @@ const MOE: Moe = Moe {
     mlx_router_8bit: false,
     correction_fp32: false,
     shared_first: false,
+    dense_dispatch: false,
 };
 
 /// gpt-oss: clamped SwiGLU experts with biases, attention sinks, every
@@ -996,6 +1021,7 @@ const GPT_OSS: Spec = Spec {
         mlx_router_8bit: true,
         correction_fp32: false,
         shared_first: false,
+        dense_dispatch: false,
     }),
     sliding: Sliding::EveryOther,
     legacy: GPT_OSS_LEGACY,
@@ -1233,6 +1259,35 @@ const MINIMAX_M2: Spec = Spec {
     ..LLAMA
 };
 
+/// Llama 4 Scout: transformers 5.23 `models/llama4/modeling_llama4.py`.
+/// `Llama4TextDecoderLayer`: Llama's attention (its L2 q/k norm has no
+/// weight) and norms, and in every layer of `moe_layers` a
+/// `Llama4TextMoe`: stacked experts (`gate_up_proj`, `down_proj`), the
+/// router, then a shared expert of the experts' width, registered in that
+/// order. `Llama4TextConfig.__post_init__`: `layer_types` chunked where
+/// RoPE is used, full on every fourth layer (`no_rope_layer_interval` 4).
+/// The published checkpoints are multimodal (`Llama4ForConditionalGeneration`,
+/// a vision encoder vLLM loads and vramfit does not size).
+const LLAMA4: Spec = Spec {
+    moe: Some(Moe {
+        router: Router::TopKSigmoid,
+        shared: Shared::Plain,
+        router_first: false,
+        normalize_top_k: false,
+        weights_in_logits_dtype: true,
+        peft_experts: false,
+        aux_loss: false,
+        dense_dispatch: true,
+        ..MOE
+    }),
+    sliding: Sliding::AllButEvery(4),
+    chunked: true,
+    query_scale: true,
+    legacy: AFTER_448,
+    vllm_encoders: true,
+    ..LLAMA
+};
+
 /// Every family's [`Spec`] by its place in [`Family::ALL`] (the declaration
 /// order, so `family as usize`), built at compile time: as described, and
 /// without the optional q/k norms.
@@ -1412,6 +1467,7 @@ impl Family {
             Family::Glm4Moe => GLM4_MOE,
             Family::Glm4MoeLite => GLM4_MOE_LITE,
             Family::MinimaxM2 => MINIMAX_M2,
+            Family::Llama4Text => LLAMA4,
             Family::Olmo3 => OLMO3,
         }
     }

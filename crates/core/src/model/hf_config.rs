@@ -655,7 +655,84 @@ fn reader(family: Family) -> Reader {
             derive: glm4_moe_lite,
             ..plain(DEEPSEEK)
         },
+        // The L2 q/k norm has no weight (`use_qk_norm` changes no tensor).
+        Family::Llama4Text => Reader {
+            tolerated: &["use_qk_norm", "attention_bias"],
+            derive: llama4,
+            ..plain(LLAMA4)
+        },
     }
+}
+
+/// Llama 4's names (`Llama4TextConfig`): the experts' width is
+/// `intermediate_size`, a dense layer's `intermediate_size_mlp`.
+const LLAMA4: Nums = &[
+    (ArchNum::Ffn, &["intermediate_size_mlp"], Default::Required),
+    MIXTRAL[0],
+    MIXTRAL[1],
+    (ArchNum::MoeFfn, &["intermediate_size"], Default::Required),
+];
+
+/// Llama 4 as transformers 5.23 reads it (`Llama4TextConfig.__post_init__`):
+/// experts in every layer of `moe_layers` (from `interleave_moe_layer_step`,
+/// 1 when absent), each with one shared expert (`Llama4TextMoe`); the chunk
+/// of `attention_chunk_size` (8192 when absent, none when null) on the
+/// layers `layer_types` calls `chunked_attention`, which default to those
+/// with RoPE (`no_rope_layers`: all but every `no_rope_layer_interval`-th,
+/// 4). Maverick's alternating dense and MoE layers are refused by name.
+fn llama4(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let layers = u64::from(a.layers);
+    let step = uint(obj, "interleave_moe_layer_step")?.unwrap_or(1);
+    let listed = match obj.get("moe_layers") {
+        Some(Value::Array(l)) => Some(l.len() as u64),
+        _ => None,
+    };
+    if step != 1 || listed.is_some_and(|n| n != layers) {
+        return Err(ConfigError::NotUnderstood {
+            model_type: a.family.key().into(),
+            fields: vec![format!(
+                "interleave_moe_layer_step {step} (dense and MoE layers alternate, as in Llama 4 Maverick: vramfit models experts in every layer, as in Scout)"
+            )],
+        });
+    }
+    a.shared_experts = 1;
+    let window = match obj.get("attention_chunk_size") {
+        None => 8192,
+        Some(Value::Null) => 0,
+        Some(_) => uint(obj, "attention_chunk_size")?.unwrap_or(0),
+    };
+    if window == 0 {
+        return Ok(());
+    }
+    // A list counts when it has items (an empty `no_rope_layers` takes
+    // the default, as Python's `if self.no_rope_layers` does).
+    let count = |v: &Value, pick: &dyn Fn(&Value) -> bool| match v {
+        Value::Array(items) if !items.is_empty() => {
+            Some(items.iter().filter(|x| pick(x)).count() as u64)
+        }
+        _ => None,
+    };
+    let chunked = obj
+        .get("layer_types")
+        .and_then(|v| count(v, &|t| t.as_str() == Some("chunked_attention")))
+        .or_else(|| {
+            obj.get("no_rope_layers")
+                .and_then(|v| count(v, &|r| r.as_u64() == Some(1)))
+        });
+    let chunked = match chunked {
+        Some(n) => n,
+        None => {
+            let every = uint(obj, "no_rope_layer_interval")?.unwrap_or(4).max(1);
+            layers - layers / every
+        }
+    };
+    a.sliding_window = checked(
+        ArchNum::SlidingWindow,
+        "attention_chunk_size",
+        window.min(1 << 24),
+    )?;
+    a.sliding_layers = checked(ArchNum::SlidingLayers, "layer_types", chunked)?;
+    Ok(())
 }
 
 /// What Gemma 4's config says that [`gemma4`] reads.

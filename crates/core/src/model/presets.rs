@@ -89,8 +89,8 @@ const fn pythia(hidden: u32, layers: u32, heads: u32, vocab: u32) -> Architectur
 
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
-    Llama, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3,
-    Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
+    Llama, Llama4Text, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2,
+    Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
 };
 
 /// What every Gemma 4 shares: a 262,144-token vocabulary, tied, heads of
@@ -1501,6 +1501,36 @@ pub const PRESETS: &[Preset] = &[
             ..Architecture::BLANK
         },
         published_params: 228_689_748_992,
+    },
+    // `text_config` of `meta-llama/Llama-4-Scout-17B-16E-Instruct`
+    // (`scripts/measure/families/llama4/scout-text.json`); transformers
+    // 5.23's `Llama4ForCausalLM` built from it on the meta device (579
+    // tensors, the language model without the vision encoder the
+    // checkpoint's 109B counts).
+    Preset {
+        id: "llama4-scout",
+        name: "Llama 4 Scout (109B-A17B)",
+        repo: "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+        arch: Architecture {
+            family: Llama4Text,
+            hidden: 5120,
+            layers: 48,
+            heads: 40,
+            kv_heads: 8,
+            head_dim: 128,
+            ffn: 16384,
+            vocab: 202048,
+            tied: false,
+            positions: 10485760,
+            experts: 16,
+            experts_per_token: 1,
+            moe_ffn: 8192,
+            shared_experts: 1,
+            sliding_window: 8192,
+            sliding_layers: 36,
+            ..Architecture::BLANK
+        },
+        published_params: 107_769_861_120,
     },
     Preset {
         id: "gpt-oss-20b",

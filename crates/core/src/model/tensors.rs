@@ -1005,7 +1005,11 @@ impl Architecture {
                 self.layer_kinds()[1].1 * u64::from(self.experts) * each
             }
             Some((
-                Router::Softmax | Router::SoftmaxFp32 | Router::TopKSoftmax | Router::Scaled,
+                Router::Softmax
+                | Router::SoftmaxFp32
+                | Router::TopKSoftmax
+                | Router::TopKSigmoid
+                | Router::Scaled,
                 _,
             ))
             | None => 0,

@@ -2317,6 +2317,26 @@ fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, 
             }
             4
         }
+        Router::TopKSigmoid => {
+            // Llama 4: the logits in the input's dtype, `topk` and the
+            // `scatter_` into a `-inf` copy (both keep the int64 indices),
+            // `sigmoid(scores.float())` keeps its fp32 output, cast back to
+            // the logits' dtype. Source: transformers 5.23
+            // `Llama4Router.forward`. Not measured: training a family with
+            // this router is refused (`Moe::dense_dispatch`).
+            let logits = l.linear_plain(x, h, e, 0);
+            if router_lora && x_rg {
+                l.save(x);
+            }
+            let dt = l.dt(logits);
+            if l.rg(logits) {
+                let idx = l.new_t(k, 8, false, Part::Router);
+                l.save(idx);
+                let probs = l.new_t(e, 4, true, Part::Router);
+                l.save(probs);
+            }
+            dt
+        }
         Router::TopKSoftmax => {
             let logits = l.linear_plain(x, h, e, e);
             let dt = l.dt(logits);

@@ -262,6 +262,24 @@ fn rotating(s: &Mlx, max_size: u64) -> (u64, u64) {
     (end, peak)
 }
 
+/// A `ChunkedKVCache(chunk)`'s cells at the end (Llama 4's chunked
+/// layers, mlx-lm `models/cache.py`, `llama4.py`). Before every call the
+/// model trims each one to its last `chunk` tokens (`maybe_trim_front`, a
+/// view of the old array), and a call that does not fit appends
+/// `⌈n / 256⌉·256` cells to it (`update_and_fetch`, as `KVCache`'s). Until
+/// more than `chunk` tokens precede a call it grows as a `KVCache`
+/// ([`capacity`]); after, each call is trimmed to `chunk` first and the
+/// last one (a single token) leaves `chunk + 256` cells. Measured: mlx-cpu
+/// 0.32.4, mlx-lm d78bf58e, `tests/fixtures/mlx_chunked_rows.jsonl`.
+fn chunked_cells(s: &Mlx, chunk: u64) -> u64 {
+    let tokens = u64::from(s.prompt) + u64::from(s.max_tokens);
+    if tokens.saturating_sub(1) > chunk {
+        chunk + 256
+    } else {
+        capacity(s)
+    }
+}
+
 /// Bytes of one token's K and V rows of one layer.
 fn row_bytes(s: &Mlx, bits: Option<u32>, k: u64, v: u64) -> Result<u128, MlxError> {
     let d = u128::from(s.dtype_bytes);
@@ -328,11 +346,14 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     let bits = s
         .kv_bits
         .filter(|_| tokens >= u64::from(s.quantized_kv_start));
-    if n_sliding > 0 && bits.is_some() {
+    // Llama 4's `ChunkedKVCache` has no `to_quantized`: `kv_bits` leaves
+    // it as it is (`maybe_quantize_kv_cache`, `hasattr(c, "to_quantized")`).
+    let chunked = a.family.spec().chunked && n_sliding > 0;
+    if n_sliding > 0 && bits.is_some() && !chunked {
         return Err(MlxError::RotatingQuantized);
     }
     let (k, v) = widths(a);
-    let row = row_bytes(s, bits, k, v)?;
+    let row = row_bytes(s, bits.filter(|_| !chunked), k, v)?;
     // Gemma 4's global layers' rows are their own (`Attention.__init__`:
     // `global_head_dim`, `num_global_key_value_heads` with keys as values,
     // whose values are still a cache array of their own: `v_norm` makes
@@ -340,24 +361,34 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     let full_row = if gemma4 {
         row_bytes(s, bits, local.cache.full.k, local.cache.full.v)?
     } else {
-        row
+        row_bytes(s, bits, k, v)?
     };
     let cap = capacity(s);
     let window = u64::from(max_kv_size.unwrap_or(a.sliding_window));
-    let (win_cap, _) = if n_sliding > 0 {
-        rotating(s, window)
-    } else {
-        (0, 0)
+    let win_cap = match (n_sliding > 0, chunked) {
+        (false, _) => 0,
+        (true, false) => rotating(s, window).0,
+        (true, true) => chunked_cells(s, window),
     };
     let kv = full_row * u128::from(n_full) * u128::from(cap)
         + row * u128::from(n_sliding) * u128::from(win_cap);
     let state = recurrent(a, s)?;
     // Every growth appends at least 256 cells to arrays of at most
-    // `cap - 256`, which live until `concatenate` has copied them.
+    // `cap - 256`, which live until `concatenate` has copied them; a
+    // chunked layer's old array is the one the call before left.
     let growth = if n_full > 0 {
         full_row * u128::from(cap.saturating_sub(256))
     } else {
         0
+    };
+    let growth = if chunked && s.max_tokens > 0 {
+        let before = Mlx {
+            max_tokens: s.max_tokens - 1,
+            ..*s
+        };
+        growth.max(row * u128::from(chunked_cells(&before, window)))
+    } else {
+        growth
     };
     Ok(MlxReport {
         tokens,
@@ -401,11 +432,12 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
 
 /// The model has a `make_cache` of its own, to which `make_prompt_cache`
 /// leaves the cache, `max_kv_size` unread (`cache.py:31-32`): Gemma 4's
-/// (`gemma4_text.py:675-688`) and the Gated DeltaNet hybrids'
-/// (`qwen3_5.py:345-346`, `qwen3_next.py:449-450`).
+/// (`gemma4_text.py:675-688`), the Gated DeltaNet hybrids'
+/// (`qwen3_5.py:345-346`, `qwen3_next.py:449-450`) and Llama 4's
+/// (`llama4.py:317-325`: `ChunkedKVCache` on all but every 4th layer).
 pub fn own_cache(a: &Architecture) -> bool {
     let spec = a.family.spec();
-    spec.varies_by_layer() || spec.linear.is_some()
+    spec.varies_by_layer() || spec.linear.is_some() || spec.chunked
 }
 
 /// Gemma 4's per-layer inputs per token (`layers × hidden_size_per_layer_input`):

@@ -266,6 +266,9 @@ pub struct KvLayout {
     pub state_blocks: u128,
     /// The sliding window, tokens (0: none).
     pub window: u128,
+    /// The window is a chunk (`Spec::chunked`: Llama 4's
+    /// `ChunkedLocalAttentionSpec`).
+    pub chunked: bool,
     /// R19: tokens scheduled but not yet freed (`2 × max_num_batched_tokens`).
     pub in_flight: u128,
 }
@@ -374,6 +377,7 @@ impl KvLayout {
             state_groups,
             state_blocks,
             window: u128::from(g.window),
+            chunked: a.family.spec().chunked,
             in_flight: max_in_flight(mnbt, pp),
         }
     }
@@ -387,12 +391,19 @@ impl KvLayout {
     /// R19: blocks one request of `len` tokens takes over the groups
     /// (`v1/kv_cache_interface.py:643-648` full attention, `cdiv(len, bs)`;
     /// `:914-956` a sliding window, `cdiv(min(window - 1 + in_flight,
-    /// len), bs) + 1`).
+    /// len), bs) + 1`; `:861-888` a chunk, `cdiv(min(chunk + in_flight,
+    /// len), bs)`).
     pub fn blocks_per_request(&self, len: u128) -> u128 {
         let bs = self.block_size.max(1);
         let full = self.full_groups * len.div_ceil(bs);
-        let kept = (self.window.saturating_sub(1) + self.in_flight).min(len);
-        let sliding = self.sliding_groups * (kept.div_ceil(self.sliding_block.max(1)) + 1);
+        let sb = self.sliding_block.max(1);
+        let sliding = self.sliding_groups
+            * if self.chunked {
+                (self.window + self.in_flight).min(len).div_ceil(sb)
+            } else {
+                let kept = (self.window.saturating_sub(1) + self.in_flight).min(len);
+                kept.div_ceil(sb) + 1
+            };
         full + sliding + self.state_groups * self.state_blocks
     }
 

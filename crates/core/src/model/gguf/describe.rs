@@ -309,7 +309,11 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
     if spec.qk_norm_optional {
         a.qk_norm = u32::from(m.q_norm);
     }
-    let window = m.sliding_window.unwrap_or(0);
+    let window = match (Converter::of(family).implied_window, m.sliding_window) {
+        (0, w) => w.unwrap_or(0),
+        (_, Some(0)) => 0,
+        (implied, Some(_) | None) => u64::from(implied),
+    };
     if window > 0 && (spec.sliding != Sliding::None || m.sliding_layers.is_some()) {
         a.sliding_window = r.fit(ArchNum::SlidingWindow, window, "attention.sliding_window")?;
         a.sliding_layers = match m.sliding_layers {
@@ -408,8 +412,10 @@ impl Keys<'_> {
         let dense = m.leading_dense_block_count.unwrap_or(0);
         a.dense_layers = self.fit(ArchNum::DenseLayers, dense, "leading_dense_block_count")?;
         let shared = a.family.spec().moe.map_or(Shared::None, |moe| moe.shared);
+        let implied = Converter::of(a.family).implied_shared;
         a.shared_experts = match shared {
             Shared::None => 0,
+            Shared::Plain if implied > 0 => implied,
             Shared::Plain => {
                 let n = m.expert_shared_count.unwrap_or(0);
                 self.fit(ArchNum::SharedExperts, n, "expert_shared_count")?

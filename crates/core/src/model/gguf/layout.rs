@@ -221,6 +221,16 @@ pub(crate) struct Converter {
     /// glm4moe file: "3 layers" in the cache, the NextN layer's 17
     /// tensors "unused" (`scripts/measure/families/NOTES.md`).
     pub nextn_cached: bool,
+    /// What the loader reads that the header does not say (0: the header
+    /// says it): the window, this many tokens whatever
+    /// `attention.sliding_window` says unless it is 0, and the shared
+    /// experts of each MoE layer, each of the experts' width, with no
+    /// `expert_shared_count` written (llama.cpp b10488
+    /// `src/models/llama4.cpp`: `n_swa = 8192`, chunked, in
+    /// `load_arch_hparams`; one `ffn_*_shexp` of `n_ff_exp` in
+    /// `load_arch_tensors`).
+    pub implied_window: u32,
+    pub implied_shared: u32,
 }
 
 /// When `llama_model::load_hparams` calls a model 70B.
@@ -246,6 +256,8 @@ impl Converter {
                 always_tied: false,
                 type_70b: Type70b::Never,
                 nextn_cached: false,
+                implied_window: 0,
+                implied_shared: 0,
             }
         }
         const fn gemma(arch: &'static str) -> Converter {
@@ -295,6 +307,16 @@ impl Converter {
             // the experts' w1/w2/w3 stacked, `rope.dimension_count` from
             // `rotary_dim`; the checkpoint's MTP modules are not written.
             Family::MinimaxM2 => plain("minimax-m2"),
+            // `Llama4Model(LlamaModel)` (llama.cpp b10488
+            // `conversion/llama.py`): the experts' `gate_up_proj` split,
+            // `rope_freqs` from the llama3 rope scaling; the vision tower
+            // goes to an mmproj file of its own.
+            Family::Llama4Text => Converter {
+                rope_tables: &[name!("rope_freqs.weight")],
+                implied_window: 8192,
+                implied_shared: 1,
+                ..plain("llama4")
+            },
             Family::Qwen2Moe => plain("qwen2moe"),
             Family::Qwen3Moe => plain("qwen3moe"),
             // GLM-4.7-Flash too (`Glm4MoeLiteModel(DeepseekV2Model)`,

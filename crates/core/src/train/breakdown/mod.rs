@@ -607,6 +607,12 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
     if let Some(why) = s.arch.and_then(|a| gemma4_unmeasured(s, a)) {
         return Err(EstimateError::NotModelled(why));
     }
+    if s.arch
+        .and_then(|a| a.moe())
+        .is_some_and(|m| m.dense_dispatch)
+    {
+        return Err(EstimateError::NotModelled(DENSE_DISPATCH_NOT_MODELLED));
+    }
     let x = Inputs::new(s)?;
     let t = &s.train;
     let mut terms = Terms::default();
@@ -697,6 +703,10 @@ fn on_v5(t: Transformers) -> bool {
         Transformers::V457 | Transformers::V448 => false,
     }
 }
+
+/// The refusal of training a model whose experts transformers runs
+/// densely (`Moe::dense_dispatch`).
+const DENSE_DISPATCH_NOT_MODELLED: &str = "training this model on transformers 5.23 runs every token through every expert (Llama4TextMoe repeats the input once per expert: activations 16 to 128 times a dense MLP's), which is not measured, so not modelled";
 
 /// What training Gemma 4 has not been held to (its layers differ:
 /// `scripts/measure/gemma4/` measured full fine-tuning and LoRA on one
