@@ -505,7 +505,7 @@ fn context_answer(page: Page, answers: Memo<Answers>) -> impl IntoView {
                 view! { <li>{label}": "{button}</li> }.into_any()
             }
             None => view! {
-                <li data-testid=testid data-value="">{label}": none fits, even at 1 token"</li>
+                <li data-testid=testid data-value="">{label}": "{crate::results::none_fits(page, "even at 1 token")}</li>
             }
             .into_any(),
         }

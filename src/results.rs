@@ -7,7 +7,7 @@ use vramfit_chart::colour_hex;
 use vramfit_core::explain::{self, group};
 use vramfit_core::query::Key;
 use vramfit_core::solve::{self, Fit, Suggestion};
-use vramfit_core::{Bytes, Estimate};
+use vramfit_core::{Bytes, Estimate, EstimateError};
 
 /// Fits with X to spare / short by X, on which GPU.
 #[component]
@@ -36,11 +36,25 @@ pub fn Verdict(page: Page) -> impl IntoView {
             }
         })
     };
+    // A run vramfit refuses (a mechanism not modelled, or the engine's
+    // own refusal) has no input to fix: the reason is under the totals.
+    let refused = move || {
+        page.estimates.with(|e| {
+            matches!(
+                e.primary(),
+                Err(EstimateError::NotModelled(_) | EstimateError::Engine(_))
+            )
+        })
+    };
     move || {
         match fit.get() {
         None => view! {
             <section class="verdict unknown" data-testid="fit-verdict" data-fits="" data-bytes=move || page.capacity.get().get().to_string()>
-                <p>"No estimate: fix the inputs marked in red."</p>
+                <p>{move || if refused() {
+                    "No estimate: vramfit does not model this run (the reason is under the totals)."
+                } else {
+                    "No estimate: fix the inputs marked in red."
+                }}</p>
             </section>
         }
         .into_any(),
@@ -338,7 +352,7 @@ pub fn WhatFits(page: Page) -> impl IntoView {
             }
             .into_any(),
             None => view! {
-                <li data-testid=testid data-value="">{label}": none fits, even at 1"</li>
+                <li data-testid=testid data-value="">{label}": "{none_fits(page, "even at 1")}</li>
             }
             .into_any(),
         }
@@ -359,6 +373,16 @@ pub fn WhatFits(page: Page) -> impl IntoView {
                 {move || answers.get().2.into_iter().map(|x| view! { <SuggestionItem page=page x=x/> }).collect_view()}
             </ol>
         </section>
+    }
+}
+
+/// What a search that found nothing says: none fits, or (without an
+/// estimate of the run itself) that there is nothing to search from.
+pub fn none_fits(page: Page, least: &'static str) -> String {
+    if page.primary.with(Option::is_some) {
+        format!("none fits, {least}")
+    } else {
+        "no estimate to search from".to_string()
     }
 }
 

@@ -176,6 +176,8 @@
 // - 2026-12-01, 479.7 -> 480.7 KB: Llama 4 Scout (issue 30: the family, its
 //   router and dense-dispatch refusals, the chunked cache on vLLM and MLX,
 //   the GGUF header's implied shared expert and chunk, the preset).
+// - 2026-12-01, 480.7 -> 481.0 KB: the verdict and the searches say when a
+//   run is refused (not modelled) rather than asking to fix an input.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
