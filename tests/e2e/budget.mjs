@@ -178,6 +178,8 @@
 //   the GGUF header's implied shared expert and chunk, the preset).
 // - 2026-12-01, 480.7 -> 481.0 KB: the verdict and the searches say when a
 //   run is refused (not modelled) rather than asking to fix an input.
+// - 2026-12-01, 481.0 -> 481.2 KB: the projector Ollama and llama.cpp load
+//   beside a multimodal model said not sized (issue 30).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";

@@ -245,14 +245,19 @@ fn weights_beside_the_logs() {
 }
 
 /// A multimodal checkpoint's encoders, which vLLM loads and profiles
-/// (`Spec::vllm_encoders`: Gemma 4's, Ministral 3's Pixtral), are said in
-/// a caveat, never left out silently; a text model's estimate has none.
+/// (`Spec::multimodal`: Gemma 4's, Ministral 3's Pixtral, Llama 4's, Qwen3.5 /
+/// 3.6's vision towers), are said in
+/// a caveat, never left out silently, as is the projector Ollama and
+/// llama.cpp load beside them; a text model's estimate has none.
 #[test]
 fn encoders_of_multimodal_checkpoints_are_said() {
     use vramfit_core::infer;
     for (model, said) in [
         ("gemma4-31b", true),
         ("ministral3-8b", true),
+        ("llama4-scout", true),
+        ("qwen3.6-27b", true),
+        ("qwen3-next-80b-a3b", false),
         ("llama3.1-8b", false),
         ("glm-4.7-flash", false),
     ] {
@@ -265,5 +270,21 @@ fn encoders_of_multimodal_checkpoints_are_said() {
             .iter()
             .any(|c| c.starts_with("text only: vLLM loads"));
         assert_eq!(has, said, "{model}: {:?}", e.caveats);
+        // Ollama's builds carry the projector (`--mmproj`, `llm/llama_server.go`);
+        // llama.cpp loads one only when given it.
+        for (engine, words) in [
+            ("ollama", "text only: Ollama's build of a multimodal model"),
+            (
+                "llamacpp",
+                "text only: a vision projector passed with --mmproj",
+            ),
+        ] {
+            let s = common::scenario(&format!(
+                "task=infer&engine={engine}&model={model}&gpu=h100-sxm-80&ctx=8192"
+            ));
+            let e = infer::estimate(&s.infer_run()).expect("estimate");
+            let has = e.caveats.iter().any(|c| c.starts_with(words));
+            assert_eq!(has, said, "{engine} {model}: {:?}", e.caveats);
+        }
     }
 }

@@ -828,14 +828,15 @@ pub struct Spec {
     /// `Gemma4UnifiedModel.forward`, transformers 5.23; measured,
     /// `scripts/measure/gemma4/generate_unified_rows.jsonl`).
     pub token_type_mask: bool,
-    /// The published checkpoints are multimodal and vLLM loads their
-    /// encoders beside the language model (Gemma 4's vision encoder, and
-    /// the E2B's and E4B's audio encoder: `models/gemma4_mm.py`,
-    /// `Gemma4ForConditionalGeneration.__init__`; the 12B's patch and
-    /// audio projections, `models/gemma4_unified.py`; Ministral 3's Pixtral
-    /// encoder and projector, `models/mistral3.py`,
-    /// `Mistral3ForConditionalGeneration`), which vramfit does not size.
-    pub vllm_encoders: bool,
+    /// The published checkpoints are multimodal (a
+    /// `…ForConditionalGeneration` with a vision tower, and audio on
+    /// Gemma 4's E2B and E4B), which the engines load beside the language
+    /// model and vramfit does not size: vLLM their encoders (Gemma 4's
+    /// `models/gemma4_mm.py`, the 12B's `gemma4_unified.py`, Ministral 3's
+    /// Pixtral, `mistral3.py`, Llama 4's `mllama4.py`, Qwen3.5 / 3.6's
+    /// `qwen3_5.py`), Ollama the projector of its builds (`--mmproj`,
+    /// `llm/llama_server.go`), llama.cpp one passed with `--mmproj`.
+    pub multimodal: bool,
     /// The q/k norms (`qk_norm`) are the config's choice, the
     /// architecture's `qk_norm` number (GLM-4.5's `use_qk_norm`: on in
     /// GLM-4.5/4.6, off in GLM-4.5-Air); otherwise every model of the
@@ -887,7 +888,7 @@ const LLAMA: Spec = Spec {
     layer_scalar: false,
     placeholder_kinds: 0,
     token_type_mask: false,
-    vllm_encoders: false,
+    multimodal: false,
     qk_norm_optional: false,
     v_norm: false,
     query_scale: false,
@@ -899,6 +900,9 @@ const LLAMA: Spec = Spec {
 /// Source: transformers 5.23 `Qwen3NextRMSNorm.forward`,
 /// `Qwen3NextDecoderLayer.__init__`, `Qwen3_5DecoderLayer.__init__`.
 const QWEN_HYBRID: Spec = Spec {
+    // Every Qwen3.5 / 3.6 release is `Qwen3_5(Moe)ForConditionalGeneration`
+    // with a `vision_config` (`tests/fixtures/hf_configs/qwen3.6-*.json`).
+    multimodal: true,
     norm: Norm::RmsPlusOne,
     rope: RopeStyle::Mrope,
     qk_norm: QkNorm::PerHead,
@@ -1034,6 +1038,8 @@ const GPT_OSS: Spec = Spec {
 /// per-expert MLPs (`Qwen3NextSparseMoeBlock.experts = nn.ModuleList`, as
 /// Qwen3-MoE's).
 const QWEN3_NEXT: Spec = Spec {
+    // `Qwen3NextForCausalLM`: a text model.
+    multimodal: false,
     // One row of positions (`Qwen3NextRotaryEmbedding`).
     rope: RopeStyle::Half,
     moe: Some(Moe {
@@ -1116,7 +1122,7 @@ const GEMMA4: Spec = Spec {
     per_layer_embeddings: true,
     layer_scalar: true,
     placeholder_kinds: 3,
-    vllm_encoders: true,
+    multimodal: true,
     v_norm: true,
     ..GEMMA
 };
@@ -1219,7 +1225,7 @@ const MINISTRAL3: Spec = Spec {
     sliding: Sliding::All,
     query_scale: true,
     legacy: ONLY_5,
-    vllm_encoders: true,
+    multimodal: true,
     ..LLAMA
 };
 
@@ -1267,7 +1273,7 @@ const MINIMAX_M2: Spec = Spec {
 /// order. `Llama4TextConfig.__post_init__`: `layer_types` chunked where
 /// RoPE is used, full on every fourth layer (`no_rope_layer_interval` 4).
 /// The published checkpoints are multimodal (`Llama4ForConditionalGeneration`,
-/// a vision encoder vLLM loads and vramfit does not size).
+/// a vision encoder the engines load and vramfit does not size).
 const LLAMA4: Spec = Spec {
     moe: Some(Moe {
         router: Router::TopKSigmoid,
@@ -1284,7 +1290,7 @@ const LLAMA4: Spec = Spec {
     chunked: true,
     query_scale: true,
     legacy: AFTER_448,
-    vllm_encoders: true,
+    multimodal: true,
     ..LLAMA
 };
 

@@ -242,11 +242,29 @@ pub fn llama_estimate(
         (a.family.spec().per_layer_embeddings && a.ple_dim > 0).then(|| "Gemma 4's per-layer inputs (layers × per-layer width per token, gathered from the host's table and projected) are not in the compute-buffer estimate".into()),
         server_host_memory(inf, &m),
         one_at_a_time(a, inf),
+        projector(a, inf),
     ]
     .into_iter()
     .flatten()
     .collect();
     Ok(e)
+}
+
+/// A multimodal model's projector (`Spec::multimodal`), which vramfit does
+/// not size: Ollama's builds carry one and pass it to llama-server, on the
+/// GPU unless `num_gpu` keeps layers on the CPU or a GPU has less than its
+/// size and 1 GiB free, with `--fit` told to leave that much more free
+/// (`appendMMProjArgs`, `shouldDisableMMProjOffload`, `mmprojFitTargetMiB`
+/// in `llm/llama_server.go`, Ollama fb30760); llama.cpp loads one only
+/// when given `--mmproj`.
+fn projector(a: &Architecture, inf: &Inference) -> Option<String> {
+    if !a.family.spec().multimodal {
+        return None;
+    }
+    Some(match inf.engine {
+        Engine::Ollama => "text only: Ollama's build of a multimodal model carries its vision projector, which it passes to llama-server (--mmproj) on the GPU, telling --fit to leave the projector's size and 1 GiB more free, unless num_gpu keeps layers on the CPU or the GPU has less room than that; the projector is not sized here".into(),
+        Engine::Llamacpp | Engine::Transformers | Engine::Vllm | Engine::Mlx => "text only: a vision projector passed with --mmproj is not sized here".into(),
+    })
 }
 
 /// Ollama running the model one request at a time when more were asked

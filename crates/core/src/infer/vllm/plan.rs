@@ -182,7 +182,7 @@ pub struct Plan {
     /// R28: the kernel a Gated DeltaNet layer's prefill runs on this GPU.
     pub gdn_prefill: GdnPrefill,
     /// The checkpoint's encoders vLLM loads and profiles, not sized
-    /// ([`crate::model::family::Spec::vllm_encoders`]).
+    /// ([`crate::model::family::Spec::multimodal`]).
     pub unsized_encoders: bool,
     /// Layers with their own head width (Gemma 4): vLLM takes
     /// FlashAttention 4 where it can (`Gemma4Config.verify_and_update_config`,
@@ -821,7 +821,7 @@ pub fn plan_on(
         stage,
         host_weights: costs.host,
         gdn_prefill: prefill,
-        unsized_encoders: a.family.spec().vllm_encoders,
+        unsized_encoders: a.family.spec().multimodal,
         fa4_blocks: a.family.spec().global_attention,
     })
 }
