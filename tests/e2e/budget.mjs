@@ -180,6 +180,8 @@
 //   run is refused (not modelled) rather than asking to fix an input.
 // - 2026-12-01, 481.0 -> 481.2 KB: the projector Ollama and llama.cpp load
 //   beside a multimodal model said not sized (issue 30).
+// - 2026-12-01, 481.2 -> 481.6 KB: Llama 4 Maverick (the moe_step key and
+//   its help, interleaved layers in the GGUF layout and header, the preset).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";

@@ -65,6 +65,16 @@ fn llama4_caches_its_chunks_as_llama_cpp_does() {
     let e = infer::estimate(&s.infer_run()).expect("an estimate");
     let got = e.served.map(|s| s.weights_bytes.get()).unwrap_or_default();
     assert_eq!(got, 125_995_136 - 128);
+    // Maverick's interleaving (`STEP=2 llama4_gguf.py`: experts on layers
+    // 1, 3, 5, 7, a dense MLP of 1024 on the others),
+    // `raw/llama4-step2-c16384-np1.log`: the same caches, "CPU_Mapped model
+    // buffer size = 78.10 MiB", 81,889,408 bytes of tensors by gguf-py.
+    let q = format!("{LLAMA4}&moe_step=2&n_parallel=1");
+    check(&q, (16 << 20) + (51 << 19));
+    let s = decode_strict(&RawQuery::parse(&q)).expect("a link");
+    let e = infer::estimate(&s.infer_run()).expect("an estimate");
+    let got = e.served.map(|s| s.weights_bytes.get()).unwrap_or_default();
+    assert_eq!(got, 81_889_408 - 128);
 }
 
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
@@ -144,7 +154,8 @@ fn gpt_neox_on_mlx_as_measured() {
 /// weights at 4 bits and the cache at the end, `KVCache` on every 4th
 /// layer and `ChunkedKVCache` on the others (chunks of 512 and 300; a
 /// prefill step of 100 once; `kv_bits` 8 and 4, which quantize the
-/// `KVCache`s only), to the byte.
+/// `KVCache`s only; experts on every 2nd layer once, as Maverick's), to
+/// the byte.
 #[test]
 fn llama4_on_mlx_as_measured() {
     let bytes = std::fs::read(format!(
@@ -160,8 +171,11 @@ fn llama4_on_mlx_as_measured() {
         let kv_bits = r["kv_bits"]
             .as_u64()
             .map_or_else(String::new, |b| format!("&kv_bits={b}"));
+        let step = r["override"]["text_config"]["interleave_moe_layer_step"]
+            .as_u64()
+            .map_or_else(String::new, |s| format!("&moe_step={s}"));
         let q = format!(
-            "task=infer&engine=mlx&model=llama4-scout&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=256&vocab=512&experts=4&moe_ffn=128&sliding_window={}&sliding_layers=6&prompt={}&new={}&prefill_step_size={}&weights=4bit&q_group_size=64{kv_bits}",
+            "task=infer&engine=mlx&model=llama4-scout&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=256&vocab=512&experts=4&moe_ffn=128&sliding_window={}&sliding_layers=6&prompt={}&new={}&prefill_step_size={}&weights=4bit&q_group_size=64{kv_bits}{step}",
             n("chunk"),
             n("prompt"),
             n("new"),
@@ -175,5 +189,5 @@ fn llama4_on_mlx_as_measured() {
         assert_eq!(served.kv_cache_bytes.get(), cache, "{q}");
         rows += 1;
     }
-    assert_eq!(rows, 10);
+    assert_eq!(rows, 11);
 }

@@ -1046,6 +1046,16 @@ fn a_llama4_header_has_its_shared_experts_and_chunks() {
         ..Architecture::BLANK
     };
     assert_eq!(a, want);
+    // Maverick's interleaving: `interleave_moe_layer_step` 2 in the header.
+    let h = read_gguf(&fixture_bytes("gguf/tiny-llama4-step2.header.gguf")).expect("a header");
+    let a = architecture_of(&h).expect("an architecture");
+    assert_eq!(
+        a,
+        Architecture {
+            moe_step: 2,
+            ..want
+        }
+    );
 }
 
 /// MLX's quantization modes (`mlx_lm.convert --q-mode`, mlx-lm d78bf58e):

@@ -9,7 +9,9 @@ Random f16 weights, a byte vocabulary (as glm4moe_gguf.py). Shape: 8 layers (chu
 but every 4th: layers 3 and 7 full), n_embd 512, 8 heads of 64, 2 KV heads, rotary over the
 whole head, 8 experts (1 used) of 512 and a shared expert of 512 in every layer
 (`interleave_moe_layer_step` 1), a dense `feed_forward_length` of 1024 that no layer uses,
-vocabulary 1024, context 65536.
+vocabulary 1024, context 65536. With STEP=2 (Maverick's `interleave_moe_layer_step`), the
+experts and the shared expert only on every 2nd layer (`(i + 1) % 2 == 0`), a dense MLP of
+1024 on the others: `tiny-llama4-step2-f16.gguf`.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import gguf
 
 N_VOCAB, N_EMBD, N_HEAD, N_KV, HEAD = 1024, 512, 8, 2, 64
 N_LAYER, N_FF, N_EXP, N_FF_EXP = 8, 1024, 8, 512
+STEP = int(os.environ.get("STEP", "1"))
 
 
 def vocab(w: gguf.GGUFWriter) -> None:
@@ -46,7 +49,8 @@ def t(rng, *shape, dtype=np.float16):
 
 def main(out: str) -> None:
     rng = np.random.default_rng(4)
-    path = os.path.join(out, "tiny-llama4-f16.gguf")
+    name = "tiny-llama4-f16.gguf" if STEP == 1 else f"tiny-llama4-step{STEP}-f16.gguf"
+    path = os.path.join(out, name)
     w = gguf.GGUFWriter(path, "llama4")
     w.add_name("vramfit tiny llama4")
     w.add_block_count(N_LAYER)
@@ -63,7 +67,7 @@ def main(out: str) -> None:
     w.add_expert_count(N_EXP)
     w.add_expert_used_count(1)
     w.add_expert_feed_forward_length(N_FF_EXP)
-    w.add_interleave_moe_layer_step(1)
+    w.add_interleave_moe_layer_step(STEP)
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
     vocab(w)
     w.add_tensor("token_embd.weight", t(rng, N_VOCAB, N_EMBD))
@@ -78,6 +82,11 @@ def main(out: str) -> None:
         w.add_tensor(p + "attn_v.weight", t(rng, N_KV * HEAD, N_EMBD))
         w.add_tensor(p + "attn_output.weight", t(rng, N_EMBD, N_HEAD * HEAD))
         w.add_tensor(p + "ffn_norm.weight", np.ones(N_EMBD, dtype=np.float32))
+        if (i + 1) % STEP != 0:
+            w.add_tensor(p + "ffn_gate.weight", t(rng, N_FF, N_EMBD))
+            w.add_tensor(p + "ffn_up.weight", t(rng, N_FF, N_EMBD))
+            w.add_tensor(p + "ffn_down.weight", t(rng, N_EMBD, N_FF))
+            continue
         w.add_tensor(p + "ffn_gate_inp.weight", t(rng, N_EXP, N_EMBD, dtype=np.float32))
         w.add_tensor(p + "ffn_gate_exps.weight", t(rng, N_EXP, N_FF_EXP, N_EMBD))
         w.add_tensor(p + "ffn_up_exps.weight", t(rng, N_EXP, N_FF_EXP, N_EMBD))

@@ -102,6 +102,9 @@ arch_nums! {
         0, 1 << 10;
     DenseLayers = "dense_layers", dense_layers, "Dense layers first",
         "Layers before the first MoE layer, with a dense MLP of ffn (DeepSeek's first_k_dense_replace).", 0, 1 << 14;
+    MoeStep = "moe_step", moe_step, "MoE layer step",
+        "Llama 4: experts on every n-th layer (interleave_moe_layer_step; Maverick 2), a dense MLP of ffn on the others; 0 or 1: experts on every layer after the dense ones.",
+        0, 1 << 14;
     QLoraRank = "q_lora_rank", q_lora_rank, "Query compression rank",
         "Multi-head latent attention: rank of the query's low-rank projection (0: a plain q_proj).", 0, 1 << 20;
     KvLoraRank = "kv_lora_rank", kv_lora_rank, "KV compression rank",
@@ -192,6 +195,9 @@ pub struct Architecture {
     pub shared_experts: u32,
     /// Dense layers before the MoE layers.
     pub dense_layers: u32,
+    /// After them, experts on every `moe_step`-th layer only (0 or 1:
+    /// every layer; `Moe::interleaved`).
+    pub moe_step: u32,
     /// Multi-head latent attention (0 elsewhere): the query's low rank (0:
     /// none), the compressed kv width, the rotary part of a head, the value
     /// head width.
@@ -262,6 +268,7 @@ impl Architecture {
         moe_ffn: 0,
         shared_experts: 0,
         dense_layers: 0,
+        moe_step: 0,
         q_lora_rank: 0,
         kv_lora_rank: 0,
         rope_dim: 0,
@@ -565,6 +572,11 @@ impl Architecture {
             (ArchNum::MoeFfn, moe, experts),
             (ArchNum::SharedExperts, shared, false),
             (ArchNum::DenseLayers, moe, false),
+            (
+                ArchNum::MoeStep,
+                spec.moe.is_some_and(|m| m.interleaved),
+                false,
+            ),
             (ArchNum::QLoraRank, latent, false),
             (ArchNum::KvLoraRank, latent, latent),
             (
@@ -848,22 +860,26 @@ impl Architecture {
         u64::from(self.ffn) * if wide { 2 } else { 1 }
     }
 
-    /// Layer `l`'s kind (dense layers first, then MoE).
+    /// Layer `l`'s kind: dense before `dense_layers`, then MoE (every
+    /// `moe_step`-th layer only, with one).
     pub fn kind_of(&self, l: u32) -> LayerKind {
-        if self.moe().is_some() && l >= self.dense_layers {
+        let stepped = self.moe_step <= 1 || (l + 1).is_multiple_of(self.moe_step);
+        if self.moe().is_some() && l >= self.dense_layers && stepped {
             LayerKind::Moe
         } else {
             LayerKind::Dense
         }
     }
 
-    /// The layers, by kind: dense first, then MoE (a dense family has only
-    /// dense ones).
+    /// The layers, by kind: how many are dense and how many MoE (a dense
+    /// family has only dense ones); [`Architecture::kind_of`] says which.
     pub fn layer_kinds(&self) -> [(LayerKind, u64); 2] {
-        let moe = if self.moe().is_some() {
-            u64::from(self.layers - self.dense_layers.min(self.layers))
-        } else {
-            0
+        let (layers, dense) = (self.layers, self.dense_layers.min(self.layers));
+        let moe = match (self.moe(), self.moe_step) {
+            (None, _) => 0,
+            (Some(_), 0 | 1) => u64::from(layers - dense),
+            // Layers `l` in `dense..layers` with `(l + 1) % step == 0`.
+            (Some(_), step) => u64::from(layers / step - dense / step),
         };
         [
             (LayerKind::Dense, u64::from(self.layers) - moe),

@@ -109,10 +109,11 @@ choice_enum! {
         /// routed experts in every layer behind a sigmoid router with a
         /// correction bias, no shared expert.
         MinimaxM2 = "minimax_m2", "MiniMax-M2 (MoE)",
-        /// Llama 4 Scout (the text model of `llama4`): Llama's attention
-        /// with local chunks of `attention_chunk_size` tokens on three
-        /// layers in four, a top-1 sigmoid router over routed experts and a
-        /// shared expert in every layer.
+        /// Llama 4 Scout and Maverick (the text model of `llama4`):
+        /// Llama's attention with local chunks of `attention_chunk_size`
+        /// tokens on three layers in four, a top-1 sigmoid router over
+        /// routed experts and a shared expert in every layer (Scout) or
+        /// every other, a dense MLP between (Maverick).
         Llama4Text = "llama4_text", "Llama 4",
     }
 }
@@ -392,6 +393,12 @@ pub struct Moe {
     /// `Llama4TextExperts.forward`), activations `num_experts` times a
     /// dense MLP's. Not measured: training and `generate` refuse it.
     pub dense_dispatch: bool,
+    /// Experts only on every `moe_step`-th layer, a dense MLP of `ffn` on
+    /// the others (Llama 4 Maverick's `interleave_moe_layer_step` 2:
+    /// transformers 5.23 `Llama4TextConfig.__post_init__`, `moe_layers =
+    /// range(step - 1, layers, step)`; llama.cpp b10488 `llama4.cpp`,
+    /// `(i + 1) % n_moe_layer_step == 0`).
+    pub interleaved: bool,
 }
 
 /// A mixture of experts' shared expert.
@@ -999,6 +1006,7 @@ const MOE: Moe = Moe {
     correction_fp32: false,
     shared_first: false,
     dense_dispatch: false,
+    interleaved: false,
 };
 
 /// gpt-oss: clamped SwiGLU experts with biases, attention sinks, every
@@ -1026,6 +1034,7 @@ const GPT_OSS: Spec = Spec {
         correction_fp32: false,
         shared_first: false,
         dense_dispatch: false,
+        interleaved: false,
     }),
     sliding: Sliding::EveryOther,
     legacy: GPT_OSS_LEGACY,
@@ -1265,12 +1274,14 @@ const MINIMAX_M2: Spec = Spec {
     ..LLAMA
 };
 
-/// Llama 4 Scout: transformers 5.23 `models/llama4/modeling_llama4.py`.
+/// Llama 4 Scout and Maverick: transformers 5.23
+/// `models/llama4/modeling_llama4.py`.
 /// `Llama4TextDecoderLayer`: Llama's attention (its L2 q/k norm has no
 /// weight) and norms, and in every layer of `moe_layers` a
 /// `Llama4TextMoe`: stacked experts (`gate_up_proj`, `down_proj`), the
 /// router, then a shared expert of the experts' width, registered in that
-/// order. `Llama4TextConfig.__post_init__`: `layer_types` chunked where
+/// order; the other layers (Maverick's every other) a dense MLP of
+/// `intermediate_size_mlp`. `Llama4TextConfig.__post_init__`: `layer_types` chunked where
 /// RoPE is used, full on every fourth layer (`no_rope_layer_interval` 4).
 /// The published checkpoints are multimodal (`Llama4ForConditionalGeneration`,
 /// a vision encoder the engines load and vramfit does not size).
@@ -1284,6 +1295,7 @@ const LLAMA4: Spec = Spec {
         peft_experts: false,
         aux_loss: false,
         dense_dispatch: true,
+        interleaved: true,
         ..MOE
     }),
     sliding: Sliding::AllButEvery(4),

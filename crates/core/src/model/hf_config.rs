@@ -675,26 +675,39 @@ const LLAMA4: Nums = &[
 
 /// Llama 4 as transformers 5.23 reads it (`Llama4TextConfig.__post_init__`):
 /// experts in every layer of `moe_layers` (from `interleave_moe_layer_step`,
-/// 1 when absent), each with one shared expert (`Llama4TextMoe`); the chunk
-/// of `attention_chunk_size` (8192 when absent, none when null) on the
-/// layers `layer_types` calls `chunked_attention`, which default to those
-/// with RoPE (`no_rope_layers`: all but every `no_rope_layer_interval`-th,
-/// 4). Maverick's alternating dense and MoE layers are refused by name.
+/// 1 when absent: `range(step - 1, layers, step)`), each with one shared
+/// expert (`Llama4TextMoe`), a dense MLP of `intermediate_size_mlp` in the
+/// others; the chunk of `attention_chunk_size` (8192 when absent, none
+/// when null) on the layers `layer_types` calls `chunked_attention`, which
+/// default to those with RoPE (`no_rope_layers`: all but every
+/// `no_rope_layer_interval`-th, 4). A `moe_layers` list that is not the
+/// step's is refused by name.
 fn llama4(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
     let layers = u64::from(a.layers);
-    let step = uint(obj, "interleave_moe_layer_step")?.unwrap_or(1);
+    let step = uint(obj, "interleave_moe_layer_step")?.unwrap_or(1).max(1);
+    let pattern: Vec<u64> = (1..=layers)
+        .filter(|l| l % step == 0)
+        .map(|l| l - 1)
+        .collect();
     let listed = match obj.get("moe_layers") {
-        Some(Value::Array(l)) => Some(l.len() as u64),
+        Some(Value::Array(l)) => Some(l.iter().map(Value::as_u64).collect::<Vec<_>>()),
         _ => None,
     };
-    if step != 1 || listed.is_some_and(|n| n != layers) {
+    if listed.is_some_and(|l| l.iter().copied().ne(pattern.iter().map(|&p| Some(p)))) {
         return Err(ConfigError::NotUnderstood {
             model_type: a.family.key().into(),
             fields: vec![format!(
-                "interleave_moe_layer_step {step} (dense and MoE layers alternate, as in Llama 4 Maverick: vramfit models experts in every layer, as in Scout)"
+                "moe_layers (not every {}th layer from layer {}: vramfit models experts on every interleave_moe_layer_step-th layer)",
+                step,
+                step - 1
             )],
         });
     }
+    a.moe_step = if step > 1 {
+        checked(ArchNum::MoeStep, "interleave_moe_layer_step", step)?
+    } else {
+        0
+    };
     a.shared_experts = 1;
     let window = match obj.get("attention_chunk_size") {
         None => 8192,

@@ -1532,6 +1532,38 @@ pub const PRESETS: &[Preset] = &[
         },
         published_params: 107_769_861_120,
     },
+    // `text_config` of `meta-llama/Llama-4-Maverick-17B-128E-Instruct`
+    // (`scripts/measure/families/llama4/maverick-text.json`): Scout's
+    // layers with 128 experts on every other layer (`interleave_moe_layer_step`
+    // 2), a dense MLP of 16384 on the others, no q/k norm; transformers
+    // 5.23's `Llama4ForCausalLM` built from it on the meta device (507
+    // tensors; the checkpoint's 400B adds the vision encoder).
+    Preset {
+        id: "llama4-maverick",
+        name: "Llama 4 Maverick (400B-A17B)",
+        repo: "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+        arch: Architecture {
+            family: Llama4Text,
+            hidden: 5120,
+            layers: 48,
+            heads: 40,
+            kv_heads: 8,
+            head_dim: 128,
+            ffn: 16384,
+            vocab: 202048,
+            tied: false,
+            positions: 1048576,
+            experts: 128,
+            experts_per_token: 1,
+            moe_ffn: 8192,
+            shared_experts: 1,
+            moe_step: 2,
+            sliding_window: 8192,
+            sliding_layers: 36,
+            ..Architecture::BLANK
+        },
+        published_params: 400_711_848_960,
+    },
     Preset {
         id: "gpt-oss-20b",
         name: "gpt-oss 20B",

@@ -373,6 +373,7 @@ pub static FIELDS: &[Field] = &[
     arch_number!(ArchNum::MoeFfn),
     arch_number!(ArchNum::SharedExperts),
     arch_number!(ArchNum::DenseLayers),
+    arch_number!(ArchNum::MoeStep),
     arch_number!(ArchNum::QLoraRank),
     arch_number!(ArchNum::KvLoraRank),
     arch_number!(ArchNum::RopeDim),

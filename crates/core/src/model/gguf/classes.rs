@@ -72,6 +72,14 @@ pub fn predict_folded(
         }
         return Ok(f.runs);
     }
+    if a.moe_step > 1 {
+        // Llama 4 Maverick: experts on every `moe_step`-th layer, each
+        // layer folded on its own.
+        for l in 0..a.layers {
+            f.fold_kind((a.kind_of(l), 0), layout.slots(a, l), l, l + 1)?;
+        }
+        return Ok(f.runs);
+    }
     // Dense layers first, then MoE ones (`Architecture::kind_of`).
     let [(_, dense), _] = a.layer_kinds();
     let dense = u32::try_from(dense).unwrap_or(a.layers);

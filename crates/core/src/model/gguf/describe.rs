@@ -43,6 +43,9 @@ pub struct GgufModel {
     pub expert_shared_count: Option<u64>,
     pub expert_shared_feed_forward_length: Option<u64>,
     pub leading_dense_block_count: Option<u64>,
+    /// Llama 4: experts on every n-th layer (`interleave_moe_layer_step`,
+    /// `Llama4Model.set_gguf_parameters`).
+    pub interleave_moe_layer_step: Option<u64>,
     /// 1 softmax, 2 sigmoid (DeepSeek-V3).
     pub expert_gating_func: Option<u64>,
     pub sliding_window: Option<u64>,
@@ -169,6 +172,7 @@ impl GgufHeader {
             expert_shared_count: num("expert_shared_count"),
             expert_shared_feed_forward_length: num("expert_shared_feed_forward_length"),
             leading_dense_block_count: num("leading_dense_block_count"),
+            interleave_moe_layer_step: num("interleave_moe_layer_step"),
             expert_gating_func: num("expert_gating_func"),
             sliding_window: num("attention.sliding_window"),
             sliding_layers,
@@ -411,6 +415,16 @@ impl Keys<'_> {
         a.moe_ffn = self.needed(ArchNum::MoeFfn, width, "expert_feed_forward_length")?;
         let dense = m.leading_dense_block_count.unwrap_or(0);
         a.dense_layers = self.fit(ArchNum::DenseLayers, dense, "leading_dense_block_count")?;
+        // llama.cpp b10488 `llama4.cpp`: MoE where `(i + 1) % step == 0`.
+        let interleaved = a.family.spec().moe.is_some_and(|moe| moe.interleaved);
+        let step = m
+            .interleave_moe_layer_step
+            .filter(|&s| interleaved && s > 1);
+        a.moe_step = self.fit(
+            ArchNum::MoeStep,
+            step.unwrap_or(0),
+            "interleave_moe_layer_step",
+        )?;
         let shared = a.family.spec().moe.map_or(Shared::None, |moe| moe.shared);
         let implied = Converter::of(a.family).implied_shared;
         a.shared_experts = match shared {

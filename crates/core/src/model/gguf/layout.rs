@@ -461,9 +461,11 @@ fn layer_of_kind(
     // layers), or none.
     let linear_layers = if linear { a.layers } else { 0 };
     let mut slots = Vec::with_capacity(24);
+    // Every layer of the kind: no interleaving (`moe_step`) either.
     let one_kind = Architecture {
         dense_layers,
         linear_layers,
+        moe_step: 0,
         ..*a
     };
     one_kind.for_each_tensor(|at, t| match (at, outside.as_mut()) {
