@@ -483,6 +483,7 @@ fn gguf_keys(a: &crate::model::Architecture, layers: u32, ft: FileType) -> Vec<(
         ("expert_feed_forward_length", a.moe_ffn),
         ("expert_shared_count", a.shared_experts),
         ("leading_dense_block_count", a.dense_layers),
+        ("interleave_moe_layer_step", a.moe_step),
         ("vocab_size", a.vocab),
     ];
     for (k, v) in nums.into_iter().filter(|(_, v)| *v > 0) {

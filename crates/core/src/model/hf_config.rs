@@ -697,9 +697,9 @@ fn llama4(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigEr
         return Err(ConfigError::NotUnderstood {
             model_type: a.family.key().into(),
             fields: vec![format!(
-                "moe_layers (not every {}th layer from layer {}: vramfit models experts on every interleave_moe_layer_step-th layer)",
-                step,
-                step - 1
+                "moe_layers (not layers {}, {}, … as interleave_moe_layer_step {step} gives: vramfit models experts on those)",
+                step - 1,
+                2 * step - 1
             )],
         });
     }
