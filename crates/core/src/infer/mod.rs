@@ -93,7 +93,7 @@ const MINIMAX_GENERATE_NOT_MODELLED: &str = "transformers' generate on MiniMax-M
 
 /// The refusal of transformers for a model whose experts it runs densely
 /// (`Moe::dense_dispatch`: every token through every expert).
-pub(crate) const DENSE_DISPATCH_NOT_MODELLED: &str = "transformers 5.23 runs every token through every expert of this model (Llama4TextMoe repeats the input once per expert and multiplies it by a score that is zero off the top k): not measured, so not modelled; use engine=vllm, llamacpp or ollama";
+const DENSE_DISPATCH_NOT_MODELLED: &str = "transformers 5.23 runs every token through every expert of this model (Llama4TextMoe repeats the input once per expert and multiplies it by a score that is zero off the top k): not measured, so not modelled; use engine=vllm, llamacpp or ollama";
 
 /// What must fit, by component: the peak's, or for an engine that takes
 /// more than it needs (vLLM's pool) the peak with the key/value cache it
