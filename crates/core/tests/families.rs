@@ -6,12 +6,34 @@
 
 use vramfit_core::infer;
 use vramfit_core::query::{decode_strict, RawQuery};
+use vramfit_core::report::Served;
+
+/// The engine's figures for the link `q`.
+fn served(q: &str) -> Served {
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+    let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+    *e.served.unwrap_or_else(|| panic!("{q}: no engine figures"))
+}
 
 /// llama.cpp's key/value cache for `q`, in bytes.
 fn kv(q: &str) -> u64 {
-    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-    let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-    e.served.map(|s| s.kv_cache_bytes.get()).unwrap_or_default()
+    served(q).kv_cache_bytes.get()
+}
+
+/// The rows of a JSON-lines fixture.
+fn fixture_rows(name: &str) -> Vec<serde_json::Value> {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}")))
+        .collect()
+}
+
+/// A row's `kv_bits` as a link's key (nothing without one).
+fn kv_bits(r: &serde_json::Value) -> String {
+    r["kv_bits"]
+        .as_u64()
+        .map_or_else(String::new, |b| format!("&kv_bits={b}"))
 }
 
 fn check(q: &str, expected: u64) {
@@ -61,20 +83,14 @@ const LLAMA4: &str = "task=infer&engine=llamacpp&family=llama4_text&hidden=512&l
 fn llama4_caches_its_chunks_as_llama_cpp_does() {
     check(&format!("{LLAMA4}&n_parallel=1"), (16 << 20) + (51 << 19));
     check(LLAMA4, (16 + 48) << 20);
-    let s = decode_strict(&RawQuery::parse(LLAMA4)).expect("a link");
-    let e = infer::estimate(&s.infer_run()).expect("an estimate");
-    let got = e.served.map(|s| s.weights_bytes.get()).unwrap_or_default();
-    assert_eq!(got, 125_995_136 - 128);
+    assert_eq!(served(LLAMA4).weights_bytes.get(), 125_995_136 - 128);
     // Maverick's interleaving (`STEP=2 llama4_gguf.py`: experts on layers
     // 1, 3, 5, 7, a dense MLP of 1024 on the others),
     // `raw/llama4-step2-c16384-np1.log`: the same caches, "CPU_Mapped model
     // buffer size = 78.10 MiB", 81,889,408 bytes of tensors by gguf-py.
     let q = format!("{LLAMA4}&moe_step=2&n_parallel=1");
     check(&q, (16 << 20) + (51 << 19));
-    let s = decode_strict(&RawQuery::parse(&q)).expect("a link");
-    let e = infer::estimate(&s.infer_run()).expect("an estimate");
-    let got = e.served.map(|s| s.weights_bytes.get()).unwrap_or_default();
-    assert_eq!(got, 81_889_408 - 128);
+    assert_eq!(served(&q).weights_bytes.get(), 81_889_408 - 128);
 }
 
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
@@ -101,10 +117,7 @@ fn gpt_neox_caches_and_loads_as_llama_cpp_does() {
     ] {
         let q = format!("{GPTNEOX}&ctx=2048&n_parallel=1")
             .replace("weights=f16", &format!("weights={weights}"));
-        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-        let got = e.served.map(|s| s.weights_bytes.get()).unwrap_or_default();
-        assert_eq!(got, bytes, "{q}");
+        assert_eq!(served(&q).weights_bytes.get(), bytes, "{q}");
     }
 }
 
@@ -116,35 +129,23 @@ fn gpt_neox_caches_and_loads_as_llama_cpp_does() {
 /// 8-bit with `kv_bits`), to the byte.
 #[test]
 fn gpt_neox_on_mlx_as_measured() {
-    let bytes = std::fs::read(format!(
-        "{}/tests/fixtures/mlx_gpt_neox_rows.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture");
-    let text = String::from_utf8(bytes).expect("utf-8");
-    let mut rows = 0;
-    for line in text.lines() {
-        let r: serde_json::Value = serde_json::from_str(line).expect("row");
-        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {line}"));
+    let rows = fixture_rows("mlx_gpt_neox_rows.jsonl");
+    for r in &rows {
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
         let weights = r["bits"]
             .as_u64()
             .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
-        let kv_bits = r["kv_bits"]
-            .as_u64()
-            .map_or_else(String::new, |b| format!("&kv_bits={b}"));
         let q = format!(
-            "task=infer&engine=mlx&model=pythia-1b&layers=3&prompt={}&new={}&weights={weights}&q_group_size=64{kv_bits}",
+            "task=infer&engine=mlx&model=pythia-1b&layers=3&prompt={}&new={}&weights={weights}&q_group_size=64{}",
             n("prompt"),
-            n("new")
+            n("new"),
+            kv_bits(r)
         );
-        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-        let served = e.served.expect("served figures");
+        let served = served(&q);
         assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
         assert_eq!(served.kv_cache_bytes.get(), n("kv_bytes"), "{q}");
-        rows += 1;
     }
-    assert_eq!(rows, 4);
+    assert_eq!(rows.len(), 4);
 }
 
 /// mlx-lm generating with Llama 4 Scout shrunk to 8 layers of 256 (4 heads
@@ -158,36 +159,24 @@ fn gpt_neox_on_mlx_as_measured() {
 /// the byte.
 #[test]
 fn llama4_on_mlx_as_measured() {
-    let bytes = std::fs::read(format!(
-        "{}/tests/fixtures/mlx_chunked_rows.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture");
-    let text = String::from_utf8(bytes).expect("utf-8");
-    let mut rows = 0;
-    for line in text.lines() {
-        let r: serde_json::Value = serde_json::from_str(line).expect("row");
-        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {line}"));
-        let kv_bits = r["kv_bits"]
-            .as_u64()
-            .map_or_else(String::new, |b| format!("&kv_bits={b}"));
+    let rows = fixture_rows("mlx_chunked_rows.jsonl");
+    for r in &rows {
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
         let step = r["override"]["text_config"]["interleave_moe_layer_step"]
             .as_u64()
             .map_or_else(String::new, |s| format!("&moe_step={s}"));
         let q = format!(
-            "task=infer&engine=mlx&model=llama4-scout&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=256&vocab=512&experts=4&moe_ffn=128&sliding_window={}&sliding_layers=6&prompt={}&new={}&prefill_step_size={}&weights=4bit&q_group_size=64{kv_bits}{step}",
+            "task=infer&engine=mlx&model=llama4-scout&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=256&vocab=512&experts=4&moe_ffn=128&sliding_window={}&sliding_layers=6&prompt={}&new={}&prefill_step_size={}&weights=4bit&q_group_size=64{}{step}",
             n("chunk"),
             n("prompt"),
             n("new"),
             n("prefill_step_size"),
+            kv_bits(r),
         );
-        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-        let served = e.served.expect("served figures");
+        let served = served(&q);
         assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
         let cache = n("chunked_nbytes") + n("full_nbytes");
         assert_eq!(served.kv_cache_bytes.get(), cache, "{q}");
-        rows += 1;
     }
-    assert_eq!(rows, 11);
+    assert_eq!(rows.len(), 11);
 }

@@ -5,7 +5,7 @@ chunked-attention layers (LLAMA_SWA_TYPE_CHUNKED, n_swa hard-coded to 8192 in
 
     ~/.gt-venv/bin/python scripts/measure/families/llama4_gguf.py OUT_DIR
 
-Random f16 weights, a byte vocabulary (as glm4moe_gguf.py). Shape: 8 layers (chunked on all
+Random f16 weights, a byte vocabulary (glm4moe_gguf.py's `t` and `vocab`). Shape: 8 layers (chunked on all
 but every 4th: layers 3 and 7 full), n_embd 512, 8 heads of 64, 2 KV heads, rotary over the
 whole head, 8 experts (1 used) of 512 and a shared expert of 512 in every layer
 (`interleave_moe_layer_step` 1), a dense `feed_forward_length` of 1024 that no layer uses,
@@ -21,30 +21,12 @@ import sys
 import numpy as np
 import gguf
 
+sys.path.insert(0, os.path.dirname(__file__))
+from glm4moe_gguf import t, vocab  # noqa: E402
+
 N_VOCAB, N_EMBD, N_HEAD, N_KV, HEAD = 1024, 512, 8, 2, 64
 N_LAYER, N_FF, N_EXP, N_FF_EXP = 8, 1024, 8, 512
 STEP = int(os.environ.get("STEP", "1"))
-
-
-def vocab(w: gguf.GGUFWriter) -> None:
-    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
-    types = [2, 3, 3] + [6] * 256
-    i = 0
-    while len(tokens) < N_VOCAB:
-        tokens.append("\u2581" + "".join(chr(97 + (i // 26 ** k) % 26) for k in range(3)))
-        types.append(1)
-        i += 1
-    w.add_tokenizer_model("llama")
-    w.add_token_list(tokens)
-    w.add_token_scores([-float(j) for j in range(N_VOCAB)])
-    w.add_token_types(types)
-    w.add_unk_token_id(0)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-
-
-def t(rng, *shape, dtype=np.float16):
-    return (rng.standard_normal(shape) * 0.02).astype(dtype)
 
 
 def main(out: str) -> None:

@@ -6,11 +6,8 @@
 # Qwen3.6-27B's published text_config (crates/core/tests/fixtures/hf_configs/qwen3.6-27b.json) as a
 # qwen3_5_text model.
 set -u
-OUT=${1:?out file}
-PY=${PY:-$HOME/.gt-venv/bin/python}
-H=$(cd "$(dirname "$0")/../hybrid/configs" && pwd)
-cd "$(dirname "$0")"
-run() { tag=$1; shift; OMP_NUM_THREADS=1 nice -n 10 "$PY" tp.py --tag "$tag" --out "$OUT" "$@"; }
+SCRIPT=tp.py
+. "$(dirname "$0")/common.sh" "$@"
 # tp alone: AdamW's foreach step meets the DeltaNet's plain tensors beside DTensors.
 run tp2:mixed4:off:b2s128            --config "$H/mixed4.json" --tp 2 --gc off --attn sdpa --batch 2 --seq 128
 # tp × FSDP2: every parameter a DTensor.

@@ -3,11 +3,8 @@
 # torch 2.15's torch.distributed.pipelining over stages cut from the transformers model:
 #   ./hybrid_pp_matrix.sh OUT.jsonl        (~/.gt-venv: torch 2.15, transformers 5.23)
 set -u
-OUT=${1:?out file}
-PY=${PY:-$HOME/.gt-venv/bin/python}
-H=../hybrid/configs
-cd "$(dirname "$0")"
-run() { tag=$1; shift; OMP_NUM_THREADS=1 nice -n 10 "$PY" pp.py --tag "$tag" --out "$OUT" "$@"; }
+SCRIPT=pp.py
+. "$(dirname "$0")/common.sh" "$@"
 # mixed4 = DeltaNet, DeltaNet, DeltaNet, full: over 2 stages, [L, L] and [L, F].
 for r in 0 1; do run "pp2:1f1b:r$r:mixed4:off:m4b4s128" --config "$H/mixed4.json" --pp 2 --rank $r --schedule 1f1b --micro-batches 4 --batch 4 --seq 128; done
 for r in 0 1; do run "pp2:gpipe:r$r:mixed4:off:m2b4s256" --config "$H/mixed4.json" --pp 2 --rank $r --schedule gpipe --micro-batches 2 --batch 4 --seq 256; done

@@ -2,11 +2,8 @@
 # The measured rows of tensor parallelism (tp.py), one run at a time:
 #   ./matrix.sh OUT.jsonl        (~/.gt-venv: torch 2.15, transformers 5.23)
 set -u
-OUT=${1:?out file}
-PY=${PY:-$HOME/.gt-venv/bin/python}
-C=$(cd "$(dirname "$0")/../../../crates/core/tests/fixtures/hf_configs" && pwd)
-cd "$(dirname "$0")"
-run() { tag=$1; shift; OMP_NUM_THREADS=1 nice -n 10 "$PY" tp.py --tag "$tag" --out "$OUT" "$@"; }
+SCRIPT=tp.py
+. "$(dirname "$0")/common.sh" "$@"
 run tp2:llama3.1-8b:off:b1s1024        --config "$C/llama3.1-8b.json" --tp 2 --gc off --attn sdpa --batch 1 --seq 1024
 run tp2:llama3.1-8b:nonreentrant:b1s1024 --config "$C/llama3.1-8b.json" --tp 2 --gc nonreentrant --attn sdpa --batch 1 --seq 1024
 run tp4:llama3.1-8b:off:b2s2048        --config "$C/llama3.1-8b.json" --tp 4 --gc off --attn sdpa --batch 2 --seq 2048

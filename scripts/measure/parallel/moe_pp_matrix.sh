@@ -3,11 +3,8 @@
 # (stacked experts, grouped mm) and Mixtral-8x7B, first, middle and last ranks.
 #   ./moe_pp_matrix.sh OUT.jsonl        (~/.gt-venv: torch 2.15, transformers 5.23)
 set -u
-OUT=${1:?out file}
-PY=${PY:-$HOME/.gt-venv/bin/python}
-C=$(cd "$(dirname "$0")/../../../crates/core/tests/fixtures/hf_configs" && pwd)
-cd "$(dirname "$0")"
-run() { tag=$1; shift; OMP_NUM_THREADS=1 nice -n 10 "$PY" pp.py --tag "$tag" --out "$OUT" "$@"; }
+SCRIPT=pp.py
+. "$(dirname "$0")/common.sh" "$@"
 Q="--config $C/qwen3-30b-a3b.json"
 for r in 0 1; do run "pp2:1f1b:r$r:qwen3-30b-a3b:off:m4b4s256" $Q --pp 2 --rank $r --schedule 1f1b --micro-batches 4 --batch 4 --seq 256; done
 for r in 0 1; do run "pp2:gpipe:r$r:qwen3-30b-a3b:nonreentrant:m2b4s512" $Q --pp 2 --rank $r --schedule gpipe --micro-batches 2 --batch 4 --seq 512 --gc nonreentrant; done

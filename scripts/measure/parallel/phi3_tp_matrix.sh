@@ -4,10 +4,7 @@
 # Measured, not modelled (README: "Phi-3").
 #   ./phi3_tp_matrix.sh OUT.jsonl        (~/.gt-venv: torch 2.15, transformers 5.23)
 set -u
-OUT=${1:?out file}
-PY=${PY:-$HOME/.gt-venv/bin/python}
-C=$(cd "$(dirname "$0")/../../../crates/core/tests/fixtures/hf_configs" && pwd)
-cd "$(dirname "$0")"
-run() { tag=$1; shift; OMP_NUM_THREADS=1 nice -n 10 "$PY" tp.py --tag "$tag" --out "$OUT" "$@"; }
+SCRIPT=tp.py
+. "$(dirname "$0")/common.sh" "$@"
 run tp2:phi3-mini:off:b1s1024 --config "$C/phi3-mini.json" --tp 2 --gc off --attn sdpa --batch 1 --seq 1024
 run tp2fsdp2:phi3-mini:nonreentrant:b2s1024 --config "$C/phi3-mini.json" --tp 2 --fsdp 2 --gc nonreentrant --attn sdpa --batch 2 --seq 1024

@@ -4,11 +4,8 @@
 #   CHECK=1 ./pp_matrix.sh OUT.jsonl   (only the rows measured to check the model)
 #   INTERLEAVED=1 ./pp_matrix.sh OUT.jsonl   (the interleaved 1F1B rows, raw/pp523_interleaved.jsonl)
 set -u
-OUT=${1:?out file}
-PY=${PY:-$HOME/.gt-venv/bin/python}
-C=$(cd "$(dirname "$0")/../../../crates/core/tests/fixtures/hf_configs" && pwd)
-cd "$(dirname "$0")"
-run() { tag=$1; shift; OMP_NUM_THREADS=1 nice -n 10 "$PY" pp.py --tag "$tag" --out "$OUT" "$@"; }
+SCRIPT=pp.py
+. "$(dirname "$0")/common.sh" "$@"
 L8="--config $C/llama3.1-8b.json"
 # Rows measured after the model was built, to check it on what it was not fitted to
 # (2026-11-29, raw/pp523_check.jsonl): another family (Mistral's sliding window, Qwen2.5's

@@ -93,6 +93,29 @@ use Family::{
     Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
 };
 
+/// What Llama 4 Scout and Maverick share (their published `text_config`s,
+/// `tests/fixtures/hf_configs/llama4-*.json`): 48 layers of 5120, 40 heads
+/// and 8 key/value heads of 128, experts of 8192 top-1 with a shared one, a
+/// dense MLP of 16384 where a layer has no experts, chunks of 8192 on all
+/// but every 4th layer, a 202,048-token vocabulary, untied.
+const LLAMA4: Architecture = Architecture {
+    family: Llama4Text,
+    hidden: 5120,
+    layers: 48,
+    heads: 40,
+    kv_heads: 8,
+    head_dim: 128,
+    ffn: 16384,
+    vocab: 202048,
+    tied: false,
+    experts_per_token: 1,
+    moe_ffn: 8192,
+    shared_experts: 1,
+    sliding_window: 8192,
+    sliding_layers: 36,
+    ..Architecture::BLANK
+};
+
 /// What every Gemma 4 shares: a 262,144-token vocabulary, tied, heads of
 /// 256 on the sliding layers and 512 on the global ones, final-logit
 /// softcapping. Source: the published `config.json`s' `text_config`
@@ -1512,23 +1535,9 @@ pub const PRESETS: &[Preset] = &[
         name: "Llama 4 Scout (109B-A17B)",
         repo: "meta-llama/Llama-4-Scout-17B-16E-Instruct",
         arch: Architecture {
-            family: Llama4Text,
-            hidden: 5120,
-            layers: 48,
-            heads: 40,
-            kv_heads: 8,
-            head_dim: 128,
-            ffn: 16384,
-            vocab: 202048,
-            tied: false,
             positions: 10485760,
             experts: 16,
-            experts_per_token: 1,
-            moe_ffn: 8192,
-            shared_experts: 1,
-            sliding_window: 8192,
-            sliding_layers: 36,
-            ..Architecture::BLANK
+            ..LLAMA4
         },
         published_params: 107_769_861_120,
     },
@@ -1543,24 +1552,10 @@ pub const PRESETS: &[Preset] = &[
         name: "Llama 4 Maverick (400B-A17B)",
         repo: "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
         arch: Architecture {
-            family: Llama4Text,
-            hidden: 5120,
-            layers: 48,
-            heads: 40,
-            kv_heads: 8,
-            head_dim: 128,
-            ffn: 16384,
-            vocab: 202048,
-            tied: false,
             positions: 1048576,
             experts: 128,
-            experts_per_token: 1,
-            moe_ffn: 8192,
-            shared_experts: 1,
             moe_step: 2,
-            sliding_window: 8192,
-            sliding_layers: 36,
-            ..Architecture::BLANK
+            ..LLAMA4
         },
         published_params: 400_711_848_960,
     },
