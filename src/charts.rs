@@ -218,6 +218,9 @@ const CONTEXT_POINTS: usize = 24;
 pub fn ContextChart(page: Page) -> impl IntoView {
     let what = Memo::new(move |_| {
         let longest = page.longest_tokens();
+        let whole = page
+            .infer_answers
+            .with(|a| a.as_ref().is_some_and(|a| a.context_whole));
         // llama.cpp's and Ollama's context is what they run with (Ollama's
         // default, or what --fit left), not what the link asked: the
         // estimate's, read rather than estimated again.
@@ -227,20 +230,28 @@ pub fn ContextChart(page: Page) -> impl IntoView {
                 let curve = infer::context_curve(&run, e.as_ref(), CONTEXT_POINTS);
                 let now = infer::context_of(&run, e.as_ref());
                 (!curve.is_empty())
-                    .then(|| Drawing::Context(context::drawing(&curve, now, longest)))
+                    .then(|| Drawing::Context(context::drawing(&curve, now, longest, whole)))
             })
         })
     });
     let drawing = move || {
         what.with(|w| match w {
-            Some(Drawing::Context(d)) => Some((d.limit, d.now, d.points.last().map(|p| p.x))),
+            Some(Drawing::Context(d)) => {
+                Some((d.limit, d.now, d.points.last().map(|p| p.x), d.whole))
+            }
             Some(Drawing::Phases(_) | Drawing::Steps(_)) | None => None,
         })
     };
     let summary = move || {
-        drawing().map(|(limit, now, top)| {
+        drawing().map(|(limit, now, top, whole)| {
             let top = top.map_or(0, |x| x.exp2().round() as u64);
             match limit {
+                Limit::Until(n) if whole => format!(
+                    "Every layer stays on the GPU up to {} tokens per sequence ({} now); past that, layers move to host memory.",
+                    group(n),
+                    group(now)
+                ),
+                Limit::Never if whole => "Not every layer fits on the GPU at any length drawn: part of the model stays in host memory.".to_string(),
                 Limit::FitsAll => format!(
                     "It fits at every length drawn, up to {} tokens per sequence.",
                     group(top)
@@ -255,7 +266,7 @@ pub fn ContextChart(page: Page) -> impl IntoView {
         })
     };
     let limit = move || {
-        drawing().map_or(String::new(), |(l, _, _)| match l {
+        drawing().map_or(String::new(), |(l, _, _, _)| match l {
             Limit::Until(n) => n.to_string(),
             Limit::FitsAll => "all".into(),
             Limit::Never => "none".into(),

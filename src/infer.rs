@@ -390,6 +390,9 @@ fn gpu_what(g: &GpuShare) -> String {
 struct Answers {
     /// The longest prompt (transformers) or context (vLLM) that fits.
     context: Option<(Key, u32)>,
+    /// The longest context keeps every layer on the GPU (llama.cpp's
+    /// `--fit` or Ollama's scheduler would move layers for a longer one).
+    context_whole: bool,
     /// transformers: the most sequences at once.
     batch: Option<Option<u32>>,
     /// The most precise weights that fit (`None`: none does); the local
@@ -450,10 +453,13 @@ fn answers(page: Page) -> Memo<Answers> {
         // it again would run llama.cpp's `--fit` search a second time).
         let now = page.primary.with(|e| e.as_ref().map(|e| e.needed()));
         page.scenario.with(|s| {
-            let (context, batch, weights) =
-                core.map_or((None, None, None), |a| (a.context, a.batch, a.weights));
+            let (context, context_whole, batch, weights) = core
+                .map_or((None, false, None, None), |a| {
+                    (a.context, a.context_whole, a.batch, a.weights)
+                });
             Answers {
                 context,
+                context_whole,
                 batch,
                 weights: weights_answer(s, weights),
                 local: !s.infer.engine.spec().caching_allocator,
@@ -487,6 +493,9 @@ fn context_answer(page: Page, answers: Memo<Answers>) -> impl IntoView {
         let (engine, new) = page.scenario.with(|s| (s.infer.engine, s.infer.new.get()));
         let label = match engine.spec().words.context_arg {
             None => format!("Longest prompt that fits (with {} new tokens)", group(new)),
+            Some(arg) if answers.with(|a| a.context_whole) => {
+                format!("Longest context ({arg}) with every layer on the GPU")
+            }
             Some(arg) => format!("Longest context ({arg}) that fits"),
         };
         let testid = "max-context";

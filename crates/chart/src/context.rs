@@ -25,6 +25,9 @@ pub struct ContextDrawing {
     /// The run's context, in tokens (a vertical line).
     pub now: u32,
     pub limit: Limit,
+    /// The limit is where every layer stops fitting on the GPU (a local
+    /// runner placing its layers: past it, layers move to host memory).
+    pub whole: bool,
 }
 
 /// The x of `tokens` on the chart.
@@ -34,8 +37,14 @@ pub fn x_of(tokens: u32) -> f64 {
 
 /// The curve as a drawing. `longest` is the solver's longest context that
 /// fits, in tokens (`None`: none fits); past the curve's last point it
-/// means every length drawn fits.
-pub fn drawing(curve: &[ContextPoint], now: u32, longest: Option<u32>) -> ContextDrawing {
+/// means every length drawn fits. `whole`: it is the longest with every
+/// layer on the GPU (`solve::Answers::context_whole`).
+pub fn drawing(
+    curve: &[ContextPoint],
+    now: u32,
+    longest: Option<u32>,
+    whole: bool,
+) -> ContextDrawing {
     let points = curve
         .iter()
         .map(|p| Point {
@@ -49,7 +58,12 @@ pub fn drawing(curve: &[ContextPoint], now: u32, longest: Option<u32>) -> Contex
         Some(n) if n >= last => Limit::FitsAll,
         Some(n) => Limit::Until(n),
     };
-    ContextDrawing { points, now, limit }
+    ContextDrawing {
+        points,
+        now,
+        limit,
+        whole,
+    }
 }
 
 /// A token count as an axis label: 512, 4K, 128K, 1M (powers of two).

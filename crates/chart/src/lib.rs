@@ -509,12 +509,23 @@ pub fn draw_context<DB: DrawingBackend>(
         Limit::Until(n) => Some(Mark {
             x: context::x_of(n),
             bytes: cap,
-            text: format!("fits up to {} tokens", vramfit_core::explain::group(n)),
+            text: if d.whole {
+                format!(
+                    "all layers on the GPU up to {} tokens",
+                    vramfit_core::explain::group(n)
+                )
+            } else {
+                format!("fits up to {} tokens", vramfit_core::explain::group(n))
+            },
         }),
         Limit::Never => d.points.first().map(|p| Mark {
             x: p.x,
             bytes: p.parts.total().get(),
-            text: "does not fit at any length shown".to_string(),
+            text: if d.whole {
+                "not every layer on the GPU at any length shown".to_string()
+            } else {
+                "does not fit at any length shown".to_string()
+            },
         }),
     };
     let rule = Rule {

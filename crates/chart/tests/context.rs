@@ -79,7 +79,7 @@ fn the_curve_becomes_one_point_per_length_on_a_log_axis() {
     let curve = context_curve(&s.infer_run(), primary(&s).as_ref(), 24);
     let now = context_of(&s.infer_run(), primary(&s).as_ref());
     assert_eq!(now, 8192 + 512);
-    let d = drawing(&curve, now, longest(&s));
+    let d = drawing(&curve, now, longest(&s), false);
     assert_eq!(d.points.len(), curve.len());
     for (p, c) in d.points.iter().zip(&curve) {
         assert_eq!(p.x, f64::from(c.tokens).log2());
@@ -114,9 +114,12 @@ fn where_it_stops_fitting_follows_the_solver() {
     let last = curve.last().expect("points").tokens;
     let n = longest(&s).expect("something fits");
     assert!(n < last, "a 16 GiB GPU does not hold 128K tokens");
-    assert_eq!(drawing(&curve, 8704, Some(n)).limit, Limit::Until(n));
-    assert_eq!(drawing(&curve, 8704, Some(last)).limit, Limit::FitsAll);
-    assert_eq!(drawing(&curve, 8704, None).limit, Limit::Never);
+    assert_eq!(drawing(&curve, 8704, Some(n), false).limit, Limit::Until(n));
+    assert_eq!(
+        drawing(&curve, 8704, Some(last), false).limit,
+        Limit::FitsAll
+    );
+    assert_eq!(drawing(&curve, 8704, None, false).limit, Limit::Never);
     // Just past the limit the total is over the capacity, at it within.
     let cap = s.view.capacity.bytes();
     let at = |tokens: u32| {
@@ -136,6 +139,7 @@ fn draws_bands_axis_capacity_run_and_limit_to_svg() {
         &curve,
         context_of(&s.infer_run(), primary(&s).as_ref()),
         longest(&s),
+        false,
     );
     let Limit::Until(n) = d.limit else {
         panic!("expected a limit, got {:?}", d.limit)
@@ -177,6 +181,7 @@ fn a_run_that_never_fits_says_so() {
         &curve,
         context_of(&s.infer_run(), primary(&s).as_ref()),
         longest(&s),
+        false,
     );
     assert_eq!(d.limit, Limit::Never);
     let out =
@@ -188,7 +193,7 @@ fn a_run_that_never_fits_says_so() {
 
 #[test]
 fn an_empty_curve_still_draws() {
-    let d = drawing(&[], 0, None);
+    let d = drawing(&[], 0, None, false);
     let out = svg(|root| draw_context(root, &d, &style(None)).expect("draws"));
     assert!(out.contains("tokens per sequence"));
 }
@@ -223,4 +228,45 @@ fn inference_phases_are_named_without_iterations() {
         "peak mark: {t:?}"
     );
     assert!(!out.contains("prefill 1"));
+}
+
+/// A local runner placing its own layers (llama.cpp's `--fit`): the limit
+/// is where every layer stops fitting on the GPU, and the mark says so
+/// (past it, layers move to host memory rather than run out).
+#[test]
+fn a_self_placed_run_s_mark_says_every_layer_on_the_gpu() {
+    let q = "task=infer&engine=llamacpp&model=llama3.1-8b&weights=q4_k_m&gpu=rtx-4060-laptop";
+    let s = scenario(q);
+    let cap = s.view.capacity.bytes();
+    let a = solve::answers(&s, cap);
+    assert!(a.context_whole);
+    let n = a.context.map(|(_, n)| n).expect("a context");
+    let run = s.infer_run();
+    let curve = context_curve(&run, primary(&s).as_ref(), 24);
+    let d = drawing(
+        &curve,
+        context_of(&run, primary(&s).as_ref()),
+        Some(n),
+        true,
+    );
+    assert_eq!(d.limit, Limit::Until(n));
+    let out = svg(|root| draw_context(root, &d, &style(Some(cap))).expect("draws"));
+    let want = format!(
+        "all layers on the GPU up to {} tokens",
+        vramfit_core::explain::group(n)
+    );
+    assert!(texts(&out).contains(&want), "{want}: {:?}", texts(&out));
+    let scout = scenario("task=infer&engine=llamacpp&model=llama4-scout&gpu=rtx-4090");
+    let run = scout.infer_run();
+    let curve = context_curve(&run, primary(&scout).as_ref(), 16);
+    let d = drawing(
+        &curve,
+        context_of(&run, primary(&scout).as_ref()),
+        None,
+        true,
+    );
+    let out = svg(|root| draw_context(root, &d, &style(Some(cap))).expect("draws"));
+    assert!(texts(&out)
+        .iter()
+        .any(|t| t == "not every layer on the GPU at any length shown"));
 }

@@ -549,7 +549,7 @@ fn the_local_runners_best_weights_and_their_levers() {
     // buffers; q6_k fits (7.50 GiB). Each answer is checked against the
     // estimate itself, not against a number.
     let (s, _) = primary(
-        "task=infer&engine=llamacpp&model=qwen3-8b&weights=f16&ctx=8192&gpu=rtx-4060-laptop",
+        "task=infer&engine=llamacpp&model=qwen3-8b&weights=q4_k_m&ctx=8192&gpu=rtx-4060-laptop",
     );
     let cap = s.view.capacity.bytes();
     let answer = solve::weights_that_fit(&s, cap).expect("some GGUF fits");
@@ -617,13 +617,13 @@ fn every_engines_answers_come_from_the_core_and_fit_as_applied() {
             "fp32",
         ),
         (
-            "task=infer&engine=llamacpp&model=qwen3-8b&weights=f16&ctx=8192&gpu=rtx-4060-laptop",
+            "task=infer&engine=llamacpp&model=qwen3-8b&weights=q4_k_m&ctx=8192&gpu=rtx-4060-laptop",
             Key::Ctx,
             false,
             "f16",
         ),
         (
-            "task=infer&engine=ollama&model=qwen3-8b&weights=f16&ctx=8192&gpu=rtx-4060-laptop",
+            "task=infer&engine=ollama&model=qwen3-8b&weights=q4_k_m&ctx=8192&gpu=rtx-4060-laptop",
             Key::Ctx,
             false,
             "f16",
@@ -796,4 +796,81 @@ fn a_pipelines_largest_batch_is_whole_micro_batches() {
     };
     assert!(with(b) <= cap, "batch {b}");
     assert!(with(b + 4) > cap, "batch {} fits too", b + 4);
+}
+
+/// A local runner that places the layers itself (llama.cpp's `--fit` with
+/// `-ngl` left out, Ollama without `num_gpu`) fits any context by moving
+/// layers to host memory, which vramfit does not know: its longest context
+/// is the longest with every layer on the GPU (the run at that context
+/// estimates as the same run with the placement typed in; one token more
+/// and the engine moves something, or it does not fit), and none when the
+/// model is not whole on the GPU at any context (Llama 4 Scout's 61 GB of
+/// Q4_K_M on a 24 GB card: the answer had been 4,194,304 tokens). Where the
+/// link sets the placement, the GPU's share alone bounds it, as before.
+/// `--fit` keeps its 1 GiB target free (`--fit-target`), so its longest
+/// whole context is shorter than the same run's with `fit=false`.
+#[test]
+fn a_self_placed_local_run_s_longest_context_keeps_every_layer_on_the_gpu() {
+    let check = |q: &str, expected: Option<u32>, whole: bool| {
+        let s = scenario(q);
+        let cap = s.view.capacity.bytes();
+        let a = solve::answers(&s, cap);
+        assert_eq!(a.context.map(|(_, n)| n), expected, "{q}");
+        assert_eq!(a.context_whole, whole, "{q}");
+        let Some((key, n)) = a.context else { return };
+        assert_eq!(key, Key::Ctx, "{q}");
+        let peak = |extra: &str, n: u32| {
+            let t = scenario(&format!("{q}&ctx={n}{extra}"));
+            let e = Estimates::primary_of(&t).expect("estimate");
+            (e.needed(), e.host_bytes, Verdict::of(&e, cap).fits())
+        };
+        let placed = if q.contains("engine=ollama") {
+            "&num_gpu=999"
+        } else {
+            "&fit=false"
+        };
+        let (need, host, fits) = peak("", n);
+        assert!(fits, "{q}: {n} tokens fit");
+        let positions = s.arch.map_or(0, |a| a.positions);
+        if whole {
+            assert_eq!(
+                (need, host, true),
+                peak(placed, n),
+                "{q}: nothing moved at {n}"
+            );
+        }
+        if whole && n < positions {
+            let (next, next_host, next_fits) = peak("", n + 1);
+            assert!(
+                !next_fits || (next, next_host, true) != peak(placed, n + 1),
+                "{q}: {} tokens keep every layer on the GPU",
+                n + 1
+            );
+        }
+    };
+    let scout = "task=infer&model=llama4-scout&gpu=rtx-4090";
+    check(&format!("{scout}&engine=llamacpp"), None, true);
+    check(&format!("{scout}&engine=ollama"), None, true);
+    let l8 = "task=infer&model=llama3.1-8b&weights=q4_k_m&gpu=rtx-4060-laptop";
+    check(&format!("{l8}&engine=llamacpp"), Some(16_896), true);
+    check(&format!("{l8}&engine=ollama"), Some(16_896), true);
+    check(
+        &format!("{l8}&engine=llamacpp&fit=false"),
+        Some(25_088),
+        false,
+    );
+    check(
+        &format!("{l8}&engine=ollama&num_gpu=33"),
+        Some(25_088),
+        false,
+    );
+    // 16 layers on the GPU: their share of the cache alone bounds it.
+    check(
+        &format!("{l8}&engine=llamacpp&n_gpu_layers=16"),
+        Some(83_456),
+        false,
+    );
+    // The model's positions bound a small model (Qwen3 8B: 40,960).
+    let q8 = "task=infer&model=qwen3-8b&weights=q4_k_m&gpu=rtx-4090";
+    check(&format!("{q8}&engine=llamacpp"), Some(40_960), true);
 }

@@ -845,10 +845,18 @@ impl Inference {
 
 impl Inference {
     /// Whether llama.cpp's `--fit` places the layers: llama-server's `fit`
-    /// (on by default), and under Ollama while `num_gpu` is left out (an
+    /// (on by default) with the placement left to it (`common/fit.cpp` of
+    /// b10488 gives up where `-ngl`, `-ts` or tensor overrides, `--n-cpu-moe`
+    /// or `-ot`, are set), and under Ollama while `num_gpu` is left out (an
     /// engine's unread arguments stay at their defaults).
     pub fn fits_layers(&self) -> bool {
-        self.llama.fit && self.ollama.num_gpu.is_none()
+        let l = &self.llama;
+        l.fit
+            && l.n_gpu_layers.is_none()
+            && l.tensor_split.is_none()
+            && l.n_cpu_moe.get() == 0
+            && l.override_tensor.is_none()
+            && self.ollama.num_gpu.is_none()
     }
 }
 

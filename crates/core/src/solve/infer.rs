@@ -3,7 +3,7 @@
 //! of weights it loads), and the changes worth trying, engine by engine.
 //! Every answer is judged by the verdict the page shows (`Outcome::fit`).
 
-use super::{fits_with, largest_fitting, owned, Answer, Candidate, Changes};
+use super::{fits_with, largest, largest_fitting, outcome, owned, Answer, Candidate, Changes, Fit};
 use crate::infer::engine::WeightsKind;
 use crate::infer::run::{self, Engine, KvDtype, Tokens};
 use crate::inputs::Attn;
@@ -18,6 +18,11 @@ use crate::units::Bytes;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answers {
     pub context: Option<(Key, u32)>,
+    /// The longest context was held to every layer on the GPU: the run
+    /// leaves the placement to llama.cpp's `--fit` or Ollama's scheduler,
+    /// which would otherwise fit any context by moving layers to host
+    /// memory, which vramfit does not know ([`placed_whole`]).
+    pub context_whole: bool,
     /// `None`: the engine does not read `batch`; `Some(None)`: not even one
     /// sequence fits.
     pub batch: Option<Option<u32>>,
@@ -28,6 +33,7 @@ pub struct Answers {
 pub fn answers(s: &Scenario, capacity: Bytes) -> Answers {
     Answers {
         context: max_context(s, capacity),
+        context_whole: !placed_whole(s).is_empty(),
         batch: crate::query::reads(&s.infer, Key::Batch).then(|| super::max_batch(s, capacity)),
         weights: weights_that_fit(s, capacity),
     }
@@ -86,7 +92,9 @@ fn weights_change(kind: WeightsKind, w: &'static str) -> Vec<(Key, &'static str)
 /// An inference run's longest context that fits: transformers' longest
 /// prompt (with `new` tokens after it), vLLM's longest `max_model_len`;
 /// at most the model's positions when it has them (transformers feeding
-/// prompt + new - 1 of them).
+/// prompt + new - 1 of them); llama.cpp's and Ollama's longest `-c` /
+/// `num_ctx`, with every layer on the GPU where the run leaves the
+/// placement to them ([`placed_whole`]).
 pub fn max_context(s: &Scenario, capacity: Bytes) -> Option<(Key, u32)> {
     let positions = s.arch.map_or(0, |a| a.positions);
     let top = if positions > 0 {
@@ -104,9 +112,52 @@ pub fn max_context(s: &Scenario, capacity: Bytes) -> Option<(Key, u32)> {
                 .max(Tokens::MIN);
             largest_fitting(s, Key::Prompt, Tokens::MIN, room, capacity).map(|n| (Key::Prompt, n))
         }
-        Engine::Vllm | Engine::Llamacpp | Engine::Ollama => {
+        Engine::Vllm => {
             largest_fitting(s, Key::Ctx, Tokens::MIN, top, capacity).map(|n| (Key::Ctx, n))
         }
+        Engine::Llamacpp | Engine::Ollama => {
+            let whole = placed_whole(s);
+            if whole.is_empty() {
+                return largest_fitting(s, Key::Ctx, Tokens::MIN, top, capacity)
+                    .map(|n| (Key::Ctx, n));
+            }
+            largest(Tokens::MIN, top, |n| {
+                let ctx = (Key::Ctx, n.to_string());
+                let with_all: Vec<(Key, String)> = std::iter::once(ctx.clone())
+                    .chain(whole.iter().cloned())
+                    .collect();
+                match (outcome(s, &[ctx]), outcome(s, &with_all)) {
+                    (Some(run), Some(all)) => {
+                        run.fit(capacity) == Fit::Yes
+                            && run.peak == all.peak
+                            && run.host == all.host
+                    }
+                    _ => false,
+                }
+            })
+            .map(|n| (Key::Ctx, n))
+        }
+    }
+}
+
+/// The keys that put every layer on the GPU where the run leaves the
+/// placement to the engine ([`run::Inference::fits_layers`]: llama.cpp's
+/// `--fit`, whose steps 3-4 move layers and experts to host memory until
+/// the rest fits, `common/fit.cpp` of b10488; Ollama's scheduler, which
+/// sets `-ngl` itself). Empty where the link sets the placement. A context
+/// fits such a run only when the engine's placement equals these keys'
+/// (nothing moved): otherwise any context "fits", host memory taking the
+/// rest, and vramfit does not know the host's memory.
+fn placed_whole(s: &Scenario) -> Vec<(Key, String)> {
+    let i = &s.infer;
+    let placed = match i.engine {
+        Engine::Llamacpp | Engine::Ollama => i.fits_layers(),
+        Engine::Transformers | Engine::Vllm | Engine::Mlx => false,
+    };
+    if placed {
+        whole_on_gpu(s)
+    } else {
+        Vec::new()
     }
 }
 
