@@ -182,12 +182,16 @@
 //   beside a multimodal model said not sized (issue 30).
 // - 2026-12-01, 481.2 -> 481.6 KB: Llama 4 Maverick (the moe_step key and
 //   its help, interleaved layers in the GGUF layout and header, the preset).
+// - 2026-12-01, 481.6 -> 482.3 KB: the longest context of a llama.cpp or
+//   Ollama run that places its own layers held to every layer on the GPU
+//   (the solver's second estimate per probe, the answer's and the context
+//   chart's words for it).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 482);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 483);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
