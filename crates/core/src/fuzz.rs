@@ -483,7 +483,15 @@ fn gguf_keys(a: &crate::model::Architecture, layers: u32, ft: FileType) -> Vec<(
         ("expert_feed_forward_length", a.moe_ffn),
         ("expert_shared_count", a.shared_experts),
         ("leading_dense_block_count", a.dense_layers),
-        ("interleave_moe_layer_step", a.moe_step),
+        // Always for Llama 4 (`Llama4Model.set_gguf_parameters`), 1 where
+        // every layer has experts.
+        (
+            "interleave_moe_layer_step",
+            match a.family.spec().moe.is_some_and(|m| m.interleaved) {
+                true => a.moe_step.max(1),
+                false => a.moe_step,
+            },
+        ),
         ("vocab_size", a.vocab),
     ];
     for (k, v) in nums.into_iter().filter(|(_, v)| *v > 0) {

@@ -14,7 +14,7 @@ use common::fixture_bytes;
 use serde_json::{Map, Value};
 use vramfit_core::model::gguf::{
     architecture_of, predict, predict_each, predict_folded, predict_with, read_gguf,
-    read_safetensors, FileType, GgmlType, GgufArchError, GgufError, GgufHeader, MetaValue,
+    read_safetensors, FileType, GgmlType, GgufArchError, GgufError, GgufHeader, MetaKv, MetaValue,
     PredictError, Recipe, Rules, SafetensorsError, ValueType,
 };
 use vramfit_core::model::{hf_config, preset, Architecture, Family, PRESETS};
@@ -1056,6 +1056,42 @@ fn a_llama4_header_has_its_shared_experts_and_chunks() {
             ..want
         }
     );
+}
+
+/// llama.cpp b10488 requires `llama4.interleave_moe_layer_step`
+/// (`src/models/llama4.cpp`: `ml.get_key`, which throws "key not found in
+/// model") and gives a layer experts where `step > 0 && (i + 1) % step ==
+/// 0`: a header without it is refused as llama.cpp refuses it, and one with
+/// 0 (no layer has experts) is refused by name, not read as experts on
+/// every layer.
+#[test]
+fn a_llama4_header_needs_its_interleaving_step() {
+    let bytes = fixture_bytes("gguf/tiny-llama4.header.gguf");
+    let h = read_gguf(&bytes).expect("a header");
+    let key = "llama4.interleave_moe_layer_step";
+    let step = h
+        .metadata
+        .iter()
+        .find(|m| m.key == key)
+        .map(|m| m.value.clone());
+    assert_eq!(step, Some(MetaValue::U32(1)), "the measured file writes 1");
+    let with = |v: Option<MetaValue>| {
+        let mut h: GgufHeader = h.clone();
+        h.metadata.retain(|m| m.key != key);
+        if let Some(value) = v {
+            h.metadata.push(MetaKv {
+                key: key.to_string(),
+                value,
+            });
+        }
+        architecture_of(&h)
+            .map(|a| a.moe_step)
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(with(Some(MetaValue::U32(1))), Ok(0));
+    assert_eq!(with(Some(MetaValue::U32(4))), Ok(4));
+    insta::assert_snapshot!(with(None).unwrap_err(), @"the GGUF header has no `llama4.interleave_moe_layer_step`");
+    insta::assert_snapshot!(with(Some(MetaValue::U32(0))).unwrap_err(), @"`llama4.interleave_moe_layer_step` (0) gives no layer experts, which vramfit does not model");
 }
 
 /// MLX's quantization modes (`mlx_lm.convert --q-mode`, mlx-lm d78bf58e):

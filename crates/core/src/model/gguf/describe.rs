@@ -415,16 +415,26 @@ impl Keys<'_> {
         a.moe_ffn = self.needed(ArchNum::MoeFfn, width, "expert_feed_forward_length")?;
         let dense = m.leading_dense_block_count.unwrap_or(0);
         a.dense_layers = self.fit(ArchNum::DenseLayers, dense, "leading_dense_block_count")?;
-        // llama.cpp b10488 `llama4.cpp`: MoE where `(i + 1) % step == 0`.
+        // llama.cpp b10488 `models/llama4.cpp`: the key must be there
+        // (`ml.get_key`, required), and a layer has experts where `step > 0
+        // && (i + 1) % step == 0`: 1 is every layer, 0 none.
         let interleaved = a.family.spec().moe.is_some_and(|moe| moe.interleaved);
-        let step = m
-            .interleave_moe_layer_step
-            .filter(|&s| interleaved && s > 1);
-        a.moe_step = self.fit(
-            ArchNum::MoeStep,
-            step.unwrap_or(0),
-            "interleave_moe_layer_step",
-        )?;
+        let k = "interleave_moe_layer_step";
+        let step = if interleaved {
+            match self.need(m.interleave_moe_layer_step, k)? {
+                0 => {
+                    return Err(GgufArchError::Invalid {
+                        key: self.key(k),
+                        reason: "(0) gives no layer experts, which vramfit does not model".into(),
+                    })
+                }
+                1 => 0,
+                n => n,
+            }
+        } else {
+            0
+        };
+        a.moe_step = self.fit(ArchNum::MoeStep, step, k)?;
         let shared = a.family.spec().moe.map_or(Shared::None, |moe| moe.shared);
         let implied = Converter::of(a.family).implied_shared;
         a.shared_experts = match shared {
