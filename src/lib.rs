@@ -122,10 +122,15 @@ impl Page {
             })
         });
         let unread = Memo::new(move |_| form.with(|f| scenario.with(|s| rules::unread(f, s))));
-        // The inference answers, each computed once per change (the core's).
+        // The inference answers, each computed once per change (the core's);
+        // none without an estimate of the run (a refusal: nothing to search
+        // from).
         let infer_answers = Memo::new(move |_| {
             let cap = capacity.get();
-            scenario.with(|s| (s.task == Task::Infer).then(|| vramfit_core::solve::answers(s, cap)))
+            let estimated = primary.with(Option::is_some);
+            scenario.with(|s| {
+                (estimated && s.task == Task::Infer).then(|| vramfit_core::solve::answers(s, cap))
+            })
         });
         Page {
             form,

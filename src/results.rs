@@ -322,13 +322,15 @@ pub fn WhatFits(page: Page) -> impl IntoView {
         let cap = page.capacity.get();
         // The run's own peak, from the estimate the page shows (not
         // estimated again).
+        // A refused run has nothing to search from: no search runs.
         let now = page.primary.with(|e| e.as_ref().map(|e| e.needed()));
-        page.scenario.with(|s| {
-            (
+        page.scenario.with(|s| match now {
+            Some(now) => (
                 solve::max_batch(s, cap),
                 solve::max_seq(s, cap),
-                now.map_or_else(Vec::new, |now| solve::suggestions_from(s, now, cap)),
-            )
+                solve::suggestions_from(s, now, cap),
+            ),
+            None => (None, None, Vec::new()),
         })
     });
     let fits = move || {
