@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 30] = [
+const FAMILY_ORDER: [Family; 31] = [
     Family::Llama,
     Family::SmolLm3,
     Family::Qwen2,
@@ -78,6 +78,7 @@ const FAMILY_ORDER: [Family; 30] = [
     Family::Phi3,
     Family::Olmo2,
     Family::Olmo3,
+    Family::Lfm2,
     Family::Gpt2,
     Family::GptBigcode,
     Family::GptNeox,

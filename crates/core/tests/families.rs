@@ -93,6 +93,36 @@ fn llama4_caches_its_chunks_as_llama_cpp_does() {
     assert_eq!(served(&q).weights_bytes.get(), 81_889_408 - 128);
 }
 
+/// LFM2 as `lfm2_gguf.py` writes it (8 layers of 512, attention on 2
+/// and 5 with 2 key/value heads of 64, short convolutions of 3 on the
+/// other 6, f16 matrices).
+const LFM2: &str = "task=infer&engine=llamacpp&family=lfm2&hidden=512&layers=8&heads=8&kv_heads=2&head_dim=64&ffn=1024&vocab=1024&positions=65536&linear_layers=6&linear_conv=3&weights=f16&gpu=rtx-4090";
+
+/// Source: `raw/lfm2-c16384-np1.log`: the two attention layers' "size =
+/// 16.00 MiB (16384 cells, 2 layers)" and the convolutions' "RS buffer
+/// size = 0.02 MiB" (one cell: 6 layers × 512 × (3 − 1) f32 rows, 24,576
+/// bytes, `n_embd_r` of `src/llama-hparams.cpp`); `-np 4` and `-np 64`:
+/// the same 16 MiB split among the slots, and 0.09 and 1.50 MiB of state
+/// (a cell per sequence); `raw/lfm2-c4096-np1-q8_0-fa.log`: a q8_0 cache
+/// of 2.12 MiB (34 bytes per 32 values) beside the f32 state. The file's
+/// tensors: "CPU_Mapped model buffer size = 39.57 MiB", 41,491,456 bytes
+/// by gguf-py (`shortconv.conv` kept F32).
+#[test]
+fn lfm2_caches_and_loads_as_llama_cpp_does() {
+    let state = 6 * 512 * 2 * 4;
+    for (np, cells) in [(1, 1), (4, 4), (64, 64)] {
+        check(
+            &format!("{LFM2}&ctx=16384&n_parallel={np}"),
+            (16 << 20) + cells * state,
+        );
+    }
+    let q8 =
+        format!("{LFM2}&ctx=4096&n_parallel=1&cache_type_k=q8_0&cache_type_v=q8_0&flash_attn=on");
+    check(&q8, 4096 * 2 * 2 * 128 / 32 * 34 + state);
+    let one = format!("{LFM2}&ctx=16384&n_parallel=1");
+    assert_eq!(served(&one).weights_bytes.get(), 41_491_456);
+}
+
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
 /// 64 with 16 rotated, f16 matrices and f32 norms and biases), at `-c 2048
 /// -np 1` and at `-c 4096` with the automatic 4 slots.

@@ -1058,6 +1058,34 @@ fn a_llama4_header_has_its_shared_experts_and_chunks() {
     );
 }
 
+/// LFM2's header (`lfm2_gguf.py`'s file, cut at its data): the layers
+/// whose `attention.head_count_kv` entry is 0 are the short convolutions
+/// (`src/llama-model.cpp` fills `recurrent_layer_arr` from them), the
+/// widest entry is the attention layers' key/value heads, and
+/// `shortconv.l_cache` their kernel; no `output.weight`: tied. llama-server
+/// loaded the whole file (`scripts/measure/families/raw/lfm2-*.log`).
+#[test]
+fn an_lfm2_header_has_its_convolution_layers() {
+    let h = read_gguf(&fixture_bytes("gguf/tiny-lfm2.header.gguf")).expect("a header");
+    let a = architecture_of(&h).expect("an architecture");
+    let want = Architecture {
+        family: Family::Lfm2,
+        hidden: 512,
+        layers: 8,
+        heads: 8,
+        kv_heads: 2,
+        head_dim: 64,
+        ffn: 1024,
+        vocab: 1024,
+        tied: true,
+        positions: 65536,
+        linear_layers: 6,
+        linear_conv: 3,
+        ..Architecture::BLANK
+    };
+    assert_eq!(a, want);
+}
+
 /// llama.cpp b10488 requires `llama4.interleave_moe_layer_step`
 /// (`src/models/llama4.cpp`: `ml.get_key`, which throws "key not found in
 /// model") and gives a layer experts where `step > 0 && (i + 1) % step ==

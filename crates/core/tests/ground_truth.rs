@@ -777,10 +777,14 @@ fn every_family_is_measured() {
     // has 2 rows: its DeltaNet and attention layers are the dense
     // hybrid's, its experts Qwen3-MoE's, each measured on its own.
     // Llama 4's experts run densely in transformers (`Moe::dense_dispatch`):
-    // training it is refused, not measured.
+    // training it is refused, not measured. So is LFM2's (its short
+    // convolutions, `Recurrence::ShortConv`).
     for f in Family::ALL.iter().filter(|f| {
         !f.spec().varies_by_layer()
-            && !f.spec().linear.is_some_and(|r| r.fused_in_proj)
+            && !f
+                .spec()
+                .linear
+                .is_some_and(|r| r.fused_in_proj || !r.delta_net())
             && !f.spec().moe.is_some_and(|m| m.dense_dispatch)
     }) {
         let n = count.get(f.key()).copied().unwrap_or(0);

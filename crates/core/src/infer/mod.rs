@@ -46,7 +46,11 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let moe = a.family.spec().moe;
     let sigmoid_bias = moe.is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
     let dense_dispatch = moe.is_some_and(|m| m.dense_dispatch);
+    let short_conv = a.family.spec().linear.is_some_and(|l| !l.delta_net());
     let mut e = match s.infer.engine {
+        Engine::Transformers | Engine::Vllm if short_conv => {
+            Err(EstimateError::NotModelled(SHORT_CONV_NOT_MODELLED))
+        }
         Engine::Llamacpp | Engine::Ollama if nextn => {
             Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
         }
@@ -90,6 +94,11 @@ const NEXTN_NOT_MODELLED: &str = "llama.cpp b10488 keeps GLM-4.5's multi-token-p
 /// 0.8 MB (2 layers at full width) more after the prefill than the replay,
 /// not found yet (`scripts/measure/families/NOTES.md`).
 const MINIMAX_GENERATE_NOT_MODELLED: &str = "transformers' generate on MiniMax-M2 is not modelled yet (its published config makes transformers 5.23 ask for MTP layers it does not have; with use_mtp off, what its router keeps after the prefill is not found): use engine=vllm, llamacpp or mlx";
+
+/// The refusal of transformers and vLLM for LFM2's short convolutions
+/// (their caches, `Lfm2HybridConvCache` and vLLM's `ShortConvSpec`, not
+/// modelled yet).
+const SHORT_CONV_NOT_MODELLED: &str = "LFM2's short-convolution layers are modelled on llama.cpp, Ollama and MLX; transformers' generate (Lfm2HybridConvCache) and vLLM (its short-convolution state pages) are not modelled yet: use engine=llamacpp, ollama or mlx";
 
 /// The refusal of transformers for a model whose experts it runs densely
 /// (`Moe::dense_dispatch`: every token through every expert).

@@ -120,8 +120,8 @@ arch_nums! {
     SlidingLayers = "sliding_layers", sliding_layers, "Sliding-window layers",
         "How many layers use the sliding window (Gemma 2: every other one, Gemma 3: five of six, Mistral: all).",
         0, 1 << 14;
-    LinearLayers = "linear_layers", linear_layers, "Linear-attention layers",
-        "Hybrid models (Qwen3.5, Qwen3-Next): how many layers are Gated DeltaNet (linear_attention in layer_types), with a recurrent state instead of a key/value cache; the others are full attention.",
+    LinearLayers = "linear_layers", linear_layers, "Recurrent layers",
+        "Hybrid models: how many layers have a recurrent state instead of a key/value cache (Qwen3.5, Qwen3-Next: Gated DeltaNet, linear_attention in layer_types; LFM2: short convolutions, the layers full_attn_idxs leaves out); the others are full attention.",
         0, 1 << 14;
     LinearKHeads = "linear_k_heads", linear_k_heads, "DeltaNet key heads",
         "Gated DeltaNet: query/key heads (linear_num_key_heads).", 0, 1 << 14;
@@ -132,8 +132,8 @@ arch_nums! {
         "Gated DeltaNet: width of one query/key head (linear_key_head_dim).", 0, 1 << 20;
     LinearVDim = "linear_v_dim", linear_v_dim, "DeltaNet value head dimension",
         "Gated DeltaNet: width of one value head (linear_value_head_dim).", 0, 1 << 20;
-    LinearConv = "linear_conv", linear_conv, "DeltaNet convolution kernel",
-        "Gated DeltaNet: the causal convolution's kernel (linear_conv_kernel_dim); its state keeps kernel - 1 steps.",
+    LinearConv = "linear_conv", linear_conv, "Recurrent convolution kernel",
+        "The recurrent layers' causal convolution kernel (Gated DeltaNet's linear_conv_kernel_dim, LFM2's conv_L_cache); its state keeps kernel - 1 steps.",
         0, 1 << 10;
     SlidingPeriod = "sliding_period", sliding_period, "Sliding pattern period",
         "Every n-th layer attends to every token and the others slide (layer_types; Gemma 3 and 4: 6, Gemma 4 E2B: 5); 0: the family's default.",
@@ -545,6 +545,8 @@ impl Architecture {
         let latent = spec.qkv == Qkv::Latent;
         let partial = spec.rope == RopeStyle::PartialCat;
         let linear = spec.linear.is_some();
+        // Gated DeltaNet's own numbers (a short convolution has none).
+        let delta = spec.linear.is_some_and(|l| l.delta_net());
         let pattern = matches!(spec.sliding, Sliding::AllButEvery(_));
         let (global, sharing, ple) = (
             spec.global_attention,
@@ -562,10 +564,10 @@ impl Architecture {
             (ArchNum::PleVocab, ple, ple && self.ple_dim > 0),
             (ArchNum::QkNorm, spec.qk_norm_optional, false),
             (ArchNum::LinearLayers, linear, false),
-            (ArchNum::LinearKHeads, linear, linear),
-            (ArchNum::LinearVHeads, linear, linear),
-            (ArchNum::LinearKDim, linear, linear),
-            (ArchNum::LinearVDim, linear, linear),
+            (ArchNum::LinearKHeads, delta, delta),
+            (ArchNum::LinearVHeads, delta, delta),
+            (ArchNum::LinearKDim, delta, delta),
+            (ArchNum::LinearVDim, delta, delta),
             (ArchNum::LinearConv, linear, linear),
             (ArchNum::Experts, moe, experts),
             (ArchNum::ExpertsPerToken, moe, experts),
@@ -581,8 +583,8 @@ impl Architecture {
             (ArchNum::KvLoraRank, latent, latent),
             (
                 ArchNum::RopeDim,
-                latent || partial || linear,
-                latent || partial || linear,
+                latent || partial || delta,
+                latent || partial || delta,
             ),
             (ArchNum::VHeadDim, latent, latent),
         ] {
@@ -727,8 +729,10 @@ impl Architecture {
         let mixed = self.linear_layers > 0 && self.linear_layers < self.layers;
         (mixed && rule.count(self.layers) != self.linear_layers).then(|| {
             format!(
-                "the {n} Gated DeltaNet layers are taken as the first {n}: the config's layer order (layer_types) is not kept, only the count; sizes that depend on which layer comes last may differ",
-                n = self.linear_layers
+                "the {n} {what} are taken as the first {n}: the config's layer order ({field}) is not kept, only the count; sizes that depend on which layer comes last may differ",
+                n = self.linear_layers,
+                what = rule.kind.layers_label(),
+                field = rule.kind.order_field(),
             )
         })
     }
@@ -1000,7 +1004,14 @@ impl ArchOverrides {
                 a.kv_shared_layers = a.kv_shared_layers.min(a.layers.saturating_sub(1));
             }
             if !given(ArchNum::LinearLayers) {
-                a.linear_layers = a.family.spec().linear.map_or(0, |r| r.count(a.layers));
+                // A short-convolution family has no default pattern (its
+                // config lists the attention layers): the count stays, at
+                // most every layer.
+                a.linear_layers = match a.family.spec().linear {
+                    Some(r) if r.full_every > 0 => r.count(a.layers),
+                    Some(_) => a.linear_layers.min(a.layers),
+                    None => 0,
+                };
             }
         }
         let (from, to) = (base.family.spec().positions, a.family.spec().positions);

@@ -70,7 +70,9 @@ impl KvGeometry {
                 heads: n(a.heads),
                 kv_heads: n(a.kv_heads),
                 head_dim: n(a.head_dim),
-                rotary: if spec.rope == RopeStyle::PartialCat || spec.linear.is_some() {
+                rotary: if spec.rope == RopeStyle::PartialCat
+                    || spec.linear.is_some_and(|l| l.delta_net())
+                {
                     n(a.rope_dim)
                 } else {
                     n(a.head_dim)

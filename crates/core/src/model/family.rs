@@ -115,6 +115,11 @@ choice_enum! {
         /// routed experts and a shared expert in every layer (Scout) or
         /// every other, a dense MLP between (Maverick).
         Llama4Text = "llama4_text", "Llama 4",
+        /// LFM2 (Liquid AI): gated short convolutions in most layers, a
+        /// state of `L_cache - 1` steps and no key/value cache, GQA with
+        /// per-head q/k norms in the others (`full_attn_idxs`), a SwiGLU
+        /// MLP, embeddings tied.
+        Lfm2 = "lfm2", "LFM2 (hybrid)",
     }
 }
 
@@ -694,6 +699,8 @@ impl Sliding {
 /// of `Dv`; `out_proj` `Hv·Dv → h`), `Qwen3NextConfig.__post_init__`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Linear {
+    /// What the recurrent layers are.
+    pub kind: Recurrence,
     /// The input projections: Qwen3-Next's two fused ones (`in_proj_qkvz`
     /// `h → 2·Hk·Dk + 2·Hv·Dv`, `in_proj_ba` `h → 2·Hv`), registered first,
     /// or Qwen3.5's four (`in_proj_qkv`, `in_proj_z`, `in_proj_b`,
@@ -718,7 +725,55 @@ pub struct Linear {
     pub mtp_layers: u32,
 }
 
+/// The kind of a hybrid's recurrent layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recurrence {
+    /// Gated DeltaNet (Qwen3-Next, Qwen3.5 / 3.6): a causal convolution
+    /// over q, k and v and a state of value heads × key dim × value dim.
+    GatedDeltaNet,
+    /// LFM2's gated short convolution (`Lfm2ShortConv`: `in_proj` `h → 3h`
+    /// split into B, C and x, a depthwise `nn.Conv1d` of `conv_L_cache`
+    /// over `B·x`, `out_proj` of `C·conv`): its state is the last `L_cache
+    /// - 1` inputs of the convolution, `h` channels; no other state.
+    /// Source: transformers 5.23 `models/lfm2/modeling_lfm2.py`.
+    ShortConv,
+}
+
+impl Recurrence {
+    /// The layers' name in the page's words.
+    pub const fn layers_label(self) -> &'static str {
+        match self {
+            Recurrence::GatedDeltaNet => "Gated DeltaNet layers",
+            Recurrence::ShortConv => "short-convolution layers",
+        }
+    }
+
+    /// The config field that lists which layers they are.
+    pub const fn order_field(self) -> &'static str {
+        match self {
+            Recurrence::GatedDeltaNet => "layer_types",
+            Recurrence::ShortConv => "full_attn_idxs",
+        }
+    }
+}
+
 impl Linear {
+    /// Gated DeltaNet's fields, for a short-convolution family: nothing of
+    /// theirs applies (`full_every` 0: the layers are the config's list).
+    pub const SHORT_CONV: Linear = Linear {
+        kind: Recurrence::ShortConv,
+        fused_in_proj: false,
+        full_every: 0,
+        mlx_a_log_fp32: false,
+        ssm_fp32: false,
+        mtp_layers: 0,
+    };
+
+    /// Whether the recurrent layers are Gated DeltaNet layers.
+    pub const fn delta_net(self) -> bool {
+        matches!(self.kind, Recurrence::GatedDeltaNet)
+    }
+
     /// Whether layer `l` is a linear-attention layer under the family's
     /// default pattern.
     pub const fn linear_at(self, l: u32) -> bool {
@@ -915,6 +970,7 @@ const QWEN_HYBRID: Spec = Spec {
     qk_norm: QkNorm::PerHead,
     attn_gate: true,
     linear: Some(Linear {
+        kind: Recurrence::GatedDeltaNet,
         fused_in_proj: false,
         full_every: 4,
         mlx_a_log_fp32: true,
@@ -1063,6 +1119,7 @@ const QWEN3_NEXT: Spec = Spec {
     }),
     legacy: QWEN3_MOE_LEGACY,
     linear: Some(Linear {
+        kind: Recurrence::GatedDeltaNet,
         fused_in_proj: true,
         full_every: 4,
         mlx_a_log_fp32: false,
@@ -1285,6 +1342,21 @@ const MINIMAX_M2: Spec = Spec {
 /// RoPE is used, full on every fourth layer (`no_rope_layer_interval` 4).
 /// The published checkpoints are multimodal (`Llama4ForConditionalGeneration`,
 /// a vision encoder the engines load and vramfit does not size).
+/// LFM2: Llama's attention with an RMSNorm of each query and key head
+/// (`q_layernorm`, `k_layernorm`) on the layers `full_attn_idxs` names, a
+/// gated short convolution on the others; RMSNorms before each sub-layer
+/// (`operator_norm`, `ffn_norm`) and after the last (`embedding_norm`); a
+/// SwiGLU MLP (`w1`, `w3`, `w2`) of the adjusted `block_ff_dim`; embeddings
+/// tied. Source: transformers 5.23 `models/lfm2/` (`Lfm2DecoderLayer`,
+/// `Lfm2Attention`, `Lfm2ShortConv`, `Lfm2MLP`, `Lfm2Config`).
+const LFM2: Spec = Spec {
+    qk_norm: QkNorm::PerHead,
+    tied_default: true,
+    linear: Some(Linear::SHORT_CONV),
+    legacy: AFTER_448,
+    ..LLAMA
+};
+
 const LLAMA4: Spec = Spec {
     moe: Some(Moe {
         router: Router::TopKSigmoid,
@@ -1487,6 +1559,7 @@ impl Family {
             Family::MinimaxM2 => MINIMAX_M2,
             Family::Llama4Text => LLAMA4,
             Family::Olmo3 => OLMO3,
+            Family::Lfm2 => LFM2,
         }
     }
 }

@@ -262,6 +262,11 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     // transformers' per-expert Python loop keeps more than the default
     // grouped_mm (measured: tiny-*-eager-experts rows in families.jsonl).
     ("experts_implementation", Neutral::Text("grouped_mm")),
+    // LFM2: short-convolution layers (`full_attn_idxs` names the others),
+    // the convolution's kernel and biases.
+    ("full_attn_idxs", Neutral::Off),
+    ("conv_L_cache", Neutral::Off),
+    ("conv_bias", Neutral::Off),
 ];
 
 /// The value of a memory field that leaves memory as it is.
@@ -655,6 +660,11 @@ fn reader(family: Family) -> Reader {
             derive: glm4_moe_lite,
             ..plain(DEEPSEEK)
         },
+        Family::Lfm2 => Reader {
+            tolerated: &["full_attn_idxs", "conv_L_cache"],
+            derive: lfm2,
+            ..plain(LFM2)
+        },
         // The L2 q/k norm has no weight (`use_qk_norm` changes no tensor).
         Family::Llama4Text => Reader {
             tolerated: &["use_qk_norm", "attention_bias"],
@@ -662,6 +672,100 @@ fn reader(family: Family) -> Reader {
             ..plain(LLAMA4)
         },
     }
+}
+
+/// LFM2's names (`Lfm2Config.__post_init__`: `block_ff_dim` is the MLP's
+/// width before [`lfm2`] adjusts it).
+const LFM2: Nums = &[(
+    ArchNum::Ffn,
+    &["block_ff_dim", "intermediate_size"],
+    Default::Required,
+)];
+
+/// LFM2 as transformers 5.23 reads it: the convolution layers are those
+/// `layer_types` calls `conv`, else those `full_attn_idxs` leaves out (every
+/// layer attention when it is absent, `Lfm2Config.__post_init__`); the
+/// kernel `conv_L_cache` (3); the MLP's width adjusted as `Lfm2MLP.__init__`
+/// does when `block_auto_adjust_ff_dim` (true): ⌊2·ff/3⌋, then, with a
+/// `block_ffn_dim_multiplier` (1.0), ⌊m·ff⌋ rounded up to a multiple of
+/// `block_multiple_of` (256); `tie_embedding` is `tie_word_embeddings`.
+fn lfm2(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let layers = u64::from(a.layers);
+    let conv = match (obj.get("layer_types"), obj.get("full_attn_idxs")) {
+        (Some(Value::Array(types)), _) => {
+            let field = "layer_types";
+            if types.len() as u64 != layers {
+                return Err(ConfigError::Invalid {
+                    field,
+                    reason: format!(
+                        "lists {} layers, not num_hidden_layers ({layers})",
+                        types.len()
+                    ),
+                });
+            }
+            let mut n = 0u64;
+            for t in types {
+                match t.as_str() {
+                    Some("conv") => n += 1,
+                    Some("full_attention") => {}
+                    _ => {
+                        return Err(ConfigError::NotUnderstood {
+                            model_type: a.family.key().into(),
+                            fields: vec![format!("layer_types entry {}", quote_value(t))],
+                        })
+                    }
+                }
+            }
+            n
+        }
+        (_, Some(Value::Array(idxs))) => {
+            let mut attention: Vec<u64> = Vec::with_capacity(idxs.len());
+            for i in idxs {
+                match i.as_u64().filter(|&i| i < layers) {
+                    Some(i) if !attention.contains(&i) => attention.push(i),
+                    _ => {
+                        return Err(ConfigError::Invalid {
+                            field: "full_attn_idxs",
+                            reason: format!(
+                            "must list distinct layers below num_hidden_layers ({layers}), not {}",
+                            quote_value(i)
+                        ),
+                        })
+                    }
+                }
+            }
+            layers - attention.len() as u64
+        }
+        _ => 0,
+    };
+    a.linear_layers = checked(ArchNum::LinearLayers, "full_attn_idxs", conv)?;
+    let kernel = uint(obj, "conv_L_cache")?.unwrap_or(3);
+    a.linear_conv = checked(ArchNum::LinearConv, "conv_L_cache", kernel)?;
+    if boolean(obj, "block_auto_adjust_ff_dim")?.unwrap_or(true) {
+        let mut ff = u64::from(a.ffn) * 2 / 3;
+        let factor =
+            match obj.get("block_ffn_dim_multiplier") {
+                None => Some(1.0),
+                Some(Value::Null) => None,
+                Some(v) => Some(v.as_f64().filter(|f| *f > 0.0 && *f <= 16.0).ok_or_else(
+                    || ConfigError::Invalid {
+                        field: "block_ffn_dim_multiplier",
+                        reason: format!("must be a number in (0, 16], not {}", quote_value(v)),
+                    },
+                )?),
+            };
+        if let Some(m) = factor {
+            let multiple = uint(obj, "block_multiple_of")?.unwrap_or(256).max(1);
+            // `ff` is below 2^32 and `m` at most 16: the product fits.
+            ff = ((ff as f64 * m) as u64).div_ceil(multiple) * multiple;
+        }
+        a.ffn = checked(ArchNum::Ffn, "block_ff_dim", ff)?;
+    }
+    // `Lfm2Config.__post_init__`: `tie_embedding` wins.
+    if let Some(tied) = boolean(obj, "tie_embedding")? {
+        a.tied = tied;
+    }
+    Ok(())
 }
 
 /// Llama 4's names (`Llama4TextConfig`): the experts' width is
@@ -1317,9 +1421,11 @@ fn architecture(
         };
         num.set(&mut a, v);
     }
+    // Tied first: a family's own name for it (LFM2's `tie_embedding`) is
+    // read by its derivation.
+    a.tied = boolean(obj, "tie_word_embeddings")?.unwrap_or(family.spec().tied_default);
     (r.derive)(obj, &mut a)?;
     sliding(obj, &mut a)?;
-    a.tied = boolean(obj, "tie_word_embeddings")?.unwrap_or(family.spec().tied_default);
     a.validate().map_err(ConfigError::Arch)?;
     Ok(a)
 }

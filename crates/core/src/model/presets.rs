@@ -89,8 +89,25 @@ const fn pythia(hidden: u32, layers: u32, heads: u32, vocab: u32) -> Architectur
 
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
-    Llama, Llama4Text, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2,
+    Lfm2, Llama, Llama4Text, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2,
     Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
+};
+
+/// LFM2 1.2B's published config (`scripts/measure/families/lfm2/lfm2-1.2b.json`).
+const LFM2_1_2B: Architecture = Architecture {
+    family: Lfm2,
+    hidden: 2048,
+    layers: 16,
+    heads: 32,
+    kv_heads: 8,
+    head_dim: 64,
+    ffn: 8192,
+    vocab: 65536,
+    tied: true,
+    positions: 128_000,
+    linear_layers: 10,
+    linear_conv: 3,
+    ..Architecture::BLANK
 };
 
 /// What Llama 4 Scout and Maverick share (their published `text_config`s,
@@ -1558,6 +1575,32 @@ pub const PRESETS: &[Preset] = &[
             ..LLAMA4
         },
         published_params: 400_711_848_960,
+    },
+    // LFM2 (`scripts/measure/families/lfm2/lfm2-*.json`, the published
+    // configs): 16 layers, attention on 2, 5, 8, 10, 12 and 14
+    // (`full_attn_idxs`), short convolutions of 3 on the other 10, GQA with
+    // 8 key/value heads of 64, the MLP's `block_ff_dim` adjusted (12288 ->
+    // 8192, 6656 -> 4608), a 65,536-token vocabulary, tied; transformers
+    // 5.23's `Lfm2ForCausalLM` built from each on the meta device (148
+    // tensors, `lfm2/params.txt`).
+    Preset {
+        id: "lfm2-350m",
+        name: "LFM2 350M (hybrid)",
+        repo: "LiquidAI/LFM2-350M",
+        arch: Architecture {
+            hidden: 1024,
+            heads: 16,
+            ffn: 4608,
+            ..LFM2_1_2B
+        },
+        published_params: 354_483_968,
+    },
+    Preset {
+        id: "lfm2-1.2b",
+        name: "LFM2 1.2B (hybrid)",
+        repo: "LiquidAI/LFM2-1.2B",
+        arch: LFM2_1_2B,
+        published_params: 1_170_340_608,
     },
     Preset {
         id: "gpt-oss-20b",

@@ -6,8 +6,8 @@
 
 use super::arch::{Architecture, LayerHeads, LayerKind};
 use super::family::{
-    AttnBias, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv, Router,
-    Shared, TpPlan,
+    AttnBias, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv, Recurrence,
+    Router, Shared, TpPlan,
 };
 use super::module::{Module, ModuleKind, ModuleName, Proj};
 
@@ -458,7 +458,10 @@ impl Architecture {
         }
         if linear > 0 {
             let mut put = |t: ParamTensor| f(Place::Layers { count: linear }, &t);
-            self.delta_net_tensors(&mut put);
+            match spec.linear.map(|l| l.kind) {
+                Some(Recurrence::ShortConv) => self.short_conv_tensors(&mut put),
+                Some(Recurrence::GatedDeltaNet) | None => self.delta_net_tensors(&mut put),
+            }
         }
         if full > 0 {
             let mut put = |t: ParamTensor| f(Place::Layers { count: full }, &t);
@@ -596,6 +599,28 @@ impl Architecture {
             put(proj(ModuleName::InProjB, hv, h));
             put(proj(ModuleName::InProjA, hv, h));
         }
+    }
+
+    /// LFM2's short convolution (`conv`), in registration order: the
+    /// depthwise `nn.Conv1d(h, h, L_cache, groups=h)` (`[h, 1, L_cache]`),
+    /// `in_proj` `h → 3h`, `out_proj` `h → h`; without biases (the config
+    /// reader refuses `conv_bias`).
+    ///
+    /// Source: transformers 5.23 `Lfm2ShortConv.__init__`.
+    fn short_conv_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        let h = u64::from(self.hidden);
+        let mut put = |t: ParamTensor| {
+            put(ParamTensor {
+                recurrent: true,
+                ..t
+            })
+        };
+        put(ParamTensor {
+            conv: true,
+            ..ParamTensor::new("conv", h, u64::from(self.linear_conv), Role::Attention)
+        });
+        put(ParamTensor::new("in_proj", 3 * h, h, Role::Attention));
+        put(ParamTensor::new("out_proj", h, h, Role::Attention));
     }
 
     /// A full-attention layer's own tensors: the projections, the q/k

@@ -25,6 +25,7 @@
 //! The chunks compute no logits (only the cache is evaluated).
 
 use super::model::{LocalModel, MlaKeys, Pattern};
+use crate::model::family::Recurrence;
 use crate::model::{Architecture, KvGeometry, LayerAttention};
 use std::fmt;
 
@@ -411,10 +412,20 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
 /// `gated_delta_update` makes in `float32` and the kernel returns in its
 /// own dtype (`gated_delta.py:209-210, 276-279`). Measured: mlx-cpu
 /// 0.32.4 with mlx-lm d78bf58e, `scripts/measure/mlx/hybrid_rows.jsonl`.
+///
+/// LFM2's short convolutions: per convolution layer `ArraysCache(size=1)`
+/// (`lfm2.py:312-315`, the layers `full_attn_idxs` leaves out, so no
+/// pattern to hold), `Bx[:, -(L_cache − 1):, :]` over `h` channels in the
+/// input's dtype (`ShortConv.__call__`, `lfm2.py:146-162`).
 fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
     let Some(rule) = a.family.spec().linear else {
         return Ok(0);
     };
+    let steps = u128::from(a.linear_conv.saturating_sub(1));
+    if rule.kind == Recurrence::ShortConv {
+        let per_layer = steps * u128::from(a.hidden) * u128::from(s.dtype_bytes);
+        return Ok(u128::from(a.linear_layers) * per_layer);
+    }
     let expected = rule.count(a.layers);
     if a.linear_layers != expected {
         return Err(MlxError::HybridPattern {
@@ -424,7 +435,6 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
         });
     }
     let (conv, value) = a.linear_widths();
-    let steps = u128::from(a.linear_conv.saturating_sub(1));
     let per_layer = steps * u128::from(conv) * u128::from(s.dtype_bytes)
         + u128::from(value) * u128::from(a.linear_k_dim) * 4;
     Ok(u128::from(a.linear_layers) * per_layer)
@@ -467,9 +477,15 @@ fn activations(m: &LocalModel, s: &Mlx, ple: u64, delta_net: u64) -> u128 {
 /// output and the convolution's output over its channels, `z`, the
 /// kernel's output and the gated norm's (each `Hv·Dv`), `a` and `b`
 /// (`Hv` each). 0 without DeltaNet layers.
+///
+/// LFM2's short convolution (`ShortConv.__call__`): `in_proj`'s `3h`, `B·x`
+/// and the convolution's output (`h` each): `5h`, an estimate.
 fn delta_net_width(a: &Architecture) -> u64 {
-    if a.family.spec().linear.is_none() || a.linear_layers == 0 {
+    let Some(rule) = a.family.spec().linear.filter(|_| a.linear_layers > 0) else {
         return 0;
+    };
+    if rule.kind == Recurrence::ShortConv {
+        return 5 * u64::from(a.hidden);
     }
     let (conv, value) = a.linear_widths();
     2 * conv + 3 * value + 2 * u64::from(a.linear_v_heads)

@@ -7,7 +7,7 @@
 //! out for a model vramfit has no family for (a hybrid, a layout with two
 //! head sizes): every field is public.
 
-use crate::model::family::Sliding;
+use crate::model::family::{Recurrence, Sliding};
 use crate::model::{Architecture, KvGeometry, LayerAttention, LayerHeads, LayerKind};
 
 /// A set of a model's layers, as a rule on the layer index.
@@ -391,9 +391,16 @@ fn hybrid_patterns(a: &Architecture) -> (Pattern, Pattern) {
 /// (d_inner + 2·n_group·d_state)`, the convolution's last steps over q, k
 /// and v, and `n_embd_s = d_state × d_inner`, the state of every value head
 /// (`src/llama-hparams.cpp`). 0 without one.
+///
+/// LFM2's short convolution: `n_embd_r = n_embd × (L_cache − 1)` (the
+/// `n_shortconv_l_cache` branch), no `n_embd_s`.
 fn recurrent_state(a: &Architecture) -> u128 {
-    if a.family.spec().linear.is_none() || a.linear_layers == 0 {
+    let Some(rule) = a.family.spec().linear.filter(|_| a.linear_layers > 0) else {
         return 0;
+    };
+    if rule.kind == Recurrence::ShortConv {
+        let steps = u128::from(a.linear_conv.saturating_sub(1));
+        return u128::from(a.hidden) * steps * 4;
     }
     let (conv, value) = a.linear_widths();
     let steps = u128::from(a.linear_conv.saturating_sub(1));

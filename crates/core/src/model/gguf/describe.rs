@@ -82,6 +82,11 @@ pub struct GgufModel {
     /// The first layer has `attn_q_norm.weight` (GLM-4.5's optional q/k
     /// norms).
     pub q_norm: bool,
+    /// LFM2 (`src/llama-model.cpp` `load_hparams`): the layers whose
+    /// `attention.head_count_kv` entry is 0 are recurrent
+    /// (`recurrent_layer_arr`), and `shortconv.l_cache` is their kernel.
+    pub kv_zero_layers: Option<u64>,
+    pub shortconv_l_cache: Option<u64>,
 }
 
 impl GgufHeader {
@@ -158,7 +163,15 @@ impl GgufHeader {
             embedding_length: num("embedding_length"),
             feed_forward_length: num("feed_forward_length").or(at(&ffn_list, Some(0))),
             head_count: num("attention.head_count"),
-            head_count_kv: num("attention.head_count_kv").or(at(&kv_list, first_swa)),
+            // A list's first sliding layer's (Gemma 4), else its widest
+            // (LFM2's convolution layers have 0).
+            head_count_kv: num("attention.head_count_kv").or(at(&kv_list, first_swa)
+                .filter(|&k| k > 0)
+                .or_else(|| kv_list.as_ref()?.iter().flatten().copied().max())),
+            kv_zero_layers: kv_list
+                .as_ref()
+                .map(|v| v.iter().filter(|k| **k == Some(0)).count() as u64),
+            shortconv_l_cache: num("shortconv.l_cache"),
             key_length: num("attention.key_length"),
             value_length: num("attention.value_length"),
             key_length_mla: num("attention.key_length_mla"),
@@ -331,6 +344,13 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
     }
     if spec.varies_by_layer() {
         r.gemma4(&mut a)?;
+    }
+    if spec.linear.is_some_and(|l| !l.delta_net()) {
+        // LFM2: the layers without key/value heads are convolutions.
+        let zeros = m.kv_zero_layers.unwrap_or(0);
+        a.linear_layers = r.fit(ArchNum::LinearLayers, zeros, "attention.head_count_kv")?;
+        let kernel = m.shortconv_l_cache;
+        a.linear_conv = r.needed(ArchNum::LinearConv, kernel, "shortconv.l_cache")?;
     }
     a.validate().map_err(GgufArchError::Arch)?;
     Ok(a)

@@ -17,7 +17,7 @@
 //! then by name).
 
 use super::super::arch::{Architecture, LayerKind};
-use super::super::family::{Family, Qkv, Router};
+use super::super::family::{Family, Qkv, Recurrence, Router};
 use super::super::module::ModuleName;
 use super::super::tensors::{ParamTensor, Place, Role};
 
@@ -354,6 +354,12 @@ impl Converter {
                 nextn_cached: true,
                 ..plain("glm4moe")
             },
+            // `LFM2Model` (llama.cpp b10488 `conversion/lfm2.py`): each
+            // layer's `head_count_kv` (0 on the convolution layers), the
+            // convolution squeezed to `[L_cache, h]` and kept F32
+            // (`conversion/base.py`), the head tied to the embedding
+            // (`src/models/lfm2.cpp` reads `output` or else `token_embd`).
+            Family::Lfm2 => plain("lfm2"),
         }
     }
 }
@@ -605,11 +611,44 @@ fn delta_net(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
     true
 }
 
+/// LFM2's short convolution as the converter writes it, or `false` when
+/// `t` is not one of its tensors: `conv` squeezed to `[L_cache, h]` and
+/// kept F32, `in_proj` and `out_proj` as weights.
+///
+/// Source: llama.cpp b10488 `conversion/lfm2.py`
+/// (`LFM2Model.modify_tensors`), `conversion/base.py` (`SHORTCONV_CONV`
+/// forced to F32), `gguf-py/gguf/constants.py` (`blk.N.shortconv.conv`,
+/// `.in_proj`, `.out_proj`); `src/llama-quant.cpp` never quantizes
+/// `shortconv.conv.weight`.
+fn short_conv(t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
+    match t.name {
+        "conv" => out.push(f32_slot(
+            name!("shortconv.conv.weight"),
+            [t.cols, t.rows, 1],
+        )),
+        "in_proj" => out.push(weight(
+            name!("shortconv.in_proj.weight"),
+            [t.cols, t.rows, 1],
+        )),
+        "out_proj" => out.push(weight(
+            name!("shortconv.out_proj.weight"),
+            [t.cols, t.rows, 1],
+        )),
+        _ => return false,
+    }
+    true
+}
+
 /// The GGUF tensors of one transformers tensor `t` (`moe_layer`: it sits
 /// in an MoE layer, where a dense MLP's names are the shared expert's).
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
     let (rows, cols) = (t.rows, t.cols);
-    if (t.recurrent && delta_net(a, t, out)) || gemma4(t, out) {
+    let recurrent = t.recurrent
+        && match a.family.spec().linear.map(|l| l.kind) {
+            Some(Recurrence::ShortConv) => short_conv(t, out),
+            Some(Recurrence::GatedDeltaNet) | None => delta_net(a, t, out),
+        };
+    if recurrent || gemma4(t, out) {
         return;
     }
     match t.role {

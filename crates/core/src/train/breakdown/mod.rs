@@ -601,6 +601,12 @@ impl<'a> Inputs<'a> {
 
 /// The terms of the estimate, before they are laid out in phases.
 pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
+    if s.arch
+        .and_then(|a| a.family.spec().linear)
+        .is_some_and(|l| !l.delta_net())
+    {
+        return Err(EstimateError::NotModelled(SHORT_CONV_NOT_MODELLED));
+    }
     if let Some(why) = s.arch.and_then(|a| hybrid_unmeasured(s, a)) {
         return Err(EstimateError::NotModelled(why));
     }
@@ -703,6 +709,10 @@ fn on_v5(t: Transformers) -> bool {
         Transformers::V457 | Transformers::V448 => false,
     }
 }
+
+/// The refusal of training LFM2 (its short convolutions' saved tensors
+/// are not measured).
+const SHORT_CONV_NOT_MODELLED: &str = "training LFM2 (its short-convolution layers, Lfm2ShortConv) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
 
 /// The refusal of training a model whose experts transformers runs
 /// densely (`Moe::dense_dispatch`).
