@@ -453,3 +453,101 @@ fn glm_flash_reads_its_dense_layers() {
         o.insert("partial_rotary_factor".into(), 0.5.into());
     });
 }
+
+/// LFM2's config as transformers 5.23 reads it (`Lfm2Config.__post_init__`,
+/// `Lfm2MLP.__init__`), from the published LFM2-350M config with one field
+/// changed: `layer_types` wins over `full_attn_idxs`, which names the
+/// attention layers (all of them when absent); the MLP's `block_ff_dim`
+/// (6656) is ⌊2·ff/3⌋ (4437), then with a multiplier ⌊m·ff⌋ rounded up to
+/// `block_multiple_of` (256); `tie_embedding` unties; a biased convolution
+/// (not in any published config) is refused by name.
+#[test]
+fn lfm2_configs_read_as_transformers_reads_them() {
+    use serde_json::{json, Value};
+    let text = hf_fixture("lfm2-350m");
+    let base: Value = serde_json::from_str(&text).expect("json");
+    let read = |k: &str, v: Option<Value>| {
+        let mut c = base.clone();
+        let o = c.as_object_mut().expect("object");
+        match v {
+            Some(v) => o.insert(k.into(), v),
+            None => o.remove(k),
+        };
+        hf_config::parse(&c.to_string())
+            .map(|m| m.arch)
+            .map_err(|e| e.to_string())
+    };
+    let preset = preset("lfm2-350m").expect("preset").arch;
+    let check = |k: &str, v: Option<Value>, want: Architecture| {
+        assert_eq!(read(k, v.clone()), Ok(want), "{k}: {v:?}");
+    };
+    let types: Vec<&str> = (0..16)
+        .map(|l| if l % 4 == 3 { "full_attention" } else { "conv" })
+        .collect();
+    check(
+        "layer_types",
+        Some(json!(types)),
+        Architecture {
+            linear_layers: 12,
+            ..preset
+        },
+    );
+    check(
+        "full_attn_idxs",
+        None,
+        Architecture {
+            linear_layers: 0,
+            ..preset
+        },
+    );
+    check(
+        "block_auto_adjust_ff_dim",
+        Some(json!(false)),
+        Architecture {
+            ffn: 6656,
+            ..preset
+        },
+    );
+    check(
+        "block_ffn_dim_multiplier",
+        Some(Value::Null),
+        Architecture {
+            ffn: 4437,
+            ..preset
+        },
+    );
+    check(
+        "block_ffn_dim_multiplier",
+        Some(json!(1.5)),
+        Architecture {
+            ffn: 6656,
+            ..preset
+        },
+    );
+    check(
+        "tie_embedding",
+        Some(json!(false)),
+        Architecture {
+            tied: false,
+            ..preset
+        },
+    );
+    check(
+        "conv_L_cache",
+        Some(json!(4)),
+        Architecture {
+            linear_conv: 4,
+            ..preset
+        },
+    );
+    let refused = [
+        read("conv_bias", Some(json!(true))).unwrap_err(),
+        read("full_attn_idxs", Some(json!([2, 2]))).unwrap_err(),
+        read("layer_types", Some(json!(["conv"]))).unwrap_err(),
+    ];
+    insta::assert_snapshot!(refused.join("\n"), @r"
+    model_type `lfm2`: vramfit does not model `conv_bias` (it changes memory)
+    `full_attn_idxs` must list distinct layers below num_hidden_layers (16), not 2
+    `layer_types` lists 1 layers, not num_hidden_layers (16)
+    ");
+}
