@@ -123,6 +123,54 @@ fn lfm2_caches_and_loads_as_llama_cpp_does() {
     assert_eq!(served(&one).weights_bytes.get(), 41_491_456);
 }
 
+/// mlx-lm generating with LFM2 (`tests/fixtures/mlx_lfm2_rows.jsonl`:
+/// mlx-cpu 0.32.4, mlx-lm d78bf58e `models/lfm2.py`,
+/// `scripts/measure/mlx/lfm2.sh`): a shrunk LFM2 (8 layers of 256,
+/// attention on 2 and 5) in bf16 and 4 bits, prompts of 100 to 3000 with
+/// 20 new tokens, 8- and 4-bit caches: the weights (the convolutions never
+/// quantized) and what dropping the cache frees (each convolution layer's
+/// state a view of its last step's `L_cache` tokens, held whole; the
+/// attention layers' `KVCache`), to the byte. LFM2-350M's own config:
+/// its weights to the byte (its cache frees 6,144 bytes more than the
+/// states and keys and values, one state's worth, not explained:
+/// `scripts/measure/mlx/NOTES.md`). Rows in float32 (not an MLX
+/// conversion) and of one forward over the prompt (`new` 0) are not
+/// generations.
+#[test]
+fn lfm2_on_mlx_as_measured() {
+    let rows = fixture_rows("mlx_lfm2_rows.jsonl");
+    let mut held = 0;
+    for r in &rows {
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
+        if r["dtype"] != "bf16" || n("new") == 0 {
+            continue;
+        }
+        let weights = r["bits"]
+            .as_u64()
+            .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
+        let shrunk = r["config"] == "lfm2-shrunk.json";
+        let model = if shrunk {
+            "family=lfm2&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=512&vocab=1024&positions=128000&linear_layers=6&linear_conv=3"
+        } else {
+            "model=lfm2-350m"
+        };
+        let q = format!(
+            "task=infer&engine=mlx&{model}&prompt={}&new={}&weights={weights}&q_group_size=64{}",
+            n("prompt"),
+            n("new"),
+            kv_bits(r)
+        );
+        let served = served(&q);
+        assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
+        if shrunk {
+            let freed = n("conv_held_bytes") + n("attn_held_bytes");
+            assert_eq!(served.kv_cache_bytes.get(), freed, "{q}");
+            held += 1;
+        }
+    }
+    assert_eq!(held, 6);
+}
+
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
 /// 64 with 16 rotated, f16 matrices and f32 norms and biases), at `-c 2048
 /// -np 1` and at `-c 4096` with the automatic 4 slots.

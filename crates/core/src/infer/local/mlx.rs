@@ -400,7 +400,8 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
         growth,
         prefill_chunks: u64::from(s.prompt.saturating_sub(1))
             .div_ceil(u64::from(s.prefill_step_size)),
-        prefill_activations: activations(&local, s, ple_width(a), delta_net_width(a)),
+        prefill_activations: activations(&local, s, ple_width(a), delta_net_width(a))
+            + held_chunks(a, s),
     })
 }
 
@@ -416,14 +417,18 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
 /// LFM2's short convolutions: per convolution layer `ArraysCache(size=1)`
 /// (`lfm2.py:312-315`, the layers `full_attn_idxs` leaves out, so no
 /// pattern to hold), `Bx[:, -(L_cache − 1):, :]` over `h` channels in the
-/// input's dtype (`ShortConv.__call__`, `lfm2.py:146-162`).
+/// input's dtype (`ShortConv.__call__`, `lfm2.py:146-162`): a view of the
+/// step's concatenation of the state and the step's tokens, which it keeps
+/// whole, so after the last step (one token) `L_cache` tokens of `h`.
+/// Measured: `scripts/measure/mlx/lfm2_rows.jsonl` (the bytes freed when
+/// the cache is dropped).
 fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
     let Some(rule) = a.family.spec().linear else {
         return Ok(0);
     };
     let steps = u128::from(a.linear_conv.saturating_sub(1));
     if rule.kind == Recurrence::ShortConv {
-        let per_layer = steps * u128::from(a.hidden) * u128::from(s.dtype_bytes);
+        let per_layer = (steps + 1) * u128::from(a.hidden) * u128::from(s.dtype_bytes);
         return Ok(u128::from(a.linear_layers) * per_layer);
     }
     let expected = rule.count(a.layers);
@@ -438,6 +443,25 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
     let per_layer = steps * u128::from(conv) * u128::from(s.dtype_bytes)
         + u128::from(value) * u128::from(a.linear_k_dim) * 4;
     Ok(u128::from(a.linear_layers) * per_layer)
+}
+
+/// LFM2's short convolutions while the prompt is read: each layer's state
+/// is a view of its last chunk's concatenation (the chunk and `L_cache −
+/// 1` tokens), kept whole until the layer's next step, so every layer
+/// holds a chunk of `h` at once, `chunk − 1` tokens more than the end's
+/// state ([`recurrent`]). Measured after one forward over a prompt (the
+/// `new` 0 rows of `scripts/measure/mlx/lfm2_rows.jsonl`: the prompt and
+/// 2 tokens per layer); 0 for other models.
+fn held_chunks(a: &Architecture, s: &Mlx) -> u128 {
+    let short_conv = a.family.spec().linear.is_some_and(|l| !l.delta_net());
+    if !short_conv {
+        return 0;
+    }
+    let chunk = s.prefill_step_size.min(s.prompt.saturating_sub(1));
+    u128::from(a.linear_layers)
+        * u128::from(chunk.saturating_sub(1))
+        * u128::from(a.hidden)
+        * u128::from(s.dtype_bytes)
 }
 
 /// The model has a `make_cache` of its own, to which `make_prompt_cache`
