@@ -130,12 +130,9 @@ fn lfm2_caches_and_loads_as_llama_cpp_does() {
 /// 20 new tokens, 8- and 4-bit caches: the weights (the convolutions never
 /// quantized) and what dropping the cache frees (each convolution layer's
 /// state a view of its last step's `L_cache` tokens, held whole; the
-/// attention layers' `KVCache`), to the byte. LFM2-350M's own config:
-/// its weights to the byte (its cache frees 6,144 bytes more than the
-/// states and keys and values, one state's worth, not explained:
-/// `scripts/measure/mlx/NOTES.md`). Rows in float32 (not an MLX
-/// conversion) and of one forward over the prompt (`new` 0) are not
-/// generations.
+/// attention layers' `KVCache`), to the byte; LFM2-350M's own config too.
+/// Rows in float32 (not an MLX conversion) and of one forward over the
+/// prompt (`new` 0) are not generations.
 #[test]
 fn lfm2_on_mlx_as_measured() {
     let rows = fixture_rows("mlx_lfm2_rows.jsonl");
@@ -148,8 +145,7 @@ fn lfm2_on_mlx_as_measured() {
         let weights = r["bits"]
             .as_u64()
             .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
-        let shrunk = r["config"] == "lfm2-shrunk.json";
-        let model = if shrunk {
+        let model = if r["config"] == "lfm2-shrunk.json" {
             "family=lfm2&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=512&vocab=1024&positions=128000&linear_layers=6&linear_conv=3"
         } else {
             "model=lfm2-350m"
@@ -162,13 +158,11 @@ fn lfm2_on_mlx_as_measured() {
         );
         let served = served(&q);
         assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
-        if shrunk {
-            let freed = n("conv_held_bytes") + n("attn_held_bytes");
-            assert_eq!(served.kv_cache_bytes.get(), freed, "{q}");
-            held += 1;
-        }
+        let freed = n("conv_held_bytes") + n("attn_held_bytes");
+        assert_eq!(served.kv_cache_bytes.get(), freed, "{q}");
+        held += 1;
     }
-    assert_eq!(held, 6);
+    assert_eq!(held, 7);
 }
 
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
