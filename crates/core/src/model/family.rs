@@ -1331,17 +1331,6 @@ const MINIMAX_M2: Spec = Spec {
     ..LLAMA
 };
 
-/// Llama 4 Scout and Maverick: transformers 5.23
-/// `models/llama4/modeling_llama4.py`.
-/// `Llama4TextDecoderLayer`: Llama's attention (its L2 q/k norm has no
-/// weight) and norms, and in every layer of `moe_layers` a
-/// `Llama4TextMoe`: stacked experts (`gate_up_proj`, `down_proj`), the
-/// router, then a shared expert of the experts' width, registered in that
-/// order; the other layers (Maverick's every other) a dense MLP of
-/// `intermediate_size_mlp`. `Llama4TextConfig.__post_init__`: `layer_types` chunked where
-/// RoPE is used, full on every fourth layer (`no_rope_layer_interval` 4).
-/// The published checkpoints are multimodal (`Llama4ForConditionalGeneration`,
-/// a vision encoder the engines load and vramfit does not size).
 /// LFM2: Llama's attention with an RMSNorm of each query and key head
 /// (`q_layernorm`, `k_layernorm`) on the layers `full_attn_idxs` names, a
 /// gated short convolution on the others; RMSNorms before each sub-layer
@@ -1357,6 +1346,17 @@ const LFM2: Spec = Spec {
     ..LLAMA
 };
 
+/// Llama 4 Scout and Maverick: transformers 5.23
+/// `models/llama4/modeling_llama4.py`.
+/// `Llama4TextDecoderLayer`: Llama's attention (its L2 q/k norm has no
+/// weight) and norms, and in every layer of `moe_layers` a
+/// `Llama4TextMoe`: stacked experts (`gate_up_proj`, `down_proj`), the
+/// router, then a shared expert of the experts' width, registered in that
+/// order; the other layers (Maverick's every other) a dense MLP of
+/// `intermediate_size_mlp`. `Llama4TextConfig.__post_init__`: `layer_types` chunked where
+/// RoPE is used, full on every fourth layer (`no_rope_layer_interval` 4).
+/// The published checkpoints are multimodal (`Llama4ForConditionalGeneration`,
+/// a vision encoder the engines load and vramfit does not size).
 const LLAMA4: Spec = Spec {
     moe: Some(Moe {
         router: Router::TopKSigmoid,
