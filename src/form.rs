@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 31] = [
+const FAMILY_ORDER: [Family; 32] = [
     Family::Llama,
     Family::SmolLm3,
     Family::Qwen2,
@@ -87,6 +87,7 @@ const FAMILY_ORDER: [Family; 31] = [
     Family::Qwen3Moe,
     Family::Qwen35MoeText,
     Family::Qwen3Next,
+    Family::Lfm2Moe,
     Family::Llama4Text,
     Family::DeepseekV2,
     Family::DeepseekV3,

@@ -473,13 +473,12 @@ fn unquantized_experts_are_said() {
 fn presets_all_estimate() {
     for p in vramfit_core::model::presets::PRESETS {
         let q = format!("model={}", p.id);
-        // Refused by name on every release, with LoRA too, saying `why`.
+        // Refused by name on every release that has the family, with
+        // LoRA too, saying `why` (the codec refuses a release without it).
+        let in_457 = p.arch.family.spec().legacy.in_457;
         let refused_everywhere = |why: &str| {
-            for q in [
-                q.clone(),
-                format!("{q}&lora_r=16"),
-                format!("{q}&transformers=4.57"),
-            ] {
+            let old = in_457.then(|| format!("{q}&transformers=4.57"));
+            for q in [q.clone(), format!("{q}&lora_r=16")].into_iter().chain(old) {
                 let err = estimate(&scenario(&q).train_run()).expect_err(&q);
                 assert!(
                     matches!(err, EstimateError::NotModelled(m) if m.contains(why)),

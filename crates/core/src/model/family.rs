@@ -120,6 +120,10 @@ choice_enum! {
         /// per-head q/k norms in the others (`full_attn_idxs`), a SwiGLU
         /// MLP, embeddings tied.
         Lfm2 = "lfm2", "LFM2 (hybrid)",
+        /// LFM2-MoE (LFM2-8B-A1B): LFM2's layers with routed experts
+        /// behind a sigmoid router and an fp32 expert bias after the first
+        /// `num_dense_layers` dense ones.
+        Lfm2Moe = "lfm2_moe", "LFM2-MoE (hybrid MoE)",
     }
 }
 
@@ -1346,6 +1350,25 @@ const LFM2: Spec = Spec {
     ..LLAMA
 };
 
+/// LFM2-MoE: LFM2's layers; in those from `num_dense_layers` on, a
+/// `Lfm2MoeSparseMoeBlock` of a router (`gate.weight`, registered first),
+/// stacked experts (`gate_up_proj`, `down_proj`) and an fp32
+/// `expert_bias` buffer: `sigmoid` of the logits, the bias added for the
+/// choice only, top-k renormalised; the dense MLP of `intermediate_size`
+/// unadjusted. Source: transformers 5.23 `models/lfm2_moe/`
+/// (`Lfm2MoeDecoderLayer`, `Lfm2MoeSparseMoeBlock`, `Lfm2MoeTopKRouter`,
+/// `Lfm2MoeMLP`).
+const LFM2_MOE: Spec = Spec {
+    moe: Some(Moe {
+        router: Router::SigmoidBias,
+        correction_fp32: true,
+        ..MOE
+    }),
+    // transformers 4.57.6 has `lfm2` but not `lfm2_moe` (its wheel).
+    legacy: ONLY_5,
+    ..LFM2
+};
+
 /// Llama 4 Scout and Maverick: transformers 5.23
 /// `models/llama4/modeling_llama4.py`.
 /// `Llama4TextDecoderLayer`: Llama's attention (its L2 q/k norm has no
@@ -1560,6 +1583,7 @@ impl Family {
             Family::Llama4Text => LLAMA4,
             Family::Olmo3 => OLMO3,
             Family::Lfm2 => LFM2,
+            Family::Lfm2Moe => LFM2_MOE,
         }
     }
 }

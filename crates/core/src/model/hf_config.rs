@@ -665,6 +665,11 @@ fn reader(family: Family) -> Reader {
             derive: lfm2,
             ..plain(LFM2)
         },
+        Family::Lfm2Moe => Reader {
+            tolerated: &["full_attn_idxs", "conv_L_cache", "norm_topk_prob"],
+            derive: lfm2_moe,
+            ..plain(LFM2_MOE)
+        },
         // The L2 q/k norm has no weight (`use_qk_norm` changes no tensor).
         Family::Llama4Text => Reader {
             tolerated: &["use_qk_norm", "attention_bias"],
@@ -764,6 +769,44 @@ fn lfm2(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigErro
     // `Lfm2Config.__post_init__`: `tie_embedding` wins.
     if let Some(tied) = boolean(obj, "tie_embedding")? {
         a.tied = tied;
+    }
+    Ok(())
+}
+
+/// LFM2-MoE's names (`Lfm2MoeConfig`): the experts, their width, and the
+/// dense layers before them (`num_dense_layers`, 2 when absent).
+const LFM2_MOE: Nums = &[
+    (ArchNum::Experts, &["num_experts"], Default::Required),
+    (
+        ArchNum::ExpertsPerToken,
+        &["num_experts_per_tok"],
+        Default::Required,
+    ),
+    (
+        ArchNum::MoeFfn,
+        &["moe_intermediate_size"],
+        Default::Required,
+    ),
+];
+
+/// LFM2-MoE as transformers 5.23 reads it: LFM2's layer kinds and kernel
+/// ([`lfm2`], without its MLP adjustment: `Lfm2MoeMLP` takes
+/// `intermediate_size` as it is), `num_dense_layers` (2) dense layers
+/// first, and the expert bias (`use_expert_bias`, true in the published
+/// config; a model without it is refused by name).
+fn lfm2_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let ffn = a.ffn;
+    let mut plain = obj.clone();
+    plain.insert("block_auto_adjust_ff_dim".into(), Value::Bool(false));
+    lfm2(&plain, a)?;
+    a.ffn = ffn;
+    let dense = uint(obj, "num_dense_layers")?.unwrap_or(2);
+    a.dense_layers = checked(ArchNum::DenseLayers, "num_dense_layers", dense)?;
+    if boolean(obj, "use_expert_bias")? == Some(false) {
+        return Err(ConfigError::NotUnderstood {
+            model_type: a.family.key().into(),
+            fields: vec!["use_expert_bias (false: vramfit models the expert bias)".into()],
+        });
     }
     Ok(())
 }

@@ -89,8 +89,8 @@ const fn pythia(hidden: u32, layers: u32, heads: u32, vocab: u32) -> Architectur
 
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
-    Lfm2, Llama, Llama4Text, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3, Qwen2,
-    Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
+    Lfm2, Lfm2Moe, Llama, Llama4Text, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3,
+    Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
 };
 
 /// LFM2 1.2B's published config (`scripts/measure/families/lfm2/lfm2-1.2b.json`).
@@ -1601,6 +1601,29 @@ pub const PRESETS: &[Preset] = &[
         repo: "LiquidAI/LFM2-1.2B",
         arch: LFM2_1_2B,
         published_params: 1_170_340_608,
+    },
+    // LFM2-8B-A1B (`scripts/measure/families/lfm2/moe_lfm2-8b-a1b.json`,
+    // the published config): 24 layers, attention on 2, 6, 10, 14, 18
+    // and 21, short convolutions on the other 18, the first 2 layers dense
+    // (7168), 32 experts of 1792, 4 a token, in the others; transformers
+    // 5.23's `Lfm2MoeForCausalLM` on the meta device (`lfm2/moe_params.txt`;
+    // the expert biases are buffers, not parameters).
+    Preset {
+        id: "lfm2-8b-a1b",
+        name: "LFM2 8B-A1B (hybrid MoE)",
+        repo: "LiquidAI/LFM2-8B-A1B",
+        arch: Architecture {
+            family: Lfm2Moe,
+            layers: 24,
+            ffn: 7168,
+            experts: 32,
+            experts_per_token: 4,
+            moe_ffn: 1792,
+            dense_layers: 2,
+            linear_layers: 18,
+            ..LFM2_1_2B
+        },
+        published_params: 8_339_929_856,
     },
     Preset {
         id: "gpt-oss-20b",

@@ -360,6 +360,10 @@ impl Converter {
             // (`conversion/base.py`), the head tied to the embedding
             // (`src/models/lfm2.cpp` reads `output` or else `token_embd`).
             Family::Lfm2 => plain("lfm2"),
+            // `LFM2MoeModel` (`conversion/lfm2.py`): LFM2's tensors with the
+            // experts stacked (`ffn_*_exps`), the router `ffn_gate_inp` and
+            // the expert bias `exp_probs_b`.
+            Family::Lfm2Moe => plain("lfm2moe"),
         }
     }
 }
