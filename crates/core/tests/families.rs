@@ -123,6 +123,23 @@ fn lfm2_caches_and_loads_as_llama_cpp_does() {
     assert_eq!(served(&one).weights_bytes.get(), 41_491_456);
 }
 
+/// LFM2-MoE as `lfm2moe_gguf.py` writes it: LFM2's tiny layers with the
+/// first 2 dense (1024) and 8 experts of 256 (2 used) behind an F32 router
+/// and expert bias in the others.
+/// Source: `raw/lfm2moe-c16384-np1.log` and `-np4.log`: the same 16 MiB of
+/// keys and values, 0.02 and 0.09 MiB of state, "CPU_Mapped model buffer
+/// size = 57.66 MiB", 60,464,320 bytes of tensors by gguf-py
+/// (`scripts/measure/families/lfm2/moe_llamacpp.txt`).
+#[test]
+fn lfm2_moe_caches_and_loads_as_llama_cpp_does() {
+    let q = "task=infer&engine=llamacpp&family=lfm2_moe&hidden=512&layers=8&heads=8&kv_heads=2&head_dim=64&ffn=1024&vocab=1024&positions=128000&linear_layers=6&linear_conv=3&experts=8&experts_per_token=2&moe_ffn=256&dense_layers=2&weights=f16&ctx=16384&gpu=rtx-4090";
+    let state = 6 * 512 * 2 * 4;
+    check(&format!("{q}&n_parallel=1"), (16 << 20) + state);
+    check(&format!("{q}&n_parallel=4"), (16 << 20) + 4 * state);
+    let one = format!("{q}&n_parallel=1");
+    assert_eq!(served(&one).weights_bytes.get(), 60_464_320);
+}
+
 /// mlx-lm generating with LFM2 (`tests/fixtures/mlx_lfm2_rows.jsonl`:
 /// mlx-cpu 0.32.4, mlx-lm d78bf58e `models/lfm2.py`,
 /// `scripts/measure/mlx/lfm2.sh`): a shrunk LFM2 (8 layers of 256,

@@ -1084,6 +1084,22 @@ fn an_lfm2_header_has_its_convolution_layers() {
         ..Architecture::BLANK
     };
     assert_eq!(a, want);
+    // LFM2-MoE (`lfm2moe_gguf.py`): the experts' keys too, the first 2
+    // layers dense (`leading_dense_block_count`).
+    let h = read_gguf(&fixture_bytes("gguf/tiny-lfm2moe.header.gguf")).expect("a header");
+    let a = architecture_of(&h).expect("an architecture");
+    assert_eq!(
+        a,
+        Architecture {
+            family: Family::Lfm2Moe,
+            positions: 128_000,
+            experts: 8,
+            experts_per_token: 2,
+            moe_ffn: 256,
+            dense_layers: 2,
+            ..want
+        }
+    );
 }
 
 /// llama.cpp b10488 requires `llama4.interleave_moe_layer_step`

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# LFM2-MoE in llama.cpp b10488 (CPU): write the tiny GGUF (../lfm2moe_gguf.py), list its tensors
+# and bytes (tensor_bytes.py -v), start llama-server on it twice (../run_llamacpp.sh), keep the
+# logs as ../raw/lfm2moe-c16384-np{1,4}.log, then check which keys the loader requires (one GGUF
+# per dropped key in $dir/drop, the first error line of each start). ~30 s.
+#   scripts/measure/families/lfm2/moe_llamacpp.sh [GGUF_DIR] > moe_llamacpp.txt   (default /tmp/lfm2moeg)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+fam=$(dirname "$here")
+dir=${1:-/tmp/lfm2moeg}
+py=~/.gt-venv/bin/python
+$py "$fam/lfm2moe_gguf.py" "$dir"
+m=$dir/tiny-lfm2moe-f16.gguf
+echo "== tensors of $m (tensor_bytes.py -v: name, type, ggml shape, n_bytes)"
+$py "$here/tensor_bytes.py" "$m" -v
+r=$fam/run_llamacpp.sh
+$r "$m" "$fam/raw/lfm2moe-c16384-np1.log" 18411 -c 16384 -np 1 > /dev/null
+$r "$m" "$fam/raw/lfm2moe-c16384-np4.log" 18412 -c 16384 -np 4 > /dev/null
+for f in "$fam"/raw/lfm2moe-c16384-np*.log; do
+  echo "== $f"
+  grep -E "n_head_kv  |n_expert|n_ff_exp|n_layer_dense_lead|expert_gating|model type|n_seq_max|n_ctx_seq  |flash_attn  |output buffer|KV buffer|llama_kv_cache: size|RS buffer|llama_memory_recurrent: size|compute buffer|model buffer|llama_params_fit|Host|unused" "$f"
+done
+echo "== required keys: start llama-server on a file without the key (DROP=key ../lfm2moe_gguf.py)"
+port=18420
+for k in block_count context_length embedding_length feed_forward_length attention.head_count \
+         attention.head_count_kv rope.freq_base attention.layer_norm_rms_epsilon expert_count \
+         expert_used_count expert_feed_forward_length leading_dense_block_count expert_gating_func \
+         vocab_size shortconv.l_cache; do
+  d=$dir/drop/$k; mkdir -p "$d"
+  DROP=$k $py "$fam/lfm2moe_gguf.py" "$d"
+  port=$((port + 1))
+  $r "$d/tiny-lfm2moe-f16.gguf" "$d/server.log" $port -c 4096 -np 1 > /dev/null
+  if grep -q "server is listening\|main: model loaded" "$d/server.log"; then
+    res="loads; $(grep -m1 -E 'RS buffer size' "$d/server.log" | sed 's/.*: *//')"
+  else
+    res="FAILS: $(grep -m1 -iE 'error|exception|failed|GGML_ASSERT|abort' "$d/server.log" | sed 's/^ *//')"
+  fi
+  echo "without $k: $res"
+done
