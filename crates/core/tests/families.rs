@@ -182,6 +182,55 @@ fn lfm2_on_mlx_as_measured() {
     assert_eq!(held, 7);
 }
 
+/// mlx-lm with LFM2-MoE (`tests/fixtures/mlx_lfm2moe_rows.jsonl`: mlx-cpu
+/// 0.32.4, mlx-lm d78bf58e `models/lfm2_moe.py`,
+/// `scripts/measure/mlx/lfm2moe.sh`): a shrunk LFM2-MoE (8 layers of 256,
+/// attention on 2 and 5, 2 dense layers, 8 experts of 128) in 4 and 8
+/// bits, and LFM2-8B-A1B's own config in bf16, 4 and 8 bits (weights
+/// only): the weights (the router at 8 bits in groups of 64, the expert
+/// bias in fp32, the convolutions unquantized) and, for the generations,
+/// what dropping the cache frees, to the byte. An unquantized bf16 model
+/// does not run on mlx-cpu (`GatherMM` takes float32 only; its weights
+/// are held), and float32 is not an MLX conversion.
+#[test]
+fn lfm2_moe_on_mlx_as_measured() {
+    let rows = fixture_rows("mlx_lfm2moe_rows.jsonl");
+    let (mut weights_held, mut caches_held) = (0, 0);
+    for r in &rows {
+        if r["dtype"] != "bf16" {
+            continue;
+        }
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
+        let weights = r["bits"]
+            .as_u64()
+            .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
+        let model = if r["config"] == "lfm2moe-shrunk.json" {
+            "family=lfm2_moe&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=512&vocab=1024&positions=128000&linear_layers=6&linear_conv=3&experts=8&experts_per_token=2&moe_ffn=128&dense_layers=2"
+        } else {
+            "model=lfm2-8b-a1b"
+        };
+        let generated = r["new"].as_u64().filter(|&n| n > 0).is_some() && r["error"].is_null();
+        let (prompt, new) = if generated {
+            (n("prompt"), n("new"))
+        } else {
+            (100, 1)
+        };
+        let q = format!(
+            "task=infer&engine=mlx&{model}&prompt={prompt}&new={new}&weights={weights}&q_group_size=64{}",
+            kv_bits(r)
+        );
+        let served = served(&q);
+        assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
+        weights_held += 1;
+        if generated {
+            let freed = n("conv_held_bytes") + n("attn_held_bytes");
+            assert_eq!(served.kv_cache_bytes.get(), freed, "{q}");
+            caches_held += 1;
+        }
+    }
+    assert_eq!((weights_held, caches_held), (9, 4));
+}
+
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
 /// 64 with 16 rotated, f16 matrices and f32 norms and biases), at `-c 2048
 /// -np 1` and at `-c 4096` with the automatic 4 slots.

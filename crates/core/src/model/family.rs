@@ -390,6 +390,12 @@ pub struct Moe {
     /// DeepSeek-V3's follows the dtype the model is built in
     /// (`torch.zeros(n)`, `DeepseekV3TopkRouter`).
     pub correction_fp32: bool,
+    /// mlx-lm keeps the router's expert bias (a parameter there) in fp32
+    /// when it casts the weights (LFM2-MoE: `cast_predicate` leaves
+    /// `expert_bias` out, `lfm2_moe.py`); measured,
+    /// `scripts/measure/mlx/lfm2moe_rows.jsonl`. Other families' MLX bias
+    /// is not modelled.
+    pub mlx_expert_bias_fp32: bool,
     /// The shared expert runs before the router, its output alive through
     /// the routed experts (Qwen3.5-MoE and Qwen3-Next:
     /// `Qwen3_5MoeSparseMoeBlock.forward`, `Qwen3NextSparseMoeBlock.forward`);
@@ -1064,6 +1070,7 @@ const MOE: Moe = Moe {
     optional: false,
     mlx_router_8bit: false,
     correction_fp32: false,
+    mlx_expert_bias_fp32: false,
     shared_first: false,
     dense_dispatch: false,
     interleaved: false,
@@ -1092,6 +1099,7 @@ const GPT_OSS: Spec = Spec {
         // `gpt_oss.py: quant_predicate` (`router`).
         mlx_router_8bit: true,
         correction_fp32: false,
+        mlx_expert_bias_fp32: false,
         shared_first: false,
         dense_dispatch: false,
         interleaved: false,
@@ -1362,6 +1370,10 @@ const LFM2_MOE: Spec = Spec {
     moe: Some(Moe {
         router: Router::SigmoidBias,
         correction_fp32: true,
+        // `quant_predicate` (`lfm2_moe.py`): `feed_forward.gate` at 8 bits
+        // in groups of 64.
+        mlx_router_8bit: true,
+        mlx_expert_bias_fp32: true,
         ..MOE
     }),
     // transformers 4.57.6 has `lfm2` but not `lfm2_moe` (its wheel).

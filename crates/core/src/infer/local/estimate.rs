@@ -480,7 +480,8 @@ fn report(
 /// of 64 (`quant_predicate`), and each layer's `layer_scalar`, an array of
 /// one (a parameter in MLX, a buffer in transformers). Qwen3-Next and
 /// Qwen3.5-MoE: the router and the shared expert's gate at 8 bits;
-/// Qwen3-MoE and gpt-oss: the router; Qwen3.5: `A_log` kept in fp32.
+/// Qwen3-MoE and gpt-oss: the router; Qwen3.5: `A_log` kept in fp32;
+/// LFM2-MoE: the router at 8 bits and the expert bias in fp32.
 /// Measured: mlx-cpu 0.32.4, mlx-lm d78bf58e
 /// (`scripts/measure/mlx/hybrid_rows.jsonl`, `check.py`; every mode:
 /// `modes_rows.jsonl`).
@@ -492,6 +493,11 @@ pub fn mlx_weights(a: &Architecture, quant: Option<MlxQuant>, group: u64, dt: u1
     } else {
         0
     };
+    // LFM2-MoE's expert bias, `E` fp32 values per MoE layer (a parameter
+    // to mlx-lm, a buffer to transformers: not in the tensor walk).
+    if spec.moe.is_some_and(|m| m.mlx_expert_bias_fp32) {
+        total += a.layer_kinds()[1].1 as u128 * u128::from(a.experts) * 4;
+    }
     let a_log_fp32 = spec.linear.is_some_and(|l| l.mlx_a_log_fp32);
     a.for_each_tensor(|at, t| {
         let n = u128::from(t.stack) * u128::from(t.rows) * u128::from(t.cols);
