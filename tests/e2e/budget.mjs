@@ -191,7 +191,7 @@
 //   and header, llama.cpp's and MLX's states, the refusals' words, two
 //   presets), a Llama 4 header's required interleaving step, the refused
 //   run's searches skipped.
-// - 2026-12-01, 483.3 -> 483.5 KB: LFM2-MoE (its family, config reader,
+// - 2026-12-01, 483.3 -> 483.6 KB: LFM2-MoE (its family, config reader,
 //   GGUF arch, preset, MLX's 8-bit router and fp32 expert bias).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
