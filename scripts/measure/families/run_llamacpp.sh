@@ -5,8 +5,11 @@ set -u
 model=$1; log=$2; port=$3; shift 3
 /work/llama-b10488/build/bin/llama-server -m "$model" -nr -lv 4 --port "$port" "$@" > "$log" 2>&1 &
 pid=$!
+# b10488 prints "llama_server: model loaded" and "listening on"; older builds "server is
+# listening" and "main: model loaded". Stop waiting when the server has exited.
 for _ in $(seq 1 120); do
-  if grep -q "server is listening\|main: model loaded\|error" "$log" 2>/dev/null; then break; fi
+  if grep -q "listening on\|server is listening\|model loaded\|error" "$log" 2>/dev/null; then break; fi
+  kill -0 "$pid" 2>/dev/null || break
   sleep 0.5
 done
 sleep 0.5

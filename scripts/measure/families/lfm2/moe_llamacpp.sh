@@ -2,10 +2,9 @@
 # LFM2-MoE in llama.cpp b10488 (CPU): write the tiny GGUF (../lfm2moe_gguf.py), list its tensors
 # and bytes (tensor_bytes.py -v), start llama-server on it twice (../run_llamacpp.sh), keep the
 # logs as ../raw/lfm2moe-c16384-np{1,4}.log, then check which keys the loader requires (one GGUF
-# per dropped key in $dir/drop, the first error line of each start). ~2.5 min: run_llamacpp.sh
-# waits for "server is listening|main: model loaded|error", which b10488's server never prints
-# (it prints "llama_server: model loaded" / "listening on"), so each of its two starts runs out
-# its 60 s; `start` below (the same llama-server command line) waits for b10488's wording.
+# per dropped key in $dir/drop, the first error line of each start). `start` below is
+# run_llamacpp.sh's command line without its summary (both wait for b10488's wording,
+# "model loaded" / "listening on").
 #   scripts/measure/families/lfm2/moe_llamacpp.sh [GGUF_DIR] > moe_llamacpp.txt   (default /tmp/lfm2moeg)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
