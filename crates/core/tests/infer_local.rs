@@ -2689,3 +2689,22 @@ fn ollama_ps_of_estimates() {
     let e = estimate("task=infer&engine=llamacpp&model=llama3.1-8b&gpu=rtx-4090");
     assert_eq!(e.served.and_then(|v| v.ollama_ps), None);
 }
+
+/// Ollama predicts a model's memory before loading it (`PredictServerVRAM`,
+/// `llm/llama_server.go`, fb30760: the file and an f16 cache of the fewest
+/// key/value heads of any layer, `HeadCountKVMin`), which picks its batch.
+/// LFM2's converter writes 0 heads for its convolution layers, so the
+/// fewest is 0, which Ollama takes as 1: LFM2 1.2B's cache is predicted
+/// with one head of 64, not eight.
+#[test]
+fn ollama_predicts_lfm2_with_one_key_value_head() {
+    let a = vramfit_core::model::preset("lfm2-1.2b")
+        .expect("preset")
+        .arch;
+    let m = LocalModel::of(&a, MlaKeys::Present);
+    assert_eq!(m.n_head_kv_min, 1);
+    assert_eq!(
+        vramfit_core::infer::local::ollama::predicted_vram(&m, 0, 4096),
+        2 * 16 * 64 * 4096 * 2
+    );
+}

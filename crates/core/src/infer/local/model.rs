@@ -294,6 +294,12 @@ fn shared_pattern(a: &Architecture) -> Option<Pattern> {
 /// layer that has its own (the converter writes a per-layer list only
 /// then); the row over the head for other attention.
 fn kv_heads_min(a: &Architecture, w: &Attention) -> u64 {
+    // LFM2's converter writes 0 key/value heads for its convolution layers
+    // (`conversion/lfm2.py`): the list's least is 0, which Ollama's
+    // `PredictServerVRAM` takes as 1 (`llm/llama_server.go`, fb30760).
+    if a.family.spec().linear.is_some_and(|l| !l.delta_net()) && a.linear_layers > 0 {
+        return 1;
+    }
     if a.family.spec().global_attention {
         let global = a.global_heads().kv_heads;
         return u64::from(a.kv_heads.min(global));
