@@ -48,6 +48,21 @@ def t(rng, *shape, dtype=np.float16):
     return (rng.standard_normal(shape) * 0.02).astype(dtype)
 
 
+def save(w: gguf.GGUFWriter) -> None:
+    """Write the header, the metadata and the tensors, and close the file."""
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def run(main) -> None:
+    """`main(OUT_DIR)`, the directory from the command line (default `.`), made if missing."""
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    os.makedirs(out, exist_ok=True)
+    main(out)
+
+
 def main(out: str) -> None:
     rng = np.random.default_rng(3)
     name = "tiny-glm4moe.gguf" if os.environ.get("SMALL") else "tiny-glm4moe-f16.gguf"
@@ -108,13 +123,8 @@ def main(out: str) -> None:
             w.add_tensor(p + "nextn.enorm.weight", np.ones(N_EMBD, dtype=np.float32))
             w.add_tensor(p + "nextn.hnorm.weight", np.ones(N_EMBD, dtype=np.float32))
             w.add_tensor(p + "nextn.shared_head_norm.weight", np.ones(N_EMBD, dtype=np.float32))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    save(w)
 
 
 if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else "."
-    os.makedirs(out, exist_ok=True)
-    main(out)
+    run(main)

@@ -19,7 +19,7 @@ import numpy as np
 import gguf
 
 sys.path.insert(0, os.path.dirname(__file__))
-from glm4moe_gguf import N_VOCAB, t, vocab  # noqa: E402
+from glm4moe_gguf import N_VOCAB, run, save, t, vocab  # noqa: E402
 
 N_EMBD, N_HEAD, HEAD, N_LAYER, N_FF, CTX = 512, 8, 64, 4, 2048, 2048
 
@@ -57,13 +57,8 @@ def main(out: str) -> None:
         w.add_tensor(p + "ffn_up.bias", zero(N_FF))
         w.add_tensor(p + "ffn_down.weight", t(rng, N_EMBD, N_FF))
         w.add_tensor(p + "ffn_down.bias", zero(N_EMBD))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    save(w)
 
 
 if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else "."
-    os.makedirs(out, exist_ok=True)
-    main(out)
+    run(main)

@@ -22,7 +22,7 @@ import numpy as np
 import gguf
 
 sys.path.insert(0, os.path.dirname(__file__))
-from glm4moe_gguf import t, vocab  # noqa: E402
+from glm4moe_gguf import run, save, t, vocab  # noqa: E402
 
 N_VOCAB, N_EMBD, N_HEAD, N_KV, HEAD = 1024, 512, 8, 2, 64
 N_LAYER, N_FF, N_EXP, N_FF_EXP = 8, 1024, 8, 512
@@ -76,13 +76,8 @@ def main(out: str) -> None:
         w.add_tensor(p + "ffn_gate_shexp.weight", t(rng, N_FF_EXP, N_EMBD))
         w.add_tensor(p + "ffn_up_shexp.weight", t(rng, N_FF_EXP, N_EMBD))
         w.add_tensor(p + "ffn_down_shexp.weight", t(rng, N_EMBD, N_FF_EXP))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    save(w)
 
 
 if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else "."
-    os.makedirs(out, exist_ok=True)
-    main(out)
+    run(main)

@@ -665,10 +665,12 @@ fn reader(family: Family) -> Reader {
             derive: lfm2,
             ..plain(LFM2)
         },
+        // `Lfm2MoeConfig` names its experts as Qwen-MoE's; the dense layers
+        // before them are derived ([`lfm2_moe`]).
         Family::Lfm2Moe => Reader {
             tolerated: &["full_attn_idxs", "conv_L_cache", "norm_topk_prob"],
             derive: lfm2_moe,
-            ..plain(LFM2_MOE)
+            ..plain(QWEN_MOE)
         },
         // The L2 q/k norm has no weight (`use_qk_norm` changes no tensor).
         Family::Llama4Text => Reader {
@@ -772,22 +774,6 @@ fn lfm2(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigErro
     }
     Ok(())
 }
-
-/// LFM2-MoE's names (`Lfm2MoeConfig`): the experts, their width, and the
-/// dense layers before them (`num_dense_layers`, 2 when absent).
-const LFM2_MOE: Nums = &[
-    (ArchNum::Experts, &["num_experts"], Default::Required),
-    (
-        ArchNum::ExpertsPerToken,
-        &["num_experts_per_tok"],
-        Default::Required,
-    ),
-    (
-        ArchNum::MoeFfn,
-        &["moe_intermediate_size"],
-        Default::Required,
-    ),
-];
 
 /// LFM2-MoE as transformers 5.23 reads it: LFM2's layer kinds and kernel
 /// ([`lfm2`], without its MLP adjustment: `Lfm2MoeMLP` takes
