@@ -409,6 +409,33 @@ test("llama.cpp over two GPUs (tensor_split=3,1): each GPU's figure as the CLI's
   await shot();
 });
 
+test("a llama.cpp run that places its own layers: the longest context keeps them all on the GPU; LFM2 as the CLI", async ({ page, base, shot }) => {
+  // --fit would fit any context by moving layers to host memory: the
+  // answer is the longest with every layer on the GPU, applied as offered.
+  const q = "task=infer&engine=llamacpp&model=llama3.1-8b&weights=q4_k_m&gpu=rtx-4060-laptop";
+  await page.goto(`${base}?${q}`);
+  await ui.ready(page);
+  await page.waitForSelector('button[data-testid="max-context"]');
+  assert.equal(await ui.attr(page, "max-context", "data-value"), "16896");
+  assert.match(await page.textContent("li:has(> button[data-testid=\"max-context\"])"), /with every layer on the GPU/);
+  await page.click('[data-testid="max-context"]');
+  await waitUrl(page, "ctx", "16896");
+  await page.waitForFunction(() => document.querySelector('[data-testid="fit-verdict"]').dataset.fits === "true");
+  assert.equal(await ui.attr(page, "served-ngl", "data-value"), "33");
+  assert.equal(await ui.peakBytes(page), cli(ui.urlQuery(page)));
+  // Llama 4 Scout's 61 GB is never whole on a 24 GB card.
+  await page.goto(`${base}?task=infer&engine=llamacpp&model=llama4-scout&gpu=rtx-4090`);
+  await ui.ready(page);
+  await page.waitForSelector('[data-testid="max-context"]');
+  assert.equal(await ui.attr(page, "max-context", "data-value"), "");
+  // LFM2's short convolutions: the page's total is the CLI's.
+  const lfm2 = "task=infer&engine=llamacpp&model=lfm2-1.2b&gpu=rtx-4060-laptop";
+  await page.goto(`${base}?${lfm2}`);
+  await ui.ready(page);
+  assert.equal(await ui.peakBytes(page), cli(lfm2));
+  await shot();
+});
+
 /** The options of the weights list. */
 function weightsOptions(page) {
   return page.$$eval('select[name="weights"] option', (os) => os.map((o) => o.value));
