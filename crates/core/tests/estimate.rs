@@ -492,7 +492,7 @@ fn presets_all_estimate() {
             refused_everywhere("every expert");
             continue;
         }
-        if p.arch.family.spec().linear.is_some_and(|l| !l.delta_net()) {
+        if p.arch.family.spec().short_conv() {
             // LFM2: its short convolutions' training is not measured.
             refused_everywhere("LFM2");
             continue;

@@ -46,7 +46,7 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let moe = a.family.spec().moe;
     let sigmoid_bias = moe.is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
     let dense_dispatch = moe.is_some_and(|m| m.dense_dispatch);
-    let short_conv = a.family.spec().linear.is_some_and(|l| !l.delta_net());
+    let short_conv = a.family.spec().short_conv();
     let mut e = match s.infer.engine {
         Engine::Transformers | Engine::Vllm if short_conv => {
             Err(EstimateError::NotModelled(SHORT_CONV_NOT_MODELLED))

@@ -1206,6 +1206,15 @@ const GEMMA4: Spec = Spec {
 };
 
 impl Spec {
+    /// The recurrent layers are LFM2's short convolutions
+    /// ([`Recurrence::ShortConv`]).
+    pub const fn short_conv(self) -> bool {
+        match self.linear {
+            Some(l) => !l.delta_net(),
+            None => false,
+        }
+    }
+
     /// Whether the family's layers differ in their attention, their keys
     /// and values or their inputs ([`Spec::global_attention`],
     /// [`Spec::kv_sharing`], [`Spec::per_layer_embeddings`]: Gemma 4): a

@@ -453,7 +453,7 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
 /// `new` 0 rows of `scripts/measure/mlx/lfm2_rows.jsonl`: the prompt and
 /// 2 tokens per layer); 0 for other models.
 fn held_chunks(a: &Architecture, s: &Mlx) -> u128 {
-    let short_conv = a.family.spec().linear.is_some_and(|l| !l.delta_net());
+    let short_conv = a.family.spec().short_conv();
     if !short_conv {
         return 0;
     }

@@ -297,7 +297,7 @@ fn kv_heads_min(a: &Architecture, w: &Attention) -> u64 {
     // LFM2's converter writes 0 key/value heads for its convolution layers
     // (`conversion/lfm2.py`): the list's least is 0, which Ollama's
     // `PredictServerVRAM` takes as 1 (`llm/llama_server.go`, fb30760).
-    if a.family.spec().linear.is_some_and(|l| !l.delta_net()) && a.linear_layers > 0 {
+    if a.family.spec().short_conv() && a.linear_layers > 0 {
         return 1;
     }
     if a.family.spec().global_attention {

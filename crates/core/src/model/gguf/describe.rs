@@ -345,7 +345,7 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
     if spec.varies_by_layer() {
         r.gemma4(&mut a)?;
     }
-    if spec.linear.is_some_and(|l| !l.delta_net()) {
+    if spec.short_conv() {
         // LFM2: the layers without key/value heads are convolutions.
         let zeros = m.kv_zero_layers.unwrap_or(0);
         a.linear_layers = r.fit(ArchNum::LinearLayers, zeros, "attention.head_count_kv")?;

@@ -601,10 +601,7 @@ impl<'a> Inputs<'a> {
 
 /// The terms of the estimate, before they are laid out in phases.
 pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
-    if s.arch
-        .and_then(|a| a.family.spec().linear)
-        .is_some_and(|l| !l.delta_net())
-    {
+    if s.arch.is_some_and(|a| a.family.spec().short_conv()) {
         return Err(EstimateError::NotModelled(SHORT_CONV_NOT_MODELLED));
     }
     if let Some(why) = s.arch.and_then(|a| hybrid_unmeasured(s, a)) {
