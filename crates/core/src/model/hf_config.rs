@@ -689,14 +689,44 @@ const LFM2: Nums = &[(
     Default::Required,
 )];
 
-/// LFM2 as transformers 5.23 reads it: the convolution layers are those
-/// `layer_types` calls `conv`, else those `full_attn_idxs` leaves out (every
-/// layer attention when it is absent, `Lfm2Config.__post_init__`); the
-/// kernel `conv_L_cache` (3); the MLP's width adjusted as `Lfm2MLP.__init__`
-/// does when `block_auto_adjust_ff_dim` (true): ⌊2·ff/3⌋, then, with a
+/// LFM2 as transformers 5.23 reads it: its layers ([`lfm2_layers`]) and
+/// the MLP's width adjusted as `Lfm2MLP.__init__` does when
+/// `block_auto_adjust_ff_dim` (true): ⌊2·ff/3⌋, then, with a
 /// `block_ffn_dim_multiplier` (1.0), ⌊m·ff⌋ rounded up to a multiple of
-/// `block_multiple_of` (256); `tie_embedding` is `tie_word_embeddings`.
+/// `block_multiple_of` (256).
 fn lfm2(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    lfm2_layers(obj, a)?;
+    if !boolean(obj, "block_auto_adjust_ff_dim")?.unwrap_or(true) {
+        return Ok(());
+    }
+    let mut ff = u64::from(a.ffn) * 2 / 3;
+    let factor = match obj.get("block_ffn_dim_multiplier") {
+        None => Some(1.0),
+        Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_f64()
+                .filter(|f| *f > 0.0 && *f <= 16.0)
+                .ok_or_else(|| ConfigError::Invalid {
+                    field: "block_ffn_dim_multiplier",
+                    reason: format!("must be a number in (0, 16], not {}", quote_value(v)),
+                })?,
+        ),
+    };
+    if let Some(m) = factor {
+        let multiple = uint(obj, "block_multiple_of")?.unwrap_or(256).max(1);
+        // `ff` is below 2^32 and `m` at most 16: the product fits.
+        ff = ((ff as f64 * m) as u64).div_ceil(multiple) * multiple;
+    }
+    a.ffn = checked(ArchNum::Ffn, "block_ff_dim", ff)?;
+    Ok(())
+}
+
+/// LFM2's and LFM2-MoE's layers (`Lfm2Config.__post_init__`): the
+/// convolution layers are those `layer_types` calls `conv`, else those
+/// `full_attn_idxs` leaves out (every layer attention when it is absent);
+/// the kernel `conv_L_cache` (3); `tie_embedding` wins over
+/// `tie_word_embeddings`.
+fn lfm2_layers(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
     let layers = u64::from(a.layers);
     let conv = match (obj.get("layer_types"), obj.get("full_attn_idxs")) {
         (Some(Value::Array(types)), _) => {
@@ -748,44 +778,19 @@ fn lfm2(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigErro
     a.linear_layers = checked(ArchNum::LinearLayers, "full_attn_idxs", conv)?;
     let kernel = uint(obj, "conv_L_cache")?.unwrap_or(3);
     a.linear_conv = checked(ArchNum::LinearConv, "conv_L_cache", kernel)?;
-    if boolean(obj, "block_auto_adjust_ff_dim")?.unwrap_or(true) {
-        let mut ff = u64::from(a.ffn) * 2 / 3;
-        let factor =
-            match obj.get("block_ffn_dim_multiplier") {
-                None => Some(1.0),
-                Some(Value::Null) => None,
-                Some(v) => Some(v.as_f64().filter(|f| *f > 0.0 && *f <= 16.0).ok_or_else(
-                    || ConfigError::Invalid {
-                        field: "block_ffn_dim_multiplier",
-                        reason: format!("must be a number in (0, 16], not {}", quote_value(v)),
-                    },
-                )?),
-            };
-        if let Some(m) = factor {
-            let multiple = uint(obj, "block_multiple_of")?.unwrap_or(256).max(1);
-            // `ff` is below 2^32 and `m` at most 16: the product fits.
-            ff = ((ff as f64 * m) as u64).div_ceil(multiple) * multiple;
-        }
-        a.ffn = checked(ArchNum::Ffn, "block_ff_dim", ff)?;
-    }
-    // `Lfm2Config.__post_init__`: `tie_embedding` wins.
     if let Some(tied) = boolean(obj, "tie_embedding")? {
         a.tied = tied;
     }
     Ok(())
 }
 
-/// LFM2-MoE as transformers 5.23 reads it: LFM2's layer kinds and kernel
-/// ([`lfm2`], without its MLP adjustment: `Lfm2MoeMLP` takes
-/// `intermediate_size` as it is), `num_dense_layers` (2) dense layers
-/// first, and the expert bias (`use_expert_bias`, true in the published
-/// config; a model without it is refused by name).
+/// LFM2-MoE as transformers 5.23 reads it: LFM2's layers
+/// ([`lfm2_layers`]; `Lfm2MoeMLP` takes `intermediate_size` as it is),
+/// `num_dense_layers` (2) dense layers first, and the expert bias
+/// (`use_expert_bias`, true in the published config; a model without it is
+/// refused by name).
 fn lfm2_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
-    let ffn = a.ffn;
-    let mut plain = obj.clone();
-    plain.insert("block_auto_adjust_ff_dim".into(), Value::Bool(false));
-    lfm2(&plain, a)?;
-    a.ffn = ffn;
+    lfm2_layers(obj, a)?;
     let dense = uint(obj, "num_dense_layers")?.unwrap_or(2);
     a.dense_layers = checked(ArchNum::DenseLayers, "num_dense_layers", dense)?;
     if boolean(obj, "use_expert_bias")? == Some(false) {
