@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 32] = [
+const FAMILY_ORDER: [Family; 33] = [
     Family::Llama,
     Family::SmolLm3,
     Family::Qwen2,
@@ -79,6 +79,7 @@ const FAMILY_ORDER: [Family; 32] = [
     Family::Olmo2,
     Family::Olmo3,
     Family::Lfm2,
+    Family::GraniteMoeHybrid,
     Family::Gpt2,
     Family::GptBigcode,
     Family::GptNeox,

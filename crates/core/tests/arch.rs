@@ -385,13 +385,17 @@ fn both_expert_layouts_hold_the_same_parameters() {
 /// experts, or runs every token through every expert (Llama 4:
 /// `Moe::dense_dispatch`, in 4.51 as in 5.23), which training refuses on
 /// every release. A family no transformers 4 release has (LFM2-MoE: not in
-/// 4.57.6) has no loop to describe. Source: each family's 4.x modeling
+/// 4.57.6), or whose training is refused for its recurrent layers
+/// (Granite 4.0-H's Mamba-2), has no loop to describe. Source: each family's 4.x modeling
 /// code (`family.rs`, `Legacy`).
 #[test]
 fn every_mixture_of_experts_describes_its_transformers_4_loop() {
     for f in Family::ALL {
         let spec = f.spec();
-        let in_4 = spec.legacy.in_448 || spec.legacy.in_457;
+        // Training refused on every release for the recurrent layers
+        // (LFM2's, Granite 4.0-H's Mamba-2): no loop to describe.
+        let trained = spec.linear.is_none_or(|l| l.delta_net());
+        let in_4 = (spec.legacy.in_448 || spec.legacy.in_457) && trained;
         if let Some(moe) = spec.moe.filter(|_| in_4) {
             assert!(
                 spec.legacy.expert_linears.is_some()
@@ -552,4 +556,110 @@ fn lfm2_configs_read_as_transformers_reads_them() {
     `full_attn_idxs` must list distinct layers below num_hidden_layers (16), not 2
     `layer_types` lists 1 layers, not num_hidden_layers (16)
     ");
+}
+
+/// Granite 4.0-H's config read as transformers 5.23 reads it
+/// (`GraniteMoeHybridConfig.__init__`): the Mamba-2 layers from
+/// `layer_types` (every layer without it), transformers' defaults where a
+/// field is absent (`mamba_n_heads` 128, `mamba_d_state` 256, `mamba_d_head`
+/// "auto" = expand × hidden / heads, one group, kernel 4), the shared MLP
+/// as the dense model's MLP or, beside experts, in expert widths; what it
+/// does not model refused by name.
+#[test]
+fn granite_hybrid_configs_read_as_transformers_reads_them() {
+    use serde_json::{json, Value};
+    let base: Value = serde_json::from_str(&hf_fixture("granite-4.0-h-micro")).expect("json");
+    let read = |edits: &[(&str, Option<Value>)]| {
+        let mut c = base.clone();
+        let o = c.as_object_mut().expect("object");
+        for (k, v) in edits {
+            match v {
+                Some(v) => o.insert((*k).into(), v.clone()),
+                None => o.remove(*k),
+            };
+        }
+        hf_config::parse(&c.to_string())
+            .map(|m| m.arch)
+            .map_err(|e| e.to_string())
+    };
+    let micro = preset("granite-4.0-h-micro").expect("preset").arch;
+    let check = |edits: &[(&str, Option<Value>)], want: Architecture| {
+        assert_eq!(read(edits), Ok(want), "{edits:?}");
+    };
+    check(
+        &[("layer_types", None)],
+        Architecture {
+            linear_layers: 40,
+            ..micro
+        },
+    );
+    // As transformers 5.23 saves it: the entries renamed.
+    let renamed: Vec<&str> = (0..40)
+        .map(|l| {
+            if l % 10 == 5 {
+                "full_attention"
+            } else {
+                "linear_attention"
+            }
+        })
+        .collect();
+    check(&[("layer_types", Some(json!(renamed)))], micro);
+    check(
+        &[
+            ("mamba_n_heads", None),
+            ("mamba_d_head", Some(json!("auto"))),
+            ("mamba_d_state", None),
+            ("mamba_n_groups", Some(json!(2))),
+            ("mamba_d_conv", None),
+        ],
+        Architecture {
+            linear_v_heads: 128,
+            linear_v_dim: 32,
+            linear_k_dim: 256,
+            linear_k_heads: 2,
+            ..micro
+        },
+    );
+    check(
+        &[
+            ("num_local_experts", Some(json!(8))),
+            ("num_experts_per_tok", Some(json!(2))),
+            ("intermediate_size", Some(json!(1024))),
+        ],
+        Architecture {
+            ffn: 1024,
+            experts: 8,
+            experts_per_token: 2,
+            moe_ffn: 1024,
+            shared_experts: 8,
+            ..micro
+        },
+    );
+    check(&[("position_embedding_type", Value::Null.into())], micro);
+    let refused = [
+        read(&[("position_embedding_type", Some(json!("rope")))]),
+        read(&[
+            ("mamba_proj_bias", Some(json!(true))),
+            ("mamba_conv_bias", Some(json!(false))),
+        ]),
+        read(&[("mamba_d_head", Some(json!(48)))]),
+        read(&[
+            ("num_local_experts", Some(json!(8))),
+            ("intermediate_size", Some(json!(3000))),
+        ]),
+        read(&[("layer_types", Some(json!(["mamba", "conv"])))]),
+        read(&[(
+            "layer_types",
+            Some(json!([vec!["mamba"; 39], vec!["moe"]].concat())),
+        )]),
+    ];
+    let refused: Vec<String> = refused.into_iter().map(|r| r.unwrap_err()).collect();
+    insta::assert_snapshot!(refused.join("\n"), @r#"
+    model_type `granitemoehybrid`: vramfit does not model `position_embedding_type "rope"` (it changes memory)
+    model_type `granitemoehybrid`: vramfit does not model `mamba_proj_bias (true: vramfit models the projections without biases)`, `mamba_conv_bias (false: vramfit models the convolution's bias)` (they change memory)
+    `mamba_d_head` (48) times mamba_n_heads (64) must be mamba_expand (2) × hidden_size (2048)
+    `shared_intermediate_size` (8192) must be a multiple of intermediate_size (3000): vramfit counts the shared MLP in expert widths
+    `layer_types` lists 2 layers, not num_hidden_layers (40)
+    model_type `granitemoehybrid`: vramfit does not model `layer_types entry "moe"` (it changes memory)
+    "#);
 }

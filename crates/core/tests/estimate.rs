@@ -497,6 +497,11 @@ fn presets_all_estimate() {
             refused_everywhere("LFM2");
             continue;
         }
+        if p.arch.family.spec().mamba2() {
+            // Granite 4.0-H: its Mamba-2 layers' training is not measured.
+            refused_everywhere("Mamba-2");
+            continue;
+        }
         if p.arch.family.spec().linear.is_some() {
             // A Gated DeltaNet hybrid (Qwen3.5 / 3.6, Qwen3-Next): its
             // layers are estimated in bf16 and fp32, with or without

@@ -123,6 +123,55 @@ fn lfm2_caches_and_loads_as_llama_cpp_does() {
     assert_eq!(served(&one).weights_bytes.get(), 41_491_456);
 }
 
+/// Granite 4.0-H as `granitehybrid_gguf.py` writes it (6 layers of 256,
+/// attention on 1 and 4 with 2 key/value heads of 64, Mamba-2 on the other
+/// 4: 8 heads of 64, 2 groups, a state of 16, kernel 4; a dense MLP of 512).
+const GRANITE: &str = "task=infer&engine=llamacpp&family=granitemoehybrid&hidden=256&layers=6&heads=4&kv_heads=2&head_dim=64&ffn=512&vocab=1024&positions=131072&linear_layers=4&linear_k_heads=2&linear_v_heads=8&linear_k_dim=16&linear_v_dim=64&linear_conv=4&gpu=rtx-4090";
+
+/// Source: `raw/granitehybrid-dense-c16384-np1.log`: the two attention
+/// layers' "size = 16.00 MiB (16384 cells, 2 layers)" and "RS buffer size
+/// = 0.15 MiB" (one cell: 4 layers × (`n_embd_r` 3 × (512 + 2·2·16) +
+/// `n_embd_s` 16 × 512) f32, 158,720 bytes, `src/llama-hparams.cpp`);
+/// `-np 4` and `-np 64`: the same 16 MiB, 0.61 and 9.69 MiB of state (a cell
+/// per sequence, R 1.69 and S 8.00 MiB at 64); `-c 4096 -ctk q8_0 -ctv q8_0
+/// -fa on`: 2.12 MiB of keys and values beside the f32 state. The files'
+/// tensors by gguf-py (`granite_hybrid/llamacpp.txt`): 9,390,464 bytes
+/// ("CPU_Mapped model buffer size = 8.96 MiB"), 2,833,536 after
+/// llama-quantize Q4_K_M; with 8 experts of 128 (2 used) and the shared
+/// MLP of 256 as `ffn_*_shexp`, 16,517,504 and 5,306,240.
+#[test]
+fn granite_hybrid_caches_and_loads_as_llama_cpp_does() {
+    let state = 4 * (3 * 576 + 16 * 512) * 4;
+    let f16 = format!("{GRANITE}&weights=f16");
+    for np in [1, 4, 64] {
+        check(
+            &format!("{f16}&ctx=16384&n_parallel={np}"),
+            (16 << 20) + np * state,
+        );
+    }
+    let q8 =
+        format!("{f16}&ctx=4096&n_parallel=1&cache_type_k=q8_0&cache_type_v=q8_0&flash_attn=on");
+    check(&q8, 4096 * 2 * 2 * 128 / 32 * 34 + state);
+    let one = "&ctx=16384&n_parallel=1";
+    assert_eq!(
+        served(&format!("{f16}{one}")).weights_bytes.get(),
+        9_390_464
+    );
+    let q4 = format!("{GRANITE}&weights=q4_k_m{one}");
+    assert_eq!(served(&q4).weights_bytes.get(), 2_833_536);
+    let moe = GRANITE.replace("ffn=512", "ffn=128")
+        + "&experts=8&experts_per_token=2&moe_ffn=128&shared_experts=2";
+    check(&format!("{moe}&weights=f16{one}"), (16 << 20) + state);
+    check(
+        &format!("{moe}&weights=f16&ctx=16384&n_parallel=4"),
+        (16 << 20) + 4 * state,
+    );
+    let m16 = served(&format!("{moe}&weights=f16{one}"));
+    assert_eq!(m16.weights_bytes.get(), 16_517_504);
+    let m4 = served(&format!("{moe}&weights=q4_k_m{one}"));
+    assert_eq!(m4.weights_bytes.get(), 5_306_240);
+}
+
 /// LFM2-MoE as `lfm2moe_gguf.py` writes it: LFM2's tiny layers with the
 /// first 2 dense (1024) and 8 experts of 256 (2 used) behind an F32 router
 /// and expert bias in the others.
@@ -231,6 +280,69 @@ fn lfm2_moe_on_mlx_as_measured() {
     assert_eq!((weights_held, caches_held), (9, 4));
 }
 
+/// mlx-lm with Granite 4.0-H (`tests/fixtures/mlx_granite_rows.jsonl`:
+/// mlx-cpu 0.32.4, mlx-lm d78bf58e `models/granitemoehybrid.py`,
+/// `scripts/measure/mlx/granite.sh`): a shrunk Granite (8 layers of 256,
+/// attention on 2 and 5, Mamba-2 of 8 heads of 64, a state of 32, one or
+/// two groups, kernel 4), dense and with 4 experts of 128 beside a shared
+/// MLP of 256, in bf16, 4 and 8 bits, prompts of 100 to 3000 with 20 new
+/// tokens, an 8-bit cache; Micro's and Tiny's sizes (weights only): the
+/// weights (the router at 8 bits, the convolution and the SSM's vectors
+/// unquantized) and what dropping the cache frees (the convolution's state
+/// a view holding its last step's `K` tokens, the SSM state fp32, the
+/// `KVCache`s), to the byte. Not generations: float32 (not an MLX
+/// conversion), one forward over the prompt (`new` 0), an unquantized MoE
+/// (mlx-cpu's `GatherMM` takes float32 only).
+#[test]
+fn granite_hybrid_on_mlx_as_measured() {
+    const SHRUNK: &str = "family=granitemoehybrid&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=512&vocab=1024&positions=131072&linear_layers=6&linear_k_heads=1&linear_v_heads=8&linear_k_dim=32&linear_v_dim=64&linear_conv=4";
+    let rows = fixture_rows("mlx_granite_rows.jsonl");
+    let (mut weights_held, mut caches_held) = (0, 0);
+    for r in &rows {
+        if r["dtype"] != "bf16" || !r["error"].is_null() {
+            continue;
+        }
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
+        let moe = r["config"] == "granite-moe-shrunk.json";
+        let model = match r["override"]["hidden_size"].as_u64() {
+            Some(2048) => "model=granite-4.0-h-micro".to_string(),
+            Some(_) => "model=granite-4.0-h-tiny".to_string(),
+            None => {
+                let groups = r["override"]["mamba_n_groups"].as_u64().unwrap_or(1);
+                let m = SHRUNK.replace("linear_k_heads=1", &format!("linear_k_heads={groups}"));
+                if moe {
+                    m.replace("ffn=512", "ffn=128")
+                        + "&experts=4&experts_per_token=2&moe_ffn=128&shared_experts=2"
+                } else {
+                    m
+                }
+            }
+        };
+        let weights = r["bits"]
+            .as_u64()
+            .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
+        let generated = r["new"].as_i64().is_some_and(|n| n > 0);
+        let (prompt, new) = if generated {
+            (n("prompt"), n("new"))
+        } else {
+            (100, 1)
+        };
+        let q = format!(
+            "task=infer&engine=mlx&{model}&prompt={prompt}&new={new}&weights={weights}&q_group_size=64{}",
+            kv_bits(r)
+        );
+        let served = served(&q);
+        assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
+        weights_held += 1;
+        if generated {
+            let freed = n("conv_state_held_bytes") + n("ssm_state_held_bytes") + n("kv_held_bytes");
+            assert_eq!(served.kv_cache_bytes.get(), freed, "{q}");
+            caches_held += 1;
+        }
+    }
+    assert_eq!((weights_held, caches_held), (23, 12));
+}
+
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
 /// 64 with 16 rotated, f16 matrices and f32 norms and biases), at `-c 2048
 /// -np 1` and at `-c 4096` with the automatic 4 slots.
@@ -317,4 +429,35 @@ fn llama4_on_mlx_as_measured() {
         assert_eq!(served.kv_cache_bytes.get(), cache, "{q}");
     }
     assert_eq!(rows.len(), 11);
+}
+
+/// transformers' `generate` and vLLM are not modelled for LFM2's short
+/// convolutions or Granite 4.0-H's Mamba-2 layers (their caches,
+/// `Lfm2HybridConvCache` and `HybridMambaAttentionDynamicCache`, vLLM's
+/// state pages): every such preset is refused there by name, pointing at
+/// the engines that are modelled, never estimated as a transformer.
+#[test]
+fn recurrent_layers_without_rules_are_refused_by_name() {
+    let mut refused = 0;
+    for p in vramfit_core::model::PRESETS {
+        let spec = p.arch.family.spec();
+        let what = if spec.short_conv() {
+            "short-convolution"
+        } else if spec.mamba2() {
+            "Mamba-2"
+        } else {
+            continue;
+        };
+        for engine in ["transformers", "vllm"] {
+            let q = format!("task=infer&engine={engine}&model={}&gpu=h100-sxm-80", p.id);
+            let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+            let err = infer::estimate(&s.infer_run()).expect_err(&q).to_string();
+            assert!(
+                err.contains(what) && err.contains("engine=llamacpp, ollama or mlx"),
+                "{q}: {err}"
+            );
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 2 * 8);
 }

@@ -1102,6 +1102,52 @@ fn an_lfm2_header_has_its_convolution_layers() {
     );
 }
 
+/// Granite 4.0-H's header (`granitehybrid_gguf.py`'s files, cut at their
+/// data): the layers whose `attention.head_count_kv` entry is 0 are Mamba-2
+/// layers (`src/models/granite-hybrid.cpp`), their numbers the `ssm.*`
+/// keys (`time_step_rank` the heads, `inner_size` their widths together);
+/// the MoE file's shared MLP a width (`expert_shared_feed_forward_length`
+/// 256, two experts of 128). llama-server loaded both whole
+/// (`scripts/measure/families/raw/granitehybrid-*.log`).
+#[test]
+fn a_granite_hybrid_header_has_its_mamba_layers() {
+    let h = read_gguf(&fixture_bytes("gguf/tiny-granitehybrid.header.gguf")).expect("a header");
+    let a = architecture_of(&h).expect("an architecture");
+    let want = Architecture {
+        family: Family::GraniteMoeHybrid,
+        hidden: 256,
+        layers: 6,
+        heads: 4,
+        kv_heads: 2,
+        head_dim: 64,
+        ffn: 512,
+        vocab: 1024,
+        tied: true,
+        positions: 1 << 20,
+        linear_layers: 4,
+        linear_k_heads: 2,
+        linear_v_heads: 8,
+        linear_k_dim: 16,
+        linear_v_dim: 64,
+        linear_conv: 4,
+        ..Architecture::BLANK
+    };
+    assert_eq!(a, want);
+    let h = read_gguf(&fixture_bytes("gguf/tiny-granitehybrid-moe.header.gguf")).expect("a header");
+    let a = architecture_of(&h).expect("an architecture");
+    assert_eq!(
+        a,
+        Architecture {
+            ffn: 128,
+            experts: 8,
+            experts_per_token: 2,
+            moe_ffn: 128,
+            shared_experts: 2,
+            ..want
+        }
+    );
+}
+
 /// llama.cpp b10488 requires `llama4.interleave_moe_layer_step`
 /// (`src/models/llama4.cpp`: `ml.get_key`, which throws "key not found in
 /// model") and gives a layer experts where `step > 0 && (i + 1) % step ==

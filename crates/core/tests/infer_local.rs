@@ -2695,16 +2695,20 @@ fn ollama_ps_of_estimates() {
 /// key/value heads of any layer, `HeadCountKVMin`), which picks its batch.
 /// LFM2's converter writes 0 heads for its convolution layers, so the
 /// fewest is 0, which Ollama takes as 1: LFM2 1.2B's cache is predicted
-/// with one head of 64, not eight.
+/// with one head of 64, not eight; Granite 4.0-H's converter the same for
+/// its Mamba-2 layers (`conversion/granite.py`; the tiny file's
+/// `n_head_kv = [0, 2, 0, 0, 2, 0]`, `raw/granitehybrid-*.log`): Micro's
+/// 40 layers with one head of 64.
 #[test]
 fn ollama_predicts_lfm2_with_one_key_value_head() {
-    let a = vramfit_core::model::preset("lfm2-1.2b")
-        .expect("preset")
-        .arch;
-    let m = LocalModel::of(&a, MlaKeys::Present);
-    assert_eq!(m.n_head_kv_min, 1);
-    assert_eq!(
-        vramfit_core::infer::local::ollama::predicted_vram(&m, 0, 4096),
-        2 * 16 * 64 * 4096 * 2
-    );
+    for (id, layers) in [("lfm2-1.2b", 16), ("granite-4.0-h-micro", 40)] {
+        let a = vramfit_core::model::preset(id).expect("preset").arch;
+        let m = LocalModel::of(&a, MlaKeys::Present);
+        assert_eq!(m.n_head_kv_min, 1, "{id}");
+        assert_eq!(
+            vramfit_core::infer::local::ollama::predicted_vram(&m, 0, 4096),
+            2 * layers * 64 * 4096 * 2,
+            "{id}"
+        );
+    }
 }

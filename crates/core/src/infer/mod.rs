@@ -15,6 +15,7 @@ pub mod transformers;
 pub mod vllm;
 
 use crate::error::EstimateError;
+use crate::model::family::Recurrence;
 use crate::report::Estimate;
 use run::{Engine, Run};
 
@@ -46,11 +47,15 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let moe = a.family.spec().moe;
     let sigmoid_bias = moe.is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
     let dense_dispatch = moe.is_some_and(|m| m.dense_dispatch);
-    let short_conv = a.family.spec().short_conv();
+    let recurrence = a
+        .family
+        .spec()
+        .linear
+        .and_then(|l| recurrence_refusal(l.kind));
+    if let (Engine::Transformers | Engine::Vllm, Some(why)) = (s.infer.engine, recurrence) {
+        return Err(EstimateError::NotModelled(why));
+    }
     let mut e = match s.infer.engine {
-        Engine::Transformers | Engine::Vllm if short_conv => {
-            Err(EstimateError::NotModelled(SHORT_CONV_NOT_MODELLED))
-        }
         Engine::Llamacpp | Engine::Ollama if nextn => {
             Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
         }
@@ -95,10 +100,21 @@ const NEXTN_NOT_MODELLED: &str = "llama.cpp b10488 keeps GLM-4.5's multi-token-p
 /// not found yet (`scripts/measure/families/NOTES.md`).
 const MINIMAX_GENERATE_NOT_MODELLED: &str = "transformers' generate on MiniMax-M2 is not modelled yet (its published config makes transformers 5.23 ask for MTP layers it does not have; with use_mtp off, what its router keeps after the prefill is not found): use engine=vllm, llamacpp or mlx";
 
-/// The refusal of transformers and vLLM for LFM2's short convolutions
-/// (their caches, `Lfm2HybridConvCache` and vLLM's `ShortConvSpec`, not
-/// modelled yet).
+/// The refusal of transformers and vLLM for a kind of recurrent layer
+/// whose caches there are not modelled yet: LFM2's short convolutions
+/// (`Lfm2HybridConvCache`, vLLM's `ShortConvSpec`) and Mamba-2
+/// (`HybridMambaAttentionDynamicCache`, vLLM's `MambaSpec` pages).
+const fn recurrence_refusal(kind: Recurrence) -> Option<&'static str> {
+    match kind {
+        Recurrence::GatedDeltaNet => None,
+        Recurrence::ShortConv => Some(SHORT_CONV_NOT_MODELLED),
+        Recurrence::Mamba2 => Some(MAMBA2_NOT_MODELLED),
+    }
+}
+
 const SHORT_CONV_NOT_MODELLED: &str = "LFM2's short-convolution layers are modelled on llama.cpp, Ollama and MLX; transformers' generate (Lfm2HybridConvCache) and vLLM (its short-convolution state pages) are not modelled yet: use engine=llamacpp, ollama or mlx";
+
+const MAMBA2_NOT_MODELLED: &str = "Mamba-2 layers (Granite 4.0-H) are modelled on llama.cpp, Ollama and MLX; transformers' generate (HybridMambaAttentionDynamicCache) and vLLM (its Mamba state pages) are not modelled yet: use engine=llamacpp, ollama or mlx";
 
 /// The refusal of transformers for a model whose experts it runs densely
 /// (`Moe::dense_dispatch`: every token through every expert).

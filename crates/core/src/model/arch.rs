@@ -545,7 +545,10 @@ impl Architecture {
         let latent = spec.qkv == Qkv::Latent;
         let partial = spec.rope == RopeStyle::PartialCat;
         let linear = spec.linear.is_some();
-        // Gated DeltaNet's own numbers (a short convolution has none).
+        // The state's head numbers (Gated DeltaNet's and Mamba-2's; a short
+        // convolution has none), and the partial rotary of the DeltaNet
+        // families' attention.
+        let headed = spec.linear.is_some_and(|l| l.headed());
         let delta = spec.linear.is_some_and(|l| l.delta_net());
         let pattern = matches!(spec.sliding, Sliding::AllButEvery(_));
         let (global, sharing, ple) = (
@@ -564,10 +567,10 @@ impl Architecture {
             (ArchNum::PleVocab, ple, ple && self.ple_dim > 0),
             (ArchNum::QkNorm, spec.qk_norm_optional, false),
             (ArchNum::LinearLayers, linear, false),
-            (ArchNum::LinearKHeads, delta, delta),
-            (ArchNum::LinearVHeads, delta, delta),
-            (ArchNum::LinearKDim, delta, delta),
-            (ArchNum::LinearVDim, delta, delta),
+            (ArchNum::LinearKHeads, headed, headed),
+            (ArchNum::LinearVHeads, headed, headed),
+            (ArchNum::LinearKDim, headed, headed),
+            (ArchNum::LinearVDim, headed, headed),
             (ArchNum::LinearConv, linear, linear),
             (ArchNum::Experts, moe, experts),
             (ArchNum::ExpertsPerToken, moe, experts),

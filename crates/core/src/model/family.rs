@@ -124,6 +124,11 @@ choice_enum! {
         /// behind a sigmoid router and an fp32 expert bias after the first
         /// `num_dense_layers` dense ones.
         Lfm2Moe = "lfm2_moe", "LFM2-MoE (hybrid MoE)",
+        /// Granite 4.0-H (IBM): Mamba-2 layers with a few attention layers
+        /// between them (`layer_types`), no position embedding, a shared
+        /// MLP in every layer and, in the MoE models, routed experts beside
+        /// it; embeddings tied.
+        GraniteMoeHybrid = "granitemoehybrid", "Granite 4.0-H (hybrid)",
     }
 }
 
@@ -747,6 +752,16 @@ pub enum Recurrence {
     /// - 1` inputs of the convolution, `h` channels; no other state.
     /// Source: transformers 5.23 `models/lfm2/modeling_lfm2.py`.
     ShortConv,
+    /// Mamba-2 (`BambaMixer`, Granite 4.0-H): `in_proj` `h → 2·d_inner +
+    /// 2·G·N + H`, a depthwise convolution over `d_inner + 2·G·N` channels
+    /// with a bias, `dt_bias`, `A_log` and `D` per head, a gated RMSNorm over
+    /// `d_inner`, `out_proj`. Its state has DeltaNet's shape, read through
+    /// the same numbers: heads `H` (`linear_v_heads`) × head dim `P`
+    /// (`linear_v_dim`) × state `N` (`linear_k_dim`), the convolution over
+    /// `H·P + 2·G·N` with `G` groups (`linear_k_heads`).
+    /// Source: transformers 5.23 `models/bamba/modeling_bamba.py`
+    /// (`BambaMixer.__init__`), `GraniteMoeHybridConfig`.
+    Mamba2,
 }
 
 impl Recurrence {
@@ -755,6 +770,18 @@ impl Recurrence {
         match self {
             Recurrence::GatedDeltaNet => "Gated DeltaNet layers",
             Recurrence::ShortConv => "short-convolution layers",
+            Recurrence::Mamba2 => "Mamba-2 layers",
+        }
+    }
+
+    /// llama.cpp's converter marks these layers with 0 key/value heads in a
+    /// per-layer `attention.head_count_kv` (`conversion/lfm2.py`,
+    /// `conversion/granite.py`); the Gated DeltaNet models' is one number
+    /// (their layers follow `full_attention_interval`).
+    pub const fn zero_kv_heads(self) -> bool {
+        match self {
+            Recurrence::ShortConv | Recurrence::Mamba2 => true,
+            Recurrence::GatedDeltaNet => false,
         }
     }
 
@@ -763,6 +790,7 @@ impl Recurrence {
         match self {
             Recurrence::GatedDeltaNet => "layer_types",
             Recurrence::ShortConv => "full_attn_idxs",
+            Recurrence::Mamba2 => "layer_types",
         }
     }
 }
@@ -779,9 +807,25 @@ impl Linear {
         mtp_layers: 0,
     };
 
+    /// Mamba-2 layers: no pattern of their own (`layer_types` lists them).
+    pub const MAMBA2: Linear = Linear {
+        kind: Recurrence::Mamba2,
+        ..Linear::SHORT_CONV
+    };
+
     /// Whether the recurrent layers are Gated DeltaNet layers.
     pub const fn delta_net(self) -> bool {
         matches!(self.kind, Recurrence::GatedDeltaNet)
+    }
+
+    /// Whether the layers' state is read through the head numbers
+    /// (`linear_k_heads`, `linear_v_heads`, `linear_k_dim`,
+    /// `linear_v_dim`): Gated DeltaNet's and Mamba-2's, not LFM2's.
+    pub const fn headed(self) -> bool {
+        match self.kind {
+            Recurrence::GatedDeltaNet | Recurrence::Mamba2 => true,
+            Recurrence::ShortConv => false,
+        }
     }
 
     /// Whether layer `l` is a linear-attention layer under the family's
@@ -1210,7 +1254,15 @@ impl Spec {
     /// ([`Recurrence::ShortConv`]).
     pub const fn short_conv(self) -> bool {
         match self.linear {
-            Some(l) => !l.delta_net(),
+            Some(l) => matches!(l.kind, Recurrence::ShortConv),
+            None => false,
+        }
+    }
+
+    /// The recurrent layers are Mamba-2's ([`Recurrence::Mamba2`]).
+    pub const fn mamba2(self) -> bool {
+        match self.linear {
+            Some(l) => matches!(l.kind, Recurrence::Mamba2),
             None => false,
         }
     }
@@ -1388,6 +1440,38 @@ const LFM2_MOE: Spec = Spec {
     // transformers 4.57.6 has `lfm2` but not `lfm2_moe` (its wheel).
     legacy: ONLY_5,
     ..LFM2
+};
+
+/// Granite 4.0-H: in every layer an RMSNorm, a Mamba-2 mixer or Llama's
+/// attention without position embedding (`position_embedding_type`
+/// "nope": no rotary table), an RMSNorm, then a shared SwiGLU MLP
+/// (`shared_mlp`: `input_linear` `h → 2·S`, `output_linear`) and, when the
+/// model has experts, routed experts beside it (`block_sparse_moe`: a
+/// router `layer` `h → E`, top-k of the softmax, stacked `input_linear`
+/// and `output_linear`), added to its output. A dense model's MLP is the
+/// shared one (`ffn`); a mixture's shared MLP is counted in expert widths
+/// (`shared_experts`). Source: transformers 5.23
+/// `models/granitemoehybrid/modular_granitemoehybrid.py`
+/// (`GraniteMoeHybridDecoderLayer`), `granitemoeshared` (`GraniteMoeSharedMLP`,
+/// `GraniteMoeSharedMoE`), `GraniteMoeHybridConfig`.
+const GRANITE_HYBRID: Spec = Spec {
+    rope: RopeStyle::None,
+    rope_tables: 0,
+    linear: Some(Linear::MAMBA2),
+    moe: Some(Moe {
+        shared: Shared::Plain,
+        peft_experts: false,
+        optional: true,
+        // `quant_predicate` (mlx-lm `granitemoehybrid.py`): `router.layer`
+        // at 8 bits in groups of 64.
+        mlx_router_8bit: true,
+        ..MOE
+    }),
+    // transformers 4.57 has `granitemoehybrid` (4.48 does not); its
+    // training and `generate` are refused on every release (the Mamba-2
+    // layers are not measured), so its 4.x experts are not described.
+    legacy: AFTER_448,
+    ..LLAMA
 };
 
 /// Llama 4 Scout and Maverick: transformers 5.23
@@ -1604,6 +1688,7 @@ impl Family {
             Family::Llama4Text => LLAMA4,
             Family::Olmo3 => OLMO3,
             Family::Lfm2 => LFM2,
+            Family::GraniteMoeHybrid => GRANITE_HYBRID,
             Family::Lfm2Moe => LFM2_MOE,
         }
     }

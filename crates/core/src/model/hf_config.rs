@@ -267,6 +267,10 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("full_attn_idxs", Neutral::Off),
     ("conv_L_cache", Neutral::Off),
     ("conv_bias", Neutral::Off),
+    // Granite 4.0-H: Mamba-2 layers and a shared MLP.
+    ("mamba_n_heads", Neutral::Off),
+    ("mamba_d_state", Neutral::Off),
+    ("shared_intermediate_size", Neutral::Off),
 ];
 
 /// The value of a memory field that leaves memory as it is.
@@ -672,6 +676,13 @@ fn reader(family: Family) -> Reader {
             derive: lfm2_moe,
             ..plain(QWEN_MOE)
         },
+        // Every number past the dense table's is derived with
+        // transformers' defaults ([`granite_hybrid`]).
+        Family::GraniteMoeHybrid => Reader {
+            tolerated: GRANITE_TOLERATED,
+            derive: granite_hybrid,
+            ..plain(&[])
+        },
         // The L2 q/k norm has no weight (`use_qk_norm` changes no tensor).
         Family::Llama4Text => Reader {
             tolerated: &["use_qk_norm", "attention_bias"],
@@ -728,34 +739,10 @@ fn lfm2(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigErro
 /// `tie_word_embeddings`.
 fn lfm2_layers(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
     let layers = u64::from(a.layers);
-    let conv = match (obj.get("layer_types"), obj.get("full_attn_idxs")) {
-        (Some(Value::Array(types)), _) => {
-            let field = "layer_types";
-            if types.len() as u64 != layers {
-                return Err(ConfigError::Invalid {
-                    field,
-                    reason: format!(
-                        "lists {} layers, not num_hidden_layers ({layers})",
-                        types.len()
-                    ),
-                });
-            }
-            let mut n = 0u64;
-            for t in types {
-                match t.as_str() {
-                    Some("conv") => n += 1,
-                    Some("full_attention") => {}
-                    _ => {
-                        return Err(ConfigError::NotUnderstood {
-                            model_type: a.family.key().into(),
-                            fields: vec![format!("layer_types entry {}", quote_value(t))],
-                        })
-                    }
-                }
-            }
-            n
-        }
-        (_, Some(Value::Array(idxs))) => {
+    let listed = layer_types(obj, a, &["conv"], &["full_attention"])?;
+    let conv = match (listed, obj.get("full_attn_idxs")) {
+        (Some(n), _) => n,
+        (None, Some(Value::Array(idxs))) => {
             let mut attention: Vec<u64> = Vec::with_capacity(idxs.len());
             for i in idxs {
                 match i.as_u64().filter(|&i| i < layers) {
@@ -799,6 +786,132 @@ fn lfm2_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
             fields: vec!["use_expert_bias (false: vramfit models the expert bias)".into()],
         });
     }
+    Ok(())
+}
+
+/// Granite 4.0-H's memory fields, read by [`granite_hybrid`].
+const GRANITE_TOLERATED: &[&str] = &[
+    "num_local_experts",
+    "num_experts_per_tok",
+    "shared_intermediate_size",
+    "mamba_n_heads",
+    "mamba_d_state",
+];
+
+/// A whole-number field, or transformers' default when it is absent.
+fn uint_or(
+    obj: &Map<String, Value>,
+    field: &'static str,
+    default: u64,
+) -> Result<u64, ConfigError> {
+    Ok(uint(obj, field)?.unwrap_or(default))
+}
+
+/// Granite 4.0-H as transformers 5.23 reads it (`GraniteMoeHybridConfig`,
+/// its defaults where a field is absent): the Mamba-2 layers are those
+/// `layer_types` calls `mamba` (every layer without the list); heads
+/// `mamba_n_heads` (128) of `mamba_d_head` ("auto": `mamba_expand` (2) ×
+/// hidden / heads, which must be the product), state `mamba_d_state`
+/// (256), `mamba_n_groups` (1), kernel `mamba_d_conv` (4); the shared MLP
+/// of `shared_intermediate_size` (1024) is a dense model's MLP, and with
+/// `num_local_experts` (8) routed experts of `intermediate_size` beside
+/// it, counted in their widths. A position embedding (`rope`), projection
+/// biases or a convolution without one are refused by name.
+fn granite_hybrid(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    granite_layers(obj, a)?;
+    granite_mamba(obj, a)?;
+    let shared = uint_or(obj, "shared_intermediate_size", 1024)?;
+    let experts = uint_or(obj, "num_local_experts", 8)?;
+    if experts == 0 {
+        a.ffn = checked(ArchNum::Ffn, "shared_intermediate_size", shared)?;
+        return Ok(());
+    }
+    let per_token = uint_or(obj, "num_experts_per_tok", 2)?;
+    a.experts = checked(ArchNum::Experts, "num_local_experts", experts)?;
+    a.experts_per_token = checked(ArchNum::ExpertsPerToken, "num_experts_per_tok", per_token)?;
+    a.moe_ffn = a.ffn;
+    let width = u64::from(a.moe_ffn.max(1));
+    if shared % width != 0 {
+        return Err(ConfigError::Invalid {
+            field: "shared_intermediate_size",
+            reason: format!(
+                "({shared}) must be a multiple of intermediate_size ({width}): vramfit counts the shared MLP in expert widths"
+            ),
+        });
+    }
+    a.shared_experts = checked(
+        ArchNum::SharedExperts,
+        "shared_intermediate_size",
+        shared / width,
+    )?;
+    Ok(())
+}
+
+/// Granite 4.0-H's layer kinds and what its layers do not have.
+fn granite_layers(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    // transformers 5.23 renames the entries as it reads them ("mamba" to
+    // "linear_attention", "attention" to "full_attention"), and a config it
+    // saves has the new names.
+    let mamba = layer_types(
+        obj,
+        a,
+        &["mamba", "linear_attention"],
+        &["attention", "full_attention"],
+    )?
+    .unwrap_or(u64::from(a.layers));
+    a.linear_layers = checked(ArchNum::LinearLayers, "layer_types", mamba)?;
+    let mut refused = Vec::new();
+    if let Some(v) = obj.get("position_embedding_type").filter(|v| !v.is_null()) {
+        if v.as_str() != Some("nope") {
+            refused.push(format!("position_embedding_type {}", quote_value(v)));
+        }
+    }
+    if boolean(obj, "mamba_proj_bias")? == Some(true) {
+        refused
+            .push("mamba_proj_bias (true: vramfit models the projections without biases)".into());
+    }
+    if boolean(obj, "mamba_conv_bias")? == Some(false) {
+        refused.push("mamba_conv_bias (false: vramfit models the convolution's bias)".into());
+    }
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(ConfigError::NotUnderstood {
+            model_type: a.family.key().into(),
+            fields: refused,
+        })
+    }
+}
+
+/// Granite 4.0-H's Mamba-2 numbers (`GraniteMoeHybridConfig.__init__`),
+/// as the state's head numbers ([`crate::model::family::Recurrence::Mamba2`]).
+fn granite_mamba(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let heads = uint_or(obj, "mamba_n_heads", 128)?;
+    let expand = uint_or(obj, "mamba_expand", 2)?;
+    let inner = expand.saturating_mul(u64::from(a.hidden));
+    let field = "mamba_d_head";
+    let head = match obj.get(field) {
+        None | Some(Value::Null) => inner / heads.max(1),
+        Some(Value::String(s)) if s == "auto" => inner / heads.max(1),
+        Some(_) => uint(obj, field)?.unwrap_or(0),
+    };
+    if heads == 0 || head.saturating_mul(heads) != inner {
+        return Err(ConfigError::Invalid {
+            field,
+            reason: format!(
+                "({head}) times mamba_n_heads ({heads}) must be mamba_expand ({expand}) × hidden_size ({})",
+                a.hidden
+            ),
+        });
+    }
+    a.linear_v_heads = checked(ArchNum::LinearVHeads, "mamba_n_heads", heads)?;
+    a.linear_v_dim = checked(ArchNum::LinearVDim, field, head)?;
+    let state = uint_or(obj, "mamba_d_state", 256)?;
+    a.linear_k_dim = checked(ArchNum::LinearKDim, "mamba_d_state", state)?;
+    let groups = uint_or(obj, "mamba_n_groups", 1)?;
+    a.linear_k_heads = checked(ArchNum::LinearKHeads, "mamba_n_groups", groups)?;
+    let kernel = uint_or(obj, "mamba_d_conv", 4)?;
+    a.linear_conv = checked(ArchNum::LinearConv, "mamba_d_conv", kernel)?;
     Ok(())
 }
 
@@ -966,34 +1079,9 @@ const HYBRID_TOLERATED: &[&str] = &[
 /// full, `Qwen3NextConfig.__post_init__`).
 fn hybrid(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
     let field = "layer_types";
-    let linear = match obj.get(field) {
-        Some(Value::Array(types)) => {
-            if types.len() != a.layers as usize {
-                return Err(ConfigError::Invalid {
-                    field,
-                    reason: format!(
-                        "lists {} layers, not num_hidden_layers ({})",
-                        types.len(),
-                        a.layers
-                    ),
-                });
-            }
-            let mut n = 0u64;
-            for t in types {
-                match t.as_str() {
-                    Some("linear_attention") => n += 1,
-                    Some("full_attention") => {}
-                    _ => {
-                        return Err(ConfigError::NotUnderstood {
-                            model_type: a.family.key().into(),
-                            fields: vec![format!("layer_types entry {}", quote_value(t))],
-                        })
-                    }
-                }
-            }
-            n
-        }
-        _ => {
+    let linear = match layer_types(obj, a, &["linear_attention"], &["full_attention"])? {
+        Some(n) => n,
+        None => {
             let every = uint(obj, "full_attention_interval")?.unwrap_or(4);
             if every == 0 {
                 return Err(ConfigError::Invalid {
@@ -1017,6 +1105,44 @@ fn hybrid(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigEr
 fn hybrid_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
     hybrid(obj, a)?;
     qwen2_moe(obj, a)
+}
+
+/// How many layers a hybrid's `layer_types` list calls `recurrent` (the
+/// others must be `attention`), or `None` without a list; a list of
+/// another length, or another kind of layer, is refused by name.
+fn layer_types(
+    obj: &Map<String, Value>,
+    a: &Architecture,
+    recurrent: &[&str],
+    attention: &[&str],
+) -> Result<Option<u64>, ConfigError> {
+    let Some(Value::Array(types)) = obj.get("layer_types") else {
+        return Ok(None);
+    };
+    if types.len() != a.layers as usize {
+        return Err(ConfigError::Invalid {
+            field: "layer_types",
+            reason: format!(
+                "lists {} layers, not num_hidden_layers ({})",
+                types.len(),
+                a.layers
+            ),
+        });
+    }
+    let mut n = 0u64;
+    for t in types {
+        match t.as_str() {
+            Some(k) if recurrent.contains(&k) => n += 1,
+            Some(k) if attention.contains(&k) => {}
+            _ => {
+                return Err(ConfigError::NotUnderstood {
+                    model_type: a.family.key().into(),
+                    fields: vec![format!("layer_types entry {}", quote_value(t))],
+                })
+            }
+        }
+    }
+    Ok(Some(n))
 }
 
 fn nothing(_: &Map<String, Value>, _: &mut Architecture) -> Result<(), ConfigError> {

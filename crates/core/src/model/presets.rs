@@ -89,8 +89,9 @@ const fn pythia(hidden: u32, layers: u32, heads: u32, vocab: u32) -> Architectur
 
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
-    Lfm2, Lfm2Moe, Llama, Llama4Text, MinimaxM2, Ministral3, Mistral, Mixtral, Olmo2, Olmo3, Phi3,
-    Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
+    GraniteMoeHybrid, Lfm2, Lfm2Moe, Llama, Llama4Text, MinimaxM2, Ministral3, Mistral, Mixtral,
+    Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next,
+    SmolLm3,
 };
 
 /// LFM2 1.2B's published config (`scripts/measure/families/lfm2/lfm2-1.2b.json`).
@@ -107,6 +108,33 @@ const LFM2_1_2B: Architecture = Architecture {
     positions: 128_000,
     linear_layers: 10,
     linear_conv: 3,
+    ..Architecture::BLANK
+};
+
+/// Granite 4.0-H Micro's config, reconstructed from public copies
+/// (`scripts/measure/families/granite_hybrid/granite-4.0-h-micro.json`,
+/// its sources in `granite_hybrid/NOTES.md`):
+/// 40 layers of 2048, attention on 5, 15, 25 and 35 (32 heads and 8
+/// key/value heads of 64, no position embedding), Mamba-2 on the other 36
+/// (64 heads of 64, a state of 128, one group, kernel 4), a shared MLP of
+/// 8192 in every layer, a 100,352-token vocabulary, tied.
+const GRANITE_H_MICRO: Architecture = Architecture {
+    family: GraniteMoeHybrid,
+    hidden: 2048,
+    layers: 40,
+    heads: 32,
+    kv_heads: 8,
+    head_dim: 64,
+    ffn: 8192,
+    vocab: 100352,
+    tied: true,
+    positions: 131_072,
+    linear_layers: 36,
+    linear_k_heads: 1,
+    linear_v_heads: 64,
+    linear_k_dim: 128,
+    linear_v_dim: 64,
+    linear_conv: 4,
     ..Architecture::BLANK
 };
 
@@ -1624,6 +1652,88 @@ pub const PRESETS: &[Preset] = &[
             ..LFM2_1_2B
         },
         published_params: 8_339_929_856,
+    },
+    // Granite 4.0-H (`scripts/measure/families/granite_hybrid/*.json`, the
+    // configs reconstructed from public copies): Mamba-2 hybrids with
+    // attention on 4 layers;
+    // Tiny and Small have routed experts beside a shared MLP twice an
+    // expert's width; transformers 5.23's `GraniteMoeHybridForCausalLM` on
+    // the meta device (`granite_hybrid/params.txt`).
+    Preset {
+        id: "granite-4.0-h-350m",
+        name: "Granite 4.0-H 350M (hybrid)",
+        repo: "ibm-granite/granite-4.0-h-350m",
+        arch: Architecture {
+            hidden: 768,
+            layers: 32,
+            heads: 12,
+            kv_heads: 4,
+            ffn: 2048,
+            positions: 32_768,
+            linear_layers: 28,
+            linear_v_heads: 48,
+            linear_v_dim: 32,
+            ..GRANITE_H_MICRO
+        },
+        published_params: 340_332_224,
+    },
+    Preset {
+        id: "granite-4.0-h-1b",
+        name: "Granite 4.0-H 1B (hybrid)",
+        repo: "ibm-granite/granite-4.0-h-1b",
+        arch: Architecture {
+            hidden: 1536,
+            heads: 12,
+            kv_heads: 4,
+            head_dim: 128,
+            ffn: 4096,
+            linear_v_heads: 48,
+            ..GRANITE_H_MICRO
+        },
+        published_params: 1_461_538_368,
+    },
+    Preset {
+        id: "granite-4.0-h-micro",
+        name: "Granite 4.0-H Micro 3B (hybrid)",
+        repo: "ibm-granite/granite-4.0-h-micro",
+        arch: GRANITE_H_MICRO,
+        published_params: 3_191_396_096,
+    },
+    Preset {
+        id: "granite-4.0-h-tiny",
+        name: "Granite 4.0-H Tiny 7B-A1B (hybrid MoE)",
+        repo: "ibm-granite/granite-4.0-h-tiny",
+        arch: Architecture {
+            hidden: 1536,
+            heads: 12,
+            kv_heads: 4,
+            head_dim: 128,
+            ffn: 512,
+            experts: 64,
+            experts_per_token: 6,
+            moe_ffn: 512,
+            shared_experts: 2,
+            linear_v_heads: 48,
+            ..GRANITE_H_MICRO
+        },
+        published_params: 6_939_037_248,
+    },
+    Preset {
+        id: "granite-4.0-h-small",
+        name: "Granite 4.0-H Small 32B-A9B (hybrid MoE)",
+        repo: "ibm-granite/granite-4.0-h-small",
+        arch: Architecture {
+            hidden: 4096,
+            head_dim: 128,
+            ffn: 768,
+            experts: 72,
+            experts_per_token: 10,
+            moe_ffn: 768,
+            shared_experts: 2,
+            linear_v_heads: 128,
+            ..GRANITE_H_MICRO
+        },
+        published_params: 32_207_337_984,
     },
     Preset {
         id: "gpt-oss-20b",

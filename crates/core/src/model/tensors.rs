@@ -460,6 +460,7 @@ impl Architecture {
             let mut put = |t: ParamTensor| f(Place::Layers { count: linear }, &t);
             match spec.linear.map(|l| l.kind) {
                 Some(Recurrence::ShortConv) => self.short_conv_tensors(&mut put),
+                Some(Recurrence::Mamba2) => self.mamba2_tensors(&mut put),
                 Some(Recurrence::GatedDeltaNet) | None => self.delta_net_tensors(&mut put),
             }
         }
@@ -621,6 +622,44 @@ impl Architecture {
         });
         put(ParamTensor::new("in_proj", 3 * h, h, Role::Attention));
         put(ParamTensor::new("out_proj", h, h, Role::Attention));
+    }
+
+    /// A Mamba-2 mixer (`mamba`), in registration order: the depthwise
+    /// `nn.Conv1d(C, C, k, groups=C, bias=True)` over `C = d_inner + 2·G·N`
+    /// channels (`[C, 1, k]` and its bias), `in_proj` `h → d_inner + C + H`,
+    /// `dt_bias`, `A_log`, the gated norm over `d_inner`, `D`, `out_proj`
+    /// `d_inner → h`; the projections without biases (the config reader
+    /// refuses `mamba_proj_bias`).
+    ///
+    /// Source: transformers 5.23 `BambaMixer.__init__` (`models/bamba/`),
+    /// which `GraniteMoeHybridMambaLayer` is.
+    fn mamba2_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        let h = u64::from(self.hidden);
+        let (conv, inner) = self.linear_widths();
+        let heads = u64::from(self.linear_v_heads);
+        let mut put = |t: ParamTensor| {
+            put(ParamTensor {
+                recurrent: true,
+                ..t
+            })
+        };
+        let vec = |name, n| ParamTensor::new(name, n, 1, Role::Attention);
+        put(ParamTensor {
+            conv: true,
+            bias: true,
+            ..ParamTensor::new("conv1d", conv, u64::from(self.linear_conv), Role::Attention)
+        });
+        put(ParamTensor::new(
+            "in_proj",
+            inner + conv + heads,
+            h,
+            Role::Attention,
+        ));
+        put(vec("dt_bias", heads));
+        put(vec("A_log", heads));
+        put(ParamTensor::new("mamba.norm", inner, 1, Role::Norm));
+        put(vec("D", heads));
+        put(ParamTensor::new("out_proj", h, inner, Role::Attention));
     }
 
     /// A full-attention layer's own tensors: the projections, the q/k

@@ -422,14 +422,27 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
 /// whole, so after the last step (one token) `L_cache` tokens of `h`.
 /// Measured: `scripts/measure/mlx/lfm2_rows.jsonl` (the bytes freed when
 /// the cache is dropped).
+///
+/// Mamba-2 (`granitemoehybrid.py:495-502`, `ArraysCache(size=2)` on the
+/// `layer_types` layers): the convolution's state is such a view too
+/// (`padded_input[:, -(K − 1):, :]`, `:132-148`), `K` tokens of `H·P +
+/// 2·G·N` in the input's dtype after a one-token step, and the SSM state
+/// `(H, P, N)` in fp32 whatever the model's dtype (`ssm.py`: `compute_dt`
+/// casts to fp32, the state a matmul's result). Measured:
+/// `scripts/measure/mlx/granite_rows.jsonl`.
 fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
     let Some(rule) = a.family.spec().linear else {
         return Ok(0);
     };
     let steps = u128::from(a.linear_conv.saturating_sub(1));
-    if rule.kind == Recurrence::ShortConv {
-        let per_layer = (steps + 1) * u128::from(a.hidden) * u128::from(s.dtype_bytes);
-        return Ok(u128::from(a.linear_layers) * per_layer);
+    let layers = u128::from(a.linear_layers);
+    let dt = u128::from(s.dtype_bytes);
+    let (conv, value) = a.linear_widths();
+    let ssm = u128::from(value) * u128::from(a.linear_k_dim) * 4;
+    match rule.kind {
+        Recurrence::ShortConv => return Ok(layers * (steps + 1) * u128::from(a.hidden) * dt),
+        Recurrence::Mamba2 => return Ok(layers * ((steps + 1) * u128::from(conv) * dt + ssm)),
+        Recurrence::GatedDeltaNet => {}
     }
     let expected = rule.count(a.layers);
     if a.linear_layers != expected {
@@ -439,10 +452,7 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
             expected,
         });
     }
-    let (conv, value) = a.linear_widths();
-    let per_layer = steps * u128::from(conv) * u128::from(s.dtype_bytes)
-        + u128::from(value) * u128::from(a.linear_k_dim) * 4;
-    Ok(u128::from(a.linear_layers) * per_layer)
+    Ok(layers * (steps * u128::from(conv) * dt + ssm))
 }
 
 /// LFM2's short convolutions while the prompt is read: each layer's state
@@ -452,15 +462,23 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
 /// state ([`recurrent`]). Measured after one forward over a prompt (the
 /// `new` 0 rows of `scripts/measure/mlx/lfm2_rows.jsonl`: the prompt and
 /// 2 tokens per layer); 0 for other models.
+///
+/// Mamba-2's convolution state is a view the same way, over its `H·P +
+/// 2·G·N` channels (measured after one forward over a prompt: the prompt
+/// and `K − 1` tokens per layer, `granite_rows.jsonl`).
 fn held_chunks(a: &Architecture, s: &Mlx) -> u128 {
-    let short_conv = a.family.spec().short_conv();
-    if !short_conv {
+    let Some(rule) = a.family.spec().linear else {
         return 0;
-    }
+    };
+    let width = match rule.kind {
+        Recurrence::ShortConv => u64::from(a.hidden),
+        Recurrence::Mamba2 => a.linear_widths().0,
+        Recurrence::GatedDeltaNet => return 0,
+    };
     let chunk = s.prefill_step_size.min(s.prompt.saturating_sub(1));
     u128::from(a.linear_layers)
         * u128::from(chunk.saturating_sub(1))
-        * u128::from(a.hidden)
+        * u128::from(width)
         * u128::from(s.dtype_bytes)
 }
 
@@ -504,15 +522,21 @@ fn activations(m: &LocalModel, s: &Mlx, ple: u64, delta_net: u64) -> u128 {
 ///
 /// LFM2's short convolution (`ShortConv.__call__`): `in_proj`'s `3h`, `B·x`
 /// and the convolution's output (`h` each): `5h`, an estimate.
+///
+/// A Mamba-2 mixer (`Mamba2Block.__call__`, `granitemoehybrid.py`):
+/// `in_proj`'s `d_inner + C + H`, the convolution's output (`C`), the scan's
+/// and the gated norm's (`d_inner` each): an estimate.
 fn delta_net_width(a: &Architecture) -> u64 {
     let Some(rule) = a.family.spec().linear.filter(|_| a.linear_layers > 0) else {
         return 0;
     };
-    if rule.kind == Recurrence::ShortConv {
-        return 5 * u64::from(a.hidden);
-    }
     let (conv, value) = a.linear_widths();
-    2 * conv + 3 * value + 2 * u64::from(a.linear_v_heads)
+    let heads = u64::from(a.linear_v_heads);
+    match rule.kind {
+        Recurrence::ShortConv => 5 * u64::from(a.hidden),
+        Recurrence::Mamba2 => (value + conv + heads) + conv + 2 * value,
+        Recurrence::GatedDeltaNet => 2 * conv + 3 * value + 2 * heads,
+    }
 }
 
 impl MlxReport {

@@ -294,10 +294,16 @@ fn shared_pattern(a: &Architecture) -> Option<Pattern> {
 /// layer that has its own (the converter writes a per-layer list only
 /// then); the row over the head for other attention.
 fn kv_heads_min(a: &Architecture, w: &Attention) -> u64 {
-    // LFM2's converter writes 0 key/value heads for its convolution layers
-    // (`conversion/lfm2.py`): the list's least is 0, which Ollama's
-    // `PredictServerVRAM` takes as 1 (`llm/llama_server.go`, fb30760).
-    if a.family.spec().short_conv() && a.linear_layers > 0 {
+    // LFM2's and Granite 4.0-H's converters write 0 key/value heads for
+    // their recurrent layers (`Recurrence::zero_kv_heads`): the list's
+    // least is 0, which Ollama's `PredictServerVRAM` takes as 1
+    // (`llm/llama_server.go`, fb30760).
+    let zeros = a
+        .family
+        .spec()
+        .linear
+        .is_some_and(|l| l.kind.zero_kv_heads());
+    if zeros && a.linear_layers > 0 {
         return 1;
     }
     if a.family.spec().global_attention {

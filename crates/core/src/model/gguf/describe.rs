@@ -87,6 +87,22 @@ pub struct GgufModel {
     /// (`recurrent_layer_arr`), and `shortconv.l_cache` is their kernel.
     pub kv_zero_layers: Option<u64>,
     pub shortconv_l_cache: Option<u64>,
+    /// Mamba-2 (`src/models/granite-hybrid.cpp` `load_arch_hparams`): the
+    /// `ssm.*` keys.
+    pub ssm: SsmKeys,
+}
+
+/// A Mamba-2 model's `ssm.*` keys: the kernel (`conv_kernel`), the state
+/// (`state_size`), the groups (`group_count`), `d_inner` (`inner_size`)
+/// and the heads (`time_step_rank`, which holds `mamba_n_heads`:
+/// `conversion/granite.py`, `GraniteHybridModel.set_gguf_parameters`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SsmKeys {
+    pub conv_kernel: Option<u64>,
+    pub state_size: Option<u64>,
+    pub group_count: Option<u64>,
+    pub inner_size: Option<u64>,
+    pub time_step_rank: Option<u64>,
 }
 
 impl GgufHeader {
@@ -172,6 +188,13 @@ impl GgufHeader {
                 .as_ref()
                 .map(|v| v.iter().filter(|k| **k == Some(0)).count() as u64),
             shortconv_l_cache: num("shortconv.l_cache"),
+            ssm: SsmKeys {
+                conv_kernel: num("ssm.conv_kernel"),
+                state_size: num("ssm.state_size"),
+                group_count: num("ssm.group_count"),
+                inner_size: num("ssm.inner_size"),
+                time_step_rank: num("ssm.time_step_rank"),
+            },
             key_length: num("attention.key_length"),
             value_length: num("attention.value_length"),
             key_length_mla: num("attention.key_length_mla"),
@@ -352,6 +375,9 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
         let kernel = m.shortconv_l_cache;
         a.linear_conv = r.needed(ArchNum::LinearConv, kernel, "shortconv.l_cache")?;
     }
+    if spec.mamba2() {
+        r.mamba2(&mut a)?;
+    }
     a.validate().map_err(GgufArchError::Arch)?;
     Ok(a)
 }
@@ -460,23 +486,56 @@ impl Keys<'_> {
         a.shared_experts = match shared {
             Shared::None => 0,
             Shared::Plain if implied > 0 => implied,
-            Shared::Plain => {
-                let n = m.expert_shared_count.unwrap_or(0);
-                self.fit(ArchNum::SharedExperts, n, "expert_shared_count")?
-            }
+            // DeepSeek counts its shared experts; Granite 4.0-H gives its
+            // shared MLP's width (`GraniteHybridModel`).
+            Shared::Plain => match (m.expert_shared_count, m.expert_shared_feed_forward_length) {
+                (Some(n), _) => self.fit(ArchNum::SharedExperts, n, "expert_shared_count")?,
+                (None, Some(w)) => self.shared_width(w, a)?,
+                (None, None) => 0,
+            },
             Shared::Gated => {
-                let k = "expert_shared_feed_forward_length";
                 let w = m.expert_shared_feed_forward_length.unwrap_or(0);
-                let mf = u64::from(a.moe_ffn.max(1));
-                if !w.is_multiple_of(mf) {
-                    return Err(GgufArchError::Invalid {
-                        key: self.key(k),
-                        reason: format!("({w}) must be a multiple of the expert width ({mf})"),
-                    });
-                }
-                self.fit(ArchNum::SharedExperts, w / mf, k)?
+                self.shared_width(w, a)?
             }
         };
+        Ok(())
+    }
+
+    /// A shared expert's width `w` in expert widths.
+    fn shared_width(&self, w: u64, a: &Architecture) -> Result<u32, GgufArchError> {
+        let k = "expert_shared_feed_forward_length";
+        let mf = u64::from(a.moe_ffn.max(1));
+        if !w.is_multiple_of(mf) {
+            return Err(GgufArchError::Invalid {
+                key: self.key(k),
+                reason: format!("({w}) must be a multiple of the expert width ({mf})"),
+            });
+        }
+        self.fit(ArchNum::SharedExperts, w / mf, k)
+    }
+
+    /// Mamba-2's numbers (llama.cpp b10488 `src/models/granite-hybrid.cpp`
+    /// `load_arch_hparams`, all required): the layers without key/value
+    /// heads are Mamba-2's, `d_inner` is their heads' (`time_step_rank`)
+    /// widths together.
+    fn mamba2(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
+        let (m, ssm) = (self.m, self.m.ssm);
+        let zeros = m.kv_zero_layers.unwrap_or(0);
+        a.linear_layers = self.fit(ArchNum::LinearLayers, zeros, "attention.head_count_kv")?;
+        a.linear_conv = self.needed(ArchNum::LinearConv, ssm.conv_kernel, "ssm.conv_kernel")?;
+        a.linear_k_dim = self.needed(ArchNum::LinearKDim, ssm.state_size, "ssm.state_size")?;
+        a.linear_k_heads =
+            self.needed(ArchNum::LinearKHeads, ssm.group_count, "ssm.group_count")?;
+        let heads = self.need(ssm.time_step_rank, "ssm.time_step_rank")?;
+        a.linear_v_heads = self.fit(ArchNum::LinearVHeads, heads, "ssm.time_step_rank")?;
+        let inner = self.need(ssm.inner_size, "ssm.inner_size")?;
+        if heads == 0 || !inner.is_multiple_of(heads) {
+            return Err(GgufArchError::Invalid {
+                key: self.key("ssm.inner_size"),
+                reason: format!("({inner}) must be a multiple of ssm.time_step_rank ({heads})"),
+            });
+        }
+        a.linear_v_dim = self.fit(ArchNum::LinearVDim, inner / heads, "ssm.inner_size")?;
         Ok(())
     }
 

@@ -364,6 +364,11 @@ impl Converter {
             // experts stacked (`ffn_*_exps`), the router `ffn_gate_inp` and
             // the expert bias `exp_probs_b`.
             Family::Lfm2Moe => plain("lfm2moe"),
+            // `GraniteHybridModel` (llama.cpp b10488 `conversion/granite.py`):
+            // Mamba-2's tensors on the `layer_types` layers, attention on
+            // the others (their `head_count_kv`), the shared MLP as
+            // `ffn_*_shexp` beside the experts or as a dense `ffn_*`.
+            Family::GraniteMoeHybrid => plain("granitehybrid"),
         }
     }
 }
@@ -643,6 +648,38 @@ fn short_conv(t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
     true
 }
 
+/// A Mamba-2 mixer's tensors as the converter writes them, or `false`
+/// when `t` is not one of them: `in_proj` → `ssm_in`, `conv1d` squeezed to
+/// `[k, C]` and its bias, both F32, `dt_bias` → `ssm_dt.bias`, `A_log` →
+/// `ssm_a` (−exp) and `D` → `ssm_d` (`[1, H]`, F32), the gated norm
+/// reshaped to `[d_inner / G, G]` (F32), `out_proj` → `ssm_out`.
+///
+/// Source: llama.cpp b10488 `conversion/mamba.py` (`Mamba2Model.modify_tensors`),
+/// `conversion/granite.py` (`GraniteHybridModel`), `conversion/base.py`
+/// (`SSM_CONV1D` forced to F32).
+fn mamba2(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
+    let (conv, inner) = a.linear_widths();
+    let h = u64::from(a.hidden);
+    let groups = u64::from(a.linear_k_heads.max(1));
+    match t.name {
+        "conv1d" => {
+            out.push(f32_slot(name!("ssm_conv1d.weight"), [t.cols, t.rows, 1]));
+            out.push(f32_slot(name!("ssm_conv1d.bias"), [conv, 1, 1]));
+        }
+        "in_proj" => out.push(weight(name!("ssm_in.weight"), [h, t.rows, 1])),
+        "dt_bias" => out.push(f32_slot(name!("ssm_dt.bias"), [t.rows, 1, 1])),
+        "A_log" => out.push(f32_slot(name!("ssm_a"), [1, t.rows, 1])),
+        "D" => out.push(f32_slot(name!("ssm_d"), [1, t.rows, 1])),
+        "mamba.norm" => out.push(f32_slot(
+            name!("ssm_norm.weight"),
+            [inner / groups, groups, 1],
+        )),
+        "out_proj" => out.push(weight(name!("ssm_out.weight"), [inner, h, 1])),
+        _ => return false,
+    }
+    true
+}
+
 /// The GGUF tensors of one transformers tensor `t` (`moe_layer`: it sits
 /// in an MoE layer, where a dense MLP's names are the shared expert's).
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
@@ -650,6 +687,7 @@ fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out
     let recurrent = t.recurrent
         && match a.family.spec().linear.map(|l| l.kind) {
             Some(Recurrence::ShortConv) => short_conv(t, out),
+            Some(Recurrence::Mamba2) => mamba2(a, t, out),
             Some(Recurrence::GatedDeltaNet) | None => delta_net(a, t, out),
         };
     if recurrent || gemma4(t, out) {

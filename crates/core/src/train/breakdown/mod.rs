@@ -21,7 +21,7 @@ use super::run::Lora;
 use super::run::{Ckpt, Dtype, Offload, Quant};
 use super::stack::Transformers;
 use crate::error::EstimateError;
-use crate::model::family::TpPlan;
+use crate::model::family::{Recurrence, TpPlan};
 use crate::model::{Architecture, Ends, KvGeometry, LayerKind, ParamStats};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
 use crate::train::run::Run;
@@ -601,8 +601,8 @@ impl<'a> Inputs<'a> {
 
 /// The terms of the estimate, before they are laid out in phases.
 pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
-    if s.arch.is_some_and(|a| a.family.spec().short_conv()) {
-        return Err(EstimateError::NotModelled(SHORT_CONV_NOT_MODELLED));
+    if let Some(why) = s.arch.and_then(recurrence_unmeasured) {
+        return Err(EstimateError::NotModelled(why));
     }
     if let Some(why) = s.arch.and_then(|a| hybrid_unmeasured(s, a)) {
         return Err(EstimateError::NotModelled(why));
@@ -710,6 +710,18 @@ fn on_v5(t: Transformers) -> bool {
 /// The refusal of training LFM2 (its short convolutions' saved tensors
 /// are not measured).
 const SHORT_CONV_NOT_MODELLED: &str = "training LFM2 (its short-convolution layers, Lfm2ShortConv) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
+
+const MAMBA2_NOT_MODELLED: &str = "training a Mamba-2 hybrid (Granite 4.0-H: BambaMixer's layers, whose kernels differ with mamba_ssm installed or not) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
+
+/// The refusal of training for a kind of recurrent layer the ledger has
+/// no rules for (Gated DeltaNet's are measured).
+fn recurrence_unmeasured(a: &Architecture) -> Option<&'static str> {
+    match a.family.spec().linear?.kind {
+        Recurrence::GatedDeltaNet => None,
+        Recurrence::ShortConv => Some(SHORT_CONV_NOT_MODELLED),
+        Recurrence::Mamba2 => Some(MAMBA2_NOT_MODELLED),
+    }
+}
 
 /// The refusal of training a model whose experts transformers runs
 /// densely (`Moe::dense_dispatch`).
