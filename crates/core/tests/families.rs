@@ -36,6 +36,18 @@ fn kv_bits(r: &serde_json::Value) -> String {
         .map_or_else(String::new, |b| format!("&kv_bits={b}"))
 }
 
+/// The link of an mlx-lm row's run of `model`: its prompt and new tokens,
+/// its weights (`bits`, or bf16), groups of 64, its `kv_bits`.
+fn mlx_link(model: &str, r: &serde_json::Value, prompt: u64, new: u64) -> String {
+    let weights = r["bits"]
+        .as_u64()
+        .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
+    format!(
+        "task=infer&engine=mlx&{model}&prompt={prompt}&new={new}&weights={weights}&q_group_size=64{}",
+        kv_bits(r)
+    )
+}
+
 fn check(q: &str, expected: u64) {
     assert_eq!(kv(q), expected, "{q}");
 }
@@ -208,20 +220,12 @@ fn lfm2_on_mlx_as_measured() {
         if r["dtype"] != "bf16" || n("new") == 0 {
             continue;
         }
-        let weights = r["bits"]
-            .as_u64()
-            .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
         let model = if r["config"] == "lfm2-shrunk.json" {
             "family=lfm2&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=512&vocab=1024&positions=128000&linear_layers=6&linear_conv=3"
         } else {
             "model=lfm2-350m"
         };
-        let q = format!(
-            "task=infer&engine=mlx&{model}&prompt={}&new={}&weights={weights}&q_group_size=64{}",
-            n("prompt"),
-            n("new"),
-            kv_bits(r)
-        );
+        let q = mlx_link(model, r, n("prompt"), n("new"));
         let served = served(&q);
         assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
         let freed = n("conv_held_bytes") + n("attn_held_bytes");
@@ -250,9 +254,6 @@ fn lfm2_moe_on_mlx_as_measured() {
             continue;
         }
         let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
-        let weights = r["bits"]
-            .as_u64()
-            .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
         let model = if r["config"] == "lfm2moe-shrunk.json" {
             "family=lfm2_moe&hidden=256&layers=8&heads=4&kv_heads=2&head_dim=64&ffn=512&vocab=1024&positions=128000&linear_layers=6&linear_conv=3&experts=8&experts_per_token=2&moe_ffn=128&dense_layers=2"
         } else {
@@ -264,10 +265,7 @@ fn lfm2_moe_on_mlx_as_measured() {
         } else {
             (100, 1)
         };
-        let q = format!(
-            "task=infer&engine=mlx&{model}&prompt={prompt}&new={new}&weights={weights}&q_group_size=64{}",
-            kv_bits(r)
-        );
+        let q = mlx_link(model, r, prompt, new);
         let served = served(&q);
         assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
         weights_held += 1;
@@ -318,19 +316,13 @@ fn granite_hybrid_on_mlx_as_measured() {
                 }
             }
         };
-        let weights = r["bits"]
-            .as_u64()
-            .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
         let generated = r["new"].as_i64().is_some_and(|n| n > 0);
         let (prompt, new) = if generated {
             (n("prompt"), n("new"))
         } else {
             (100, 1)
         };
-        let q = format!(
-            "task=infer&engine=mlx&{model}&prompt={prompt}&new={new}&weights={weights}&q_group_size=64{}",
-            kv_bits(r)
-        );
+        let q = mlx_link(&model, r, prompt, new);
         let served = served(&q);
         assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
         weights_held += 1;
@@ -382,15 +374,7 @@ fn gpt_neox_on_mlx_as_measured() {
     let rows = fixture_rows("mlx_gpt_neox_rows.jsonl");
     for r in &rows {
         let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
-        let weights = r["bits"]
-            .as_u64()
-            .map_or_else(|| "bf16".to_string(), |b| format!("{b}bit"));
-        let q = format!(
-            "task=infer&engine=mlx&model=pythia-1b&layers=3&prompt={}&new={}&weights={weights}&q_group_size=64{}",
-            n("prompt"),
-            n("new"),
-            kv_bits(r)
-        );
+        let q = mlx_link("model=pythia-1b&layers=3", r, n("prompt"), n("new"));
         let served = served(&q);
         assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
         assert_eq!(served.kv_cache_bytes.get(), n("kv_bytes"), "{q}");
