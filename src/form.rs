@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 33] = [
+const FAMILY_ORDER: [Family; 34] = [
     Family::Llama,
     Family::SmolLm3,
     Family::Qwen2,
@@ -80,6 +80,7 @@ const FAMILY_ORDER: [Family; 33] = [
     Family::Olmo3,
     Family::Lfm2,
     Family::GraniteMoeHybrid,
+    Family::NemotronH,
     Family::Gpt2,
     Family::GptBigcode,
     Family::GptNeox,

@@ -457,7 +457,7 @@ fn gguf_bytes(keys: &[(String, Meta)], tensors: &[(String, u64, u64, u32, u64)])
 /// The keys `convert_hf_to_gguf.py` writes for `a` (`block_count` as
 /// `layers`), and the file type.
 fn gguf_keys(a: &crate::model::Architecture, layers: u32, ft: FileType) -> Vec<(String, Meta)> {
-    let arch = crate::model::gguf::gguf_architecture(a.family);
+    let arch = crate::model::gguf::gguf_architecture(a);
     let mut keys = vec![
         (
             "general.architecture".to_string(),

@@ -663,3 +663,110 @@ fn granite_hybrid_configs_read_as_transformers_reads_them() {
     model_type `granitemoehybrid`: vramfit does not model `layer_types entry "moe"` (it changes memory)
     "#);
 }
+
+/// Nemotron-H's config read as transformers 5.23 reads it
+/// (`NemotronHConfig.__post_init__`): the layers from `layers_block_type`
+/// (or `layer_types`) before `hybrid_override_pattern`, the legacy names
+/// renamed, as many layers as listed whatever `num_hidden_layers` says,
+/// transformers' defaults where a field is absent (`head_dim` 128,
+/// `n_groups` 8 with `mamba_n_groups` winning), Nemotron 3's experts;
+/// what it does not model refused by name.
+#[test]
+fn nemotron_h_configs_read_as_transformers_reads_them() {
+    use serde_json::{json, Value};
+    let read_from = |fixture: &str, edits: &[(&str, Option<Value>)]| {
+        let mut c: Value = serde_json::from_str(&hf_fixture(fixture)).expect("json");
+        let o = c.as_object_mut().expect("object");
+        for (k, v) in edits {
+            match v {
+                Some(v) => o.insert((*k).into(), v.clone()),
+                None => o.remove(*k),
+            };
+        }
+        hf_config::parse(&c.to_string())
+            .map(|m| m.arch)
+            .map_err(|e| e.to_string())
+    };
+    let read = |edits: &[(&str, Option<Value>)]| read_from("nemotron-nano-9b-v2", edits);
+    let nano = preset("nemotron-nano-9b-v2").expect("preset").arch;
+    let check = |edits: &[(&str, Option<Value>)], want: Architecture| {
+        assert_eq!(read(edits), Ok(want), "{edits:?}");
+    };
+    // As transformers 5.23 saves it: the list, legacy names or new ones.
+    let pattern = "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-";
+    let named = |mamba: &'static str, attention: &'static str| -> Vec<&'static str> {
+        pattern
+            .chars()
+            .map(|c| match c {
+                'M' => mamba,
+                '*' => attention,
+                _ => "mlp",
+            })
+            .collect()
+    };
+    let listed = json!(named("linear_attention", "full_attention"));
+    check(
+        &[
+            ("hybrid_override_pattern", None),
+            ("layers_block_type", Some(listed.clone())),
+        ],
+        nano,
+    );
+    check(
+        &[("layer_types", Some(json!(named("mamba", "attention"))))],
+        nano,
+    );
+    // The list wins over the pattern; `num_hidden_layers` is not read.
+    check(
+        &[
+            ("layers_block_type", Some(listed)),
+            ("hybrid_override_pattern", Some(json!("M*"))),
+            ("num_hidden_layers", Some(json!(12))),
+        ],
+        nano,
+    );
+    check(
+        &[
+            ("hybrid_override_pattern", Some(json!("MM-*"))),
+            ("head_dim", None),
+            ("mamba_n_groups", Some(json!(2))),
+            ("conv_kernel", None),
+            ("mamba_d_conv", Some(json!(3))),
+        ],
+        Architecture {
+            layers: 4,
+            linear_layers: 2,
+            ffn_layers: 1,
+            linear_k_heads: 2,
+            linear_conv: 3,
+            ..nano
+        },
+    );
+    let refused = [
+        read(&[("hybrid_override_pattern", Some(json!("M-*X")))]),
+        read(&[("hybrid_override_pattern", Some(json!("M-*E")))]),
+        read(&[("hybrid_override_pattern", Some(json!(3)))]),
+        read(&[
+            ("use_bias", Some(json!(true))),
+            ("use_conv_bias", Some(json!(false))),
+            ("num_nextn_predict_layers", Some(json!(1))),
+        ]),
+        read_from(
+            "nemotron-3-nano-30b-a3b",
+            &[("moe_latent_size", Some(json!(1024)))],
+        ),
+        read_from(
+            "nemotron-3-nano-30b-a3b",
+            &[("moe_shared_expert_intermediate_size", Some(json!(3000)))],
+        ),
+    ];
+    let refused: Vec<String> = refused.into_iter().map(|r| r.unwrap_err()).collect();
+    insta::assert_snapshot!(refused.join("\n"), @r#"
+    model_type `nemotron_h`: vramfit does not model `hybrid_override_pattern entry 'X'` (it changes memory)
+    model_type `nemotron_h`: vramfit does not model `hybrid_override_pattern (1 MLP and 1 MoE layers in one model are not modelled)` (it changes memory)
+    `hybrid_override_pattern` must be a string of M, *, - and E, not 3
+    model_type `nemotron_h`: vramfit does not model `use_bias (true: vramfit models the projections without biases)`, `use_conv_bias (false: vramfit models the convolution's bias)`, `num_nextn_predict_layers (multi-token prediction layers are not modelled)` (they change memory)
+    model_type `nemotron_h`: vramfit does not model `moe_latent_size (latent experts, Nemotron 3 Super, are not modelled)` (it changes memory)
+    `moe_shared_expert_intermediate_size` (3000) must be a multiple of moe_intermediate_size (1856): vramfit counts the shared expert in expert widths
+    "#);
+}

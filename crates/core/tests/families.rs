@@ -184,6 +184,68 @@ fn granite_hybrid_caches_and_loads_as_llama_cpp_does() {
     assert_eq!(m4.weights_bytes.get(), 5_306_240);
 }
 
+/// Nemotron-H as `nemotron_h/nemotronh_gguf.py` writes it (10 layers of
+/// 512, `M-M*-M-M*-`: 4 Mamba-2 of 16 heads of 48, 4 groups, a state of 32,
+/// kernel 4; 2 attention layers of 8 heads and 2 key/value heads of 128; 4
+/// squared-ReLU MLPs of 1024), and its MoE file (`MEM*EMEM*E`, Mamba-2 of 16
+/// heads of 64, 4 MoE layers of 16 experts of 256, 4 used, a shared expert
+/// of 512; `nemotron_h_moe`).
+const NEMOTRON_H: &str = "task=infer&engine=llamacpp&family=nemotron_h&hidden=512&layers=10&heads=8&kv_heads=2&head_dim=128&ffn=1024&vocab=1024&positions=1048576&linear_layers=4&ffn_layers=4&linear_k_heads=4&linear_v_heads=16&linear_k_dim=32&linear_v_dim=48&linear_conv=4&tied=false&gpu=rtx-4090";
+
+/// Source: `nemotron_h/raw/nemotronh-dense-c16384-np1.log`: the two
+/// attention layers' "size = 32.00 MiB (16384 cells, 2 layers)", nothing
+/// for the MLPs, "RS buffer size = 0.42 MiB" (one cell: 4 Mamba-2 layers ×
+/// (`n_embd_r` 3 × (768 + 2·4·32) + `n_embd_s` 32 × 768) f32, 442,368
+/// bytes); `-np 4` and `-np 64`: the same 32 MiB, 1.69 and 27.00 MiB of
+/// state; `-c 4096 -ctk q8_0 -ctv q8_0 -fa on`: 4.25 MiB of keys and values
+/// beside the f32 state. The MoE file: 0.56 and 35.75 MiB of state (4 ×
+/// (3 × 1280 + 32 × 1024) × 4 a sequence). The files' tensors by gguf-py
+/// (`nemotron_h/llamacpp.txt`): 26,397,440 and 59,059,200 bytes ("CPU_Mapped
+/// model buffer size = 25.17 MiB", "56.32 MiB"); after llama-quantize
+/// Q4_K_M 7,948,032 and 18,192,384. The MoE file's quantized experts are
+/// predicted 608,256 bytes short: llama-quantize gives the `ffn_down_exps`
+/// and `ffn_down_shexp` of layers 6 and 9 (`use_more_bits` of the block's
+/// index) q6_K, where vramfit's order puts the MoE layers at 4 to 7 (one
+/// pair), the difference of one pair from q4_K to q6_K (540,672 + 67,584);
+/// the dense file's ffn_down tensors are counted by a running index, which
+/// the order does not move.
+#[test]
+fn nemotron_h_caches_and_loads_as_llama_cpp_does() {
+    let state = 4 * (3 * 1024 + 32 * 768) * 4;
+    let f16 = format!("{NEMOTRON_H}&weights=f16");
+    for np in [1, 4, 64] {
+        check(
+            &format!("{f16}&ctx=16384&n_parallel={np}"),
+            (32 << 20) + np * state,
+        );
+    }
+    let q8 =
+        format!("{f16}&ctx=4096&n_parallel=1&cache_type_k=q8_0&cache_type_v=q8_0&flash_attn=on");
+    check(&q8, 4096 * 2 * 2 * 256 / 32 * 34 + state);
+    let one = "&ctx=16384&n_parallel=1";
+    assert_eq!(
+        served(&format!("{f16}{one}")).weights_bytes.get(),
+        26_397_440
+    );
+    let q4 = format!("{NEMOTRON_H}&weights=q4_k_m{one}");
+    assert_eq!(served(&q4).weights_bytes.get(), 7_948_032);
+    let moe = NEMOTRON_H
+        .replace("ffn=1024", "ffn=256")
+        .replace("linear_v_dim=48", "linear_v_dim=64")
+        + "&experts=16&experts_per_token=4&moe_ffn=256&shared_experts=2";
+    let moe_state = 4 * (3 * 1280 + 32 * 1024) * 4;
+    for np in [1, 4, 64] {
+        check(
+            &format!("{moe}&weights=f16&ctx=16384&n_parallel={np}"),
+            (32 << 20) + np * moe_state,
+        );
+    }
+    let m16 = served(&format!("{moe}&weights=f16{one}"));
+    assert_eq!(m16.weights_bytes.get(), 59_059_200);
+    let m4 = served(&format!("{moe}&weights=q4_k_m{one}"));
+    assert_eq!(m4.weights_bytes.get(), 18_192_384 - 608_256);
+}
+
 /// LFM2-MoE as `lfm2moe_gguf.py` writes it: LFM2's tiny layers with the
 /// first 2 dense (1024) and 8 experts of 256 (2 used) behind an F32 router
 /// and expert bias in the others.
@@ -335,6 +397,104 @@ fn granite_hybrid_on_mlx_as_measured() {
     assert_eq!((weights_held, caches_held), (23, 12));
 }
 
+/// mlx-lm with Nemotron-H (`tests/fixtures/mlx_nemotron_h_rows.jsonl`:
+/// mlx-cpu 0.32.4, mlx-lm d78bf58e `models/nemotron_h.py`,
+/// `scripts/measure/mlx/nemotron_h.sh`): a shrunk Nemotron Nano 2 (10
+/// layers of 256, `M-M*-MM-*M`: 5 Mamba-2 of 8 heads of 64, a state of 32
+/// or 64, one or two groups, kernel 4; 3 MLPs of 512; 2 attention layers of
+/// 4 heads of 128) and a shrunk Nemotron 3 Nano (`MEM*EMEM*E`: 4 MoE
+/// layers of 8 experts of 128, 2 a token, a shared expert of 256), 4-layer
+/// stand-ins with the published Mamba-2 and attention shapes, and the 9B's
+/// and 30B-A3B's sizes (weights only), in bf16, 4 and 8 bits, prompts of
+/// 100 to 3000 with 20 new tokens, an 8-bit cache: the weights (`A_log`
+/// and the correction bias fp32 by `cast_predicate`; the router an array,
+/// never quantized; the convolution, norms and the SSM's vectors
+/// unquantized) and what dropping the cache frees, to the byte. Not
+/// generations: float32 (not an MLX conversion), one forward over the
+/// prompt (`new` 0), an unquantized MoE (mlx-cpu's `GatherMM` takes float32
+/// only).
+#[test]
+fn nemotron_h_on_mlx_as_measured() {
+    const SHRUNK: &str = "family=nemotron_h&hidden=256&layers=10&heads=4&kv_heads=2&head_dim=128&ffn=512&vocab=1024&positions=131072&linear_layers=5&ffn_layers=3&linear_k_heads=1&linear_v_heads=8&linear_k_dim=32&linear_v_dim=64&linear_conv=4&tied=false";
+    const MOE: &str =
+        "linear_layers=4&ffn_layers=4&experts=8&experts_per_token=2&moe_ffn=128&shared_experts=2";
+    // `q` with each of `keys`' values in place of its own.
+    let set = |q: &str, keys: &str| {
+        let mut pairs: Vec<String> = q.split('&').map(str::to_string).collect();
+        for kv in keys.split('&') {
+            let key = kv.split('=').next().unwrap_or_default();
+            match pairs.iter_mut().find(|p| p.split('=').next() == Some(key)) {
+                Some(p) => *p = kv.to_string(),
+                None => pairs.push(kv.to_string()),
+            }
+        }
+        pairs.join("&")
+    };
+    let rows = fixture_rows("mlx_nemotron_h_rows.jsonl");
+    let (mut weights_held, mut caches_held) = (0, 0);
+    for r in &rows {
+        if r["dtype"] != "bf16" || !r["error"].is_null() {
+            continue;
+        }
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
+        let o = &r["override"];
+        let moe = r["config"] == "nemotron_h-moe-shrunk.json";
+        let groups = o["n_groups"].as_u64().unwrap_or(1);
+        let state = o["ssm_state_size"].as_u64().unwrap_or(32);
+        let shrunk = set(
+            SHRUNK,
+            &format!("linear_k_heads={groups}&linear_k_dim={state}"),
+        );
+        let model = match (
+            o["hidden_size"].as_u64(),
+            o["hybrid_override_pattern"].as_str(),
+        ) {
+            (Some(_), _) if moe => "model=nemotron-3-nano-30b-a3b".to_string(),
+            (Some(_), _) => "model=nemotron-nano-9b-v2".to_string(),
+            // The stand-ins: `M-*M` and `ME*M` with the published Mamba-2
+            // and attention shapes.
+            (None, Some(p)) => {
+                let heads = o["num_attention_heads"].as_u64().unwrap_or(4);
+                let kv = o["num_key_value_heads"].as_u64().unwrap_or(2);
+                let v_heads = o["mamba_num_heads"].as_u64().unwrap_or(8);
+                let v_dim = if moe { 64 } else { 80 };
+                let base = set(
+                    &shrunk,
+                    &format!("layers=4&heads={heads}&kv_heads={kv}&linear_v_heads={v_heads}&linear_v_dim={v_dim}"),
+                );
+                assert_eq!(p.len(), 4, "{p}");
+                let base = set(&base, "linear_layers=2&ffn_layers=1");
+                if moe {
+                    set(
+                        &base,
+                        "experts=8&experts_per_token=2&moe_ffn=128&shared_experts=2",
+                    )
+                } else {
+                    base
+                }
+            }
+            (None, None) if moe => set(&shrunk, MOE),
+            (None, None) => shrunk,
+        };
+        let generated = r["new"].as_i64().is_some_and(|n| n > 0);
+        let (prompt, new) = if generated {
+            (n("prompt"), n("new"))
+        } else {
+            (100, 1)
+        };
+        let q = mlx_link(&model, r, prompt, new);
+        let served = served(&q);
+        assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
+        weights_held += 1;
+        if generated {
+            let freed = n("conv_state_held_bytes") + n("ssm_state_held_bytes") + n("kv_held_bytes");
+            assert_eq!(served.kv_cache_bytes.get(), freed, "{q}");
+            caches_held += 1;
+        }
+    }
+    assert_eq!((weights_held, caches_held), (26, 15));
+}
+
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
 /// 64 with 16 rotated, f16 matrices and f32 norms and biases), at `-c 2048
 /// -np 1` and at `-c 4096` with the automatic 4 slots.
@@ -416,7 +576,7 @@ fn llama4_on_mlx_as_measured() {
 }
 
 /// transformers' `generate` and vLLM are not modelled for LFM2's short
-/// convolutions or Granite 4.0-H's Mamba-2 layers (their caches,
+/// convolutions or Granite 4.0-H's and Nemotron-H's Mamba-2 layers (their caches,
 /// `Lfm2HybridConvCache` and `HybridMambaAttentionDynamicCache`, vLLM's
 /// state pages): every such preset is refused there by name, pointing at
 /// the engines that are modelled, never estimated as a transformer.
@@ -443,5 +603,5 @@ fn recurrent_layers_without_rules_are_refused_by_name() {
             refused += 1;
         }
     }
-    assert_eq!(refused, 2 * 8);
+    assert_eq!(refused, 2 * 13);
 }

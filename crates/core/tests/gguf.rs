@@ -913,10 +913,56 @@ fn the_architecture_is_read_from_the_header() {
     assert_eq!(architecture_of(&h), Ok(moe));
 }
 
+/// Nemotron-H's headers (`nemotron_h/nemotronh_gguf.py`'s files, cut at
+/// their data): a layer without key/value heads and without an MLP
+/// (`feed_forward_length` 0 in the per-layer lists) is Mamba-2, one with an
+/// MLP an MLP alone (or the experts alone, `nemotron_h_moe`), the rest
+/// attention (`src/models/nemotron-h.cpp`); `attention.key_length` the
+/// head width. llama-server loaded both whole
+/// (`scripts/measure/families/nemotron_h/raw/`).
+#[test]
+fn a_nemotron_h_header_has_its_kinds_of_layer() {
+    let h = read_gguf(&fixture_bytes("gguf/tiny-nemotronh.header.gguf")).expect("a header");
+    let want = Architecture {
+        family: Family::NemotronH,
+        hidden: 512,
+        layers: 10,
+        heads: 8,
+        kv_heads: 2,
+        head_dim: 128,
+        ffn: 1024,
+        vocab: 1024,
+        tied: false,
+        positions: 1 << 20,
+        linear_layers: 4,
+        ffn_layers: 4,
+        linear_k_heads: 4,
+        linear_v_heads: 16,
+        linear_k_dim: 32,
+        linear_v_dim: 48,
+        linear_conv: 4,
+        ..Architecture::BLANK
+    };
+    assert_eq!(architecture_of(&h), Ok(want));
+    let h = read_gguf(&fixture_bytes("gguf/tiny-nemotronh-moe.header.gguf")).expect("a header");
+    assert_eq!(
+        architecture_of(&h),
+        Ok(Architecture {
+            ffn: 256,
+            linear_v_dim: 64,
+            experts: 16,
+            experts_per_token: 4,
+            moe_ffn: 256,
+            shared_experts: 2,
+            ..want
+        })
+    );
+}
+
 /// A header with the keys `convert_hf_to_gguf.py` writes for `a`
 /// (`TextModel.set_gguf_parameters` and the family's own), no tensors.
 fn converted_header(a: &Architecture) -> Vec<u8> {
-    let arch = vramfit_core::model::gguf::gguf_architecture(a.family);
+    let arch = vramfit_core::model::gguf::gguf_architecture(a);
     let mut keys: Vec<(String, u32)> = vec![
         ("block_count".into(), a.layers),
         ("context_length".into(), a.positions),

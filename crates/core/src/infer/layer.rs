@@ -1325,6 +1325,19 @@ impl Forward<'_> {
                 self.sim.free(g);
                 d
             }
+            Mlp::Up => {
+                // `ReLUSquaredActivation.forward` (transformers 5.23
+                // `activations.py`): `relu`, then `square`, each a new
+                // tensor. Not measured: `generate` refuses Nemotron-H's
+                // Mamba-2 layers before it runs.
+                let u = self.lin(t, h, f);
+                let r = self.sim.a(dt * t * f);
+                let sq = self.sim.a(dt * t * f);
+                self.sim.f(&[Some(r), Some(u)]);
+                let d = self.lin(t, f, h);
+                self.sim.free(sq);
+                d
+            }
             Mlp::Gated => {
                 let g = self.lin(t, h, f);
                 let sg = self.sim.a(dt * t * f);

@@ -114,7 +114,7 @@ const fn recurrence_refusal(kind: Recurrence) -> Option<&'static str> {
 
 const SHORT_CONV_NOT_MODELLED: &str = "LFM2's short-convolution layers are modelled on llama.cpp, Ollama and MLX; transformers' generate (Lfm2HybridConvCache) and vLLM (its short-convolution state pages) are not modelled yet: use engine=llamacpp, ollama or mlx";
 
-const MAMBA2_NOT_MODELLED: &str = "Mamba-2 layers (Granite 4.0-H) are modelled on llama.cpp, Ollama and MLX; transformers' generate (HybridMambaAttentionDynamicCache) and vLLM (its Mamba state pages) are not modelled yet: use engine=llamacpp, ollama or mlx";
+const MAMBA2_NOT_MODELLED: &str = "Mamba-2 layers (Granite 4.0-H, Nemotron-H) are modelled on llama.cpp, Ollama and MLX; transformers' generate (HybridMambaAttentionDynamicCache) and vLLM (its Mamba state pages) are not modelled yet: use engine=llamacpp, ollama or mlx";
 
 /// The refusal of transformers for a model whose experts it runs densely
 /// (`Moe::dense_dispatch`: every token through every expert).

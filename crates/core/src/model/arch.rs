@@ -8,7 +8,7 @@
 //! not fit.
 
 use super::family::{
-    Family, KvHeads, Layout, Moe, Positions, Qkv, RopeStyle, Shared, Sliding, Spec,
+    Blocks, Family, KvHeads, Layout, Moe, Positions, Qkv, RopeStyle, Shared, Sliding, Spec,
 };
 use serde::Serialize;
 use std::fmt;
@@ -135,6 +135,9 @@ arch_nums! {
     LinearConv = "linear_conv", linear_conv, "Recurrent convolution kernel",
         "The recurrent layers' causal convolution kernel (Gated DeltaNet's linear_conv_kernel_dim, LFM2's conv_L_cache); its state keeps kernel - 1 steps.",
         0, 1 << 10;
+    FfnLayers = "ffn_layers", ffn_layers, "MLP-only layers",
+        "Nemotron-H: layers that are an MLP alone (hybrid_override_pattern's -), or the experts alone (E, Nemotron 3), with no attention or recurrent mixer; its other layers are a mixer alone (M: Mamba-2, counted in linear_layers; *: attention).",
+        0, 1 << 14;
     SlidingPeriod = "sliding_period", sliding_period, "Sliding pattern period",
         "Every n-th layer attends to every token and the others slide (layer_types; Gemma 3 and 4: 6, Gemma 4 E2B: 5); 0: the family's default.",
         0, 1 << 14;
@@ -217,6 +220,10 @@ pub struct Architecture {
     pub linear_k_dim: u32,
     pub linear_v_dim: u32,
     pub linear_conv: u32,
+    /// Layers that are an MLP alone ([`Blocks::Single`]: Nemotron-H's
+    /// `mlp` layers), after the recurrent ones in the layers' order; 0 in
+    /// a family whose every layer has an MLP.
+    pub ffn_layers: u32,
     /// Every `sliding_period`-th layer is full attention (0: the family's
     /// rule).
     pub sliding_period: u32,
@@ -281,6 +288,7 @@ impl Architecture {
         linear_k_dim: 0,
         linear_v_dim: 0,
         linear_conv: 0,
+        ffn_layers: 0,
         sliding_period: 0,
         global_head_dim: 0,
         global_kv_heads: 0,
@@ -342,6 +350,8 @@ pub enum ArchError {
     SlidingLayers { sliding: u32, layers: u32 },
     /// More linear-attention layers than layers.
     LinearLayers { linear: u32, layers: u32 },
+    /// More recurrent and MLP-only layers than layers.
+    FfnLayers { ffn: u32, linear: u32, layers: u32 },
     /// Gated DeltaNet's value heads must be a multiple of its key heads.
     LinearHeads { k_heads: u32, v_heads: u32 },
     /// Some layer must keep its own keys and values.
@@ -369,6 +379,7 @@ impl ArchError {
             ArchError::RopeDim { .. } | ArchError::RotaryPart { .. } => ArchNum::RopeDim,
             ArchError::SlidingLayers { .. } => ArchNum::SlidingLayers,
             ArchError::LinearLayers { .. } => ArchNum::LinearLayers,
+            ArchError::FfnLayers { .. } => ArchNum::FfnLayers,
             ArchError::LinearHeads { .. } => ArchNum::LinearVHeads,
             ArchError::KvSharedLayers { .. } => ArchNum::KvSharedLayers,
             ArchError::GlobalKvHeads { .. } => ArchNum::GlobalKvHeads,
@@ -425,6 +436,10 @@ impl fmt::Display for ArchError {
             ArchError::LinearLayers { linear, layers } => write!(
                 f,
                 "linear_layers ({linear}) must be at most layers ({layers})"
+            ),
+            ArchError::FfnLayers { ffn, linear, layers } => write!(
+                f,
+                "ffn_layers ({ffn}) and linear_layers ({linear}) together must be at most layers ({layers})"
             ),
             ArchError::LinearHeads { k_heads, v_heads } => write!(
                 f,
@@ -572,6 +587,7 @@ impl Architecture {
             (ArchNum::LinearKDim, headed, headed),
             (ArchNum::LinearVDim, headed, headed),
             (ArchNum::LinearConv, linear, linear),
+            (ArchNum::FfnLayers, spec.blocks == Blocks::Single, false),
             (ArchNum::Experts, moe, experts),
             (ArchNum::ExpertsPerToken, moe, experts),
             (ArchNum::MoeFfn, moe, experts),
@@ -613,6 +629,13 @@ impl Architecture {
         }
         if self.linear_layers > self.layers {
             return Err(ArchError::LinearLayers {
+                linear: self.linear_layers,
+                layers: self.layers,
+            });
+        }
+        if u64::from(self.linear_layers) + u64::from(self.ffn_layers) > u64::from(self.layers) {
+            return Err(ArchError::FfnLayers {
+                ffn: self.ffn_layers,
                 linear: self.linear_layers,
                 layers: self.layers,
             });
@@ -719,6 +742,21 @@ impl Architecture {
         }
     }
 
+    /// Whether layer `l` is an MLP alone ([`Blocks::Single`]): the
+    /// `ffn_layers` layers after the recurrent ones (the config's order is
+    /// not kept: [`Architecture::layer_order_caveat`]).
+    pub fn ffn_only_at(&self, l: u32) -> bool {
+        l >= self.linear_layers && l - self.linear_layers < self.ffn_layers
+    }
+
+    /// The layers with attention: all but the recurrent ones and the MLPs
+    /// alone.
+    pub fn attention_layers(&self) -> u32 {
+        self.layers
+            .saturating_sub(self.linear_layers)
+            .saturating_sub(self.ffn_layers)
+    }
+
     /// A hybrid whose count of Gated DeltaNet layers is not the default
     /// pattern's (`full_attention_interval`): the description keeps the
     /// count, not the config's `layer_types`, so the layers are taken as
@@ -728,14 +766,29 @@ impl Architecture {
     /// MLX refuses such a model (it builds the pattern from the interval).
     pub fn layer_order_caveat(&self) -> Option<String> {
         let rule = self.family.spec().linear?;
-        // None or every layer a DeltaNet layer: no order to keep.
-        let mixed = self.linear_layers > 0 && self.linear_layers < self.layers;
+        // Layers of one kind only: no order to keep.
+        let kinds = [self.linear_layers, self.ffn_layers, self.attention_layers()];
+        let mixed = kinds.iter().filter(|&&n| n > 0).count() > 1;
+        let (field, which) = match self.family.spec().blocks {
+            // llama-quantize gives more bits to the experts of some layers
+            // by their index (`use_more_bits`), and `-ngl` offloads the
+            // last layers.
+            Blocks::Single => (
+                "hybrid_override_pattern",
+                "which layers come last or where (a partial -ngl split; the experts llama-quantize gives more bits by their layer's index)",
+            ),
+            Blocks::Joint => (rule.kind.order_field(), "which layer comes last"),
+        };
+        let mlps = match (self.ffn_layers, self.moe()) {
+            (0, _) => String::new(),
+            (n, None) => format!(", the {n} MLP-only layers next"),
+            (n, Some(_)) => format!(", the {n} MoE layers next"),
+        };
         (mixed && rule.count(self.layers) != self.linear_layers).then(|| {
             format!(
-                "the {n} {what} are taken as the first {n}: the config's layer order ({field}) is not kept, only the count; sizes that depend on which layer comes last may differ",
+                "the {n} {what} are taken as the first {n}{mlps}: the config's layer order ({field}) is not kept, only the count; sizes that depend on {which} may differ",
                 n = self.linear_layers,
                 what = rule.kind.layers_label(),
-                field = rule.kind.order_field(),
             )
         })
     }
@@ -870,6 +923,14 @@ impl Architecture {
     /// Layer `l`'s kind: dense before `dense_layers`, then MoE (every
     /// `moe_step`-th layer only, with one).
     pub fn kind_of(&self, l: u32) -> LayerKind {
+        if self.family.spec().blocks == Blocks::Single {
+            // The experts are the MLP-only layers' (Nemotron 3's `E`).
+            return if self.moe().is_some() && self.ffn_only_at(l) {
+                LayerKind::Moe
+            } else {
+                LayerKind::Dense
+            };
+        }
         let stepped = self.moe_step <= 1 || (l + 1).is_multiple_of(self.moe_step);
         if self.moe().is_some() && l >= self.dense_layers && stepped {
             LayerKind::Moe
@@ -882,8 +943,10 @@ impl Architecture {
     /// family has only dense ones); [`Architecture::kind_of`] says which.
     pub fn layer_kinds(&self) -> [(LayerKind, u64); 2] {
         let (layers, dense) = (self.layers, self.dense_layers.min(self.layers));
+        let single = self.family.spec().blocks == Blocks::Single;
         let moe = match (self.moe(), self.moe_step) {
             (None, _) => 0,
+            (Some(_), _) if single => u64::from(self.ffn_layers),
             (Some(_), 0 | 1) => u64::from(layers - dense),
             // Layers `l` in `dense..layers` with `(l + 1) % step == 0`.
             (Some(_), step) => u64::from(layers / step - dense / step),
@@ -1014,6 +1077,14 @@ impl ArchOverrides {
                     Some(r) if r.full_every > 0 => r.count(a.layers),
                     Some(_) => a.linear_layers.min(a.layers),
                     None => 0,
+                };
+            }
+            if !given(ArchNum::FfnLayers) {
+                // At most the layers the recurrent ones leave; none in a
+                // family whose every layer has its MLP.
+                a.ffn_layers = match a.family.spec().blocks {
+                    Blocks::Single => a.ffn_layers.min(a.layers - a.linear_layers.min(a.layers)),
+                    Blocks::Joint => 0,
                 };
             }
         }

@@ -129,6 +129,11 @@ choice_enum! {
         /// MLP in every layer and, in the MoE models, routed experts beside
         /// it; embeddings tied.
         GraniteMoeHybrid = "granitemoehybrid", "Granite 4.0-H (hybrid)",
+        /// Nemotron-H (NVIDIA: Nemotron-H, Nemotron Nano 2, Nemotron 3
+        /// Nano): each layer one thing (`hybrid_override_pattern`): a
+        /// Mamba-2 mixer, attention without position embedding, a
+        /// squared-ReLU MLP without a gate, or experts of that kind.
+        NemotronH = "nemotron_h", "Nemotron-H (hybrid)",
     }
 }
 
@@ -283,6 +288,22 @@ pub enum Mlp {
     GatedFused,
     /// `c_proj(act(c_fc(x)))` with biases (GPT-2, GPTBigCode).
     Plain,
+    /// `down(act(up(x)))` without gate or biases (Nemotron-H's `relu2`:
+    /// transformers 5.23 `NemotronHMLP`, `mlp_bias` false).
+    Up,
+}
+
+/// What a decoder layer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocks {
+    /// Attention (or a recurrent mixer) and then an MLP (or the experts),
+    /// every layer.
+    Joint,
+    /// One of them per layer, behind one norm (Nemotron-H's
+    /// `NemotronHBlock`: `norm`, then the `mixer` its `layers_block_type`
+    /// names): the architecture's `ffn_layers` are MLPs alone, its
+    /// `linear_layers` recurrent mixers alone, the rest attention alone.
+    Single,
 }
 
 /// Which activation the MLP applies, as the kernels see it.
@@ -401,6 +422,11 @@ pub struct Moe {
     /// `scripts/measure/mlx/lfm2moe_rows.jsonl`. Other families' MLX bias
     /// is not modelled.
     pub mlx_expert_bias_fp32: bool,
+    /// mlx-lm's router is a bare weight array, not an `nn.Linear`, so
+    /// `quantize_model` never quantizes it: it stays in the model's dtype
+    /// (Nemotron-H: `NemotronHTopkRouter`'s `weight`, mlx-lm `nemotron_h.py`;
+    /// measured, `scripts/measure/mlx/nemotron_h_rows.jsonl`).
+    pub mlx_router_plain: bool,
     /// The shared expert runs before the router, its output alive through
     /// the routed experts (Qwen3.5-MoE and Qwen3-Next:
     /// `Qwen3_5MoeSparseMoeBlock.forward`, `Qwen3NextSparseMoeBlock.forward`);
@@ -865,6 +891,8 @@ pub struct Spec {
     pub sinks: bool,
     pub mlp: Mlp,
     pub act: Act,
+    /// Whether a layer holds a mixer and an MLP, or one of them.
+    pub blocks: Blocks,
     /// Routed experts (in the layers after `dense_layers`).
     pub moe: Option<Moe>,
     pub embed_scale: EmbedScale,
@@ -983,6 +1011,7 @@ const LLAMA: Spec = Spec {
     sinks: false,
     mlp: Mlp::Gated,
     act: Act::Fused,
+    blocks: Blocks::Joint,
     moe: None,
     embed_scale: EmbedScale::None,
     final_softcap: false,
@@ -1115,6 +1144,7 @@ const MOE: Moe = Moe {
     mlx_router_8bit: false,
     correction_fp32: false,
     mlx_expert_bias_fp32: false,
+    mlx_router_plain: false,
     shared_first: false,
     dense_dispatch: false,
     interleaved: false,
@@ -1144,6 +1174,7 @@ const GPT_OSS: Spec = Spec {
         mlx_router_8bit: true,
         correction_fp32: false,
         mlx_expert_bias_fp32: false,
+        mlx_router_plain: false,
         shared_first: false,
         dense_dispatch: false,
         interleaved: false,
@@ -1474,6 +1505,52 @@ const GRANITE_HYBRID: Spec = Spec {
     ..LLAMA
 };
 
+/// Nemotron-H: in every layer an RMSNorm (`norm`) and one mixer
+/// (`layers_block_type`, from `hybrid_override_pattern`'s `M`, `*`, `-`):
+/// Mamba-2 (`NemotronHMamba2Mixer`: Bamba's tensors, the convolution with
+/// a bias, the projections without, `mamba_num_heads × mamba_head_dim`
+/// wide), attention without position embedding (`NemotronHAttention`:
+/// q, k, v, o without biases, `head_dim` of its own), or a squared-ReLU MLP
+/// (`NemotronHMLP`: `up_proj`, `down_proj`); a final RMSNorm (`norm_f`);
+/// the head untied; Nemotron 3's MoE layers (`E`) in place of the MLPs.
+/// Source: transformers 5.23 `models/nemotron_h/modeling_nemotron_h.py`
+/// (`NemotronHBlock`, `MIXER_TYPES`, `NemotronHMoE`), `NemotronHConfig`.
+const NEMOTRON_H: Spec = Spec {
+    rope: RopeStyle::None,
+    rope_tables: 0,
+    mlp: Mlp::Up,
+    blocks: Blocks::Single,
+    // Nemotron 3's `E` layers (`NemotronHMoE`): stacked experts of the
+    // MLP's kind (`up_proj`, `down_proj`), then DeepSeek-V3's router
+    // (`NemotronHTopkRouter`: a sigmoid, the `e_score_correction_bias`
+    // buffer, group-limited top-k), then a shared expert of
+    // `moe_shared_expert_intermediate_size` added to their output.
+    moe: Some(Moe {
+        router: Router::SigmoidGrouped,
+        shared: Shared::Plain,
+        router_first: false,
+        peft_experts: false,
+        aux_loss: false,
+        optional: true,
+        // `cast_predicate` keeps the correction bias fp32 (a parameter to
+        // mlx-lm); the router is an array, never quantized.
+        mlx_expert_bias_fp32: true,
+        mlx_router_plain: true,
+        ..MOE
+    }),
+    // mlx-lm keeps `A_log` fp32 (`cast_predicate`, `nemotron_h.py`;
+    // measured: `scripts/measure/mlx/nemotron_h_rows.jsonl`).
+    linear: Some(Linear {
+        mlx_a_log_fp32: true,
+        ..Linear::MAMBA2
+    }),
+    // transformers 4.57.6's wheel has no `nemotron_h` (it came native in
+    // 5.x); training and `generate` are refused anyway (the Mamba-2 layers
+    // are not measured).
+    legacy: ONLY_5,
+    ..LLAMA
+};
+
 /// Llama 4 Scout and Maverick: transformers 5.23
 /// `models/llama4/modeling_llama4.py`.
 /// `Llama4TextDecoderLayer`: Llama's attention (its L2 q/k norm has no
@@ -1689,6 +1766,7 @@ impl Family {
             Family::Olmo3 => OLMO3,
             Family::Lfm2 => LFM2,
             Family::GraniteMoeHybrid => GRANITE_HYBRID,
+            Family::NemotronH => NEMOTRON_H,
             Family::Lfm2Moe => LFM2_MOE,
         }
     }

@@ -271,6 +271,11 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("mamba_n_heads", Neutral::Off),
     ("mamba_d_state", Neutral::Off),
     ("shared_intermediate_size", Neutral::Off),
+    // Nemotron-H: Mamba-2 layers and layers of one thing each.
+    ("mamba_num_heads", Neutral::Off),
+    ("ssm_state_size", Neutral::Off),
+    ("hybrid_override_pattern", Neutral::Off),
+    ("layers_block_type", Neutral::Off),
 ];
 
 /// The value of a memory field that leaves memory as it is.
@@ -683,6 +688,13 @@ fn reader(family: Family) -> Reader {
             derive: granite_hybrid,
             ..plain(&[])
         },
+        // The layers are the pattern's ([`nemotron_h`]); the head width and
+        // the MLP's have transformers' defaults.
+        Family::NemotronH => Reader {
+            tolerated: NEMOTRON_H_TOLERATED,
+            derive: nemotron_h,
+            ..plain(NEMOTRON_H)
+        },
         // The L2 q/k norm has no weight (`use_qk_norm` changes no tensor).
         Family::Llama4Text => Reader {
             tolerated: &["use_qk_norm", "attention_bias"],
@@ -912,6 +924,215 @@ fn granite_mamba(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), C
     a.linear_k_heads = checked(ArchNum::LinearKHeads, "mamba_n_groups", groups)?;
     let kernel = uint_or(obj, "mamba_d_conv", 4)?;
     a.linear_conv = checked(ArchNum::LinearConv, "mamba_d_conv", kernel)?;
+    Ok(())
+}
+
+/// Nemotron-H's numbers that its layer list ([`nemotron_h`]) or
+/// transformers' defaults give when the config leaves them out
+/// (`NemotronHConfig`: `num_hidden_layers` is the list's length).
+const NEMOTRON_H: Nums = &[
+    (ArchNum::Layers, &["num_hidden_layers"], Default::Zero),
+    (ArchNum::HeadDim, &["head_dim"], Default::Zero),
+    (ArchNum::Ffn, &["intermediate_size"], Default::Zero),
+];
+
+/// Nemotron-H's memory fields, read by [`nemotron_h`].
+const NEMOTRON_H_TOLERATED: &[&str] = &[
+    "hybrid_override_pattern",
+    "layers_block_type",
+    "mamba_num_heads",
+    "ssm_state_size",
+    "mlp_bias",
+    "attention_bias",
+    "n_routed_experts",
+    "num_experts_per_tok",
+    "moe_intermediate_size",
+    "n_shared_experts",
+];
+
+/// Nemotron-H as transformers 5.23 reads it (`NemotronHConfig.__post_init__`,
+/// its defaults where a field is absent): the layers are `layers_block_type`
+/// (or `layer_types`, or `hybrid_override_pattern`'s letters: `M` Mamba-2,
+/// `*` attention, `-` an MLP), as many as it lists whatever
+/// `num_hidden_layers` says; `head_dim` 128 and `intermediate_size` 21504
+/// when absent; the Mamba-2 numbers ([`nemotron_h_mamba`]); the MoE
+/// layers' experts ([`nemotron_h_experts`]). Multi-token prediction, latent
+/// experts, biases on the projections or none on the convolution are
+/// refused by name.
+fn nemotron_h(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let [mamba, mlp, moe, layers] = nemotron_h_layers(obj, a)?;
+    a.layers = checked(ArchNum::Layers, "hybrid_override_pattern", layers)?;
+    a.linear_layers = checked(ArchNum::LinearLayers, "hybrid_override_pattern", mamba)?;
+    a.ffn_layers = checked(ArchNum::FfnLayers, "hybrid_override_pattern", mlp + moe)?;
+    if moe > 0 {
+        nemotron_h_experts(obj, a)?;
+    }
+    if a.head_dim == 0 {
+        a.head_dim = 128;
+    }
+    if a.ffn == 0 {
+        a.ffn = checked(ArchNum::Ffn, "intermediate_size", 21504)?;
+    }
+    nemotron_h_mamba(obj, a)?;
+    let mut refused = Vec::new();
+    for (field, on) in [
+        ("use_bias", true),
+        ("mlp_bias", true),
+        ("attention_bias", true),
+    ] {
+        if boolean(obj, field)? == Some(on) {
+            refused.push(format!(
+                "{field} (true: vramfit models the projections without biases)"
+            ));
+        }
+    }
+    let conv_bias = boolean(obj, "mamba_conv_bias")?.or(boolean(obj, "use_conv_bias")?);
+    if conv_bias == Some(false) {
+        refused.push("use_conv_bias (false: vramfit models the convolution's bias)".into());
+    }
+    if obj.get("moe_latent_size").is_some_and(|v| !v.is_null()) {
+        refused.push("moe_latent_size (latent experts, Nemotron 3 Super, are not modelled)".into());
+    }
+    if uint(obj, "num_nextn_predict_layers")?.unwrap_or(0) > 0 {
+        refused.push(
+            "num_nextn_predict_layers (multi-token prediction layers are not modelled)".into(),
+        );
+    }
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(ConfigError::NotUnderstood {
+            model_type: a.family.key().into(),
+            fields: refused,
+        })
+    }
+}
+
+/// Nemotron-H's layers as `NemotronHConfig.__post_init__` picks them: the
+/// list (`layers_block_type`, or its alias `layer_types`; the names
+/// `remap_legacy_layer_types` renames, `mamba` and `attention`, read as
+/// theirs), else `hybrid_override_pattern`, else transformers' default
+/// list. Returns the Mamba-2 layers, the MLPs, the MoE layers and all the
+/// layers; MLPs and MoE layers in one model are refused by name (vramfit's
+/// MLP-only layers are one or the other).
+fn nemotron_h_layers(obj: &Map<String, Value>, a: &Architecture) -> Result<[u64; 4], ConfigError> {
+    let list = ["layers_block_type", "layer_types"]
+        .into_iter()
+        .find_map(|f| match obj.get(f) {
+            Some(Value::Array(items)) => Some((f, items)),
+            _ => None,
+        });
+    let kinds: Vec<(&'static str, Option<char>, String)> = match list {
+        Some((field, items)) => items
+            .iter()
+            .map(|t| {
+                let kind = match t.as_str() {
+                    Some("mamba" | "linear_attention") => Some('M'),
+                    Some("attention" | "full_attention") => Some('*'),
+                    Some("mlp") => Some('-'),
+                    Some("moe") => Some('E'),
+                    _ => None,
+                };
+                (field, kind, quote_value(t))
+            })
+            .collect(),
+        None => match obj.get("hybrid_override_pattern") {
+            Some(Value::String(p)) => p
+                .chars()
+                .map(|c| {
+                    let kind = matches!(c, 'M' | '*' | '-' | 'E').then_some(c);
+                    ("hybrid_override_pattern", kind, format!("{c:?}"))
+                })
+                .collect(),
+            None | Some(Value::Null) => ["linear_attention", "moe", "full_attention", "mlp"]
+                .into_iter()
+                .zip(['M', 'E', '*', '-'])
+                .map(|(t, c)| ("layers_block_type", Some(c), format!("{t:?}")))
+                .collect(),
+            Some(v) => {
+                return Err(ConfigError::Invalid {
+                    field: "hybrid_override_pattern",
+                    reason: format!("must be a string of M, *, - and E, not {}", quote_value(v)),
+                })
+            }
+        },
+    };
+    let (mut mamba, mut mlp, mut moe) = (0u64, 0u64, 0u64);
+    for (field, kind, text) in &kinds {
+        match kind {
+            Some('M') => mamba += 1,
+            Some('-') => mlp += 1,
+            Some('E') => moe += 1,
+            Some('*') => {}
+            Some(_) | None => {
+                return Err(ConfigError::NotUnderstood {
+                    model_type: a.family.key().into(),
+                    fields: vec![format!("{field} entry {text}")],
+                })
+            }
+        }
+    }
+    if mlp > 0 && moe > 0 {
+        return Err(ConfigError::NotUnderstood {
+            model_type: a.family.key().into(),
+            fields: vec![format!(
+                "{} ({mlp} MLP and {moe} MoE layers in one model are not modelled)",
+                kinds[0].0
+            )],
+        });
+    }
+    Ok([mamba, mlp, moe, kinds.len() as u64])
+}
+
+/// Nemotron 3's experts (`NemotronHMoE`, transformers' defaults where a
+/// field is absent): `n_routed_experts` (8) of `moe_intermediate_size`
+/// (7688), `num_experts_per_tok` (2) a token, one shared expert of
+/// `moe_shared_expert_intermediate_size` (7688), counted in expert widths
+/// (it must be a multiple), whatever `n_shared_experts` says
+/// (`NemotronHMoE.__init__` builds one `NemotronHMLP`).
+fn nemotron_h_experts(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let experts = uint_or(obj, "n_routed_experts", 8)?;
+    a.experts = checked(ArchNum::Experts, "n_routed_experts", experts)?;
+    let k = uint_or(obj, "num_experts_per_tok", 2)?;
+    a.experts_per_token = checked(ArchNum::ExpertsPerToken, "num_experts_per_tok", k)?;
+    let width = uint_or(obj, "moe_intermediate_size", 7688)?;
+    a.moe_ffn = checked(ArchNum::MoeFfn, "moe_intermediate_size", width)?;
+    let field = "moe_shared_expert_intermediate_size";
+    let shared = uint_or(obj, field, 7688)?;
+    if width == 0 || shared % width != 0 {
+        return Err(ConfigError::Invalid {
+            field,
+            reason: format!(
+                "({shared}) must be a multiple of moe_intermediate_size ({width}): vramfit counts the shared expert in expert widths"
+            ),
+        });
+    }
+    a.shared_experts = checked(ArchNum::SharedExperts, field, shared / width)?;
+    Ok(())
+}
+
+/// Nemotron-H's Mamba-2 numbers (`NemotronHMamba2Mixer.__init__`: the
+/// inner width is `mamba_num_heads` (128) × `mamba_head_dim` (64)), as the
+/// state's head numbers ([`crate::model::family::Recurrence::Mamba2`]):
+/// state `ssm_state_size` (128), `n_groups` (8; `mamba_n_groups` wins,
+/// `__post_init__`), kernel `conv_kernel` (4; `mamba_d_conv` wins).
+fn nemotron_h_mamba(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let heads = uint_or(obj, "mamba_num_heads", 128)?;
+    a.linear_v_heads = checked(ArchNum::LinearVHeads, "mamba_num_heads", heads)?;
+    let head = uint_or(obj, "mamba_head_dim", 64)?;
+    a.linear_v_dim = checked(ArchNum::LinearVDim, "mamba_head_dim", head)?;
+    let state = uint_or(obj, "ssm_state_size", 128)?;
+    a.linear_k_dim = checked(ArchNum::LinearKDim, "ssm_state_size", state)?;
+    let (field, groups) = match uint(obj, "mamba_n_groups")? {
+        Some(g) => ("mamba_n_groups", g),
+        None => ("n_groups", uint_or(obj, "n_groups", 8)?),
+    };
+    a.linear_k_heads = checked(ArchNum::LinearKHeads, field, groups)?;
+    let (field, kernel) = match uint(obj, "mamba_d_conv")? {
+        Some(k) => ("mamba_d_conv", k),
+        None => ("conv_kernel", uint_or(obj, "conv_kernel", 4)?),
+    };
+    a.linear_conv = checked(ArchNum::LinearConv, field, kernel)?;
     Ok(())
 }
 

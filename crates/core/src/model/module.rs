@@ -131,6 +131,9 @@ pub enum ModuleName {
     /// its experts conversion ("all-linear"), never by a name here.
     Router,
     ExpertsGateUp,
+    /// Experts without a gate (Nemotron-H's `experts.up_proj`, `[E, I,
+    /// h]`, as its MLP: [`crate::model::family::Mlp::Up`]).
+    ExpertsUp,
     ExpertsDown,
     /// Mixtral's routed experts as transformers 4 builds them, one
     /// `nn.Linear` each: `w1` (gate), `w3` (up), `w2` (down). peft 0.21
@@ -199,7 +202,7 @@ impl ModuleKind {
 }
 
 impl ModuleName {
-    pub const ALL: [ModuleName; 38] = [
+    pub const ALL: [ModuleName; 39] = [
         ModuleName::QProj,
         ModuleName::KProj,
         ModuleName::VProj,
@@ -220,6 +223,7 @@ impl ModuleName {
         ModuleName::SharedExpertGate,
         ModuleName::Router,
         ModuleName::ExpertsGateUp,
+        ModuleName::ExpertsUp,
         ModuleName::ExpertsDown,
         ModuleName::W1,
         ModuleName::W2,
@@ -266,6 +270,7 @@ impl ModuleName {
             ModuleName::SharedExpertGate => ("shared_expert_gate", Gate, Proj::OTHER),
             ModuleName::Router => ("router", Router, Proj::OTHER),
             ModuleName::ExpertsGateUp => ("experts.gate_up_proj", Expert, Proj::GATE.or(Proj::UP)),
+            ModuleName::ExpertsUp => ("experts.up_proj", Expert, Proj::UP),
             ModuleName::ExpertsDown => ("experts.down_proj", Expert, Proj::DOWN),
             ModuleName::W1 => ("w1", ExpertLinear, Proj::GATE),
             ModuleName::W2 => ("w2", ExpertLinear, Proj::DOWN),

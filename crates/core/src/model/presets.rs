@@ -90,8 +90,8 @@ const fn pythia(hidden: u32, layers: u32, heads: u32, vocab: u32) -> Architectur
 use Family::{
     DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
     GraniteMoeHybrid, Lfm2, Lfm2Moe, Llama, Llama4Text, MinimaxM2, Ministral3, Mistral, Mixtral,
-    Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next,
-    SmolLm3,
+    NemotronH, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe,
+    Qwen3Next, SmolLm3,
 };
 
 /// LFM2 1.2B's published config (`scripts/measure/families/lfm2/lfm2-1.2b.json`).
@@ -134,6 +134,36 @@ const GRANITE_H_MICRO: Architecture = Architecture {
     linear_v_heads: 64,
     linear_k_dim: 128,
     linear_v_dim: 64,
+    linear_conv: 4,
+    ..Architecture::BLANK
+};
+
+/// Nemotron Nano 2 9B's config, reconstructed from public copies
+/// (`scripts/measure/families/nemotron_h/NVIDIA-Nemotron-Nano-9B-v2.json`,
+/// its sources in that folder's NOTES.md §4; the 12B's and 47B's are
+/// reconstructed too, the 8B's and Nemotron 3 Nano's public copies of the
+/// files): 56 layers of 4480, as
+/// `hybrid_override_pattern` says 27 Mamba-2 (128 heads of 80, a state of
+/// 128, 8 groups, kernel 4), 25 squared-ReLU MLPs of 15680 and 4
+/// attention layers (40 heads and 8 key/value heads of 128, no position
+/// embedding), a 131,072-token vocabulary, untied.
+const NEMOTRON_NANO_9B: Architecture = Architecture {
+    family: NemotronH,
+    hidden: 4480,
+    layers: 56,
+    heads: 40,
+    kv_heads: 8,
+    head_dim: 128,
+    ffn: 15680,
+    vocab: 131072,
+    tied: false,
+    positions: 131_072,
+    linear_layers: 27,
+    ffn_layers: 25,
+    linear_k_heads: 8,
+    linear_v_heads: 128,
+    linear_k_dim: 128,
+    linear_v_dim: 80,
     linear_conv: 4,
     ..Architecture::BLANK
 };
@@ -1734,6 +1764,93 @@ pub const PRESETS: &[Preset] = &[
             ..GRANITE_H_MICRO
         },
         published_params: 32_207_337_984,
+    },
+    // Nemotron-H: the counts are transformers 5.23's `NemotronHForCausalLM`
+    // on the meta device from each config
+    // (`scripts/measure/families/nemotron_h/params.txt`).
+    Preset {
+        id: "nemotron-nano-9b-v2",
+        name: "Nemotron Nano 2 9B (hybrid)",
+        repo: "nvidia/NVIDIA-Nemotron-Nano-9B-v2",
+        arch: NEMOTRON_NANO_9B,
+        published_params: 8_888_227_328,
+    },
+    Preset {
+        id: "nemotron-nano-12b-v2",
+        name: "Nemotron Nano 2 12B (hybrid)",
+        repo: "nvidia/NVIDIA-Nemotron-Nano-12B-v2",
+        arch: Architecture {
+            hidden: 5120,
+            layers: 62,
+            ffn: 20480,
+            linear_layers: 28,
+            ffn_layers: 28,
+            ..NEMOTRON_NANO_9B
+        },
+        published_params: 12_310_001_152,
+    },
+    Preset {
+        id: "nemotron-h-8b",
+        name: "Nemotron-H 8B (hybrid)",
+        repo: "nvidia/Nemotron-H-8B-Base-8K",
+        arch: Architecture {
+            hidden: 4096,
+            layers: 52,
+            heads: 32,
+            ffn: 21504,
+            positions: 8192,
+            linear_layers: 24,
+            ffn_layers: 24,
+            linear_v_dim: 64,
+            ..NEMOTRON_NANO_9B
+        },
+        published_params: 8_100_852_736,
+    },
+    Preset {
+        id: "nemotron-h-47b",
+        name: "Nemotron-H 47B (hybrid)",
+        repo: "nvidia/Nemotron-H-47B-Base-8K",
+        arch: Architecture {
+            hidden: 8192,
+            layers: 98,
+            heads: 64,
+            ffn: 30720,
+            positions: 8192,
+            linear_layers: 45,
+            ffn_layers: 48,
+            linear_v_heads: 256,
+            linear_k_dim: 256,
+            linear_v_dim: 64,
+            ..NEMOTRON_NANO_9B
+        },
+        published_params: 46_791_554_816,
+    },
+    // 52 layers of 2688: 23 Mamba-2 (64 heads of 64, a state of 128, 8
+    // groups), 23 MoE layers (128 experts of 1856, 6 a token, a shared
+    // expert of 3712) and 6 attention layers (32 heads and 2 key/value
+    // heads of 128).
+    Preset {
+        id: "nemotron-3-nano-30b-a3b",
+        name: "Nemotron 3 Nano 30B-A3B (hybrid MoE)",
+        repo: "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+        arch: Architecture {
+            hidden: 2688,
+            layers: 52,
+            heads: 32,
+            kv_heads: 2,
+            ffn: 1856,
+            positions: 262_144,
+            linear_layers: 23,
+            ffn_layers: 23,
+            linear_v_heads: 64,
+            linear_v_dim: 64,
+            experts: 128,
+            experts_per_token: 6,
+            moe_ffn: 1856,
+            shared_experts: 2,
+            ..NEMOTRON_NANO_9B
+        },
+        published_params: 31_577_937_344,
     },
     Preset {
         id: "gpt-oss-20b",

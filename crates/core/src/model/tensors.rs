@@ -6,8 +6,8 @@
 
 use super::arch::{Architecture, LayerHeads, LayerKind};
 use super::family::{
-    AttnBias, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv, Recurrence,
-    Router, Shared, TpPlan,
+    AttnBias, Blocks, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv,
+    Recurrence, Router, Shared, TpPlan,
 };
 use super::module::{Module, ModuleKind, ModuleName, Proj};
 
@@ -326,6 +326,21 @@ impl Architecture {
                 ),
             );
         }
+        if spec.blocks == Blocks::Single {
+            self.single_layers(experts, f);
+        } else {
+            self.joint_layers(experts, f);
+        }
+        f(Place::After, &norm("norm", h));
+        self.per_layer_embedding_tensors(f);
+        if !self.tied {
+            f(Place::After, &ParamTensor::new("lm_head", v, h, Role::Head));
+        }
+    }
+
+    /// The layers of a family whose every layer has a mixer and an MLP,
+    /// kind by kind.
+    fn joint_layers(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
         let mut lo = 0u32;
         for (kind, count) in self.layer_kinds() {
             let hi = lo.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
@@ -344,10 +359,36 @@ impl Architecture {
             }
             lo = hi;
         }
-        f(Place::After, &norm("norm", h));
-        self.per_layer_embedding_tensors(f);
-        if !self.tied {
-            f(Place::After, &ParamTensor::new("lm_head", v, h, Role::Head));
+    }
+
+    /// The layers of a family whose layers are one thing each
+    /// ([`Blocks::Single`]): the attention and recurrent layers (their
+    /// norm and mixer, [`Architecture::layer_tensors`]), then the MLPs
+    /// alone, each behind its norm (Nemotron-H's `NemotronHBlock`: `norm`,
+    /// then `mixer`, a `NemotronHMLP`).
+    fn single_layers(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
+        let (linear, ffn) = (self.linear_layers, self.ffn_layers);
+        let full = self.attention_layers();
+        let class = self.class_at(self.layers.saturating_sub(1));
+        if full + linear > 0 {
+            let mixers = (u64::from(full), u64::from(linear));
+            self.layer_tensors(LayerKind::Dense, mixers, class, experts, f);
+        }
+        if ffn > 0 {
+            let at = Place::Layers {
+                count: u64::from(ffn),
+            };
+            f(at, &self.norm("norm", u64::from(self.hidden)));
+            match self.moe() {
+                // Nemotron 3's MoE layers (`NemotronHMoE`: experts, router,
+                // shared expert).
+                Some(moe) => self.moe_tensors(moe, experts, &mut |t| f(at, &t)),
+                None => {
+                    for t in self.mlp_tensors(u64::from(self.ffn)).into_iter().flatten() {
+                        f(at, &t);
+                    }
+                }
+            }
         }
     }
 
@@ -447,6 +488,10 @@ impl Architecture {
             count: full + linear,
         };
         let gpt2 = spec.layout == Layout::Gpt2;
+        if spec.blocks == Blocks::Single {
+            // One norm, then the mixer alone.
+            f(at, &self.norm("norm", h));
+        }
         match spec.layout {
             Layout::Gpt2 => f(at, &self.norm("ln_1", h)),
             // `GPTNeoXLayer.__init__` registers both norms first.
@@ -469,6 +514,9 @@ impl Architecture {
             self.full_attention_tensors(class, &mut put);
         }
         let mut put = |t: ParamTensor| f(at, &t);
+        if spec.blocks == Blocks::Single {
+            return;
+        }
         if gpt2 {
             put(self.norm("ln_2", h));
         }
@@ -656,7 +704,12 @@ impl Architecture {
             Role::Attention,
         ));
         put(vec("dt_bias", heads));
-        put(vec("A_log", heads));
+        // Kept fp32 where the family's MLX says (Nemotron-H's
+        // `cast_predicate`); Granite's is cast with the rest.
+        put(ParamTensor {
+            fp32_stored: true,
+            ..vec("A_log", heads)
+        });
         put(ParamTensor::new("mamba.norm", inner, 1, Role::Norm));
         put(vec("D", heads));
         put(ParamTensor::new("out_proj", h, inner, Role::Attention));
@@ -807,10 +860,15 @@ impl Architecture {
             module: Some(name),
             ..ParamTensor::new(name.text(), rows, cols, Role::Expert)
         };
-        let experts = [
-            stacked(ModuleName::ExpertsGateUp, 2 * mf, h),
-            stacked(ModuleName::ExpertsDown, h, mf),
-        ];
+        // The experts are built as the family's MLP: gated, or (Nemotron-H's
+        // `NemotronHExperts`) an `up_proj` alone.
+        let up = match self.spec().mlp {
+            Mlp::Up => stacked(ModuleName::ExpertsUp, mf, h),
+            Mlp::Gated | Mlp::GatedFused | Mlp::Plain => {
+                stacked(ModuleName::ExpertsGateUp, 2 * mf, h)
+            }
+        };
+        let experts = [up, stacked(ModuleName::ExpertsDown, h, mf)];
         // 2-D biases [E, out] (gpt-oss), tensors of their own.
         let biases = [
             ParamTensor::new("experts.gate_up_proj_bias", e, 2 * mf, Role::Expert),
@@ -873,6 +931,11 @@ impl Architecture {
             ],
             Mlp::GatedFused => [
                 Some(self.lin(ModuleName::GateUpProj, 2 * f, h, false)),
+                Some(self.lin(ModuleName::DownProj, h, f, false)),
+                None,
+            ],
+            Mlp::Up => [
+                Some(self.lin(ModuleName::UpProj, f, h, false)),
                 Some(self.lin(ModuleName::DownProj, h, f, false)),
                 None,
             ],

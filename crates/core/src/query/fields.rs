@@ -386,6 +386,7 @@ pub static FIELDS: &[Field] = &[
     arch_number!(ArchNum::LinearKDim),
     arch_number!(ArchNum::LinearVDim),
     arch_number!(ArchNum::LinearConv),
+    arch_number!(ArchNum::FfnLayers),
     arch_number!(ArchNum::SlidingPeriod),
     arch_number!(ArchNum::GlobalHeadDim),
     arch_number!(ArchNum::GlobalKvHeads),

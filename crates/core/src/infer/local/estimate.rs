@@ -146,7 +146,7 @@ fn host_experts(l: &crate::infer::run::LlamaArgs) -> (u32, u32) {
 /// Ollama's settings for the run of `a`.
 fn ollama_params(a: &Architecture, inf: &Inference) -> Ollama {
     let o = &inf.ollama;
-    let arch = crate::model::gguf::gguf_architecture(a.family);
+    let arch = crate::model::gguf::gguf_architecture(a);
     Ollama {
         num_ctx: match inf.ctx {
             MaxLen::Tokens(t) => Some(t.get()),
@@ -270,7 +270,7 @@ fn projector(a: &Architecture, inf: &Inference) -> Option<String> {
 /// Ollama running the model one request at a time when more were asked
 /// ([`super::ollama::ONE_AT_A_TIME`]).
 fn one_at_a_time(a: &Architecture, inf: &Inference) -> Option<String> {
-    let arch = crate::model::gguf::gguf_architecture(a.family);
+    let arch = crate::model::gguf::gguf_architecture(a);
     let asked = inf.ollama.num_parallel.get();
     (inf.engine == Engine::Ollama && asked > 1 && super::ollama::parallel_for(arch, asked) == 1)
         .then(|| format!("Ollama runs {arch} models one request at a time (\"does not currently support parallel requests\"): num_parallel={asked} is not applied"))
@@ -510,7 +510,9 @@ pub fn mlx_weights(a: &Architecture, quant: Option<MlxQuant>, group: u64, dt: u1
         // gpt-oss's expert biases (`[E, out]`, no module) are vectors to
         // mlx-lm (`SwitchLinear`'s `bias`), kept in the dtype.
         let expert_bias = t.role == Role::Expert && t.module.is_none();
-        let matrix = t.cols > 1 && !matches!(t.role, Role::Norm) && !t.conv && !expert_bias;
+        let plain_router = t.role == Role::Router && spec.moe.is_some_and(|m| m.mlx_router_plain);
+        let matrix =
+            t.cols > 1 && !matches!(t.role, Role::Norm) && !t.conv && !expert_bias && !plain_router;
         let gate = t.role == Role::Router || t.module == Some(ModuleName::SharedExpertGate);
         // The gates' predicate gives 8 bits in groups of 64 with no mode:
         // affine whatever the model's mode (measured, `modes_rows.jsonl`).

@@ -389,8 +389,13 @@ fn hybrid_patterns(a: &Architecture) -> (Pattern, Pattern) {
             Pattern::AllButEvery(rule.full_every),
         )
     } else {
+        // Nemotron-H's MLP-only layers come after the recurrent ones
+        // ([`Architecture::ffn_only_at`]): neither a cache nor a state
+        // (`create_memory`'s filters keep the layers whose `n_ff` is 0,
+        // `src/llama-model.cpp`; `is_recr`: no key/value heads and no
+        // `n_ff`, `src/models/nemotron-h.cpp`).
         (
-            Pattern::From(a.linear_layers),
+            Pattern::From(a.linear_layers.saturating_add(a.ffn_layers)),
             Pattern::First(a.linear_layers),
         )
     }

@@ -1181,7 +1181,9 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             | ModuleName::InProjBa
             // Gemma 4 (`models/gemma4.py`): `ColumnParallelLinear`.
             | ModuleName::PerLayerModelProjection => column,
-            ModuleName::ExpertsGateUp => (s.div_ceil(ep), r.div_ceil(wide), c),
+            ModuleName::ExpertsGateUp | ModuleName::ExpertsUp => {
+                (s.div_ceil(ep), r.div_ceil(wide), c)
+            }
             ModuleName::ExpertsDown => (s.div_ceil(ep), r, c.div_ceil(wide)),
             // Keys as values (Gemma 4's global layers): `QKVParallelLinear`
             // keeps a value slot, which the loader fills from `k_proj`
@@ -1437,11 +1439,11 @@ fn widest_ffn(a: &Architecture) -> u128 {
 }
 
 /// A dense MLP's width per token beside the hidden state: gate and up (or
-/// GPT-2's `c_fc`) and the activation's output.
+/// GPT-2's `c_fc`, Nemotron-H's `up_proj`) and the activation's output.
 fn mlp_width(a: &Architecture, f: u128) -> u128 {
     match a.family.spec().mlp {
         Mlp::Gated | Mlp::GatedFused => 3 * f,
-        Mlp::Plain => 2 * f,
+        Mlp::Plain | Mlp::Up => 2 * f,
     }
 }
 

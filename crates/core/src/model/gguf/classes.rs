@@ -16,6 +16,7 @@
 //! `tests/gguf.rs` holds the fold to `predict_each`, tensor by tensor.
 
 use super::super::arch::{Architecture, LayerKind};
+use super::super::family::Blocks;
 use super::ftype::FileType;
 use super::layout::{Layout, Slot};
 use super::predict::{quantizer, typed, PredictError, Recipe, TensorBytes};
@@ -53,6 +54,15 @@ pub fn predict_folded(
         runs: Vec::with_capacity(8),
         each,
     };
+    if a.family.spec().blocks == Blocks::Single {
+        // Nemotron-H: attention, Mamba-2 and MLP layers, each folded on
+        // its own (build 6, 7, 8).
+        for l in 0..a.layers {
+            let build = 6 + Layout::single(a, l) as u8;
+            f.fold_kind((a.kind_of(l), build), layout.slots(a, l), l, l + 1)?;
+        }
+        return Ok(f.runs);
+    }
     if a.linear_layers > 0 && a.family.spec().linear.is_some() {
         // A hybrid: its layers of one kind alternate between attention and
         // a Gated DeltaNet, each folded on its own (the classes still
@@ -99,7 +109,8 @@ fn tensor(s: &Slot, layer: Option<u32>, ty: GgmlType, bytes: u128) -> TensorByte
 }
 
 /// A class: its layers' kind and build (0 plain, 1 a Gated DeltaNet in
-/// place of attention, 2 to 5 Gemma 4's [`Layout::variant`] + 2), and
+/// place of attention, 2 to 5 Gemma 4's [`Layout::variant`] + 2, 6 to 8
+/// Nemotron-H's [`Layout::single`] + 6), and
 /// where its variable tensors' types are in [`Folder::types`].
 struct Class {
     kind: (LayerKind, u8),

@@ -9,7 +9,7 @@
 //! `src/llama-model.cpp` (`load_hparams`).
 
 use super::super::arch::{ArchError, ArchNum, Architecture};
-use super::super::family::{Family, Qkv, RopeStyle, Shared, Sliding};
+use super::super::family::{Blocks, Family, Qkv, RopeStyle, Shared, Sliding};
 use super::header::{GgufHeader, MetaValue};
 use super::layout::Converter;
 use std::fmt;
@@ -87,6 +87,11 @@ pub struct GgufModel {
     /// (`recurrent_layer_arr`), and `shortconv.l_cache` is their kernel.
     pub kv_zero_layers: Option<u64>,
     pub shortconv_l_cache: Option<u64>,
+    /// Nemotron-H (`src/models/nemotron-h.cpp` `load_arch_hparams`): the
+    /// layers whose per-layer `feed_forward_length` entry is not 0 are MLPs
+    /// alone (the others recurrent, with 0 key/value heads too, or
+    /// attention).
+    pub ffn_nonzero_layers: Option<u64>,
     /// Mamba-2 (`src/models/granite-hybrid.cpp` `load_arch_hparams`): the
     /// `ssm.*` keys.
     pub ssm: SsmKeys,
@@ -188,6 +193,9 @@ impl GgufHeader {
                 .as_ref()
                 .map(|v| v.iter().filter(|k| **k == Some(0)).count() as u64),
             shortconv_l_cache: num("shortconv.l_cache"),
+            ffn_nonzero_layers: ffn_list
+                .as_ref()
+                .map(|v| v.iter().filter(|f| f.is_some_and(|f| f > 0)).count() as u64),
             ssm: SsmKeys {
                 conv_kernel: num("ssm.conv_kernel"),
                 state_size: num("ssm.state_size"),
@@ -301,7 +309,10 @@ fn family(m: &GgufModel) -> Result<Family, GgufArchError> {
                         | Family::Olmo3
                 )
             })
-            .find(|f| Converter::of(*f).arch == other)
+            .find(|f| {
+                let c = Converter::of(*f);
+                c.arch == other || c.moe_arch == Some(other)
+            })
             .ok_or_else(|| {
                 GgufArchError::UnknownArchitecture(crate::clip::clip(other, crate::clip::QUOTE))
             })?,
@@ -323,7 +334,12 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
     if spec.moe.is_some() && (!optional || m.expert_count.unwrap_or(0) > 0) {
         r.experts(&mut a)?;
     }
-    let ffn = m.feed_forward_length.or(m.expert_feed_forward_length);
+    let ffn = match spec.blocks {
+        // A list whose recurrent and attention layers' entries are 0.
+        Blocks::Single => m.feed_forward_length_max,
+        Blocks::Joint => m.feed_forward_length,
+    }
+    .or(m.expert_feed_forward_length);
     a.ffn = r.fit(
         ArchNum::Ffn,
         r.need(ffn, "feed_forward_length")?,
@@ -487,10 +503,15 @@ impl Keys<'_> {
             Shared::None => 0,
             Shared::Plain if implied > 0 => implied,
             // DeepSeek counts its shared experts; Granite 4.0-H gives its
-            // shared MLP's width (`GraniteHybridModel`).
-            Shared::Plain => match (m.expert_shared_count, m.expert_shared_feed_forward_length) {
-                (Some(n), _) => self.fit(ArchNum::SharedExperts, n, "expert_shared_count")?,
-                (None, Some(w)) => self.shared_width(w, a)?,
+            // shared MLP's width (`GraniteHybridModel`); Nemotron-H both,
+            // the width its one shared expert's whole
+            // (`conversion/nemotron.py`: `n_shared_experts` 1 and
+            // `moe_shared_expert_intermediate_size`; `nemotron-h.cpp`
+            // reads the width alone), as every converter writing both
+            // does (`exaone.py`, `command_r.py`: the width times the count).
+            Shared::Plain => match (m.expert_shared_feed_forward_length, m.expert_shared_count) {
+                (Some(w), _) => self.shared_width(w, a)?,
+                (None, Some(n)) => self.fit(ArchNum::SharedExperts, n, "expert_shared_count")?,
                 (None, None) => 0,
             },
             Shared::Gated => {
@@ -517,10 +538,28 @@ impl Keys<'_> {
     /// Mamba-2's numbers (llama.cpp b10488 `src/models/granite-hybrid.cpp`
     /// `load_arch_hparams`, all required): the layers without key/value
     /// heads are Mamba-2's, `d_inner` is their heads' (`time_step_rank`)
-    /// widths together.
+    /// widths together. Nemotron-H's (`src/models/nemotron-h.cpp`): those
+    /// without key/value heads and without an MLP
+    /// (`feed_forward_length` 0) are, the others without heads MLPs alone.
     fn mamba2(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
         let (m, ssm) = (self.m, self.m.ssm);
-        let zeros = m.kv_zero_layers.unwrap_or(0);
+        let mut zeros = m.kv_zero_layers.unwrap_or(0);
+        if a.family.spec().blocks == Blocks::Single {
+            // Nemotron-H's MTP blocks come after `block_count`'s layers:
+            // llama.cpp b10488 skips their tensors unless `--spec-type
+            // draft-mtp`, which then gives them a second context and cache
+            // (`src/models/nemotron-h.cpp`; measured,
+            // `scripts/measure/families/nemotron_h/NOTES.md`).
+            if let Some(n) = m.nextn_predict_layers.filter(|&n| n > 0) {
+                return Err(GgufArchError::Invalid {
+                    key: self.key("nextn_predict_layers"),
+                    reason: format!("({n}): Nemotron-H's multi-token-prediction layers, which llama.cpp skips unless --spec-type draft-mtp, are not modelled"),
+                });
+            }
+            let mlps = m.ffn_nonzero_layers.unwrap_or(0);
+            a.ffn_layers = self.fit(ArchNum::FfnLayers, mlps, "feed_forward_length")?;
+            zeros = zeros.saturating_sub(mlps);
+        }
         a.linear_layers = self.fit(ArchNum::LinearLayers, zeros, "attention.head_count_kv")?;
         a.linear_conv = self.needed(ArchNum::LinearConv, ssm.conv_kernel, "ssm.conv_kernel")?;
         a.linear_k_dim = self.needed(ArchNum::LinearKDim, ssm.state_size, "ssm.state_size")?;

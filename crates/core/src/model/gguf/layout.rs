@@ -17,7 +17,7 @@
 //! then by name).
 
 use super::super::arch::{Architecture, LayerKind};
-use super::super::family::{Family, Qkv, Recurrence, Router};
+use super::super::family::{Blocks, Family, Qkv, Recurrence, Router};
 use super::super::module::ModuleName;
 use super::super::tensors::{ParamTensor, Place, Role};
 
@@ -195,6 +195,11 @@ impl Slot {
 pub(crate) struct Converter {
     /// `general.architecture`.
     pub arch: &'static str,
+    /// Its `general.architecture` when the model has experts, if another
+    /// (Nemotron-H's `nemotron_h_moe`: `NemotronHModel.__init__` switches
+    /// `model_arch` when the config has `n_routed_experts` layers,
+    /// llama.cpp b10488 `conversion/nemotron.py`).
+    pub moe_arch: Option<&'static str>,
     /// F32 tables written from `rope_scaling`: Llama 3.1's `rope_freqs`
     /// (`LlamaModel.generate_extra_tensors`), Phi-3's
     /// `rope_factors_long`/`_short` (`Phi3MiniModel.generate_extra_tensors`).
@@ -250,6 +255,7 @@ impl Converter {
         const fn plain(arch: &'static str) -> Converter {
             Converter {
                 arch,
+                moe_arch: None,
                 rope_tables: &[],
                 experts_mxfp4: false,
                 experts_fused: false,
@@ -369,6 +375,14 @@ impl Converter {
             // the others (their `head_count_kv`), the shared MLP as
             // `ffn_*_shexp` beside the experts or as a dense `ffn_*`.
             Family::GraniteMoeHybrid => plain("granitehybrid"),
+            // `NemotronHModel` (llama.cpp b10488 `conversion/nemotron.py`):
+            // each layer's `norm` as `attn_norm`, Mamba-2's tensors, the
+            // attention's or the MLP's (`ffn_up`, `ffn_down`), told apart by
+            // the per-layer `head_count_kv` and `feed_forward_length`.
+            Family::NemotronH => Converter {
+                moe_arch: Some("nemotron_h_moe"),
+                ..plain("nemotron_h")
+            },
         }
     }
 }
@@ -395,6 +409,9 @@ impl Layout {
     /// its rope factor tables (each `head_dim / 2` f32).
     pub fn of(a: &Architecture, rope_tables: bool) -> Layout {
         let conv = Converter::of(a.family);
+        if a.family.spec().blocks == Blocks::Single {
+            return singles(a, conv);
+        }
         let [(_, n_dense), (_, n_moe)] = a.layer_kinds();
         let mut outside = Vec::with_capacity(8);
         let dense = if n_dense > 0 {
@@ -447,10 +464,26 @@ impl Layout {
         usize::from(a.global_at(l)) * 2 + usize::from(a.kv_shared_at(l))
     }
 
+    /// Which of [`Layout::variants`] layer `l` of a family of
+    /// [`Blocks::Single`] layers is: attention (0), recurrent (1) or an MLP
+    /// alone (2).
+    pub fn single(a: &Architecture, l: u32) -> usize {
+        if a.linear_at(l) {
+            1
+        } else if a.ffn_only_at(l) {
+            2
+        } else {
+            0
+        }
+    }
+
     /// Layer `l`'s tensors.
     pub fn slots(&self, a: &Architecture, l: u32) -> &[Slot] {
         if a.family.spec().varies_by_layer() {
             return &self.variants[Layout::variant(a, l)];
+        }
+        if a.family.spec().blocks == Blocks::Single {
+            return &self.variants[Layout::single(a, l)];
         }
         match (a.kind_of(l), a.linear_at(l)) {
             (LayerKind::Dense, false) => &self.dense,
@@ -490,6 +523,37 @@ fn layer_of_kind(
     });
     crate::sort::by_key(&mut slots, |s| s.name);
     slots
+}
+
+/// A family of [`Blocks::Single`] layers (Nemotron-H): its attention,
+/// recurrent and MLP layers' tensors as [`Layout::variants`] 0, 1 and 2,
+/// each the walk of a model whose every layer is of that kind, sorted by
+/// name.
+fn singles(a: &Architecture, conv: Converter) -> Layout {
+    let mut outside = Vec::with_capacity(8);
+    let mut variants: [Vec<Slot>; 4] = Default::default();
+    for (i, slots) in variants.iter_mut().take(3).enumerate() {
+        let one = Architecture {
+            linear_layers: if i == 1 { a.layers } else { 0 },
+            ffn_layers: if i == 2 { a.layers } else { 0 },
+            ..*a
+        };
+        let mut out = (i == 0).then_some(&mut outside);
+        // An MoE layer's shared expert is written as `ffn_*_shexp`.
+        let moe = i == 2 && a.moe().is_some();
+        one.for_each_tensor(|at, t| match (at, out.as_mut()) {
+            (Place::Layers { .. }, _) => push(a, conv, t, moe, slots),
+            (Place::Before | Place::After, Some(o)) => push(a, conv, t, false, o),
+            (Place::Before | Place::After, None) => {}
+        });
+        crate::sort::by_key(slots, |s| s.name);
+    }
+    crate::sort::by_key(&mut outside, |s| s.name);
+    Layout {
+        outside,
+        variants,
+        ..Layout::default()
+    }
 }
 
 /// Gemma 4's four builds of a layer as the converter writes them, sorted
@@ -856,6 +920,7 @@ fn linear_names(m: ModuleName, shared: bool) -> Option<(Name, Name)> {
         | ModuleName::SharedExpertGate
         | ModuleName::Router
         | ModuleName::ExpertsGateUp
+        | ModuleName::ExpertsUp
         | ModuleName::ExpertsDown
         | ModuleName::W1
         | ModuleName::W2
@@ -932,6 +997,9 @@ fn experts(conv: Converter, t: &ParamTensor, out: &mut Vec<Slot>) {
         Some(ModuleName::ExpertsGateUp) => {
             out.push(stacked(name!("ffn_gate_exps.weight"), [cols, rows / 2, e]));
             out.push(stacked(name!("ffn_up_exps.weight"), [cols, rows / 2, e]));
+        }
+        Some(ModuleName::ExpertsUp) => {
+            out.push(stacked(name!("ffn_up_exps.weight"), [cols, rows, e]))
         }
         Some(ModuleName::ExpertsDown) => {
             out.push(stacked(name!("ffn_down_exps.weight"), [cols, rows, e]))

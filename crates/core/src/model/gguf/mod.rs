@@ -46,10 +46,15 @@ pub use safetensors::{
 };
 pub use types::GgmlType;
 
-/// The GGUF `general.architecture` the converter writes for a family
-/// (`llama` for Llama, Mistral and Mixtral).
-pub fn gguf_architecture(family: super::Family) -> &'static str {
-    layout::Converter::of(family).arch
+/// The GGUF `general.architecture` the converter writes for a model
+/// (`llama` for Llama, Mistral and Mixtral; `nemotron_h_moe` for
+/// Nemotron-H with experts).
+pub fn gguf_architecture(a: &super::Architecture) -> &'static str {
+    let c = layout::Converter::of(a.family);
+    match c.moe_arch {
+        Some(moe) if a.moe().is_some() => moe,
+        Some(_) | None => c.arch,
+    }
 }
 
 /// Whether llama.cpp counts a family's MTP (NextN) layers as layers with a

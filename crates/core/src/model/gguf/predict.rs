@@ -19,7 +19,7 @@
 //! dequantized upload would be.
 
 use super::super::arch::{ArchError, Architecture};
-use super::super::family::Qkv;
+use super::super::family::{Blocks, Qkv};
 use super::ftype::FileType;
 use super::header::GgufHeader;
 use super::layout::{Category, Converter, Layout, Slot, Type70b};
@@ -367,11 +367,11 @@ fn attention_wv(a: &Architecture, layout: &Layout) -> u64 {
             })
             .count() as u64
     };
-    if a.family.spec().varies_by_layer() {
-        // Gemma 4: the global layers with keys as values have no attn_v.
-        return (0..a.layers)
-            .map(|l| per(&layout.variants[Layout::variant(a, l)]))
-            .sum();
+    let spec = a.family.spec();
+    if spec.varies_by_layer() || spec.blocks == Blocks::Single {
+        // Gemma 4: the global layers with keys as values have no attn_v;
+        // Nemotron-H: only its attention layers have one.
+        return (0..a.layers).map(|l| per(layout.slots(a, l))).sum();
     }
     let [(_, dense), (_, moe)] = a.layer_kinds();
     let dense_end = u32::try_from(dense).unwrap_or(a.layers);

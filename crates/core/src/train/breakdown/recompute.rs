@@ -273,7 +273,9 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         (true, _) if looped => 2 * h * resid + loop_fwd,
         (true, _) => 2 * h * resid + k * (h + 4 * moe_f) * expert,
         (false, Mlp::Gated | Mlp::GatedFused) => 2 * h * resid + 3 * f * act,
-        (false, Mlp::Plain) => 0,
+        // Nemotron-H's MLP (`Mlp::Up`) never reaches here: training
+        // refuses its Mamba-2 layers (`breakdown::recurrence_unmeasured`).
+        (false, Mlp::Plain | Mlp::Up) => 0,
     };
     if per_tok > 0 {
         put(T::LayerForward, x.per_token(&[(per_tok, U::BytesEach)]));
