@@ -493,6 +493,27 @@ fn nemotron_h_on_mlx_as_measured() {
         }
     }
     assert_eq!((weights_held, caches_held), (26, 15));
+    // mlx-lm takes its masks from the first attention and the first
+    // Mamba-2 layer's caches (`nemotron_h.py:467-490`): without either it
+    // fails, so the estimate is refused.
+    let refusals: Vec<String> = [
+        "linear_layers=5&ffn_layers=5",
+        "linear_layers=0&ffn_layers=3",
+    ]
+    .iter()
+    .map(|keys| {
+        let q = set(
+            &format!("task=infer&engine=mlx&{SHRUNK}&prompt=100&new=1"),
+            keys,
+        );
+        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+        infer::estimate(&s.infer_run()).expect_err(&q).to_string()
+    })
+    .collect();
+    insta::assert_snapshot!(refusals.join("\n"), @r"
+    mlx-lm reads its masks from the first attention layer's cache, which this model does not have (it fails with an IndexError)
+    mlx-lm reads its masks from the first recurrent layer's cache, which this model does not have (it fails with an IndexError)
+    ");
 }
 
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of

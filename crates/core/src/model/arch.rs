@@ -923,16 +923,17 @@ impl Architecture {
     /// Layer `l`'s kind: dense before `dense_layers`, then MoE (every
     /// `moe_step`-th layer only, with one).
     pub fn kind_of(&self, l: u32) -> LayerKind {
-        if self.family.spec().blocks == Blocks::Single {
+        let spec = self.family.spec();
+        let experts = spec.moe.is_some_and(|m| !m.optional || self.experts > 0);
+        let here = match spec.blocks {
             // The experts are the MLP-only layers' (Nemotron 3's `E`).
-            return if self.moe().is_some() && self.ffn_only_at(l) {
-                LayerKind::Moe
-            } else {
-                LayerKind::Dense
-            };
-        }
-        let stepped = self.moe_step <= 1 || (l + 1).is_multiple_of(self.moe_step);
-        if self.moe().is_some() && l >= self.dense_layers && stepped {
+            Blocks::Single => self.ffn_only_at(l),
+            Blocks::Joint => {
+                l >= self.dense_layers
+                    && (self.moe_step <= 1 || (l + 1).is_multiple_of(self.moe_step))
+            }
+        };
+        if experts && here {
             LayerKind::Moe
         } else {
             LayerKind::Dense
@@ -943,10 +944,11 @@ impl Architecture {
     /// family has only dense ones); [`Architecture::kind_of`] says which.
     pub fn layer_kinds(&self) -> [(LayerKind, u64); 2] {
         let (layers, dense) = (self.layers, self.dense_layers.min(self.layers));
-        let single = self.family.spec().blocks == Blocks::Single;
-        let moe = match (self.moe(), self.moe_step) {
+        let spec = self.family.spec();
+        let experts = spec.moe.filter(|m| !m.optional || self.experts > 0);
+        let moe = match (experts, self.moe_step) {
             (None, _) => 0,
-            (Some(_), _) if single => u64::from(self.ffn_layers),
+            (Some(_), _) if spec.blocks == Blocks::Single => u64::from(self.ffn_layers),
             (Some(_), 0 | 1) => u64::from(layers - dense),
             // Layers `l` in `dense..layers` with `(l + 1) % step == 0`.
             (Some(_), step) => u64::from(layers / step - dense / step),

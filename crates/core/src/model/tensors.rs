@@ -290,6 +290,11 @@ impl Architecture {
     /// callback so the page's wasm holds it once rather than once per
     /// caller.
     fn walk_tensors(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
+        if self.family.spec().blocks == Blocks::Single {
+            // Its own walk, so that the common one stays as small as it
+            // was (and inlined where it was).
+            return self.walk_single(experts, f);
+        }
         if experts == ExpertLayout::Linears {
             // transformers 4 has no stacked experts for peft to convert
             // ([`Family::module_v4`]).
@@ -326,21 +331,6 @@ impl Architecture {
                 ),
             );
         }
-        if spec.blocks == Blocks::Single {
-            self.single_layers(experts, f);
-        } else {
-            self.joint_layers(experts, f);
-        }
-        f(Place::After, &norm("norm", h));
-        self.per_layer_embedding_tensors(f);
-        if !self.tied {
-            f(Place::After, &ParamTensor::new("lm_head", v, h, Role::Head));
-        }
-    }
-
-    /// The layers of a family whose every layer has a mixer and an MLP,
-    /// kind by kind.
-    fn joint_layers(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
         let mut lo = 0u32;
         for (kind, count) in self.layer_kinds() {
             let hi = lo.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
@@ -359,26 +349,61 @@ impl Architecture {
             }
             lo = hi;
         }
+        f(Place::After, &norm("norm", h));
+        self.per_layer_embedding_tensors(f);
+        if !self.tied {
+            f(Place::After, &ParamTensor::new("lm_head", v, h, Role::Head));
+        }
+    }
+
+    /// A family whose layers are one thing each ([`Blocks::Single`]:
+    /// Nemotron-H, `NemotronHModel.__init__`): the embeddings, the layers
+    /// ([`Architecture::single_layers`]), the final norm (`norm_f`), the
+    /// head. Such a family has no learned positions or per-layer
+    /// embeddings.
+    #[inline(never)]
+    fn walk_single(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
+        let (h, v) = (u64::from(self.hidden), u64::from(self.vocab));
+        f(
+            Place::Before,
+            &ParamTensor::new("embed_tokens", v, h, Role::Embedding),
+        );
+        self.single_layers(experts, f);
+        f(Place::After, &self.norm("norm", h));
+        if !self.tied {
+            f(Place::After, &ParamTensor::new("lm_head", v, h, Role::Head));
+        }
     }
 
     /// The layers of a family whose layers are one thing each
-    /// ([`Blocks::Single`]): the attention and recurrent layers (their
-    /// norm and mixer, [`Architecture::layer_tensors`]), then the MLPs
-    /// alone, each behind its norm (Nemotron-H's `NemotronHBlock`: `norm`,
-    /// then `mixer`, a `NemotronHMLP`).
+    /// ([`Blocks::Single`]), each behind its norm (Nemotron-H's
+    /// `NemotronHBlock`: `norm`, then `mixer`): the recurrent layers, the
+    /// attention layers, then the MLPs (`NemotronHMLP`) or the experts
+    /// alone.
     fn single_layers(&self, experts: ExpertLayout, f: &mut dyn FnMut(Place, &ParamTensor)) {
         let (linear, ffn) = (self.linear_layers, self.ffn_layers);
         let full = self.attention_layers();
-        let class = self.class_at(self.layers.saturating_sub(1));
-        if full + linear > 0 {
-            let mixers = (u64::from(full), u64::from(linear));
-            self.layer_tensors(LayerKind::Dense, mixers, class, experts, f);
+        let h = u64::from(self.hidden);
+        if linear > 0 {
+            let at = Place::Layers {
+                count: u64::from(linear),
+            };
+            f(at, &self.norm("norm", h));
+            self.recurrent_tensors(&mut |t| f(at, &t));
+        }
+        if full > 0 {
+            let at = Place::Layers {
+                count: u64::from(full),
+            };
+            f(at, &self.norm("norm", h));
+            let class = self.class_at(self.layers.saturating_sub(1));
+            self.full_attention_tensors(class, &mut |t| f(at, &t));
         }
         if ffn > 0 {
             let at = Place::Layers {
                 count: u64::from(ffn),
             };
-            f(at, &self.norm("norm", u64::from(self.hidden)));
+            f(at, &self.norm("norm", h));
             match self.moe() {
                 // Nemotron 3's MoE layers (`NemotronHMoE`: experts, router,
                 // shared expert).
@@ -502,12 +527,7 @@ impl Architecture {
             Layout::Llama => {}
         }
         if linear > 0 {
-            let mut put = |t: ParamTensor| f(Place::Layers { count: linear }, &t);
-            match spec.linear.map(|l| l.kind) {
-                Some(Recurrence::ShortConv) => self.short_conv_tensors(&mut put),
-                Some(Recurrence::Mamba2) => self.mamba2_tensors(&mut put),
-                Some(Recurrence::GatedDeltaNet) | None => self.delta_net_tensors(&mut put),
-            }
+            self.recurrent_tensors(&mut |t| f(Place::Layers { count: linear }, &t));
         }
         if full > 0 {
             let mut put = |t: ParamTensor| f(Place::Layers { count: full }, &t);
@@ -553,6 +573,15 @@ impl Architecture {
                 put(self.norm("post_attention_layernorm", h));
                 put(self.norm("post_feedforward_layernorm", h));
             }
+        }
+    }
+
+    /// A recurrent layer's mixer, of the family's kind.
+    fn recurrent_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        match self.family.spec().linear.map(|l| l.kind) {
+            Some(Recurrence::ShortConv) => self.short_conv_tensors(put),
+            Some(Recurrence::Mamba2) => self.mamba2_tensors(put),
+            Some(Recurrence::GatedDeltaNet) | None => self.delta_net_tensors(put),
         }
     }
 

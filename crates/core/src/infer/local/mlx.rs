@@ -25,7 +25,7 @@
 //! The chunks compute no logits (only the cache is evaluated).
 
 use super::model::{LocalModel, MlaKeys, Pattern};
-use crate::model::family::Recurrence;
+use crate::model::family::{Blocks, Recurrence};
 use crate::model::{Architecture, KvGeometry, LayerAttention};
 use std::fmt;
 
@@ -84,6 +84,13 @@ pub enum MlxError {
         interval: u32,
         expected: u32,
     },
+    /// A model of one-thing layers ([`crate::model::family::Blocks::Single`])
+    /// without an attention layer or without a recurrent one: mlx-lm's
+    /// Nemotron-H takes its masks from the caches of the first of each
+    /// (`fa_idx`, `ssm_idx`, `nemotron_h.py:467-490`), past the cache list's
+    /// end when there is none (`IndexError`; measured on `M-M`,
+    /// `scripts/measure/mlx/nemotron_h_NOTES.md`).
+    NoLayerOfKind { attention: bool },
 }
 
 impl fmt::Display for MlxError {
@@ -104,6 +111,11 @@ impl fmt::Display for MlxError {
             } => write!(
                 f,
                 "mlx-lm makes every layer but each {interval}th a Gated DeltaNet layer (full_attention_interval), {expected} of them here: linear_layers={linear} is another pattern, which it does not run"
+            ),
+            MlxError::NoLayerOfKind { attention } => write!(
+                f,
+                "mlx-lm reads its masks from the first {} layer's cache, which this model does not have (it fails with an IndexError)",
+                if *attention { "attention" } else { "recurrent" }
             ),
         }
     }
@@ -321,6 +333,14 @@ fn widths(a: &Architecture) -> (u64, u64) {
 pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     if s.prefill_step_size == 0 {
         return Err(MlxError::ZeroStep);
+    }
+    if a.family.spec().blocks == Blocks::Single {
+        if a.attention_layers() == 0 {
+            return Err(MlxError::NoLayerOfKind { attention: true });
+        }
+        if a.linear_layers == 0 {
+            return Err(MlxError::NoLayerOfKind { attention: false });
+        }
     }
     let local = LocalModel::of(a, MlaKeys::Present);
     // Gemma 4's `make_cache` (`gemma4_text.py:675-688`) makes a cache for

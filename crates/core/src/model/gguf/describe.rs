@@ -266,12 +266,19 @@ impl fmt::Display for GgufArchError {
             GgufArchError::NoArchitecture => {
                 f.write_str("the GGUF header names no general.architecture")
             }
-            GgufArchError::UnknownArchitecture(a) => write!(
-                f,
-                "GGUF architecture `{a}` is not one vramfit models (llama, qwen2, qwen3, qwen2moe, \
-                 qwen3moe, gemma, gemma2, gemma3, gemma4, phi3, olmo2, gpt-oss, deepseek2, gpt2, \
-                 starcoder)"
-            ),
+            GgufArchError::UnknownArchitecture(a) => {
+                write!(f, "GGUF architecture `{a}` is not one vramfit models (")?;
+                // The converters' names, once each, in the families' order.
+                let mut seen: Vec<&str> = Vec::with_capacity(2 * Family::ALL.len());
+                for c in Family::ALL.iter().map(|&fam| Converter::of(fam)) {
+                    for name in std::iter::once(c.arch).chain(c.moe_arch) {
+                        if !seen.contains(&name) {
+                            seen.push(name);
+                        }
+                    }
+                }
+                write!(f, "{})", seen.join(", "))
+            }
             GgufArchError::Missing(key) => write!(f, "the GGUF header has no `{key}`"),
             GgufArchError::Invalid { key, reason } => write!(f, "`{key}` {reason}"),
             GgufArchError::Arch(e) => write!(f, "these numbers do not make a model: {e}"),
