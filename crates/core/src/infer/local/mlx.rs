@@ -458,11 +458,16 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
     let layers = u128::from(a.linear_layers);
     let dt = u128::from(s.dtype_bytes);
     let (conv, value) = a.linear_widths();
-    let ssm = u128::from(value) * u128::from(a.linear_k_dim) * 4;
-    match rule.kind {
-        Recurrence::ShortConv => return Ok(layers * (steps + 1) * u128::from(a.hidden) * dt),
-        Recurrence::Mamba2 => return Ok(layers * ((steps + 1) * u128::from(conv) * dt + ssm)),
-        Recurrence::GatedDeltaNet => {}
+    // LFM2's short convolution keeps no state beside its inputs.
+    let ssm = match rule.kind {
+        Recurrence::ShortConv => 0,
+        Recurrence::Mamba2 | Recurrence::GatedDeltaNet => {
+            u128::from(value) * u128::from(a.linear_k_dim) * 4
+        }
+    };
+    if let Some(w) = conv_view(a, rule.kind) {
+        // A view keeps its step's `K` tokens.
+        return Ok(layers * ((steps + 1) * u128::from(w) * dt + ssm));
     }
     let expected = rule.count(a.layers);
     if a.linear_layers != expected {
@@ -490,16 +495,27 @@ fn held_chunks(a: &Architecture, s: &Mlx) -> u128 {
     let Some(rule) = a.family.spec().linear else {
         return 0;
     };
-    let width = match rule.kind {
-        Recurrence::ShortConv => u64::from(a.hidden),
-        Recurrence::Mamba2 => a.linear_widths().0,
-        Recurrence::GatedDeltaNet => return 0,
+    let Some(width) = conv_view(a, rule.kind) else {
+        return 0;
     };
     let chunk = s.prefill_step_size.min(s.prompt.saturating_sub(1));
     u128::from(a.linear_layers)
         * u128::from(chunk.saturating_sub(1))
         * u128::from(width)
         * u128::from(s.dtype_bytes)
+}
+
+/// The channels of a recurrent layer's convolution state when mlx-lm keeps
+/// it as a view of its step's concatenation (which the view holds whole):
+/// LFM2's `h` (`lfm2.py:146-162`), Mamba-2's `H·P + 2·G·N`
+/// (`granitemoehybrid.py:132-148`, `nemotron_h.py`); `None` for the Gated
+/// DeltaNet, whose state is a copy of the last `K − 1` inputs.
+fn conv_view(a: &Architecture, kind: Recurrence) -> Option<u64> {
+    match kind {
+        Recurrence::ShortConv => Some(u64::from(a.hidden)),
+        Recurrence::Mamba2 => Some(a.linear_widths().0),
+        Recurrence::GatedDeltaNet => None,
+    }
 }
 
 /// The model has a `make_cache` of its own, to which `make_prompt_cache`
