@@ -52,6 +52,14 @@ fn check(q: &str, expected: u64) {
     assert_eq!(kv(q), expected, "{q}");
 }
 
+/// A hybrid's cache at `-c 16384` with 1, 4 and 64 slots: the attention
+/// layers' `kv` bytes whatever the slots, and a recurrent `state` per slot.
+fn check_slots(q: &str, kv: u64, state: u64) {
+    for np in [1, 4, 64] {
+        check(&format!("{q}&ctx=16384&n_parallel={np}"), kv + np * state);
+    }
+}
+
 /// OLMo 3 as `olmo3_gguf.py` writes it (8 layers, a 256-token window on
 /// all but every 4th, 8 heads of 64, f16 cache), at `-c 4096`.
 const OLMO3: &str = "task=infer&engine=llamacpp&family=olmo3&hidden=512&layers=8&heads=8&kv_heads=8&head_dim=64&ffn=1024&vocab=1024&positions=8192&sliding_window=256&sliding_layers=6&weights=f16&ctx=4096&gpu=rtx-4090";
@@ -155,12 +163,7 @@ const GRANITE: &str = "task=infer&engine=llamacpp&family=granitemoehybrid&hidden
 fn granite_hybrid_caches_and_loads_as_llama_cpp_does() {
     let state = 4 * (3 * 576 + 16 * 512) * 4;
     let f16 = format!("{GRANITE}&weights=f16");
-    for np in [1, 4, 64] {
-        check(
-            &format!("{f16}&ctx=16384&n_parallel={np}"),
-            (16 << 20) + np * state,
-        );
-    }
+    check_slots(&f16, 16 << 20, state);
     let q8 =
         format!("{f16}&ctx=4096&n_parallel=1&cache_type_k=q8_0&cache_type_v=q8_0&flash_attn=on");
     check(&q8, 4096 * 2 * 2 * 128 / 32 * 34 + state);
@@ -213,12 +216,7 @@ const NEMOTRON_H: &str = "task=infer&engine=llamacpp&family=nemotron_h&hidden=51
 fn nemotron_h_caches_and_loads_as_llama_cpp_does() {
     let state = 4 * (3 * 1024 + 32 * 768) * 4;
     let f16 = format!("{NEMOTRON_H}&weights=f16");
-    for np in [1, 4, 64] {
-        check(
-            &format!("{f16}&ctx=16384&n_parallel={np}"),
-            (32 << 20) + np * state,
-        );
-    }
+    check_slots(&f16, 32 << 20, state);
     let q8 =
         format!("{f16}&ctx=4096&n_parallel=1&cache_type_k=q8_0&cache_type_v=q8_0&flash_attn=on");
     check(&q8, 4096 * 2 * 2 * 256 / 32 * 34 + state);
@@ -234,12 +232,7 @@ fn nemotron_h_caches_and_loads_as_llama_cpp_does() {
         .replace("linear_v_dim=48", "linear_v_dim=64")
         + "&experts=16&experts_per_token=4&moe_ffn=256&shared_experts=2";
     let moe_state = 4 * (3 * 1280 + 32 * 1024) * 4;
-    for np in [1, 4, 64] {
-        check(
-            &format!("{moe}&weights=f16&ctx=16384&n_parallel={np}"),
-            (32 << 20) + np * moe_state,
-        );
-    }
+    check_slots(&format!("{moe}&weights=f16"), 32 << 20, moe_state);
     let m16 = served(&format!("{moe}&weights=f16{one}"));
     assert_eq!(m16.weights_bytes.get(), 59_059_200);
     let m4 = served(&format!("{moe}&weights=q4_k_m{one}"));

@@ -528,6 +528,32 @@ impl Architecture {
         Ok(())
     }
 
+    /// The layers of each kind are at most the layers: sliding, recurrent,
+    /// recurrent and MLP-only together.
+    fn validate_layer_counts(&self) -> Result<(), ArchError> {
+        let layers = self.layers;
+        if self.sliding_layers > layers {
+            return Err(ArchError::SlidingLayers {
+                sliding: self.sliding_layers,
+                layers,
+            });
+        }
+        if self.linear_layers > layers {
+            return Err(ArchError::LinearLayers {
+                linear: self.linear_layers,
+                layers,
+            });
+        }
+        if u64::from(self.linear_layers) + u64::from(self.ffn_layers) > u64::from(layers) {
+            return Err(ArchError::FfnLayers {
+                ffn: self.ffn_layers,
+                linear: self.linear_layers,
+                layers,
+            });
+        }
+        Ok(())
+    }
+
     /// Checks the cross-field rules a real model of its family satisfies.
     pub fn validate(&self) -> Result<(), ArchError> {
         // head_dim 0 means "hidden / heads", which did not divide.
@@ -621,25 +647,7 @@ impl Architecture {
                 experts: self.experts,
             });
         }
-        if self.sliding_layers > self.layers {
-            return Err(ArchError::SlidingLayers {
-                sliding: self.sliding_layers,
-                layers: self.layers,
-            });
-        }
-        if self.linear_layers > self.layers {
-            return Err(ArchError::LinearLayers {
-                linear: self.linear_layers,
-                layers: self.layers,
-            });
-        }
-        if u64::from(self.linear_layers) + u64::from(self.ffn_layers) > u64::from(self.layers) {
-            return Err(ArchError::FfnLayers {
-                ffn: self.ffn_layers,
-                linear: self.linear_layers,
-                layers: self.layers,
-            });
-        }
+        self.validate_layer_counts()?;
         if linear
             && !self
                 .linear_v_heads

@@ -843,19 +843,8 @@ fn granite_hybrid(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), 
     a.experts_per_token = checked(ArchNum::ExpertsPerToken, "num_experts_per_tok", per_token)?;
     a.moe_ffn = a.ffn;
     let width = u64::from(a.moe_ffn.max(1));
-    if shared % width != 0 {
-        return Err(ConfigError::Invalid {
-            field: "shared_intermediate_size",
-            reason: format!(
-                "({shared}) must be a multiple of intermediate_size ({width}): vramfit counts the shared MLP in expert widths"
-            ),
-        });
-    }
-    a.shared_experts = checked(
-        ArchNum::SharedExperts,
-        "shared_intermediate_size",
-        shared / width,
-    )?;
+    let of = ("intermediate_size", "MLP");
+    a.shared_experts = in_expert_widths("shared_intermediate_size", shared, width, of)?;
     Ok(())
 }
 
@@ -1099,15 +1088,8 @@ fn nemotron_h_experts(obj: &Map<String, Value>, a: &mut Architecture) -> Result<
     a.moe_ffn = checked(ArchNum::MoeFfn, "moe_intermediate_size", width)?;
     let field = "moe_shared_expert_intermediate_size";
     let shared = uint_or(obj, field, 7688)?;
-    if width == 0 || shared % width != 0 {
-        return Err(ConfigError::Invalid {
-            field,
-            reason: format!(
-                "({shared}) must be a multiple of moe_intermediate_size ({width}): vramfit counts the shared expert in expert widths"
-            ),
-        });
-    }
-    a.shared_experts = checked(ArchNum::SharedExperts, field, shared / width)?;
+    let of = ("moe_intermediate_size", "expert");
+    a.shared_experts = in_expert_widths(field, shared, width, of)?;
     Ok(())
 }
 
@@ -1385,16 +1367,30 @@ fn qwen2_moe(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Confi
         return Ok(());
     };
     let mf = u64::from(a.moe_ffn.max(1));
-    if width % mf != 0 {
+    let of = ("moe_intermediate_size", "expert");
+    a.shared_experts = in_expert_widths(field, width, mf, of)?;
+    Ok(())
+}
+
+/// A shared expert's width `shared` (config field `field`) in widths of an
+/// expert (`width`, read from `of.0`): a multiple of it, or refused with
+/// what it is (`of.1`: the shared expert, Granite's shared MLP).
+fn in_expert_widths(
+    field: &'static str,
+    shared: u64,
+    width: u64,
+    of: (&str, &str),
+) -> Result<u32, ConfigError> {
+    if width == 0 || !shared.is_multiple_of(width) {
+        let (width_field, what) = of;
         return Err(ConfigError::Invalid {
             field,
             reason: format!(
-                "({width}) must be a multiple of moe_intermediate_size ({mf}): vramfit counts the shared expert in expert widths"
+                "({shared}) must be a multiple of {width_field} ({width}): vramfit counts the shared {what} in expert widths"
             ),
         });
     }
-    a.shared_experts = checked(ArchNum::SharedExperts, field, width / mf)?;
-    Ok(())
+    checked(ArchNum::SharedExperts, field, shared / width)
 }
 
 /// DeepSeek: a query/key head is its non-rotary and rotary parts.
