@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 34] = [
+const FAMILY_ORDER: [Family; 36] = [
     Family::Llama,
     Family::SmolLm3,
     Family::Qwen2,
@@ -95,6 +95,8 @@ const FAMILY_ORDER: [Family; 34] = [
     Family::DeepseekV3,
     Family::Glm4Moe,
     Family::Glm4MoeLite,
+    Family::DeepseekV32,
+    Family::GlmMoeDsa,
     Family::MinimaxM2,
     Family::GptOss,
 ];

@@ -106,7 +106,11 @@ pub fn gguf(bytes: &[u8], name: &str) -> Result<GgufImport, GgufImportError> {
             a.family.label()
         )));
     }
-    let read = ReadFile::of_header(&h).map_err(|e| refused(e.to_string()))?;
+    // The MTP blocks DeepSeek-V3.2's and GLM-5's converters append past
+    // the layers llama.cpp does not load (but their `exp_probs_b.bias`,
+    // `n_expert × 4` bytes, not counted).
+    let mtp_skipped = crate::model::gguf::mtp_skipped(a.family).then_some(a.layers);
+    let read = ReadFile::of_header(&h, mtp_skipped).map_err(|e| refused(e.to_string()))?;
     // llama.cpp creates `blk.0` to `blk.{block_count - 1}` and refuses a
     // file whose tensors are others (`llama_model::load_tensors`: a
     // missing tensor, or "wrong number of tensors").

@@ -244,6 +244,12 @@ fn broken_configs_say_which_field_is_wrong() {
         r#"{"model_type": "gpt_neox", "attention_bias": false, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 8}"#,
         r#"{"model_type": "gpt_neox", "rotary_pct": 1.5, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 8}"#,
         r#"{"model_type": "gpt_neox", "hidden_dropout": 0.1, "attention_dropout": 0.0, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 8}"#,
+        // DeepSeek Sparse Attention: GLM-5.2's layers reusing the previous
+        // layer's indexer, an indexer without the query's latent, an
+        // indexer in a family without one.
+        r#"{"model_type": "glm_moe_dsa", "index_topk_freq": 4, "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "q_lora_rank": 16, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8, "index_n_heads": 2, "index_head_dim": 16}"#,
+        r#"{"model_type": "deepseek_v32", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8, "index_n_heads": 2, "index_head_dim": 16}"#,
+        r#"{"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8, "index_n_heads": 2, "index_head_dim": 16}"#,
     ];
     let mut out = String::new();
     for c in cases {

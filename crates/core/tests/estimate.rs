@@ -502,6 +502,11 @@ fn presets_all_estimate() {
             refused_everywhere("Mamba-2");
             continue;
         }
+        if p.arch.family.spec().indexer {
+            // DeepSeek-V3.2, GLM-5: the indexer's training is not measured.
+            refused_everywhere("DeepSeek Sparse Attention");
+            continue;
+        }
         if p.arch.family.spec().linear.is_some() {
             // A Gated DeltaNet hybrid (Qwen3.5 / 3.6, Qwen3-Next): its
             // layers are estimated in bf16 and fp32, with or without

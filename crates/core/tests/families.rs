@@ -509,6 +509,124 @@ fn nemotron_h_on_mlx_as_measured() {
     ");
 }
 
+/// mlx-lm with DeepSeek Sparse Attention (`tests/fixtures/mlx_dsa_rows.jsonl`:
+/// mlx-cpu 0.32.4, mlx-lm d78bf58e `models/deepseek_v32.py`, which
+/// `glm_moe_dsa.py` reuses; `scripts/measure/families/dsa/mlx/dsa.sh`):
+/// DeepSeek-V3.2's and GLM-5.1's configs shrunk to 3 layers of 256 (4
+/// heads of 64 + 16, a q latent of 128, a kv latent of 64, values of 64, 8
+/// experts of 64, 2 a token, after 1 or 3 dense layers, an indexer of 4
+/// heads of 32), in bf16, 4 and 8 bits, prompts of 40 and 300 with 4 or
+/// 300 new tokens, top-k 32 and 512, an 8-bit cache: the weights (every
+/// indexer projection quantized, its LayerNorm not) and the bytes freed
+/// when the latent's and the indexer's caches are dropped, to the byte
+/// (top-k and `kv_bits` change neither: a `CacheList` has no
+/// `to_quantized`). The unquantized bf16 mixture does not generate on
+/// mlx-cpu (`GatherMM` takes float32 only): its weights alone. The
+/// router is mlx-lm's `MoEGate`, a bare array never quantized, and its
+/// correction bias a parameter kept fp32. Then the published configs'
+/// weights, to the byte.
+#[test]
+fn sparse_attention_on_mlx_as_measured() {
+    let rows = fixture_rows("mlx_dsa_rows.jsonl");
+    let (mut weights_held, mut caches_held) = (0, 0);
+    for r in &rows {
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
+        let o = &r["override"];
+        let on = |k: &str| o[k].as_u64().unwrap_or_else(|| panic!("{k} in {o}"));
+        let family = r["model_type"].as_str().expect("model_type");
+        let model = format!(
+            "family={family}&hidden={}&layers={}&heads={}&kv_heads={}&head_dim={}&ffn={}&vocab={}&positions=163840&experts={}&experts_per_token={}&moe_ffn={}&shared_experts=1&dense_layers={}&q_lora_rank={}&kv_lora_rank={}&rope_dim={}&v_head_dim={}&index_heads={}&index_head_dim={}&tied=false",
+            on("hidden_size"),
+            on("num_hidden_layers"),
+            on("num_attention_heads"),
+            on("num_key_value_heads"),
+            on("qk_nope_head_dim") + on("qk_rope_head_dim"),
+            on("intermediate_size"),
+            on("vocab_size"),
+            on("n_routed_experts"),
+            on("num_experts_per_tok"),
+            on("moe_intermediate_size"),
+            on("first_k_dense_replace"),
+            on("q_lora_rank"),
+            on("kv_lora_rank"),
+            on("qk_rope_head_dim"),
+            on("v_head_dim"),
+            on("index_n_heads"),
+            on("index_head_dim"),
+        );
+        let q = format!(
+            "{}&prefill_step_size={}",
+            mlx_link(&model, r, n("prompt"), n("new")),
+            n("prefill_step_size")
+        );
+        let served = served(&q);
+        assert_eq!(served.weights_bytes.get(), n("weights_bytes"), "{q}");
+        weights_held += 1;
+        if r["error"].is_null() {
+            let freed = n("latent_held_bytes") + n("indexer_held_bytes");
+            assert_eq!(served.kv_cache_bytes.get(), freed, "{q}");
+            caches_held += 1;
+        }
+    }
+    assert_eq!((weights_held, caches_held), (20, 18));
+    // The published configs' weights (`mlx_dsa_real_weights.jsonl`: the
+    // models built lazily, never evaluated) in bf16, 4 and 8 bits.
+    for r in fixture_rows("mlx_dsa_real_weights.jsonl") {
+        let model = match r["model_type"].as_str() {
+            Some("deepseek_v32") => "model=deepseek-v3.2",
+            _ => "model=glm-5.1",
+        };
+        let q = mlx_link(model, &r, 1, 1);
+        let want = r["weights_bytes"].as_u64().expect("weights_bytes");
+        assert_eq!(served(&q).weights_bytes.get(), want, "{q}");
+        weights_held += 1;
+    }
+    assert_eq!(weights_held, 26);
+}
+
+/// DeepSeek-V3.2 as `dsa/llamacpp/tiny_gguf.py` writes it (4 layers of
+/// 512, the first dense; latent attention of 4 heads of 128 + 64, q and kv
+/// latents of 256, values of 128; 16 experts of 256, 2 a token, a shared
+/// one; an indexer of 4 heads of 128; and the MTP block the converter
+/// appends, which llama.cpp does not load).
+const DSA: &str = "task=infer&engine=llamacpp&family=deepseek_v32&hidden=512&layers=4&heads=4&kv_heads=4&head_dim=192&ffn=512&vocab=1024&positions=163840&experts=16&experts_per_token=2&moe_ffn=256&shared_experts=1&dense_layers=1&q_lora_rank=256&kv_lora_rank=256&rope_dim=64&v_head_dim=128&index_heads=4&index_head_dim=128&tied=false&gpu=rtx-4090";
+
+/// Source: `scripts/measure/families/dsa/llamacpp/raw/deepseek32-c4096-np1.log`
+/// (b10488, CPU): `llama_kv_cache_dsa` makes two caches, "size = 10.00
+/// MiB (4096 cells, 4 layers, 1/1 seqs), K (f16): 10.00 MiB" (the latent,
+/// 256 + 64 a cell) and "size = 4.00 MiB ... K (f16): 4.00 MiB" (the
+/// indexer's keys, 128 a cell); `-c 16384`: 40 and 16 MiB; `-c 4096 -np
+/// 4`: 1024 cells in 4 streams, the same bytes; `-ctk q8_0 -ctv q8_0 -fa
+/// on`: 5.31 and 2.12 MiB (both caches take the K type). GLM-5's
+/// `glm-dsa` (`glmdsa-*.log`) the same. The f16 file's tensors but the
+/// MTP block (`deepseek32-f16-tensors.txt`): 53,639,360 bytes (llama.cpp
+/// also loads that block's `exp_probs_b.bias`, 64 bytes, which vramfit
+/// does not count: its loaded tensors are 53,639,424).
+#[test]
+fn sparse_attention_caches_as_llama_cpp_does() {
+    let (latent, index) = (4 * 320 * 2, 4 * 128 * 2);
+    for family in ["deepseek_v32", "glm_moe_dsa"] {
+        let q = DSA.replace("deepseek_v32", family) + "&weights=f16";
+        check(
+            &format!("{q}&ctx=4096&n_parallel=1"),
+            4096 * (latent + index),
+        );
+        check(
+            &format!("{q}&ctx=16384&n_parallel=1"),
+            16384 * (latent + index),
+        );
+        check(
+            &format!("{q}&ctx=4096&n_parallel=4"),
+            4096 * (latent + index),
+        );
+        let q8 =
+            format!("{q}&ctx=4096&n_parallel=1&cache_type_k=q8_0&cache_type_v=q8_0&flash_attn=on");
+        check(&q8, 4096 * 4 * (320 + 128) / 32 * 34);
+        let one = format!("{q}&ctx=4096&n_parallel=1");
+        assert_eq!(served(&one).weights_bytes.get(), 53_639_360, "{one}");
+    }
+}
+
 /// GPT-NeoX as `gptneox_gguf.py` writes it (4 layers of 512, 8 heads of
 /// 64 with 16 rotated, f16 matrices and f32 norms and biases), at `-c 2048
 /// -np 1` and at `-c 4096` with the automatic 4 slots.

@@ -913,6 +913,66 @@ fn the_architecture_is_read_from_the_header() {
     assert_eq!(architecture_of(&h), Ok(moe));
 }
 
+/// DeepSeek Sparse Attention's headers (`dsa/llamacpp/tiny_gguf.py`'s
+/// files, cut at their data): the MLA keys as DeepSeek's, the indexer's
+/// heads and width (`attention.indexer.head_count`, `key_length`), and a
+/// `block_count` that counts the MTP block the converter appends
+/// (`nextn_predict_layers`: llama.cpp's `n_layer()` leaves it out,
+/// `src/llama-hparams.cpp:297-298`). A GLM-5.2-style file whose
+/// `attention.indexer.types` marks layers as reusing an indexer is
+/// refused. llama-server loaded all three whole
+/// (`scripts/measure/families/dsa/llamacpp/raw/`).
+#[test]
+fn a_sparse_attention_header_has_its_indexer() {
+    let h = read_gguf(&fixture_bytes("gguf/tiny-deepseek32.header.gguf")).expect("a header");
+    let want = Architecture {
+        family: Family::DeepseekV32,
+        hidden: 512,
+        layers: 4,
+        heads: 4,
+        kv_heads: 4,
+        head_dim: 192,
+        ffn: 512,
+        vocab: 1024,
+        tied: false,
+        positions: 163840,
+        experts: 16,
+        experts_per_token: 2,
+        moe_ffn: 256,
+        shared_experts: 1,
+        dense_layers: 1,
+        q_lora_rank: 256,
+        kv_lora_rank: 256,
+        rope_dim: 64,
+        v_head_dim: 128,
+        index_heads: 4,
+        index_head_dim: 128,
+        ..Architecture::BLANK
+    };
+    assert_eq!(architecture_of(&h), Ok(want));
+    // The file's bytes as llama.cpp loads them: the MTP block (blk.4, 16,897,088
+    // bytes) left out, 53,639,360 (`deepseek32-f16-tensors.txt`; llama.cpp
+    // also loads that block's 64-byte `exp_probs_b.bias`).
+    let bytes = fixture_bytes("gguf/tiny-deepseek32.header.gguf");
+    let read = vramfit_core::import::gguf(&bytes, "tiny-deepseek32-f16.gguf").expect("read");
+    let file = read
+        .file_keys
+        .iter()
+        .find(|(k, _)| *k == vramfit_core::query::Key::FileBytes)
+        .map(|(_, v)| v.clone())
+        .expect("file_bytes");
+    let read = vramfit_core::infer::local::ReadFile::parse(&file).expect("parsed");
+    assert_eq!((read.layers(), read.total()), (4, 53_639_360));
+    let h = read_gguf(&fixture_bytes("gguf/tiny-glmdsa.header.gguf")).expect("a header");
+    let glm = architecture_of(&h).map(|a| (a.family, a.index_heads, a.layers));
+    assert_eq!(glm, Ok((Family::GlmMoeDsa, 4, 4)));
+    let h = read_gguf(&fixture_bytes("gguf/tiny-glmdsa-types.header.gguf")).expect("a header");
+    let e = architecture_of(&h)
+        .expect_err("shared indexers")
+        .to_string();
+    insta::assert_snapshot!(e, @"`glm-dsa.attention.indexer.types` marks 2 layers as reusing the previous layer's indexer (no indexer or indexer cache of their own), which vramfit does not model yet");
+}
+
 /// Nemotron-H's headers (`nemotron_h/nemotronh_gguf.py`'s files, cut at
 /// their data): a layer without key/value heads and without an MLP
 /// (`feed_forward_length` 0 in the per-layer lists) is Mamba-2, one with an

@@ -778,7 +778,8 @@ fn every_family_is_measured() {
     // hybrid's, its experts Qwen3-MoE's, each measured on its own.
     // Llama 4's experts run densely in transformers (`Moe::dense_dispatch`):
     // training it is refused, not measured. So is LFM2's (its short
-    // convolutions, `Recurrence::ShortConv`).
+    // convolutions, `Recurrence::ShortConv`), and DeepSeek Sparse
+    // Attention's (`Spec::indexer`: DeepSeek-V3.2, GLM-5).
     for f in Family::ALL.iter().filter(|f| {
         !f.spec().varies_by_layer()
             && !f
@@ -786,6 +787,7 @@ fn every_family_is_measured() {
                 .linear
                 .is_some_and(|r| r.fused_in_proj || !r.delta_net())
             && !f.spec().moe.is_some_and(|m| m.dense_dispatch)
+            && !f.spec().indexer
     }) {
         let n = count.get(f.key()).copied().unwrap_or(0);
         let least = if f.spec().linear.is_some() && f.spec().moe.is_some() {

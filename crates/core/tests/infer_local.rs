@@ -665,6 +665,7 @@ fn gemma4_12b() -> LocalModel {
             mla_v: 0,
             recurrent_layers: Pattern::None,
             recurrent: 0,
+            indexer: 0,
         },
         dims: Dims {
             n_embd: 3840,
@@ -713,6 +714,7 @@ fn qwen35_9b() -> LocalModel {
             mla_v: 0,
             recurrent_layers: Pattern::AllButEvery(4),
             recurrent: (3 * (2 * 16 * 128 + 32 * 128) + 128 * 128 * 32) * 4,
+            indexer: 0,
         },
         dims: Dims {
             n_embd: 4096,

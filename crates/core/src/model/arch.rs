@@ -165,6 +165,12 @@ arch_nums! {
     QkNorm = "qk_norm", qk_norm, "Query/key norms",
         "GLM-4.5: 1 when an RMSNorm normalises each query and key head (use_qk_norm: GLM-4.5 and 4.6), 0 when not (GLM-4.5-Air). Other families have them or not by design and leave it 0.",
         0, 1;
+    IndexHeads = "index_heads", index_heads, "Indexer heads",
+        "DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): the lightning indexer's query heads (index_n_heads), which score the cached tokens to pick the top index_topk.",
+        0, 1 << 14;
+    IndexHeadDim = "index_head_dim", index_head_dim, "Indexer head dimension",
+        "DeepSeek Sparse Attention: width of the indexer's heads and of its one cached key per token and layer (index_head_dim).",
+        0, 1 << 20;
 }
 
 /// A decoder-only transformer, as its `config.json` describes it.
@@ -243,6 +249,10 @@ pub struct Architecture {
     /// 1: the q/k norms a family makes optional are on (GLM-4.5's
     /// `use_qk_norm`); 0 elsewhere.
     pub qk_norm: u32,
+    /// DeepSeek Sparse Attention's indexer: its query heads and head width
+    /// (0 elsewhere).
+    pub index_heads: u32,
+    pub index_head_dim: u32,
     /// Tensor parallelism's share of the projections whose outputs
     /// transformers 5.23's plan gathers whole (1: whole): the Gated
     /// DeltaNet's (`colwise_gather_output`) and, under
@@ -298,6 +308,8 @@ impl Architecture {
         ple_dim: 0,
         ple_vocab: 0,
         qk_norm: 0,
+        index_heads: 0,
+        index_head_dim: 0,
         gathered_tp: 1,
     };
 
@@ -624,7 +636,8 @@ impl Architecture {
                 spec.moe.is_some_and(|m| m.interleaved),
                 false,
             ),
-            (ArchNum::QLoraRank, latent, false),
+            // The indexer reads the query's low rank (`wq_b`).
+            (ArchNum::QLoraRank, latent, spec.indexer),
             (ArchNum::KvLoraRank, latent, latent),
             (
                 ArchNum::RopeDim,
@@ -632,6 +645,8 @@ impl Architecture {
                 latent || partial || delta,
             ),
             (ArchNum::VHeadDim, latent, latent),
+            (ArchNum::IndexHeads, spec.indexer, spec.indexer),
+            (ArchNum::IndexHeadDim, spec.indexer, spec.indexer),
         ] {
             let v = num.get(self);
             if !has && v != 0 {

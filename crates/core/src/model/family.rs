@@ -101,6 +101,16 @@ choice_enum! {
         /// GLM-4.5's experts (an fp32 correction bias), the first layer
         /// dense (`mlp_layer_types`).
         Glm4MoeLite = "glm4_moe_lite", "GLM-4.7-Flash (MLA MoE)",
+        /// DeepSeek-V3.2: GLM-4.7-Flash's layers (DeepSeek-V3's latent
+        /// attention, experts with an fp32 correction bias, the first layers
+        /// dense) with DeepSeek Sparse Attention's lightning indexer in every
+        /// layer: its own small projections and a key cache of one
+        /// `index_head_dim` vector per token.
+        DeepseekV32 = "deepseek_v32", "DeepSeek-V3.2 (sparse attention)",
+        /// GLM-5 / 5.1: DeepSeek-V3.2's layers; the layers `indexer_types`
+        /// calls "shared" reuse the previous layer's choice and have no
+        /// indexer of their own.
+        GlmMoeDsa = "glm_moe_dsa", "GLM-5 (sparse attention)",
         /// OLMo 3: OLMo 2's layers with a sliding window on three layers
         /// in four and a rotary table per kind of layer.
         Olmo3 = "olmo3", "OLMo 3",
@@ -419,8 +429,9 @@ pub struct Moe {
     /// mlx-lm keeps the router's expert bias (a parameter there) in fp32
     /// when it casts the weights (LFM2-MoE: `cast_predicate` leaves
     /// `expert_bias` out, `lfm2_moe.py`); measured,
-    /// `scripts/measure/mlx/lfm2moe_rows.jsonl`. Other families' MLX bias
-    /// is not modelled.
+    /// `scripts/measure/mlx/lfm2moe_rows.jsonl`; DeepSeek-V3 and V3.2's
+    /// correction bias, `mlx_dsa_rows.jsonl`). Other families' MLX bias is
+    /// not modelled.
     pub mlx_expert_bias_fp32: bool,
     /// mlx-lm's router is a bare weight array, not an `nn.Linear`, so
     /// `quantize_model` never quantizes it: it stays in the model's dtype
@@ -989,6 +1000,16 @@ pub struct Spec {
     /// A norm without weight on each value head (Gemma 4's `v_norm`,
     /// `Gemma4TextAttention.__init__`).
     pub v_norm: bool,
+    /// DeepSeek Sparse Attention's lightning indexer in the attention of
+    /// each layer that runs one (`index_layers`; the others reuse the last
+    /// one's choice of tokens): `wq_b` (`q_lora_rank → index_heads ·
+    /// index_head_dim`), `wk` (`h → index_head_dim`), `k_norm` (a LayerNorm
+    /// with bias) and `weights_proj` (`h → index_heads`, kept in fp32), and
+    /// a key cache of `index_head_dim` per token. Source: transformers 5.23
+    /// `DeepseekV32Indexer.__init__`, `DeepseekV32PreTrainedModel.
+    /// _keep_in_fp32_modules`, `GlmMoeDsaAttention.__init__` (`indexer =
+    /// None` on a "shared" layer).
+    pub indexer: bool,
     /// Llama 4's attention temperature: the rotated query multiplied by
     /// `1 + β·log(1 + ⌊position / original_max_position_embeddings⌋)`, a
     /// `(1, 1, S, 1)` factor in the query's dtype that the product saves
@@ -1037,6 +1058,7 @@ const LLAMA: Spec = Spec {
     qk_norm_optional: false,
     v_norm: false,
     query_scale: false,
+    indexer: false,
 };
 
 /// Qwen3-Next and Qwen3.5: zero-centred RMSNorms (`(1 + weight)`, in fp32)
@@ -1338,6 +1360,13 @@ const GLM4_MOE: Spec = Spec {
         router_first: false,
         aux_loss: false,
         correction_fp32: true,
+        // mlx-lm's `MoEGate` (`glm4_moe.py:176-177, 399-402`, and
+        // GLM-4.7-Flash's, DeepSeek-V3.2's and GLM-5's alike): the router
+        // a bare array, the correction bias a parameter kept fp32
+        // (measured on DeepSeek-V3.2's and GLM-5.1's,
+        // `tests/fixtures/mlx_dsa_rows.jsonl`).
+        mlx_expert_bias_fp32: true,
+        mlx_router_plain: true,
         ..MOE
     }),
     legacy: Legacy {
@@ -1385,6 +1414,18 @@ const GLM4_MOE_LITE: Spec = Spec {
         ..GLM4_MOE.legacy
     },
     ..LLAMA
+};
+
+/// DeepSeek-V3.2 and GLM-5: `DeepseekV32DecoderLayer(Glm4MoeLiteDecoderLayer)`
+/// with `DeepseekV32Attention(AXK1Attention)`, DeepSeek-V3's latent
+/// attention (always through the query's low rank) and an indexer. No
+/// transformers 4 release has either type (`deepseek_v32` came in 5.11).
+/// Source: transformers 5.23 `models/deepseek_v32/modular_deepseek_v32.py`,
+/// `models/glm_moe_dsa/modular_glm_moe_dsa.py`.
+const DSA: Spec = Spec {
+    indexer: true,
+    legacy: ONLY_5,
+    ..GLM4_MOE_LITE
 };
 
 /// Ministral 3: `Ministral3Attention(MistralAttention)` with the query's
@@ -1734,6 +1775,9 @@ impl Family {
                     router_first: false,
                     normalize_top_k: false,
                     aux_loss: false,
+                    // mlx-lm's `MoEGate.weight` is a bare array
+                    // (`deepseek_v2.py:278`), as DeepSeek-V3's.
+                    mlx_router_plain: true,
                     ..MOE
                 }),
                 legacy: DEEPSEEK_V2_LEGACY,
@@ -1748,6 +1792,10 @@ impl Family {
                     shared: Shared::Plain,
                     router_first: false,
                     aux_loss: false,
+                    // mlx-lm's `MoEGate` (`deepseek_v3.py:237-238,
+                    // 549-551`), as DeepSeek-V3.2's (measured).
+                    mlx_expert_bias_fp32: true,
+                    mlx_router_plain: true,
                     ..MOE
                 }),
                 legacy: DEEPSEEK_V3_LEGACY,
@@ -1761,6 +1809,7 @@ impl Family {
             Family::Gemma4UnifiedText => GEMMA4_UNIFIED,
             Family::Glm4Moe => GLM4_MOE,
             Family::Glm4MoeLite => GLM4_MOE_LITE,
+            Family::DeepseekV32 | Family::GlmMoeDsa => DSA,
             Family::MinimaxM2 => MINIMAX_M2,
             Family::Llama4Text => LLAMA4,
             Family::Olmo3 => OLMO3,

@@ -276,6 +276,9 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("ssm_state_size", Neutral::Off),
     ("hybrid_override_pattern", Neutral::Off),
     ("layers_block_type", Neutral::Off),
+    // DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5).
+    ("index_n_heads", Neutral::Off),
+    ("index_head_dim", Neutral::Off),
 ];
 
 /// The value of a memory field that leaves memory as it is.
@@ -475,6 +478,29 @@ const GEMMA4: Nums = &[
     (ArchNum::MoeFfn, &["moe_intermediate_size"], Default::Zero),
 ];
 
+/// DeepSeek-V3.2's and GLM-5's: DeepSeek's numbers and the indexer's
+/// (`DeepseekV32Config`, `GlmMoeDsaConfig`; every published config sets
+/// them).
+const DSA: Nums = &[
+    DEEPSEEK[0],
+    DEEPSEEK[1],
+    DEEPSEEK[2],
+    DEEPSEEK[3],
+    DEEPSEEK[4],
+    DEEPSEEK[5],
+    DEEPSEEK[6],
+    DEEPSEEK[7],
+    DEEPSEEK[8],
+    DEEPSEEK[9],
+    DEEPSEEK[10],
+    (ArchNum::IndexHeads, &["index_n_heads"], Default::Required),
+    (
+        ArchNum::IndexHeadDim,
+        &["index_head_dim"],
+        Default::Required,
+    ),
+];
+
 /// GLM-4.5's experts (`Glm4MoeConfig`); its config names them as
 /// DeepSeek's, and the rotary part is derived ([`glm4_moe`]). The shared
 /// experts and the dense layers are required: every published config sets
@@ -668,6 +694,13 @@ fn reader(family: Family) -> Reader {
             tolerated: &["mlp_layer_types"],
             derive: glm4_moe_lite,
             ..plain(DEEPSEEK)
+        },
+        // `index_topk` picks which tokens attention reads, not how many
+        // bytes anything holds in the engines modelled.
+        Family::DeepseekV32 | Family::GlmMoeDsa => Reader {
+            tolerated: &["mlp_layer_types", "indexer_types", "index_topk"],
+            derive: dsa,
+            ..plain(DSA)
         },
         Family::Lfm2 => Reader {
             tolerated: &["full_attn_idxs", "conv_L_cache"],
@@ -1408,18 +1441,28 @@ fn deepseek(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Config
 }
 
 /// GLM-4.7-Flash: DeepSeek's head width ([`deepseek`]) and the dense
-/// layers as transformers 5.23 builds them:
-/// `mlp_layer_types` (`"dense"` or `"sparse"` per layer; absent, the first
-/// layer dense: `Glm4MoeLiteConfig.__post_init__`). `first_k_dense_replace`,
-/// which the published config keeps and vLLM and llama.cpp read, must agree.
+/// layers as transformers 5.23 builds them ([`dense_by_mlp_layer_types`];
+/// absent, the first layer dense: `Glm4MoeLiteConfig.__post_init__`).
 fn glm4_moe_lite(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
     deepseek(obj, a)?;
+    dense_by_mlp_layer_types(obj, a, 1)
+}
+
+/// The dense layers from `mlp_layer_types` (`"dense"` or `"sparse"` per
+/// layer; `absent` dense layers first when the config has none).
+/// `first_k_dense_replace`, which the published configs keep and vLLM and
+/// llama.cpp read, must agree.
+fn dense_by_mlp_layer_types(
+    obj: &Map<String, Value>,
+    a: &mut Architecture,
+    absent: u64,
+) -> Result<(), ConfigError> {
     let not_understood = |what: String| ConfigError::NotUnderstood {
         model_type: a.family.key().into(),
         fields: vec![what],
     };
     let dense = match obj.get("mlp_layer_types") {
-        None | Some(Value::Null) => 1,
+        None | Some(Value::Null) => absent.min(u64::from(a.layers)),
         Some(Value::Array(types)) => {
             let dense = types
                 .iter()
@@ -1447,6 +1490,43 @@ fn glm4_moe_lite(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), C
     }
     a.dense_layers = checked(ArchNum::DenseLayers, "mlp_layer_types", dense)?;
     Ok(())
+}
+
+/// DeepSeek-V3.2 and GLM-5: GLM-4.7-Flash's numbers, the dense layers
+/// `first_k_dense_replace` (3 when absent) when `mlp_layer_types` is
+/// absent (`DeepseekV32Config.__post_init__`), and an indexer in every
+/// layer. GLM-5's layers that reuse the previous layer's choice of tokens
+/// (`indexer_types` "shared", from `index_topk_pattern` or
+/// `index_topk_freq` above 1: `GlmMoeDsaConfig.__post_init__`) have no
+/// indexer and no indexer cache, which vramfit does not count yet: such a
+/// config is refused by name.
+fn dsa(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    deepseek(obj, a)?;
+    let absent = uint(obj, "first_k_dense_replace")?.unwrap_or(3);
+    dense_by_mlp_layer_types(obj, a, absent)?;
+    let text = |v: &Value| match v {
+        Value::String(t) => t.contains('S'),
+        Value::Array(kinds) => kinds
+            .iter()
+            .any(|k| k.as_str().is_some_and(|k| k == "shared" || k == "S")),
+        _ => false,
+    };
+    let shared = ["indexer_types", "index_topk_pattern"]
+        .iter()
+        .find(|f| obj.get(**f).is_some_and(text))
+        .copied()
+        .or(uint(obj, "index_topk_freq")?
+            .is_some_and(|f| f > 1)
+            .then_some("index_topk_freq"));
+    match shared {
+        Some(field) => Err(ConfigError::NotUnderstood {
+            model_type: a.family.key().into(),
+            fields: vec![format!(
+                "{field}: layers that reuse the previous layer's indexer (no indexer or indexer cache of their own)"
+            )],
+        }),
+        None => Ok(()),
+    }
 }
 
 /// GLM-4.5: the rotary part of a head, `int(head_dim ×

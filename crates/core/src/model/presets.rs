@@ -88,10 +88,10 @@ const fn pythia(hidden: u32, layers: u32, heads: u32, vocab: u32) -> Architectur
 }
 
 use Family::{
-    DeepseekV2, DeepseekV3, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite, GptBigcode, GptOss,
-    GraniteMoeHybrid, Lfm2, Lfm2Moe, Llama, Llama4Text, MinimaxM2, Ministral3, Mistral, Mixtral,
-    NemotronH, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3, Qwen35MoeText, Qwen35Text, Qwen3Moe,
-    Qwen3Next, SmolLm3,
+    DeepseekV2, DeepseekV3, DeepseekV32, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite,
+    GlmMoeDsa, GptBigcode, GptOss, GraniteMoeHybrid, Lfm2, Lfm2Moe, Llama, Llama4Text, MinimaxM2,
+    Ministral3, Mistral, Mixtral, NemotronH, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3,
+    Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
 };
 
 /// LFM2 1.2B's published config (`scripts/measure/families/lfm2/lfm2-1.2b.json`).
@@ -260,6 +260,31 @@ const QWEN36_LINEAR_32: Architecture = Architecture {
     linear_v_dim: 128,
     linear_conv: 4,
     rope_dim: 64,
+    ..Architecture::BLANK
+};
+
+/// DeepSeek-V3's shapes (`deepseek-ai/DeepSeek-V3`), which DeepSeek-V3.2
+/// keeps.
+const DEEPSEEK_V3: Architecture = Architecture {
+    family: DeepseekV3,
+    hidden: 7168,
+    layers: 61,
+    heads: 128,
+    kv_heads: 128,
+    head_dim: 192,
+    ffn: 18432,
+    vocab: 129280,
+    tied: false,
+    positions: 163840,
+    experts: 256,
+    experts_per_token: 8,
+    moe_ffn: 2048,
+    shared_experts: 1,
+    dense_layers: 3,
+    q_lora_rank: 1536,
+    kv_lora_rank: 512,
+    rope_dim: 64,
+    v_head_dim: 128,
     ..Architecture::BLANK
 };
 
@@ -1422,28 +1447,7 @@ pub const PRESETS: &[Preset] = &[
         id: "deepseek-v3",
         name: "DeepSeek-V3 (671B)",
         repo: "deepseek-ai/DeepSeek-V3",
-        arch: Architecture {
-            family: DeepseekV3,
-            hidden: 7168,
-            layers: 61,
-            heads: 128,
-            kv_heads: 128,
-            head_dim: 192,
-            ffn: 18432,
-            vocab: 129280,
-            tied: false,
-            positions: 163840,
-            experts: 256,
-            experts_per_token: 8,
-            moe_ffn: 2048,
-            shared_experts: 1,
-            dense_layers: 3,
-            q_lora_rank: 1536,
-            kv_lora_rank: 512,
-            rope_dim: 64,
-            v_head_dim: 128,
-            ..Architecture::BLANK
-        },
+        arch: DEEPSEEK_V3,
         published_params: 671_026_404_352,
     },
     // Kimi K2: DeepSeek-V3's architecture with 384 routed experts, 64
@@ -1544,6 +1548,64 @@ pub const PRESETS: &[Preset] = &[
             ..Architecture::BLANK
         },
         published_params: 29_943_390_976,
+    },
+    // DeepSeek-V3.2: DeepSeek-V3's shapes with DeepSeek Sparse Attention's
+    // indexer (64 heads of 128) in every layer. Source: the published
+    // config.json (`tests/fixtures/hf_configs/deepseek-v3.2.json`,
+    // `scripts/measure/families/dsa/configs/SOURCES.md`); the count is
+    // transformers 5.23's `DeepseekV32ForCausalLM` built from it on the
+    // meta device, without the MTP layer it does not build (671,877,929,216:
+    // with it, its biases and the FP8 scales, the checkpoint's
+    // 685,396,921,376 elements, `dsa/transformers/`).
+    Preset {
+        id: "deepseek-v3.2",
+        name: "DeepSeek-V3.2 (685B)",
+        repo: "deepseek-ai/DeepSeek-V3.2",
+        arch: Architecture {
+            family: DeepseekV32,
+            index_heads: 64,
+            index_head_dim: 128,
+            ..DEEPSEEK_V3
+        },
+        published_params: 671_877_929_216,
+    },
+    // GLM-5.1: 78 layers of 6144, the first 3 dense, latent attention of
+    // 64 heads (192 + 64, values of 256, q and kv latents of 2048 and 512),
+    // 256 routed experts (8 a token) of 2048 and a shared one, an indexer
+    // of 32 heads of 128 in every layer. Source: the published config.json
+    // (`tests/fixtures/hf_configs/glm-5.1.json`); the count is transformers
+    // 5.23's `GlmMoeDsaForCausalLM` on the meta device, without the MTP
+    // layer (with it and the correction biases, the checkpoint's
+    // 753,864,139,008 elements).
+    Preset {
+        id: "glm-5.1",
+        name: "GLM-5.1 (744B)",
+        repo: "zai-org/GLM-5.1",
+        arch: Architecture {
+            family: GlmMoeDsa,
+            hidden: 6144,
+            layers: 78,
+            heads: 64,
+            kv_heads: 64,
+            head_dim: 256,
+            ffn: 12288,
+            vocab: 154880,
+            tied: false,
+            positions: 202752,
+            experts: 256,
+            experts_per_token: 8,
+            moe_ffn: 2048,
+            shared_experts: 1,
+            dense_layers: 3,
+            q_lora_rank: 2048,
+            kv_lora_rank: 512,
+            rope_dim: 64,
+            v_head_dim: 256,
+            index_heads: 32,
+            index_head_dim: 128,
+            ..Architecture::BLANK
+        },
+        published_params: 743_911_199_232,
     },
     Preset {
         id: "glm-4.6",

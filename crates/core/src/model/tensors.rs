@@ -26,6 +26,10 @@ pub enum Role {
     Router,
     /// Stacked experts (3-D parameters, not linear layers).
     Expert,
+    /// DeepSeek Sparse Attention's lightning indexer: its projections and
+    /// its key norm (`DeepseekV32Indexer`), which no LoRA target names and
+    /// the engines keep whole or in their own types.
+    Indexer,
 }
 
 /// One parameter tensor (a module's weight, with its bias when it has one).
@@ -858,6 +862,27 @@ impl Architecture {
         put(self.norm("kv_a_layernorm", kvl));
         put(self.lin(ModuleName::KvBProj, nope_v, kvl, false));
         put(self.lin(ModuleName::OProj, h, self.o_dim(), false));
+        if self.spec().indexer {
+            self.indexer_tensors(put);
+        }
+    }
+
+    /// DeepSeek Sparse Attention's lightning indexer, registered after the
+    /// attention's own projections (`DeepseekV32Attention.__init__`:
+    /// `self.indexer` last): `wq_b` from the query's low rank, `wk` and
+    /// `weights_proj` from the hidden state, `k_norm` a LayerNorm with
+    /// bias. Source: transformers 5.23 `DeepseekV32Indexer.__init__`.
+    fn indexer_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        let h = u64::from(self.hidden);
+        let (heads, dim) = (u64::from(self.index_heads), u64::from(self.index_head_dim));
+        let t = |name, rows, cols| ParamTensor::new(name, rows, cols, Role::Indexer);
+        put(t("indexer.wq_b", heads * dim, u64::from(self.q_lora_rank)));
+        put(t("indexer.wk", dim, h));
+        put(ParamTensor {
+            bias: true,
+            ..ParamTensor::new("indexer.k_norm", dim, 1, Role::Indexer)
+        });
+        put(t("indexer.weights_proj", heads, h));
     }
 
     /// A mixture of experts' router, stacked experts (with gpt-oss's

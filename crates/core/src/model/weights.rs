@@ -262,6 +262,9 @@ impl Architecture {
                 // MXFP4 stores the stacked experts themselves in the format.
                 Role::Expert => t.per_expert || only_experts,
                 Role::Router => linears || router_linear,
+                // transformers runs no DeepSeek Sparse Attention model
+                // vramfit estimates with bitsandbytes.
+                Role::Indexer => false,
                 Role::Embedding
                 | Role::PositionTable
                 | Role::Norm

@@ -396,6 +396,8 @@ pub static FIELDS: &[Field] = &[
     arch_number!(ArchNum::PleDim),
     arch_number!(ArchNum::PleVocab),
     arch_number!(ArchNum::QkNorm),
+    arch_number!(ArchNum::IndexHeads),
+    arch_number!(ArchNum::IndexHeadDim),
     Field {
         key: Key::Dtype,
         kind: FieldKind::Choice(Dtype::OPTIONS),

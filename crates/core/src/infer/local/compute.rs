@@ -128,9 +128,20 @@ fn stages(m: &LocalModel, r: &Resolved, s: &Settings, mask: u128, dequant: bool)
     } else {
         4 * n_kv * ub * u128::from(d.n_head)
     };
+    // DeepSeek Sparse Attention: the lightning indexer's f32 scores over
+    // every cell and the top-k mask made from them, applied as a mask over
+    // every cell (`llama-graph.cpp:2954-2986`): 8 bytes a cell and token
+    // with flash attention, about 16 without (measured on b10488's CPU
+    // build, 4 096 to 32 768 cells, micro-batches of 128 to 1 024, 1 to 4
+    // streams: `scripts/measure/families/dsa/llamacpp/NOTES.md`).
+    let indexer = match (m.cache.indexer, s.flash_attn) {
+        (0, _) => 0,
+        (_, true) => 8 * n_kv * ub,
+        (_, false) => 16 * n_kv * ub,
+    };
     Terms {
         output: hidden + 4 * u128::from(d.n_vocab) * u128::from(r.n_outputs),
-        attention: 2 * hidden + q + kv_in + masks + core,
+        attention: 2 * hidden + q + kv_in + masks + core + indexer,
         ffn: 2 * hidden + 12 * u128::from(d.ffn) * ub + masks,
         inputs: hidden + masks,
     }

@@ -13,7 +13,9 @@
 //! The CUDA buffer type pads each quantized tensor whose rows are not a
 //! multiple of 512 (`ggml-cuda.cu:914-919`). The recurrent state
 //! (`llama_memory_recurrent`) is f32, `max(1, n_seq_max)` cells
-//! (`src/llama-model.cpp:2300-2335`).
+//! (`src/llama-model.cpp:2300-2335`). DeepSeek Sparse Attention keeps a
+//! second cache beside the latent's, the indexer's keys, of the same type,
+//! cells and streams (`llama_kv_cache_dsa`, `src/llama-kv-cache-dsa.cpp`).
 
 use super::ggml::CacheType;
 use super::model::{LocalModel, Width};
@@ -48,15 +50,18 @@ impl KvGroup {
 pub struct KvSizes {
     pub base: KvGroup,
     pub swa: KvGroup,
+    /// DeepSeek Sparse Attention's indexer keys, beside `base`
+    /// ([`super::model::CacheModel::indexer`]).
+    pub indexer: KvGroup,
     /// The recurrent state (the log's `RS buffer size`), and its cells.
     pub recurrent: u128,
     pub recurrent_cells: u32,
 }
 
 impl KvSizes {
-    /// Key/value bytes of both caches.
+    /// Key/value bytes of the caches.
     pub const fn kv(&self) -> u128 {
-        self.base.bytes() + self.swa.bytes()
+        self.base.bytes() + self.swa.bytes() + self.indexer.bytes()
     }
 }
 
@@ -65,6 +70,8 @@ impl KvSizes {
 pub struct Rows {
     pub full: Width,
     pub swa: Width,
+    /// The indexer's keys in a full layer (0: none).
+    pub indexer: u64,
 }
 
 impl Rows {
@@ -85,7 +92,11 @@ impl Rows {
             full.v = if full.v > 0 { widest } else { 0 };
             swa.v = if swa.v > 0 { widest } else { 0 };
         }
-        Rows { full, swa }
+        Rows {
+            full,
+            swa,
+            indexer: c.indexer,
+        }
     }
 
     /// The widths of a full (`false`) or sliding (`true`) layer.
@@ -123,7 +134,9 @@ pub fn layer_bytes(
     let cells = if sliding { r.swa_cells } else { r.n_ctx_seq };
     let (k, kp) = tensor(p.cache_type_k, w.k, cells, r.n_stream)?;
     let (v, vp) = tensor(p.cache_type_v, w.v, cells, r.n_stream)?;
-    Ok((k + v, kp + vp))
+    let index = if sliding { 0 } else { rows.indexer };
+    let (i, ip) = tensor(p.cache_type_k, index, cells, r.n_stream)?;
+    Ok((k + v + i, kp + vp + ip))
 }
 
 /// Both caches and the recurrent state, as the log's `size =` lines count
@@ -153,6 +166,18 @@ pub fn sizes(
         base: group(n_full, false)?,
         swa: if n_swa > 0 {
             group(n_swa, true)?
+        } else {
+            KvGroup::default()
+        },
+        indexer: if rows.indexer > 0 {
+            let cells = r.n_ctx_seq;
+            KvGroup {
+                layers: n_full,
+                cells,
+                streams: r.n_stream,
+                k: u128::from(n_full) * tensor(p.cache_type_k, rows.indexer, cells, r.n_stream)?.0,
+                v: 0,
+            }
         } else {
             KvGroup::default()
         },

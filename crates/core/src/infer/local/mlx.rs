@@ -320,12 +320,17 @@ fn row_bytes(s: &Mlx, bits: Option<u32>, k: u64, v: u64) -> Result<u128, MlxErro
 
 /// The cache's rows per token of one layer, as mlx-lm's models keep them:
 /// every key/value head, or latent attention's normalised latent and its
-/// rotary key (`deepseek_v3.py:134-145`).
+/// rotary key (`deepseek_v3.py:134-145`). DeepSeek Sparse Attention's
+/// layers keep a `CacheList(KVCache(), KVCache())` (`deepseek_v32.py:654-655`):
+/// the latent's, and the indexer's keys (`index_head_dim` a token in the
+/// model's dtype, its values 0 wide, `:101`), counted here with the
+/// latent; both grow by the same 256 cells. Measured: mlx-cpu 0.32.4,
+/// mlx-lm d78bf58e, `tests/fixtures/mlx_dsa_rows.jsonl`.
 fn widths(a: &Architecture) -> (u64, u64) {
     let g = KvGeometry::of(a);
     match g.layer {
         LayerAttention::Heads { .. } => (g.k_width(), g.v_width()),
-        LayerAttention::Latent(m) => (m.kv_lora_rank, m.rope_dim),
+        LayerAttention::Latent(m) => (m.kv_lora_rank + u64::from(a.index_head_dim), m.rope_dim),
     }
 }
 
@@ -368,13 +373,16 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
         .kv_bits
         .filter(|_| tokens >= u64::from(s.quantized_kv_start));
     // Llama 4's `ChunkedKVCache` has no `to_quantized`: `kv_bits` leaves
-    // it as it is (`maybe_quantize_kv_cache`, `hasattr(c, "to_quantized")`).
+    // it as it is (`maybe_quantize_kv_cache`, `hasattr(c, "to_quantized")`);
+    // nor has DeepSeek Sparse Attention's `CacheList` (measured: the same
+    // bytes with `kv_bits` 8).
     let chunked = a.family.spec().chunked && n_sliding > 0;
+    let full_bits = bits.filter(|_| !a.family.spec().indexer);
     if n_sliding > 0 && bits.is_some() && !chunked {
         return Err(MlxError::RotatingQuantized);
     }
     let (k, v) = widths(a);
-    let row = row_bytes(s, bits.filter(|_| !chunked), k, v)?;
+    let row = row_bytes(s, full_bits.filter(|_| !chunked), k, v)?;
     // Gemma 4's global layers' rows are their own (`Attention.__init__`:
     // `global_head_dim`, `num_global_key_value_heads` with keys as values,
     // whose values are still a cache array of their own: `v_norm` makes
@@ -382,7 +390,7 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     let full_row = if gemma4 {
         row_bytes(s, bits, local.cache.full.k, local.cache.full.v)?
     } else {
-        row_bytes(s, bits, k, v)?
+        row_bytes(s, full_bits, k, v)?
     };
     let cap = capacity(s);
     let window = u64::from(max_kv_size.unwrap_or(a.sliding_window));

@@ -114,6 +114,14 @@ pub struct CacheModel {
     /// Bytes of one layer's recurrent state per cell: `(n_embd_r() +
     /// n_embd_s()) × 4` (f32, `llama_memory_recurrent`); 0: none.
     pub recurrent: u128,
+    /// DeepSeek Sparse Attention: the width of the indexer's key cache
+    /// per cell in every layer of the main cache (0: none). Its own
+    /// `llama_kv_cache` beside the latent's, of one head of
+    /// `index_head_dim`, no V, the latent's type, cells and streams, on the
+    /// layer's device (`llama_kv_cache_dsa`, `src/llama-kv-cache-dsa.cpp:31-53`,
+    /// b10488): the log's second `KV buffer size` line. Measured:
+    /// `scripts/measure/families/dsa/llamacpp/`.
+    pub indexer: u64,
 }
 
 impl CacheModel {
@@ -243,6 +251,11 @@ impl LocalModel {
             mla_v: w.mla_v,
             recurrent_layers,
             recurrent: recurrent_state(a),
+            indexer: if a.family.spec().indexer {
+                u64::from(a.index_head_dim)
+            } else {
+                0
+            },
         };
         LocalModel {
             cache,

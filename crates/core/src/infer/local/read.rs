@@ -111,10 +111,16 @@ impl ReadFile {
         Ok(r)
     }
 
-    /// A GGUF header's tensors, as llama.cpp places them.
-    pub fn of_header(h: &GgufHeader) -> Result<ReadFile, ReadFileError> {
+    /// A GGUF header's tensors, as llama.cpp places them: those of the
+    /// blocks from `skipped_from` on left out (the MTP blocks a converter
+    /// appends, which llama.cpp does not load: `Converter::mtp_skipped`).
+    pub fn of_header(h: &GgufHeader, skipped_from: Option<u32>) -> Result<ReadFile, ReadFileError> {
         let mut f = FileBytes::default();
-        h.weights_each(&mut |t| f.add(t));
+        h.weights_each(&mut |t| {
+            if t.layer.zip(skipped_from).is_none_or(|(l, from)| l < from) {
+                f.add(t);
+            }
+        });
         ReadFile::fold(&f)
     }
 

@@ -1220,7 +1220,8 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             Role::Attention => column,
             // gpt-oss's expert biases `[E, out]`: the rank's experts.
             Role::Expert => (s, r.div_ceil(ep), c),
-            Role::Norm | Role::PositionTable | Role::Mlp | Role::Router => whole,
+            // The indexer's `ReplicatedLinear`s and its norm.
+            Role::Norm | Role::PositionTable | Role::Mlp | Role::Router | Role::Indexer => whole,
         },
     }
 }

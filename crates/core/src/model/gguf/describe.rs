@@ -95,6 +95,14 @@ pub struct GgufModel {
     /// Mamba-2 (`src/models/granite-hybrid.cpp` `load_arch_hparams`): the
     /// `ssm.*` keys.
     pub ssm: SsmKeys,
+    /// DeepSeek Sparse Attention (`src/models/deepseek32.cpp`,
+    /// `glm-dsa.cpp` `load_arch_hparams`): the indexer's heads
+    /// (`attention.indexer.head_count`) and head width (`key_length`), and
+    /// the layers `attention.indexer.types` marks as reusing the previous
+    /// layer's indexer (`false`; GLM-5.2).
+    pub indexer_head_count: Option<u64>,
+    pub indexer_key_length: Option<u64>,
+    pub indexer_shared_layers: Option<u64>,
 }
 
 /// A Mamba-2 model's `ssm.*` keys: the kernel (`conv_kernel`), the state
@@ -224,6 +232,17 @@ impl GgufHeader {
             tied: self.tensor("output.weight").is_none(),
             nextn_predict_layers: num("nextn_predict_layers"),
             q_norm: self.tensor("blk.0.attn_q_norm.weight").is_some(),
+            indexer_head_count: num("attention.indexer.head_count"),
+            indexer_key_length: num("attention.indexer.key_length"),
+            indexer_shared_layers: self
+                .get(&format!("{arch}.attention.indexer.types"))
+                .and_then(MetaValue::as_array)
+                .map(|a| {
+                    a.values
+                        .iter()
+                        .filter(|v| **v == MetaValue::Bool(false))
+                        .count() as u64
+                }),
             architecture: arch,
         }
     }
@@ -651,6 +670,45 @@ impl Keys<'_> {
         a.q_lora_rank = self.fit(ArchNum::QLoraRank, ql, "attention.q_lora_rank")?;
         let rope = m.rope_dimension_count;
         a.rope_dim = self.needed(ArchNum::RopeDim, rope, "rope.dimension_count")?;
+        if a.family.spec().indexer {
+            self.indexer(a)?;
+        }
         Ok(())
+    }
+
+    /// DeepSeek Sparse Attention's indexer as the converters write it
+    /// (`DeepseekV32Model`, `GlmMoeDsaModel.set_gguf_parameters`, b10488
+    /// `conversion/`): its heads and head width; `block_count` counts the
+    /// MTP blocks the converter appends by default (`skip_mtp = False`),
+    /// which llama.cpp does not load without `--spec-type draft-mtp`
+    /// (`n_layer() = n_layer_all − n_layer_nextn`). Layers reusing the
+    /// previous layer's indexer (`attention.indexer.types`; GLM-5.2, whose
+    /// default table llama.cpp applies from a trained context of 1M) are
+    /// refused: vramfit does not count them yet.
+    fn indexer(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
+        let m = self.m;
+        let heads = m.indexer_head_count;
+        a.index_heads = self.needed(ArchNum::IndexHeads, heads, "attention.indexer.head_count")?;
+        let width = m.indexer_key_length;
+        a.index_head_dim =
+            self.needed(ArchNum::IndexHeadDim, width, "attention.indexer.key_length")?;
+        let nextn = m.nextn_predict_layers.unwrap_or(0);
+        let nextn = self.fit(ArchNum::Layers, nextn, "nextn_predict_layers")?;
+        a.layers = a.layers.saturating_sub(nextn).max(1);
+        a.dense_layers = a.dense_layers.min(a.layers);
+        let glm_5_2 = a.family == crate::model::Family::GlmMoeDsa
+            && m.indexer_shared_layers.is_none()
+            && m.context_length.is_some_and(|c| c >= 1 << 20);
+        match m.indexer_shared_layers.filter(|&n| n > 0) {
+            Some(n) => Err(GgufArchError::Invalid {
+                key: self.key("attention.indexer.types"),
+                reason: format!("marks {n} layers as reusing the previous layer's indexer (no indexer or indexer cache of their own), which vramfit does not model yet"),
+            }),
+            None if glm_5_2 => Err(GgufArchError::Invalid {
+                key: self.key("context_length"),
+                reason: "of 1M or more without attention.indexer.types: llama.cpp gives the layers GLM-5.2's table of shared indexers, which vramfit does not model yet".into(),
+            }),
+            None => Ok(()),
+        }
     }
 }

@@ -159,6 +159,11 @@ pub(crate) enum Src {
     /// big so keep them as it is", `src/llama-quant.cpp`
     /// `tensor_allows_quantization`).
     Kept,
+    /// Forced to F32 by the converter, but a weight `llama-quantize`
+    /// quantizes (DeepSeek Sparse Attention's `indexer.proj`:
+    /// `conversion/base.py:967` keeps it F32, Q4_K_M gives it Q4_K;
+    /// measured, `scripts/measure/families/dsa/llamacpp/NOTES.md`).
+    F32Weight,
 }
 
 /// One GGUF tensor.
@@ -226,6 +231,14 @@ pub(crate) struct Converter {
     /// glm4moe file: "3 layers" in the cache, the NextN layer's 17
     /// tensors "unused" (`scripts/measure/families/NOTES.md`).
     pub nextn_cached: bool,
+    /// The converter appends `num_nextn_predict_layers` MTP blocks after
+    /// the layers (`skip_mtp = False`), which llama.cpp b10488 creates
+    /// `TENSOR_SKIP` unless `--spec-type draft-mtp` (DeepSeek-V3.2's and
+    /// GLM-5's: `conversion/deepseek.py` `DeepseekV32Model`,
+    /// `conversion/glm.py` `GlmMoeDsaModel`; `src/models/deepseek32.cpp:61-62`):
+    /// no memory but their `exp_probs_b.bias`. A predicted file leaves them
+    /// out, as a file read does.
+    pub mtp_skipped: bool,
     /// What the loader reads that the header does not say (0: the header
     /// says it): the window, this many tokens whatever
     /// `attention.sliding_window` says unless it is 0, and the shared
@@ -262,6 +275,7 @@ impl Converter {
                 always_tied: false,
                 type_70b: Type70b::Never,
                 nextn_cached: false,
+                mtp_skipped: false,
                 implied_window: 0,
                 implied_shared: 0,
             }
@@ -328,6 +342,14 @@ impl Converter {
             // GLM-4.7-Flash too (`Glm4MoeLiteModel(DeepseekV2Model)`,
             // `MODEL_ARCH.DEEPSEEK2`: its MTP layer skipped as DeepSeek's).
             Family::DeepseekV2 | Family::DeepseekV3 | Family::Glm4MoeLite => plain("deepseek2"),
+            Family::DeepseekV32 => Converter {
+                mtp_skipped: true,
+                ..plain("deepseek32")
+            },
+            Family::GlmMoeDsa => Converter {
+                mtp_skipped: true,
+                ..plain("glm-dsa")
+            },
             Family::GptOss => Converter {
                 experts_mxfp4: true,
                 ..plain("gpt-oss")
@@ -797,6 +819,26 @@ fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out
             }
         }
         Role::Expert => experts(conv, t, out),
+        Role::Indexer => indexer(t, out),
+    }
+}
+
+/// DeepSeek Sparse Attention's indexer as the converter writes it:
+/// `wq_b`, `wk` and `weights_proj` as weights, `k_norm`'s weight and bias
+/// F32.
+fn indexer(t: &ParamTensor, out: &mut Vec<Slot>) {
+    let ne = [t.cols, t.rows, 1];
+    match t.name {
+        "indexer.wq_b" => out.push(weight(name!("indexer.attn_q_b.weight"), ne)),
+        "indexer.wk" => out.push(weight(name!("indexer.attn_k.weight"), ne)),
+        "indexer.weights_proj" => out.push(Slot {
+            src: Src::F32Weight,
+            ..weight(name!("indexer.proj.weight"), ne)
+        }),
+        _ => {
+            out.push(f32_slot(name!("indexer.k_norm.weight"), [t.rows, 1, 1]));
+            out.push(f32_slot(name!("indexer.k_norm.bias"), [t.rows, 1, 1]));
+        }
     }
 }
 

@@ -64,6 +64,13 @@ pub fn nextn_cached(family: super::Family) -> bool {
     layout::Converter::of(family).nextn_cached
 }
 
+/// Whether `family`'s converter appends MTP blocks after its layers that
+/// llama.cpp does not load (`Converter::mtp_skipped`): a file read leaves
+/// their tensors out.
+pub fn mtp_skipped(family: super::Family) -> bool {
+    layout::Converter::of(family).mtp_skipped
+}
+
 /// Where `needle` first occurs in a tensor's name: a plain scan, which on
 /// names of a few dozen bytes costs a tenth of `str::find`'s searcher
 /// set-up (measured by instruction counts of one llama.cpp estimate).

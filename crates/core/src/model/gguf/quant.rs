@@ -197,6 +197,7 @@ impl Quantizer {
         if !default.is_quantized() {
             return Ok(match s.src {
                 Src::Mxfp4 => GgmlType::Mxfp4,
+                Src::F32Weight => GgmlType::F32,
                 Src::Weight | Src::F32 | Src::Kept => default,
             });
         }
@@ -565,7 +566,7 @@ impl Quantizer {
 fn source_type(src: Src) -> GgmlType {
     match src {
         Src::Weight | Src::Kept => GgmlType::Bf16,
-        Src::F32 => GgmlType::F32,
+        Src::F32 | Src::F32Weight => GgmlType::F32,
         Src::Mxfp4 => GgmlType::Mxfp4,
     }
 }

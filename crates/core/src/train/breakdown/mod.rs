@@ -616,6 +616,9 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
     {
         return Err(EstimateError::NotModelled(DENSE_DISPATCH_NOT_MODELLED));
     }
+    if s.arch.is_some_and(|a| a.family.spec().indexer) {
+        return Err(EstimateError::NotModelled(INDEXER_NOT_MODELLED));
+    }
     let x = Inputs::new(s)?;
     let t = &s.train;
     let mut terms = Terms::default();
@@ -722,6 +725,12 @@ fn recurrence_unmeasured(a: &Architecture) -> Option<&'static str> {
         Recurrence::Mamba2 => Some(MAMBA2_NOT_MODELLED),
     }
 }
+
+/// The refusal of training DeepSeek Sparse Attention: transformers 5.23
+/// runs the indexer under `no_grad` (nothing saved for backward), but its
+/// scores are `[B, S, index_heads, T]` in fp32 at every layer, and the
+/// top-k mask `[B, 1, S, T]` joins attention's: not measured.
+const INDEXER_NOT_MODELLED: &str = "training DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5: the lightning indexer's fp32 scores over every cached token, and its top-k mask) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
 
 /// The refusal of training a model whose experts transformers runs
 /// densely (`Moe::dense_dispatch`).
