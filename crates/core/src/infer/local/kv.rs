@@ -50,9 +50,10 @@ impl KvGroup {
 pub struct KvSizes {
     pub base: KvGroup,
     pub swa: KvGroup,
-    /// DeepSeek Sparse Attention's indexer keys, beside `base`
+    /// DeepSeek Sparse Attention's indexer keys beside `base`, of its
+    /// cells and streams: the log's second `KV buffer size` line
     /// ([`super::model::CacheModel::indexer`]).
-    pub indexer: KvGroup,
+    pub indexer: u128,
     /// The recurrent state (the log's `RS buffer size`), and its cells.
     pub recurrent: u128,
     pub recurrent_cells: u32,
@@ -61,7 +62,7 @@ pub struct KvSizes {
 impl KvSizes {
     /// Key/value bytes of the caches.
     pub const fn kv(&self) -> u128 {
-        self.base.bytes() + self.swa.bytes() + self.indexer.bytes()
+        self.base.bytes() + self.swa.bytes() + self.indexer
     }
 }
 
@@ -134,8 +135,10 @@ pub fn layer_bytes(
     let cells = if sliding { r.swa_cells } else { r.n_ctx_seq };
     let (k, kp) = tensor(p.cache_type_k, w.k, cells, r.n_stream)?;
     let (v, vp) = tensor(p.cache_type_v, w.v, cells, r.n_stream)?;
-    let index = if sliding { 0 } else { rows.indexer };
-    let (i, ip) = tensor(p.cache_type_k, index, cells, r.n_stream)?;
+    if sliding || rows.indexer == 0 {
+        return Ok((k + v, kp + vp));
+    }
+    let (i, ip) = tensor(p.cache_type_k, rows.indexer, cells, r.n_stream)?;
     Ok((k + v + i, kp + vp + ip))
 }
 
@@ -169,18 +172,8 @@ pub fn sizes(
         } else {
             KvGroup::default()
         },
-        indexer: if rows.indexer > 0 {
-            let cells = r.n_ctx_seq;
-            KvGroup {
-                layers: n_full,
-                cells,
-                streams: r.n_stream,
-                k: u128::from(n_full) * tensor(p.cache_type_k, rows.indexer, cells, r.n_stream)?.0,
-                v: 0,
-            }
-        } else {
-            KvGroup::default()
-        },
+        indexer: u128::from(n_full)
+            * tensor(p.cache_type_k, rows.indexer, r.n_ctx_seq, r.n_stream)?.0,
         recurrent: m.cache.recurrent * u128::from(recurrent_layers) * u128::from(recurrent_cells),
         recurrent_cells,
     })
