@@ -601,7 +601,9 @@ const DSA: &str = "task=infer&engine=llamacpp&family=deepseek_v32&hidden=512&lay
 /// `glm-dsa` (`glmdsa-*.log`) the same. The f16 file's tensors but the
 /// MTP block (`deepseek32-f16-tensors.txt`): 53,639,360 bytes (llama.cpp
 /// also loads that block's `exp_probs_b.bias`, 64 bytes, which vramfit
-/// does not count: its loaded tensors are 53,639,424).
+/// does not count: its loaded tensors are 53,639,424); llama-quantize's
+/// Q4_K_M of it (`deepseek32-Q4_K_M-tensors.txt`, the MTP block counted as
+/// a layer: layers 2 and 4 get a q6_K `ffn_down`, not 3): 15,949,504.
 #[test]
 fn sparse_attention_caches_as_llama_cpp_does() {
     let (latent, index) = (4 * 320 * 2, 4 * 128 * 2);
@@ -624,6 +626,8 @@ fn sparse_attention_caches_as_llama_cpp_does() {
         check(&q8, 4096 * 4 * (320 + 128) / 32 * 34);
         let one = format!("{q}&ctx=4096&n_parallel=1");
         assert_eq!(served(&one).weights_bytes.get(), 53_639_360, "{one}");
+        let q4 = one.replace("weights=f16", "weights=q4_k_m");
+        assert_eq!(served(&q4).weights_bytes.get(), 15_949_504, "{q4}");
     }
 }
 

@@ -107,9 +107,9 @@ choice_enum! {
         /// layer: its own small projections and a key cache of one
         /// `index_head_dim` vector per token.
         DeepseekV32 = "deepseek_v32", "DeepSeek-V3.2 (sparse attention)",
-        /// GLM-5 / 5.1: DeepSeek-V3.2's layers; the layers `indexer_types`
-        /// calls "shared" reuse the previous layer's choice and have no
-        /// indexer of their own.
+        /// GLM-5 / 5.1: DeepSeek-V3.2's layers at GLM's widths (GLM-5.2's
+        /// layers that reuse the previous layer's indexer, `indexer_types`
+        /// "shared", are not modelled: refused).
         GlmMoeDsa = "glm_moe_dsa", "GLM-5 (sparse attention)",
         /// OLMo 3: OLMo 2's layers with a sliding window on three layers
         /// in four and a rotary table per kind of layer.
@@ -429,9 +429,9 @@ pub struct Moe {
     /// mlx-lm keeps the router's expert bias (a parameter there) in fp32
     /// when it casts the weights (LFM2-MoE: `cast_predicate` leaves
     /// `expert_bias` out, `lfm2_moe.py`); measured,
-    /// `scripts/measure/mlx/lfm2moe_rows.jsonl`; DeepSeek-V3 and V3.2's
-    /// correction bias, `mlx_dsa_rows.jsonl`). Other families' MLX bias is
-    /// not modelled.
+    /// `scripts/measure/mlx/lfm2moe_rows.jsonl`; the correction bias of
+    /// mlx-lm's `MoEGate`, DeepSeek-V3's, GLM-4.5's and their kin's,
+    /// `mlx_dsa_rows.jsonl`). Other families' MLX bias is not modelled.
     pub mlx_expert_bias_fp32: bool,
     /// mlx-lm's router is a bare weight array, not an `nn.Linear`, so
     /// `quantize_model` never quantizes it: it stays in the model's dtype
@@ -1001,14 +1001,15 @@ pub struct Spec {
     /// `Gemma4TextAttention.__init__`).
     pub v_norm: bool,
     /// DeepSeek Sparse Attention's lightning indexer in the attention of
-    /// each layer that runs one (`index_layers`; the others reuse the last
-    /// one's choice of tokens): `wq_b` (`q_lora_rank → index_heads ·
-    /// index_head_dim`), `wk` (`h → index_head_dim`), `k_norm` (a LayerNorm
-    /// with bias) and `weights_proj` (`h → index_heads`, kept in fp32), and
-    /// a key cache of `index_head_dim` per token. Source: transformers 5.23
-    /// `DeepseekV32Indexer.__init__`, `DeepseekV32PreTrainedModel.
-    /// _keep_in_fp32_modules`, `GlmMoeDsaAttention.__init__` (`indexer =
-    /// None` on a "shared" layer).
+    /// every layer: `wq_b` (`q_lora_rank → index_heads · index_head_dim`),
+    /// `wk` (`h → index_head_dim`), `k_norm` (a LayerNorm with bias) and
+    /// `weights_proj` (`h → index_heads`; transformers keeps it fp32 only
+    /// when it loads the model in fp16, `_keep_in_fp32_modules`), and a key
+    /// cache of `index_head_dim` per token. Layers that reuse the previous
+    /// layer's choice of tokens instead (GLM-5.2's "shared" `indexer_types`,
+    /// `GlmMoeDsaAttention.__init__`: `indexer = None`) are refused by the
+    /// readers. Source: transformers 5.23 `DeepseekV32Indexer.__init__`,
+    /// `DeepseekV32PreTrainedModel`.
     pub indexer: bool,
     /// Llama 4's attention temperature: the rotated query multiplied by
     /// `1 + β·log(1 + ⌊position / original_max_position_embeddings⌋)`, a

@@ -243,7 +243,7 @@ pub fn llama_estimate(
         server_host_memory(inf, &m),
         one_at_a_time(a, inf),
         projector(a, inf),
-        crate::model::gguf::mtp_skipped(a.family).then(|| "the multi-token-prediction block the converter appends (num_nextn_predict_layers) is in the file, but llama.cpp loads only its expert bias (n_expert × 4 bytes, not counted) unless --spec-type draft-mtp; llama-quantize counts it as a layer, which can give one more layer's ffn_down more bits".into()),
+        crate::model::gguf::mtp_skipped(a.family).then(|| "the multi-token-prediction block the converter appends (num_nextn_predict_layers, taken as 1) is in the file, but llama.cpp loads only its expert bias (n_expert × 4 bytes, not counted) unless --spec-type draft-mtp".into()),
     ]
     .into_iter()
     .flatten()

@@ -231,14 +231,18 @@ pub(crate) struct Converter {
     /// glm4moe file: "3 layers" in the cache, the NextN layer's 17
     /// tensors "unused" (`scripts/measure/families/NOTES.md`).
     pub nextn_cached: bool,
-    /// The converter appends `num_nextn_predict_layers` MTP blocks after
-    /// the layers (`skip_mtp = False`), which llama.cpp b10488 creates
-    /// `TENSOR_SKIP` unless `--spec-type draft-mtp` (DeepSeek-V3.2's and
-    /// GLM-5's: `conversion/deepseek.py` `DeepseekV32Model`,
+    /// The MTP blocks the converter appends after the layers by default
+    /// (`skip_mtp = False`; `num_nextn_predict_layers`, 1 in DeepSeek-V3.2's
+    /// and GLM-5.1's published configs: a file read takes its header's
+    /// count), which llama.cpp b10488 creates `TENSOR_SKIP` unless
+    /// `--spec-type draft-mtp` (`conversion/deepseek.py` `DeepseekV32Model`,
     /// `conversion/glm.py` `GlmMoeDsaModel`; `src/models/deepseek32.cpp:61-62`):
-    /// no memory but their `exp_probs_b.bias`. A predicted file leaves them
-    /// out, as a file read does.
-    pub mtp_skipped: bool,
+    /// no memory but their `exp_probs_b.bias`, so a predicted file leaves
+    /// them out, as a file read does; but `llama-quantize` counts them as
+    /// layers (`n_ffn_down = n_layer_all`, `init_quantize_state_counters`),
+    /// which moves the layers whose `ffn_down` gets more bits (measured:
+    /// `scripts/measure/families/dsa/llamacpp/`).
+    pub mtp_blocks: u8,
     /// What the loader reads that the header does not say (0: the header
     /// says it): the window, this many tokens whatever
     /// `attention.sliding_window` says unless it is 0, and the shared
@@ -275,7 +279,7 @@ impl Converter {
                 always_tied: false,
                 type_70b: Type70b::Never,
                 nextn_cached: false,
-                mtp_skipped: false,
+                mtp_blocks: 0,
                 implied_window: 0,
                 implied_shared: 0,
             }
@@ -343,11 +347,11 @@ impl Converter {
             // `MODEL_ARCH.DEEPSEEK2`: its MTP layer skipped as DeepSeek's).
             Family::DeepseekV2 | Family::DeepseekV3 | Family::Glm4MoeLite => plain("deepseek2"),
             Family::DeepseekV32 => Converter {
-                mtp_skipped: true,
+                mtp_blocks: 1,
                 ..plain("deepseek32")
             },
             Family::GlmMoeDsa => Converter {
-                mtp_skipped: true,
+                mtp_blocks: 1,
                 ..plain("glm-dsa")
             },
             Family::GptOss => Converter {
@@ -835,6 +839,8 @@ fn indexer(t: &ParamTensor, out: &mut Vec<Slot>) {
             src: Src::F32Weight,
             ..weight(name!("indexer.proj.weight"), ne)
         }),
+        // `indexer.k_norm`, the walk's one other indexer tensor
+        // (`Architecture::indexer_tensors`).
         _ => {
             out.push(f32_slot(name!("indexer.k_norm.weight"), [t.rows, 1, 1]));
             out.push(f32_slot(name!("indexer.k_norm.bias"), [t.rows, 1, 1]));

@@ -65,10 +65,10 @@ pub fn nextn_cached(family: super::Family) -> bool {
 }
 
 /// Whether `family`'s converter appends MTP blocks after its layers that
-/// llama.cpp does not load (`Converter::mtp_skipped`): a file read leaves
+/// llama.cpp does not load (`Converter::mtp_blocks`): a file read leaves
 /// their tensors out.
 pub fn mtp_skipped(family: super::Family) -> bool {
-    layout::Converter::of(family).mtp_skipped
+    layout::Converter::of(family).mtp_blocks > 0
 }
 
 /// Where `needle` first occurs in a tensor's name: a plain scan, which on

@@ -344,8 +344,10 @@ fn model(a: &Architecture) -> Model {
         Type70b::LlamaGqa80 => a.experts != 8 && a.layers == 80 && heads != kv_heads,
         Type70b::Layers80 => a.layers == 80,
     };
+    // `n_layer_all`: the MTP blocks a converter appends count.
+    let mtp = u64::from(Converter::of(a.family).mtp_blocks);
     Model {
-        layers: u64::from(a.layers),
+        layers: u64::from(a.layers) + mtp,
         experts: u64::from(a.experts),
         gqa: heads.checked_div(kv_heads).unwrap_or(0),
         is_70b,
