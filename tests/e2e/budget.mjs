@@ -204,16 +204,17 @@
 //   lists the converters' names from the family table (it listed 15 of 29),
 //   MLX refuses a Nemotron-H without an attention or a Mamba-2 layer, the
 //   one-thing layers' tensor walk a function of its own.
-// - 2026-12-02, 487.5 -> 488.9 KB: DeepSeek-V3.2 and GLM-5 (issue 30:
+// - 2026-12-02, 487.5 -> 489.0 KB: DeepSeek-V3.2 and GLM-5 (issue 30:
 //   DeepSeek Sparse Attention's indexer, the index_heads and index_head_dim
 //   keys, two families, two presets, llama.cpp's indexer cache and compute
-//   term, the GGUF indexer tensors and header keys, their refusals).
+//   term, the GGUF indexer tensors and header keys, the appended MTP
+//   block's caveat and its place in llama-quantize's count, the refusals).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 489);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 490);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
