@@ -380,13 +380,7 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
         // MTP blocks, and the q/k norms are there or not.
         let rope = m.rope_dimension_count;
         a.rope_dim = r.needed(ArchNum::RopeDim, rope, "rope.dimension_count")?;
-        let nextn = r.fit(
-            ArchNum::Layers,
-            m.nextn_predict_layers.unwrap_or(0),
-            "nextn_predict_layers",
-        )?;
-        a.layers = a.layers.saturating_sub(nextn).max(1);
-        a.dense_layers = a.dense_layers.min(a.layers);
+        r.without_mtp_blocks(&mut a)?;
     }
     if spec.qk_norm_optional {
         a.qk_norm = u32::from(m.q_norm);
@@ -676,6 +670,18 @@ impl Keys<'_> {
         Ok(())
     }
 
+    /// The layers without the MTP blocks a converter appends and counts in
+    /// `block_count` (`nextn_predict_layers`; llama.cpp's `n_layer() =
+    /// n_layer_all − n_layer_nextn`, `src/llama-hparams.cpp`), the dense
+    /// layers at most that many.
+    fn without_mtp_blocks(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
+        let nextn = self.m.nextn_predict_layers.unwrap_or(0);
+        let nextn = self.fit(ArchNum::Layers, nextn, "nextn_predict_layers")?;
+        a.layers = a.layers.saturating_sub(nextn).max(1);
+        a.dense_layers = a.dense_layers.min(a.layers);
+        Ok(())
+    }
+
     /// DeepSeek Sparse Attention's indexer as the converters write it
     /// (`DeepseekV32Model`, `GlmMoeDsaModel.set_gguf_parameters`, b10488
     /// `conversion/`): its heads and head width; `block_count` counts the
@@ -692,10 +698,7 @@ impl Keys<'_> {
         let width = m.indexer_key_length;
         a.index_head_dim =
             self.needed(ArchNum::IndexHeadDim, width, "attention.indexer.key_length")?;
-        let nextn = m.nextn_predict_layers.unwrap_or(0);
-        let nextn = self.fit(ArchNum::Layers, nextn, "nextn_predict_layers")?;
-        a.layers = a.layers.saturating_sub(nextn).max(1);
-        a.dense_layers = a.dense_layers.min(a.layers);
+        self.without_mtp_blocks(a)?;
         let glm_5_2 = a.family == crate::model::Family::GlmMoeDsa
             && m.indexer_shared_layers.is_none()
             && m.context_length.is_some_and(|c| c >= 1 << 20);
