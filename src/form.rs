@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 36] = [
+const FAMILY_ORDER: [Family; 37] = [
     Family::Llama,
     Family::SmolLm3,
     Family::Qwen2,
@@ -73,6 +73,7 @@ const FAMILY_ORDER: [Family; 36] = [
     Family::Gemma,
     Family::Gemma2,
     Family::Gemma3Text,
+    Family::Gemma3nText,
     Family::Gemma4Text,
     Family::Gemma4UnifiedText,
     Family::Phi3,

@@ -507,6 +507,11 @@ fn presets_all_estimate() {
             refused_everywhere("DeepSeek Sparse Attention");
             continue;
         }
+        if p.arch.family.spec().altup {
+            // Gemma 3n: AltUp's streams in training are not measured.
+            refused_everywhere("training Gemma 3n");
+            continue;
+        }
         if p.arch.family.spec().linear.is_some() {
             // A Gated DeltaNet hybrid (Qwen3.5 / 3.6, Qwen3-Next): its
             // layers are estimated in bf16 and fp32, with or without

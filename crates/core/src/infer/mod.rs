@@ -59,6 +59,9 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     if transformers_or_vllm && a.family.spec().indexer {
         return Err(EstimateError::NotModelled(INDEXER_NOT_MODELLED));
     }
+    if transformers_or_vllm && a.family.spec().altup {
+        return Err(EstimateError::NotModelled(ALTUP_NOT_MODELLED));
+    }
     let mut e = match s.infer.engine {
         Engine::Llamacpp | Engine::Ollama if nextn => {
             Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
@@ -129,6 +132,13 @@ const MAMBA2_NOT_MODELLED: &str = "Mamba-2 layers (Granite 4.0-H, Nemotron-H) ar
 /// an indexer workspace (`scripts/measure/families/dsa/NOTES_vllm.md`),
 /// read but not modelled yet.
 const INDEXER_NOT_MODELLED: &str = "DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) is modelled on llama.cpp, Ollama and MLX; transformers' generate (the indexer's key cache and its fp32 scores over every cached token) and vLLM (the indexer's 132-byte pages beside the latent's, its top-k buffers and workspace) are not modelled yet: use engine=llamacpp, ollama or mlx";
+
+/// The refusal of transformers and vLLM for Gemma 3n: transformers 5.23's
+/// forward carries AltUp's four streams through every layer
+/// (`Gemma3nTextModel.forward`: `torch.stack` of the projected copies) and
+/// vLLM 0.33 builds its own `Gemma3nForConditionalGeneration` with the
+/// audio and vision towers; neither is measured yet.
+const ALTUP_NOT_MODELLED: &str = "Gemma 3n is modelled on llama.cpp, Ollama and MLX; transformers' generate (AltUp's four streams of the hidden state through every layer) and vLLM (its Gemma 3n with the audio and vision encoders) are not measured yet, so not modelled: use engine=llamacpp, ollama or mlx";
 
 /// The refusal of transformers for a model whose experts it runs densely
 /// (`Moe::dense_dispatch`: every token through every expert).

@@ -151,16 +151,16 @@ arch_nums! {
         "Gemma 4: 1 when a full-attention layer's keys are also its values (attention_k_eq_v: no v_proj).",
         0, 1;
     KvSharedLayers = "kv_shared_layers", kv_shared_layers, "Layers sharing keys and values",
-        "Gemma 4: the last layers that reuse an earlier layer's keys and values (num_kv_shared_layers): no key/value projections or cache of their own.",
+        "Gemma 4 and 3n: the last layers that reuse an earlier layer's keys and values (num_kv_shared_layers): no cache of their own.",
         0, 1 << 14;
     DoubleWide = "double_wide", double_wide, "Double-wide shared MLP",
         "Gemma 4: 1 when the layers sharing keys and values have an MLP twice as wide (use_double_wide_mlp).",
         0, 1;
     PleDim = "ple_dim", ple_dim, "Per-layer embedding width",
-        "Gemma 4: width of each layer's slice of the per-layer embedding (hidden_size_per_layer_input); 0: none.",
+        "Gemma 4 and 3n: width of each layer's slice of the per-layer embedding (hidden_size_per_layer_input); 0: none.",
         0, 1 << 16;
     PleVocab = "ple_vocab", ple_vocab, "Per-layer embedding vocabulary",
-        "Gemma 4: rows of the per-layer embedding table (vocab_size_per_layer_input).",
+        "Gemma 4 and 3n: rows of the per-layer embedding table (vocab_size_per_layer_input).",
         0, 1 << 24;
     QkNorm = "qk_norm", qk_norm, "Query/key norms",
         "GLM-4.5: 1 when an RMSNorm normalises each query and key head (use_qk_norm: GLM-4.5 and 4.6), 0 when not (GLM-4.5-Air). Other families have them or not by design and leave it 0.",

@@ -91,6 +91,11 @@ choice_enum! {
         /// Gemma 4 12B (the text model of `gemma4_unified`): Gemma 4's
         /// layers without per-layer embeddings or experts.
         Gemma4UnifiedText = "gemma4_unified_text", "Gemma 4 (unified, 12B)",
+        /// Gemma 3n (the text model of `gemma3n`, E2B and E4B): Gemma 4's
+        /// per-layer embeddings and key/value sharing on Gemma 3's heads,
+        /// with AltUp's four residual streams and a low-rank Laurel branch
+        /// in every layer.
+        Gemma3nText = "gemma3n_text", "Gemma 3n",
         /// GLM-4.5 / 4.6 / 4.7 and GLM-4.5-Air: grouped-query attention
         /// with q/k/v biases, rotary positions on half of each head, an
         /// optional RMSNorm of each query and key head (`use_qk_norm`), and
@@ -1017,6 +1022,26 @@ pub struct Spec {
     /// for backward, the product a new query (transformers 5.23
     /// `Ministral3Attention.forward`, `get_llama_4_attn_scale`).
     pub query_scale: bool,
+    /// AltUp and Laurel (Gemma 3n): the hidden state runs as four
+    /// streams, made by three `h → h` projections after the embedding and
+    /// folded back by three more before the final norm
+    /// (`altup_projections`, `altup_unembed_projections`); every layer
+    /// predicts and corrects them (`altup`: `correct_output_scale` (h),
+    /// `correction_coefs` 4 → 4, `prediction_coefs` 4 → 16,
+    /// `modality_router` h → 4, `router_norm`) and adds a rank-64 branch
+    /// (`laurel`: `linear_left` h → 64, `linear_right` 64 → h,
+    /// `post_laurel_norm`). llama.cpp b10488 fixes the streams at 4 and the
+    /// rank at 64 (`llama-hparams.h`: `n_altup`, `laurel_rank`), the
+    /// converter asserts 4 (`conversion/gemma.py` `Gemma3NModel`).
+    /// Source: transformers 5.23 `Gemma3nTextAltUp.__init__`,
+    /// `Gemma3nTextLaurelBlock.__init__`, `Gemma3nTextModel.__init__`.
+    pub altup: bool,
+    /// mlx-lm loads the checkpoint's keys and values of the layers that
+    /// reuse an earlier layer's (`k_proj`, `v_proj`, `k_norm`: every
+    /// `Attention` has them, `sanitize` drops only the towers; mlx-lm
+    /// d78bf58e `models/gemma3n.py`), which transformers leaves unloaded;
+    /// measured, `scripts/measure/families/gemma3n/mlx_real.txt`.
+    pub mlx_keeps_shared_kv: bool,
 }
 
 const LLAMA: Spec = Spec {
@@ -1060,6 +1085,8 @@ const LLAMA: Spec = Spec {
     v_norm: false,
     query_scale: false,
     indexer: false,
+    altup: false,
+    mlx_keeps_shared_kv: false,
 };
 
 /// Qwen3-Next and Qwen3.5: zero-centred RMSNorms (`(1 + weight)`, in fp32)
@@ -1386,6 +1413,33 @@ const GEMMA4_UNIFIED: Spec = Spec {
     moe: None,
     per_layer_embeddings: false,
     token_type_mask: true,
+    legacy: ONLY_5,
+    ..GEMMA4
+};
+
+/// AltUp's streams and Laurel's rank ([`Spec::altup`]): llama.cpp b10488
+/// fixes them (`llama-hparams.h`: `n_altup = 4`, `laurel_rank = 64`, not
+/// read from the file), so a config with others is refused.
+pub const ALTUP_STREAMS: u32 = 4;
+pub const LAUREL_RANK: u32 = 64;
+
+/// Gemma 3n: Gemma 4's per-layer embeddings and key/value sharing (the
+/// last `num_kv_shared_layers` reuse layer 18's or 19's keys and values in
+/// the E2B and E4B), every layer of Gemma 3's heads (no global width, no
+/// `layer_scalar`), four sliding layers to a global one (`layer_types`),
+/// a dense MLP (no experts), and [`Spec::altup`]. transformers 4.53 added
+/// `gemma3n`; training, transformers' `generate` and vLLM are refused
+/// (AltUp's streams are not measured), so no 4.x rule is read.
+/// Source: transformers 5.23 `models/gemma3n/modeling_gemma3n.py`
+/// (`Gemma3nTextModel`, `Gemma3nTextDecoderLayer`, `Gemma3nTextAttention`);
+/// measured, `scripts/measure/families/gemma3n/`.
+const GEMMA3N: Spec = Spec {
+    sliding: Sliding::AllButEvery(5),
+    moe: None,
+    global_attention: false,
+    layer_scalar: false,
+    altup: true,
+    mlx_keeps_shared_kv: true,
     legacy: ONLY_5,
     ..GEMMA4
 };
@@ -1808,6 +1862,7 @@ impl Family {
             Family::Qwen35MoeText => QWEN35_MOE,
             Family::Gemma4Text => GEMMA4,
             Family::Gemma4UnifiedText => GEMMA4_UNIFIED,
+            Family::Gemma3nText => GEMMA3N,
             Family::Glm4Moe => GLM4_MOE,
             Family::Glm4MoeLite => GLM4_MOE_LITE,
             Family::DeepseekV32 | Family::GlmMoeDsa => DSA,

@@ -13,7 +13,9 @@
 //! module imports nothing of the codec or a workload.
 
 use super::arch::{ArchError, ArchNum, Architecture};
-use super::family::{AttnBias, Family, KvHeads, Layout, Positions, Shared, Sliding, Spec};
+use super::family::{
+    AttnBias, Family, KvHeads, Layout, Positions, Shared, Sliding, Spec, ALTUP_STREAMS, LAUREL_RANK,
+};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -326,6 +328,19 @@ const DENSE: Nums = &[
         Default::Zero,
     ),
 ];
+
+/// Gemma 3n's: Llama's names but `intermediate_size`, a list of one width
+/// per layer ([`gemma3n`] reads it), and the layers sharing keys and
+/// values.
+const GEMMA3N_DENSE: Nums = &[
+    DENSE[0], DENSE[1], DENSE[2], DENSE[3], DENSE[4], DENSE[6], DENSE[7],
+];
+
+const GEMMA3N: Nums = &[(
+    ArchNum::KvSharedLayers,
+    &["num_kv_shared_layers"],
+    Default::Zero,
+)];
 
 /// GPT-2's names (GPTBigCode's too).
 const GPT2: Nums = &[
@@ -675,6 +690,11 @@ fn reader(family: Family) -> Reader {
             tolerated: GEMMA4_TOLERATED,
             derive: gemma4,
             ..plain(&GEMMA4[..2])
+        },
+        Family::Gemma3nText => Reader {
+            nums: [GEMMA3N_DENSE, GEMMA3N],
+            tolerated: GEMMA3N_TOLERATED,
+            derive: gemma3n,
         },
         Family::MinimaxM2 => Reader {
             tolerated: &["partial_rotary_factor", "use_qk_norm"],
@@ -1281,20 +1301,105 @@ fn gemma4(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigEr
         a.experts_per_token = 0;
         a.moe_ffn = 0;
     }
-    if let Some(Value::Array(types)) = obj.get("layer_types") {
-        let full = |t: &Value| t.as_str() == Some("full_attention");
-        let period = types.iter().position(full).map_or(0, |i| i + 1);
-        let periodic = period > 0
-            && types.len() == a.layers as usize
-            && types
-                .iter()
-                .enumerate()
-                .all(|(i, t)| full(t) == (i + 1).is_multiple_of(period));
-        if periodic && period != 6 {
-            a.sliding_period = checked(ArchNum::SlidingPeriod, "layer_types", period as u64)?;
-        }
+    let period = listed_period(obj, a, 6)?;
+    if period > 0 {
+        a.sliding_period = period;
     }
     Ok(())
+}
+
+/// What Gemma 3n's config says that [`gemma3n`] reads, or that changes no
+/// tensor an engine keeps: AltUp's coefficients' clip, its correction
+/// scale (a parameter either way), its active stream and learning-rate
+/// multiplier; the activation sparsity of the first layers' MLPs (a
+/// top-k of activations, not of weights).
+const GEMMA3N_TOLERATED: &[&str] = &[
+    "hidden_size_per_layer_input",
+    "altup_num_inputs",
+    "laurel_rank",
+    "altup_active_idx",
+    "altup_coef_clip",
+    "altup_correct_scale",
+    "altup_lr_multiplier",
+    "activation_sparsity_pattern",
+];
+
+/// Gemma 3n's numbers as transformers 5.23 reads them
+/// (`Gemma3nTextConfig`): `intermediate_size` a width for every layer (a
+/// list, or one number for all: a config whose layers differ is refused,
+/// as every published one has one width); the per-layer embeddings of
+/// `hidden_size_per_layer_input` (256 when absent) over
+/// `vocab_size_per_layer_input` (262,144); AltUp's `altup_num_inputs` and
+/// `laurel_rank` only at the values llama.cpp b10488 fixes
+/// ([`ALTUP_STREAMS`], [`LAUREL_RANK`]); the period of `layer_types`.
+fn gemma3n(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    let field = "intermediate_size";
+    let width = match obj.get(field) {
+        Some(Value::Array(widths)) => {
+            let first = widths.first().and_then(Value::as_u64);
+            match first {
+                Some(w) if widths.iter().all(|v| v.as_u64() == Some(w)) => w,
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        field,
+                        reason: "must be one whole number for every layer: vramfit models Gemma 3n's layers at one MLP width".into(),
+                    })
+                }
+            }
+        }
+        _ => uint(obj, field)?.ok_or_else(|| ConfigError::Missing {
+            model_type: "gemma3n_text".into(),
+            fields: vec![field],
+        })?,
+    };
+    a.ffn = checked(ArchNum::Ffn, field, width)?;
+    for (field, fixed) in [
+        ("altup_num_inputs", ALTUP_STREAMS),
+        ("laurel_rank", LAUREL_RANK),
+    ] {
+        match uint(obj, field)? {
+            Some(v) if v != u64::from(fixed) => {
+                return Err(ConfigError::Invalid {
+                    field,
+                    reason: format!("must be {fixed}: llama.cpp b10488 fixes it at {fixed} and vramfit models no other, not {v}"),
+                })
+            }
+            Some(_) | None => {}
+        }
+    }
+    let field = "hidden_size_per_layer_input";
+    let ple = uint(obj, field)?.unwrap_or(256);
+    a.ple_dim = checked(ArchNum::PleDim, field, ple)?;
+    let rows = uint(obj, "vocab_size_per_layer_input")?.unwrap_or(262_144);
+    a.ple_vocab = checked(ArchNum::PleVocab, "vocab_size_per_layer_input", rows)?;
+    a.sliding_period = listed_period(obj, a, 5)?;
+    Ok(())
+}
+
+/// The period of a `layer_types` list whose every `period`-th layer is
+/// full attention, as the architecture's `sliding_period` (0: the
+/// family's `default`, or no such period).
+fn listed_period(
+    obj: &Map<String, Value>,
+    a: &Architecture,
+    default: usize,
+) -> Result<u32, ConfigError> {
+    let Some(Value::Array(types)) = obj.get("layer_types") else {
+        return Ok(0);
+    };
+    let full = |t: &Value| t.as_str() == Some("full_attention");
+    let period = types.iter().position(full).map_or(0, |i| i + 1);
+    let periodic = period > 0
+        && types.len() == a.layers as usize
+        && types
+            .iter()
+            .enumerate()
+            .all(|(i, t)| full(t) == (i + 1).is_multiple_of(period));
+    if periodic && period != default {
+        checked(ArchNum::SlidingPeriod, "layer_types", period as u64)
+    } else {
+        Ok(0)
+    }
 }
 
 /// What a hybrid's config says that vramfit reads elsewhere or that leaves

@@ -215,6 +215,28 @@ const GEMMA4_E: Architecture = Architecture {
     ..GEMMA4
 };
 
+/// Gemma 3n E2B and E4B: Gemma 3's 8 heads of 256 over 2 key/value heads
+/// on a hidden width of 2048, a 262,400-token vocabulary (tied) with
+/// per-layer embeddings of 256 over 262,144 rows, a window of 512 on four
+/// layers in five, 20 layers with keys and values of their own, 32K
+/// positions. Source: `scripts/measure/families/gemma3n/SOURCES.md` (the
+/// published `text_config`s as public copies give them,
+/// `tests/fixtures/hf_configs/gemma3n-*.json`).
+const GEMMA3N: Architecture = Architecture {
+    family: Family::Gemma3nText,
+    hidden: 2048,
+    heads: 8,
+    kv_heads: 2,
+    head_dim: 256,
+    vocab: 262_400,
+    tied: true,
+    sliding_window: 512,
+    ple_dim: 256,
+    ple_vocab: 262_144,
+    positions: 32_768,
+    ..Architecture::BLANK
+};
+
 /// Gemma 4 26B-A4B and 31B: a window of 1024, global layers with fewer
 /// key/value heads that are keys and values at once, 256K positions.
 const GEMMA4_LARGE: Architecture = Architecture {
@@ -1299,6 +1321,39 @@ pub const PRESETS: &[Preset] = &[
         // 5.23, meta device (623 tensors); the model card says 8B with the
         // encoders.
         published_params: 7_463_013_376,
+    },
+    Preset {
+        id: "gemma3n-e2b",
+        name: "Gemma 3n E2B",
+        repo: "google/gemma-3n-E2B-it",
+        arch: Architecture {
+            layers: 30,
+            ffn: 8192,
+            sliding_layers: 24,
+            kv_shared_layers: 10,
+            ..GEMMA3N
+        },
+        // The text model as transformers 5.23 builds it
+        // (`Gemma3nForCausalLM(text_config).num_parameters()`, meta device,
+        // 701 tensors: `scripts/measure/families/gemma3n/params.txt`); the
+        // checkpoint also stores the 10 shared layers' k/v projections and
+        // key norms (20,974,080), which transformers does not load.
+        published_params: 4_435_182_688,
+    },
+    Preset {
+        id: "gemma3n-e4b",
+        name: "Gemma 3n E4B",
+        repo: "google/gemma-3n-E4B-it",
+        arch: Architecture {
+            layers: 35,
+            ffn: 16384,
+            sliding_layers: 28,
+            kv_shared_layers: 15,
+            ..GEMMA3N
+        },
+        // `Gemma3nForCausalLM(text_config).num_parameters()`, transformers
+        // 5.23, meta device (806 tensors).
+        published_params: 6_835_235_568,
     },
     Preset {
         id: "gemma4-12b",

@@ -7,7 +7,7 @@
 use super::arch::{Architecture, LayerHeads, LayerKind};
 use super::family::{
     AttnBias, Blocks, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm, Qkv,
-    Recurrence, Router, Shared, TpPlan,
+    Recurrence, Router, Shared, TpPlan, ALTUP_STREAMS, LAUREL_RANK,
 };
 use super::module::{Module, ModuleKind, ModuleName, Proj};
 
@@ -355,6 +355,7 @@ impl Architecture {
         }
         f(Place::After, &norm("norm", h));
         self.per_layer_embedding_tensors(f);
+        self.altup_projection_tensors(f);
         if !self.tied {
             f(Place::After, &ParamTensor::new("lm_head", v, h, Role::Head));
         }
@@ -448,6 +449,55 @@ impl Architecture {
             ),
         );
         f(Place::After, &self.norm("per_layer_projection_norm", p));
+    }
+
+    /// AltUp's model-level projections (Gemma 3n), registered after the
+    /// per-layer embeddings': three `h → h` linears each way between the
+    /// one stream and the four (`altup_projections`,
+    /// `altup_unembed_projections`, `nn.ModuleList`s; transformers 5.23
+    /// `Gemma3nTextModel.__init__`), as stacks of three.
+    fn altup_projection_tensors(&self, f: &mut dyn FnMut(Place, &ParamTensor)) {
+        if !self.family.spec().altup {
+            return;
+        }
+        let h = u64::from(self.hidden);
+        for name in ["altup_projections", "altup_unembed_projections"] {
+            let t = ParamTensor {
+                stack: u64::from(ALTUP_STREAMS - 1),
+                ..ParamTensor::new(name, h, h, Role::Mlp)
+            };
+            f(Place::After, &t);
+        }
+    }
+
+    /// AltUp's and Laurel's tensors in a layer (Gemma 3n,
+    /// [`crate::model::family::Spec::altup`]), in registration order:
+    /// `altup.correct_output_scale` (a vector), `correction_coefs` (4 →
+    /// 4), `prediction_coefs` (4 → 16), `modality_router` (h → 4),
+    /// `router_norm`; `laurel.linear_left` (h → 64), `linear_right` (64 →
+    /// h), `post_laurel_norm`. Source: transformers 5.23
+    /// `Gemma3nTextAltUp.__init__`, `Gemma3nTextLaurelBlock.__init__`.
+    fn altup_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        let h = u64::from(self.hidden);
+        let (n, r) = (u64::from(ALTUP_STREAMS), u64::from(LAUREL_RANK));
+        put(ParamTensor::new(
+            "altup.correct_output_scale",
+            h,
+            1,
+            Role::Norm,
+        ));
+        put(ParamTensor::new("altup.correction_coefs", n, n, Role::Mlp));
+        put(ParamTensor::new(
+            "altup.prediction_coefs",
+            n * n,
+            n,
+            Role::Mlp,
+        ));
+        put(ParamTensor::new("altup.modality_router", n, h, Role::Mlp));
+        put(self.norm("altup.router_norm", h));
+        put(ParamTensor::new("laurel.linear_left", r, h, Role::Mlp));
+        put(ParamTensor::new("laurel.linear_right", h, r, Role::Mlp));
+        put(self.norm("laurel.post_laurel_norm", h));
     }
 
     /// Layer `l`'s build: its attention heads, whether it has keys and
@@ -600,6 +650,9 @@ impl Architecture {
     fn layer_extras(&self, kind: LayerKind, put: &mut dyn FnMut(ParamTensor)) {
         let spec = self.family.spec();
         let h = u64::from(self.hidden);
+        if spec.altup {
+            self.altup_tensors(put);
+        }
         if spec.per_layer_embeddings && self.ple_dim > 0 {
             let p = u64::from(self.ple_dim);
             let m = |name| self.family.module(name);

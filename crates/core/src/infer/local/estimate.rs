@@ -239,7 +239,9 @@ pub fn llama_estimate(
         (m.cache.recurrent > 0).then(|| "a hybrid's recurrent layers: their state (RS buffer) is exact, their compute graph is estimated as an attention layer's".into()),
         newer_build(inf),
         p.pipeline_parallel.then(|| "pipeline parallelism (several GPUs, every layer on them): its copies of the graph's inputs are not counted in the compute buffers".into()),
-        (a.family.spec().per_layer_embeddings && a.ple_dim > 0).then(|| "Gemma 4's per-layer inputs (layers × per-layer width per token, gathered from the host's table and projected) are not in the compute-buffer estimate".into()),
+        (a.family.spec().per_layer_embeddings && a.ple_dim > 0).then(|| "the per-layer inputs (layers × per-layer width per token, gathered from the host's table and projected) are not in the compute-buffer estimate".into()),
+        a.family.spec().altup.then(|| "Gemma 3n's AltUp streams (four copies of the hidden state per token) and Laurel branch are not in the compute-buffer estimate".into()),
+        fixed_kv_layers(a),
         server_host_memory(inf, &m),
         one_at_a_time(a, inf),
         projector(a, inf),
@@ -249,6 +251,20 @@ pub fn llama_estimate(
     .flatten()
     .collect();
     Ok(e)
+}
+
+/// What llama.cpp caches where its loader fixes the layers with a cache of
+/// their own and the model says otherwise (Gemma 3n: the first 20, the
+/// E2B's and E4B's own count; `Converter::kv_from_start`).
+fn fixed_kv_layers(a: &Architecture) -> Option<String> {
+    let fixed = crate::model::gguf::kv_from_start(a.family).min(a.layers);
+    let own = a.layers - a.kv_shared_layers.min(a.layers);
+    (fixed > 0 && own != fixed).then(|| {
+        format!(
+            "llama.cpp b10488 gives the first {fixed} layers of a {} a cache of their own whatever num_kv_shared_layers says (here {own} layers would have one): estimated as llama.cpp runs it",
+            a.family.label()
+        )
+    })
 }
 
 /// A multimodal model's projector (`Spec::multimodal`), which vramfit does
@@ -482,7 +498,10 @@ fn report(
 /// one (a parameter in MLX, a buffer in transformers). Qwen3-Next and
 /// Qwen3.5-MoE: the router and the shared expert's gate at 8 bits;
 /// Qwen3-MoE and gpt-oss: the router; Qwen3.5: `A_log` kept in fp32;
-/// LFM2-MoE: the router at 8 bits and the expert bias in fp32.
+/// LFM2-MoE: the router at 8 bits and the expert bias in fp32. Gemma 3n
+/// (`gemma3n.py`): the shared layers' keys and values loaded, no
+/// predicate (AltUp's router and Laurel's matrices quantized as any
+/// linear; measured, `scripts/measure/families/gemma3n/mlx_*.txt`).
 /// Measured: mlx-cpu 0.32.4, mlx-lm d78bf58e
 /// (`scripts/measure/mlx/hybrid_rows.jsonl`, `check.py`; every mode:
 /// `modes_rows.jsonl`).
@@ -500,7 +519,17 @@ pub fn mlx_weights(a: &Architecture, quant: Option<MlxQuant>, group: u64, dt: u1
         total += a.layer_kinds()[1].1 as u128 * u128::from(a.experts) * 4;
     }
     let a_log_fp32 = spec.linear.is_some_and(|l| l.mlx_a_log_fp32);
-    a.for_each_tensor(|at, t| {
+    // Gemma 3n's shared layers keep the checkpoint's keys and values
+    // (`Spec::mlx_keeps_shared_kv`): every layer's, as if none shared.
+    let walked = Architecture {
+        kv_shared_layers: if spec.mlx_keeps_shared_kv {
+            0
+        } else {
+            a.kv_shared_layers
+        },
+        ..*a
+    };
+    walked.for_each_tensor(|at, t| {
         let n = u128::from(t.stack) * u128::from(t.rows) * u128::from(t.cols);
         if t.fp32_stored && a_log_fp32 {
             total += at.copies() * n * 4;

@@ -24,7 +24,7 @@
 //! the last prompt token, then one token per step, `max_tokens` steps.
 //! The chunks compute no logits (only the cache is evaluated).
 
-use super::model::{LocalModel, MlaKeys, Pattern};
+use super::model::{LocalModel, Pattern};
 use crate::model::family::{Blocks, Recurrence};
 use crate::model::{Architecture, KvGeometry, LayerAttention};
 use std::fmt;
@@ -347,7 +347,7 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
             return Err(MlxError::NoLayerOfKind { attention: false });
         }
     }
-    let local = LocalModel::of(a, MlaKeys::Present);
+    let local = LocalModel::for_mlx(a);
     // Gemma 4's `make_cache` (`gemma4_text.py:675-688`) makes a cache for
     // the layers with their own keys only (`KVCache` on a global layer,
     // `RotatingKVCache(sliding_window, keep=0)` on a sliding one), and

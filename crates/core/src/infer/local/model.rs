@@ -232,7 +232,25 @@ pub struct LocalModel {
     pub n_head_kv_min: u64,
 }
 
+/// The layers llama.cpp's loader gives a cache of their own whatever the
+/// file says (0: the file says).
+fn kv_from_start(a: &Architecture) -> u32 {
+    crate::model::gguf::kv_from_start(a.family)
+}
+
 impl LocalModel {
+    /// `a` as mlx-lm builds it: the layers sharing keys and values are the
+    /// last `kv_shared_layers` (`first_kv_shared_layer_idx`, mlx-lm
+    /// d78bf58e `models/gemma3n.py`, `gemma4_text.py`), whatever llama.cpp
+    /// fixes.
+    pub fn for_mlx(a: &Architecture) -> LocalModel {
+        let mut m = LocalModel::of(a, MlaKeys::Present);
+        if let Some(p) = shared_pattern(a, 0) {
+            m.cache.kv_layers = p;
+        }
+        m
+    }
+
     /// `a` as llama.cpp loads its GGUF (converted by `convert_hf_to_gguf`).
     pub fn of(a: &Architecture, mla: MlaKeys) -> LocalModel {
         let g = KvGeometry::of(a);
@@ -241,7 +259,7 @@ impl LocalModel {
         let (full, global) = global_rows(a, &w);
         let cache = CacheModel {
             layers: a.layers,
-            kv_layers: shared_pattern(a).unwrap_or(kv_layers),
+            kv_layers: shared_pattern(a, kv_from_start(a)).unwrap_or(kv_layers),
             swa_layers: swa_pattern(a),
             window: a.sliding_window,
             full,
@@ -296,11 +314,17 @@ fn global_rows(a: &Architecture, w: &Attention) -> (Width, LayerHeads) {
 /// The layers with a cache when the last `kv_shared_layers` reuse earlier
 /// ones: the first `n_layer − shared` (`hparams.n_layer_kv_from_start`,
 /// `has_kv(il)`, `src/llama-hparams.cpp`; set by `src/models/gemma4.cpp`
-/// `load_arch_hparams` from `attention.shared_kv_layers`). `None`: no
-/// sharing.
-fn shared_pattern(a: &Architecture) -> Option<Pattern> {
-    (a.family.spec().kv_sharing && a.kv_shared_layers > 0)
-        .then(|| Pattern::First(a.layers.saturating_sub(a.kv_shared_layers)))
+/// `load_arch_hparams` from `attention.shared_kv_layers`), or the first
+/// `fixed` when the loader fixes it (Gemma 3n's 20,
+/// `Converter::kv_from_start` in `model::gguf`). `None`:
+/// no sharing.
+fn shared_pattern(a: &Architecture, fixed: u32) -> Option<Pattern> {
+    let sharing = a.family.spec().kv_sharing;
+    match fixed {
+        0 => (sharing && a.kv_shared_layers > 0)
+            .then(|| Pattern::First(a.layers.saturating_sub(a.kv_shared_layers))),
+        n => sharing.then(|| Pattern::First(n.min(a.layers))),
+    }
 }
 
 /// `HeadCountKVMin`: the sliding layers' heads, or fewer on a global

@@ -606,13 +606,18 @@ impl Keys<'_> {
     /// as values (no `attn_v` on a global layer); a per-layer
     /// `feed_forward_length` list doubles the shared layers' MLP; the
     /// sliding pattern's period; `shared_kv_layers`; the per-layer
-    /// embedding's width and the rows of its table.
+    /// embedding's width and the rows of its table (Gemma 3n's alike, its
+    /// table as written: padded to the vocabulary's rows).
     fn gemma4(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
         let m = self.m;
         let global = a.head_dim;
         let swa = m.key_length_swa.unwrap_or(u64::from(global));
         a.head_dim = self.fit(ArchNum::HeadDim, swa, "attention.key_length_swa")?;
-        a.global_head_dim = global;
+        // Gemma 3n's layers are all of one head (`Gemma3NModel` writes no
+        // `key_length_swa`).
+        if a.family.spec().global_attention {
+            a.global_head_dim = global;
+        }
         let k_eq_v = m.global_attn_v == Some(false);
         a.k_eq_v = u32::from(k_eq_v);
         if k_eq_v {
@@ -634,7 +639,13 @@ impl Keys<'_> {
             let rows = self.need(m.per_layer_vocab, "per_layer_token_embd.weight")?;
             a.ple_vocab = self.fit(ArchNum::PleVocab, rows, "per_layer_token_embd.weight")?;
         }
-        let period = m.sliding_period.filter(|&p| p != 6).unwrap_or(0);
+        // The family's own period is the default (Gemma 4's 6, Gemma 3n's
+        // 5): 0.
+        let own = match a.family.spec().sliding {
+            Sliding::AllButEvery(n) => u64::from(n),
+            Sliding::None | Sliding::All | Sliding::EveryOther => 0,
+        };
+        let period = m.sliding_period.filter(|&p| p != own).unwrap_or(0);
         a.sliding_period = self.fit(
             ArchNum::SlidingPeriod,
             period,

@@ -253,6 +253,17 @@ pub(crate) struct Converter {
     /// `load_arch_tensors`).
     pub implied_window: u32,
     pub implied_shared: u32,
+    /// The layers with a key/value cache of their own, counted from the
+    /// first, whatever the header's `attention.shared_kv_layers` says (0:
+    /// the layers less the shared ones): Gemma 3n's 20 (llama.cpp b10488
+    /// `src/models/gemma3n.cpp:9`, `hparams.n_layer_kv_from_start = 20`;
+    /// the E2B's 30 − 10 and the E4B's 35 − 15).
+    pub kv_from_start: u32,
+    /// The per-layer embedding table is written with `vocab_size` rows,
+    /// the rows past `vocab_size_per_layer_input` zeros (Gemma 3n:
+    /// `Gemma3NModel.modify_tensors` pads 262,144 to 262,400,
+    /// `conversion/gemma.py:570-590`).
+    pub ple_rows_vocab: bool,
 }
 
 /// When `llama_model::load_hparams` calls a model 70B.
@@ -282,6 +293,8 @@ impl Converter {
                 mtp_blocks: 0,
                 implied_window: 0,
                 implied_shared: 0,
+                kv_from_start: 0,
+                ple_rows_vocab: false,
             }
         }
         const fn gemma(arch: &'static str) -> Converter {
@@ -377,6 +390,14 @@ impl Converter {
                 rope_tables: &[name!("rope_freqs.weight")],
                 experts_fused: true,
                 ..gemma("gemma4")
+            },
+            // `Gemma3NModel` (llama.cpp b10488 `conversion/gemma.py`):
+            // AltUp's and Laurel's tensors, the shared layers' keys and
+            // values kept, no rope table.
+            Family::Gemma3nText => Converter {
+                kv_from_start: 20,
+                ple_rows_vocab: true,
+                ..gemma("gemma3n")
             },
             // `Glm4MoeModel` (llama.cpp b10488 `conversion/glm.py`): its
             // MTP layer (`num_nextn_predict_layers`: a whole `blk.N.*`
@@ -656,6 +677,51 @@ fn gemma4(t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
     true
 }
 
+/// Gemma 3n's tensors the walk names that no other family has, as
+/// `Gemma3NModel` (`conversion/gemma.py:485-628`) and `tensor_mapping.py`
+/// write them; `false` when `t` is not one. AltUp's and Laurel's matrices
+/// are written at `--outtype` and never quantized (`llama-quant.cpp`:
+/// names with `altup` or `laurel`), their vectors F32; the two model-level
+/// projections stacked into one 3-D tensor each; the per-layer table
+/// padded to the vocabulary's rows ([`Converter::ple_rows_vocab`]).
+/// Measured: `scripts/measure/families/gemma3n/quantize_summary.txt`.
+fn gemma3n(a: &Architecture, conv: Converter, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
+    let kept = |name: Name, ne: [u64; 3]| Slot {
+        src: Src::Kept,
+        ..weight(name, ne)
+    };
+    let (rows, cols) = (t.rows, t.cols);
+    match t.name {
+        "embed_tokens_per_layer" if conv.ple_rows_vocab => out.push(weight(
+            const { Name::outside("per_layer_token_embd.weight") },
+            [cols, u64::from(a.vocab).max(rows), 1],
+        )),
+        "altup_projections" => out.push(kept(name!("altup_proj.weight"), [cols, rows, t.stack])),
+        "altup_unembed_projections" => out.push(kept(
+            name!("altup_unembd_proj.weight"),
+            [cols, rows, t.stack],
+        )),
+        "altup.correct_output_scale" => {
+            out.push(f32_slot(name!("altup_correct_scale.weight"), [rows, 1, 1]))
+        }
+        "altup.correction_coefs" => {
+            out.push(kept(name!("altup_correct_coef.weight"), [cols, rows, 1]))
+        }
+        "altup.prediction_coefs" => {
+            out.push(kept(name!("altup_predict_coef.weight"), [cols, rows, 1]))
+        }
+        "altup.modality_router" => out.push(kept(name!("altup_router.weight"), [cols, rows, 1])),
+        "altup.router_norm" => out.push(f32_slot(name!("altup_router_norm.weight"), [rows, 1, 1])),
+        "laurel.linear_left" => out.push(kept(name!("laurel_l.weight"), [cols, rows, 1])),
+        "laurel.linear_right" => out.push(kept(name!("laurel_r.weight"), [cols, rows, 1])),
+        "laurel.post_laurel_norm" => {
+            out.push(f32_slot(name!("laurel_post_norm.weight"), [rows, 1, 1]))
+        }
+        _ => return false,
+    }
+    true
+}
+
 fn weight(name: Name, ne: [u64; 3]) -> Slot {
     Slot {
         name: name.text,
@@ -780,7 +846,7 @@ fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out
             Some(Recurrence::Mamba2) => mamba2(a, t, out),
             Some(Recurrence::GatedDeltaNet) | None => delta_net(a, t, out),
         };
-    if recurrent || gemma4(t, out) {
+    if recurrent || gemma3n(a, conv, t, out) || gemma4(t, out) {
         return;
     }
     match t.role {

@@ -71,6 +71,13 @@ pub fn mtp_skipped(family: super::Family) -> bool {
     layout::Converter::of(family).mtp_blocks > 0
 }
 
+/// The layers llama.cpp b10488's loader gives a key/value cache of their
+/// own whatever the file says, counted from the first (0: the file says:
+/// `Converter::kv_from_start`, Gemma 3n's 20).
+pub fn kv_from_start(family: super::Family) -> u32 {
+    layout::Converter::of(family).kv_from_start
+}
+
 /// Where `needle` first occurs in a tensor's name: a plain scan, which on
 /// names of a few dozen bytes costs a tenth of `str::find`'s searcher
 /// set-up (measured by instruction counts of one llama.cpp estimate).
