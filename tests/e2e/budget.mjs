@@ -209,12 +209,17 @@
 //   keys, two families, two presets, llama.cpp's indexer cache and compute
 //   term, the GGUF indexer tensors and header keys, the appended MTP
 //   block's caveat and its place in llama-quantize's count, the refusals).
+// - 2026-12-02, 489.0 -> 490.4 KB: Gemma 3n (issue 30: the family, two
+//   presets, AltUp's and Laurel's tensors in the walk and the GGUF layout
+//   (a table of names, 0.1 KB less than a match), llama.cpp's fixed 20
+//   cached layers and its caveat, MLX's shared keys and values, the
+//   refusals shortened to 0.2 KB less than first written).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 490);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 491);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

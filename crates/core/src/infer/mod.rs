@@ -138,7 +138,7 @@ const INDEXER_NOT_MODELLED: &str = "DeepSeek Sparse Attention (DeepSeek-V3.2, GL
 /// (`Gemma3nTextModel.forward`: `torch.stack` of the projected copies) and
 /// vLLM 0.33 builds its own `Gemma3nForConditionalGeneration` with the
 /// audio and vision towers; neither is measured yet.
-const ALTUP_NOT_MODELLED: &str = "Gemma 3n is modelled on llama.cpp, Ollama and MLX; transformers' generate (AltUp's four streams of the hidden state through every layer) and vLLM (its Gemma 3n with the audio and vision encoders) are not measured yet, so not modelled: use engine=llamacpp, ollama or mlx";
+const ALTUP_NOT_MODELLED: &str = "Gemma 3n is modelled on llama.cpp, Ollama and MLX; transformers' generate (AltUp's four streams) and vLLM are not measured yet: use engine=llamacpp, ollama or mlx";
 
 /// The refusal of transformers for a model whose experts it runs densely
 /// (`Moe::dense_dispatch`: every token through every expert).

@@ -240,7 +240,7 @@ pub fn llama_estimate(
         newer_build(inf),
         p.pipeline_parallel.then(|| "pipeline parallelism (several GPUs, every layer on them): its copies of the graph's inputs are not counted in the compute buffers".into()),
         (a.family.spec().per_layer_embeddings && a.ple_dim > 0).then(|| "the per-layer inputs (layers × per-layer width per token, gathered from the host's table and projected) are not in the compute-buffer estimate".into()),
-        a.family.spec().altup.then(|| "Gemma 3n's AltUp streams (four copies of the hidden state per token) and Laurel branch are not in the compute-buffer estimate".into()),
+        a.family.spec().altup.then(|| "Gemma 3n's AltUp streams and Laurel branch are not in the compute-buffer estimate".into()),
         fixed_kv_layers(a),
         server_host_memory(inf, &m),
         one_at_a_time(a, inf),
@@ -261,8 +261,7 @@ fn fixed_kv_layers(a: &Architecture) -> Option<String> {
     let own = a.layers - a.kv_shared_layers.min(a.layers);
     (fixed > 0 && own != fixed).then(|| {
         format!(
-            "llama.cpp b10488 gives the first {fixed} layers of a {} a cache of their own whatever num_kv_shared_layers says (here {own} layers would have one): estimated as llama.cpp runs it",
-            a.family.label()
+            "llama.cpp gives the first {fixed} layers a cache whatever kv_shared_layers says ({own} here)"
         )
     })
 }

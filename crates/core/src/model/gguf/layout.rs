@@ -686,39 +686,45 @@ fn gemma4(t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
 /// padded to the vocabulary's rows ([`Converter::ple_rows_vocab`]).
 /// Measured: `scripts/measure/families/gemma3n/quantize_summary.txt`.
 fn gemma3n(a: &Architecture, conv: Converter, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
-    let kept = |name: Name, ne: [u64; 3]| Slot {
-        src: Src::Kept,
-        ..weight(name, ne)
-    };
-    let (rows, cols) = (t.rows, t.cols);
-    match t.name {
-        "embed_tokens_per_layer" if conv.ple_rows_vocab => out.push(weight(
-            const { Name::outside("per_layer_token_embd.weight") },
-            [cols, u64::from(a.vocab).max(rows), 1],
-        )),
-        "altup_projections" => out.push(kept(name!("altup_proj.weight"), [cols, rows, t.stack])),
-        "altup_unembed_projections" => out.push(kept(
+    /// The walk's name and the converter's: vectors F32, matrices kept.
+    const NAMES: [(&str, Name); 10] = [
+        ("altup_projections", name!("altup_proj.weight")),
+        (
+            "altup_unembed_projections",
             name!("altup_unembd_proj.weight"),
-            [cols, rows, t.stack],
-        )),
-        "altup.correct_output_scale" => {
-            out.push(f32_slot(name!("altup_correct_scale.weight"), [rows, 1, 1]))
-        }
-        "altup.correction_coefs" => {
-            out.push(kept(name!("altup_correct_coef.weight"), [cols, rows, 1]))
-        }
-        "altup.prediction_coefs" => {
-            out.push(kept(name!("altup_predict_coef.weight"), [cols, rows, 1]))
-        }
-        "altup.modality_router" => out.push(kept(name!("altup_router.weight"), [cols, rows, 1])),
-        "altup.router_norm" => out.push(f32_slot(name!("altup_router_norm.weight"), [rows, 1, 1])),
-        "laurel.linear_left" => out.push(kept(name!("laurel_l.weight"), [cols, rows, 1])),
-        "laurel.linear_right" => out.push(kept(name!("laurel_r.weight"), [cols, rows, 1])),
-        "laurel.post_laurel_norm" => {
-            out.push(f32_slot(name!("laurel_post_norm.weight"), [rows, 1, 1]))
-        }
-        _ => return false,
+        ),
+        (
+            "altup.correct_output_scale",
+            name!("altup_correct_scale.weight"),
+        ),
+        ("altup.correction_coefs", name!("altup_correct_coef.weight")),
+        ("altup.prediction_coefs", name!("altup_predict_coef.weight")),
+        ("altup.modality_router", name!("altup_router.weight")),
+        ("altup.router_norm", name!("altup_router_norm.weight")),
+        ("laurel.linear_left", name!("laurel_l.weight")),
+        ("laurel.linear_right", name!("laurel_r.weight")),
+        ("laurel.post_laurel_norm", name!("laurel_post_norm.weight")),
+    ];
+    let (rows, cols) = (t.rows, t.cols);
+    if t.name == "embed_tokens_per_layer" && conv.ple_rows_vocab {
+        let ne = [cols, u64::from(a.vocab).max(rows), 1];
+        out.push(weight(
+            const { Name::outside("per_layer_token_embd.weight") },
+            ne,
+        ));
+        return true;
     }
+    let Some(&(_, name)) = NAMES.iter().find(|(hf, _)| *hf == t.name) else {
+        return false;
+    };
+    out.push(if cols == 1 {
+        f32_slot(name, [rows, 1, 1])
+    } else {
+        Slot {
+            src: Src::Kept,
+            ..weight(name, [cols, rows, t.stack])
+        }
+    });
     true
 }
 
