@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 37] = [
+const FAMILY_ORDER: [Family; 38] = [
     Family::Llama,
     Family::SmolLm3,
     Family::Qwen2,
@@ -91,6 +91,7 @@ const FAMILY_ORDER: [Family; 37] = [
     Family::Qwen35MoeText,
     Family::Qwen3Next,
     Family::Lfm2Moe,
+    Family::KimiLinear,
     Family::Llama4Text,
     Family::DeepseekV2,
     Family::DeepseekV3,

@@ -507,6 +507,16 @@ fn presets_all_estimate() {
             refused_everywhere("DeepSeek Sparse Attention");
             continue;
         }
+        if p.arch
+            .family
+            .spec()
+            .linear
+            .is_some_and(|l| l.kind == vramfit_core::model::family::Recurrence::Kda)
+        {
+            // Kimi Linear: its KDA layers' training is not measured.
+            refused_everywhere("training Kimi Linear");
+            continue;
+        }
         if p.arch.family.spec().altup {
             // Gemma 3n: AltUp's streams in training are not measured.
             refused_everywhere("training Gemma 3n");

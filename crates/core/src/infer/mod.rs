@@ -116,8 +116,11 @@ const fn recurrence_refusal(kind: Recurrence) -> Option<&'static str> {
         Recurrence::GatedDeltaNet => None,
         Recurrence::ShortConv => Some(SHORT_CONV_NOT_MODELLED),
         Recurrence::Mamba2 => Some(MAMBA2_NOT_MODELLED),
+        Recurrence::Kda => Some(KDA_NOT_MODELLED),
     }
 }
+
+const KDA_NOT_MODELLED: &str = "Kimi Linear's KDA layers are modelled on llama.cpp, Ollama and MLX; transformers' generate and vLLM are not measured yet: use engine=llamacpp, ollama or mlx";
 
 const SHORT_CONV_NOT_MODELLED: &str = "LFM2's short-convolution layers are modelled on llama.cpp, Ollama and MLX; transformers' generate (Lfm2HybridConvCache) and vLLM (its short-convolution state pages) are not modelled yet: use engine=llamacpp, ollama or mlx";
 

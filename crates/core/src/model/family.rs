@@ -149,6 +149,11 @@ choice_enum! {
         /// Mamba-2 mixer, attention without position embedding, a
         /// squared-ReLU MLP without a gate, or experts of that kind.
         NemotronH = "nemotron_h", "Nemotron-H (hybrid)",
+        /// Kimi Linear (Moonshot AI, 48B-A3B): Kimi Delta Attention layers
+        /// (a gated delta rule behind short convolutions on q, k and v)
+        /// with DeepSeek-V3's latent attention in every fourth and the
+        /// last, and DeepSeek-V3's experts after a dense first layer.
+        KimiLinear = "kimi_linear", "Kimi Linear (hybrid MoE)",
     }
 }
 
@@ -804,6 +809,19 @@ pub enum Recurrence {
     /// Source: transformers 5.23 `models/bamba/modeling_bamba.py`
     /// (`BambaMixer.__init__`), `GraniteMoeHybridConfig`.
     Mamba2,
+    /// Kimi Delta Attention (`KimiDeltaAttention`, Kimi Linear): `q_proj`,
+    /// `k_proj`, `v_proj` (`h → H·D` each) behind a depthwise convolution
+    /// of `short_conv_kernel_size` each (one `conv1d` over `3·H·D` in
+    /// transformers), a low-rank forget gate (`f_a_proj` `h → D`, `f_b_proj`
+    /// `D → H·D`, `dt_bias`, `A_log`), `b_proj` `h → H`, a low-rank output
+    /// gate (`g_a_proj`, `g_b_proj`), `o_norm` over `D`, `o_proj`. Its state
+    /// has the Gated DeltaNet's shape with `H` key and value heads of `D`
+    /// (`linear_k_heads` = `linear_v_heads`, `linear_k_dim` =
+    /// `linear_v_dim`). Source: transformers 5.23
+    /// `models/kimi_linear/modeling_kimi_linear.py`; llama.cpp b10488
+    /// `src/models/kimi-linear.cpp`; measured,
+    /// `scripts/measure/families/kimi_linear/`.
+    Kda,
 }
 
 impl Recurrence {
@@ -813,6 +831,7 @@ impl Recurrence {
             Recurrence::GatedDeltaNet => "Gated DeltaNet layers",
             Recurrence::ShortConv => "short-convolution layers",
             Recurrence::Mamba2 => "Mamba-2 layers",
+            Recurrence::Kda => "KDA layers",
         }
     }
 
@@ -822,7 +841,7 @@ impl Recurrence {
     /// (their layers follow `full_attention_interval`).
     pub const fn zero_kv_heads(self) -> bool {
         match self {
-            Recurrence::ShortConv | Recurrence::Mamba2 => true,
+            Recurrence::ShortConv | Recurrence::Mamba2 | Recurrence::Kda => true,
             Recurrence::GatedDeltaNet => false,
         }
     }
@@ -833,6 +852,7 @@ impl Recurrence {
             Recurrence::GatedDeltaNet => "layer_types",
             Recurrence::ShortConv => "full_attn_idxs",
             Recurrence::Mamba2 => "layer_types",
+            Recurrence::Kda => "linear_attn_config.kda_layers",
         }
     }
 }
@@ -865,7 +885,7 @@ impl Linear {
     /// `linear_v_dim`): Gated DeltaNet's and Mamba-2's, not LFM2's.
     pub const fn headed(self) -> bool {
         match self.kind {
-            Recurrence::GatedDeltaNet | Recurrence::Mamba2 => true,
+            Recurrence::GatedDeltaNet | Recurrence::Mamba2 | Recurrence::Kda => true,
             Recurrence::ShortConv => false,
         }
     }
@@ -1601,6 +1621,42 @@ const GRANITE_HYBRID: Spec = Spec {
     ..LLAMA
 };
 
+/// Kimi Linear: Kimi Delta Attention layers ([`Recurrence::Kda`]; their
+/// list, `linear_attn_config.kda_layers`, is not a pattern of this
+/// description: `full_every` 0, the count kept), DeepSeek-V3's latent
+/// attention in the others without rotary positions (`mla_use_nope`:
+/// the rotary key still cached) and without a query low rank, DeepSeek-V3's
+/// sigmoid router with its correction bias, one shared expert, the first
+/// `first_k_dense_replace` layers dense; untied. mlx-lm keeps `A_log`,
+/// `dt_bias` and the correction bias fp32 (`cast_predicate`) and
+/// quantizes the router at 8 bits (`quant_predicate`: `mlp.gate`), the
+/// d78bf58e `models/kimi_linear.py`. transformers 5.23 has `kimi_linear`;
+/// training, its `generate` and vLLM are refused (not measured).
+/// Source: transformers 5.23 `models/kimi_linear/modeling_kimi_linear.py`
+/// (`KimiLinearDecoderLayer`, `KimiDeltaAttention`, `KimiMLAAttention`,
+/// `KimiSparseMoeBlock`).
+const KIMI_LINEAR: Spec = Spec {
+    qkv: Qkv::Latent,
+    tp: TpPlan::Latent,
+    rope: RopeStyle::Complex,
+    linear: Some(Linear {
+        kind: Recurrence::Kda,
+        mlx_a_log_fp32: true,
+        ..Linear::SHORT_CONV
+    }),
+    moe: Some(Moe {
+        router: Router::SigmoidGrouped,
+        shared: Shared::Plain,
+        router_first: false,
+        aux_loss: false,
+        mlx_expert_bias_fp32: true,
+        mlx_router_8bit: true,
+        ..MOE
+    }),
+    legacy: ONLY_5,
+    ..LLAMA
+};
+
 /// Nemotron-H: in every layer an RMSNorm (`norm`) and one mixer
 /// (`layers_block_type`, from `hybrid_override_pattern`'s `M`, `*`, `-`):
 /// Mamba-2 (`NemotronHMamba2Mixer`: Bamba's tensors, the convolution with
@@ -1872,6 +1928,7 @@ impl Family {
             Family::Lfm2 => LFM2,
             Family::GraniteMoeHybrid => GRANITE_HYBRID,
             Family::NemotronH => NEMOTRON_H,
+            Family::KimiLinear => KIMI_LINEAR,
             Family::Lfm2Moe => LFM2_MOE,
         }
     }

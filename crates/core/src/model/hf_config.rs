@@ -473,6 +473,37 @@ const DEEPSEEK: Nums = &[
     (ArchNum::VHeadDim, &["v_head_dim"], Default::Required),
 ];
 
+/// Kimi Linear's: DeepSeek's latent attention and experts under
+/// `KimiLinearConfig`'s names, the trained context as the converter takes
+/// it (`model_max_length`); the KDA layers' numbers are nested
+/// ([`kimi_linear`]).
+const KIMI_LINEAR: Nums = &[
+    DEEPSEEK[0],
+    DEEPSEEK[1],
+    (ArchNum::Experts, &["num_experts"], Default::Required),
+    (
+        ArchNum::ExpertsPerToken,
+        &["num_experts_per_token"],
+        Default::Required,
+    ),
+    DEEPSEEK[4],
+    (
+        ArchNum::SharedExperts,
+        &["num_shared_experts"],
+        Default::Zero,
+    ),
+    DEEPSEEK[6],
+    DEEPSEEK[7],
+    DEEPSEEK[8],
+    DEEPSEEK[9],
+    DEEPSEEK[10],
+    (
+        ArchNum::Positions,
+        &["max_position_embeddings", "model_max_length"],
+        Default::Zero,
+    ),
+];
+
 /// Gemma 4: the global layers' key/value heads and the layers sharing
 /// keys and values; the global head width, the per-layer embeddings and
 /// the experts are derived ([`gemma4`]), as their defaults and switches
@@ -695,6 +726,11 @@ fn reader(family: Family) -> Reader {
             nums: [GEMMA3N_DENSE, GEMMA3N],
             tolerated: GEMMA3N_TOLERATED,
             derive: gemma3n,
+        },
+        Family::KimiLinear => Reader {
+            tolerated: KIMI_LINEAR_TOLERATED,
+            derive: kimi_linear,
+            ..plain(KIMI_LINEAR)
         },
         Family::MinimaxM2 => Reader {
             tolerated: &["partial_rotary_factor", "use_qk_norm"],
@@ -1400,6 +1436,77 @@ fn listed_period(
     } else {
         Ok(0)
     }
+}
+
+/// What Kimi Linear's config says that [`kimi_linear`] reads, or that
+/// changes no tensor an engine keeps: the router's scaling and grouping,
+/// `mla_use_nope` (no rotary positions: the rotary key is cached all the
+/// same), the top-level `head_dim` (`hidden / heads`, which the latent
+/// attention does not read).
+const KIMI_LINEAR_TOLERATED: &[&str] = &[
+    "linear_attn_config",
+    "mla_use_nope",
+    "moe_layer_freq",
+    "moe_renormalize",
+    "moe_router_activation_func",
+    "routed_scaling_factor",
+    "num_expert_group",
+    "topk_group",
+    "head_dim",
+];
+
+/// Kimi Linear as transformers 5.23 reads it (`KimiLinearConfig`):
+/// DeepSeek's head width ([`deepseek`]); `linear_attn_config`'s
+/// `num_heads` KDA heads (key and value) of `head_dim`, its
+/// `short_conv_kernel_size` and its `kda_layers` (1-based), as many KDA
+/// layers as listed (their order is not kept:
+/// [`Architecture::layer_order_caveat`]); experts on every layer after
+/// the dense ones (`moe_layer_freq` 1, as published; another is refused).
+fn kimi_linear(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    deepseek(obj, a)?;
+    if uint(obj, "moe_layer_freq")?.is_some_and(|f| f != 1) {
+        return Err(ConfigError::NotUnderstood {
+            model_type: a.family.key().into(),
+            fields: vec!["moe_layer_freq".into()],
+        });
+    }
+    let Some(Value::Object(kda)) = obj.get("linear_attn_config") else {
+        return Err(ConfigError::Missing {
+            model_type: a.family.key().into(),
+            fields: vec!["linear_attn_config"],
+        });
+    };
+    let need = |field: &'static str| {
+        uint(kda, field)?.ok_or_else(|| ConfigError::Missing {
+            model_type: "kimi_linear".into(),
+            fields: vec![field],
+        })
+    };
+    let heads = checked(ArchNum::LinearVHeads, "num_heads", need("num_heads")?)?;
+    let dim = checked(ArchNum::LinearVDim, "head_dim", need("head_dim")?)?;
+    let kernel = need("short_conv_kernel_size")?;
+    a.linear_conv = checked(ArchNum::LinearConv, "short_conv_kernel_size", kernel)?;
+    (a.linear_k_heads, a.linear_v_heads) = (heads, heads);
+    (a.linear_k_dim, a.linear_v_dim) = (dim, dim);
+    let field = "kda_layers";
+    let listed = match kda.get(field) {
+        Some(Value::Array(layers)) => {
+            let valid = |v: &Value| {
+                v.as_u64()
+                    .is_some_and(|l| (1..=u64::from(a.layers)).contains(&l))
+            };
+            if !layers.iter().all(valid) {
+                return Err(ConfigError::Invalid {
+                    field,
+                    reason: format!("must list layers from 1 to {} (1-based)", a.layers),
+                });
+            }
+            layers.len() as u64
+        }
+        _ => 0,
+    };
+    a.linear_layers = checked(ArchNum::LinearLayers, field, listed)?;
+    Ok(())
 }
 
 /// What a hybrid's config says that vramfit reads elsewhere or that leaves

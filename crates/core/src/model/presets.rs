@@ -1323,6 +1323,47 @@ pub const PRESETS: &[Preset] = &[
         published_params: 7_463_013_376,
     },
     Preset {
+        id: "kimi-linear-48b-a3b",
+        name: "Kimi Linear 48B-A3B",
+        repo: "moonshotai/Kimi-Linear-48B-A3B-Instruct",
+        arch: Architecture {
+            family: Family::KimiLinear,
+            hidden: 2304,
+            layers: 27,
+            heads: 32,
+            kv_heads: 32,
+            head_dim: 192,
+            ffn: 9216,
+            vocab: 163_840,
+            tied: false,
+            positions: 1_048_576,
+            experts: 256,
+            experts_per_token: 8,
+            moe_ffn: 1024,
+            shared_experts: 1,
+            dense_layers: 1,
+            kv_lora_rank: 512,
+            rope_dim: 64,
+            v_head_dim: 128,
+            // 20 KDA layers of 32 heads of 128 (`linear_attn_config`),
+            // the latent attention on layers 4, 8, ..., 24 and 27
+            // (1-based).
+            linear_layers: 20,
+            linear_k_heads: 32,
+            linear_v_heads: 32,
+            linear_k_dim: 128,
+            linear_v_dim: 128,
+            linear_conv: 4,
+            ..Architecture::BLANK
+        },
+        // `KimiLinearForCausalLM(config).num_parameters()`, transformers
+        // 5.23, meta device (`scripts/measure/families/kimi_linear/
+        // transformers/params.json`); with its 26 correction-bias buffers
+        // of 256, 49,122,681,728: the checkpoint's element count
+        // (`SOURCES.md`) and mlx-lm's.
+        published_params: 49_122_675_072,
+    },
+    Preset {
         id: "gemma3n-e2b",
         name: "Gemma 3n E2B",
         repo: "google/gemma-3n-E2B-it",

@@ -635,6 +635,7 @@ impl Architecture {
         match self.family.spec().linear.map(|l| l.kind) {
             Some(Recurrence::ShortConv) => self.short_conv_tensors(put),
             Some(Recurrence::Mamba2) => self.mamba2_tensors(put),
+            Some(Recurrence::Kda) => self.kda_tensors(put),
             Some(Recurrence::GatedDeltaNet) | None => self.delta_net_tensors(put),
         }
     }
@@ -799,6 +800,47 @@ impl Architecture {
         put(ParamTensor::new("mamba.norm", inner, 1, Role::Norm));
         put(vec("D", heads));
         put(ParamTensor::new("out_proj", h, inner, Role::Attention));
+    }
+
+    /// A Kimi Delta Attention layer's tensors (`self_attn`), in
+    /// registration order: `q_proj`, `k_proj`, `v_proj` (`h → H·D`), the
+    /// convolution over the three (`3·H·D` channels, no bias), the forget
+    /// gate's `dt_bias` (`H·D`) and `A_log` (`H`), both stored fp32, its
+    /// `f_a_proj` (`h → D`) and `f_b_proj` (`D → H·D`), `b_proj` (`h → H`),
+    /// the output gate's `g_a_proj` and `g_b_proj`, `o_norm` (`D`),
+    /// `o_proj`. Source: transformers 5.23 `KimiDeltaAttention.__init__`
+    /// (counted: `scripts/measure/families/kimi_linear/transformers/params.json`).
+    fn kda_tensors(&self, put: &mut dyn FnMut(ParamTensor)) {
+        let h = u64::from(self.hidden);
+        let (conv, inner) = self.linear_widths();
+        let (heads, d) = (u64::from(self.linear_v_heads), u64::from(self.linear_v_dim));
+        let mut put = |t: ParamTensor| {
+            put(ParamTensor {
+                recurrent: true,
+                ..t
+            })
+        };
+        let lin = |name, out, inp| ParamTensor::new(name, out, inp, Role::Attention);
+        for name in ["kda.q_proj", "kda.k_proj", "kda.v_proj"] {
+            put(lin(name, inner, h));
+        }
+        put(ParamTensor {
+            conv: true,
+            ..lin("kda.conv1d", conv, u64::from(self.linear_conv))
+        });
+        for (name, n) in [("kda.dt_bias", inner), ("kda.A_log", heads)] {
+            put(ParamTensor {
+                fp32_stored: true,
+                ..lin(name, n, 1)
+            });
+        }
+        put(lin("kda.f_a_proj", d, h));
+        put(lin("kda.f_b_proj", inner, d));
+        put(lin("kda.b_proj", heads, h));
+        put(lin("kda.g_a_proj", d, h));
+        put(lin("kda.g_b_proj", inner, d));
+        put(ParamTensor::new("kda.o_norm", d, 1, Role::Norm));
+        put(lin("kda.o_proj", h, inner));
     }
 
     /// A full-attention layer's own tensors: the projections, the q/k

@@ -91,6 +91,12 @@ pub enum MlxError {
     /// end when there is none (`IndexError`; measured on `M-M`,
     /// `scripts/measure/mlx/nemotron_h_NOTES.md`).
     NoLayerOfKind { attention: bool },
+    /// Kimi Linear's latent attention with a quantized cache: its rotary
+    /// scores take the cache's values as an array
+    /// (`q_pe @ k_pe.swapaxes(-1, -2)`, `kimi_linear.py:209`), which a
+    /// `QuantizedKVCache` returns as a tuple (`AttributeError`; measured,
+    /// `scripts/measure/families/kimi_linear/mlx/raw/rows.jsonl`).
+    LatentQuantized,
 }
 
 impl fmt::Display for MlxError {
@@ -104,6 +110,9 @@ impl fmt::Display for MlxError {
                 "mlx cannot quantize rows of {width} in groups of {group} at {bits} bits"
             ),
             MlxError::ZeroStep => f.write_str("prefill_step_size must be at least 1"),
+            MlxError::LatentQuantized => {
+                f.write_str("mlx-lm's Kimi Linear fails with kv_bits (its latent attention cannot read a quantized cache)")
+            }
             MlxError::HybridPattern {
                 linear,
                 interval,
@@ -376,6 +385,14 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     // it as it is (`maybe_quantize_kv_cache`, `hasattr(c, "to_quantized")`);
     // nor has DeepSeek Sparse Attention's `CacheList` (measured: the same
     // bytes with `kv_bits` 8).
+    let kda = a
+        .family
+        .spec()
+        .linear
+        .is_some_and(|l| l.kind == Recurrence::Kda);
+    if kda && bits.is_some() {
+        return Err(MlxError::LatentQuantized);
+    }
     let chunked = a.family.spec().chunked && n_sliding > 0;
     let full_bits = bits.filter(|_| !a.family.spec().indexer);
     if n_sliding > 0 && bits.is_some() && !chunked {
@@ -469,7 +486,7 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
     // LFM2's short convolution keeps no state beside its inputs.
     let ssm = match rule.kind {
         Recurrence::ShortConv => 0,
-        Recurrence::Mamba2 | Recurrence::GatedDeltaNet => {
+        Recurrence::Mamba2 | Recurrence::GatedDeltaNet | Recurrence::Kda => {
             u128::from(value) * u128::from(a.linear_k_dim) * 4
         }
     };
@@ -477,8 +494,10 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
         // A view keeps its step's `K` tokens.
         return Ok(layers * ((steps + 1) * u128::from(w) * dt + ssm));
     }
+    // mlx-lm builds a Gated DeltaNet model's layers from the interval; a
+    // family without one (`full_every` 0: Kimi Linear's list) any count.
     let expected = rule.count(a.layers);
-    if a.linear_layers != expected {
+    if rule.full_every > 0 && a.linear_layers != expected {
         return Err(MlxError::HybridPattern {
             linear: a.linear_layers,
             interval: rule.full_every,
@@ -522,7 +541,7 @@ fn conv_view(a: &Architecture, kind: Recurrence) -> Option<u64> {
     match kind {
         Recurrence::ShortConv => Some(u64::from(a.hidden)),
         Recurrence::Mamba2 => Some(a.linear_widths().0),
-        Recurrence::GatedDeltaNet => None,
+        Recurrence::GatedDeltaNet | Recurrence::Kda => None,
     }
 }
 
@@ -580,6 +599,9 @@ fn delta_net_width(a: &Architecture) -> u64 {
         Recurrence::ShortConv => 5 * u64::from(a.hidden),
         Recurrence::Mamba2 => (value + conv + heads) + conv + 2 * value,
         Recurrence::GatedDeltaNet => 2 * conv + 3 * value + 2 * heads,
+        // q, k and v and their convolutions, the gates' outputs, the
+        // kernel's and the norm's: an estimate as the DeltaNet's.
+        Recurrence::Kda => 2 * conv + 3 * value + heads,
     }
 }
 

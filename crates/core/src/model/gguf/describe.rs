@@ -9,7 +9,7 @@
 //! `src/llama-model.cpp` (`load_hparams`).
 
 use super::super::arch::{ArchError, ArchNum, Architecture};
-use super::super::family::{Blocks, Family, Qkv, RopeStyle, Shared, Sliding};
+use super::super::family::{Blocks, Family, Qkv, Recurrence, RopeStyle, Shared, Sliding};
 use super::header::{GgufHeader, MetaValue};
 use super::layout::Converter;
 use std::fmt;
@@ -116,6 +116,8 @@ pub struct SsmKeys {
     pub group_count: Option<u64>,
     pub inner_size: Option<u64>,
     pub time_step_rank: Option<u64>,
+    /// Kimi Linear's KDA heads' width (`kda.head_dim`).
+    pub kda_head_dim: Option<u64>,
 }
 
 impl GgufHeader {
@@ -210,6 +212,7 @@ impl GgufHeader {
                 group_count: num("ssm.group_count"),
                 inner_size: num("ssm.inner_size"),
                 time_step_rank: num("ssm.time_step_rank"),
+                kda_head_dim: num("kda.head_dim"),
             },
             key_length: num("attention.key_length"),
             value_length: num("attention.value_length"),
@@ -414,6 +417,9 @@ pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
     if spec.mamba2() {
         r.mamba2(&mut a)?;
     }
+    if spec.linear.is_some_and(|l| l.kind == Recurrence::Kda) {
+        r.kda(&mut a)?;
+    }
     a.validate().map_err(GgufArchError::Arch)?;
     Ok(a)
 }
@@ -561,6 +567,21 @@ impl Keys<'_> {
     /// widths together. Nemotron-H's (`src/models/nemotron-h.cpp`): those
     /// without key/value heads and without an MLP
     /// (`feed_forward_length` 0) are, the others without heads MLPs alone.
+    /// Kimi Linear as its converter writes it (`conversion/kimi_linear.py`):
+    /// the KDA layers are those with 0 in the per-layer `head_count_kv`,
+    /// their kernel `ssm.conv_kernel`, their heads the model's
+    /// (`head_count`: llama.cpp reads one for both) of `kda.head_dim`.
+    fn kda(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
+        let (m, ssm) = (self.m, self.m.ssm);
+        let zeros = m.kv_zero_layers.unwrap_or(0);
+        a.linear_layers = self.fit(ArchNum::LinearLayers, zeros, "attention.head_count_kv")?;
+        a.linear_conv = self.needed(ArchNum::LinearConv, ssm.conv_kernel, "ssm.conv_kernel")?;
+        let d = self.needed(ArchNum::LinearVDim, ssm.kda_head_dim, "kda.head_dim")?;
+        (a.linear_k_dim, a.linear_v_dim) = (d, d);
+        (a.linear_k_heads, a.linear_v_heads) = (a.heads, a.heads);
+        Ok(())
+    }
+
     fn mamba2(&self, a: &mut Architecture) -> Result<(), GgufArchError> {
         let (m, ssm) = (self.m, self.m.ssm);
         let mut zeros = m.kv_zero_layers.unwrap_or(0);

@@ -430,6 +430,11 @@ impl Converter {
                 moe_arch: Some("nemotron_h_moe"),
                 ..plain("nemotron_h")
             },
+            // `KimiLinearModel` (llama.cpp b10488 `conversion/kimi_linear.py`):
+            // the KDA layers' tensors, the latent attention's `kv_b_proj`
+            // split into `attn_k_b` and `attn_v_b`, the experts stacked;
+            // each layer's `head_count_kv` (0 on the KDA layers).
+            Family::KimiLinear => plain("kimi-linear"),
         }
     }
 }
@@ -842,6 +847,47 @@ fn mamba2(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
     true
 }
 
+/// A Kimi Delta Attention layer's tensors as the converter writes them, or
+/// `false` when `t` is not one of them: q, k and v as `attn_q`, `attn_k`,
+/// `attn_v`, the convolution split in three F32 kernels of `[K, 1, H·D]`
+/// (`ssm_conv1d_q`, `_k`, `_v`), `A_log` as `ssm_a` (`[1, H]`, F32),
+/// `dt_bias` as `ssm_dt.bias`, the gates' low ranks `ssm_f_a`, `ssm_f_b`,
+/// `ssm_g_a`, `ssm_g_b`, `b_proj` as `ssm_beta`, `o_norm` as `ssm_norm`,
+/// `o_proj` as `attn_output`. Source: llama.cpp b10488
+/// `conversion/kimi_linear.py` (`modify_tensors`), `conversion/base.py`
+/// (the KDA kernels F32), `src/models/kimi-linear.cpp`
+/// (`load_arch_tensors`); measured,
+/// `scripts/measure/families/kimi_linear/llamacpp/raw/*-tensors.txt`.
+fn kda(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
+    let (_, inner) = a.linear_widths();
+    let ne = [t.cols, t.rows, 1];
+    match t.name {
+        "kda.q_proj" => out.push(weight(name!("attn_q.weight"), ne)),
+        "kda.k_proj" => out.push(weight(name!("attn_k.weight"), ne)),
+        "kda.v_proj" => out.push(weight(name!("attn_v.weight"), ne)),
+        "kda.conv1d" => {
+            for name in [
+                name!("ssm_conv1d_q.weight"),
+                name!("ssm_conv1d_k.weight"),
+                name!("ssm_conv1d_v.weight"),
+            ] {
+                out.push(f32_slot(name, [t.cols, 1, inner]));
+            }
+        }
+        "kda.dt_bias" => out.push(f32_slot(name!("ssm_dt.bias"), [t.rows, 1, 1])),
+        "kda.A_log" => out.push(f32_slot(name!("ssm_a"), [1, t.rows, 1])),
+        "kda.f_a_proj" => out.push(weight(name!("ssm_f_a.weight"), ne)),
+        "kda.f_b_proj" => out.push(weight(name!("ssm_f_b.weight"), ne)),
+        "kda.g_a_proj" => out.push(weight(name!("ssm_g_a.weight"), ne)),
+        "kda.g_b_proj" => out.push(weight(name!("ssm_g_b.weight"), ne)),
+        "kda.b_proj" => out.push(weight(name!("ssm_beta.weight"), ne)),
+        "kda.o_norm" => out.push(f32_slot(name!("ssm_norm.weight"), [t.rows, 1, 1])),
+        "kda.o_proj" => out.push(weight(name!("attn_output.weight"), ne)),
+        _ => return false,
+    }
+    true
+}
+
 /// The GGUF tensors of one transformers tensor `t` (`moe_layer`: it sits
 /// in an MoE layer, where a dense MLP's names are the shared expert's).
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
@@ -850,6 +896,7 @@ fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out
         && match a.family.spec().linear.map(|l| l.kind) {
             Some(Recurrence::ShortConv) => short_conv(t, out),
             Some(Recurrence::Mamba2) => mamba2(a, t, out),
+            Some(Recurrence::Kda) => kda(a, t, out),
             Some(Recurrence::GatedDeltaNet) | None => delta_net(a, t, out),
         };
     if recurrent || gemma3n(a, conv, t, out) || gemma4(t, out) {

@@ -726,15 +726,20 @@ fn recurrence_unmeasured(a: &Architecture) -> Option<&'static str> {
         Recurrence::GatedDeltaNet => None,
         Recurrence::ShortConv => Some(SHORT_CONV_NOT_MODELLED),
         Recurrence::Mamba2 => Some(MAMBA2_NOT_MODELLED),
+        Recurrence::Kda => Some(KDA_NOT_MODELLED),
     }
 }
+
+const KDA_NOT_MODELLED: &str = "training Kimi Linear (its KDA layers) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
+
+/// The refusal of training Gemma 3n: AltUp's four streams of the hidden
+/// state through every layer, and what its layers save, are not measured.
+const ALTUP_NOT_MODELLED: &str = "training Gemma 3n (AltUp's four streams, Laurel) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
 
 /// The refusal of training DeepSeek Sparse Attention: transformers 5.23
 /// runs the indexer under `no_grad` (nothing saved for backward), but its
 /// scores are `[B, S, index_heads, T]` in fp32 at every layer, and the
 /// top-k mask `[B, 1, S, T]` joins attention's: not measured.
-const ALTUP_NOT_MODELLED: &str = "training Gemma 3n (AltUp's four streams, Laurel) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
-
 const INDEXER_NOT_MODELLED: &str = "training DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5: the lightning indexer's fp32 scores over every cached token, and its top-k mask) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
 
 /// The refusal of training a model whose experts transformers runs
