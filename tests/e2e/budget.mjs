@@ -214,12 +214,15 @@
 //   (a table of names, 0.1 KB less than a match), llama.cpp's fixed 20
 //   cached layers and its caveat, MLX's shared keys and values, the
 //   refusals shortened to 0.2 KB less than first written).
+// - 2026-12-02, 490.4 -> 491.7 KB: Kimi Linear (issue 30: the family and
+//   its preset, the KDA layers' tensors in the walk and the GGUF layout,
+//   the header's KDA keys, MLX's kv_bits refusal, the refusals).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 491);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 492);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

@@ -216,7 +216,7 @@ fn what_is_not_measured_is_refused_by_name() {
         let q = format!("task=infer&engine={engine}&model=kimi-linear-48b-a3b");
         let e = estimate(&q).expect_err(&q);
         assert!(
-            e.contains("Kimi Linear's KDA layers are modelled on llama.cpp"),
+            e.contains("Kimi Linear is modelled on llama.cpp"),
             "{q}: {e}"
         );
     }

@@ -120,7 +120,8 @@ const fn recurrence_refusal(kind: Recurrence) -> Option<&'static str> {
     }
 }
 
-const KDA_NOT_MODELLED: &str = "Kimi Linear's KDA layers are modelled on llama.cpp, Ollama and MLX; transformers' generate and vLLM are not measured yet: use engine=llamacpp, ollama or mlx";
+const KDA_NOT_MODELLED: &str =
+    "Kimi Linear is modelled on llama.cpp, Ollama and MLX only: use engine=llamacpp, ollama or mlx";
 
 const SHORT_CONV_NOT_MODELLED: &str = "LFM2's short-convolution layers are modelled on llama.cpp, Ollama and MLX; transformers' generate (Lfm2HybridConvCache) and vLLM (its short-convolution state pages) are not modelled yet: use engine=llamacpp, ollama or mlx";
 

@@ -111,7 +111,7 @@ impl fmt::Display for MlxError {
             ),
             MlxError::ZeroStep => f.write_str("prefill_step_size must be at least 1"),
             MlxError::LatentQuantized => {
-                f.write_str("mlx-lm's Kimi Linear fails with kv_bits (its latent attention cannot read a quantized cache)")
+                f.write_str("mlx-lm's Kimi Linear fails with kv_bits")
             }
             MlxError::HybridPattern {
                 linear,

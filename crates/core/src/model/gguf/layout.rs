@@ -859,12 +859,23 @@ fn mamba2(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
 /// (`load_arch_tensors`); measured,
 /// `scripts/measure/families/kimi_linear/llamacpp/raw/*-tensors.txt`.
 fn kda(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
+    /// The walk's name and the converter's: matrices at `--outtype`,
+    /// vectors F32.
+    const NAMES: [(&str, Name); 11] = [
+        ("kda.q_proj", name!("attn_q.weight")),
+        ("kda.k_proj", name!("attn_k.weight")),
+        ("kda.v_proj", name!("attn_v.weight")),
+        ("kda.dt_bias", name!("ssm_dt.bias")),
+        ("kda.f_a_proj", name!("ssm_f_a.weight")),
+        ("kda.f_b_proj", name!("ssm_f_b.weight")),
+        ("kda.b_proj", name!("ssm_beta.weight")),
+        ("kda.g_a_proj", name!("ssm_g_a.weight")),
+        ("kda.g_b_proj", name!("ssm_g_b.weight")),
+        ("kda.o_norm", name!("ssm_norm.weight")),
+        ("kda.o_proj", name!("attn_output.weight")),
+    ];
     let (_, inner) = a.linear_widths();
-    let ne = [t.cols, t.rows, 1];
     match t.name {
-        "kda.q_proj" => out.push(weight(name!("attn_q.weight"), ne)),
-        "kda.k_proj" => out.push(weight(name!("attn_k.weight"), ne)),
-        "kda.v_proj" => out.push(weight(name!("attn_v.weight"), ne)),
         "kda.conv1d" => {
             for name in [
                 name!("ssm_conv1d_q.weight"),
@@ -874,16 +885,17 @@ fn kda(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
                 out.push(f32_slot(name, [t.cols, 1, inner]));
             }
         }
-        "kda.dt_bias" => out.push(f32_slot(name!("ssm_dt.bias"), [t.rows, 1, 1])),
         "kda.A_log" => out.push(f32_slot(name!("ssm_a"), [1, t.rows, 1])),
-        "kda.f_a_proj" => out.push(weight(name!("ssm_f_a.weight"), ne)),
-        "kda.f_b_proj" => out.push(weight(name!("ssm_f_b.weight"), ne)),
-        "kda.g_a_proj" => out.push(weight(name!("ssm_g_a.weight"), ne)),
-        "kda.g_b_proj" => out.push(weight(name!("ssm_g_b.weight"), ne)),
-        "kda.b_proj" => out.push(weight(name!("ssm_beta.weight"), ne)),
-        "kda.o_norm" => out.push(f32_slot(name!("ssm_norm.weight"), [t.rows, 1, 1])),
-        "kda.o_proj" => out.push(weight(name!("attn_output.weight"), ne)),
-        _ => return false,
+        _ => {
+            let Some(&(_, name)) = NAMES.iter().find(|(hf, _)| *hf == t.name) else {
+                return false;
+            };
+            out.push(if t.cols == 1 {
+                f32_slot(name, [t.rows, 1, 1])
+            } else {
+                weight(name, [t.cols, t.rows, 1])
+            });
+        }
     }
     true
 }

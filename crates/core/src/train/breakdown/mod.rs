@@ -730,7 +730,7 @@ fn recurrence_unmeasured(a: &Architecture) -> Option<&'static str> {
     }
 }
 
-const KDA_NOT_MODELLED: &str = "training Kimi Linear (its KDA layers) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
+const KDA_NOT_MODELLED: &str = "training Kimi Linear is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
 
 /// The refusal of training Gemma 3n: AltUp's four streams of the hidden
 /// state through every layer, and what its layers save, are not measured.
