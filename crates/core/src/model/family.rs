@@ -882,7 +882,7 @@ impl Linear {
 
     /// Whether the layers' state is read through the head numbers
     /// (`linear_k_heads`, `linear_v_heads`, `linear_k_dim`,
-    /// `linear_v_dim`): Gated DeltaNet's and Mamba-2's, not LFM2's.
+    /// `linear_v_dim`): Gated DeltaNet's, Mamba-2's and KDA's, not LFM2's.
     pub const fn headed(self) -> bool {
         match self.kind {
             Recurrence::GatedDeltaNet | Recurrence::Mamba2 | Recurrence::Kda => true,
@@ -1629,8 +1629,8 @@ const GRANITE_HYBRID: Spec = Spec {
 /// sigmoid router with its correction bias, one shared expert, the first
 /// `first_k_dense_replace` layers dense; untied. mlx-lm keeps `A_log`,
 /// `dt_bias` and the correction bias fp32 (`cast_predicate`) and
-/// quantizes the router at 8 bits (`quant_predicate`: `mlp.gate`), the
-/// d78bf58e `models/kimi_linear.py`. transformers 5.23 has `kimi_linear`;
+/// quantizes the router at 8 bits (`quant_predicate`: `mlp.gate`; mlx-lm
+/// d78bf58e `models/kimi_linear.py`). transformers 5.23 has `kimi_linear`;
 /// training, its `generate` and vLLM are refused (not measured).
 /// Source: transformers 5.23 `models/kimi_linear/modeling_kimi_linear.py`
 /// (`KimiLinearDecoderLayer`, `KimiDeltaAttention`, `KimiMLAAttention`,

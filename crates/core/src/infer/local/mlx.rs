@@ -381,10 +381,8 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     let bits = s
         .kv_bits
         .filter(|_| tokens >= u64::from(s.quantized_kv_start));
-    // Llama 4's `ChunkedKVCache` has no `to_quantized`: `kv_bits` leaves
-    // it as it is (`maybe_quantize_kv_cache`, `hasattr(c, "to_quantized")`);
-    // nor has DeepSeek Sparse Attention's `CacheList` (measured: the same
-    // bytes with `kv_bits` 8).
+    // Kimi Linear's latent attention cannot read a quantized cache
+    // ([`MlxError::LatentQuantized`]).
     let kda = a
         .family
         .spec()
@@ -393,6 +391,10 @@ pub fn mlx(a: &Architecture, s: &Mlx) -> Result<MlxReport, MlxError> {
     if kda && bits.is_some() {
         return Err(MlxError::LatentQuantized);
     }
+    // Llama 4's `ChunkedKVCache` has no `to_quantized`: `kv_bits` leaves
+    // it as it is (`maybe_quantize_kv_cache`, `hasattr(c, "to_quantized")`);
+    // nor has DeepSeek Sparse Attention's `CacheList` (measured: the same
+    // bytes with `kv_bits` 8).
     let chunked = a.family.spec().chunked && n_sliding > 0;
     let full_bits = bits.filter(|_| !a.family.spec().indexer);
     if n_sliding > 0 && bits.is_some() && !chunked {
