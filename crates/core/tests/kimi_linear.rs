@@ -190,26 +190,59 @@ fn the_tiny_header_reads_to_its_model_and_is_predicted() {
         &mut |t| got.push((t.layer, t.name.to_string(), t.ne0, elems(&t))),
     )
     .expect("predicted");
-    file.sort();
-    got.sort();
-    // The file's latent layers are 3 and 7; vramfit keeps the count, the
-    // KDA layers first: compare the tensors without their layer. vramfit's
-    // layout names every family's post-attention norm as Gemma's
-    // (`post_attention_norm`; a norm's name moves no byte), the converter
-    // this one's `ffn_norm`.
-    let unlayered = |v: &[(Option<u32>, String, u64, u128)]| {
+    // Layer by layer (the file's latent layers 3 and 7 are the pattern's).
+    // vramfit's layout names every family's post-attention norm as
+    // Gemma's (`post_attention_norm`; a norm's name moves no byte), the
+    // converter this one's `ffn_norm`.
+    let named = |v: &[(Option<u32>, String, u64, u128)]| {
         let name = |n: &str| n.replace("post_attention_norm", "ffn_norm");
-        let mut v: Vec<_> = v.iter().map(|(_, n, ne0, e)| (name(n), *ne0, *e)).collect();
+        let mut v: Vec<_> = v
+            .iter()
+            .map(|(l, n, ne0, e)| (*l, name(n), *ne0, *e))
+            .collect();
         v.sort();
         v
     };
-    assert_eq!(unlayered(&got), unlayered(&file));
+    assert_eq!(named(&got), named(&file));
+}
+
+/// The family's pattern: every fourth layer and the last full attention
+/// (27 layers: 7 latent, 20 KDA; 8 layers: 2 and 6), the KDA layers of the
+/// published list; a config listing as many elsewhere is refused, one
+/// listing another count keeps it (the order said).
+#[test]
+fn the_published_layer_pattern_is_the_familys() {
+    use vramfit_core::model::hf_config;
+    let a = vramfit_core::model::presets::preset("kimi-linear-48b-a3b")
+        .expect("preset")
+        .arch;
+    let latent: Vec<u32> = (0..27).filter(|&l| !a.linear_at(l)).collect();
+    assert_eq!(latent, [3, 7, 11, 15, 19, 23, 26]);
+    let config: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/hf_configs/kimi-linear-48b-a3b.json"))
+            .expect("json");
+    let with = |kda: Vec<u64>| {
+        let mut c = config.clone();
+        c["linear_attn_config"]["kda_layers"] = kda.into();
+        hf_config::read(&c.to_string()).map(|m| m.arch)
+    };
+    let published: Vec<u64> = (1..=27).filter(|l| l % 4 != 0 && *l != 27).collect();
+    assert_eq!(
+        with(published.clone()).expect("published").linear_layers,
+        20
+    );
+    let mut moved = published.clone();
+    moved[19] = 27;
+    let e = with(moved).expect_err("moved").to_string();
+    insta::assert_snapshot!(e, @"`kda_layers` lists the KDA layers elsewhere than every layer but each fourth and the last, which vramfit does not model");
+    let fewer = with(published[..19].to_vec()).expect("fewer");
+    assert!(fewer.layer_order_caveat().is_some());
 }
 
 /// transformers' `generate`, vLLM and training refuse Kimi Linear by name
 /// (its KDA layers are not measured there); llama.cpp, Ollama and MLX run
-/// it, the published model's layer order said (its latent layers, 4, 8,
-/// ..., 24 and 27, are taken as the last: the count is kept).
+/// it, the published model's layer order kept (its latent layers 4, 8,
+/// ..., 24 and 27, 1-based: the family's pattern), no caveat about it.
 #[test]
 fn what_is_not_measured_is_refused_by_name() {
     for engine in ["transformers", "vllm"] {
@@ -226,8 +259,8 @@ fn what_is_not_measured_is_refused_by_name() {
         let said = e
             .caveats
             .iter()
-            .any(|c| c.contains("20 KDA layers are taken as the first 20"));
-        assert!(said, "{q}: {:?}", e.caveats);
+            .any(|c| c.contains("KDA layers are taken as the first"));
+        assert!(!said, "{q}: {:?}", e.caveats);
     }
     let q = "model=kimi-linear-48b-a3b&dtype=bf16&batch=1&seq=512";
     let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));

@@ -760,7 +760,9 @@ impl Architecture {
     pub fn linear_at(&self, l: u32) -> bool {
         match self.family.spec().linear {
             None => false,
-            Some(rule) if rule.count(self.layers) == self.linear_layers => rule.linear_at(l),
+            Some(rule) if rule.count(self.layers) == self.linear_layers => {
+                rule.linear_at(l, self.layers)
+            }
             Some(_) => l < self.linear_layers,
         }
     }
@@ -835,7 +837,9 @@ impl Architecture {
     pub fn linear_in(&self, lo: u32, hi: u32) -> u32 {
         let below = |n: u32| match self.family.spec().linear {
             None => 0,
-            Some(rule) if rule.count(self.layers) == self.linear_layers => rule.count(n),
+            Some(rule) if rule.count(self.layers) == self.linear_layers => {
+                rule.below(n, self.layers)
+            }
             Some(_) => n.min(self.linear_layers),
         };
         let hi = hi.min(self.layers);

@@ -770,6 +770,9 @@ pub struct Linear {
     pub fused_in_proj: bool,
     /// The default `full_attention_interval`.
     pub full_every: u32,
+    /// The last layer is full attention too, whatever the interval (Kimi
+    /// Linear's `full_attn_layers`: 4, 8, ..., 24 and 27 of 27).
+    pub last_full: bool,
     /// mlx-lm keeps `A_log` as the checkpoint stores it, fp32, when it
     /// casts the weights to the model's dtype (`cast_predicate`,
     /// `qwen3_5.py`, mlx-lm PR #902); `qwen3_next.py` casts it with the
@@ -864,6 +867,7 @@ impl Linear {
         kind: Recurrence::ShortConv,
         fused_in_proj: false,
         full_every: 0,
+        last_full: false,
         mlx_a_log_fp32: false,
         ssm_fp32: false,
         mtp_layers: 0,
@@ -890,19 +894,29 @@ impl Linear {
         }
     }
 
-    /// Whether layer `l` is a linear-attention layer under the family's
-    /// default pattern.
-    pub const fn linear_at(self, l: u32) -> bool {
-        self.full_every == 0 || !(l + 1).is_multiple_of(self.full_every)
+    /// Whether layer `l` of `layers` is a linear-attention layer under the
+    /// family's default pattern.
+    pub const fn linear_at(self, l: u32, layers: u32) -> bool {
+        self.full_every == 0
+            || !((l + 1).is_multiple_of(self.full_every) || (self.last_full && l + 1 == layers))
     }
 
     /// How many of `layers` layers are linear-attention layers under the
     /// default pattern.
     pub const fn count(self, layers: u32) -> u32 {
-        match layers.checked_div(self.full_every) {
-            Some(full) => layers - full,
-            None => layers,
-        }
+        self.below(layers, layers)
+    }
+
+    /// How many of the first `n` of `layers` layers are linear-attention
+    /// layers under the default pattern.
+    pub const fn below(self, n: u32, layers: u32) -> u32 {
+        let Some(full) = n.checked_div(self.full_every) else {
+            return n;
+        };
+        // The last layer, full when the interval leaves it linear.
+        let last = self.last_full && n >= layers && layers > 0;
+        let last = last && !layers.is_multiple_of(self.full_every);
+        n - full - last as u32
     }
 }
 
@@ -1126,6 +1140,7 @@ const QWEN_HYBRID: Spec = Spec {
         kind: Recurrence::GatedDeltaNet,
         fused_in_proj: false,
         full_every: 4,
+        last_full: false,
         mlx_a_log_fp32: true,
         ssm_fp32: true,
         mtp_layers: 1,
@@ -1279,6 +1294,7 @@ const QWEN3_NEXT: Spec = Spec {
         kind: Recurrence::GatedDeltaNet,
         fused_in_proj: true,
         full_every: 4,
+        last_full: false,
         mlx_a_log_fp32: false,
         ssm_fp32: false,
         // vLLM's `Qwen3NextMultiTokenPredictor` builds
@@ -1621,9 +1637,9 @@ const GRANITE_HYBRID: Spec = Spec {
     ..LLAMA
 };
 
-/// Kimi Linear: Kimi Delta Attention layers ([`Recurrence::Kda`]; their
-/// list, `linear_attn_config.kda_layers`, is not a pattern of this
-/// description: `full_every` 0, the count kept), DeepSeek-V3's latent
+/// Kimi Linear: Kimi Delta Attention layers ([`Recurrence::Kda`]) but on
+/// every fourth layer and the last (the published `full_attn_layers`; a
+/// config listing others keeps their count, said), DeepSeek-V3's latent
 /// attention in the others without rotary positions (`mla_use_nope`:
 /// the rotary key still cached) and without a query low rank, DeepSeek-V3's
 /// sigmoid router with its correction bias, one shared expert, the first
@@ -1641,6 +1657,8 @@ const KIMI_LINEAR: Spec = Spec {
     rope: RopeStyle::Complex,
     linear: Some(Linear {
         kind: Recurrence::Kda,
+        full_every: 4,
+        last_full: true,
         mlx_a_log_fp32: true,
         ..Linear::SHORT_CONV
     }),

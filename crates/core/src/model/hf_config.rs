@@ -1489,23 +1489,33 @@ fn kimi_linear(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), Con
     (a.linear_k_heads, a.linear_v_heads) = (heads, heads);
     (a.linear_k_dim, a.linear_v_dim) = (dim, dim);
     let field = "kda_layers";
-    let listed = match kda.get(field) {
-        Some(Value::Array(layers)) => {
-            let valid = |v: &Value| {
-                v.as_u64()
-                    .is_some_and(|l| (1..=u64::from(a.layers)).contains(&l))
-            };
-            if !layers.iter().all(valid) {
-                return Err(ConfigError::Invalid {
-                    field,
-                    reason: format!("must list layers from 1 to {} (1-based)", a.layers),
-                });
-            }
-            layers.len() as u64
-        }
-        _ => 0,
+    let Some(Value::Array(listed)) = kda.get(field) else {
+        a.linear_layers = 0;
+        return Ok(());
     };
-    a.linear_layers = checked(ArchNum::LinearLayers, field, listed)?;
+    let layers = a.layers;
+    let valid = |v: &Value| {
+        v.as_u64()
+            .is_some_and(|l| (1..=u64::from(layers)).contains(&l))
+    };
+    if !listed.iter().all(valid) {
+        return Err(ConfigError::Invalid {
+            field,
+            reason: format!("must list layers from 1 to {layers} (1-based)"),
+        });
+    }
+    a.linear_layers = checked(ArchNum::LinearLayers, field, listed.len() as u64)?;
+    // As many as the family's pattern (every fourth layer and the last
+    // full attention) but elsewhere: an order the description cannot keep.
+    let rule = a.family.spec().linear;
+    let pattern = |l: u64| rule.is_some_and(|r| r.linear_at((l - 1) as u32, layers));
+    let elsewhere = listed.iter().filter_map(Value::as_u64).any(|l| !pattern(l));
+    if rule.is_some_and(|r| r.count(layers) == a.linear_layers) && elsewhere {
+        return Err(ConfigError::Invalid {
+            field,
+            reason: "lists the KDA layers elsewhere than every layer but each fourth and the last, which vramfit does not model".into(),
+        });
+    }
     Ok(())
 }
 

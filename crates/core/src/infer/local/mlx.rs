@@ -496,10 +496,10 @@ fn recurrent(a: &Architecture, s: &Mlx) -> Result<u128, MlxError> {
         // A view keeps its step's `K` tokens.
         return Ok(layers * ((steps + 1) * u128::from(w) * dt + ssm));
     }
-    // mlx-lm builds a Gated DeltaNet model's layers from the interval; a
-    // family without one (`full_every` 0: Kimi Linear's list) any count.
+    // mlx-lm builds a Gated DeltaNet model's layers from the interval;
+    // Kimi Linear's from the config's list (`kda_layers`), any count.
     let expected = rule.count(a.layers);
-    if rule.full_every > 0 && a.linear_layers != expected {
+    if rule.delta_net() && a.linear_layers != expected {
         return Err(MlxError::HybridPattern {
             linear: a.linear_layers,
             interval: rule.full_every,

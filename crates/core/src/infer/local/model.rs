@@ -29,6 +29,11 @@ pub enum Pattern {
     First(u32),
     /// The layers from the `n`-th on (those [`Pattern::First`] leaves).
     From(u32),
+    /// [`Pattern::Every`]`(n)` and layer `last` (Kimi Linear's
+    /// full-attention layers: every fourth and the last).
+    EveryAndLast(u32, u32),
+    /// The layers [`Pattern::EveryAndLast`] leaves.
+    AllButEveryAndLast(u32, u32),
 }
 
 impl Pattern {
@@ -43,6 +48,8 @@ impl Pattern {
             Pattern::Every(n) => il % n == n - 1,
             Pattern::First(n) => il < n,
             Pattern::From(n) => il >= n,
+            Pattern::EveryAndLast(n, last) => Pattern::Every(n).picks(il) || il == last,
+            Pattern::AllButEveryAndLast(n, last) => !Pattern::EveryAndLast(n, last).picks(il),
         }
     }
 
@@ -55,6 +62,11 @@ impl Pattern {
             Pattern::Every(n) => hi / n,
             Pattern::First(n) => min(hi, n),
             Pattern::From(n) => hi - min(hi, n),
+            Pattern::EveryAndLast(n, last) => {
+                let extra = last < hi && !Pattern::Every(n).picks(last);
+                Pattern::Every(n).below(hi) + extra as u32
+            }
+            Pattern::AllButEveryAndLast(n, last) => hi - Pattern::EveryAndLast(n, last).below(hi),
         }
     }
 
@@ -420,6 +432,12 @@ fn hybrid_patterns(a: &Architecture) -> (Pattern, Pattern) {
     };
     if a.linear_layers == 0 {
         (Pattern::All, Pattern::None)
+    } else if rule.count(a.layers) == a.linear_layers && rule.last_full {
+        let last = a.layers.saturating_sub(1);
+        (
+            Pattern::EveryAndLast(rule.full_every, last),
+            Pattern::AllButEveryAndLast(rule.full_every, last),
+        )
     } else if rule.count(a.layers) == a.linear_layers {
         (
             Pattern::Every(rule.full_every),
