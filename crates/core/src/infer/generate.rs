@@ -682,7 +682,12 @@ impl Generate {
         let i = m.step;
         let mut before = [0u128; 2];
         let cached = |j: u32| !a.linear_at(j) && !a.kv_shared_at(j);
-        if let Some(l) = m.layer {
+        let sliding = a.sliding_window > 0 && a.sliding_layers > 0;
+        if let (Some(l), false, None) = (m.layer, sliding, a.first_kv_shared()) {
+            // No layer slides or shares: every layer before `l` but the
+            // recurrent ones, in closed form.
+            before[0] = u128::from(l - a.linear_in(0, l));
+        } else if let Some(l) = m.layer {
             for j in (0..l).filter(|&j| cached(j)) {
                 before[usize::from(a.slides(j))] += 1;
             }

@@ -904,7 +904,14 @@ impl Linear {
     /// How many of `layers` layers are linear-attention layers under the
     /// default pattern.
     pub const fn count(self, layers: u32) -> u32 {
-        self.below(layers, layers)
+        match layers.checked_div(self.full_every) {
+            // The last layer, full when the interval leaves it linear.
+            Some(full) => {
+                let last = self.last_full && !layers.is_multiple_of(self.full_every);
+                layers - full - last as u32
+            }
+            None => layers,
+        }
     }
 
     /// How many of the first `n` of `layers` layers are linear-attention
@@ -913,10 +920,10 @@ impl Linear {
         let Some(full) = n.checked_div(self.full_every) else {
             return n;
         };
-        // The last layer, full when the interval leaves it linear.
-        let last = self.last_full && n >= layers && layers > 0;
-        let last = last && !layers.is_multiple_of(self.full_every);
-        n - full - last as u32
+        if n >= layers {
+            return self.count(layers);
+        }
+        n - full
     }
 }
 

@@ -48,8 +48,8 @@ impl Pattern {
             Pattern::Every(n) => il % n == n - 1,
             Pattern::First(n) => il < n,
             Pattern::From(n) => il >= n,
-            Pattern::EveryAndLast(n, last) => Pattern::Every(n).picks(il) || il == last,
-            Pattern::AllButEveryAndLast(n, last) => !Pattern::EveryAndLast(n, last).picks(il),
+            Pattern::EveryAndLast(n, last) => il == last || (n > 0 && il % n == n - 1),
+            Pattern::AllButEveryAndLast(n, last) => il != last && (n == 0 || il % n < n - 1),
         }
     }
 
@@ -62,11 +62,8 @@ impl Pattern {
             Pattern::Every(n) => hi / n,
             Pattern::First(n) => min(hi, n),
             Pattern::From(n) => hi - min(hi, n),
-            Pattern::EveryAndLast(n, last) => {
-                let extra = last < hi && !Pattern::Every(n).picks(last);
-                Pattern::Every(n).below(hi) + extra as u32
-            }
-            Pattern::AllButEveryAndLast(n, last) => hi - Pattern::EveryAndLast(n, last).below(hi),
+            Pattern::EveryAndLast(n, last) => every_and_last(n, last, hi),
+            Pattern::AllButEveryAndLast(n, last) => hi - every_and_last(n, last, hi),
         }
     }
 
@@ -78,6 +75,17 @@ impl Pattern {
             self.below(hi) - self.below(lo)
         }
     }
+}
+
+/// How many of the layers `0..hi` are every `n`-th layer (from the
+/// `n`-th) or layer `last`.
+const fn every_and_last(n: u32, last: u32, hi: u32) -> u32 {
+    let every = match hi.checked_div(n) {
+        Some(k) => k,
+        None => 0,
+    };
+    let extra = last < hi && (n == 0 || last % n != n - 1);
+    every + extra as u32
 }
 
 const fn min(a: u32, b: u32) -> u32 {
