@@ -182,6 +182,16 @@ fn llama_cpp_fixes_the_layers_with_a_cache_of_their_own() {
     };
     // Two more rotating caches of 16 cells, a key and a value of 32 each.
     assert_eq!(mlx(&three) - mlx(&q), 2 * 16 * 2 * 32 * 2);
+    // None shared: llama.cpp still caches 20 layers, MLX all 25: 4 more
+    // rotating caches of 16 cells and one more `KVCache` of 256 (48
+    // tokens), a key and a value of 32 each.
+    let none = q.replace("kv_shared_layers=5", "kv_shared_layers=0");
+    assert_eq!(
+        served(&none).kv_cache_bytes.get(),
+        2 * mib + 3 * mib / 2,
+        "{none}"
+    );
+    assert_eq!(mlx(&none) - mlx(&q), (4 * 16 + 256) * 2 * 32 * 2, "{none}");
 }
 
 /// mlx-lm's model, the shrunk one (`mlx_tiny.txt`: 10 layers of 128, the

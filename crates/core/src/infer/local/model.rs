@@ -265,9 +265,7 @@ impl LocalModel {
     /// fixes.
     pub fn for_mlx(a: &Architecture) -> LocalModel {
         let mut m = LocalModel::of(a, MlaKeys::Present);
-        if let Some(p) = shared_pattern(a, 0) {
-            m.cache.kv_layers = p;
-        }
+        m.cache.kv_layers = shared_pattern(a, 0).unwrap_or(hybrid_patterns(a).0);
         m
     }
 
