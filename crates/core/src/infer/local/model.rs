@@ -252,12 +252,6 @@ pub struct LocalModel {
     pub n_head_kv_min: u64,
 }
 
-/// The layers llama.cpp's loader gives a cache of their own whatever the
-/// file says (0: the file says).
-fn kv_from_start(a: &Architecture) -> u32 {
-    crate::model::gguf::kv_from_start(a.family)
-}
-
 impl LocalModel {
     /// `a` as mlx-lm builds it: the layers sharing keys and values are the
     /// last `kv_shared_layers` (`first_kv_shared_layer_idx`, mlx-lm
@@ -277,7 +271,8 @@ impl LocalModel {
         let (full, global) = global_rows(a, &w);
         let cache = CacheModel {
             layers: a.layers,
-            kv_layers: shared_pattern(a, kv_from_start(a)).unwrap_or(kv_layers),
+            kv_layers: shared_pattern(a, crate::model::gguf::kv_from_start(a.family))
+                .unwrap_or(kv_layers),
             swa_layers: swa_pattern(a),
             window: a.sliding_window,
             full,

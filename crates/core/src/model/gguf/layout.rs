@@ -276,33 +276,38 @@ pub(crate) enum Type70b {
     Layers80,
 }
 
+/// A converter that writes `arch` and does nothing a [`Converter`] field
+/// names.
+const fn plain(arch: &'static str) -> Converter {
+    Converter {
+        arch,
+        moe_arch: None,
+        rope_tables: &[],
+        experts_mxfp4: false,
+        experts_fused: false,
+        always_tied: false,
+        type_70b: Type70b::Never,
+        nextn_cached: false,
+        mtp_blocks: 0,
+        implied_window: 0,
+        implied_shared: 0,
+        kv_from_start: 0,
+        ple_rows_vocab: false,
+    }
+}
+
+/// Gemma's converters: `lm_head` never written.
+const fn gemma(arch: &'static str) -> Converter {
+    Converter {
+        always_tied: true,
+        ..plain(arch)
+    }
+}
+
 impl Converter {
     /// The converter's class for each family (`@ModelBase.register` of
     /// its `architectures` name).
     pub const fn of(family: Family) -> Converter {
-        const fn plain(arch: &'static str) -> Converter {
-            Converter {
-                arch,
-                moe_arch: None,
-                rope_tables: &[],
-                experts_mxfp4: false,
-                experts_fused: false,
-                always_tied: false,
-                type_70b: Type70b::Never,
-                nextn_cached: false,
-                mtp_blocks: 0,
-                implied_window: 0,
-                implied_shared: 0,
-                kv_from_start: 0,
-                ple_rows_vocab: false,
-            }
-        }
-        const fn gemma(arch: &'static str) -> Converter {
-            Converter {
-                always_tied: true,
-                ..plain(arch)
-            }
-        }
         match family {
             Family::Gpt2 => plain("gpt2"),
             Family::GptBigcode => plain("starcoder"),
