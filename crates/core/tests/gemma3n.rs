@@ -6,28 +6,18 @@
 //! `fixtures/gguf/tiny-gemma3n.header.gguf`), and mlx-lm d78bf58e on
 //! mlx-cpu 0.32.4 (`mlx_tiny.txt`, `mlx_real.txt`).
 
-use vramfit_core::infer;
+mod common;
+
+use common::{fixture_bytes, infer_estimate as estimate, served};
 use vramfit_core::model::gguf::{
     architecture_of, predict_each, read_gguf, FileType, Recipe, TensorBytes,
 };
 use vramfit_core::model::hf_config;
 use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::report::Served;
 
-fn estimate(q: &str) -> Result<vramfit_core::Estimate, String> {
-    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-    infer::estimate(&s.infer_run()).map_err(|e| e.to_string())
-}
-
-/// The engine's figures for the link `q`.
-fn served(q: &str) -> Served {
-    let e = estimate(q).unwrap_or_else(|e| panic!("{q}: {e}"));
-    *e.served.unwrap_or_else(|| panic!("{q}: no engine figures"))
-}
-
+/// A file made for Gemma 3n (`tests/fixtures/gguf/NAME`).
 fn made(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/fixtures/gguf/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    fixture_bytes(&format!("gguf/{name}"))
 }
 
 /// The tiny file `tiny_gguf.py` writes (every key llama.cpp b10488 reads

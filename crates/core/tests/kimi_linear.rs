@@ -5,19 +5,10 @@
 //! `llamacpp/raw/`), and mlx-lm d78bf58e on mlx-cpu 0.32.4
 //! (`mlx/raw/rows.jsonl`).
 
-use vramfit_core::infer;
+mod common;
+
+use common::{fixture_bytes, fixture_rows, infer_estimate as estimate, preset_arch, served};
 use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::report::Served;
-
-fn estimate(q: &str) -> Result<vramfit_core::Estimate, String> {
-    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-    infer::estimate(&s.infer_run()).map_err(|e| e.to_string())
-}
-
-fn served(q: &str) -> Served {
-    let e = estimate(q).unwrap_or_else(|e| panic!("{q}: {e}"));
-    *e.served.unwrap_or_else(|| panic!("{q}: no engine figures"))
-}
 
 /// The tiny files' geometry (`tiny_gguf.py`): 512 wide, 4 heads for the
 /// KDA layers (of 128) and the latent attention (a latent of 256, heads
@@ -70,15 +61,6 @@ fn the_tiny_files_cache_and_load_as_llama_cpp_does() {
             assert_eq!(served(&q).weights_bytes.get(), bytes, "{q}");
         }
     }
-}
-
-/// The rows of a JSON-lines fixture.
-fn fixture_rows(name: &str) -> Vec<serde_json::Value> {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}")))
-        .collect()
 }
 
 /// mlx-lm d78bf58e on mlx-cpu 0.32.4 (`tests/fixtures/mlx_kimi_linear_rows.jsonl`,
@@ -161,11 +143,7 @@ fn the_tiny_header_reads_to_its_model_and_is_predicted() {
     use vramfit_core::model::gguf::{
         architecture_of, predict_each, read_gguf, FileType, Recipe, TensorBytes,
     };
-    let path = format!(
-        "{}/tests/fixtures/gguf/tiny-kimilinear.header.gguf",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let bytes = fixture_bytes("gguf/tiny-kimilinear.header.gguf");
     let h = read_gguf(&bytes).expect("header");
     let a = architecture_of(&h).expect("architecture");
     let q = format!("{TINY}&layers=8&linear_layers=6&weights=f16&ctx=4096&n_parallel=1");
@@ -213,9 +191,7 @@ fn the_tiny_header_reads_to_its_model_and_is_predicted() {
 #[test]
 fn the_published_layer_pattern_is_the_familys() {
     use vramfit_core::model::hf_config;
-    let a = vramfit_core::model::presets::preset("kimi-linear-48b-a3b")
-        .expect("preset")
-        .arch;
+    let a = preset_arch("kimi-linear-48b-a3b");
     let latent: Vec<u32> = (0..27).filter(|&l| !a.linear_at(l)).collect();
     assert_eq!(latent, [3, 7, 11, 15, 19, 23, 26]);
     let config: serde_json::Value =

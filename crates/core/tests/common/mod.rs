@@ -49,6 +49,25 @@ pub fn fixture_bytes(path: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
 
+/// The rows of a JSON-lines fixture (`tests/fixtures/NAME`).
+pub fn fixture_rows(name: &str) -> Vec<serde_json::Value> {
+    let text = String::from_utf8(fixture_bytes(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}")))
+        .collect()
+}
+
+/// The inference estimate of the link `q` (its refusal as text).
+pub fn infer_estimate(q: &str) -> Result<vramfit_core::Estimate, String> {
+    vramfit_core::infer::estimate(&scenario(q).infer_run()).map_err(|e| e.to_string())
+}
+
+/// The engine's figures for the inference link `q`.
+pub fn served(q: &str) -> vramfit_core::report::Served {
+    let e = infer_estimate(q).unwrap_or_else(|e| panic!("{q}: {e}"));
+    *e.served.unwrap_or_else(|| panic!("{q}: no engine figures"))
+}
+
 /// A preset's architecture.
 pub fn preset_arch(id: &str) -> Architecture {
     vramfit_core::model::preset(id)
