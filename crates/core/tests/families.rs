@@ -4,29 +4,13 @@
 //! `run_llamacpp.sh` starts llama-server on the CPU and keeps its log in
 //! `raw/`), and on mlx-lm (`scripts/measure/mlx/`).
 
-use vramfit_core::infer;
-use vramfit_core::query::{decode_strict, RawQuery};
-use vramfit_core::report::Served;
+mod common;
 
-/// The engine's figures for the link `q`.
-fn served(q: &str) -> Served {
-    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-    let e = infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
-    *e.served.unwrap_or_else(|| panic!("{q}: no engine figures"))
-}
+use common::{fixture_rows, infer_estimate, served};
 
 /// llama.cpp's key/value cache for `q`, in bytes.
 fn kv(q: &str) -> u64 {
     served(q).kv_cache_bytes.get()
-}
-
-/// The rows of a JSON-lines fixture.
-fn fixture_rows(name: &str) -> Vec<serde_json::Value> {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}")))
-        .collect()
 }
 
 /// A row's `kv_bits` as a link's key (nothing without one).
@@ -499,8 +483,7 @@ fn nemotron_h_on_mlx_as_measured() {
             &format!("task=infer&engine=mlx&{SHRUNK}&prompt=100&new=1"),
             keys,
         );
-        let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-        infer::estimate(&s.infer_run()).expect_err(&q).to_string()
+        infer_estimate(&q).expect_err(&q)
     })
     .collect();
     insta::assert_snapshot!(refusals.join("\n"), @r"
@@ -730,8 +713,7 @@ fn recurrent_layers_without_rules_are_refused_by_name() {
         };
         for engine in ["transformers", "vllm"] {
             let q = format!("task=infer&engine={engine}&model={}&gpu=h100-sxm-80", p.id);
-            let s = decode_strict(&RawQuery::parse(&q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
-            let err = infer::estimate(&s.infer_run()).expect_err(&q).to_string();
+            let err = infer_estimate(&q).expect_err(&q);
             assert!(
                 err.contains(what) && err.contains("engine=llamacpp, ollama or mlx"),
                 "{q}: {err}"
