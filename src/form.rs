@@ -62,7 +62,7 @@ fn field_note(page: Page, key: Key) -> String {
 /// The families in the order the model picker lists them: dense models by
 /// maker, then mixtures of experts. A family not named here (a new one)
 /// follows, in `Family::ALL` order, so no preset is ever left out.
-const FAMILY_ORDER: [Family; 38] = [
+const FAMILY_ORDER: [Family; 39] = [
     Family::Llama,
     Family::SmolLm3,
     Family::Qwen2,
@@ -99,6 +99,7 @@ const FAMILY_ORDER: [Family; 38] = [
     Family::Glm4MoeLite,
     Family::DeepseekV32,
     Family::GlmMoeDsa,
+    Family::Mistral4,
     Family::MinimaxM2,
     Family::GptOss,
 ];

@@ -334,7 +334,7 @@ test("the presets are listed by family, dense makers first, then mixtures of exp
     "Gemma 2", "Gemma 3", "Gemma 3n", "Gemma 4", "Gemma 4 (unified, 12B)", "Phi-3", "OLMo 2", "OLMo 3", "LFM2 (hybrid)",
     "Granite 4.0-H (hybrid)", "Nemotron-H (hybrid)", "GPT-2", "GPTBigCode (StarCoder)", "GPT-NeoX / Pythia", "Mixtral (MoE)", "Qwen2-MoE", "Qwen3-MoE", "Qwen3.5 / 3.6 MoE (hybrid)",
     "Qwen3-Next (hybrid MoE)", "LFM2-MoE (hybrid MoE)", "Kimi Linear (hybrid MoE)", "Llama 4", "DeepSeek-V2", "DeepSeek-V3", "GLM-4.5 / 4.6 (MoE)", "GLM-4.7-Flash (MLA MoE)",
-    "DeepSeek-V3.2 (sparse attention)", "GLM-5 (sparse attention)",
+    "DeepSeek-V3.2 (sparse attention)", "GLM-5 (sparse attention)", "Mistral Small 4 / Large 3 (MLA MoE)",
     "MiniMax-M2 (MoE)", "gpt-oss (MoE)",
   ]);
   assert.ok(groups.find((g) => g.label === "Llama").names.includes("Llama 3.1 8B"));

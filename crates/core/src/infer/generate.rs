@@ -151,7 +151,7 @@ impl Generate {
     pub fn new(a: &Architecture, r: Request) -> Generate {
         let spec = a.spec();
         let d = Dims::of(a, r.batch, r.prompt, r.dtype_bytes);
-        let latent = spec.rope == crate::model::family::RopeStyle::Complex;
+        let latent = spec.qkv == crate::model::family::Qkv::Latent;
         // DeepSeek caches the latent (keys) and the rotary key (values);
         // others a key and a value per key/value head.
         let kv = [Span::Full, Span::Sliding].map(|span| {

@@ -383,6 +383,7 @@ impl Forward<'_> {
             }
             RopeStyle::Split => put(0, self.rotary_split(t, rd)),
             RopeStyle::Complex => put(0, self.rotary_complex(t, self.d.rope)),
+            RopeStyle::Interleave => put(0, self.rotary(t, self.d.rope, dt != 4)),
             RopeStyle::Mrope => put(0, self.rotary_mrope(t, rd)),
         }
         out
@@ -497,7 +498,9 @@ impl Forward<'_> {
                 s.f(&[qr]);
                 qe
             }
-            RopeStyle::None | RopeStyle::Half | RopeStyle::Complex => rotated(&mut s, dt, n),
+            RopeStyle::None | RopeStyle::Half | RopeStyle::Complex | RopeStyle::Interleave => {
+                rotated(&mut s, dt, n)
+            }
         };
         let [qe] = self.sim.burst(s.max(), [qe]);
         qe
@@ -1073,7 +1076,7 @@ impl Forward<'_> {
         if spec.attn_gate {
             return self.attn_gated(t, at, mask);
         }
-        if spec.rope == RopeStyle::Complex {
+        if spec.qkv == Qkv::Latent {
             return self.attn_latent(t, at, mask);
         }
         let half = (hkv * hd * dt, hkv * hd * dt);
@@ -1392,6 +1395,40 @@ impl Forward<'_> {
                 let tw = s.a(4 * t * k);
                 s.f(&[Some(tv), Some(sm)]);
                 ([rl, tw, ti], 4)
+            }
+            Router::SoftmaxGrouped => {
+                // Mistral 4 (`Mistral4TopkRouter.forward`, one group as
+                // every published config has): logits and their softmax in
+                // the model's dtype; the group's top two and their sum, the
+                // top group's index, the mask made from it (the expanded
+                // mask copied by `reshape`, its bool and its negation) and
+                // the masked scores; top-k's indices; the chosen scores
+                // gathered, their sum plus 1e-20 (the sum dropped), divided
+                // in place, then scaled (a new tensor). The locals go when
+                // the router returns.
+                let rl = s.a(dt * t * e);
+                let sc = s.a(dt * t * e);
+                let (gv, gix) = (s.a(dt * t * 2), s.a(8 * t * 2));
+                let gs = s.a(dt * t);
+                s.f(&[Some(gv), Some(gix)]);
+                let (tg, gi) = (s.a(dt * t), s.a(8 * t));
+                s.free(tg);
+                let gm = s.a(dt * t);
+                let mask = s.a(dt * t * e);
+                let (b, nb) = (s.a(t * e), s.a(t * e));
+                let sfc = s.a(dt * t * e);
+                s.f(&[Some(nb), Some(b)]);
+                let (tv, ti) = (s.a(dt * t * k), s.a(8 * t * k));
+                s.free(tv);
+                let tw = s.a(dt * t * k);
+                let sum = s.a(dt * t);
+                let den = s.a(dt * t);
+                s.free(sum);
+                let scaled = s.a(dt * t * k);
+                s.free(tw);
+                s.f(&[Some(sc), Some(gs), Some(gi), Some(gm), Some(mask)]);
+                s.f(&[Some(sfc), Some(den)]);
+                ([rl, scaled, ti], dt)
             }
             Router::TopKSigmoid => {
                 // Llama 4 (`Llama4Router.forward`): logits, top-k values

@@ -62,6 +62,9 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     if transformers_or_vllm && a.family.spec().altup {
         return Err(EstimateError::NotModelled(ALTUP_NOT_MODELLED));
     }
+    if s.infer.engine == Engine::Mlx && !a.family.spec().in_mlx_lm {
+        return Err(EstimateError::NotModelled(NOT_IN_MLX_LM));
+    }
     let mut e = match s.infer.engine {
         Engine::Llamacpp | Engine::Ollama if nextn => {
             Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
@@ -99,6 +102,10 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
 /// skipped, but each has a key/value cache and a place in `-ngl`'s count
 /// (`model::gguf::nextn_cached`; measured, `scripts/measure/families/`).
 const NEXTN_NOT_MODELLED: &str = "llama.cpp b10488 keeps GLM-4.5's multi-token-prediction layer (the GGUF's last block, blk.N.nextn) as a layer: its weights are not loaded, but it has a key/value cache and counts in -ngl; vramfit does not model that layer yet: use engine=vllm or engine=mlx";
+
+/// The refusal of MLX for a family mlx-lm has no model of
+/// (`Spec::in_mlx_lm`).
+const NOT_IN_MLX_LM: &str = "mlx-lm has no model of this family (no module of its model_type in mlx_lm/models), so MLX cannot run it: use engine=llamacpp, ollama, vllm or transformers";
 
 /// The refusal of transformers for MiniMax-M2: with its published config
 /// (`use_mtp: true`, no `num_mtp_layers`) transformers 5.23's `generate`

@@ -116,6 +116,11 @@ choice_enum! {
         /// layers that reuse the previous layer's indexer, `indexer_types`
         /// "shared", are not modelled: refused).
         GlmMoeDsa = "glm_moe_dsa", "GLM-5 (sparse attention)",
+        /// Mistral Small 4 (the text model of its `mistral3` checkpoint) and
+        /// Mistral Large 3: DeepSeek-V3's latent attention with Llama 4's
+        /// query temperature, and DeepSeek-V3's experts behind a softmax
+        /// router in the model's dtype without a correction bias.
+        Mistral4 = "mistral4", "Mistral Small 4 / Large 3 (MLA MoE)",
         /// OLMo 3: OLMo 2's layers with a sliding window on three layers
         /// in four and a rotary table per kind of layer.
         Olmo3 = "olmo3", "OLMo 3",
@@ -375,6 +380,12 @@ pub enum Router {
     /// the logits' dtype: a score per expert, zero off the top k.
     /// Source: transformers 5.23 `Llama4Router.forward`.
     TopKSigmoid,
+    /// Mistral 4: `F.linear` in the input's dtype (no bias), softmax in the
+    /// logits' dtype (fp32 under autocast), DeepSeek-V3's group-limited
+    /// choice on a masked copy, the chosen scores gathered and
+    /// renormalised in place (`/=`), times `routed_scaling_factor`; no
+    /// correction bias. Source: transformers 5.23 `Mistral4TopkRouter`.
+    SoftmaxGrouped,
 }
 
 /// A mixture-of-experts layer.
@@ -498,8 +509,14 @@ pub enum RopeStyle {
     /// Half-width cos and sin applied to each half of the head, then
     /// concatenated (gpt-oss).
     Split,
-    /// A complex64 `freqs_cis` table (DeepSeek).
+    /// A complex64 `freqs_cis` table (DeepSeek-V2).
     Complex,
+    /// Llama's cos and sin over the rotary part of a latent head (fp32,
+    /// cast to the model's dtype), applied to its interleaved pairs
+    /// (transformers 5.23 `DeepseekV3RotaryEmbedding`,
+    /// `apply_rotary_pos_emb_interleave`: DeepSeek-V3 and the families
+    /// built on its attention).
+    Interleave,
     /// The first `rope_dim` channels of each head rotated as `Half`, the
     /// rest passed through, the two concatenated (`torch.cat([q_embed,
     /// q_pass])`), on separate q, k and v projections; cos and sin are
@@ -1083,6 +1100,9 @@ pub struct Spec {
     /// d78bf58e `models/gemma3n.py`), which transformers leaves unloaded;
     /// measured, `scripts/measure/families/gemma3n/mlx_real.txt`.
     pub mlx_keeps_shared_kv: bool,
+    /// mlx-lm has a model of this type (`mlx_lm/models/`); without one
+    /// `mlx_lm.generate` cannot load the checkpoint and MLX is refused.
+    pub in_mlx_lm: bool,
 }
 
 const LLAMA: Spec = Spec {
@@ -1128,6 +1148,7 @@ const LLAMA: Spec = Spec {
     indexer: false,
     altup: false,
     mlx_keeps_shared_kv: false,
+    in_mlx_lm: true,
 };
 
 /// Qwen3-Next and Qwen3.5: zero-centred RMSNorms (`(1 + weight)`, in fp32)
@@ -1505,7 +1526,7 @@ const OLMO3: Spec = Spec {
 const GLM4_MOE_LITE: Spec = Spec {
     qkv: Qkv::Latent,
     tp: TpPlan::Latent,
-    rope: RopeStyle::Complex,
+    rope: RopeStyle::Interleave,
     moe: GLM4_MOE.moe,
     legacy: Legacy {
         in_457: false,
@@ -1524,6 +1545,35 @@ const DSA: Spec = Spec {
     indexer: true,
     legacy: ONLY_5,
     ..GLM4_MOE_LITE
+};
+
+/// Mistral 4: `Mistral4Attention(DeepseekV3Attention)` with Ministral 3's
+/// query temperature after the rotary embedding (`get_llama_4_attn_scale`),
+/// `Mistral4MoE(DeepseekV3MoE)` behind its own router; the decoder, model
+/// and head DeepSeek-V3's. peft 0.21 has no experts conversion for it:
+/// LoRA adapts the attention, the dense MLPs and the shared expert only
+/// (measured: `scripts/measure/families/mistral4/transformers/`). No
+/// transformers 4 release has the type. Source: transformers 5.23
+/// `models/mistral4/modular_mistral4.py`.
+const MISTRAL4: Spec = Spec {
+    qkv: Qkv::Latent,
+    tp: TpPlan::Latent,
+    rope: RopeStyle::Interleave,
+    query_scale: true,
+    moe: Some(Moe {
+        router: Router::SoftmaxGrouped,
+        shared: Shared::Plain,
+        router_first: false,
+        aux_loss: false,
+        peft_experts: false,
+        ..MOE
+    }),
+    legacy: ONLY_5,
+    multimodal: true,
+    // mlx-lm d78bf58e has no `mistral4.py` (its pull request #1075 was
+    // closed unmerged).
+    in_mlx_lm: false,
+    ..LLAMA
 };
 
 /// Ministral 3: `Ministral3Attention(MistralAttention)` with the query's
@@ -1922,7 +1972,7 @@ impl Family {
             Family::DeepseekV3 => Spec {
                 qkv: Qkv::Latent,
                 tp: TpPlan::Latent,
-                rope: RopeStyle::Complex,
+                rope: RopeStyle::Interleave,
                 moe: Some(Moe {
                     router: Router::SigmoidGrouped,
                     shared: Shared::Plain,
@@ -1947,6 +1997,7 @@ impl Family {
             Family::Glm4Moe => GLM4_MOE,
             Family::Glm4MoeLite => GLM4_MOE_LITE,
             Family::DeepseekV32 | Family::GlmMoeDsa => DSA,
+            Family::Mistral4 => MISTRAL4,
             Family::MinimaxM2 => MINIMAX_M2,
             Family::Llama4Text => LLAMA4,
             Family::Olmo3 => OLMO3,

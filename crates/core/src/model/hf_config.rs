@@ -742,6 +742,13 @@ fn reader(family: Family) -> Reader {
             derive: glm4_moe,
             ..plain(GLM4_MOE)
         },
+        // Mistral 4: DeepSeek's numbers and head width; its
+        // `rope_parameters` (yarn, the query temperature's β) and the
+        // router's group settings change no byte.
+        Family::Mistral4 => Reader {
+            derive: deepseek,
+            ..plain(DEEPSEEK)
+        },
         // `partial_rotary_factor` (1.0 in the published config) would
         // scale the rotary part (`Glm4MoeLiteRotaryEmbedding`), which MLA's
         // split does not follow: any other value is refused as a memory

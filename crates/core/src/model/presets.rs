@@ -90,7 +90,7 @@ const fn pythia(hidden: u32, layers: u32, heads: u32, vocab: u32) -> Architectur
 use Family::{
     DeepseekV2, DeepseekV3, DeepseekV32, Gemma, Gemma2, Gemma3Text, Glm4Moe, Glm4MoeLite,
     GlmMoeDsa, GptBigcode, GptOss, GraniteMoeHybrid, Lfm2, Lfm2Moe, Llama, Llama4Text, MinimaxM2,
-    Ministral3, Mistral, Mixtral, NemotronH, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3,
+    Ministral3, Mistral, Mistral4, Mixtral, NemotronH, Olmo2, Olmo3, Phi3, Qwen2, Qwen2Moe, Qwen3,
     Qwen35MoeText, Qwen35Text, Qwen3Moe, Qwen3Next, SmolLm3,
 };
 
@@ -1644,6 +1644,81 @@ pub const PRESETS: &[Preset] = &[
             ..Architecture::BLANK
         },
         published_params: 29_943_390_976,
+    },
+    // Mistral Small 4: latent attention (32 heads of 64 + 64, values of
+    // 128, q and kv latents of 1024 and 256) over 36 layers, every one
+    // with 128 routed experts (4 a token) of 2048 and a shared one. Source:
+    // transformers 5.23's `Mistral4Config` defaults, documented against
+    // mistralai/Mistral-Small-4-119B-2603 and checked against public
+    // copies of its numbers (`scripts/measure/families/mistral4/
+    // transformers/SOURCES.md`; no verbatim copy of its config.json was
+    // found); the count is
+    // transformers 5.23's `Mistral4ForCausalLM` built from it on the meta
+    // device (`scripts/measure/families/mistral4/transformers/`), the
+    // card's "119B" without the vision tower.
+    Preset {
+        id: "mistral-small-4",
+        name: "Mistral Small 4 (119B MoE)",
+        repo: "mistralai/Mistral-Small-4-119B-2603",
+        arch: Architecture {
+            family: Mistral4,
+            hidden: 4096,
+            layers: 36,
+            heads: 32,
+            kv_heads: 32,
+            head_dim: 128,
+            ffn: 12288,
+            vocab: 131072,
+            tied: false,
+            positions: 1_048_576,
+            experts: 128,
+            experts_per_token: 4,
+            moe_ffn: 2048,
+            shared_experts: 1,
+            q_lora_rank: 1024,
+            kv_lora_rank: 256,
+            rope_dim: 64,
+            v_head_dim: 128,
+            ..Architecture::BLANK
+        },
+        published_params: 118_972_826_624,
+    },
+    // Mistral Large 3: DeepSeek-V3's widths (128 heads of 128 + 64, q and
+    // kv latents of 1536 and 512) over 61 layers, the first 3 dense, 128
+    // routed experts (4 a token) of 4096 and a shared one. Its repository
+    // has Mistral's `params.json`, no config.json: read as transformers
+    // 5.23's `mistral4` (softmax routing and the query temperature, as vLLM
+    // runs it), translated field by field as Unsloth's
+    // `mistral_params_to_mistral4_config` does (`SOURCES.md`); the count
+    // is `Mistral4ForCausalLM` built from it on the meta device: the
+    // card's 673B language model, without its 2.5B vision encoder.
+    Preset {
+        id: "mistral-large-3",
+        name: "Mistral Large 3 (675B MoE)",
+        repo: "mistralai/Mistral-Large-3-675B-Instruct-2512",
+        arch: Architecture {
+            family: Mistral4,
+            hidden: 7168,
+            layers: 61,
+            heads: 128,
+            kv_heads: 128,
+            head_dim: 192,
+            ffn: 16384,
+            vocab: 131072,
+            tied: false,
+            positions: 294_912,
+            experts: 128,
+            experts_per_token: 4,
+            moe_ffn: 4096,
+            shared_experts: 1,
+            dense_layers: 3,
+            q_lora_rank: 1536,
+            kv_lora_rank: 512,
+            rope_dim: 64,
+            v_head_dim: 128,
+            ..Architecture::BLANK
+        },
+        published_params: 673_421_089_792,
     },
     // DeepSeek-V3.2: DeepSeek-V3's shapes with DeepSeek Sparse Attention's
     // indexer (64 heads of 128) in every layer. Source: the published

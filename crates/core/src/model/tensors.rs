@@ -1285,7 +1285,8 @@ impl Architecture {
                 | Router::SoftmaxFp32
                 | Router::TopKSoftmax
                 | Router::TopKSigmoid
-                | Router::Scaled,
+                | Router::Scaled
+                | Router::SoftmaxGrouped,
                 _,
             ))
             | None => 0,

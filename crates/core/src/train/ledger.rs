@@ -1189,6 +1189,12 @@ fn latent_attention(l: &mut Ledger, n1: Id, m: Latent) -> Id {
     let kv = l.linear(kvn, kvl, nh * (qk - rope + vd), 0, M::KvBProj);
     let rg = l.rg(q) || l.rg(kv);
     let ab = attn_dt(c);
+    if c.spec.query_scale && rg {
+        // Mistral 4's temperature on the assembled query: the product
+        // saves the (1, 1, S, 1) factor, and is the query attention keeps
+        // (`Mistral4Attention.forward`).
+        l.per_position += ab;
+    }
     if matches!(c.attn, Attn::Sdpa | Attn::FlashAttention2) && c.cuda {
         // q and k assembled (cat, new_empty + copy), v a view of kv.
         let qs = l.new_t(nh * qk, ab, rg, Part::Attention);
@@ -2316,6 +2322,31 @@ fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, 
                 }
             }
             4
+        }
+        Router::SoftmaxGrouped => {
+            // Mistral 4: the logits in the input's dtype (the input saved
+            // for the weight's gradient, as any linear), `softmax` saves its
+            // output (fp32 under autocast, which runs softmax in fp32); the
+            // group scores and the masked copy only pick; the gathered
+            // weights renormalised in place (`/=`): a clone and the
+            // denominator. Source: transformers 5.23
+            // `Mistral4TopkRouter.forward`.
+            let logits = l.linear_plain(x, h, e, 0);
+            if router_lora && x_rg {
+                l.save(x);
+            }
+            let dt = if l.c.mode == Mode::Amp {
+                4
+            } else {
+                l.dt(logits)
+            };
+            if l.rg(logits) {
+                let probs = l.new_t(e, dt, true, Part::Router);
+                l.save(probs);
+                let top = l.new_t(k + 1, dt, true, Part::Router);
+                l.save(top);
+            }
+            dt
         }
         Router::TopKSigmoid => {
             // Llama 4: the logits in the input's dtype, `topk` and the

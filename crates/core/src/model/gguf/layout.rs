@@ -364,6 +364,15 @@ impl Converter {
             // GLM-4.7-Flash too (`Glm4MoeLiteModel(DeepseekV2Model)`,
             // `MODEL_ARCH.DEEPSEEK2`: its MTP layer skipped as DeepSeek's).
             Family::DeepseekV2 | Family::DeepseekV3 | Family::Glm4MoeLite => plain("deepseek2"),
+            // Mistral Small 4's text model (`Mistral3Model` with a
+            // `mistral4` text config, llama.cpp b10488
+            // `conversion/mistral3.py`): deepseek2's tensors with the
+            // routed experts' gate and up fused, no correction bias; the
+            // vision tower goes to an mmproj file.
+            Family::Mistral4 => Converter {
+                experts_fused: true,
+                ..plain("mistral4")
+            },
             Family::DeepseekV32 => Converter {
                 mtp_blocks: 1,
                 ..plain("deepseek32")
