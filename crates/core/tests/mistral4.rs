@@ -58,20 +58,39 @@ fn the_tiny_file_caches_and_loads_as_llama_cpp_does() {
 
 /// Mistral Small 4's published numbers (`hf_configs/mistral-small-4.json`,
 /// its text config) under the `mistral3` wrapper the checkpoint declares
-/// read as the preset; Mistral Large 3's `params.json` as transformers'
-/// `mistral4` (`hf_configs/mistral-large-3.json`) as its preset.
+/// read as the preset when the wrapper says its head is untied; without
+/// the wrapper's flag `Mistral3Config`'s default ties it, whatever the text
+/// config says (measured on the tiny config: `params_out.txt`, "tie
+/// check"), one vocabulary × hidden matrix fewer. Mistral Large 3's
+/// `params.json` as transformers' `mistral4`
+/// (`hf_configs/mistral-large-3.json`) reads as its preset.
 #[test]
 fn the_configs_read_as_the_presets() {
     let text: serde_json::Value =
         serde_json::from_str(&hf_fixture("mistral-small-4")).expect("json");
-    let wrapped = serde_json::json!({
-        "architectures": ["Mistral3ForConditionalGeneration"],
-        "model_type": "mistral3",
-        "text_config": text,
-        "vision_config": {"model_type": "pixtral"},
-    });
-    let got = hf_config::read(&wrapped.to_string()).expect("reads").arch;
-    assert_eq!(got, preset_arch("mistral-small-4"));
+    let wrapped = |top: serde_json::Value| {
+        let mut w = serde_json::json!({
+            "architectures": ["Mistral3ForConditionalGeneration"],
+            "model_type": "mistral3",
+            "text_config": text.clone(),
+            "vision_config": {"model_type": "pixtral"},
+        });
+        if let (Some(w), Some(top)) = (w.as_object_mut(), top.as_object()) {
+            w.extend(top.clone());
+        }
+        hf_config::read(&w.to_string()).expect("reads").arch
+    };
+    let small = preset_arch("mistral-small-4");
+    assert_eq!(
+        wrapped(serde_json::json!({"tie_word_embeddings": false})),
+        small
+    );
+    let tied = wrapped(serde_json::json!({}));
+    assert!(tied.tied);
+    assert_eq!(
+        small.params() - tied.params(),
+        u128::from(small.vocab) * u128::from(small.hidden)
+    );
     let large = hf_config::read(&hf_fixture("mistral-large-3")).expect("reads");
     assert_eq!(large.arch, preset_arch("mistral-large-3"));
 }

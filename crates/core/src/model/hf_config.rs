@@ -1971,7 +1971,10 @@ pub fn read_as(text: &str, reading: Reading) -> Result<ModelConfig, ConfigError>
     };
     causal_lm(&top)?;
     let family = family_of(obj, &model_type, reading)?;
-    let a = architecture(obj, family, &model_type)?;
+    let mut a = architecture(obj, family, &model_type)?;
+    if nested {
+        a.tied = wrapper_tied(&top)?.unwrap_or(a.tied);
+    }
     let aux = family.spec().moe.is_some_and(|m| m.aux_loss);
     Ok(ModelConfig {
         arch: a,
@@ -1985,6 +1988,44 @@ pub fn read_as(text: &str, reading: Reading) -> Result<ModelConfig, ConfigError>
         model_type,
     })
 }
+
+/// Whether a multimodal wrapper ties its head to the embedding: the head
+/// is the wrapper's (`…ForConditionalGeneration.lm_head`), tied by the
+/// wrapper's own `tie_word_embeddings` (transformers 5.23
+/// `PreTrainedModel.get_expanded_tied_weights_keys` reads `self.config`),
+/// whose class default holds when the file has none; the text config's
+/// flag moves nothing there. Measured: a tiny `mistral4` inside
+/// `Mistral3ForConditionalGeneration` ties with no top-level flag and a
+/// text config saying false
+/// (`scripts/measure/families/mistral4/transformers/params_out.txt`).
+/// `None`: a wrapper whose default vramfit does not know, read from its
+/// text config.
+fn wrapper_tied(top: &Map<String, Value>) -> Result<Option<bool>, ConfigError> {
+    if let Some(flag) = boolean(top, "tie_word_embeddings")? {
+        return Ok(Some(flag));
+    }
+    let wrapper = top.get("model_type").and_then(Value::as_str);
+    Ok(WRAPPER_TIED
+        .iter()
+        .find(|(name, _)| Some(*name) == wrapper)
+        .map(|&(_, tied)| tied))
+}
+
+/// The wrappers' `tie_word_embeddings` defaults (transformers 5.23
+/// `configuration_mistral3.py:98`, `configuration_gemma3.py:89`,
+/// `configuration_gemma4.py:166`, `configuration_gemma4_unified.py:139`,
+/// `configuration_gemma3n.py:111`, `configuration_llama4.py:146`,
+/// `configuration_qwen3_5.py:93`, `configuration_qwen3_5_moe.py:99`).
+const WRAPPER_TIED: &[(&str, bool)] = &[
+    ("mistral3", true),
+    ("gemma3", true),
+    ("gemma4", true),
+    ("gemma4_unified", true),
+    ("gemma3n", true),
+    ("llama4", false),
+    ("qwen3_5", false),
+    ("qwen3_5_moe", false),
+];
 
 /// `model_type`s a publisher gave an architecture vramfit knows under its
 /// own name, and the family they are read as.
