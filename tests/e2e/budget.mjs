@@ -226,6 +226,8 @@
 // - 2026-12-02, 492.5 -> 493.4 KB: Mistral 4 (Mistral Small 4 and Large 3:
 //   the family, its router in training and generate, two presets, the
 //   MLX refusal for a family mlx-lm lacks).
+// - 2026-12-02, 493.4 -> 493.7 KB: a multimodal wrapper's own tying, and
+//   Llama 4 trained (its dense expert block in the ledger, its refusals).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";

@@ -390,7 +390,7 @@ fn both_expert_layouts_hold_the_same_parameters() {
 /// looped over), so no 4.x estimate borrows transformers 5's grouped
 /// experts, or runs every token through every expert (Llama 4:
 /// `Moe::dense_dispatch`, in 4.51 as in 5.23), which training refuses on
-/// every release. A family no transformers 4 release has (LFM2-MoE: not in
+/// transformers 4 (not measured there). A family no transformers 4 release has (LFM2-MoE: not in
 /// 4.57.6), or whose training is refused for its recurrent layers
 /// (Granite 4.0-H's Mamba-2), has no loop to describe. Source: each family's 4.x modeling
 /// code (`family.rs`, `Legacy`).

@@ -469,7 +469,9 @@ pub struct Moe {
     /// .repeat(num_experts, 1)` and one `bmm` over the stacked experts
     /// (Llama 4: transformers 5.23 `Llama4TextMoe.forward`,
     /// `Llama4TextExperts.forward`), activations `num_experts` times a
-    /// dense MLP's. Not measured: training and `generate` refuse it.
+    /// dense MLP's. Training is modelled from its measurement in full
+    /// fine-tuning (`scripts/measure/families/llama4/dense/`); `generate`
+    /// refuses it.
     pub dense_dispatch: bool,
     /// Experts only on every `moe_step`-th layer, a dense MLP of `ffn` on
     /// the others (Llama 4 Maverick's `interleave_moe_layer_step` 2:

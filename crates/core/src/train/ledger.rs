@@ -1782,6 +1782,7 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
     );
     let routed = match c.expert_linears {
         Some(names) => moe_loop(l, x, spec, names, (h, e, k, f)),
+        None if spec.dense_dispatch => moe_dense(l, x, spec, (h, e, k, f)),
         None => moe_grouped(l, (x, x), spec, (h, e, k, f)),
     };
     // The routed experts' backward moments, then the shared expert's.
@@ -1806,6 +1807,37 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
     l.backward_last = after(last);
     l.backward_mlp = l.backward_mlp.max(after(experts));
     shared.map_or(routed, |(out, _)| out)
+}
+
+/// Llama 4's experts, every token through every one (transformers 5.23
+/// `Llama4TextMoe.forward`, `Llama4TextExperts.forward`): the router, the
+/// input repeated once per expert, its product with the scores (their
+/// transposed copy kept), the stacked `gate_up` bmm, SiLU, the product and
+/// the `down` bmm, summed over the experts. Saved per token: the repeat,
+/// the scores' copy, the scaled input, gate_up, SiLU's output and the
+/// product, `E·(2h + 4I) + E` elements in the input's dtype. Measured:
+/// `scripts/measure/families/llama4/dense/` (bf16 and fp32).
+fn moe_dense(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u64)) -> Id {
+    let xd = l.dt(x);
+    let w_tr = l.c.full;
+    let rg = l.rg(x) || w_tr;
+    router(l, x, spec, false, (h, e, k));
+    // The scaled input and the product are the `bmm`s' inputs, kept for
+    // the stacked weights' gradients only (peft adapts no expert here).
+    for (width, kept) in [
+        (e * h, true),
+        (e, true),
+        (e * h, w_tr),
+        (2 * e * f, true),
+        (e * f, true),
+        (e * f, w_tr),
+    ] {
+        let t = l.new_t(width, xd, rg, Part::Experts);
+        if rg && kept {
+            l.save(t);
+        }
+    }
+    l.new_t(h, xd, rg, Part::Experts)
 }
 
 /// Gemma 4 26B-A4B's experts beside the dense MLP's output `m`, on the
