@@ -488,8 +488,8 @@ fn presets_all_estimate() {
         };
         if p.arch.moe().is_some_and(|m| m.dense_dispatch) {
             // Llama 4: every token through every expert, measured on
-            // transformers 5.23 in full fine-tuning; peft's all-linear
-            // LoRA fails on its router, and transformers 4 is not
+            // transformers 5.23; peft's all-linear LoRA (the default
+            // targets) fails on its router, and transformers 4 is not
             // measured.
             estimate(&scenario(&q).train_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
             for (q, why) in [

@@ -84,6 +84,14 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     if label.starts_with("g4-") && label.contains(" ckpt") {
         return matches!(phase, "overall" | "peak_bwd") && (0.0..4.1).contains(&err_pct);
     }
+    if label.starts_with("tiny-llama4") && label.contains(" lora") {
+        // Llama 4's shrunk config (hidden 512, 4 experts) under LoRA on
+        // named modules: forward up to 4.0% and the overall peak 3.6% low,
+        // bytes of its attention under the adapters (complex rotary, L2
+        // q/k norm) not modelled; Scout's published config under the same
+        // LoRA is 0.18% low in every phase.
+        return matches!(phase, "overall" | "peak_fwd") && (-4.0..0.0).contains(&err_pct);
+    }
     let hybrid = ["l2 ", "mixed4 ", "moe4 ", "next4 "]
         .iter()
         .any(|m| label.starts_with(m));
@@ -636,7 +644,7 @@ fn shared_ground_truth_within_budget() {
 
 #[test]
 fn every_family_within_budget() {
-    check_file("families", 250);
+    check_file("families", 255);
 }
 
 #[test]

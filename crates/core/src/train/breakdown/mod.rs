@@ -741,8 +741,8 @@ const INDEXER_NOT_MODELLED: &str = "training DeepSeek Sparse Attention (DeepSeek
 
 /// What training a model whose experts transformers runs densely
 /// (`Moe::dense_dispatch`: Llama 4) has not been held to: measured in
-/// full fine-tuning and LoRA on named modules, bf16 and fp32, with and
-/// without non-reentrant checkpointing, one GPU
+/// full fine-tuning (bf16 and fp32, with and without non-reentrant
+/// checkpointing) and LoRA on named modules (bf16), one GPU
 /// (`scripts/measure/families/llama4/dense/`).
 fn dense_dispatch_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     if !a.moe().is_some_and(|m| m.dense_dispatch) {
@@ -757,8 +757,6 @@ fn dense_dispatch_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> 
         "Llama 4 on a quantized base is not measured yet"
     } else if t.lora().is_some_and(|l| l.targets == Targets::ALL) {
         "peft 0.21 cannot put LoRA on all of Llama 4's linear layers: its router is an nn.Linear that returns a tuple, and peft's wrapper fails on it"
-    } else if t.lora().is_some() {
-        "LoRA on Llama 4 (on named modules) is measured 3.5% above vramfit's model on a shrunk config, not explained yet, so not modelled; full fine-tuning is"
     } else if matches!(t.ckpt(), Ckpt::Offload | Ckpt::Reentrant) {
         "Llama 4 with offloaded or reentrant checkpointing is not measured yet (non-reentrant checkpointing is)"
     } else if s.stage.is_some()
