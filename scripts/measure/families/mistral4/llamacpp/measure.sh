@@ -2,7 +2,7 @@
 # Mistral Small 4 (mistral4) and Mistral Large 3 (deepseek2) in llama.cpp b10488 (CPU):
 # write the tiny GGUFs (tiny_gguf.py; the mistral4 file from b10488's own converter when
 # ~/.gt-venv has transformers: make_hf_tiny.py + convert_tiny.py), print their tensor bytes
-# (tensor_bytes.py), start llama-server on each (../../run_llamacpp.sh, -lv 4) under several
+# (../../lfm2/tensor_bytes.py), start llama-server on each (../../run_llamacpp.sh, -lv 4) under several
 # settings, quantize each to Q4_K_M and load it, keep every log as raw/*.log.
 #   scripts/measure/families/mistral4/llamacpp/measure.sh [GGUF_DIR]   (default /tmp/m4g)
 set -eu
@@ -30,7 +30,7 @@ port=18810
 for v in $m4 mistral4-as-ds2 large3; do
   m=$dir/tiny-$v-f16.gguf
   echo "== $m"
-  $py "$here/tensor_bytes.py" "$m" -v > "$raw/$v-f16-tensors.txt"
+  $py "$here/../../lfm2/tensor_bytes.py" "$m" -v > "$raw/$v-f16-tensors.txt"
   head -2 "$raw/$v-f16-tensors.txt"
   log=$raw/$v
   $r "$m" "$log-c4096-np1.log"                 $((port += 1)) -c 4096 -np 1 > /dev/null
@@ -49,9 +49,9 @@ for v in $m4 mistral4-as-ds2 large3; do
   $r "$m" "$log-c4096-np1-lv5.log"             $((port += 1)) -c 4096 -np 1 -lv 5 > /dev/null
   $r "$m" "$log-c4096-np1-fa-off-lv5.log"      $((port += 1)) -c 4096 -np 1 -fa off -lv 5 > /dev/null
   nice -n 10 $bin/llama-quantize "$m" "$dir/tiny-$v-Q4_K_M.gguf" Q4_K_M > "$raw/$v-quantize-Q4_K_M.log" 2>&1
-  $py "$here/tensor_bytes.py" "$dir/tiny-$v-Q4_K_M.gguf" -v > "$raw/$v-Q4_K_M-tensors.txt"
+  $py "$here/../../lfm2/tensor_bytes.py" "$dir/tiny-$v-Q4_K_M.gguf" -v > "$raw/$v-Q4_K_M-tensors.txt"
   head -2 "$raw/$v-Q4_K_M-tensors.txt"
-  $py "$here/compare_types.py" "$m" "$dir/tiny-$v-Q4_K_M.gguf" > "$raw/$v-types.txt"
+  $py "$here/../../dsa/llamacpp/compare_types.py" "$m" "$dir/tiny-$v-Q4_K_M.gguf" > "$raw/$v-types.txt"
   $r "$dir/tiny-$v-Q4_K_M.gguf" "$log-Q4_K_M-c4096-np1.log"    $((port += 1)) -c 4096 -np 1 > /dev/null
   $r "$dir/tiny-$v-Q4_K_M.gguf" "$log-Q4_K_M-c16384-np2.log"   $((port += 1)) -c 16384 -np 2 > /dev/null
 done
