@@ -140,9 +140,7 @@ fn mlx_weighs_and_caches_as_measured() {
 /// vramfit predicts for it has the file's tensors, each of the same size.
 #[test]
 fn the_tiny_header_reads_to_its_model_and_is_predicted() {
-    use vramfit_core::model::gguf::{
-        architecture_of, predict_each, read_gguf, FileType, Recipe, TensorBytes,
-    };
+    use vramfit_core::model::gguf::{architecture_of, read_gguf, FileType};
     let bytes = fixture_bytes("gguf/tiny-kimilinear.header.gguf");
     let h = read_gguf(&bytes).expect("header");
     let a = architecture_of(&h).expect("architecture");
@@ -156,32 +154,12 @@ fn the_tiny_header_reads_to_its_model_and_is_predicted() {
             ..want
         }
     );
-    let elems =
-        |t: &TensorBytes| t.bytes / u128::from(t.ty.block_bytes()) * u128::from(t.ty.block());
-    let mut file = Vec::new();
-    h.weights_each(&mut |t| file.push((t.layer, t.name.to_string(), t.ne0, elems(&t))));
-    let mut got = Vec::new();
-    predict_each(
-        &a,
-        FileType::F16,
-        Recipe::for_file_type(FileType::F16),
-        &mut |t| got.push((t.layer, t.name.to_string(), t.ne0, elems(&t))),
-    )
-    .expect("predicted");
+    let got = common::predicted_tensors(&a, FileType::F16).expect("predicted");
     // Layer by layer (the file's latent layers 3 and 7 are the pattern's).
-    // vramfit's layout names every family's post-attention norm as
-    // Gemma's (`post_attention_norm`; a norm's name moves no byte), the
-    // converter this one's `ffn_norm`.
-    let named = |v: &[(Option<u32>, String, u64, u128)]| {
-        let name = |n: &str| n.replace("post_attention_norm", "ffn_norm");
-        let mut v: Vec<_> = v
-            .iter()
-            .map(|(l, n, ne0, e)| (*l, name(n), *ne0, *e))
-            .collect();
-        v.sort();
-        v
-    };
-    assert_eq!(named(&got), named(&file));
+    assert_eq!(
+        common::norms_as_converter(got),
+        common::norms_as_converter(common::header_tensors(&h))
+    );
 }
 
 /// The family's pattern: every fourth layer and the last full attention

@@ -177,3 +177,48 @@ pub fn queries() -> impl Strategy<Value = String> {
             q
         })
 }
+
+/// A tensor as a GGUF file or vramfit's prediction of it has it: its
+/// layer, name, row width and elements (elements, so that any type
+/// compares).
+pub type TensorRow = (Option<u32>, String, u64, u128);
+
+fn tensor_row(t: &vramfit_core::model::gguf::TensorBytes) -> TensorRow {
+    let elems = t.bytes / u128::from(t.ty.block_bytes()) * u128::from(t.ty.block());
+    (t.layer, t.name.to_string(), t.ne0, elems)
+}
+
+/// A GGUF header's tensors, sorted.
+pub fn header_tensors(h: &vramfit_core::model::gguf::GgufHeader) -> Vec<TensorRow> {
+    let mut rows = Vec::new();
+    h.weights_each(&mut |t| rows.push(tensor_row(&t)));
+    rows.sort();
+    rows
+}
+
+/// The tensors of the file vramfit predicts for `a` at `ft` (llama-quantize's
+/// recipe for it), sorted.
+pub fn predicted_tensors(
+    a: &Architecture,
+    ft: vramfit_core::model::gguf::FileType,
+) -> Result<Vec<TensorRow>, vramfit_core::model::gguf::PredictError> {
+    use vramfit_core::model::gguf::{predict_each, Recipe};
+    let mut rows = Vec::new();
+    predict_each(a, ft, Recipe::for_file_type(ft), &mut |t| {
+        rows.push(tensor_row(&t))
+    })?;
+    rows.sort();
+    Ok(rows)
+}
+
+/// `rows` with vramfit's name for a post-attention norm (Gemma's
+/// `post_attention_norm`; a norm's name moves no byte) as the converters
+/// of other families write it (`ffn_norm`), sorted.
+pub fn norms_as_converter(rows: Vec<TensorRow>) -> Vec<TensorRow> {
+    let mut rows: Vec<TensorRow> = rows
+        .into_iter()
+        .map(|(l, n, ne0, e)| (l, n.replace("post_attention_norm", "ffn_norm"), ne0, e))
+        .collect();
+    rows.sort();
+    rows
+}
