@@ -1813,10 +1813,12 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
 /// `Llama4TextMoe.forward`, `Llama4TextExperts.forward`): the router, the
 /// input repeated once per expert, its product with the scores (their
 /// transposed copy kept), the stacked `gate_up` bmm, SiLU, the product and
-/// the `down` bmm, summed over the experts. Saved per token: the repeat,
-/// the scores' copy, the scaled input, gate_up, SiLU's output and the
-/// product, `E·(2h + 4I) + E` elements in the input's dtype. Measured:
-/// `scripts/measure/families/llama4/dense/` (bf16 and fp32).
+/// the `down` bmm, summed over the experts. Saved per token in full
+/// fine-tuning: the repeat, the scores' copy, the scaled input, gate_up,
+/// SiLU's output and the product, `E·(2h + 4I) + E` elements in the
+/// input's dtype; with the experts frozen (LoRA) not the scaled input or
+/// the product. Measured: `scripts/measure/families/llama4/dense/` (bf16
+/// and fp32; LoRA on named modules).
 fn moe_dense(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u64)) -> Id {
     let xd = l.dt(x);
     let w_tr = l.c.full;

@@ -759,15 +759,21 @@ fn dense_dispatch_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> 
         "peft 0.21 cannot put LoRA on all of Llama 4's linear layers: its router is an nn.Linear that returns a tuple, and peft's wrapper fails on it"
     } else if matches!(t.ckpt(), Ckpt::Offload | Ckpt::Reentrant) {
         "Llama 4 with offloaded or reentrant checkpointing is not measured yet (non-reentrant checkpointing is)"
-    } else if s.stage.is_some()
-        || s.parallel.zero.get() > 0
-        || s.parallel.tp.get() > 1
-        || s.parallel.pp.get() > 1
-    {
+    } else if sharded_or_split(s) {
         "training Llama 4 sharded (ZeRO, FSDP) or split (tensor or pipeline parallelism) over several GPUs is not measured yet; data parallelism (DDP) is estimated"
     } else {
         return None;
     })
+}
+
+/// The run is sharded (ZeRO, FSDP) or split (a pipeline stage, tensor or
+/// pipeline parallelism) over several GPUs; plain data parallelism (DDP)
+/// is neither.
+fn sharded_or_split(s: &Run) -> bool {
+    s.stage.is_some()
+        || s.parallel.zero.get() > 0
+        || s.parallel.tp.get() > 1
+        || s.parallel.pp.get() > 1
 }
 
 /// What training Gemma 4 has not been held to (its layers differ:
@@ -785,11 +791,7 @@ fn gemma4_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
         "training Gemma 4 on transformers 4 is not modelled: Gemma 4 came in transformers 5"
     } else if t.ckpt() == Ckpt::Offload || (t.ckpt() == Ckpt::Reentrant && t.lora_r.is_none()) {
         "Gemma 4 with offloaded checkpointing, or with reentrant checkpointing in full fine-tuning, is not measured yet (non-reentrant checkpointing is, and reentrant under LoRA and QLoRA)"
-    } else if s.stage.is_some()
-        || s.parallel.zero.get() > 0
-        || s.parallel.tp.get() > 1
-        || s.parallel.pp.get() > 1
-    {
+    } else if sharded_or_split(s) {
         // Plain data parallelism (DDP) adds only its gradient buckets,
         // which do not depend on the layers.
         "training Gemma 4 sharded (ZeRO, FSDP) or split (tensor or pipeline parallelism) over several GPUs is not measured yet; data parallelism (DDP) is estimated"
