@@ -25,3 +25,9 @@ $PY $M --config mistral-small-4-text.json --mode fake --dtype bf16 --optim adamw
 
 # 4. extra: Large 3 text as mistral4 (all 61 layers), fake mode
 $PY $M --config mistral-large-3-text-mistral4.json --mode fake --dtype bf16 --optim adamw --batch 1 --seq 1024 --gc 0 --out rows.jsonl
+
+# 5. (review) autocast rows: the router's softmax under autocast
+for mode in real fake; do
+  $PY $M --config tiny-mistral4.json --mode $mode --dtype amp_bf16 --optim adamw --batch 2 --seq 64 --gc 0 --out rows_amp.jsonl
+done
+$PY $M --config mistral-small-4-text.json --mode fake --dtype amp_bf16 --optim adamw --batch 1 --seq 1024 --gc 0 --out rows_amp.jsonl
