@@ -146,7 +146,7 @@ fn generate_matches_every_measured_row() {
         }
         check("end", g.end.iter().sum::<u128>(), u(m, "end"));
     }
-    assert!(n == 246, "{n} rows");
+    assert!(n == 274, "{n} rows");
     assert!(
         bad.is_empty(),
         "{} mismatches:\n{}",

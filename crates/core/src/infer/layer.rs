@@ -382,7 +382,7 @@ impl Forward<'_> {
                 }
             }
             RopeStyle::Split => put(0, self.rotary_split(t, rd)),
-            RopeStyle::Complex => put(0, self.rotary_complex(t, self.d.rope)),
+            RopeStyle::Complex => put(0, self.rotary_complex(t, rd)),
             RopeStyle::Interleave => put(0, self.rotary(t, self.d.rope, dt != 4)),
             RopeStyle::Mrope => put(0, self.rotary_mrope(t, rd)),
         }
@@ -533,11 +533,54 @@ impl Forward<'_> {
         m
     }
 
+    /// `create_chunked_causal_mask` (Llama 4): the chunk overlay reads each
+    /// sequence's left padding (`left_padding[batch_idx]`, zeros without an
+    /// attention mask), so the mask is per sequence, a bool (B, 1, q, kv):
+    /// the key and query chunk indices (int64, per sequence), their `eq`,
+    /// its `and` with the overlay's start, the causal `le` (1, 1, q, kv) and
+    /// the final `and`. Measured op by op (transformers 5.23
+    /// `masking_utils.py` `chunked_overlay`;
+    /// `scripts/measure/families/llama4/generate/NOTES.md`).
+    fn chunked_mask(&mut self, q: u128, kv: u128) -> Id {
+        let b = self.d.b;
+        let mut s = Run::default();
+        let lp = s.a(8 * b);
+        let ab = s.a(8 * b);
+        let ah = s.a(8);
+        let t = s.a(8 * q);
+        let qa = s.a(8 * q);
+        s.f(&[t]);
+        let t = s.a(8 * kv);
+        let ka = s.a(8 * kv);
+        s.f(&[t]);
+        let one = s.a(1);
+        let mut chunk = |n: u128| {
+            let ix = s.a(8 * b);
+            let sub = s.a(8 * b * n);
+            s.f(&[ix]);
+            let c = s.a(8 * b * n);
+            s.f(&[sub]);
+            c
+        };
+        let (ck, cq) = (chunk(kv), chunk(q));
+        let eq = s.a(b * q * kv);
+        s.f(&[ck, cq]);
+        let ov = s.a(b * q * kv);
+        s.f(&[eq, one]);
+        let le = s.a(q * kv);
+        let m = s.a(b * q * kv);
+        s.f(&[le, ov, ab, ah, qa, ka, lp]);
+        let [m] = self.sim.burst(s.max(), [m]);
+        m
+    }
+
     /// `eager_mask`: the bool mask, then `where(mask, 0, min)` as a float
     /// (B, 1, q, kv).
     fn eager_mask(&mut self, q: u128, kv: u128, sliding: bool) -> Id {
         let (b, dt) = (self.d.b, self.d.dt);
-        let m = if sliding {
+        let m = if sliding && self.spec.chunked {
+            self.chunked_mask(q, kv)
+        } else if sliding {
             self.sliding_mask(q, kv)
         } else {
             self.causal_mask(1, q, kv)
@@ -587,9 +630,9 @@ impl Forward<'_> {
             masks[span as usize] = match (self.attn, span) {
                 (Attn::Sdpa, _) if self.spec.token_type_mask => Some(self.token_type_mask(q, kv)),
                 (Attn::Sdpa, Span::Full) => None,
-                (Attn::Sdpa, Span::Sliding) => {
-                    (kv >= self.d.window).then(|| self.sliding_mask(q, kv))
-                }
+                (Attn::Sdpa, Span::Sliding) if kv < self.d.window => None,
+                (Attn::Sdpa, Span::Sliding) if self.spec.chunked => Some(self.chunked_mask(q, kv)),
+                (Attn::Sdpa, Span::Sliding) => Some(self.sliding_mask(q, kv)),
                 (Attn::Eager, span) => Some(self.eager_mask(q, kv, span == Span::Sliding)),
                 // flash-attn takes no mask (the codec refuses it here: not
                 // measured for inference).
@@ -819,7 +862,7 @@ impl Forward<'_> {
             let w = s.a(dt * n1);
             s.free(x);
             (w, Some(sb))
-        } else if dt != 4 {
+        } else if dt != 4 && !spec.softmax_in_dtype {
             let c = s.a(4 * n);
             let smx = s.a(4 * n);
             s.free(c);
@@ -827,7 +870,7 @@ impl Forward<'_> {
             s.f(&[Some(smx), Some(x)]);
             (w, None)
         } else {
-            let w = s.a(4 * n);
+            let w = s.a(dt * n);
             s.free(x);
             (w, None)
         };
@@ -964,12 +1007,15 @@ impl Forward<'_> {
             }
             (NormPlace::Pre, Layout::Llama) => {
                 let r1 = self.sim.a(dt * t * h);
-                self.sim.free(o);
+                let held = self.spec.attn_out_held.then_some(o);
+                if held.is_none() {
+                    self.sim.free(o);
+                }
                 let n2 = self.norm(t, t * h);
                 let m = self.ffn(t, at.kind);
                 self.sim.free(n2);
                 let r2 = self.sim.a(dt * t * h);
-                self.sim.f(&[Some(m), Some(r1), keep[0], keep[1]]);
+                self.sim.f(&[Some(m), Some(r1), held, keep[0], keep[1]]);
                 r2
             }
         };
@@ -1107,12 +1153,18 @@ impl Forward<'_> {
             self.sim.f(&[Some(out), Some(qkv), Some(qe), n1]);
             return (o, [keep, None], cache);
         }
-        let (qe, vp) = self.projections(t);
+        let (qe, vp, scales) = if spec.rope == RopeStyle::Complex {
+            self.projections_complex(t, at)
+        } else {
+            let (qe, vp) = self.projections(t);
+            (qe, vp, [None; 2])
+        };
         let cache = self.cache_update(at.span, at.old, at.stored, half);
         self.sim.f(&[Some(qe.1), Some(vp)]);
         let (out, keep) = self.attention(at.q, at.kv, mask, (hd, hd), (hq, hkv));
         let o = self.lin(t, hq * hd, h);
         self.sim.f(&[Some(out), Some(qe.0), n1]);
+        self.sim.f(&scales);
         (o, [keep, None], cache)
     }
 
@@ -1167,7 +1219,9 @@ impl Forward<'_> {
                 self.sim.f(&[Some(qq), Some(kk)]);
                 ((qe, ke), vp)
             }
-            QkNorm::None => {
+            // Llama 4's L2 norm comes with its complex rotary
+            // ([`Forward::projections_complex`]), never here.
+            QkNorm::None | QkNorm::L2 => {
                 let kp = self.lin(t, h, hkv * hd);
                 let vp = self.lin(t, h, hkv * hd);
                 let qe = self.rope_apply(qn);
@@ -1175,6 +1229,97 @@ impl Forward<'_> {
                 self.sim.f(&[Some(qp), Some(kp)]);
                 ((qe, ke), vp)
             }
+        }
+    }
+
+    /// Llama 4's q, k and v (transformers 5.23 `Llama4TextAttention.forward`,
+    /// measured op by op: `scripts/measure/families/llama4/generate/`). On
+    /// a rotated layer `apply_rotary_emb` turns q and k together: their fp32
+    /// copies, the complex products, the casts back (in fp32 the copies and
+    /// casts are the tensors themselves), then the L2 norm of each
+    /// (`QkNorm::L2`). On a layer without RoPE (`Spec::nope_full`) the
+    /// temperature: the positions (int64) and the scales (fp32), kept to
+    /// the attention's end, and the query times the scales (fp32), cast
+    /// back. Returns (q, k), v and the temperature's tensors.
+    fn projections_complex(&mut self, t: u128, at: LayerAt) -> ((Id, Id), Id, [Option<Id>; 2]) {
+        let d = self.d;
+        let (dt, hq, hkv, hd, h) = (d.dt, d.heads, d.kv_heads, d.head_dim, d.h);
+        let (qn, kn) = (t * hq * hd, t * hkv * hd);
+        let qp = self.lin(t, h, hq * hd);
+        let kp = self.lin(t, h, hkv * hd);
+        let vp = self.lin(t, h, hkv * hd);
+        let cast = dt != 4;
+        if self.spec.nope_full && at.span == Span::Full {
+            if !self.spec.query_scale {
+                return ((qp, kp), vp, [None; 2]);
+            }
+            let s = &mut self.sim;
+            let ar = s.a(8 * at.q);
+            let pos = s.a(8 * at.q);
+            s.free(ar);
+            let mut x = s.a(4 * at.q);
+            // + 1, / floor_scale, floor, log1p, * attn_scale, + 1
+            for _ in 0..6 {
+                let y = s.a(4 * at.q);
+                s.free(x);
+                x = y;
+            }
+            let qs = s.a(4 * qn);
+            let q = if cast {
+                let q = s.a(dt * qn);
+                s.free(qs);
+                q
+            } else {
+                qs
+            };
+            s.free(qp);
+            return ((q, kp), vp, [Some(pos), Some(x)]);
+        }
+        let s = &mut self.sim;
+        let qf = s.a_if(cast, 4 * qn);
+        let kf = s.a_if(cast, 4 * kn);
+        let (qx, kx) = (s.a(4 * qn), s.a(4 * kn));
+        let (qe, ke) = if cast {
+            let (qo, ko) = (s.a(dt * qn), s.a(dt * kn));
+            s.f(&[qf, kf, Some(qx), Some(kx)]);
+            (qo, ko)
+        } else {
+            (qx, kx)
+        };
+        s.f(&[Some(qp), Some(kp)]);
+        if self.spec.qk_norm != QkNorm::L2 {
+            return ((qe, ke), vp, [None; 2]);
+        }
+        let q = self.l2_norm(qn);
+        self.sim.free(qe);
+        let k = self.l2_norm(kn);
+        self.sim.free(ke);
+        ((q, k), vp, [None; 2])
+    }
+
+    /// `Llama4TextL2Norm` on `n` elements, over rows of `head_dim`: the fp32
+    /// copy (none in fp32), its square, mean, `+ eps`, rsqrt, the product,
+    /// the cast back (none in fp32).
+    fn l2_norm(&mut self, n: u128) -> Id {
+        let (dt, hd) = (self.d.dt, self.d.head_dim.max(1));
+        let s = &mut self.sim;
+        let xf = s.a_if(dt != 4, 4 * n);
+        let pw = s.a(4 * n);
+        let mut r = s.a(4 * n / hd);
+        s.free(pw);
+        for _ in 0..2 {
+            let y = s.a(4 * n / hd);
+            s.free(r);
+            r = y;
+        }
+        let m = s.a(4 * n);
+        s.f(&[Some(r), xf]);
+        if dt != 4 {
+            let out = s.a(dt * n);
+            s.free(m);
+            out
+        } else {
+            m
         }
     }
 
@@ -1355,14 +1500,13 @@ impl Forward<'_> {
         }
     }
 
-    /// A sparse MoE block: the router, then the experts (grouped in prefill,
-    /// gathered per token in decode on a GPU), and the shared expert.
-    fn moe(&mut self, t: u128, moe: Moe) -> Id {
+    /// The MoE block's router, by its kind: what it keeps to the block's
+    /// end and the bytes of each routing weight the experts read.
+    fn router(&mut self, t: u128, moe: Moe) -> ([Option<Id>; 3], u128) {
         let d = self.d;
         let (dt, h, e, k) = (d.dt, d.h, d.experts, d.top_k);
-        let early = (moe.shared_first && d.shared_ffn > 0).then(|| self.mlp(t, d.shared_ffn));
         let s = &mut self.sim;
-        let (keep, wbytes) = match moe.router {
+        match moe.router {
             Router::SigmoidBias => {
                 // MiniMax-M2: logits in the model's dtype, an fp32 copy,
                 // its sigmoid, the biased scores for the choice, top-k,
@@ -1381,7 +1525,7 @@ impl Forward<'_> {
                 let tw = s.a(4 * t * k);
                 let su = s.a(4 * t);
                 s.f(&[Some(su), Some(sm)]);
-                ([rl, tw, ti], 4)
+                ([Some(rl), Some(tw), Some(ti)], 4)
             }
             Router::SoftmaxFp32 | Router::SigmoidGrouped => {
                 // F.linear(hidden.float(), weight.float())
@@ -1394,7 +1538,7 @@ impl Forward<'_> {
                 let ti = s.a(8 * t * k);
                 let tw = s.a(4 * t * k);
                 s.f(&[Some(tv), Some(sm)]);
-                ([rl, tw, ti], 4)
+                ([Some(rl), Some(tw), Some(ti)], 4)
             }
             Router::SoftmaxGrouped => {
                 // Mistral 4 (`Mistral4TopkRouter.forward`, one group as
@@ -1428,14 +1572,14 @@ impl Forward<'_> {
                 s.free(tw);
                 s.f(&[Some(sc), Some(gs), Some(gi), Some(gm), Some(mask)]);
                 s.f(&[Some(sfc), Some(den)]);
-                ([rl, scaled, ti], dt)
+                ([Some(rl), Some(scaled), Some(ti)], dt)
             }
             Router::TopKSigmoid => {
                 // Llama 4 (`Llama4Router.forward`): logits, top-k values
                 // and indices, a `-inf` copy scattered in place, an fp32
-                // copy, its sigmoid, cast back to the logits' dtype.
-                // transformers refuses Llama 4 (`Moe::dense_dispatch`,
-                // `infer::estimate`): not reached, not measured.
+                // copy, its sigmoid, cast back to the logits' dtype; the
+                // top-k outputs go when the router returns (measured,
+                // `scripts/measure/families/llama4/dense/gen_moe_ops.txt`).
                 let rl = s.a(dt * t * e);
                 let tv = s.a(dt * t * k);
                 let ti = s.a(8 * t * k);
@@ -1444,8 +1588,8 @@ impl Forward<'_> {
                 let sg = s.a(4 * t * e);
                 s.free(rf);
                 let rs = s.a(dt * t * e);
-                s.f(&[Some(sg), Some(sc), Some(tv)]);
-                ([rl, rs, ti], dt)
+                s.f(&[Some(sg), Some(sc), Some(tv), Some(ti)]);
+                ([Some(rl), Some(rs), None], dt)
             }
             Router::TopKSoftmax => {
                 let rl = s.a(dt * t * e);
@@ -1453,7 +1597,7 @@ impl Forward<'_> {
                 let ti = s.a(8 * t * k);
                 let tw = s.a(dt * t * k);
                 s.free(tv);
-                ([rl, ti, tw], dt)
+                ([Some(rl), Some(ti), Some(tw)], dt)
             }
             // Gemma 4's router runs beside the MLP
             // ([`Forward::sandwich_ffn`]), never here: it stands with the
@@ -1472,13 +1616,25 @@ impl Forward<'_> {
                 if moe.weights_in_logits_dtype {
                     let tw = s.a(dt * t * k);
                     s.f(&[Some(tv), Some(sm)]);
-                    ([rl, ti, tw], dt)
+                    ([Some(rl), Some(ti), Some(tw)], dt)
                 } else {
                     s.free(sm);
-                    ([rl, tv, ti], 4)
+                    ([Some(rl), Some(tv), Some(ti)], 4)
                 }
             }
-        };
+        }
+    }
+
+    /// A sparse MoE block: the router, then the experts (grouped in prefill,
+    /// gathered per token in decode on a GPU), and the shared expert.
+    fn moe(&mut self, t: u128, moe: Moe) -> Id {
+        let d = self.d;
+        let (dt, h, k) = (d.dt, d.h, d.top_k);
+        let early = (moe.shared_first && d.shared_ffn > 0).then(|| self.mlp(t, d.shared_ffn));
+        let (keep, wbytes) = self.router(t, moe);
+        if moe.dense_dispatch {
+            return self.moe_dense(t, keep);
+        }
         let rows = t * k;
         let mut out = if self.batched_decode {
             self.experts_batched(t, rows, wbytes, moe)
@@ -1503,8 +1659,51 @@ impl Forward<'_> {
             self.sim.f(&[Some(sh), Some(out), gate]);
             out = y;
         }
-        self.sim.f(&keep.map(Some));
+        self.sim.f(&keep);
         out
+    }
+
+    /// The rest of a dense-dispatch block (Llama 4) after its router: the
+    /// experts, the shared expert (whose output is the block's), and
+    /// `out.add_(routed_out.reshape(E, T, h).sum(dim=0))`, the sum freed at
+    /// once; the router's tensors, the scaled input and the routed output
+    /// go when the block returns (measured,
+    /// `scripts/measure/families/llama4/dense/gen_moe_ops.txt`).
+    fn moe_dense(&mut self, t: u128, router: [Option<Id>; 3]) -> Id {
+        let (dt, h) = (self.d.dt, self.d.h);
+        let [scaled, routed] = self.experts_dense(t);
+        let out = self.mlp(t, self.d.shared_ffn);
+        let sum = self.sim.a(dt * t * h);
+        self.sim.free(sum);
+        self.sim.f(&[Some(scaled), Some(routed)]);
+        self.sim.f(&router);
+        out
+    }
+
+    /// Every token through every expert (`Moe::dense_dispatch`;
+    /// transformers 5.23 `Llama4TextMoe.forward` and
+    /// `Llama4TextExperts.forward`): the input repeated once per expert, the
+    /// scores' transposed copy, their product (the scaled input, kept to
+    /// the block's end), then the batched `gate_up` (2E·T·I), SiLU, the
+    /// product and the `down` bmm (E·T·h, kept). Returns the scaled input
+    /// and the routed output; the block's moment per token is
+    /// `E·dt·max(h + 4I, 2h + 3I)` above the scores (measured,
+    /// `scripts/measure/families/llama4/dense/NOTES.md` §4).
+    fn experts_dense(&mut self, t: u128) -> [Id; 2] {
+        let d = self.d;
+        let (dt, h, e, f) = (d.dt, d.h, d.experts, d.moe_ffn);
+        let s = &mut self.sim;
+        let rep = s.a(dt * e * t * h);
+        let sc = s.a(dt * e * t);
+        let scaled = s.a(dt * e * t * h);
+        s.f(&[Some(sc), Some(rep)]);
+        let gu = s.a(dt * e * t * 2 * f);
+        let sg = s.a(dt * e * t * f);
+        let m = s.a(dt * e * t * f);
+        s.free(sg);
+        let out = s.a(dt * e * t * h);
+        s.f(&[Some(m), Some(gu)]);
+        [scaled, out]
     }
 
     /// The experts' activation: SiLU(gate) × up, or gpt-oss's clamped GLU.

@@ -46,7 +46,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let nextn = crate::model::gguf::nextn_cached(a.family);
     let moe = a.family.spec().moe;
     let sigmoid_bias = moe.is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
-    let dense_dispatch = moe.is_some_and(|m| m.dense_dispatch);
     let recurrence = a
         .family
         .spec()
@@ -68,9 +67,6 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let mut e = match s.infer.engine {
         Engine::Llamacpp | Engine::Ollama if nextn => {
             Err(EstimateError::NotModelled(NEXTN_NOT_MODELLED))
-        }
-        Engine::Transformers if dense_dispatch => {
-            Err(EstimateError::NotModelled(DENSE_DISPATCH_NOT_MODELLED))
         }
         Engine::Transformers if sigmoid_bias => {
             Err(EstimateError::NotModelled(MINIMAX_GENERATE_NOT_MODELLED))
@@ -150,10 +146,6 @@ const INDEXER_NOT_MODELLED: &str = "DeepSeek Sparse Attention (DeepSeek-V3.2, GL
 /// vLLM 0.33 builds its own `Gemma3nForConditionalGeneration` with the
 /// audio and vision towers; neither is measured yet.
 const ALTUP_NOT_MODELLED: &str = "Gemma 3n is modelled on llama.cpp, Ollama and MLX; transformers' generate (AltUp's four streams) and vLLM are not measured yet: use engine=llamacpp, ollama or mlx";
-
-/// The refusal of transformers for a model whose experts it runs densely
-/// (`Moe::dense_dispatch`: every token through every expert).
-const DENSE_DISPATCH_NOT_MODELLED: &str = "transformers 5.23 runs every token through every expert of this model (Llama4TextMoe repeats the input once per expert and multiplies it by a score that is zero off the top k): not measured, so not modelled; use engine=vllm, llamacpp or ollama";
 
 /// What must fit, by component: the peak's, or for an engine that takes
 /// more than it needs (vLLM's pool) the peak with the key/value cache it

@@ -163,7 +163,7 @@ arch_nums! {
         "Gemma 4 and 3n: rows of the per-layer embedding table (vocab_size_per_layer_input).",
         0, 1 << 24;
     QkNorm = "qk_norm", qk_norm, "Query/key norms",
-        "GLM-4.5: 1 when an RMSNorm normalises each query and key head (use_qk_norm: GLM-4.5 and 4.6), 0 when not (GLM-4.5-Air). Other families have them or not by design and leave it 0.",
+        "GLM-4.5: 1 when an RMSNorm normalises each query and key head (use_qk_norm: GLM-4.5 and 4.6), 0 when not (GLM-4.5-Air); Llama 4: 1 when its rotated layers L2-normalise the query and key (use_qk_norm: Scout), 0 when not (Maverick). Other families have them or not by design and leave it 0.",
         0, 1;
     IndexHeads = "index_heads", index_heads, "Indexer heads",
         "DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): the lightning indexer's query heads (index_n_heads), which score the cached tokens to pick the top index_topk.",
@@ -246,8 +246,8 @@ pub struct Architecture {
     /// rows.
     pub ple_dim: u32,
     pub ple_vocab: u32,
-    /// 1: the q/k norms a family makes optional are on (GLM-4.5's
-    /// `use_qk_norm`); 0 elsewhere.
+    /// 1: the q/k norms a family makes optional are on (GLM-4.5's and
+    /// Llama 4's `use_qk_norm`); 0 elsewhere.
     pub qk_norm: u32,
     /// DeepSeek Sparse Attention's indexer: its query heads and head width
     /// (0 elsewhere).

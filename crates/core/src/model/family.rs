@@ -291,6 +291,11 @@ pub enum QkNorm {
     PerHead,
     /// Over all heads together (`heads × head_dim`; OLMo 2).
     Whole,
+    /// Over each head, after RoPE, without a weight, in fp32
+    /// (`x.float()`, `pow`, `mean`, `rsqrt`, the product, `type_as`), on
+    /// the rotated layers only (Llama 4's `use_qk_norm`: transformers 5.23
+    /// `Llama4TextL2Norm`, `Llama4TextAttention.__init__`).
+    L2,
 }
 
 /// What `kv_heads` may be.
@@ -469,9 +474,9 @@ pub struct Moe {
     /// .repeat(num_experts, 1)` and one `bmm` over the stacked experts
     /// (Llama 4: transformers 5.23 `Llama4TextMoe.forward`,
     /// `Llama4TextExperts.forward`), activations `num_experts` times a
-    /// dense MLP's. Training is modelled from its measurement in full
-    /// fine-tuning (`scripts/measure/families/llama4/dense/`); `generate`
-    /// refuses it.
+    /// dense MLP's. Training and `generate` are modelled from their
+    /// measurement (`scripts/measure/families/llama4/dense/`,
+    /// `.../llama4/generate/`).
     pub dense_dispatch: bool,
     /// Experts only on every `moe_step`-th layer, a dense MLP of `ffn` on
     /// the others (Llama 4 Maverick's `interleave_moe_layer_step` 2:
@@ -990,6 +995,11 @@ pub struct Spec {
     /// `create_chunked_causal_mask`; vLLM's `ChunkedLocalAttentionSpec`;
     /// llama.cpp's `LLAMA_SWA_TYPE_CHUNKED`; mlx-lm's `ChunkedKVCache`).
     pub chunked: bool,
+    /// The decoder layer keeps the attention's output in a local of its
+    /// own (`attention_states`) until it returns, so it is alive through
+    /// the MLP (Llama 4: transformers 5.23 `Llama4TextDecoderLayer.forward`;
+    /// measured in `generate`, `scripts/measure/families/llama4/dense/`).
+    pub attn_out_held: bool,
     /// What its transformers 4 modeling code did differently.
     pub legacy: Legacy,
     /// With `use_cache` on and no checkpointing, transformers 5 passes
@@ -1082,6 +1092,16 @@ pub struct Spec {
     /// for backward, the product a new query (transformers 5.23
     /// `Ministral3Attention.forward`, `get_llama_4_attn_scale`).
     pub query_scale: bool,
+    /// The full-attention layers take no RoPE (nor the q/k norm, which
+    /// follows it) and scale their query by the temperature instead
+    /// (`query_scale`); the sliding (chunked) layers are the rotated ones
+    /// (Llama 4's `no_rope_layers`: transformers 5.23
+    /// `Llama4TextAttention.forward`, `use_rope`).
+    pub nope_full: bool,
+    /// Eager attention's softmax runs in the scores' dtype (no fp32 copy,
+    /// no cast back; Llama 4: transformers 5.23 `eager_attention_forward`
+    /// of `modeling_llama4.py`, "llama4 doesn't cast attn weights to fp32").
+    pub softmax_in_dtype: bool,
     /// AltUp and Laurel (Gemma 3n): the hidden state runs as four
     /// streams, made by three `h → h` projections after the embedding and
     /// folded back by three more before the final norm
@@ -1130,6 +1150,7 @@ const LLAMA: Spec = Spec {
     rope_tables: 1,
     sliding: Sliding::None,
     chunked: false,
+    attn_out_held: false,
     legacy: NO_LEGACY,
     cache_copies: false,
     rope: RopeStyle::Half,
@@ -1147,6 +1168,8 @@ const LLAMA: Spec = Spec {
     qk_norm_optional: false,
     v_norm: false,
     query_scale: false,
+    nope_full: false,
+    softmax_in_dtype: false,
     indexer: false,
     altup: false,
     mlx_keeps_shared_kv: false,
@@ -1806,7 +1829,14 @@ const LLAMA4: Spec = Spec {
     }),
     sliding: Sliding::AllButEvery(4),
     chunked: true,
+    attn_out_held: true,
+    // `Llama4TextRotaryEmbedding`: `freqs_cis = torch.polar(...)`, complex64.
+    rope: RopeStyle::Complex,
+    qk_norm: QkNorm::L2,
+    qk_norm_optional: true,
     query_scale: true,
+    nope_full: true,
+    softmax_in_dtype: true,
     legacy: AFTER_448,
     multimodal: true,
     ..LLAMA

@@ -791,7 +791,8 @@ fn reader(family: Family) -> Reader {
             derive: nemotron_h,
             ..plain(NEMOTRON_H)
         },
-        // The L2 q/k norm has no weight (`use_qk_norm` changes no tensor).
+        // The L2 q/k norm has no weight (`use_qk_norm` changes no tensor,
+        // only what the attention makes: read by [`llama4`]).
         Family::Llama4Text => Reader {
             tolerated: &["use_qk_norm", "attention_bias"],
             derive: llama4,
@@ -1230,9 +1231,13 @@ const LLAMA4: Nums = &[
 /// others; the chunk of `attention_chunk_size` (8192 when absent, none
 /// when null) on the layers `layer_types` calls `chunked_attention`, which
 /// default to those with RoPE (`no_rope_layers`: all but every
-/// `no_rope_layer_interval`-th, 4). A `moe_layers` list that is not the
-/// step's is refused by name.
+/// `no_rope_layer_interval`-th, 4), the rotated layers (the others take
+/// no RoPE: `Spec::nope_full`); the L2 q/k norm on them by `use_qk_norm`
+/// (true when absent). A `moe_layers` list that is not the step's is
+/// refused by name.
 fn llama4(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), ConfigError> {
+    // `use_qk_norm`: true when absent (`Llama4TextConfig`).
+    a.qk_norm = u32::from(boolean(obj, "use_qk_norm")? != Some(false));
     let layers = u64::from(a.layers);
     let step = uint(obj, "interleave_moe_layer_step")?.unwrap_or(1).max(1);
     let pattern: Vec<u64> = (1..=layers)

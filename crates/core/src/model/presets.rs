@@ -1845,6 +1845,7 @@ pub const PRESETS: &[Preset] = &[
         arch: Architecture {
             positions: 10485760,
             experts: 16,
+            qk_norm: 1,
             ..LLAMA4
         },
         published_params: 107_769_861_120,

@@ -849,7 +849,8 @@ impl Architecture {
         let spec = self.spec();
         self.attention_tensors(class, put);
         match spec.qk_norm {
-            QkNorm::None => {}
+            // Llama 4's L2 norm has no weight.
+            QkNorm::None | QkNorm::L2 => {}
             QkNorm::PerHead => {
                 // A layer reusing keys has no key norm (Gemma 4); a value
                 // norm without a weight has no parameter.
