@@ -86,11 +86,11 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     }
     if label.starts_with("tiny-llama4") && label.contains(" lora") {
         // Llama 4's shrunk config (hidden 512, 4 experts) under LoRA on
-        // named modules: forward up to 4.0% and the overall peak 3.6% low,
-        // bytes of its attention under the adapters (complex rotary, L2
-        // q/k norm) not modelled; Scout's published config under the same
-        // LoRA is 0.18% low in every phase.
-        return matches!(phase, "overall" | "peak_fwd") && (-4.0..0.0).contains(&err_pct);
+        // named modules: forward up to 1.7% and the overall peak 1.4% low,
+        // not identified (its attention is modelled and full fine-tuning's
+        // forward is exact: `scripts/measure/families/llama4/attn/`);
+        // Scout's published config under the same LoRA is exact.
+        return matches!(phase, "overall" | "peak_fwd") && (-1.7..0.0).contains(&err_pct);
     }
     let hybrid = ["l2 ", "mixed4 ", "moe4 ", "next4 "]
         .iter()
@@ -644,7 +644,7 @@ fn shared_ground_truth_within_budget() {
 
 #[test]
 fn every_family_within_budget() {
-    check_file("families", 258);
+    check_file("families", 262);
 }
 
 #[test]

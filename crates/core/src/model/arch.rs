@@ -867,6 +867,12 @@ impl Architecture {
             .filter(|m| !m.optional || self.experts > 0)
     }
 
+    /// Whether layer `l` takes no RoPE (Llama 4's full layers,
+    /// `Spec::nope_full`; the chunked ones are the rotated ones).
+    pub fn nope_at(&self, l: u32) -> bool {
+        self.family.spec().nope_full && !self.slides(l)
+    }
+
     /// Whether layer `l` is a global (full-attention) layer with Gemma 4's
     /// own geometry: not sliding, in a family with global layers.
     pub fn global_at(&self, l: u32) -> bool {

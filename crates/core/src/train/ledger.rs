@@ -17,7 +17,7 @@
 use crate::inputs::Attn;
 use crate::model::family::{
     Act, AttnBias, Dispatch, ExpertLinears, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm,
-    Qkv, Router, Shared, Spec,
+    Qkv, RopeStyle, Router, Shared, Spec,
 };
 use crate::model::LayerKind;
 use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
@@ -387,6 +387,8 @@ pub struct Ctx {
     /// The layer's keys are its values (Gemma 4's global layers with
     /// `attention_k_eq_v`): no value projection.
     pub k_as_v: bool,
+    /// The layer takes no RoPE (Llama 4's full layers: `Architecture::nope_at`).
+    pub nope: bool,
 }
 
 impl Ctx {
@@ -430,6 +432,7 @@ impl Ctx {
             experts_looped: spec.legacy.experts_looped && t.stack().experts_linear,
             kv_shared: false,
             k_as_v: false,
+            nope: false,
         }
     }
 
@@ -440,6 +443,12 @@ impl Ctx {
     /// `Gemma4TextAttention.__init__`, `Gemma4TextMLP.__init__`.
     pub fn at_layer(&self, l: u32) -> Ctx {
         let a = self.arch;
+        if self.spec.nope_full {
+            return Ctx {
+                nope: a.nope_at(l),
+                ..*self
+            };
+        }
         if !self.spec.varies_by_layer() {
             return *self;
         }
@@ -1283,21 +1292,30 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
         }
     };
     let (q, k) = match spec.qk_norm {
-        // Llama 4's L2 norm (after RoPE) is not in the ledger yet: its
-        // training rows carry the forward's gap (`tests/ground_truth.rs`).
+        // Llama 4's comes after RoPE (below).
         QkNorm::None | QkNorm::L2 => (q, k),
         QkNorm::PerHead => (l.norm(q, qd, heads), l.norm(k, kvd, kv_heads)),
         QkNorm::Whole => (l.norm(q, qd, 1), l.norm(k, kvd, 1)),
     };
     // RoPE: q * cos + rotate_half(q) * sin saves only cos and sin; the
-    // rotated q and k are new tensors.
+    // rotated q and k are new tensors (Llama 4's complex product the same:
+    // `apply_rotary_emb` saves only `freqs_cis`).
     let ab = attn_dt(c);
     let qe = l.new_t(qd, ab, l.rg(q), Part::Attention);
     let ke = l.new_t(kvd, ab, l.rg(k), Part::Attention);
+    let (qe, ke) = if spec.qk_norm == QkNorm::L2 && !c.nope {
+        (l2_norm(l, qe, qd, heads), l2_norm(l, ke, kvd, kv_heads))
+    } else {
+        (qe, ke)
+    };
     // The query's temperature: the product saves the (1, 1, S, 1) factor
-    // (the rotated query, not needed by it, goes).
-    let qe = if spec.query_scale {
-        l.per_position += ab;
+    // (the rotated query, not needed by it, goes). Llama 4 scales only its
+    // layers without RoPE, by fp32 scales (`positions.float()`, the
+    // product in fp32, cast back: transformers 5.23
+    // `Llama4TextAttention.forward`; measured,
+    // `scripts/measure/families/llama4/attn/NOTES.md`).
+    let qe = if spec.query_scale && (!spec.nope_full || c.nope) {
+        l.per_position += if spec.nope_full { 4 } else { ab };
         l.new_t(qd, ab, l.rg(qe), Part::Attention)
     } else {
         qe
@@ -1314,6 +1332,28 @@ fn head_attention(l: &mut Ledger, n1: Id, heads: u64, kv_heads: u64) -> Id {
         0
     };
     l.linear(o, qd, h, o_bias, o_module)
+}
+
+/// `Llama4TextL2Norm` on the rotated `x` (`width` a token, `rows` heads):
+/// `x.float()` (in fp32 `x` itself), which `pow` and the product save, and
+/// `rsqrt`'s output (fp32, one a head), which the product saves; the
+/// normed copy in `x`'s dtype (transformers 5.23 `modeling_llama4.py`;
+/// measured: 4·T·(H + K)·(d + 1) bytes a rotated layer beyond Llama's,
+/// `scripts/measure/families/llama4/attn/NOTES.md`).
+fn l2_norm(l: &mut Ledger, x: Id, width: u64, rows: u64) -> Id {
+    let rg = l.rg(x);
+    let dt = l.dt(x);
+    let xf = if dt == 4 {
+        x
+    } else {
+        l.new_t(width, 4, rg, Part::Attention)
+    };
+    let r = l.new_t(rows, 4, rg, Part::Attention);
+    if rg {
+        l.save(xf);
+        l.save(r);
+    }
+    l.new_t(width, dt, rg, Part::Attention)
 }
 
 /// Gemma 4's attention (`Gemma4TextAttention.forward`, transformers
@@ -2610,7 +2650,14 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
             };
             let widths = u64::from(spec.rope_tables.saturating_sub(1)) * rotary
                 + u64::from(spec.rope_tables.min(1)) * global;
-            per_position += 2 * widths * if c.mode == Mode::Half { 2 } else { 4 };
+            // Llama 4's one complex64 table (`freqs_cis`): 8 bytes each of
+            // width / 2 in every dtype (measured:
+            // `scripts/measure/families/llama4/attn/NOTES.md`).
+            per_position += if spec.rope == RopeStyle::Complex && spec.qkv != Qkv::Latent {
+                4 * widths
+            } else {
+                2 * widths * if c.mode == Mode::Half { 2 } else { 4 }
+            };
             // GPT-NeoX's `emb_dropout` (`hidden_dropout`) keeps its mask
             // when the embeddings need a gradient. Measured: Pythia-1B at
             // 3 layers with dropout 0.1 (`families.jsonl`), the forward

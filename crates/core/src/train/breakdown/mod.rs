@@ -242,7 +242,8 @@ fn stage_share(a: &Architecture, stage: Option<&Stage>) -> Architecture {
 }
 
 /// Classes of layer: index `moe + 2 · mixer`, the mixer attention (0), a
-/// Gated DeltaNet (1), Gemma 4's global attention with its own heads (2),
+/// Gated DeltaNet (1), Gemma 4's global attention with its own heads or
+/// Llama 4's attention without RoPE (2),
 /// Gemma 4's attention reusing an earlier layer's keys and values (3),
 /// global and reusing them (4).
 pub(crate) const CLASSES: usize = 10;
@@ -270,10 +271,20 @@ pub(crate) struct Layers {
     pub kv_retained: u128,
 }
 
+/// Whether the layers' classes are found layer by layer: where they
+/// differ in more than kind and mixer (Gemma 4, Llama 4's layers without
+/// RoPE).
+fn by_layer(a: &Architecture) -> bool {
+    let spec = a.family.spec();
+    spec.varies_by_layer() || spec.nope_full
+}
+
 /// Layer `l`'s class ([`CLASSES`]).
 fn class_of(a: &Architecture, l: u32) -> usize {
     let mixer = match (a.linear_at(l), a.global_at(l), a.kv_shared_at(l)) {
         (true, _, _) => 1,
+        // Llama 4's layers without RoPE stand with Gemma 4's global ones.
+        (false, false, false) if a.nope_at(l) => 2,
         (false, false, false) => 0,
         (false, true, false) => 2,
         (false, false, true) => 3,
@@ -299,7 +310,7 @@ fn kv_retained(c: &Ctx, a: &Architecture) -> u128 {
 /// layer by layer where they differ (Gemma 4).
 fn classes(a: &Architecture) -> [(u128, u32); CLASSES] {
     let mut out = [(0u128, 0u32); CLASSES];
-    if a.family.spec().varies_by_layer() {
+    if by_layer(a) {
         for l in (0..a.layers).rev() {
             let k = class_of(a, l);
             out[k] = (out[k].0 + 1, l);
@@ -353,7 +364,7 @@ impl Layers {
                 );
             }
         }
-        let first_kind = if a.family.spec().varies_by_layer() {
+        let first_kind = if by_layer(a) {
             class_of(a, 0)
         } else {
             usize::from(a.kind_of(0) == LayerKind::Moe) + 2 * usize::from(a.linear_at(0))
