@@ -1236,3 +1236,43 @@ fn docker_run_commands_read_as_the_engine_they_start() {
     // An image vramfit does not know is not a command it reads.
     assert!(paste::read("docker run --gpus all nvidia/cuda:12.4.0-base nvidia-smi").is_err());
 }
+
+/// A LoRA adapter (llama.cpp's `--lora`, `--lora-scaled`; a Modelfile's
+/// `ADAPTER`) changes memory vramfit does not size yet: it is listed as
+/// such, with its file, never as a setting without memory
+/// (`scripts/measure/llamacpp/lora/NOTES.md`), and the rest still reads.
+#[test]
+fn lora_adapters_are_said_not_counted() {
+    for (text, shown) in [
+        (
+            "llama-server -m qwen3-8b-Q4_K_M.gguf -c 8192 --lora my-adapter.gguf -ngl 99",
+            "--lora my-adapter.gguf",
+        ),
+        (
+            "llama-server -m qwen3-8b-Q4_K_M.gguf --lora-scaled=my-adapter.gguf:0.5 -c 8192",
+            "--lora-scaled my-adapter.gguf:0.5",
+        ),
+        (
+            "FROM qwen3:8b\nADAPTER ./my-adapter.gguf\nPARAMETER num_ctx 8192",
+            "ADAPTER ./my-adapter.gguf",
+        ),
+    ] {
+        let read = paste::read(text).expect("reads");
+        let said = read
+            .unknown
+            .iter()
+            .find(|u| u.starts_with(shown))
+            .unwrap_or_else(|| panic!("{text}: {:?}", read.unknown));
+        assert!(
+            said.contains("LoRA adapter") && said.contains("not counted"),
+            "{said}"
+        );
+        assert!(
+            read.keys
+                .iter()
+                .any(|s| s.key.text() == "ctx" || s.key.text() == "num_ctx"),
+            "{text}: {:?}",
+            read.keys.iter().map(|s| s.key.text()).collect::<Vec<_>>()
+        );
+    }
+}

@@ -50,6 +50,9 @@ enum To {
     HfRepo,
     /// vLLM's `--dtype`: the weights' dtype unless a quantization says.
     Dtype,
+    /// A setting that changes memory vramfit does not size: its value
+    /// taken, and listed as unknown with what it costs.
+    Unsized(&'static str),
 }
 
 struct Flag {
@@ -96,11 +99,17 @@ fn split_list(v: &str) -> Option<String> {
 }
 
 /// llama.cpp's flags (`common/arg.cpp`).
+/// llama.cpp b10488's LoRA adapter (`llama_adapter_lora_init_impl`:
+/// each pair in the buffer of the weight it adapts; measured,
+/// `scripts/measure/llamacpp/lora/NOTES.md`).
+const LORA_UNSIZED: &str = "a LoRA adapter, not counted: llama.cpp loads it beside the weights it adapts, on their device (in f16 about 2 × rank × (inputs + outputs) bytes per adapted matrix), and --fit does not count it";
+
 const LLAMA: &[Flag] = &[
     flag(&["-m", "--model"], To::Model),
     flag(&["-hf", "-hfr", "--hf-repo"], To::HfRepo),
     flag(&["-hff", "--hf-file"], To::Model),
     flag(&["-c", "--ctx-size"], To::Key(Key::Ctx)),
+    flag(&["--lora", "--lora-scaled"], To::Unsized(LORA_UNSIZED)),
     flag(&["-b", "--batch-size"], To::Key(Key::NBatch)),
     flag(&["-ub", "--ubatch-size"], To::Key(Key::NUbatch)),
     flag(
@@ -610,6 +619,10 @@ fn flags(words: &[String], prog: Program, c: &mut Collector) {
                     None => c.set(k, default, &name),
                 }
             }
+            To::Unsized(why) => {
+                let shown = value(&mut i).map_or(name.clone(), |v| format!("{name} {v}"));
+                c.unknown(format!("{shown}: {why}"));
+            }
             to
             @ (To::Key(_) | To::Map(..) | To::Append(_) | To::Model | To::HfRepo | To::Dtype) => {
                 let Some(v) = value(&mut i) else {
@@ -676,7 +689,7 @@ fn valued(
                 c.set(Key::Weights, w, &from);
             }
         }
-        To::Switch(..) | To::Optional(..) => {}
+        To::Switch(..) | To::Optional(..) | To::Unsized(_) => {}
     }
 }
 
