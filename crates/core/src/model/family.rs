@@ -516,7 +516,8 @@ pub enum RopeStyle {
     /// Half-width cos and sin applied to each half of the head, then
     /// concatenated (gpt-oss).
     Split,
-    /// A complex64 `freqs_cis` table (DeepSeek-V2).
+    /// A complex64 `freqs_cis` table (DeepSeek-V2; Llama 4, whose
+    /// `apply_rotary_emb` turns q and k together).
     Complex,
     /// Llama's cos and sin over the rotary part of a latent head (fp32,
     /// cast to the model's dtype), applied to its interleaved pairs
@@ -1094,7 +1095,8 @@ pub struct Spec {
     pub query_scale: bool,
     /// The full-attention layers take no RoPE (nor the q/k norm, which
     /// follows it) and scale their query by the temperature instead
-    /// (`query_scale`); the sliding (chunked) layers are the rotated ones
+    /// (`query_scale`), by scales in fp32 (`positions.float()`); the
+    /// sliding (chunked) layers are the rotated ones
     /// (Llama 4's `no_rope_layers`: transformers 5.23
     /// `Llama4TextAttention.forward`, `use_rope`).
     pub nope_full: bool,

@@ -2650,10 +2650,12 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
             };
             let widths = u64::from(spec.rope_tables.saturating_sub(1)) * rotary
                 + u64::from(spec.rope_tables.min(1)) * global;
-            // Llama 4's one complex64 table (`freqs_cis`): 8 bytes each of
-            // width / 2 in every dtype (measured:
-            // `scripts/measure/families/llama4/attn/NOTES.md`).
-            per_position += if spec.rope == RopeStyle::Complex && spec.qkv != Qkv::Latent {
+            // DeepSeek-V2's and Llama 4's one complex64 table
+            // (`freqs_cis`, `torch.polar`): 8 bytes each of width / 2 in
+            // every dtype (measured: `scripts/measure/families/llama4/attn/
+            // NOTES.md`; tiny DeepSeek-V2 under autocast, forward +0.02% →
+            // exact in `families.jsonl`).
+            per_position += if spec.rope == RopeStyle::Complex {
                 4 * widths
             } else {
                 2 * widths * if c.mode == Mode::Half { 2 } else { 4 }
