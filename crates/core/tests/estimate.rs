@@ -1071,3 +1071,32 @@ fn gpt_neox_on_transformers_4_is_refused_next_to_the_field() {
     let e = est("model=pythia-1b&transformers=5");
     assert_eq!(e.params, 1_011_781_632);
 }
+
+/// Llama 4 without a chunk: which layers take RoPE is not known (vramfit
+/// knows them as the chunked ones), said by both workloads; with its chunk
+/// nothing is said.
+#[test]
+fn llama4_without_a_chunk_says_its_rotated_layers_are_unknown() {
+    let said = |e: &Estimate| {
+        e.caveats
+            .iter()
+            .any(|c| c.contains("attention_chunk_size null"))
+    };
+    for q in [
+        "model=llama4-scout&batch=1&seq=512",
+        "task=infer&engine=transformers&model=llama4-scout&prompt=512&new=4",
+    ] {
+        let run = |q: &str| {
+            let s = scenario(q);
+            if q.starts_with("task=infer") {
+                vramfit_core::infer::estimate(&s.infer_run())
+            } else {
+                estimate(&s.train_run())
+            }
+            .unwrap_or_else(|e| panic!("{q}: {e}"))
+        };
+        assert!(!said(&run(q)), "{q}");
+        let none = format!("{q}&sliding_window=0");
+        assert!(said(&run(&none)), "{none}");
+    }
+}

@@ -266,6 +266,10 @@ pub struct Architecture {
     pub gathered_tp: u32,
 }
 
+/// Llama 4 without a chunk (`attention_chunk_size` null): which layers
+/// take RoPE is not kept (vramfit knows them as the chunked ones).
+const NOPE_UNKNOWN: &str = "without a chunk (attention_chunk_size null) the layers with RoPE are not known: every layer is taken as a full one without RoPE (no q/k norm, the query's temperature on each); transformers' generate and training may differ by their attention's q and k copies";
+
 impl Architecture {
     /// Every number 0 and the default family: a base for constructors
     /// (`Architecture { hidden: .., ..Architecture::BLANK }`), never a model.
@@ -790,6 +794,9 @@ impl Architecture {
     /// share, layer 0's kind in training), the workloads say it with this.
     /// MLX refuses such a model (it builds the pattern from the interval).
     pub fn layer_order_caveat(&self) -> Option<String> {
+        if self.family.spec().nope_full && self.sliding_window == 0 {
+            return Some(NOPE_UNKNOWN.into());
+        }
         let rule = self.family.spec().linear?;
         // Layers of one kind only: no order to keep.
         let kinds = [self.linear_layers, self.ffn_layers, self.attention_layers()];
@@ -868,7 +875,9 @@ impl Architecture {
     }
 
     /// Whether layer `l` takes no RoPE (Llama 4's full layers,
-    /// `Spec::nope_full`; the chunked ones are the rotated ones).
+    /// `Spec::nope_full`; the chunked ones are the rotated ones). Without
+    /// a chunk every layer is full, so taken as one without RoPE: said by
+    /// [`Architecture::layer_order_caveat`].
     pub fn nope_at(&self, l: u32) -> bool {
         self.family.spec().nope_full && !self.slides(l)
     }
