@@ -222,6 +222,11 @@ fn served_view(page: Page, v: &Served) -> impl IntoView {
             "Requested (gpu_memory_utilization × the GPU)",
             v.requested_bytes,
         ),
+        (
+            "served-lora",
+            "LoRA adapter (--lora: every device; not counted by --fit)",
+            v.lora_bytes,
+        ),
     ];
     let pool = match (v.kv_blocks, v.kv_tokens) {
         (Some(blocks), Some(tokens)) => Some(format!(
@@ -332,6 +337,10 @@ fn layer_split(page: Page, v: &Served) -> impl IntoView {
                     ". It leaves out {} of key/value cache: Ollama keeps one KV buffer line a device from llama-server's log, and this model prints two (the full-attention cache's, then the sliding-window cache's).",
                     page.show(ps.kv_unlisted)
                 ))}
+                {(ps.lora_unlisted.get() > 0).then(|| format!(
+                    " It leaves out the LoRA adapter's {}: llama-server prints it in a line Ollama does not sum.",
+                    page.show(ps.lora_unlisted)
+                ))}
             </p>
         })}
         <div class="split">
@@ -348,10 +357,15 @@ fn layer_split(page: Page, v: &Served) -> impl IntoView {
                     <span class="split-what">{gpu_what(g)}</span>
                     <strong>{page.show(g.total_bytes)}</strong>
                     <span class="bytes">{format!(
-                        "weights {} · cache {} · compute {}",
+                        "weights {} · cache {} · compute {}{}",
                         page.show(g.weights_bytes),
                         page.show(g.kv_cache_bytes),
-                        page.show(g.compute_bytes)
+                        page.show(g.compute_bytes),
+                        if g.lora_bytes.get() > 0 {
+                            format!(" · LoRA {}", page.show(g.lora_bytes))
+                        } else {
+                            String::new()
+                        }
                     )}</span>
                 </div>
             }).collect_view()}

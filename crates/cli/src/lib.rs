@@ -157,6 +157,7 @@ fn served(e: &Estimate, s: &Scenario, out: &mut String) {
         ("non-torch memory", v.non_torch_bytes),
         ("CUDA graphs", v.cudagraph_bytes),
         ("requested (utilization × total)", v.requested_bytes),
+        ("LoRA adapter (--lora, every device)", v.lora_bytes),
     ];
     for (name, b) in bytes {
         if let Some(b) = b {
@@ -198,10 +199,17 @@ fn served(e: &Estimate, s: &Scenario, out: &mut String) {
                 ps.kv_unlisted
             ));
         }
+        if ps.lora_unlisted.get() > 0 {
+            out.push_str(&format!(
+                "  ollama ps leaves out {} bytes ({}) of LoRA adapter: its line is not one of the buffer lines Ollama sums\n",
+                ps.lora_unlisted.get(),
+                ps.lora_unlisted
+            ));
+        }
     }
     for g in &v.gpus {
         out.push_str(&format!(
-            "  GPU {}: {} layers{}, weights {} + cache {} + compute {} = {} bytes ({}){}\n",
+            "  GPU {}: {} layers{}, weights {} + cache {} + compute {}{} = {} bytes ({}){}\n",
             g.gpu,
             g.layers,
             if g.output_layer {
@@ -212,6 +220,11 @@ fn served(e: &Estimate, s: &Scenario, out: &mut String) {
             g.weights_bytes.get(),
             g.kv_cache_bytes.get(),
             g.compute_bytes.get(),
+            if g.lora_bytes.get() > 0 {
+                format!(" + LoRA {}", g.lora_bytes.get())
+            } else {
+                String::new()
+            },
             g.total_bytes.get(),
             g.total_bytes,
             if g.phases {

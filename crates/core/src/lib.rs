@@ -23,6 +23,7 @@ pub mod gpus;
 pub mod import;
 pub mod infer;
 pub mod inputs;
+pub mod lora;
 pub mod model;
 pub mod paste;
 pub mod query;

@@ -491,6 +491,9 @@ pub struct Served {
     /// side; the phases are the fullest GPU's.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<GpuShare>,
+    /// llama.cpp, Ollama: a LoRA adapter's buffers, on every device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lora_bytes: Option<Bytes>,
     /// Ollama: what `ollama ps` (and `/api/ps`) reports of the load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_ps: Option<OllamaPs>,
@@ -507,6 +510,9 @@ pub struct OllamaPs {
     /// buffer` line a device, and a model with sliding-window layers
     /// prints two (the full-attention cache's, then the sliding one's).
     pub kv_unlisted: Bytes,
+    /// A LoRA adapter (`ADAPTER`) held but not in `size`: Ollama sums
+    /// llama-server's buffer lines, and the adapter's is not one it reads.
+    pub lora_unlisted: Bytes,
     /// CONTEXT: `num_ctx`, per sequence.
     pub context: u32,
 }
@@ -569,10 +575,18 @@ pub struct GpuShare {
     /// The key/value cache and a hybrid's recurrent state.
     pub kv_cache_bytes: Bytes,
     pub compute_bytes: Bytes,
-    /// The three and the CUDA context: what the device holds.
+    /// A LoRA adapter's tensors here (llama.cpp's `--lora`).
+    #[serde(skip_serializing_if = "none")]
+    pub lora_bytes: Bytes,
+    /// These and the CUDA context: what the device holds.
     pub total_bytes: Bytes,
     /// The phases are this GPU's (the fullest).
     pub phases: bool,
+}
+
+/// No bytes: a field left out of the JSON.
+fn none(b: &Bytes) -> bool {
+    b.get() == 0
 }
 
 /// A ratio in hundredths, written as a decimal number (vLLM prints its

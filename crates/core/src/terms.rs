@@ -295,8 +295,10 @@ term_ids! {
     LocalWeights = Parameters, "the GGUF's tensors on the GPU (the layers -ngl puts there, the output layer; CUDA pads quantized rows)";
     LocalKv = KvCache, "key/value cache of the layers on the GPU (n_ctx cells, each row in the cache type's blocks)";
     LocalCompute = Activations, "compute buffer of the largest graph (llama.cpp sizes it by reserving its graphs: estimated)";
+    LocalLora = Parameters, "the LoRA adapter's tensors on the GPU (--lora: A and B of each adapted weight there, in the adapter's type; loaded after --fit placed the model, which does not count them)";
     LocalHostWeights = Parameters, "the GGUF's tensors in host memory: the token embedding, the layers left on the CPU (host)";
     LocalHostKv = KvCache, "key/value cache of the layers on the CPU (host)";
+    LocalHostLora = Parameters, "the LoRA adapter's tensors in host memory, beside the layers left on the CPU (host)";
     LocalHostCompute = Activations, "the CPU's compute buffer (host)";
     LocalOutput = Logits, "the output buffer: logits of a batch's outputs (host)";
     MlxWeights = Parameters, "weights as mlx_lm.convert writes them (quantized: packed N-bit weights and per group a scale and a bias, or one 8-bit scale in the mxfp4, nvfp4 and mxfp8 modes)";

@@ -2616,6 +2616,7 @@ fn ollama_ps_columns() {
         size: Bytes(size),
         size_vram: Bytes(vram),
         kv_unlisted: Bytes::ZERO,
+        lora_unlisted: Bytes::ZERO,
         context: 4096,
     };
     let table: [((u64, u64), &str, &str); 9] = [

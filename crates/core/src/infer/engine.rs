@@ -9,6 +9,7 @@
 
 use super::run::{Engine, MlxWeights};
 use crate::inputs::Overhead;
+use crate::lora::AdapterType;
 use crate::model::gguf::FileType;
 use crate::model::WeightFormat;
 
@@ -125,6 +126,10 @@ pub struct EngineSpec {
     /// ([`Overhead::CONTEXT_TORCH`], measured, for transformers and
     /// training; [`Overhead::CONTEXT_ASSUMED`] for the others).
     pub context_mib: u32,
+    /// The type of a LoRA adapter it loads when the link does not say
+    /// (`None`: vramfit does not size its adapters): llama.cpp's from
+    /// `convert_lora_to_gguf.py` (f32), Ollama's own conversion (f16).
+    pub adapter_type: Option<AdapterType>,
     pub words: Words,
 }
 
@@ -152,6 +157,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         context: ContextBy::Request,
         caching_allocator: true,
         context_mib: Overhead::CONTEXT_TORCH,
+        adapter_type: None,
         words: Words {
             panel: "Engine arguments",
             weights: "Weights (as loaded)",
@@ -170,6 +176,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         context: ContextBy::Model,
         caching_allocator: true,
         context_mib: Overhead::CONTEXT_ASSUMED,
+        adapter_type: None,
         words: Words {
             panel: "vLLM engine arguments",
             weights: "Weights (as loaded)",
@@ -191,6 +198,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         context: ContextBy::Engine,
         caching_allocator: false,
         context_mib: Overhead::CONTEXT_ASSUMED,
+        adapter_type: Some(AdapterType::F32),
         words: Words {
             panel: "llama-server arguments",
             weights: GGUF_WEIGHTS,
@@ -208,6 +216,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         context: ContextBy::Engine,
         caching_allocator: false,
         context_mib: Overhead::CONTEXT_ASSUMED,
+        adapter_type: Some(AdapterType::F16),
         words: Words {
             panel: "Ollama settings",
             weights: GGUF_WEIGHTS,
@@ -225,6 +234,7 @@ pub static ENGINES: [EngineSpec; 5] = [
         context: ContextBy::Request,
         caching_allocator: false,
         context_mib: Overhead::CONTEXT_ASSUMED,
+        adapter_type: None,
         words: Words {
             panel: "mlx-lm arguments",
             weights: "Weights (as mlx_lm.convert writes them)",

@@ -6,6 +6,7 @@
 use super::local::{builds, FileName, ReadFile};
 use crate::choice::{bounded, choice_enum};
 use crate::inputs::{Attn, Batch, Capacity, Overhead};
+use crate::lora::{Adapter, AdapterType, LoraRank, Targets};
 use crate::model::gguf::{FileType, GgmlType};
 use crate::model::{Architecture, FormatOptions, WeightFormat};
 use crate::regex::Regex;
@@ -817,6 +818,28 @@ pub struct Inference {
     /// The read file's bytes, which replace the prediction for `gguf`.
     #[serde(serialize_with = "text")]
     pub file_bytes: Option<ReadFile>,
+    /// A LoRA adapter loaded beside the model (llama.cpp, Ollama).
+    pub lora: LoraArgs,
+}
+
+/// A LoRA adapter as a link describes it: the rank it was trained at
+/// (`None`: no adapter), its targets, its GGUF type (`None`: the engine's
+/// [`super::engine::EngineSpec::adapter_type`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LoraArgs {
+    pub r: Option<LoraRank>,
+    pub targets: Targets,
+    pub ty: Option<AdapterType>,
+}
+
+impl Default for LoraArgs {
+    fn default() -> Self {
+        LoraArgs {
+            r: None,
+            targets: Targets::ALL,
+            ty: None,
+        }
+    }
 }
 
 fn text<T: std::fmt::Display, S: serde::Serializer>(
@@ -834,6 +857,17 @@ fn file_type<S: serde::Serializer>(t: &FileType, s: S) -> Result<S::Ok, S::Error
 }
 
 impl Inference {
+    /// The adapter the engine loads, its type resolved (`None`: none, or
+    /// an engine vramfit does not size adapters for).
+    pub fn adapter(&self) -> Option<Adapter> {
+        let ty = self.lora.ty.or(self.engine.spec().adapter_type)?;
+        self.lora.r.map(|r| Adapter {
+            r,
+            targets: self.lora.targets,
+            ty,
+        })
+    }
+
     /// The format's options.
     pub fn format_options(&self) -> FormatOptions {
         FormatOptions {
@@ -883,6 +917,7 @@ impl Default for Inference {
             mlx: MlxArgs::default(),
             file: None,
             file_bytes: None,
+            lora: LoraArgs::default(),
         }
     }
 }

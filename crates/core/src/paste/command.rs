@@ -102,7 +102,7 @@ fn split_list(v: &str) -> Option<String> {
 /// llama.cpp b10488's LoRA adapter (`llama_adapter_lora_init_impl`:
 /// each pair in the buffer of the weight it adapts; measured,
 /// `scripts/measure/llamacpp/lora/NOTES.md`).
-const LORA_UNSIZED: &str = "a LoRA adapter, not counted: llama.cpp loads it beside the weights it adapts, on their device (in f16 about 2 × rank × (inputs + outputs) bytes per adapted matrix), and --fit does not count it";
+const LORA_UNSIZED: &str = "a LoRA adapter, not counted until its rank is given: set lora_r (and lora_targets, lora_type: convert_lora_to_gguf writes f32 unless told) to hold it beside the weights it adapts, on their device; --fit does not count it";
 
 const LLAMA: &[Flag] = &[
     flag(&["-m", "--model"], To::Model),

@@ -95,7 +95,7 @@ pub(crate) fn read(text: &str, c: &mut Collector) -> String {
                 parameter(name, v.trim(), t, c);
             }
             "adapter" => c.unknown(format!(
-                "{t}: a LoRA adapter on the model, not counted: Ollama passes it to llama-server (--lora), which loads it beside the weights it adapts, on their device; Ollama's own total leaves it out too (its LoRA buffer line is not among those it sums)"
+                "{t}: a LoRA adapter on the model, not counted until its rank is given: set lora_r (and lora_targets; Ollama converts a PEFT adapter to f16) to hold it beside the weights it adapts, on their device, as llama-server (--lora) does; Ollama's own total leaves it out (its LoRA buffer line is not among those it sums)"
             )),
             _ => {}
         }

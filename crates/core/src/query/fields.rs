@@ -18,6 +18,7 @@ use crate::inputs::Iters;
 use crate::inputs::Leak;
 use crate::inputs::Overhead;
 use crate::inputs::View;
+use crate::lora::{AdapterType, LoraRank, Targets};
 use crate::model::gguf::FileType;
 use crate::model::presets;
 use crate::model::ArchOverrides;
@@ -30,7 +31,6 @@ use crate::train::run::Ckpt;
 use crate::train::run::DsBuckets;
 use crate::train::run::Dtype;
 use crate::train::run::GradAccum;
-use crate::train::run::LoraRank;
 use crate::train::run::Offload;
 use crate::train::run::Optimizer;
 use crate::train::run::Parallel;
@@ -38,7 +38,6 @@ use crate::train::run::Prob;
 use crate::train::run::Quant;
 use crate::train::run::SeqLen;
 use crate::train::run::Shard;
-use crate::train::run::Targets;
 use crate::train::run::Trainer;
 use crate::train::run::Training;
 use crate::train::run::Transformers;
@@ -521,22 +520,26 @@ pub static FIELDS: &[Field] = &[
         key: Key::LoraR,
         kind: FieldKind::Count { min: 0, max: LoraRank::MAX as u64 },
         group: Group::Run,
-        tasks: Tasks::Train,
+        tasks: Tasks::Both,
         label: "LoRA rank",
-        help: "LoRA adapters of this rank on every linear layer (0: full fine-tuning).",
+        help: "Training: LoRA adapters of this rank on every linear layer (0: full fine-tuning). Running: an adapter of this rank loaded beside the model (llama.cpp's --lora, Ollama's ADAPTER; 0: none).",
         implied: |_| String::new(),
         apply: |d, v| {
             let r = count(v, 0, LoraRank::MAX, Some)?;
             d.train.lora_r = LoraRank::new(r);
+            d.infer.lora.r = d.train.lora_r;
             Ok(())
         },
-        write: |s| Some(s.train.lora_r.map_or(0, LoraRank::get).to_string()),
+        write: |s| match s.task {
+            Task::Train => Some(s.train.lora_r.map_or(0, LoraRank::get).to_string()),
+            Task::Infer => s.infer.lora.r.map(|r| r.get().to_string()),
+        },
     },
     Field {
         key: Key::LoraTargets,
         kind: FieldKind::Text,
         group: Group::Run,
-        tasks: Tasks::Train,
+        tasks: Tasks::Both,
         label: "LoRA targets",
         help: "Which modules get adapters: all (every linear layer but the head, peft's all-linear), attn (q, k, v, o), or a list of projections (q,v or gate,up,down) or of the model's module names as in peft's target_modules (q_proj,v_proj; qkv_proj; c_attn; Mixtral's experts w1,w2,w3).",
         implied: |_| "all".into(),
@@ -547,9 +550,30 @@ pub static FIELDS: &[Field] = &[
                     echo(&word)
                 ),
             })?;
+            d.infer.lora.targets = d.train.lora_targets;
             Ok(())
         },
-        write: |s| (s.train.lora_targets != Targets::ALL).then(|| s.train.lora_targets.text()),
+        write: |s| {
+            let t = match s.task {
+                Task::Train => s.train.lora_targets,
+                Task::Infer => s.infer.lora.targets,
+            };
+            (t != Targets::ALL).then(|| t.text())
+        },
+    },
+    Field {
+        key: Key::LoraType,
+        kind: FieldKind::Choice(AdapterType::OPTIONS),
+        group: Group::Run,
+        tasks: Tasks::Infer,
+        label: "LoRA adapter type",
+        help: "The type of the adapter's GGUF: convert_lora_to_gguf.py --outtype (f32 unless told), f16 from Ollama's own conversion, q8_0 (rows not a multiple of 32 stay f16).",
+        implied: |s| s.infer.engine.spec().adapter_type.map_or_else(String::new, |t| t.key().to_string()),
+        apply: |d, v| {
+            d.infer.lora.ty = Some(choice(v, AdapterType::from_key, AdapterType::keys_joined)?);
+            Ok(())
+        },
+        write: |s| s.infer.lora.ty.map(|t| t.key().to_string()),
     },
     Field {
         key: Key::LoraDropout,

@@ -68,6 +68,7 @@ keys! {
     LoraTargets = "lora_targets",
     LoraDropout = "lora_dropout",
     Dora = "dora",
+    LoraType = "lora_type",
     Quant = "quant",
     DoubleQuant = "double_quant",
     BnbCompute = "bnb_compute",

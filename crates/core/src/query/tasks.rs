@@ -15,7 +15,9 @@ use crate::infer::run::{
 };
 use crate::inputs::Attn;
 use crate::inputs::View;
+use crate::lora::Targets;
 use crate::model::family::Positions;
+use crate::model::ExpertLayout;
 use crate::model::WeightFormat;
 use crate::scenario::{Scenario, Task};
 use crate::train::run::Parallel;
@@ -91,6 +93,9 @@ const READ_BY: &[(Key, &[Engine])] = &[
     (Key::BnbCompute, &[Engine::Transformers]),
     (Key::File, &[Engine::Llamacpp, Engine::Ollama]),
     (Key::FileBytes, &[Engine::Llamacpp, Engine::Ollama]),
+    (Key::LoraR, &[Engine::Llamacpp, Engine::Ollama]),
+    (Key::LoraTargets, &[Engine::Llamacpp, Engine::Ollama]),
+    (Key::LoraType, &[Engine::Llamacpp, Engine::Ollama]),
 ];
 
 /// Keys an engine reads only at their default: any other value is refused
@@ -134,7 +139,10 @@ pub(super) fn reads(i: &Inference, f: &Field) -> bool {
     let single = i.llama.split_mode == SplitMode::Single;
     // MLX's microscaling modes take their own group.
     let mlx_group = i.mlx_weights.quant().is_none_or(|q| q.affine);
+    // An adapter's targets and type, once there is one.
+    let adapter = i.lora.r.is_some() || !matches!(key, Key::LoraTargets | Key::LoraType);
     readers(f).contains(&i.engine)
+        && adapter
         && (grouped || key != Key::GroupSize)
         && (bnb4 || !bnb_option)
         && (single || key != Key::MainGpu)
@@ -156,6 +164,8 @@ fn unread_because(i: &Inference, f: &Field) -> String {
         "only GPTQ and AWQ weights have groups".into()
     } else if f.key == Key::MainGpu {
         "split_mode is layer: every GPU holds layers (main_gpu is read with split_mode=none)".into()
+    } else if matches!(f.key, Key::LoraTargets | Key::LoraType) {
+        "lora_r is 0: no adapter is loaded".into()
     } else if f.key == Key::QGroupSize {
         "MLX's mxfp4, nvfp4 and mxfp8 take their mode's group (32, 16, 32)".into()
     } else {
@@ -228,6 +238,9 @@ fn kept(i: &Inference) -> Inference {
             (out.prompt, out.new) = (i.prompt, i.new);
         }
     }
+    if matches!(i.engine, Engine::Llamacpp | Engine::Ollama) && i.lora.r.is_some() {
+        out.lora = i.lora;
+    }
     if matches!(i.engine, Engine::Transformers | Engine::Vllm) {
         if matches!(i.weights, WeightFormat::Gptq | WeightFormat::Awq) {
             out.group_size = i.group_size;
@@ -251,7 +264,35 @@ pub(super) fn check_infer(
     engine_conflicts(s, texts, notices);
     let notes = model_limits(s, texts, notices);
     unread(s, texts, notices);
+    check_adapter(s, texts, notices);
     notes
+}
+
+/// An adapter's targets must be modules the family has, whole, as for
+/// training (peft adapts modules, and refuses names it does not find).
+fn check_adapter(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
+    let l = &mut s.infer.lora;
+    if l.r.is_none() {
+        return;
+    }
+    let Some(why) = s
+        .arch
+        .and_then(|a| l.targets.misfit(&a, ExpertLayout::Stacked))
+    else {
+        return;
+    };
+    let value = texts
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == Key::LoraTargets)
+        .map_or_else(|| l.targets.text(), |(_, v)| v.to_string());
+    notices.push(Notice::Invalid {
+        key: Key::LoraTargets,
+        value,
+        error: FieldError::Conflict(why),
+        default: Targets::ALL.text(),
+    });
+    l.targets = Targets::ALL;
 }
 
 /// The weights given against what the engine loads: checkpoints

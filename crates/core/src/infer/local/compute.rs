@@ -42,6 +42,7 @@
 //! family's extra tensors (q/k norms, sinks, biases), graphs that are not
 //! a transformer's (a hybrid's recurrent layers).
 
+use super::adapter::LoraShape;
 use super::model::LocalModel;
 use super::params::{builds, Backend, Resolved, MAX_DEVICES};
 use super::placement::Place;
@@ -100,6 +101,9 @@ pub struct Settings {
     /// Widest K and V row of a layer (elements).
     pub k_width: u64,
     pub v_width: u64,
+    /// A LoRA adapter's matmuls in the graph (`--lora`), once the warm-up
+    /// reserves it again with them.
+    pub lora: Option<LoraShape>,
 }
 
 /// `GGML_OP_OFFLOAD_MIN_BATCH`: the least batch the GPU backends take an
@@ -139,12 +143,77 @@ fn stages(m: &LocalModel, r: &Resolved, s: &Settings, mask: u128, dequant: bool)
         (_, true) => 8 * n_kv * ub,
         (_, false) => 16 * n_kv * ub,
     };
-    Terms {
+    let t = Terms {
         output: hidden + 4 * u128::from(d.n_vocab) * u128::from(r.n_outputs),
         attention: 2 * hidden + q + kv_in + masks + core + indexer,
         ffn: 2 * hidden + 12 * u128::from(d.ffn) * ub + masks,
         inputs: hidden + masks,
+    };
+    match s.lora {
+        None => t,
+        Some(l) => with_lora(
+            t,
+            l,
+            &Live {
+                base: 2 * hidden + masks,
+                hidden,
+                q,
+                ffn: 4 * u128::from(d.ffn) * ub,
+                ax: 4 * u128::from(l.rank) * ub,
+                flash: s.flash_attn,
+            },
+        ),
     }
+}
+
+/// What is live around an adapted matmul: the stage's hidden states and
+/// masks (`base`), one hidden state, the queries, one MLP activation, and
+/// the adapter's `ax` (`{r, n_tokens}` f32).
+struct Live {
+    base: u128,
+    hidden: u128,
+    q: u128,
+    ffn: u128,
+    ax: u128,
+    flash: bool,
+}
+
+/// The stages with an adapter's matmuls (`build_lora_mm`: `ax = A·x`,
+/// then `B·ax` the size of the result, added into it). Measured on
+/// b10488's CPU build with ggml-alloc's trace at the peak
+/// (`scripts/measure/llamacpp/lora/NOTES.md` (b), `raw/adbg`):
+/// - attention with flash attention peaks at the query projection, its
+///   result and its rotated copy live: `B·ax` takes the copy's place and
+///   `ax` comes on top (+`r·n_tokens·4`, exact); without it the scores
+///   are the peak and the projection's moment is smaller;
+/// - the MLP runs the gate first (`swiglu`'s first source): its result,
+///   `ax` and `B·ax` before the up projection exists, which passes the
+///   stage's three activations when `r` is wider than the MLP
+///   (+`(r − n_ff)·n_tokens·4`, exact); the up projection's `B·ax` takes
+///   the GLU's place and its `ax` a hole one hidden state wide, left by
+///   the attention (0 measured up to that width); the down projection's
+///   moment is the GLU, its result, `B·ax` and `ax`.
+fn with_lora(t: Terms, l: LoraShape, v: &Live) -> Terms {
+    let mut out = t;
+    if l.attn {
+        out.attention = if v.flash {
+            t.attention + v.ax
+        } else {
+            t.attention.max(v.base + 2 * v.q + v.ax)
+        };
+    }
+    if l.gate {
+        out.ffn = out.ffn.max(v.base + 2 * v.ffn + v.ax);
+    }
+    if l.up {
+        out.ffn = out
+            .ffn
+            .max(v.base + 3 * v.ffn + v.ax.saturating_sub(v.hidden));
+    }
+    if l.down {
+        out.ffn = out.ffn.max(v.base + v.ffn + 2 * v.hidden + v.ax);
+    }
+    out
 }
 
 /// Bytes per mask element on a GPU (the F16 cast, or the F32 copy

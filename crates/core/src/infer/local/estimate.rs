@@ -3,6 +3,7 @@
 //! Apple silicon. What is on the GPU is the estimate; what llama.cpp keeps
 //! in host memory is its `host_bytes`.
 
+use super::adapter::LoadedAdapter;
 use super::mlx::{mlx, Mlx};
 use super::ollama::{ollama_with, Ollama};
 use super::{
@@ -188,15 +189,21 @@ pub fn llama_estimate(
     let gpus = gpus_used(d, overhead, inf);
     let engine_error = |e: super::LocalError| EstimateError::Engine(e.to_string());
     let w = f.weights();
+    let adapter = inf
+        .adapter()
+        .map(|ad| LoadedAdapter::of(a, &ad))
+        .transpose()
+        .map_err(|e| EstimateError::Engine(format!("the LoRA adapter: {e}")))?;
+    let ad = adapter.as_ref();
     let (report, n_ctx, ollama) = match inf.engine {
         Engine::Ollama => {
-            let r =
-                ollama_with(&m, &w, &ollama_params(a, inf), &gpus, None).map_err(engine_error)?;
+            let r = ollama_with(&m, &w, &ollama_params(a, inf), &gpus, None, ad)
+                .map_err(engine_error)?;
             (r.report, r.num_ctx, true)
         }
         Engine::Llamacpp | Engine::Transformers | Engine::Vllm | Engine::Mlx => {
-            let r =
-                llama_cpp_with(&m, &w, &llama_params(inf), &gpus, None).map_err(engine_error)?;
+            let r = llama_cpp_with(&m, &w, &llama_params(inf), &gpus, None, ad)
+                .map_err(engine_error)?;
             (r, r.plan.resolved.n_ctx, false)
         }
     };
@@ -210,6 +217,7 @@ pub fn llama_estimate(
             size: bytes(ps.size, "the model size")?,
             size_vram: bytes(ps.size_vram, "the model size")?,
             kv_unlisted: bytes(ps.kv_unlisted, "n_ctx")?,
+            lora_unlisted: bytes(ps.lora_unlisted, "lora_r")?,
             context: n_ctx,
         })
     } else {
@@ -231,6 +239,10 @@ pub fn llama_estimate(
         fit: report.fit.map(|a| fit_label(a.status)),
         gpus: shares(p, fullest, overhead)?,
         ollama_ps,
+        lora_bytes: adapter
+            .as_ref()
+            .map(|ad| bytes(ad.bytes(), "lora_r"))
+            .transpose()?,
         ..Served::default()
     }));
     e.caveats = [
@@ -376,7 +388,7 @@ fn file_caveat(inf: &Inference) -> Option<String> {
 /// capacity, the one that decides whether the load fits.
 fn fullest(p: &Plan) -> usize {
     (0..p.n_gpus).fold(0, |best, d| {
-        if p.gpu(d).total() > p.gpu(best).total() {
+        if p.gpu(d).held() > p.gpu(best).held() {
             d
         } else {
             best
@@ -400,7 +412,8 @@ fn shares(p: &Plan, shown: usize, overhead: &Overhead) -> Result<Vec<GpuShare>, 
                 weights_bytes: bytes(g.weights, "the model size")?,
                 kv_cache_bytes: bytes(g.kv + g.recurrent, "n_ctx")?,
                 compute_bytes: bytes(g.compute, "n_ctx")?,
-                total_bytes: bytes(g.total() + ctx, "the model size")?,
+                lora_bytes: bytes(g.lora, "lora_r")?,
+                total_bytes: bytes(g.held() + ctx, "the model size")?,
                 phases: d == shown,
             })
         })
@@ -421,18 +434,26 @@ fn plan_estimate(
     put(&mut t, T::LocalWeights, g.weights);
     put(&mut t, T::LocalKv, g.kv + g.recurrent);
     put(&mut t, T::LocalCompute, g.compute);
+    put(&mut t, T::LocalLora, g.lora);
+    put(&mut t, T::LocalHostLora, p.host.lora);
     put(&mut t, T::LocalHostWeights, p.host.weights);
     put(&mut t, T::LocalHostKv, p.host.kv + p.host.recurrent);
     put(&mut t, T::LocalHostCompute, p.host.compute);
     put(&mut t, T::LocalOutput, p.output_buffer);
     let load = TermSet::of(&[T::LocalWeights]);
-    let serve = load.with(T::LocalKv).with(T::LocalCompute);
-    let host = TermSet::of(&[
+    let serve = load
+        .with(T::LocalKv)
+        .with(T::LocalCompute)
+        .with(T::LocalLora);
+    let mut host = TermSet::of(&[
         T::LocalHostWeights,
         T::LocalHostKv,
         T::LocalHostCompute,
         T::LocalOutput,
     ]);
+    if p.host.lora > 0 {
+        host = host.with(T::LocalHostLora);
+    }
     let ctx = u128::from(local_context(overhead)) << 20;
     let phases = [
         (Phase::Load, Moment::End, load),

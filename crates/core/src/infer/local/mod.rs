@@ -25,6 +25,7 @@
 //! family's `Spec`), never matches on a family; imports nothing of the
 //! codec.
 
+pub mod adapter;
 pub mod compute;
 pub mod estimate;
 pub mod fit;
@@ -141,29 +142,48 @@ pub fn llama_cpp(
     gpus: &[Gpu],
     host_memory: Option<u128>,
 ) -> Result<Report, LocalError> {
-    llama_cpp_with(m, &Weights::from(w), p, gpus, host_memory)
+    llama_cpp_with(m, &Weights::from(w), p, gpus, host_memory, None)
 }
 
-/// [`llama_cpp`] with the weights in any form.
+/// [`llama_cpp`] with the weights in any form, and an adapter loaded
+/// beside the model (`--lora`): `--fit` places the model without it
+/// (it runs before the adapters are loaded, `common/common.cpp:1294-1334`,
+/// b10488); then the adapter goes where the weights it adapts are, and
+/// the warm-up reserves the graph again with its matmuls.
 pub fn llama_cpp_with(
     m: &LocalModel,
     w: &Weights<'_>,
     p: &LlamaCpp,
     gpus: &[Gpu],
     host_memory: Option<u128>,
+    adapter: Option<&adapter::LoadedAdapter>,
 ) -> Result<Report, LocalError> {
     if m.cache.layers > LLAMA_MAX_LAYERS {
         return Err(LocalError::TooManyLayers {
             n_layer: m.cache.layers,
         });
     }
-    if p.fits() {
-        let (a, plan) = fit::fit_planned(m, w, p, gpus, host_memory)?;
-        return Ok(Report { plan, fit: Some(a) });
-    }
-    let placement = Placement::asked(p, m.cache.layers);
-    Ok(Report {
-        plan: plan::Context::new(m, w, p, gpus, p.n_ctx_param())?.plan(w, &placement),
-        fit: None,
-    })
+    let bare = LlamaCpp { lora: None, ..*p };
+    let (n_ctx, placement, fit) = if bare.fits() {
+        let (a, plan) = fit::fit_planned(m, w, &bare, gpus, host_memory)?;
+        if adapter.is_none() {
+            return Ok(Report { plan, fit: Some(a) });
+        }
+        (a.n_ctx, a.placement, Some(a))
+    } else {
+        (p.n_ctx_param(), Placement::asked(p, m.cache.layers), None)
+    };
+    let Some(ad) = adapter else {
+        return Ok(Report {
+            plan: plan::Context::new(m, w, p, gpus, n_ctx)?.plan(w, &placement),
+            fit,
+        });
+    };
+    let adapted = LlamaCpp {
+        lora: Some(ad.shape),
+        ..bare
+    };
+    let plan =
+        plan::Context::new(m, w, &adapted, gpus, n_ctx)?.plan_adapted(w, &ad.layers, &placement);
+    Ok(Report { plan, fit })
 }

@@ -221,6 +221,8 @@ pub fn ps_bytes(plan: &Plan, overflowing: bool, n_layer: u32) -> PsBytes {
         size_vram: vram,
         kv_unlisted: gpus().map(unlisted).sum::<u128>()
             + if whole { 0 } else { unlisted(&plan.host) },
+        lora_unlisted: gpus().map(|d| d.lora).sum::<u128>()
+            + if whole { 0 } else { plan.host.lora },
     }
 }
 
@@ -237,12 +239,17 @@ fn kv_listed(d: &DeviceBytes) -> u128 {
 /// What [`ps_bytes`] finds: `size`, `size_vram`, and the key/value bytes
 /// allocated but not in them (the full-attention cache's buffers whose
 /// line the sliding-window cache's replaced), of the devices `size`
-/// counts.
+/// counts, and the adapter's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PsBytes {
     pub size: u128,
     pub size_vram: u128,
     pub kv_unlisted: u128,
+    /// A LoRA adapter's buffers on the devices `size` counts: llama-server
+    /// prints them (`LoRA buffer size`), but not in a line Ollama's
+    /// `bufferSizeRegex` matches (its kinds: model, KV, compute, output,
+    /// RS; `llm/llama_server.go`, fb30760).
+    pub lora_unlisted: u128,
 }
 
 /// `automaticGenerationBatch` (`server/sched.go:822-913`) for a context of
@@ -313,7 +320,7 @@ pub fn ollama(
     gpus: &[Gpu],
     host_memory: Option<u128>,
 ) -> Result<OllamaReport, LocalError> {
-    ollama_with(m, &Weights::from(w), o, gpus, host_memory)
+    ollama_with(m, &Weights::from(w), o, gpus, host_memory, None)
 }
 
 /// [`ollama`] with the weights in any form.
@@ -323,6 +330,7 @@ pub fn ollama_with(
     o: &Ollama,
     gpus: &[Gpu],
     host_memory: Option<u128>,
+    adapter: Option<&super::adapter::LoadedAdapter>,
 ) -> Result<OllamaReport, LocalError> {
     let ctx = num_ctx(o, m, gpus);
     let np = o.num_parallel.max(1);
@@ -353,6 +361,6 @@ pub fn ollama_with(
         num_parallel: np,
         num_batch,
         llama_server: p,
-        report: llama_cpp_with(m, w, &p, gpus, host_memory)?,
+        report: llama_cpp_with(m, w, &p, gpus, host_memory, adapter)?,
     })
 }

@@ -178,6 +178,10 @@ pub struct LlamaCpp {
     pub fit_target: u128,
     /// `--fit-ctx`: the least context `--fit` sets.
     pub fit_ctx: u32,
+    /// A LoRA adapter's matmuls (`--lora`): the graph the warm-up
+    /// reserves again once the adapter is applied. `--fit` measures the
+    /// model without it ([`super::llama_cpp_adapted`]).
+    pub lora: Option<super::adapter::LoraShape>,
 }
 
 impl LlamaCpp {
@@ -209,6 +213,7 @@ impl LlamaCpp {
             fit: None,
             fit_target: GIB,
             fit_ctx: 4096,
+            lora: None,
         }
     }
 

@@ -32,12 +32,20 @@ pub struct DeviceBytes {
     pub layers: u32,
     /// The output layer is here.
     pub output: bool,
+    /// A LoRA adapter's buffer(s) (`LoRA buffer size`): neither in the
+    /// breakdown nor in `--fit`'s sums ([`super::adapter`]).
+    pub lora: u128,
 }
 
 impl DeviceBytes {
     /// What `--fit` counts for the device: model, context and compute.
     pub const fn total(&self) -> u128 {
         self.weights + self.kv + self.recurrent + self.compute
+    }
+
+    /// What the device holds: [`DeviceBytes::total`] and the adapter.
+    pub const fn held(&self) -> u128 {
+        self.total() + self.lora
     }
 }
 
@@ -150,6 +158,7 @@ impl<'a> Context<'a> {
             op_offload: !p.no_op_offload,
             k_width: rows.full.k.max(rows.swa.k),
             v_width: rows.full.v.max(rows.swa.v),
+            lora: p.lora,
         };
         Ok(Context {
             m,
@@ -224,6 +233,34 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The load placed as `placement` says with an adapter of these
+    /// layers loaded beside it: its pairs go where the weights they adapt
+    /// went (a layer's fraction on its GPU, the rest to the overflow
+    /// place, a host layer's in host memory), each tensor padded as
+    /// [`super::adapter`] says.
+    pub(super) fn plan_adapted(
+        &self,
+        w: &Weights<'_>,
+        adapter: &[super::weights::LayerBytes],
+        placement: &Placement,
+    ) -> Plan {
+        let mut plan = self.plan(w, placement);
+        let layout = Layout::new(self.m.cache.layers, self.p.build, placement, self.gpus);
+        let lora = Weights {
+            token_embd: 0,
+            output: Part::default(),
+            output_norm: 0,
+            tied: true,
+            layers: super::weights::Layers::Each(adapter),
+        };
+        let placed = place_weights(&lora, (&layout, &layout.stretches()), &self.cuda);
+        for (g, b) in plan.gpus.iter_mut().zip(placed.gpu) {
+            g.lora = b;
+        }
+        plan.host.lora = placed.host;
+        plan
+    }
+
     /// The compute buffers of the load: where its work is (the layers on
     /// each GPU and the host's, the output layer's place).
     fn compute_buffers(
@@ -274,6 +311,7 @@ impl Buffers {
                 compute: self.compute.gpu[d],
                 layers: on[d],
                 output: self.output == place,
+                lora: 0,
             },
             Place::Host => DeviceBytes {
                 weights: self.placed.host,
@@ -283,6 +321,7 @@ impl Buffers {
                 compute: self.compute.host,
                 layers: host_layers,
                 output: self.output == place,
+                lora: 0,
             },
         }
     }

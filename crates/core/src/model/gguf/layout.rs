@@ -18,7 +18,7 @@
 
 use super::super::arch::{Architecture, LayerKind};
 use super::super::family::{Blocks, Family, Qkv, Recurrence, Router};
-use super::super::module::ModuleName;
+use super::super::module::{Module, ModuleName};
 use super::super::tensors::{ParamTensor, Place, Role};
 
 /// What `llama-quantize` calls a tensor (`tensor_get_category`, first
@@ -176,6 +176,24 @@ pub(crate) struct Slot {
     /// dimension), `ne[2]` the experts of a 3-D tensor.
     pub ne: [u64; 3],
     pub src: Src,
+    /// The transformers module whose weight it is, which a LoRA adapter
+    /// may adapt ([`Slot::lora`]).
+    pub lora: Option<LoraSource>,
+}
+
+/// The module a GGUF weight comes from, as `convert_lora_to_gguf.py`
+/// pairs an adapter with it: its `lora_A` and `lora_B` mapped to the
+/// tensor's name (`LoraModel.modify_tensors`, llama.cpp b10488), `lora_B`
+/// split by rows where the converter splits the weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LoraSource {
+    pub module: Module,
+    /// The tensor is the module's weight as it is, or a split of its rows
+    /// (`ne[0]` is the module's input width): the adapter's A is the
+    /// module's, its B those rows. `false`: the converter reshapes or
+    /// transposes it (DeepSeek's `kv_b_proj`), which vramfit does not
+    /// follow for an adapter.
+    pub whole: bool,
 }
 
 impl Slot {
@@ -753,6 +771,7 @@ fn weight(name: Name, ne: [u64; 3]) -> Slot {
         cat: name.cat,
         ne,
         src: Src::Weight,
+        lora: None,
     }
 }
 
@@ -762,6 +781,7 @@ fn f32_slot(name: Name, ne: [u64; 3]) -> Slot {
         cat: name.cat,
         ne,
         src: Src::F32,
+        lora: None,
     }
 }
 
@@ -917,6 +937,26 @@ fn kda(a: &Architecture, t: &ParamTensor, out: &mut Vec<Slot>) -> bool {
 /// The GGUF tensors of one transformers tensor `t` (`moe_layer`: it sits
 /// in an MoE layer, where a dense MLP's names are the shared expert's).
 fn push(a: &Architecture, conv: Converter, t: &ParamTensor, moe_layer: bool, out: &mut Vec<Slot>) {
+    let from = out.len();
+    push_slots(a, conv, t, moe_layer, out);
+    let Some(module) = t.module() else { return };
+    // The weights made of `t` (its bias, if any, is a vector).
+    let made = || out[from..].iter().filter(|s| s.n_dims() >= 2);
+    let whole = made().all(|s| s.ne[0] == t.cols)
+        && made().map(|s| s.ne[1] * s.ne[2]).sum::<u64>() == t.rows * t.stack;
+    for s in out[from..].iter_mut().filter(|s| s.n_dims() >= 2) {
+        s.lora = Some(LoraSource { module, whole });
+    }
+}
+
+/// The GGUF tensors `t` becomes, appended to `out`.
+fn push_slots(
+    a: &Architecture,
+    conv: Converter,
+    t: &ParamTensor,
+    moe_layer: bool,
+    out: &mut Vec<Slot>,
+) {
     let (rows, cols) = (t.rows, t.cols);
     let recurrent = t.recurrent
         && match a.family.spec().linear.map(|l| l.kind) {
@@ -1205,4 +1245,64 @@ fn experts(conv: Converter, t: &ParamTensor, out: &mut Vec<Slot>) {
         None => out.push(f32_slot(name!("ffn_down_exps.bias"), [cols, rows, 1])),
         Some(other) => out.push(weight(Name::layer(other.text()), [cols, rows, e])),
     }
+}
+
+/// Why a LoRA adapter's tensors cannot be laid out for a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdapterMisfit {
+    /// The converter reshapes the module's weight (DeepSeek's
+    /// `kv_b_proj` into `attn_k_b` and `attn_v_b`), and vramfit does not
+    /// follow what it makes of an adapter on it.
+    Reshaped(ModuleName),
+    /// The routed experts' stacked weights: peft adapts them as one
+    /// parameter (`ParamWrapper`, rank × experts), which vramfit does not
+    /// follow into a GGUF adapter.
+    Experts(ModuleName),
+}
+
+impl std::fmt::Display for AdapterMisfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AdapterMisfit::Reshaped(m) => write!(
+                f,
+                "the converter reshapes `{}` into other tensors: an adapter on it is not sized (name the other modules in lora_targets)",
+                m.text()
+            ),
+            AdapterMisfit::Experts(m) => write!(
+                f,
+                "`{}` is the routed experts: an adapter on them is not sized for a GGUF runner (lora_targets=attn, or the modules outside the experts, leaves them out)",
+                m.text()
+            ),
+        }
+    }
+}
+
+/// The tensors of a LoRA adapter for `a`, as `convert_lora_to_gguf.py`
+/// (llama.cpp b10488) writes them: for each layer `l` and each weight of
+/// the layer whose module `adapts` selects, `each(l, name, ne)` with the
+/// weight's name (without `blk.N.`) and ggml shape; the adapter's
+/// `lora_a` is `{ne[0], r}` and its `lora_b` `{r, ne[1]}`. Nothing
+/// outside the layers: peft's targets never include the embeddings or
+/// the head.
+pub fn adapter_tensors(
+    a: &Architecture,
+    adapts: &dyn Fn(Module) -> bool,
+    each: &mut dyn FnMut(u32, &'static str, [u64; 3]),
+) -> Result<(), AdapterMisfit> {
+    let layout = Layout::of(a, false);
+    for l in 0..a.layers {
+        for s in layout.slots(a, l) {
+            let Some(src) = s.lora.filter(|src| adapts(src.module)) else {
+                continue;
+            };
+            if !src.whole {
+                return Err(AdapterMisfit::Reshaped(src.module.name));
+            }
+            if s.ne[2] > 1 {
+                return Err(AdapterMisfit::Experts(src.module.name));
+            }
+            each(l, s.name, s.ne);
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,313 @@
+//! A LoRA adapter llama.cpp loads beside the model (`--lora`; Ollama's
+//! `ADAPTER`), held to llama.cpp b10488 run on its CPU backend
+//! (`scripts/measure/llamacpp/lora/`: `raw/table.md` holds every probed
+//! buffer; the base model is `gen.py`'s, here
+//! `fixtures/hf_configs/tiny-lora-llama*.json`).
+//!
+//! 1. The adapter's buffer, to the probed byte, by targets, rank and type.
+//! 2. What the adapter adds to the CPU compute buffer (the warm-up's
+//!    second reserve), against the probed difference with and without it.
+//! 3. Placement: the adapter follows the layers (`-ngl`), `--fit` does
+//!    not count it.
+//! 4. The link: keys read by llama.cpp and Ollama only, notices.
+
+use vramfit_core::infer::local::adapter::LoadedAdapter;
+use vramfit_core::infer::local::{
+    llama_cpp_with, Backend, FlashAttn, FoldedFile, Frontend, Gpu, LlamaCpp, LocalModel, MlaKeys,
+};
+use vramfit_core::lora::{Adapter, AdapterType, LoraRank, Targets};
+use vramfit_core::model::gguf::{FileType, Recipe};
+use vramfit_core::model::{hf_config, Architecture};
+use vramfit_core::query::{decode_strict, RawQuery};
+use vramfit_core::report::Estimate;
+
+fn arch(narrow: bool) -> Architecture {
+    let text = if narrow {
+        include_str!("fixtures/hf_configs/tiny-lora-llama-narrow.json")
+    } else {
+        include_str!("fixtures/hf_configs/tiny-lora-llama.json")
+    };
+    hf_config::read(text).expect("a config").arch
+}
+
+/// (the narrow base, `gen.py`'s adapter name, rank, and the type or the
+/// run).
+type Case<T> = (bool, &'static str, u32, T);
+
+/// `-c`, `-ub`, flash attention.
+type Run = (u32, u32, bool);
+
+fn adapter(targets: &str, r: u32, ty: AdapterType) -> Adapter {
+    Adapter {
+        r: LoraRank::new(r).expect("a rank"),
+        targets: Targets::parse(targets).expect("targets"),
+        ty,
+    }
+}
+
+/// `gen.py`'s adapters by the words of `raw/table.md`'s case names.
+fn targets_of(case: &str) -> &'static str {
+    match case {
+        "attn" => "attn",
+        "all" => "all",
+        "gate" => "gate",
+        "odd" => "q",
+        other => panic!("no adapter {other}"),
+    }
+}
+
+// ---------------------------------------------------------------- 1. the buffer
+
+/// (adapter as `gen.py` names it: targets, rank, type) → the probed
+/// `llama_adapter_lora::bufs` bytes (`raw/table.md`, rows A, H and N).
+#[test]
+fn adapter_buffer_to_the_probed_byte() {
+    use AdapterType::{F16, F32, Q8_0};
+    let rows: &[(Case<AdapterType>, u128)] = &[
+        ((false, "attn", 8, F16), 425_984),
+        ((false, "attn", 64, F16), 3_407_872),
+        ((false, "all", 8, F16), 1_163_264),
+        ((false, "all", 64, F16), 9_306_112),
+        ((false, "all", 64, F32), 18_612_224),
+        ((false, "all", 256, F16), 37_224_448),
+        ((false, "all", 64, Q8_0), 4_943_872),
+        // lora_b's rows are r = 8 wide: not whole blocks of 32, F16.
+        ((false, "all", 8, Q8_0), 894_464),
+        ((false, "odd", 7, F32), 229_376),
+        ((false, "gate", 512, F16), 15_728_640),
+        ((false, "gate", 4096, F16), 125_829_120),
+        ((true, "all", 8, F16), 819_200),
+        ((true, "all", 64, F16), 6_553_600),
+    ];
+    for ((narrow, case, r, ty), probed) in rows {
+        let a = arch(*narrow);
+        let ad = LoadedAdapter::of(&a, &adapter(targets_of(case), *r, *ty)).expect("sized");
+        assert_eq!(ad.bytes(), *probed, "{case} r{r} {ty:?} narrow={narrow}");
+    }
+}
+
+// ---------------------------------------------------------------- 2. the compute buffer
+
+/// The CPU compute buffer of `llama-server -c ctx -np 1 -ub ub -fa fa`
+/// on the f16 base, without and with the adapter.
+fn compute(narrow: bool, ad: Option<&Adapter>, (ctx, ub, fa): Run) -> u128 {
+    let a = arch(narrow);
+    let m = LocalModel::of(&a, MlaKeys::Present);
+    let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
+        .expect("a file");
+    let p = LlamaCpp {
+        n_ctx: Some(ctx),
+        n_parallel: Some(1),
+        n_ubatch: ub,
+        flash_attn: if fa { FlashAttn::On } else { FlashAttn::Off },
+        fit: Some(false),
+        ..LlamaCpp::defaults(Frontend::Server)
+    };
+    let loaded = ad.map(|ad| LoadedAdapter::of(&a, ad).expect("sized"));
+    llama_cpp_with(&m, &f.weights(), &p, &[], None, loaded.as_ref())
+        .expect("a plan")
+        .plan
+        .host
+        .compute
+}
+
+/// (base, adapter, (ctx, ub, flash attention)) → the probed difference
+/// of the CPU compute buffer with the adapter (`raw/table.md`, the last
+/// column): nothing where the base graph peaks in the MLP or at the
+/// scores, the gate's `ax` past the MLP's width, the query projection's
+/// `ax` where the attention peaks there.
+#[test]
+fn compute_buffer_grows_as_probed() {
+    use AdapterType::F16;
+    let rows: &[(Case<Run>, u128)] = &[
+        ((false, "all", 64, (4096, 512, true)), 0),
+        ((false, "all", 64, (4096, 512, false)), 0),
+        ((false, "all", 256, (4096, 512, true)), 0),
+        ((false, "attn", 64, (4096, 512, true)), 0),
+        ((false, "all", 64, (1024, 512, true)), 0),
+        ((false, "all", 64, (8192, 512, false)), 0),
+        ((false, "all", 64, (4096, 1024, true)), 0),
+        ((false, "gate", 2048, (4096, 512, true)), 0),
+        ((false, "gate", 2048, (4096, 128, false)), 0),
+        ((false, "gate", 4096, (4096, 512, false)), 0),
+        ((false, "gate", 4096, (4096, 128, true)), 655_360),
+        ((false, "gate", 4096, (4096, 512, true)), 2_621_440),
+        ((true, "all", 8, (4096, 512, false)), 0),
+        ((true, "all", 64, (4096, 128, false)), 0),
+        ((true, "all", 8, (4096, 128, true)), 4_096),
+        ((true, "all", 64, (4096, 128, true)), 32_768),
+        ((true, "all", 8, (4096, 512, true)), 16_384),
+        ((true, "all", 64, (4096, 512, true)), 131_072),
+    ];
+    for ((narrow, case, r, run), probed) in rows {
+        let ad = adapter(targets_of(case), *r, F16);
+        let delta = compute(*narrow, Some(&ad), *run) - compute(*narrow, None, *run);
+        assert_eq!(delta, *probed, "{case} r{r} {run:?} narrow={narrow}");
+    }
+}
+
+// ---------------------------------------------------------------- 3. placement
+
+fn gpu(gib: u128) -> Gpu {
+    Gpu {
+        backend: Backend::Cuda,
+        free: gib << 30,
+        total: gib << 30,
+    }
+}
+
+/// The adapter's pairs go where the weights they adapt are
+/// (`llama_adapter_lora_init_impl`: `ggml_backend_buffer_get_type` of the
+/// base tensor): `-ngl 2` (the output layer counted) puts the last
+/// layer's pairs on the GPU and the first three's in host memory; every layer of the
+/// f16 adapter here is the same (all targets, r 64: a quarter of
+/// 9 306 112 B each, already whole 128-byte multiples on CUDA).
+#[test]
+fn the_adapter_follows_the_layers() {
+    let a = arch(false);
+    let m = LocalModel::of(&a, MlaKeys::Present);
+    let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
+        .expect("a file");
+    let ad = LoadedAdapter::of(&a, &adapter("all", 64, AdapterType::F16)).expect("sized");
+    let per_layer = 9_306_112 / 4;
+    for (ngl, on_gpu) in [(0, 0), (2, 1), (4, 3), (5, 4)] {
+        let p = LlamaCpp {
+            n_ctx: Some(4096),
+            n_gpu_layers: Some(ngl),
+            fit: Some(false),
+            ..LlamaCpp::defaults(Frontend::Server)
+        };
+        let plan = llama_cpp_with(&m, &f.weights(), &p, &[gpu(24)], None, Some(&ad))
+            .expect("a plan")
+            .plan;
+        assert_eq!(
+            (plan.gpu(0).lora, plan.host.lora),
+            (on_gpu * per_layer, (4 - on_gpu) * per_layer),
+            "-ngl {ngl}"
+        );
+        // Counted beside the breakdown, not in it (`--fit`'s sums).
+        assert_eq!(plan.gpu(0).held(), plan.gpu(0).total() + plan.gpu(0).lora);
+    }
+}
+
+/// `--fit` runs before the adapter is loaded (`common/common.cpp:1294-1334`,
+/// b10488): it decides the same context and layers with and without one,
+/// on GPUs from one that fits everything to one that fits a few layers.
+#[test]
+fn fit_decides_without_the_adapter() {
+    let a = arch(false);
+    let m = LocalModel::of(&a, MlaKeys::Present);
+    let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
+        .expect("a file");
+    let ad = LoadedAdapter::of(&a, &adapter("all", 256, AdapterType::F32)).expect("sized");
+    let p = LlamaCpp {
+        fit_target: 16 << 20,
+        ..LlamaCpp::defaults(Frontend::Server)
+    };
+    for free_mib in [64u128, 128, 256, 512, 2048] {
+        let g = Gpu {
+            backend: Backend::Cuda,
+            free: free_mib << 20,
+            total: free_mib << 20,
+        };
+        let run = |ad| llama_cpp_with(&m, &f.weights(), &p, &[g], None, ad).expect("fits");
+        let (bare, with) = (run(None), run(Some(&ad)));
+        assert_eq!(bare.fit, with.fit, "{free_mib} MiB");
+        assert_eq!(
+            bare.plan.n_gpu_layers, with.plan.n_gpu_layers,
+            "{free_mib} MiB"
+        );
+        assert_eq!(bare.plan.gpu(0).lora, 0);
+        let layers = with.plan.gpu(0).layers;
+        assert_eq!(
+            with.plan.gpu(0).lora,
+            u128::from(layers) * ad.bytes() / 4,
+            "{free_mib} MiB"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- 4. the link
+
+fn estimate(q: &str) -> Estimate {
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+    vramfit_core::infer::estimate(&s.infer_run()).unwrap_or_else(|e| panic!("{q}: {e}"))
+}
+
+/// On llama.cpp and Ollama the adapter is on the GPU with the layers
+/// (Llama 3.1 8B: every linear layer at r 16 is 41 943 040 parameters, 4
+/// bytes each in convert_lora_to_gguf's f32, 2 in Ollama's f16): the
+/// serving phase holds it and `ollama ps` leaves it out.
+#[test]
+fn llamacpp_and_ollama_hold_the_adapter() {
+    let params: u64 = 32 * 16 * (8192 + 5120 + 5120 + 8192 + 3 * (4096 + 14336));
+    assert_eq!(params, 41_943_040);
+    for (engine, each) in [("llamacpp", 4), ("ollama", 2)] {
+        let base = format!("task=infer&engine={engine}&model=llama3.1-8b&gpu=h100-sxm-80&ctx=8192");
+        let (bare, with) = (estimate(&base), estimate(&format!("{base}&lora_r=16")));
+        let served = with.served.as_ref().expect("served");
+        assert_eq!(
+            served.lora_bytes.map(|b| b.get()),
+            Some(params * each),
+            "{engine}"
+        );
+        assert_eq!(
+            with.peak_total_bytes.get() - bare.peak_total_bytes.get(),
+            params * each,
+            "{engine}: the adapter, and no compute growth on this MLP-peaked graph"
+        );
+        if engine == "ollama" {
+            let (ps, ps_bare) = (
+                served.ollama_ps.expect("ps"),
+                bare.served.as_ref().and_then(|s| s.ollama_ps).expect("ps"),
+            );
+            assert_eq!(ps.size, ps_bare.size, "ollama ps does not count it");
+            assert_eq!(ps.lora_unlisted.get(), params * each);
+        }
+    }
+}
+
+/// The adapter's keys are read by llama.cpp and Ollama only; its targets
+/// and type without a rank are unused; targets the family lacks are
+/// refused as for training; what vramfit cannot lay out is an error that
+/// says why.
+#[test]
+fn the_keys_as_the_link_gives_them() {
+    let notices = |q: &str| {
+        vramfit_core::decode(&RawQuery::parse(q))
+            .notices
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+    };
+    let said = |q: &str, part: &str| {
+        let n = notices(q);
+        assert!(n.iter().any(|t| t.contains(part)), "{q}: {n:?}");
+    };
+    said(
+        "task=infer&engine=vllm&model=llama3.1-8b&lora_r=16",
+        "lora_r",
+    );
+    said(
+        "task=infer&engine=transformers&model=llama3.1-8b&lora_r=16",
+        "lora_r",
+    );
+    said(
+        "task=infer&engine=llamacpp&model=llama3.1-8b&lora_type=f16",
+        "no adapter",
+    );
+    said(
+        "task=infer&engine=llamacpp&model=llama3.1-8b&lora_r=8&lora_targets=c_attn",
+        "c_attn",
+    );
+    assert!(notices(
+        "task=infer&engine=llamacpp&model=llama3.1-8b&lora_r=8&lora_targets=q,v&lora_type=q8_0"
+    )
+    .is_empty());
+    let s = decode_strict(&RawQuery::parse(
+        "task=infer&engine=llamacpp&model=mixtral-8x7b&lora_r=8&lora_targets=w2",
+    ))
+    .expect("decodes");
+    let e = vramfit_core::infer::estimate(&s.infer_run()).expect_err("experts refused");
+    assert!(e.to_string().contains("routed experts"), "{e}");
+}
