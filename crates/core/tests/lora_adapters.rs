@@ -311,3 +311,55 @@ fn the_keys_as_the_link_gives_them() {
     let e = vramfit_core::infer::estimate(&s.infer_run()).expect_err("experts refused");
     assert!(e.to_string().contains("routed experts"), "{e}");
 }
+
+// ---------------------------------------------------------------- 5. an adapter's file
+
+/// An adapter's GGUF given where a model's is expected (the page's file
+/// picker, `--gguf`) is said to be one, with the keys that hold it; those
+/// keys size the same adapter the file holds (`gen.py`'s, cut at the data
+/// section by `fixtures.py`: the attention at r 8 in f16, and every
+/// projection and the head at r 64 in q8_0, the head not nameable).
+#[test]
+fn an_adapter_file_says_the_keys_that_hold_it() {
+    let rows = [
+        (
+            "tiny-lora-attn-r8-f16",
+            "lora_r=8&lora_targets=attn&lora_type=f16",
+            false,
+            425_984u128,
+        ),
+        (
+            "tiny-lora-allo-r64-q8_0",
+            "lora_r=64&lora_targets=q,k,v,o,gate,up,down&lora_type=q8_0",
+            true,
+            4_943_872,
+        ),
+    ];
+    for (name, keys, head, probed_without_head) in rows {
+        let bytes = std::fs::read(format!(
+            "{}/tests/fixtures/gguf/{name}.header.gguf",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("fixture");
+        let why = match vramfit_core::import::gguf(&bytes, name) {
+            Err(vramfit_core::import::GgufImportError::Refused(why)) => why,
+            other => panic!("{name}: {other:?}"),
+        };
+        assert!(why.contains("LoRA adapter") && why.contains(keys), "{why}");
+        assert_eq!(why.contains("cannot name"), head, "{why}");
+        // The keys it gives, on the base model, size the file's layers.
+        let q: RawQuery = RawQuery::parse(keys);
+        let r = q
+            .get(vramfit_core::query::Key::LoraR)
+            .expect("r")
+            .parse()
+            .expect("a rank");
+        let ty = AdapterType::from_key(q.get(vramfit_core::query::Key::LoraType).expect("type"))
+            .expect("a type");
+        let targets = q
+            .get(vramfit_core::query::Key::LoraTargets)
+            .expect("targets");
+        let ad = LoadedAdapter::of(&arch(false), &adapter(targets, r, ty)).expect("sized");
+        assert_eq!(ad.bytes(), probed_without_head, "{name}");
+    }
+}

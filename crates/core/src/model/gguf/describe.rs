@@ -10,8 +10,10 @@
 
 use super::super::arch::{ArchError, ArchNum, Architecture};
 use super::super::family::{Blocks, Family, Qkv, Recurrence, RopeStyle, Shared, Sliding};
+use super::super::module::Proj;
 use super::header::{GgufHeader, MetaValue};
 use super::layout::Converter;
+use super::types::GgmlType;
 use std::fmt;
 
 /// The hyperparameters a GGUF header states (`None`: the key is absent
@@ -280,6 +282,61 @@ pub enum GgufArchError {
     Invalid { key: String, reason: String },
     /// The numbers do not make a model of the family.
     Arch(ArchError),
+    /// A LoRA adapter's file (`general.type` `adapter`, as
+    /// `convert_lora_to_gguf.py` writes it), not a model's: the keys that
+    /// hold it beside the model.
+    Adapter(AdapterFile),
+}
+
+/// What a LoRA adapter's GGUF says of itself: its rank (`lora_a`'s
+/// `ne[1]`), the projections it adapts by their names, the weights it
+/// adapts that no projection names, and its tensors' type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterFile {
+    pub r: u64,
+    pub targets: Proj,
+    pub unnamed: usize,
+    pub ty: GgmlType,
+}
+
+impl AdapterFile {
+    /// The adapter a header describes, if it is one: `general.type` is
+    /// `adapter` (`convert_lora_to_gguf.py`, llama.cpp b10488; the loader
+    /// refuses any other, `llama_adapter_lora_init_impl`).
+    pub fn of(h: &GgufHeader) -> Option<AdapterFile> {
+        if h.get("general.type").and_then(MetaValue::as_str) != Some("adapter") {
+            return None;
+        }
+        let mut f = AdapterFile {
+            r: 0,
+            targets: Proj::NONE,
+            unnamed: 0,
+            ty: GgmlType::F32,
+        };
+        for t in &h.tensors {
+            let Some(base) = t.name.strip_suffix(".weight.lora_a") else {
+                continue;
+            };
+            (f.r, f.ty) = (t.ne[1], t.ty);
+            let base = base.rsplit('.').next().unwrap_or(base);
+            let p = match base {
+                "attn_q" => Proj::Q,
+                "attn_k" => Proj::K,
+                "attn_v" => Proj::V,
+                "attn_qkv" => Proj::QKV,
+                "attn_output" => Proj::O,
+                "ffn_gate" => Proj::GATE,
+                "ffn_up" => Proj::UP,
+                "ffn_down" => Proj::DOWN,
+                _ => Proj::NONE,
+            };
+            if p.is_empty() {
+                f.unnamed += 1;
+            }
+            f.targets = f.targets.or(p);
+        }
+        Some(f)
+    }
 }
 
 impl fmt::Display for GgufArchError {
@@ -304,6 +361,25 @@ impl fmt::Display for GgufArchError {
             GgufArchError::Missing(key) => write!(f, "the GGUF header has no `{key}`"),
             GgufArchError::Invalid { key, reason } => write!(f, "`{key}` {reason}"),
             GgufArchError::Arch(e) => write!(f, "these numbers do not make a model: {e}"),
+            GgufArchError::Adapter(a) => {
+                // `lora_type`'s names are ggml's, lower case.
+                let ty = a.ty.name().to_ascii_lowercase();
+                write!(
+                    f,
+                    "this GGUF is a LoRA adapter (rank {}), not a model: read the base model's file, and hold the adapter beside it with lora_r={}&lora_targets={}&lora_type={ty}",
+                    a.r,
+                    a.r,
+                    a.targets.text()
+                )?;
+                if a.unnamed > 0 {
+                    let (n, s) = (a.unnamed, if a.unnamed == 1 { "" } else { "s" });
+                    write!(
+                        f,
+                        " (and {n} more weight{s} it adapts that lora_targets cannot name, not counted)"
+                    )?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -354,6 +430,9 @@ fn family(m: &GgufModel) -> Result<Family, GgufArchError> {
 /// converter's keys, `describe.rs`'s sources), the vocabulary from the
 /// token embedding's rows and tying from the absence of `output.weight`.
 pub fn architecture_of(h: &GgufHeader) -> Result<Architecture, GgufArchError> {
+    if let Some(a) = AdapterFile::of(h) {
+        return Err(GgufArchError::Adapter(a));
+    }
     let m = h.model();
     let r = Keys { m: &m };
     let family = family(&m)?;

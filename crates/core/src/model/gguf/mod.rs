@@ -30,7 +30,7 @@ mod safetensors;
 mod types;
 
 pub use classes::predict_folded;
-pub use describe::{architecture_of, GgufArchError, GgufModel};
+pub use describe::{architecture_of, AdapterFile, GgufArchError, GgufModel};
 pub use ftype::FileType;
 pub use header::{
     read_gguf, GgufError, GgufHeader, MetaArray, MetaKv, MetaValue, TensorInfo, ValueType,
