@@ -9,6 +9,7 @@
 
 use crate::paste::{Bound, Figure, Measured, Read};
 use crate::report::Estimate;
+use crate::units::Bytes;
 use crate::Document;
 use serde::Serialize;
 
@@ -54,6 +55,7 @@ pub fn likely_cause(field: &str, training: bool) -> Option<&'static str> {
         "non_torch_bytes" => "memory beside PyTorch's tensors: NCCL, the CUDA context and cuBLAS's workspaces, by driver and GPU",
         "cudagraph_bytes" => "CUDA graphs: the capture sizes and their memory pool",
         "requested_bytes" => "the GPU's capacity differs from the one chosen: choose the GPU the log names",
+        "lora_bytes" => "the adapter the run loaded differs from the link's: a log does not print its rank, projections or type (set lora_r, lora_targets and lora_type as its adapter_config.json and file say), or it adapts the output layer (lm_head), which vramfit does not size",
         "ollama_ps_size" | "ollama_ps_size_vram" => "Ollama's version (before v0.30.0 ollama ps showed Ollama's own prediction, not llama-server's buffers), or a setting the paste does not say (OLLAMA_NUM_PARALLEL, the cache type, flash attention, num_gpu)",
         _ => return None,
     })
@@ -80,13 +82,15 @@ pub enum Holds {
 /// The estimate's figure named `field`.
 pub fn estimated(field: &str, e: &Estimate) -> Option<Figure> {
     let served = e.served.as_deref();
-    let bytes = |b: crate::units::Bytes| Some(Figure::Bytes(b));
+    let bytes = |b: Bytes| Some(Figure::Bytes(b));
     match field {
         "peak_allocated_bytes" => bytes(e.peak_allocated_bytes),
         "peak_total_bytes" => bytes(e.peak_total_bytes),
         "host_bytes" => bytes(e.host_bytes),
         "weights_bytes" => served.and_then(|s| bytes(s.weights_bytes)),
         "kv_cache_bytes" => served.and_then(|s| bytes(s.kv_cache_bytes)),
+        // A link without an adapter estimates none.
+        "lora_bytes" => served.and_then(|s| bytes(s.lora_bytes.unwrap_or(Bytes::ZERO))),
         "activation_peak_bytes" => served
             .and_then(|s| s.activation_peak_bytes)
             .map(Figure::Bytes),

@@ -363,3 +363,42 @@ fn an_adapter_file_says_the_keys_that_hold_it() {
         assert_eq!(ad.bytes(), probed_without_head, "{name}");
     }
 }
+
+// ---------------------------------------------------------------- 6. a pasted log
+
+/// llama-server's own log of the run (`raw/logs.tar.xz`,
+/// `A-f16-all-r64-f16-faon.log`, kept as a paste fixture) read as a
+/// paste: its `LoRA buffer size` line is the adapter's `lora_bytes`
+/// within the printed rounding of the bytes sized here, and the rank is
+/// not in it (the link's keys carry it).
+#[test]
+fn a_pasted_log_measures_the_adapter() {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/pastes/llamacpp-b10488-lora-all-r64-f16-cpu.log",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture");
+    let read = vramfit_core::paste::read(&text).expect("read");
+    assert!(read.keys.iter().all(|s| !s.key.text().starts_with("lora")));
+    let lora: Vec<_> = read
+        .measured
+        .iter()
+        .filter(|m| m.field == "lora_bytes")
+        .collect();
+    let [m] = lora.as_slice() else {
+        panic!("{:?}", read.measured)
+    };
+    let (vramfit_core::paste::Figure::Bytes(b), vramfit_core::paste::Bound::Printed { plus_minus }) =
+        (m.figure, m.bound)
+    else {
+        panic!("{m:?}")
+    };
+    let sized = LoadedAdapter::of(&arch(false), &adapter("all", 64, AdapterType::F16))
+        .expect("sized")
+        .bytes();
+    assert_eq!(sized, 9_306_112);
+    assert!(
+        u128::from(b.get()).abs_diff(sized) <= u128::from(plus_minus),
+        "{b:?} ±{plus_minus} against {sized}"
+    );
+}

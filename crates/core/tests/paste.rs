@@ -178,6 +178,40 @@ const CASES: &[Case] = &[
         holds: &[],
     },
     Case {
+        file: "llamacpp-b10488-lora-all-r64-f16-cpu.log",
+        source: "vramfit's own run of llama-server b10488 (CPU build) with a LoRA adapter: scripts/measure/llamacpp/lora/raw/logs.tar.xz, A-f16-all-r64-f16-faon.log",
+        // The base is a made file (no preset: listed as unknown); its
+        // adapter's bytes are held in `tests/lora_adapters.rs`.
+        reads: "task=infer&engine=llamacpp&weights=f16&ctx=4096&n_parallel=1&n_batch=2048&n_ubatch=512&cache_type_k=f16&cache_type_v=f16&flash_attn=on&kv_unified=false",
+        measured: &[
+            ("weights_bytes", 94_413_783),
+            ("lora_bytes", 9_311_355),
+            ("kv_cache_bytes", 16_777_216),
+        ],
+        beside: "",
+        holds: &[],
+    },
+    Case {
+        file: "llamacpp-lora-llama3-8b-f16-2gpu.log",
+        source: "https://github.com/ngxson/llama.cpp/pull/9 (comment by slaren, 2024-07-10: the command and its LoRA lines; llama.cpp of July 2024, `llama_lora_adapter_init_internal`)",
+        // Llama 3 8B Instruct is no preset (its path is listed as unknown);
+        // the adapter's rank is not printed (listed too).
+        reads: "task=infer&engine=llamacpp&n_gpu_layers=30",
+        // 18.08 + 110.00 + 40.00 MiB of LoRA buffers on the host and two
+        // GPUs (those two also listed, not one peak).
+        measured: &[("lora_bytes", 176_244_654)],
+        // The adapter (rwitz/Llama-3-8B-Instruct-abliterated-lora) is f16;
+        // 450 tensors are 225 pairs: the seven projections of 32 layers and
+        // the output layer, at rank 32 (2 · 32 · (32 · 81,920 + 132,352)
+        // bytes = 168.08 MiB, as printed). Llama 3.1 8B has Llama 3 8B's
+        // widths.
+        beside: "model=llama3.1-8b&weights=f16&lora_r=32&lora_targets=all&lora_type=f16",
+        // DIFFERENCE: vramfit sizes the seven projections' pairs, 160.00
+        // MiB (-4.8%): an adapter on the output layer (lm_head) is not a
+        // target it sizes, and its cause says so.
+        holds: &[("lora_bytes", Holds::Differs)],
+    },
+    Case {
         file: "ollama-ps-two-models.txt",
         source: "https://github.com/attogram/ollama-bash-lib/blob/550a7b3708a7d23c6d4d7ca2481d8271fcfc0ce5/demos/ps.md (lines 7-9: `ollama ps` of Ollama 0.9.7 or later, 2025-07-29)",
         // granite3.3:2b is no preset (listed as unknown); the second
@@ -795,6 +829,7 @@ fn every_compared_figure_has_a_likely_cause() {
         "host_bytes",
         "weights_bytes",
         "kv_cache_bytes",
+        "lora_bytes",
         "activation_peak_bytes",
         "non_torch_bytes",
         "cudagraph_bytes",

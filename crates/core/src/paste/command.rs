@@ -855,9 +855,7 @@ fn takes_next(next: Option<&String>) -> bool {
 /// and the file type or checkpoint format its name carries.
 fn model(name: &str, prog: Program, c: &mut Collector) {
     let Some(p) = preset_for(name) else {
-        c.model_miss = Some(format!(
-            "model {name}: no preset vramfit knows by that name (the page reads its config.json from the Hub; the CLI takes --config FILE, or add model=...)"
-        ));
+        c.model_missed(name);
         return;
     };
     c.set(Key::Model, p.id, name);

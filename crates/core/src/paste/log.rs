@@ -10,8 +10,14 @@
 //!   `offloaded X/Y layers to GPU`, `<device> model|KV|compute|output|RS
 //!   buffer size = X MiB`, the cache's `size = X MiB (...), K (f16): ...`
 //!   or `KV self size = ...`, `type_k = 'q8_0'`, the file's
-//!   `general.name` and `file type`. Ollama's server log carries the same
-//!   lines.
+//!   `general.name` and `file type`; a LoRA adapter's `<device> LoRA
+//!   buffer size = X MiB` (`src/llama-adapter.cpp`,
+//!   `llama_adapter_lora_init_impl`; `llama_lora_adapter_init_internal`
+//!   in mid-2024 builds), whose rank and projections the log does not
+//!   print. A device's compute buffer is the last one printed: llama-server
+//!   reserves its graphs again at warm-up once an adapter is applied, and
+//!   the allocator keeps the larger buffer, which the second line prints.
+//!   Ollama's server log carries the same lines.
 //! - vLLM (`vllm/v1/worker/gpu_model_runner.py`, `gpu_worker.py`,
 //!   `v1/core/kv_cache_utils.py`; V0's `worker/worker.py`): `Model loading
 //!   took X GiB`, `Available KV cache memory: X GiB`, `GPU KV cache size:
@@ -47,9 +53,27 @@ struct Llama {
     model_bytes: (u64, u64, Option<String>),
     kv_sizes: (u64, u64, Option<String>),
     kv_buffers: (u64, u64, Option<String>),
-    /// Each device's buffers, summed, and whether a compute buffer is
-    /// among them.
-    devices: Vec<(String, u64, u64, bool)>,
+    lora_bytes: (u64, u64, Option<String>),
+    /// Each GPU's buffers.
+    devices: Vec<Device>,
+}
+
+/// One GPU's buffers in a llama.cpp log.
+struct Device {
+    name: String,
+    /// Its model, KV, output, RS and LoRA buffers, summed, and their
+    /// rounding.
+    held: (u64, u64),
+    /// Its compute buffer as last printed.
+    compute: Option<(u64, u64)>,
+    lora: bool,
+}
+
+impl Device {
+    fn bytes(&self) -> (u64, u64) {
+        let (c, cpm) = self.compute.unwrap_or((0, 0));
+        (self.held.0 + c, self.held.1 + cpm)
+    }
 }
 
 /// Reads the lines of `text` that no command took.
@@ -380,6 +404,8 @@ fn util(line: &str, marker: &str, c: &mut Collector) {
 }
 
 const LLAMA_PREFIXES: &[&str] = &[
+    "llama_adapter_lora_init_impl:",
+    "llama_lora_adapter_init_internal:",
     "llama_context:",
     "llama_new_context_with_model:",
     "llama_init_from_model:",
@@ -436,6 +462,11 @@ fn llama_line(line: &str, l: &mut Llama, c: &mut Collector) -> bool {
         buffer(rest, t, l);
         return true;
     }
+    if prefix.starts_with("llama_adapter_lora") || prefix.starts_with("llama_lora_adapter") {
+        // The adapter's own keys (`- kv N: adapter.lora.alpha ...`), its
+        // path and tensor count: nothing of the model's, nothing sized.
+        return true;
+    }
     if let Some(i) = rest.find("offloaded ") {
         let frac = rest[i + 10..].split_whitespace().next().unwrap_or("");
         if let Some((on, of)) = frac
@@ -481,8 +512,9 @@ fn llama_line(line: &str, l: &mut Llama, c: &mut Collector) -> bool {
 fn model_line(rest: &str, t: &str, c: &mut Collector) -> bool {
     if let Some(i) = rest.find("tensors from ") {
         let path = rest[i + 13..].split(" (").next().unwrap_or("").trim();
-        if let Some(p) = preset_for(path) {
-            c.set(Key::Model, p.id, t);
+        match preset_for(path) {
+            Some(p) => c.set(Key::Model, p.id, t),
+            None => c.model_missed(path),
         }
         if let Some(ft) = file_type_in(path) {
             c.set(Key::Weights, ft.key(), t);
@@ -615,21 +647,33 @@ fn buffer(rest: &str, t: &str, l: &mut Llama) {
     match what {
         "model" => add(&mut l.model_bytes),
         "KV" => add(&mut l.kv_buffers),
+        "LoRA" => add(&mut l.lora_bytes),
         _ => {}
     }
     let host = dev.starts_with("CPU") || dev.ends_with("_Host");
     // A log of more devices than a machine has is not one: they stop
     // counting (and the search over them stays short).
-    if !host && (l.devices.len() < 16 || l.devices.iter().any(|(d, ..)| d == dev)) {
-        let compute = what == "compute";
-        match l.devices.iter_mut().find(|(d, ..)| d == dev) {
-            Some((_, sum, p, has)) => {
-                *sum += b.get();
-                *p += pm;
-                *has |= compute;
-            }
-            None => l.devices.push((dev.to_string(), b.get(), pm, compute)),
+    if host || (l.devices.len() >= 16 && !l.devices.iter().any(|d| d.name == dev)) {
+        return;
+    }
+    let d = match l.devices.iter().position(|d| d.name == dev) {
+        Some(i) => &mut l.devices[i],
+        None => {
+            l.devices.push(Device {
+                name: dev.to_string(),
+                held: (0, 0),
+                compute: None,
+                lora: false,
+            });
+            let last = l.devices.len() - 1;
+            &mut l.devices[last]
         }
+    };
+    if what == "compute" {
+        d.compute = Some((b.get(), pm));
+    } else {
+        d.held = (d.held.0 + b.get(), d.held.1 + pm);
+        d.lora |= what == "LoRA";
     }
 }
 
@@ -655,6 +699,7 @@ fn llama_totals(l: &Llama, c: &mut Collector) {
         &l.model_bytes,
         "model buffers summed, from: ",
     );
+    put("lora_bytes", &l.lora_bytes, "LoRA buffers summed, from: ");
     if l.kv_sizes.2.is_some() {
         put("kv_cache_bytes", &l.kv_sizes, "cache sizes summed, from: ");
     } else {
@@ -663,17 +708,24 @@ fn llama_totals(l: &Llama, c: &mut Collector) {
     // A GPU's whole holding needs the log's model buffers (a log cut
     // after the load would leave the weights out) and its compute buffer.
     match l.devices.as_slice() {
-        [(dev, b, pm, true)] if l.model_bytes.2.is_some() => c.measured(
-            "peak_allocated_bytes",
-            Figure::Bytes(Bytes(*b)),
-            Bound::Printed { plus_minus: *pm },
-            &format!("{dev}'s model, KV, compute and output buffers summed"),
-        ),
+        [d] if d.compute.is_some() && l.model_bytes.2.is_some() => {
+            let (b, pm) = d.bytes();
+            c.measured(
+                "peak_allocated_bytes",
+                Figure::Bytes(Bytes(b)),
+                Bound::Printed { plus_minus: pm },
+                &format!(
+                    "{}'s model, KV, {}compute and output buffers summed",
+                    d.name,
+                    if d.lora { "LoRA, " } else { "" }
+                ),
+            );
+        }
         [] | [_] => {}
         many => c.unknown(format!(
             "buffers on {} GPUs ({}): compared GPU by GPU on the page's layer split, not as one peak",
             many.len(),
-            clip(&many.iter().map(|(d, ..)| d.as_str()).collect::<Vec<_>>().join(", "), QUOTE)
+            clip(&many.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "), QUOTE)
         )),
     }
 }

@@ -303,6 +303,14 @@ impl Collector {
         });
     }
 
+    /// A model named that is no preset (said unless another line names
+    /// one).
+    pub(crate) fn model_missed(&mut self, name: &str) {
+        self.model_miss = Some(format!(
+            "model {name}: no preset vramfit knows by that name (the page reads its config.json from the Hub; the CLI takes --config FILE, or add model=...)"
+        ));
+    }
+
     pub(crate) fn has(&self, key: Key) -> bool {
         self.keys.iter().any(|s| s.key == key)
     }
@@ -529,12 +537,25 @@ pub(crate) fn size(number: &str, unit: &str) -> Option<(Bytes, u64)> {
     };
     let d = Decimal::parse(&number).filter(|d| !d.negative)?;
     let doubled = d.times_floor(mult.checked_mul(2)?)?;
-    let bytes = u64::try_from(doubled.div_ceil(2)).ok()?;
+    let bytes = u128::from(u64::try_from(doubled.div_ceil(2)).ok()?);
     let decimals = number.split_once('.').map_or(0, |(_, f)| f.len());
     let step = u32::try_from(decimals)
         .ok()
-        .and_then(|k| 10u64.checked_pow(k))?;
-    Some((Bytes(bytes), mult / step / 2))
+        .and_then(|k| 10u128.checked_pow(k))?;
+    // The whole bytes the printed figure can stand for: `N / step` units
+    // rounded to its last digit covers ((2N ∓ 1) / 2step) units, and the
+    // bound is the farther end from the rounded `bytes` (a tie printed
+    // up, 8.875 MiB as 8.88, is 5,243 bytes from it, not 5,242).
+    let n = d.times_floor(u64::try_from(step).ok()?)?;
+    let (unit, span) = (u128::from(mult), 2 * step);
+    let twice = n.checked_mul(2)?;
+    let lo = match twice.checked_sub(1) {
+        Some(m) => m.checked_mul(unit)?.div_ceil(span),
+        None => 0,
+    };
+    let hi = twice.checked_add(1)?.checked_mul(unit)? / span;
+    let pm = (bytes - lo.min(bytes)).max(hi.saturating_sub(bytes));
+    Some((Bytes(u64::try_from(bytes).ok()?), u64::try_from(pm).ok()?))
 }
 
 /// A whole number as printed, thousands separated or not (`230,528`).
@@ -573,6 +594,8 @@ mod tests {
             ("0", "bytes", 0, 0),
             ("1,024", "KiB", 1 << 20, 512),
             ("5.123", "GB", 5_123_000_000, 500_000),
+            // 9,306,112 bytes printed by `%.2f` as a tie rounded up.
+            ("8.88", "MiB", 9_311_355, 5_243),
         ] {
             assert_eq!(size(n, u), Some((Bytes(bytes), pm)), "{n} {u}");
         }
