@@ -44,6 +44,9 @@ for (const [file, start, expect] of [
   ["vllm-serve-qwen2.5-3b-awq.txt", "", { model: "qwen2.5-3b", engine: "vllm", weights: "awq" }],
   ["trl-example_config.yaml", "", { model: "qwen2.5-0.5b" }],
   ["pytorch-oom-23.65gib.txt", "model=llama3.1-8b&dtype=bf16&batch=1&seq=512", { gpu: "custom", capacity_gib: "23.65" }],
+  // A LoRA adapter's buffers, measured; its rank (32, as the link gives
+  // it) is not in the log.
+  ["llamacpp-lora-llama3-8b-f16-2gpu.log", "task=infer&engine=llamacpp&model=llama3.1-8b&weights=f16&lora_r=32", { engine: "llamacpp", n_gpu_layers: "30", lora_r: "32" }],
 ]) {
   test(`paste ${file}: its settings set the form, measured beside estimated as the CLI's --from`, async ({ page, base, shot }) => {
     await page.goto(start ? `${base}?${start}` : base);

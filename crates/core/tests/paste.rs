@@ -876,6 +876,42 @@ fn lines(row: &Value) -> String {
         .join("\n")
 }
 
+/// A GPU's holding from a llama.cpp log with a LoRA adapter: its model,
+/// LoRA, output and KV buffers and its compute buffer once, as last
+/// printed (llama-server b10488 reserves its graphs again at warm-up once
+/// the adapter is applied, `common_init_result`: the allocator keeps the
+/// larger buffer, which the second line prints). vramfit's own CPU run,
+/// its buffers' device named as a GPU's.
+#[test]
+fn a_gpus_compute_buffer_counts_once() {
+    let text = fixture("pastes/llamacpp-b10488-lora-all-r64-f16-cpu.log")
+        .lines()
+        .map(|l| {
+            if l.contains("buffer size") {
+                l.replace("CPU_Mapped", "CUDA0").replace(" CPU ", " CUDA0 ")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let read = paste::read(&text).expect("read");
+    let peak = read
+        .measured
+        .iter()
+        .find(|m| m.field == "peak_allocated_bytes")
+        .expect("a peak");
+    // 90.04 (model) + 8.88 (LoRA) + 0.00 (output) + 16.00 (KV) + 28.51
+    // (compute, printed twice) MiB, each to the nearest byte.
+    assert_eq!(
+        measured_value(peak.figure),
+        94_413_783 + 9_311_355 + 16_777_216 + 29_894_902,
+        "{}",
+        peak.source
+    );
+    assert!(peak.source.contains("LoRA"), "{}", peak.source);
+}
+
 /// Every published llama.cpp log line of `llamacpp_logs.jsonl` reads as a
 /// llama.cpp log, and what it says of the cache agrees with the row's own
 /// transcription (its cache types, its context).

@@ -72,7 +72,10 @@ struct Device {
 impl Device {
     fn bytes(&self) -> (u64, u64) {
         let (c, cpm) = self.compute.unwrap_or((0, 0));
-        (self.held.0 + c, self.held.1 + cpm)
+        (
+            self.held.0.saturating_add(c),
+            self.held.1.saturating_add(cpm),
+        )
     }
 }
 
@@ -486,8 +489,8 @@ fn llama_line(line: &str, l: &mut Llama, c: &mut Collector) -> bool {
             "KV self size"
         };
         if let Some((b, pm)) = size_after(rest, marker) {
-            l.kv_sizes.0 += b.get();
-            l.kv_sizes.1 += pm;
+            l.kv_sizes.0 = l.kv_sizes.0.saturating_add(b.get());
+            l.kv_sizes.1 = l.kv_sizes.1.saturating_add(pm);
             l.kv_sizes.2.get_or_insert_with(|| t.to_string());
         }
         cache_types(rest, "K (", "V (", t, c);
@@ -640,8 +643,8 @@ fn buffer(rest: &str, t: &str, l: &mut Llama) {
         return;
     };
     let add = |sum: &mut (u64, u64, Option<String>)| {
-        sum.0 += b.get();
-        sum.1 += pm;
+        sum.0 = sum.0.saturating_add(b.get());
+        sum.1 = sum.1.saturating_add(pm);
         sum.2.get_or_insert_with(|| t.to_string());
     };
     match what {
@@ -672,7 +675,10 @@ fn buffer(rest: &str, t: &str, l: &mut Llama) {
     if what == "compute" {
         d.compute = Some((b.get(), pm));
     } else {
-        d.held = (d.held.0 + b.get(), d.held.1 + pm);
+        d.held = (
+            d.held.0.saturating_add(b.get()),
+            d.held.1.saturating_add(pm),
+        );
         d.lora |= what == "LoRA";
     }
 }
