@@ -5,7 +5,9 @@
 //! adapter's GGUF holds.
 
 use crate::choice::{bounded, choice_enum};
-use crate::model::{Architecture, ExpertLayout, Module, ModuleKind, ModuleName, Proj};
+use crate::model::{
+    with_head_target, Architecture, ExpertLayout, Module, ModuleKind, ModuleName, Proj, HEAD_TARGET,
+};
 use serde::Serialize;
 
 bounded!(
@@ -17,11 +19,13 @@ bounded!(
 
 /// What `lora_targets` selects: projections by vramfit's names (a module
 /// is adapted when every projection it computes is selected: a fused
-/// `qkv_proj` needs q, k and v) and modules by their transformers names.
+/// `qkv_proj` needs q, k and v), modules by their transformers names, and
+/// the output layer (`lm_head`, which peft adapts only by name).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Targets {
     pub proj: Proj,
     names: u64,
+    head: bool,
 }
 
 impl Targets {
@@ -29,15 +33,27 @@ impl Targets {
     pub const ALL: Targets = Targets {
         proj: Proj::ALL,
         names: 0,
+        head: false,
     };
     /// q, k, v and o.
     pub const ATTN: Targets = Targets {
         proj: Proj::ATTN,
         names: 0,
+        head: false,
     };
 
     pub const fn of(proj: Proj) -> Targets {
-        Targets { proj, names: 0 }
+        Targets {
+            proj,
+            names: 0,
+            head: false,
+        }
+    }
+
+    /// The output layer (`lm_head`) is named: an engine's adapter may
+    /// hold a pair for it (`output.weight.lora_a`/`_b` in llama.cpp's).
+    pub const fn head(self) -> bool {
+        self.head
     }
 
     /// Whether `m` gets an adapter: its projections are selected, or its
@@ -75,8 +91,8 @@ impl Targets {
     }
 
     /// Reads `all` (or `all-linear`), `attn`, and comma lists of q, k, v,
-    /// o, gate, up, down and module names (`q_proj`, `qkv_proj`, `c_attn`,
-    /// …); the first word it cannot read is the error.
+    /// o, gate, up, down, module names (`q_proj`, `qkv_proj`, `c_attn`,
+    /// …) and `lm_head`; the first word it cannot read is the error.
     pub fn parse(text: &str) -> Result<Targets, String> {
         let mut t = Targets::default();
         for word in text.split(',').map(str::trim) {
@@ -84,6 +100,7 @@ impl Targets {
             match word_lc.as_str() {
                 "all" | "all-linear" => t.proj = Proj::ALL,
                 "attn" => t.proj = t.proj.or(Proj::ATTN),
+                HEAD_TARGET => t.head = true,
                 w => {
                     if let Some((p, _)) = Proj::NAMES.iter().find(|(_, n)| *n == w) {
                         t.proj = t.proj.or(*p);
@@ -102,8 +119,18 @@ impl Targets {
     }
 
     /// The query-string text: `all`, `attn`, or a comma list (`q,v`,
-    /// `q_b_proj,kv_b_proj`).
+    /// `q_b_proj,kv_b_proj`, `all,lm_head`).
     pub fn text(self) -> String {
+        let text = self.modules_text();
+        if self.head {
+            with_head_target(text)
+        } else {
+            text
+        }
+    }
+
+    /// The text of the projections and modules named.
+    fn modules_text(self) -> String {
         if self.names == 0 {
             return self.proj.text();
         }

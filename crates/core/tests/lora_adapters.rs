@@ -50,6 +50,7 @@ fn targets_of(case: &str) -> &'static str {
     match case {
         "attn" => "attn",
         "all" => "all",
+        "allo" => "all,lm_head",
         "gate" => "gate",
         "odd" => "q",
         other => panic!("no adapter {other}"),
@@ -68,6 +69,8 @@ fn adapter_buffer_to_the_probed_byte() {
         ((false, "attn", 64, F16), 3_407_872),
         ((false, "all", 8, F16), 1_163_264),
         ((false, "all", 64, F16), 9_306_112),
+        // The output layer's pair (1024 → 1024) beside the layers'.
+        ((false, "allo", 64, F16), 9_568_256),
         ((false, "all", 64, F32), 18_612_224),
         ((false, "all", 256, F16), 37_224_448),
         ((false, "all", 64, Q8_0), 4_943_872),
@@ -190,6 +193,42 @@ fn the_adapter_follows_the_layers() {
     }
 }
 
+/// The output layer's pair goes where the output layer is: `-ngl` counts
+/// it first (`-ngl 1` puts only the output layer on the GPU, `-ngl 4` it
+/// and the last three layers); its 2 · 64 · (1024 + 1024) f16 bytes are
+/// the probed difference of the `allo` adapter (`raw/table.md`).
+#[test]
+fn the_head_pair_follows_the_output_layer() {
+    let a = arch(false);
+    let m = LocalModel::of(&a, MlaKeys::Present);
+    let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
+        .expect("a file");
+    let ad = LoadedAdapter::of(&a, &adapter("all,lm_head", 64, AdapterType::F16)).expect("sized");
+    let (layer, head) = (9_306_112 / 4, 262_144);
+    assert_eq!(ad.bytes(), 4 * layer + head);
+    for (ngl, on_gpu) in [
+        (0, 0),
+        (1, head),
+        (4, 3 * layer + head),
+        (5, 4 * layer + head),
+    ] {
+        let p = LlamaCpp {
+            n_ctx: Some(4096),
+            n_gpu_layers: Some(ngl),
+            fit: Some(false),
+            ..LlamaCpp::defaults(Frontend::Server)
+        };
+        let plan = llama_cpp_with(&m, &f.weights(), &p, &[gpu(24)], None, Some(&ad))
+            .expect("a plan")
+            .plan;
+        assert_eq!(
+            (plan.gpu(0).lora, plan.host.lora),
+            (on_gpu, ad.bytes() - on_gpu),
+            "-ngl {ngl}"
+        );
+    }
+}
+
 /// `--fit` runs before the adapter is loaded (`common/common.cpp:1294-1334`,
 /// b10488): it decides the same context and layers with and without one,
 /// on GPUs from one that fits everything to one that fits a few layers.
@@ -304,6 +343,20 @@ fn the_keys_as_the_link_gives_them() {
         "task=infer&engine=llamacpp&model=llama3.1-8b&lora_r=8&lora_targets=q,v&lora_type=q8_0"
     )
     .is_empty());
+    // The output layer: an engine's adapter of an untied one; refused on
+    // a tied one (the converter's words) and in training (not measured).
+    assert!(notices(
+        "task=infer&engine=ollama&model=llama3.1-8b&lora_r=8&lora_targets=all,lm_head"
+    )
+    .is_empty());
+    said(
+        "task=infer&engine=llamacpp&model=qwen2.5-1.5b&lora_r=8&lora_targets=all,lm_head",
+        "ignored in base model",
+    );
+    said(
+        "model=llama3.1-8b&lora_r=8&lora_targets=all,lm_head",
+        "training it is not measured",
+    );
     let s = decode_strict(&RawQuery::parse(
         "task=infer&engine=llamacpp&model=mixtral-8x7b&lora_r=8&lora_targets=w2",
     ))
@@ -318,7 +371,10 @@ fn the_keys_as_the_link_gives_them() {
 /// picker, `--gguf`) is said to be one, with the keys that hold it; those
 /// keys size the same adapter the file holds (`gen.py`'s, cut at the data
 /// section by `fixtures.py`: the attention at r 8 in f16, and every
-/// projection and the head at r 64 in q8_0, the head not nameable).
+/// projection and the head at r 64 in q8_0). The attention's bytes are
+/// the probed buffer's; the other's are its header's 58 tensors, Σ
+/// pad32(nbytes): 4,943,872 probed for the layers' (row N) and the head's
+/// pair, 2 × 64 rows of 1024 in q8_0 (2 × 69,632).
 #[test]
 fn an_adapter_file_says_the_keys_that_hold_it() {
     let rows = [
@@ -330,12 +386,12 @@ fn an_adapter_file_says_the_keys_that_hold_it() {
         ),
         (
             "tiny-lora-allo-r64-q8_0",
-            "lora_r=64&lora_targets=q,k,v,o,gate,up,down&lora_type=q8_0",
-            true,
-            4_943_872,
+            "lora_r=64&lora_targets=q,k,v,o,gate,up,down,lm_head&lora_type=q8_0",
+            false,
+            4_943_872 + 2 * 69_632,
         ),
     ];
-    for (name, keys, head, probed_without_head) in rows {
+    for (name, keys, unnamed, file_bytes) in rows {
         let bytes = std::fs::read(format!(
             "{}/tests/fixtures/gguf/{name}.header.gguf",
             env!("CARGO_MANIFEST_DIR")
@@ -346,7 +402,7 @@ fn an_adapter_file_says_the_keys_that_hold_it() {
             other => panic!("{name}: {other:?}"),
         };
         assert!(why.contains("LoRA adapter") && why.contains(keys), "{why}");
-        assert_eq!(why.contains("cannot name"), head, "{why}");
+        assert_eq!(why.contains("cannot name"), unnamed, "{why}");
         // The keys it gives, on the base model, size the file's layers.
         let q: RawQuery = RawQuery::parse(keys);
         let r = q
@@ -360,7 +416,7 @@ fn an_adapter_file_says_the_keys_that_hold_it() {
             .get(vramfit_core::query::Key::LoraTargets)
             .expect("targets");
         let ad = LoadedAdapter::of(&arch(false), &adapter(targets, r, ty)).expect("sized");
-        assert_eq!(ad.bytes(), probed_without_head, "{name}");
+        assert_eq!(ad.bytes(), file_bytes, "{name}");
     }
 }
 

@@ -21,7 +21,7 @@ pub mod weights;
 pub use arch::{ArchError, ArchNum, ArchOverrides, Architecture, LayerHeads, LayerKind};
 pub use attention::{KvGeometry, Latent, LayerAttention};
 pub use family::{Family, Spec};
-pub use module::{Module, ModuleKind, ModuleName, Proj};
+pub use module::{with_head_target, Module, ModuleKind, ModuleName, Proj, HEAD_TARGET};
 pub use presets::{preset, Preset, PRESETS};
 pub use tensors::{Ends, ExpertLayout, ParamStats, ParamTensor, Place, Role};
 pub use weights::{FormatOptions, Holder, Quantized, WeightFormat};

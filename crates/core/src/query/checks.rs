@@ -321,6 +321,10 @@ pub(super) fn check_model_keys(s: &mut Scenario, notices: &mut Vec<Notice>) {
     }
 }
 
+/// Training an adapter on the output layer: peft can, vramfit has not
+/// measured it (the head's pair and its activations).
+const HEAD_UNTRAINED: &str = "an adapter on the output layer (lm_head) is sized where llama.cpp or Ollama loads one; training it is not measured";
+
 /// LoRA targets the family has no module for (the default used), or that
 /// vramfit does not estimate on this release ([`crate::train::Lora::refusal`]:
 /// attention used instead).
@@ -331,7 +335,12 @@ fn check_misfit(
     notices: &mut Vec<Notice>,
 ) {
     let default = Training::default();
-    let Some(why) = t.lora_targets.misfit(a, t.expert_layout()) else {
+    let why = if t.lora_targets.head() {
+        Some(HEAD_UNTRAINED.to_string())
+    } else {
+        t.lora_targets.misfit(a, t.expert_layout())
+    };
+    let Some(why) = why else {
         return;
     };
     let used = default.lora_targets;

@@ -541,12 +541,12 @@ pub static FIELDS: &[Field] = &[
         group: Group::Run,
         tasks: Tasks::Both,
         label: "LoRA targets",
-        help: "Which modules get adapters: all (every linear layer but the head, peft's all-linear), attn (q, k, v, o), or a list of projections (q,v or gate,up,down) or of the model's module names as in peft's target_modules (q_proj,v_proj; qkv_proj; c_attn; Mixtral's experts w1,w2,w3).",
+        help: "Which modules get adapters: all (every linear layer but the head, peft's all-linear), attn (q, k, v, o), or a list of projections (q,v or gate,up,down) or of the model's module names as in peft's target_modules (q_proj,v_proj; qkv_proj; c_attn; Mixtral's experts w1,w2,w3); lm_head adds the output layer (llama.cpp and Ollama).",
         implied: |_| "all".into(),
         apply: |d, v| {
             d.train.lora_targets = Targets::parse(v).map_err(|word| FieldError::UnknownChoice {
                 choices: format!(
-                    "all, attn, or a comma list of q, k, v, o, gate, up, down or module names such as q_proj (`{}` is neither)",
+                    "all, attn, or a comma list of q, k, v, o, gate, up, down, lm_head or module names such as q_proj (`{}` is neither)",
                     echo(&word)
                 ),
             })?;

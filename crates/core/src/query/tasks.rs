@@ -269,16 +269,21 @@ pub(super) fn check_infer(
 }
 
 /// An adapter's targets must be modules the family has, whole, as for
-/// training (peft adapts modules, and refuses names it does not find).
+/// training (peft adapts modules, and refuses names it does not find),
+/// and `lm_head` an output layer of its own (`convert_lora_to_gguf.py`,
+/// b10488, `LoraModel.modify_tensors`, refuses a tied one).
 fn check_adapter(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<Notice>) {
     let l = &mut s.infer.lora;
     if l.r.is_none() {
         return;
     }
-    let Some(why) = s
-        .arch
-        .and_then(|a| l.targets.misfit(&a, ExpertLayout::Stacked))
-    else {
+    let Some(why) = s.arch.and_then(|a| {
+        if l.targets.head() && a.tied {
+            Some(crate::model::gguf::AdapterMisfit::Tied.to_string())
+        } else {
+            l.targets.misfit(&a, ExpertLayout::Stacked)
+        }
+    }) else {
         return;
     };
     let value = texts

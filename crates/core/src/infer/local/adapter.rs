@@ -24,9 +24,9 @@
 //!   warm-up reserves the graph again with them ([`LoraShape`]).
 
 use super::ggml::{cuda_extra, cuda_row_pad, pad};
-use super::weights::LayerBytes;
+use super::weights::{LayerBytes, Part};
 use crate::lora::Adapter;
-use crate::model::gguf::{adapter_tensors, AdapterMisfit};
+use crate::model::gguf::{adapter_tensors, AdapterAt, AdapterMisfit};
 use crate::model::Architecture;
 
 /// The CPU buffer types' alignment (`ggml_backend_cpu_buffer_type_get_alignment`:
@@ -44,6 +44,8 @@ pub struct LoraShape {
     pub gate: bool,
     pub up: bool,
     pub down: bool,
+    /// The output layer adapted (`lm_head`).
+    pub head: bool,
 }
 
 /// An adapter as llama.cpp loads it for a model: each layer's tensors,
@@ -51,6 +53,8 @@ pub struct LoraShape {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadedAdapter {
     pub layers: Vec<LayerBytes>,
+    /// The output layer's pair, placed with it.
+    pub output: Part,
     pub shape: LoraShape,
 }
 
@@ -61,18 +65,28 @@ impl LoadedAdapter {
     pub fn of(a: &Architecture, ad: &Adapter) -> Result<LoadedAdapter, AdapterMisfit> {
         let r = u64::from(ad.r.get());
         let mut layers = vec![LayerBytes::default(); a.layers as usize];
+        let mut output = Part::default();
         let mut shape = LoraShape {
             rank: ad.r.get(),
             ..LoraShape::default()
         };
-        adapter_tensors(a, &|m| ad.targets.adapts(m), &mut |l, name, ne| {
+        let adapts = |m| ad.targets.adapts(m);
+        adapter_tensors(a, (&adapts, ad.targets.head()), &mut |at, name, ne| {
+            let (bytes, cuda_extra) = [tensor(ad, ne[0], r), tensor(ad, r, ne[1])]
+                .into_iter()
+                .fold((0, 0), |(b, e), (tb, te)| (b + tb, e + te));
+            let l = match at {
+                AdapterAt::Output => {
+                    output = Part { bytes, cuda_extra };
+                    shape.head = true;
+                    return;
+                }
+                AdapterAt::Layer(l) => l,
+            };
             let Some(layer) = layers.get_mut(l as usize) else {
                 return;
             };
-            let (bytes, extra) = [tensor(ad, ne[0], r), tensor(ad, r, ne[1])]
-                .into_iter()
-                .fold((0, 0), |(b, e), (tb, te)| (b + tb, e + te));
-            layer.add(name, bytes, extra);
+            layer.add(name, bytes, cuda_extra);
             match stage(name) {
                 Stage::Gate => shape.gate = true,
                 Stage::Up => shape.up = true,
@@ -80,12 +94,16 @@ impl LoadedAdapter {
                 Stage::Attn => shape.attn = true,
             }
         })?;
-        Ok(LoadedAdapter { layers, shape })
+        Ok(LoadedAdapter {
+            layers,
+            output,
+            shape,
+        })
     }
 
-    /// Every layer's adapter bytes, as a CPU buffer holds them.
+    /// Every adapter byte, as a CPU buffer holds them.
     pub fn bytes(&self) -> u128 {
-        self.layers.iter().map(|l| l.total().bytes).sum()
+        self.layers.iter().map(|l| l.total().bytes).sum::<u128>() + self.output.bytes
     }
 }
 

@@ -143,8 +143,9 @@ fn stages(m: &LocalModel, r: &Resolved, s: &Settings, mask: u128, dequant: bool)
         (_, true) => 8 * n_kv * ub,
         (_, false) => 16 * n_kv * ub,
     };
+    let logits = 4 * u128::from(d.n_vocab) * u128::from(r.n_outputs);
     let t = Terms {
-        output: hidden + 4 * u128::from(d.n_vocab) * u128::from(r.n_outputs),
+        output: hidden + logits,
         attention: 2 * hidden + q + kv_in + masks + core + indexer,
         ffn: 2 * hidden + 12 * u128::from(d.ffn) * ub + masks,
         inputs: hidden + masks,
@@ -160,6 +161,8 @@ fn stages(m: &LocalModel, r: &Resolved, s: &Settings, mask: u128, dequant: bool)
                 q,
                 ffn: 4 * u128::from(d.ffn) * ub,
                 ax: 4 * u128::from(l.rank) * ub,
+                logits,
+                ax_out: 4 * u128::from(l.rank) * u128::from(r.n_outputs),
                 flash: s.flash_attn,
             },
         ),
@@ -168,13 +171,16 @@ fn stages(m: &LocalModel, r: &Resolved, s: &Settings, mask: u128, dequant: bool)
 
 /// What is live around an adapted matmul: the stage's hidden states and
 /// masks (`base`), one hidden state, the queries, one MLP activation, and
-/// the adapter's `ax` (`{r, n_tokens}` f32).
+/// the adapter's `ax` (`{r, n_tokens}` f32); at the output layer the
+/// logits and its `ax` (`{r, n_outputs}`).
 struct Live {
     base: u128,
     hidden: u128,
     q: u128,
     ffn: u128,
     ax: u128,
+    logits: u128,
+    ax_out: u128,
     flash: bool,
 }
 
@@ -192,7 +198,11 @@ struct Live {
 ///   (+`(r − n_ff)·n_tokens·4`, exact); the up projection's `B·ax` takes
 ///   the GLU's place and its `ax` a hole one hidden state wide, left by
 ///   the attention (0 measured up to that width); the down projection's
-///   moment is the GLU, its result, `B·ax` and `ax`.
+///   moment is the GLU, its result, `B·ax` and `ax`;
+/// - the output layer (`lm_head`): the logits, `ax` and `B·ax` (logits
+///   wide) once the hidden state is freed, from the graph's order
+///   (`build_lora_mm`, `llama-graph.cpp:1487-1516`; not measured where the
+///   output layer is the peak).
 fn with_lora(t: Terms, l: LoraShape, v: &Live) -> Terms {
     let mut out = t;
     if l.attn {
@@ -212,6 +222,9 @@ fn with_lora(t: Terms, l: LoraShape, v: &Live) -> Terms {
     }
     if l.down {
         out.ffn = out.ffn.max(v.base + v.ffn + 2 * v.hidden + v.ax);
+    }
+    if l.head {
+        out.output = t.output + v.ax_out + v.logits.saturating_sub(v.hidden);
     }
     out
 }

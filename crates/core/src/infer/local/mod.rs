@@ -183,7 +183,6 @@ pub fn llama_cpp_with(
         lora: Some(ad.shape),
         ..bare
     };
-    let plan =
-        plan::Context::new(m, w, &adapted, gpus, n_ctx)?.plan_adapted(w, &ad.layers, &placement);
+    let plan = plan::Context::new(m, w, &adapted, gpus, n_ctx)?.plan_adapted(w, ad, &placement);
     Ok(Report { plan, fit })
 }

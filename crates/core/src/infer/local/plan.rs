@@ -233,25 +233,25 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The load placed as `placement` says with an adapter of these
-    /// layers loaded beside it: its pairs go where the weights they adapt
-    /// went (a layer's fraction on its GPU, the rest to the overflow
-    /// place, a host layer's in host memory), each tensor padded as
+    /// The load placed as `placement` says with an adapter loaded beside
+    /// it: its pairs go where the weights they adapt went (a layer's
+    /// fraction on its GPU, the rest to the overflow place, a host layer's
+    /// in host memory, the output layer's with it), each tensor padded as
     /// [`super::adapter`] says.
     pub(super) fn plan_adapted(
         &self,
         w: &Weights<'_>,
-        adapter: &[super::weights::LayerBytes],
+        adapter: &super::adapter::LoadedAdapter,
         placement: &Placement,
     ) -> Plan {
         let mut plan = self.plan(w, placement);
         let layout = Layout::new(self.m.cache.layers, self.p.build, placement, self.gpus);
         let lora = Weights {
             token_embd: 0,
-            output: Part::default(),
+            output: adapter.output,
             output_norm: 0,
-            tied: true,
-            layers: super::weights::Layers::Each(adapter),
+            tied: false,
+            layers: super::weights::Layers::Each(&adapter.layers),
         };
         let placed = place_weights(&lora, (&layout, &layout.stretches()), &self.cuda);
         for (g, b) in plan.gpus.iter_mut().zip(placed.gpu) {

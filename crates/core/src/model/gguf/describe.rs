@@ -289,12 +289,14 @@ pub enum GgufArchError {
 }
 
 /// What a LoRA adapter's GGUF says of itself: its rank (`lora_a`'s
-/// `ne[1]`), the projections it adapts by their names, the weights it
-/// adapts that no projection names, and its tensors' type.
+/// `ne[1]`), the projections it adapts by their names and the output
+/// layer, the weights it adapts that no target names, and its tensors'
+/// type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdapterFile {
     pub r: u64,
     pub targets: Proj,
+    pub head: bool,
     pub unnamed: usize,
     pub ty: GgmlType,
 }
@@ -310,6 +312,7 @@ impl AdapterFile {
         let mut f = AdapterFile {
             r: 0,
             targets: Proj::NONE,
+            head: false,
             unnamed: 0,
             ty: GgmlType::F32,
         };
@@ -318,6 +321,10 @@ impl AdapterFile {
                 continue;
             };
             (f.r, f.ty) = (t.ne[1], t.ty);
+            if base == "output" {
+                f.head = true;
+                continue;
+            }
             let base = base.rsplit('.').next().unwrap_or(base);
             let p = match base {
                 "attn_q" => Proj::Q,
@@ -369,7 +376,11 @@ impl fmt::Display for GgufArchError {
                     "this GGUF is a LoRA adapter (rank {}), not a model: read the base model's file, and hold the adapter beside it with lora_r={}&lora_targets={}&lora_type={ty}",
                     a.r,
                     a.r,
-                    a.targets.text()
+                    if a.head {
+                        crate::model::with_head_target(a.targets.text())
+                    } else {
+                        a.targets.text()
+                    }
                 )?;
                 if a.unnamed > 0 {
                     let (n, s) = (a.unnamed, if a.unnamed == 1 { "" } else { "s" });

@@ -1258,6 +1258,9 @@ pub enum AdapterMisfit {
     /// parameter (`ParamWrapper`, rank × experts), which vramfit does not
     /// follow into a GGUF adapter.
     Experts(ModuleName),
+    /// An adapter on `lm_head` of a model whose output layer is its
+    /// embeddings: the converter refuses it.
+    Tied,
 }
 
 impl std::fmt::Display for AdapterMisfit {
@@ -1273,21 +1276,32 @@ impl std::fmt::Display for AdapterMisfit {
                 "`{}` is the routed experts: an adapter on them is not sized for a GGUF runner (lora_targets=attn, or the modules outside the experts, leaves them out)",
                 m.text()
             ),
+            AdapterMisfit::Tied => f.write_str(
+                "the model ties its output layer to its embeddings: convert_lora_to_gguf refuses an adapter on lm_head (\"lm_head is present in adapter, but is ignored in base model\")",
+            ),
         }
     }
 }
 
+/// Where an adapter's pair sits: beside a layer's weight or the output
+/// layer's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdapterAt {
+    Layer(u32),
+    Output,
+}
+
 /// The tensors of a LoRA adapter for `a`, as `convert_lora_to_gguf.py`
 /// (llama.cpp b10488) writes them: for each layer `l` and each weight of
-/// the layer whose module `adapts` selects, `each(l, name, ne)` with the
-/// weight's name (without `blk.N.`) and ggml shape; the adapter's
-/// `lora_a` is `{ne[0], r}` and its `lora_b` `{r, ne[1]}`. Nothing
-/// outside the layers: peft's targets never include the embeddings or
-/// the head.
+/// the layer whose module `adapts` selects, `each(Layer(l), name, ne)`
+/// with the weight's name (without `blk.N.`) and ggml shape, and with
+/// `head` the output layer's (`output.weight`, absent when tied to the
+/// embeddings); the adapter's `lora_a` is `{ne[0], r}` and its `lora_b`
+/// `{r, ne[1]}`. Never the embeddings (no target names them).
 pub fn adapter_tensors(
     a: &Architecture,
-    adapts: &dyn Fn(Module) -> bool,
-    each: &mut dyn FnMut(u32, &'static str, [u64; 3]),
+    (adapts, head): (&dyn Fn(Module) -> bool, bool),
+    each: &mut dyn FnMut(AdapterAt, &'static str, [u64; 3]),
 ) -> Result<(), AdapterMisfit> {
     let layout = Layout::of(a, false);
     for l in 0..a.layers {
@@ -1301,8 +1315,15 @@ pub fn adapter_tensors(
             if s.ne[2] > 1 {
                 return Err(AdapterMisfit::Experts(src.module.name));
             }
-            each(l, s.name, s.ne);
+            each(AdapterAt::Layer(l), s.name, s.ne);
         }
+    }
+    if head {
+        let output = layout.outside.iter().find(|s| s.name == "output.weight");
+        let Some(s) = output else {
+            return Err(AdapterMisfit::Tied);
+        };
+        each(AdapterAt::Output, s.name, s.ne);
     }
     Ok(())
 }

@@ -36,7 +36,7 @@ pub use header::{
     read_gguf, GgufError, GgufHeader, MetaArray, MetaKv, MetaValue, TensorInfo, ValueType,
     DEFAULT_ALIGNMENT,
 };
-pub use layout::{adapter_tensors, AdapterMisfit};
+pub use layout::{adapter_tensors, AdapterAt, AdapterMisfit};
 pub use predict::{
     predict, predict_each, predict_with, GgufWeights, PredictError, Recipe, TensorBytes,
 };
