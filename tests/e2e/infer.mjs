@@ -315,6 +315,30 @@ test("inference at a phone width and in the dark theme: nothing overflows", asyn
   }
 });
 
+// A LoRA adapter loaded beside the model (llama.cpp's --lora, Ollama's
+// ADAPTER): the CLI's figure, the form's fields (its type only once a rank
+// is given), and Ollama's own count leaving it out.
+test("a LoRA adapter on llama.cpp and Ollama: its figure, its fields, ollama ps leaves it out", async ({ page, base, shot }) => {
+  for (const engine of ["llamacpp", "ollama"]) {
+    const bare = `task=infer&engine=${engine}&model=qwen3-8b&ctx=8192&gpu=rtx-4090`;
+    await page.goto(`${base}?${bare}`);
+    await ui.ready(page);
+    assert.ok(await ui.hasField(page, "lora_r"), `${engine}: no lora_r field`);
+    assert.ok(!(await ui.hasField(page, "lora_type")), `${engine}: lora_type without a rank`);
+    assert.equal(await page.locator('[data-testid="served-lora"]').count(), 0);
+    const q = `${bare}&lora_r=32&lora_targets=attn`;
+    await page.goto(`${base}?${q}`);
+    await ui.ready(page);
+    await ui.waitPeak(page, cli(q));
+    assert.ok(await ui.hasField(page, "lora_type"), `${engine}: no lora_type with a rank`);
+    assert.equal(BigInt(await ui.attr(page, "served-lora", "data-bytes")), jsonBytes(q, "lora_bytes"));
+    if (engine === "ollama") {
+      assert.match(await page.textContent('[data-testid="served-ollama-ps-line"]'), /leaves out the LoRA adapter/);
+    }
+    await shot(`-${engine}`);
+  }
+});
+
 /** The CLI's text report for a query (`vramfit --text`). */
 function cliText(query) {
   return execFileSync("cargo", ["run", "-q", "--locked", "-p", "vramfit-cli", "--", "--text", query], { encoding: "utf8" });
