@@ -14,6 +14,8 @@ Deterministic (fixed seeds). Writes:
                  allo (all + output.weight, the lm_head), odd (attn_q only, rank 7),
                  gate (ffn_gate only; `gen.py OUT big`: ranks 512..4096)
   NARROW=1 gen.py OUT: narrow-f16.gguf (n_ff = 1024) and narrow-lora-all-r{8,64}-f16.gguf
+  WIDE=1 gen.py OUT: wide-f16.gguf (vocabulary 32768: the output layer the compute peak once a
+        batch asks for 64 outputs) and wide-lora-{all,allo}-r64-f16.gguf
         dtype:   f32, f16, q8_0 (q8_0 as convert_lora_to_gguf.py --outtype q8_0 does it:
                  a tensor whose ne0 is not a multiple of 32 falls back to F16)
 
@@ -34,6 +36,8 @@ from gguf import GGMLQuantizationType as Q
 N_VOCAB, N_EMBD, N_HEAD, N_KV, HEAD, N_FF, N_LAYER = 1024, 1024, 8, 2, 128, 2816, 4
 if os.environ.get("NARROW"):  # NARROW=1: n_ff = 1024 (FFN no wider than n_embd)
     N_FF = 1024
+if os.environ.get("WIDE"):  # WIDE=1: a vocabulary of 32768
+    N_VOCAB = 32768
 
 # base tensor name -> (n_in = ne0, n_out = ne1)
 ATTN = {"attn_q": (N_EMBD, N_HEAD * HEAD), "attn_k": (N_EMBD, N_KV * HEAD),
@@ -45,8 +49,9 @@ def vocab(w: gguf.GGUFWriter) -> None:
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
     types = [2, 3, 3] + [6] * 256
     i = 0
+    letters = 3 if N_VOCAB <= 17835 else 4  # 26**3 words and the 259 above
     while len(tokens) < N_VOCAB:
-        tokens.append("\u2581" + "".join(chr(97 + (i // 26 ** k) % 26) for k in range(3)))
+        tokens.append("\u2581" + "".join(chr(97 + (i // 26 ** k) % 26) for k in range(letters)))
         types.append(1)
         i += 1
     w.add_tokenizer_model("llama")
@@ -137,6 +142,11 @@ def adapter(path: str, targets: str, rank: int, dt: str, alpha: float = 16.0) ->
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
+    if os.environ.get("WIDE"):
+        base(os.path.join(out, "wide-f16.gguf"), Q.F16, gguf.LlamaFileType.MOSTLY_F16)
+        for targets in ("all", "allo"):
+            adapter(os.path.join(out, f"wide-lora-{targets}-r64-f16.gguf"), targets, 64, "f16")
+        sys.exit(0)
     if os.environ.get("NARROW"):
         base(os.path.join(out, "narrow-f16.gguf"), Q.F16, gguf.LlamaFileType.MOSTLY_F16)
         for rank in (8, 64):
