@@ -238,8 +238,8 @@
 //   layout placed with the layers and the output layer, its compute terms,
 //   its figure and ollama ps's line, an adapter file said with its keys,
 //   --lora and ADAPTER in a paste, a log's LoRA lines; 500.0 before the
-//   output layer's adapter and the log's lines), and the reviews' Llama 4
-//   chunk refusal and complex rotary rule.
+//   output layer's adapter), and the reviews' Llama 4 chunk refusal and
+//   complex rotary rule.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
