@@ -153,13 +153,15 @@ fn compute_buffer_grows_as_probed() {
 type WideRun = (u32, u32, bool);
 
 /// The CPU compute buffer of `llama-server -c 4096 -np np -ub ub -fa fa`
-/// on the wide base (`WIDE=1 gen.py`: a vocabulary of 32 768).
-fn compute_wide(ad: Option<&Adapter>, (ub, np, fa): WideRun) -> u128 {
-    let a = hf_config::read(include_str!(
-        "fixtures/hf_configs/tiny-lora-llama-wide.json"
-    ))
-    .expect("a config")
-    .arch;
+/// on a wide base (`WIDE=1 gen.py`: a vocabulary of 32 768, or with
+/// `VOCAB=131072` of 131 072).
+fn compute_wide(vocab_131k: bool, ad: Option<&Adapter>, (ub, np, fa): WideRun) -> u128 {
+    let text = if vocab_131k {
+        include_str!("fixtures/hf_configs/tiny-lora-llama-wide131k.json")
+    } else {
+        include_str!("fixtures/hf_configs/tiny-lora-llama-wide.json")
+    };
+    let a = hf_config::read(text).expect("a config").arch;
     let m = LocalModel::of(&a, MlaKeys::Present);
     let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
         .expect("a file");
@@ -182,29 +184,32 @@ fn compute_wide(ad: Option<&Adapter>, (ub, np, fa): WideRun) -> u128 {
 /// (ub, np, flash attention) → the compute buffer llama-server printed
 /// with the adapter of every projection and the output layer (r 64,
 /// f16) and without one, in hundredths of a MiB (`head.sh`,
-/// `raw/head.out`): 64 parallel sequences ask for 64 outputs, whose
-/// logits (8 MiB) are the peak at a micro-batch of 128, and the head's
-/// `B·ax` adds as much again; elsewhere nothing. The adapter of the
-/// projections alone changes none of these. Held to the printed
-/// difference within its two roundings.
+/// `raw/head.out`; the last two on the base of 131 072 tokens,
+/// `outrows.sh`, `raw/outrows.out`): 64 parallel sequences ask for 64
+/// outputs, whose logits (8 MiB) are the peak at a micro-batch of 128,
+/// and the head's `B·ax` adds as much again; elsewhere nothing. The
+/// adapter of the projections alone changes none of these. Held to the
+/// printed difference within its two roundings.
 #[test]
 fn the_head_adds_its_logits_where_they_peak() {
     use AdapterType::F16;
-    let rows: &[(WideRun, (u64, u64))] = &[
-        ((128, 64, true), (875, 1677)),
-        ((128, 64, false), (900, 1700)),
-        ((128, 1, true), (713, 713)),
-        ((128, 1, false), (2075, 2075)),
-        ((512, 64, true), (2476, 2476)),
-        ((512, 64, false), (2601, 2601)),
-        ((512, 1, true), (2851, 2851)),
-        ((512, 1, false), (8301, 8301)),
+    let rows: &[(bool, WideRun, (u64, u64))] = &[
+        (false, (128, 64, true), (875, 1677)),
+        (false, (128, 64, false), (900, 1700)),
+        (false, (128, 1, true), (713, 713)),
+        (false, (128, 1, false), (2075, 2075)),
+        (false, (512, 64, true), (2476, 2476)),
+        (false, (512, 64, false), (2601, 2601)),
+        (false, (512, 1, true), (2851, 2851)),
+        (false, (512, 1, false), (8301, 8301)),
+        (true, (128, 32, true), (1732, 3332)),
+        (true, (256, 64, false), (3350, 6550)),
     ];
     let (head, all) = (adapter("all,lm_head", 64, F16), adapter("all", 64, F16));
-    for &(run, (base, allo)) in rows {
-        let bare = compute_wide(None, run);
-        assert_eq!(compute_wide(Some(&all), run), bare, "{run:?}");
-        let delta = compute_wide(Some(&head), run) - bare;
+    for &(big, run, (base, allo)) in rows {
+        let bare = compute_wide(big, None, run);
+        assert_eq!(compute_wide(big, Some(&all), run), bare, "{run:?}");
+        let delta = compute_wide(big, Some(&head), run) - bare;
         let printed = u128::from(allo - base) * (1 << 20) / 100;
         assert!(
             delta.abs_diff(printed) <= (1 << 20) / 100,

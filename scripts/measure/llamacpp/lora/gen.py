@@ -14,8 +14,8 @@ Deterministic (fixed seeds). Writes:
                  allo (all + output.weight, the lm_head), odd (attn_q only, rank 7),
                  gate (ffn_gate only; `gen.py OUT big`: ranks 512..4096)
   NARROW=1 gen.py OUT: narrow-f16.gguf (n_ff = 1024) and narrow-lora-all-r{8,64}-f16.gguf
-  WIDE=1 gen.py OUT: wide-f16.gguf (vocabulary 32768: the output layer the compute peak once a
-        batch asks for 64 outputs) and wide-lora-{all,allo}-r64-f16.gguf
+  WIDE=1 gen.py OUT: wide-f16.gguf (vocabulary 32768, or VOCAB's: the output layer the compute
+        peak once a batch asks for 64 outputs) and wide-lora-{all,allo}-r64-f16.gguf
         dtype:   f32, f16, q8_0 (q8_0 as convert_lora_to_gguf.py --outtype q8_0 does it:
                  a tensor whose ne0 is not a multiple of 32 falls back to F16)
 
@@ -36,8 +36,8 @@ from gguf import GGMLQuantizationType as Q
 N_VOCAB, N_EMBD, N_HEAD, N_KV, HEAD, N_FF, N_LAYER = 1024, 1024, 8, 2, 128, 2816, 4
 if os.environ.get("NARROW"):  # NARROW=1: n_ff = 1024 (FFN no wider than n_embd)
     N_FF = 1024
-if os.environ.get("WIDE"):  # WIDE=1: a vocabulary of 32768
-    N_VOCAB = 32768
+if os.environ.get("WIDE"):  # WIDE=1: a vocabulary of 32768 (VOCAB=N: of N)
+    N_VOCAB = int(os.environ.get("VOCAB", "32768"))
 
 # base tensor name -> (n_in = ne0, n_out = ne1)
 ATTN = {"attn_q": (N_EMBD, N_HEAD * HEAD), "attn_k": (N_EMBD, N_KV * HEAD),
