@@ -209,6 +209,16 @@ const CASES: &[Case] = &[
         holds: &[("lora_bytes", Holds::WithinRounding)],
     },
     Case {
+        file: "peft-adapter_config-llama3.2-3b-r8.json",
+        source: "https://github.com/AdelaCorbeanu/Fine-Tuning-Llama-3.2-3B-for-Romanian-Contextual-Question-Answering-via-LoRA/blob/bc2ff135d0c2a38269a4c33d85b16795a4c4972f/adapter_config.json (PEFT's LoraConfig as save_pretrained writes it)",
+        // The adapter's rank and targets, its base model; no task (it
+        // serves as well as it trains).
+        reads: "model=llama3.2-3b&lora_r=8&lora_targets=q_proj%2Cv_proj&lora_dropout=0.05",
+        measured: &[],
+        beside: "",
+        holds: &[],
+    },
+    Case {
         file: "ollama-ps-two-models.txt",
         source: "https://github.com/attogram/ollama-bash-lib/blob/550a7b3708a7d23c6d4d7ca2481d8271fcfc0ce5/demos/ps.md (lines 7-9: `ollama ps` of Ollama 0.9.7 or later, 2025-07-29)",
         // granite3.3:2b is no preset (listed as unknown); the second
@@ -791,6 +801,24 @@ fn published_pastes_read_to_their_queries_with_measured_beside_estimated() {
             println!("{:<36} {}", case.file, row.text());
         }
     }
+}
+
+/// A PEFT `adapter_config.json` pasted over an inference link sizes the
+/// adapter llama.cpp loads (Llama 3.2 3B, q and v at r 8, in
+/// convert_lora_to_gguf's f32: 28 layers × 8 × ((3072 + 3072) + (3072 +
+/// 1024)) × 4 bytes), and over a training link the LoRA run.
+#[test]
+fn a_peft_adapter_config_sizes_the_adapter_for_either_task() {
+    let text = fixture("pastes/peft-adapter_config-llama3.2-3b-r8.json");
+    let mut read = paste::read(&text).expect("read");
+    assert_eq!(read.found, ["a PEFT adapter_config.json"]);
+    let raw = read.settle(&RawQuery::parse("task=infer&engine=llamacpp"));
+    let e = Estimates::primary_of(&decode(&raw).scenario).expect("estimates");
+    let lora = e.served.as_ref().and_then(|s| s.lora_bytes);
+    assert_eq!(lora.map(|b| b.get()), Some(28 * 8 * (6144 + 4096) * 4));
+    let raw = read.settle(&RawQuery::parse("task=train"));
+    let d = decode(&raw);
+    assert_eq!(d.scenario.train.lora_r.map(|r| r.get()), Some(8));
 }
 
 /// A paste that names a model vramfit cannot read sets its figures beside

@@ -8,6 +8,12 @@
 //!   lora|qlora`, `lora_target_linear`, `flash_attention`);
 //! - LLaMA-Factory (`finetuning_type: lora`, `lora_rank` 8 by default,
 //!   `lora_target: all`, `cutoff_len`, `quantization_bit`);
+//! - PEFT's `adapter_config.json` (`LoraConfig.save_pretrained`,
+//!   `peft/tuners/lora/config.py`: `peft_type: LORA`, `r`,
+//!   `target_modules`, `base_model_name_or_path`, `use_dora`): an adapter
+//!   serves or trains further, so it leaves the link's task as it is;
+//!   what vramfit does not model in it (`modules_to_save`, `rank_pattern`,
+//!   `layers_to_transform`, another kind of adapter) is said;
 //! - DeepSpeed's `ds_config.json` (`zero_optimization.stage`,
 //!   `offload_optimizer.device`, `offload_param.device`,
 //!   `train_micro_batch_size_per_gpu`) and accelerate's config
@@ -219,8 +225,9 @@ pub(crate) fn read(entries: &[Entry], what: &'static str, c: &mut Collector) {
         entries,
         used: HashSet::new(),
     };
+    let adapter = peft(&mut f, c);
     let known = entries.iter().any(|e| is_known_field(&e.path));
-    if known {
+    if known && !adapter {
         c.found(what);
         c.set(Key::Task, "train", what);
     }
@@ -248,6 +255,7 @@ pub(crate) fn read(entries: &[Entry], what: &'static str, c: &mut Collector) {
 fn model(f: &mut Fields, c: &mut Collector) {
     let Some((name, src)) = f.text(&[
         "model_name_or_path",
+        "base_model_name_or_path",
         "base_model",
         "model_id",
         "pretrained_model_name_or_path",
@@ -415,6 +423,98 @@ fn dtype(f: &mut Fields, c: &mut Collector) {
             None => {}
         },
     }
+}
+
+/// PEFT's fields whose value, when set, changes what an adapter holds in
+/// ways vramfit does not model, and why.
+const PEFT_UNMODELLED: &[(&str, &str)] = &[
+    (
+        "modules_to_save",
+        "whole trainable copies of these modules beside the adapter, not counted",
+    ),
+    (
+        "rank_pattern",
+        "ranks per module: every module counted at r",
+    ),
+    (
+        "layers_to_transform",
+        "only these layers adapted: every layer counted",
+    ),
+    (
+        "exclude_modules",
+        "modules left out of the targets: not subtracted",
+    ),
+    (
+        "trainable_token_indices",
+        "trainable rows of the embeddings, not counted",
+    ),
+    ("layer_replication", "layers repeated, not counted"),
+];
+
+/// PEFT's fields that change nothing vramfit models in memory.
+const PEFT_NO_EFFECT: &[&str] = &[
+    "alpha_pattern",
+    "auto_mapping",
+    "bias",
+    "corda_config",
+    "eva_config",
+    "fan_in_fan_out",
+    "inference_mode",
+    "init_lora_weights",
+    "layers_pattern",
+    "loftq_config",
+    "lora_alpha",
+    "lora_bias",
+    "megatron_config",
+    "megatron_core",
+    "revision",
+    "task_type",
+    "use_rslora",
+];
+
+/// A PEFT `adapter_config.json`: its rank, targets and DoRA as the link's
+/// LoRA keys (both tasks read them), or `false` when the config is not
+/// one. An empty value (`null`, `{}`, `[]`) is PEFT's default.
+fn peft(f: &mut Fields, c: &mut Collector) -> bool {
+    let Some((ty, src)) = f.text(&["peft_type"]) else {
+        return false;
+    };
+    c.found("a PEFT adapter_config.json");
+    if ty != "LORA" {
+        c.unknown(format!(
+            "{src}: a PEFT adapter other than LoRA, not modelled"
+        ));
+        return true;
+    }
+    if let Some((r, s)) = f.text(&["r"]) {
+        c.set(Key::LoraR, &r, &s);
+    }
+    if let Some(e) = f.get(&["target_modules"]) {
+        let t = match &e.value {
+            Value::Scalar(x) if x == "all-linear" => "all".to_string(),
+            other => other.text().replace(' ', ""),
+        };
+        c.set(Key::LoraTargets, &t, &from(e));
+    }
+    // false is the link's default: set only a DoRA adapter.
+    if let Some((true, s)) = f.truthy(&["use_dora"]) {
+        c.set(Key::Dora, "true", &s);
+    }
+    for (path, why) in PEFT_UNMODELLED {
+        if let Some((v, s)) = f.text(&[path]) {
+            if !matches!(v.as_str(), "" | "false") {
+                c.unknown(format!("{s}: {why}"));
+            }
+        }
+    }
+    for path in PEFT_NO_EFFECT {
+        if let Some((v, s)) = f.text(&[path]) {
+            if !v.is_empty() {
+                c.unknown(format!("{s} (no effect on memory)"));
+            }
+        }
+    }
+    true
 }
 
 fn lora(f: &mut Fields, c: &mut Collector) {
