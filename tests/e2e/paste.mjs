@@ -46,6 +46,8 @@ for (const [file, start, expect] of [
   ["pytorch-oom-23.65gib.txt", "model=llama3.1-8b&dtype=bf16&batch=1&seq=512", { gpu: "custom", capacity_gib: "23.65" }],
   // A LoRA adapter's buffers, measured; its rank (32, as the link gives
   // it) is not in the log.
+  // A PEFT adapter's config over an inference link: the adapter llama.cpp loads.
+  ["peft-adapter_config-llama3.2-3b-r8.json", "task=infer&engine=llamacpp", { task: "infer", model: "llama3.2-3b", lora_r: "8" }],
   ["llamacpp-lora-llama3-8b-f16-2gpu.log", "task=infer&engine=llamacpp&model=llama3.1-8b&weights=f16&lora_r=32", { engine: "llamacpp", n_gpu_layers: "30", lora_r: "32" }],
 ]) {
   test(`paste ${file}: its settings set the form, measured beside estimated as the CLI's --from`, async ({ page, base, shot }) => {
