@@ -258,3 +258,26 @@ pub struct Adapter {
     pub targets: Targets,
     pub ty: AdapterType,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `lora_targets` as typed → as the link writes it: the output layer
+    /// after the modules, and the text reads back to the same targets.
+    #[test]
+    fn targets_read_and_written() {
+        for (typed, written, head) in [
+            ("all", "all", false),
+            ("all-linear,LM_HEAD", "all,lm_head", true),
+            ("lm_head,q,v", "q,v,lm_head", true),
+            ("lm_head", "lm_head", true),
+            ("attn,q_b_proj", "attn,q_b_proj", false),
+        ] {
+            let t = Targets::parse(typed).expect(typed);
+            assert_eq!((t.text().as_str(), t.head()), (written, head), "{typed}");
+            assert_eq!(Targets::parse(&t.text()), Ok(t), "{typed}");
+        }
+        assert_eq!(Targets::parse("q,lm_heads"), Err("lm_heads".to_string()));
+    }
+}

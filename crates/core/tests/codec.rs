@@ -249,6 +249,10 @@ fn notice_messages() {
         "model=deepseek-v2-lite&lora_r=8&lora_targets=k",
         "model=llama3.2-1b&lora_r=8&lora_targets=q,x_proj",
         "model=llama3.2-1b&lora_targets=q,v&lora_dropout=0.05",
+        // An adapter on the output layer: an engine's, not training's, and
+        // not a tied output layer's.
+        "model=llama3.1-8b&lora_r=8&lora_targets=all,lm_head",
+        "task=infer&engine=llamacpp&model=qwen2.5-1.5b&lora_r=8&lora_targets=all,lm_head",
         // Issue 10: the load-balancing loss needs a router, and a family
         // whose transformers model computes it.
         "model=llama3.2-1b&aux_loss=true",
