@@ -635,7 +635,7 @@ fn ConfigImport(page: Page) -> impl IntoView {
         <crate::hub::HubLoad page=page paste=open_paste/>
         <details class="advanced" node_ref=section>
             <summary>"Paste what you have"</summary>
-            <label for="config-json">"A config.json; the llama-server, vllm serve, ollama or training command you run; a TRL, Axolotl, DeepSpeed or torchtitan config; a start-up log; PyTorch's out-of-memory message. Read in this browser, nothing uploaded."</label>
+            <label for="config-json">"A config.json; the llama-server, vllm serve, ollama or training command you run; a TRL, Axolotl, DeepSpeed or torchtitan config; a PEFT adapter_config.json; a start-up log; PyTorch's out-of-memory message. Read in this browser, nothing uploaded."</label>
             <textarea id="config-json" data-testid="config-json" rows="6" spellcheck="false" node_ref=area
                 placeholder="vllm serve Qwen/Qwen3-8B --max-model-len 32768 …"
                 prop:value=move || text.get()
