@@ -91,27 +91,36 @@ fn adapter_buffer_to_the_probed_byte() {
 
 // ---------------------------------------------------------------- 2. the compute buffer
 
-/// The CPU compute buffer of `llama-server -c ctx -np 1 -ub ub -fa fa`
-/// on the f16 base, without and with the adapter.
-fn compute(narrow: bool, ad: Option<&Adapter>, (ctx, ub, fa): Run) -> u128 {
-    let a = arch(narrow);
-    let m = LocalModel::of(&a, MlaKeys::Present);
-    let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
+/// The CPU compute buffer of `llama-server -c ctx -np np -ub ub -fa fa`
+/// on `a` in f16, with or without the adapter.
+fn cpu_compute(
+    a: &Architecture,
+    ad: Option<&Adapter>,
+    (ctx, np, ub, fa): (u32, u32, u32, bool),
+) -> u128 {
+    let m = LocalModel::of(a, MlaKeys::Present);
+    let f = FoldedFile::predict(a, FileType::F16, Recipe::for_file_type(FileType::F16))
         .expect("a file");
     let p = LlamaCpp {
         n_ctx: Some(ctx),
-        n_parallel: Some(1),
+        n_parallel: Some(np),
         n_ubatch: ub,
         flash_attn: if fa { FlashAttn::On } else { FlashAttn::Off },
         fit: Some(false),
         ..LlamaCpp::defaults(Frontend::Server)
     };
-    let loaded = ad.map(|ad| LoadedAdapter::of(&a, ad).expect("sized"));
+    let loaded = ad.map(|ad| LoadedAdapter::of(a, ad).expect("sized"));
     llama_cpp_with(&m, &f.weights(), &p, &[], None, loaded.as_ref())
         .expect("a plan")
         .plan
         .host
         .compute
+}
+
+/// The CPU compute buffer of `llama-server -c ctx -np 1 -ub ub -fa fa`
+/// on the f16 base, without and with the adapter.
+fn compute(narrow: bool, ad: Option<&Adapter>, (ctx, ub, fa): Run) -> u128 {
+    cpu_compute(&arch(narrow), ad, (ctx, 1, ub, fa))
 }
 
 /// (base, adapter, (ctx, ub, flash attention)) → the probed difference
@@ -162,23 +171,7 @@ fn compute_wide(vocab_131k: bool, ad: Option<&Adapter>, (ub, np, fa): WideRun) -
         include_str!("fixtures/hf_configs/tiny-lora-llama-wide.json")
     };
     let a = hf_config::read(text).expect("a config").arch;
-    let m = LocalModel::of(&a, MlaKeys::Present);
-    let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
-        .expect("a file");
-    let p = LlamaCpp {
-        n_ctx: Some(4096),
-        n_parallel: Some(np),
-        n_ubatch: ub,
-        flash_attn: if fa { FlashAttn::On } else { FlashAttn::Off },
-        fit: Some(false),
-        ..LlamaCpp::defaults(Frontend::Server)
-    };
-    let loaded = ad.map(|ad| LoadedAdapter::of(&a, ad).expect("sized"));
-    llama_cpp_with(&m, &f.weights(), &p, &[], None, loaded.as_ref())
-        .expect("a plan")
-        .plan
-        .host
-        .compute
+    cpu_compute(&a, ad, (4096, np, ub, fa))
 }
 
 /// (ub, np, flash attention) → the compute buffer llama-server printed
@@ -228,6 +221,27 @@ fn gpu(gib: u128) -> Gpu {
     }
 }
 
+/// The adapter's bytes on the GPU and in host memory with `-ngl ngl`
+/// (`--fit` off) on the f16 base, and what the GPU holds beside
+/// `--fit`'s sums.
+fn placed(ad: &LoadedAdapter, ngl: u32) -> (u128, u128, u128) {
+    let a = arch(false);
+    let m = LocalModel::of(&a, MlaKeys::Present);
+    let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
+        .expect("a file");
+    let p = LlamaCpp {
+        n_ctx: Some(4096),
+        n_gpu_layers: Some(ngl),
+        fit: Some(false),
+        ..LlamaCpp::defaults(Frontend::Server)
+    };
+    let plan = llama_cpp_with(&m, &f.weights(), &p, &[gpu(24)], None, Some(ad))
+        .expect("a plan")
+        .plan;
+    let g = plan.gpu(0);
+    (g.lora, plan.host.lora, g.held() - g.total())
+}
+
 /// The adapter's pairs go where the weights they adapt are
 /// (`llama_adapter_lora_init_impl`: `ggml_backend_buffer_get_type` of the
 /// base tensor): `-ngl 2` (the output layer counted) puts the last
@@ -236,29 +250,17 @@ fn gpu(gib: u128) -> Gpu {
 /// 9 306 112 B each, already whole 128-byte multiples on CUDA).
 #[test]
 fn the_adapter_follows_the_layers() {
-    let a = arch(false);
-    let m = LocalModel::of(&a, MlaKeys::Present);
-    let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
-        .expect("a file");
-    let ad = LoadedAdapter::of(&a, &adapter("all", 64, AdapterType::F16)).expect("sized");
+    let ad = LoadedAdapter::of(&arch(false), &adapter("all", 64, AdapterType::F16)).expect("sized");
     let per_layer = 9_306_112 / 4;
     for (ngl, on_gpu) in [(0, 0), (2, 1), (4, 3), (5, 4)] {
-        let p = LlamaCpp {
-            n_ctx: Some(4096),
-            n_gpu_layers: Some(ngl),
-            fit: Some(false),
-            ..LlamaCpp::defaults(Frontend::Server)
-        };
-        let plan = llama_cpp_with(&m, &f.weights(), &p, &[gpu(24)], None, Some(&ad))
-            .expect("a plan")
-            .plan;
+        let (gpu_lora, host_lora, beside) = placed(&ad, ngl);
         assert_eq!(
-            (plan.gpu(0).lora, plan.host.lora),
+            (gpu_lora, host_lora),
             (on_gpu * per_layer, (4 - on_gpu) * per_layer),
             "-ngl {ngl}"
         );
         // Counted beside the breakdown, not in it (`--fit`'s sums).
-        assert_eq!(plan.gpu(0).held(), plan.gpu(0).total() + plan.gpu(0).lora);
+        assert_eq!(beside, gpu_lora);
     }
 }
 
@@ -268,11 +270,8 @@ fn the_adapter_follows_the_layers() {
 /// the probed difference of the `allo` adapter (`raw/table.md`).
 #[test]
 fn the_head_pair_follows_the_output_layer() {
-    let a = arch(false);
-    let m = LocalModel::of(&a, MlaKeys::Present);
-    let f = FoldedFile::predict(&a, FileType::F16, Recipe::for_file_type(FileType::F16))
-        .expect("a file");
-    let ad = LoadedAdapter::of(&a, &adapter("all,lm_head", 64, AdapterType::F16)).expect("sized");
+    let ad = LoadedAdapter::of(&arch(false), &adapter("all,lm_head", 64, AdapterType::F16))
+        .expect("sized");
     let (layer, head) = (9_306_112 / 4, 262_144);
     assert_eq!(ad.bytes(), 4 * layer + head);
     for (ngl, on_gpu) in [
@@ -281,17 +280,9 @@ fn the_head_pair_follows_the_output_layer() {
         (4, 3 * layer + head),
         (5, 4 * layer + head),
     ] {
-        let p = LlamaCpp {
-            n_ctx: Some(4096),
-            n_gpu_layers: Some(ngl),
-            fit: Some(false),
-            ..LlamaCpp::defaults(Frontend::Server)
-        };
-        let plan = llama_cpp_with(&m, &f.weights(), &p, &[gpu(24)], None, Some(&ad))
-            .expect("a plan")
-            .plan;
+        let (gpu_lora, host_lora, _) = placed(&ad, ngl);
         assert_eq!(
-            (plan.gpu(0).lora, plan.host.lora),
+            (gpu_lora, host_lora),
             (on_gpu, ad.bytes() - on_gpu),
             "-ngl {ngl}"
         );
