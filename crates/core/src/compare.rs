@@ -55,7 +55,7 @@ pub fn likely_cause(field: &str, training: bool) -> Option<&'static str> {
         "non_torch_bytes" => "memory beside PyTorch's tensors: NCCL, the CUDA context and cuBLAS's workspaces, by driver and GPU",
         "cudagraph_bytes" => "CUDA graphs: the capture sizes and their memory pool",
         "requested_bytes" => "the GPU's capacity differs from the one chosen: choose the GPU the log names",
-        "lora_bytes" => "the adapter the run loaded differs from the link's: a log does not print its rank, projections or type (set lora_r, lora_targets and lora_type as its adapter_config.json and file say), or it adapts the output layer (lm_head), which vramfit does not size",
+        "lora_bytes" => "the adapter the run loaded differs from the link's: a log does not print its rank, projections or type (set lora_r, lora_targets and lora_type as its adapter_config.json and file say; an adapter of the output layer adds lm_head to lora_targets)",
         "ollama_ps_size" | "ollama_ps_size_vram" => "Ollama's version (before v0.30.0 ollama ps showed Ollama's own prediction, not llama-server's buffers), or a setting the paste does not say (OLLAMA_NUM_PARALLEL, the cache type, flash attention, num_gpu)",
         _ => return None,
     })

@@ -121,12 +121,7 @@ impl Targets {
     /// The query-string text: `all`, `attn`, or a comma list (`q,v`,
     /// `q_b_proj,kv_b_proj`, `all,lm_head`).
     pub fn text(self) -> String {
-        let text = self.modules_text();
-        if self.head {
-            with_head_target(text)
-        } else {
-            text
-        }
+        with_head_target(self.modules_text(), self.head)
     }
 
     /// The text of the projections and modules named.

@@ -10,20 +10,6 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Proj(u8);
 
-/// The output layer's name as peft's `target_modules` writes it (and
-/// `lora_targets`, for an engine's adapter).
-pub const HEAD_TARGET: &str = "lm_head";
-
-/// `text` (a list of targets, possibly empty) with the output layer's
-/// name after it.
-pub fn with_head_target(text: String) -> String {
-    if text.is_empty() {
-        HEAD_TARGET.to_string()
-    } else {
-        text + "," + HEAD_TARGET
-    }
-}
-
 impl Proj {
     pub const NONE: Proj = Proj(0);
     pub const Q: Proj = Proj(1);
@@ -109,6 +95,20 @@ impl Proj {
     /// Some projection of `self` is in `set`.
     pub const fn meets(self, set: Proj) -> bool {
         self.0 & set.0 != 0
+    }
+}
+
+/// The output layer's name as peft's `target_modules` writes it (and
+/// `lora_targets`, for an engine's adapter).
+pub const HEAD_TARGET: &str = "lm_head";
+
+/// `text` (a list of targets, possibly empty) with the output layer's
+/// name after it when `head`.
+pub fn with_head_target(text: String, head: bool) -> String {
+    match (head, text.is_empty()) {
+        (false, _) => text,
+        (true, true) => HEAD_TARGET.to_string(),
+        (true, false) => text + "," + HEAD_TARGET,
     }
 }
 

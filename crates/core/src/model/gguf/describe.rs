@@ -376,11 +376,7 @@ impl fmt::Display for GgufArchError {
                     "this GGUF is a LoRA adapter (rank {}), not a model: read the base model's file, and hold the adapter beside it with lora_r={}&lora_targets={}&lora_type={ty}",
                     a.r,
                     a.r,
-                    if a.head {
-                        crate::model::with_head_target(a.targets.text())
-                    } else {
-                        a.targets.text()
-                    }
+                    crate::model::with_head_target(a.targets.text(), a.head)
                 )?;
                 if a.unnamed > 0 {
                     let (n, s) = (a.unnamed, if a.unnamed == 1 { "" } else { "s" });
