@@ -819,6 +819,15 @@ fn a_peft_adapter_config_sizes_the_adapter_for_either_task() {
     let raw = read.settle(&RawQuery::parse("task=train"));
     let d = decode(&raw);
     assert_eq!(d.scenario.train.lora_r.map(|r| r.get()), Some(8));
+    // Without `r`, LoraConfig's default, said as such.
+    let unranked = paste::read(&text.replace("\"r\": 8,", "")).expect("read");
+    let r = unranked
+        .keys
+        .iter()
+        .find(|k| k.key.text() == "lora_r")
+        .expect("lora_r");
+    assert_eq!(r.value, "8");
+    assert!(r.from.contains("default rank 8"), "{}", r.from);
 }
 
 /// A paste that names a model vramfit cannot read sets its figures beside

@@ -486,15 +486,16 @@ fn peft(f: &mut Fields, c: &mut Collector) -> bool {
         ));
         return true;
     }
-    if let Some((r, s)) = f.text(&["r"]) {
-        c.set(Key::LoraR, &r, &s);
+    match f.text(&["r"]) {
+        Some((r, s)) => c.set(Key::LoraR, &r, &s),
+        None => c.set(
+            Key::LoraR,
+            "8",
+            &format!("{src} (LoraConfig's default rank 8)"),
+        ),
     }
     if let Some(e) = f.get(&["target_modules"]) {
-        let t = match &e.value {
-            Value::Scalar(x) if x == "all-linear" => "all".to_string(),
-            other => other.text().replace(' ', ""),
-        };
-        c.set(Key::LoraTargets, &t, &from(e));
+        c.set(Key::LoraTargets, &targets_text(&e.value), &from(e));
     }
     // false is the link's default: set only a DoRA adapter.
     if let Some((true, s)) = f.truthy(&["use_dora"]) {
@@ -515,6 +516,17 @@ fn peft(f: &mut Fields, c: &mut Collector) -> bool {
         }
     }
     true
+}
+
+/// A target-modules field as `lora_targets`: peft's `all-linear` (and the
+/// trainers' `all`, `all_linear`) as `all`, a list joined by commas.
+fn targets_text(v: &Value) -> String {
+    match v {
+        Value::Scalar(x) if matches!(x.as_str(), "all-linear" | "all" | "all_linear") => {
+            "all".to_string()
+        }
+        other => other.text().replace(' ', ""),
+    }
 }
 
 fn lora(f: &mut Fields, c: &mut Collector) {
@@ -552,15 +564,7 @@ fn lora(f: &mut Fields, c: &mut Collector) {
     }
     match (targets, linear) {
         (_, Some((true, s))) => c.set(Key::LoraTargets, "all", &s),
-        (Some((v, s)), _) => {
-            let t = match &v {
-                Value::Scalar(x) if matches!(x.as_str(), "all-linear" | "all" | "all_linear") => {
-                    "all".to_string()
-                }
-                other => other.text().replace(' ', ""),
-            };
-            c.set(Key::LoraTargets, &t, &s);
-        }
+        (Some((v, s)), _) => c.set(Key::LoraTargets, &targets_text(&v), &s),
         (None, _) => {}
     }
     if let Some((d, s)) = dora {
