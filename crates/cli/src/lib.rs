@@ -423,8 +423,13 @@ fn utf8_args(args: impl Iterator<Item = OsString>) -> Result<Vec<String>, (u8, S
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// The query keys a config.json file describes (read with the page's
-/// importer), then the query's own keys on top.
-fn with_config(path: &str, reading: Reading, query: &str) -> Result<RawQuery, (u8, String)> {
+/// importer), then the query's own keys on top; and the importer's notes
+/// on the file.
+fn with_config(
+    path: &str,
+    reading: Reading,
+    query: &str,
+) -> Result<(RawQuery, Vec<String>), (u8, String)> {
     let err = |e: String| {
         (
             2,
@@ -457,7 +462,7 @@ fn with_config(path: &str, reading: Reading, query: &str) -> Result<RawQuery, (u
     for (k, v) in RawQuery::parse(query).pairs() {
         raw.set(k, v);
     }
-    Ok(raw)
+    Ok((raw, imported.notes))
 }
 
 /// Most bytes of a GGUF file read for its header (a header with a large
@@ -587,8 +592,13 @@ fn estimate(
         Err(e) => return Err((2, format!("vramfit: {e}\n\n{}", usage()))),
     };
     let mut pasted = None;
+    let mut file_notes = Vec::new();
     let raw = match (&args.config, &args.gguf, &args.from) {
-        (Some(path), _, _) => with_config(path, args.reading, &args.query)?,
+        (Some(path), _, _) => {
+            let (raw, notes) = with_config(path, args.reading, &args.query)?;
+            file_notes = notes;
+            raw
+        }
         (None, Some(path), _) => with_gguf(path, &args.query)?,
         (None, None, Some(path)) => {
             let mut read = read_from(path, stdin)?;
@@ -616,7 +626,10 @@ fn estimate(
         return Err((2, lines.join("\n")));
     }
     let scenario = decoded.scenario;
-    let notes: Vec<String> = decoded.notes.iter().map(ToString::to_string).collect();
+    let notes: Vec<String> = file_notes
+        .into_iter()
+        .chain(decoded.notes.iter().map(ToString::to_string))
+        .collect();
     for n in &notes {
         stderr.push_str(&format!("vramfit: note: {n}\n"));
     }

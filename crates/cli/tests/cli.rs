@@ -213,6 +213,27 @@ fn a_config_json_with_query_keys_on_top() {
     assert_eq!(v["scenario"]["arch"]["layers"], 2);
 }
 
+/// A config transformers 5.23 refuses as written (Scout's
+/// `attn_temperature_tuning` 4) is estimated, with a note on stderr and in
+/// the JSON's notes, first.
+#[test]
+fn a_config_transformers_refuses_is_estimated_with_a_note() {
+    let (code, out, err) = vramfit(&["--config", &fixture("llama4-scout"), "batch=1&seq=512"]);
+    assert_eq!(code, 0, "{err}");
+    let first =
+        "transformers 5.23 refuses this config.json as written: `attn_temperature_tuning` is 4";
+    assert!(err.starts_with(&format!("vramfit: note: {first}")), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert!(
+        v["notes"][0].as_str().is_some_and(|n| n.starts_with(first)),
+        "{}",
+        v["notes"]
+    );
+    let (code, _, err) = vramfit(&["--config", &fixture("llama4-maverick"), "batch=1&seq=512"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("refuses"), "{err}");
+}
+
 #[test]
 fn a_config_of_an_unknown_family_is_refused_unless_read_as_llama() {
     let dir = std::env::temp_dir().join(format!("vramfit-cli-{}", std::process::id()));

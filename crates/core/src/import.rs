@@ -23,6 +23,9 @@ pub struct Imported {
     pub keys: Vec<(Key, String)>,
     /// Read as Llama-like by choice: the `model_type` it really is.
     pub assumed: Option<ShortText>,
+    /// What the estimate cannot show and the user should know of the file
+    /// (transformers refusing it as written).
+    pub notes: Vec<String>,
 }
 
 /// Reads a `config.json` text as its `model_type` says.
@@ -56,6 +59,7 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Imported, ConfigError> {
         model_type: m.model_type,
         keys,
         assumed,
+        notes: m.refused_by_transformers.into_iter().collect(),
     })
 }
 
@@ -136,6 +140,7 @@ pub fn gguf(bytes: &[u8], name: &str) -> Result<GgufImport, GgufImportError> {
             model_type: quote(&described.architecture),
             keys: arch_keys(&a),
             assumed: None,
+            notes: Vec::new(),
         },
         file_keys,
     })

@@ -278,7 +278,7 @@ fn import(text: &str, reading: Reading) -> ToolReply {
     match import::parse_as(text, reading) {
         Ok(imp) => {
             let preset = PRESETS.iter().find(|p| p.arch == imp.arch);
-            let summary = format!(
+            let mut summary = format!(
                 "Imported `{}`: {} parameters{}{}.",
                 imp.model_type,
                 group(imp.arch.params()),
@@ -291,6 +291,9 @@ fn import(text: &str, reading: Reading) -> ToolReply {
                     ""
                 }
             );
+            for note in &imp.notes {
+                summary.push_str(&format!(" Note: {note}."));
+            }
             let changes = imp
                 .changes()
                 .into_iter()

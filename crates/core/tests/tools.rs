@@ -40,6 +40,35 @@ fn a_known_config_imports_as_its_preset() {
     );
 }
 
+/// A config transformers 5.23 refuses as written (meta-llama's Scout:
+/// `attn_temperature_tuning` 4, a bool in its strict `Llama4TextConfig`;
+/// measured in `scripts/measure/families/strict/raw/check_all.txt`) is
+/// imported and the summary says so; the same file with `true`, as
+/// transformers loads it, says nothing more.
+#[test]
+fn a_config_transformers_refuses_is_imported_with_a_note() {
+    let scout = hf_fixture("llama4-scout");
+    let summary = |text: &str| match import(text, Reading::AsItSays) {
+        ToolReply::Imported { summary, .. } => summary,
+        other => panic!("imported: {other:?}"),
+    };
+    let said = summary(&scout);
+    assert!(
+        said.ends_with(
+            " Note: transformers 5.23 refuses this config.json as written: `attn_temperature_tuning` is 4 where the `llama4_text` config class asks for true or false (`from_pretrained` raises StrictDataclassFieldValidationError); the estimate is for the file with `attn_temperature_tuning` true, which loads."
+        ),
+        "{said}"
+    );
+    let loads = scout.replace(
+        "\"attn_temperature_tuning\": 4",
+        "\"attn_temperature_tuning\": true",
+    );
+    assert_ne!(loads, scout, "the fixture writes 4");
+    let fixed = summary(&loads);
+    assert!(!fixed.contains("Note:"), "{fixed}");
+    assert!(said.starts_with(&fixed), "{said}\n{fixed}");
+}
+
 #[test]
 fn a_config_it_cannot_read_says_why_and_offers_llama_when_it_can() {
     let bert = r#"{"model_type": "bert", "architectures": ["BertForMaskedLM"],

@@ -191,6 +191,10 @@ pub struct ModelConfig {
     /// it under `text_config`, or has a `vision_config` or `audio_config`
     /// (transformers' `…ForConditionalGeneration` configs).
     pub multimodal: bool,
+    /// Why transformers 5.23 refuses the file as written (a field of the
+    /// wrong type in a strict config class), said beside the estimate,
+    /// which takes the value that loads ([`strict_refusal`]).
+    pub refused_by_transformers: Option<String>,
 }
 
 /// A checkpoint saved already quantized by bitsandbytes.
@@ -1990,8 +1994,36 @@ pub fn read_as(text: &str, reading: Reading) -> Result<ModelConfig, ConfigError>
         multimodal: !std::ptr::eq(obj, &top)
             || top.contains_key("vision_config")
             || top.contains_key("audio_config"),
+        refused_by_transformers: strict_refusal(obj, family),
         model_type,
     })
+}
+
+/// Fields that transformers 5.23's strict config classes (`@strict`,
+/// huggingface_hub's dataclass validation) type as a bool and a published
+/// `config.json` writes otherwise: `AutoConfig.from_pretrained` raises
+/// `StrictDataclassFieldValidationError` before a tensor is made.
+/// `configuration_llama4.py:161` (`attn_temperature_tuning: bool = True`;
+/// meta-llama's Scout writes 4). Measured on every config fixture:
+/// `scripts/measure/families/strict/raw/check_all.txt`.
+const STRICT_BOOLS: &[(Family, &str)] = &[(Family::Llama4Text, "attn_temperature_tuning")];
+
+/// What transformers 5.23 says of a field of the wrong type, or `None`
+/// when the file loads there.
+fn strict_refusal(obj: &Map<String, Value>, family: Family) -> Option<String> {
+    let (field, v) =
+        STRICT_BOOLS
+            .iter()
+            .filter(|(f, _)| *f == family)
+            .find_map(|&(_, field)| match obj.get(field) {
+                None | Some(Value::Null) | Some(Value::Bool(_)) => None,
+                Some(v) => Some((field, v)),
+            })?;
+    Some(format!(
+        "transformers 5.23 refuses this config.json as written: `{field}` is {} where the `{}` config class asks for true or false (`from_pretrained` raises StrictDataclassFieldValidationError); the estimate is for the file with `{field}` true, which loads",
+        quote_value(v),
+        family.key()
+    ))
 }
 
 /// Whether a multimodal wrapper ties its head to the embedding: the head
