@@ -84,6 +84,20 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
     if label.starts_with("g4-") && label.contains(" ckpt") {
         return matches!(phase, "overall" | "peak_bwd") && (0.0..4.1).contains(&err_pct);
     }
+    if label.starts_with("tiny-llama4") && label.contains(" ckpt lora") {
+        // Llama 4's shrunk config under LoRA with non-reentrant
+        // checkpointing and autocast: forward up to 3.8% high (a frozen
+        // weight's bf16 copy lives only through its own matmul in a
+        // checkpointed forward; vramfit keeps the layer's all at once),
+        // backward and the overall peak up to 3.3% low, not identified.
+        // Scout's published config under the same run: forward +0.30%,
+        // overall -0.08%.
+        return match phase {
+            "peak_fwd" => (0.0..3.8).contains(&err_pct),
+            "overall" | "peak_bwd" => (-3.3..0.0).contains(&err_pct),
+            _ => false,
+        };
+    }
     if label.starts_with("tiny-llama4") && label.contains(" lora") {
         // Llama 4's shrunk config (hidden 512, 4 experts) under LoRA on
         // named modules: forward up to 1.7% and the overall peak 1.4% low,
@@ -644,7 +658,7 @@ fn shared_ground_truth_within_budget() {
 
 #[test]
 fn every_family_within_budget() {
-    check_file("families", 262);
+    check_file("families", 280);
 }
 
 #[test]
@@ -784,17 +798,15 @@ fn every_family_is_measured() {
     // `presets_all_estimate`; `tests/gemma4.rs`). The MoE Qwen3.5 hybrid
     // has 2 rows: its DeltaNet and attention layers are the dense
     // hybrid's, its experts Qwen3-MoE's, each measured on its own.
-    // Llama 4's experts run densely in transformers (`Moe::dense_dispatch`):
-    // training it is refused, not measured. So is LFM2's (its short
-    // convolutions, `Recurrence::ShortConv`), and DeepSeek Sparse
-    // Attention's (`Spec::indexer`: DeepSeek-V3.2, GLM-5).
+    // Training LFM2 (its short convolutions, `Recurrence::ShortConv`) and
+    // DeepSeek Sparse Attention (`Spec::indexer`: DeepSeek-V3.2, GLM-5) is
+    // refused, not measured.
     for f in Family::ALL.iter().filter(|f| {
         !f.spec().varies_by_layer()
             && !f
                 .spec()
                 .linear
                 .is_some_and(|r| r.fused_in_proj || !r.delta_net())
-            && !f.spec().moe.is_some_and(|m| m.dense_dispatch)
             && !f.spec().indexer
     }) {
         let n = count.get(f.key()).copied().unwrap_or(0);

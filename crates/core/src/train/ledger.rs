@@ -1863,26 +1863,48 @@ fn moe(l: &mut Ledger, x: Id) -> Id {
 /// fine-tuning: the repeat, the scores' copy, the scaled input, gate_up,
 /// SiLU's output and the product, `E·(2h + 4I) + E` elements in the
 /// input's dtype; with the experts frozen (LoRA) not the scaled input or
-/// the product. Measured: `scripts/measure/families/llama4/dense/` (bf16
-/// and fp32; LoRA on named modules).
+/// the product. Under autocast the repeat and the scaled input stay in
+/// fp32 (the scores, the router's logits, are bf16), each `bmm` saves a
+/// bf16 copy of its input (the scaled input's; the fp32 product itself is
+/// not kept) and of the stacked weights it reads, cached while autocast
+/// lasts, and gate_up, SiLU and the product are bf16. Measured:
+/// `scripts/measure/families/llama4/dense/` (bf16, fp32 and autocast;
+/// LoRA on named modules).
 fn moe_dense(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u64)) -> Id {
     let xd = l.dt(x);
     let w_tr = l.c.full;
-    let rg = l.rg(x) || w_tr;
-    router(l, x, spec, false, (h, e, k));
+    let x_rg = l.rg(x);
+    let rg = x_rg || w_tr;
+    let scores = router(l, x, spec, false, (h, e, k));
+    let amp = l.c.mode == Mode::Amp;
+    // The bmms' dtype: autocast's bf16, else the input's.
+    let md = if amp { 2 } else { xd };
     // The scaled input and the product are the `bmm`s' inputs, kept for
     // the stacked weights' gradients only (peft adapts no expert here).
-    for (width, kept) in [
-        (e * h, true),
-        (e, true),
-        (e * h, w_tr),
-        (2 * e * f, true),
-        (e * f, true),
-        (e * f, w_tr),
-    ] {
-        let t = l.new_t(width, xd, rg, Part::Experts);
+    let mut saved = vec![(e * h, xd, true), (e, scores, true)];
+    if amp {
+        // The fp32 product with the scores, then its bf16 copy for the bmm.
+        saved.extend([(e * h, xd, false), (e * h, md, w_tr)]);
+    } else {
+        saved.push((e * h, xd, w_tr));
+    }
+    saved.extend([(2 * e * f, md, true), (e * f, md, true), (e * f, md, w_tr)]);
+    for (width, dt, kept) in saved {
+        let t = l.new_t(width, dt, rg, Part::Experts);
         if rg && kept {
             l.save(t);
+        }
+    }
+    if amp {
+        // The stacked `gate_up_proj` (h × 2I) and `down_proj` (I × h) of
+        // every expert, as `Ledger::linear_of` counts a weight's copy.
+        let copies = 2 * 3 * e * h * f;
+        if x_rg && w_tr {
+            l.weight_copies += copies;
+        } else if x_rg {
+            l.weight_copies_uncached += copies;
+        } else if w_tr {
+            l.weight_copies_transient += copies;
         }
     }
     l.new_t(h, xd, rg, Part::Experts)
@@ -2433,8 +2455,8 @@ fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, 
             // `scatter_` into a `-inf` copy (both keep the int64 indices),
             // `sigmoid(scores.float())` keeps its fp32 output, cast back to
             // the logits' dtype. Source: transformers 5.23
-            // `Llama4Router.forward`. Not measured: training a family with
-            // this router is refused (`Moe::dense_dispatch`).
+            // `Llama4Router.forward`. Measured:
+            // `scripts/measure/families/llama4/dense/`.
             let logits = l.linear_plain(x, h, e, 0);
             if router_lora && x_rg {
                 l.save(x);

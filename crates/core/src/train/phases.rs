@@ -324,7 +324,7 @@ fn forward(m: &Moments, start: TermSet, first_step: bool) -> (TermSet, TermSet) 
             T::FsdpLayer,
             T::Fsdp2Buffer,
         ]));
-        let around = layer.with(T::RecomputeCopies);
+        let around = layer.with(T::ForwardCopies);
         let mlp = if m.p.terms.bytes(T::LayerForward) > 0 {
             layer.with(T::LayerForwardCopies).with(T::LayerForward)
         } else {

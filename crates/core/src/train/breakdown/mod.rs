@@ -752,8 +752,9 @@ const INDEXER_NOT_MODELLED: &str = "training DeepSeek Sparse Attention (DeepSeek
 
 /// What training a model whose experts transformers runs densely
 /// (`Moe::dense_dispatch`: Llama 4) has not been held to: measured in
-/// full fine-tuning (bf16 and fp32, with and without non-reentrant
-/// checkpointing) and LoRA on named modules (bf16), one GPU
+/// full fine-tuning (bf16, fp32 and autocast, with and without
+/// non-reentrant checkpointing) and LoRA on named modules (bf16 and
+/// autocast), one GPU
 /// (`scripts/measure/families/llama4/dense/`).
 fn dense_dispatch_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     if !a.moe().is_some_and(|m| m.dense_dispatch) {
@@ -762,8 +763,6 @@ fn dense_dispatch_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> 
     let t = &s.train;
     Some(if !on_v5(t.transformers) {
         "training Llama 4 on transformers 4 is not measured yet (transformers 5.23 is)"
-    } else if matches!(t.dtype, Dtype::AmpBf16 | Dtype::AmpFp16) {
-        "Llama 4 under autocast is not modelled yet (measured: each expert block then keeps bf16 copies of all its weights); bf16, fp16 and fp32 are"
     } else if t.quant != Quant::None {
         "Llama 4 on a quantized base is not measured yet"
     } else if t.lora().is_some_and(|l| l.targets == Targets::ALL) {

@@ -178,6 +178,14 @@ fn one_layer(
             copies(u128::from(layer.weight_copies) + u128::from(layer.weight_copies_uncached)),
         );
     }
+    if saved && ids.saved == T::Recompute {
+        // The checkpointed forward of the same layer: autocast's cached
+        // copies are among `CopiesTransient` already.
+        put(
+            T::ForwardCopies,
+            copies(u128::from(layer.weight_copies_uncached)),
+        );
+    }
     put(
         ids.entry,
         x.per_token(&[(u128::from(layer.backward_entry), U::BytesEach)]),
@@ -280,8 +288,8 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     if per_tok > 0 {
         put(T::LayerForward, x.per_token(&[(per_tok, U::BytesEach)]));
         let ly = &x.layers.largest;
-        let before_down = u128::from(ly.weight_copies)
-            + u128::from(ly.weight_copies_uncached.saturating_sub(ly.down_merge));
+        // The cached copies are among `CopiesTransient` already.
+        let before_down = u128::from(ly.weight_copies_uncached.saturating_sub(ly.down_merge));
         put(T::LayerForwardCopies, copies(before_down));
     }
     // At the down experts' matmul: the routed inputs, the product and the
