@@ -177,6 +177,12 @@ pub struct Saved {
     /// made only when the experts' forward reaches their down projection
     /// (see [`expert_lora_merges`]). Bytes.
     pub down_merge: u64,
+    /// Of `weight_copies_uncached`, the frozen weights' bf16 copies that
+    /// autocast makes for each matmul, and the largest of them: a
+    /// checkpointed forward saves none, so each lives only through its own
+    /// matmul. Bytes.
+    pub frozen_casts: u64,
+    pub frozen_cast_max: u64,
     /// Bytes per token held beyond checkpointing's reach (int8's `ctx.A`).
     pub escaping: u64,
     /// DoRA's largest transient in the layer (bytes, not per token).
@@ -292,6 +298,8 @@ struct Ledger<'a> {
     weight_copies_uncached: u64,
     weight_copies_transient: u64,
     down_merge: u64,
+    frozen_casts: u64,
+    frozen_cast_max: u64,
     /// Tensors int8 layers hold as `ctx.A` (by id), and their bytes per
     /// token.
     held: u128,
@@ -544,6 +552,8 @@ impl<'a> Ledger<'a> {
             weight_copies_uncached: 0,
             weight_copies_transient: 0,
             down_merge: 0,
+            frozen_casts: 0,
+            frozen_cast_max: 0,
             held: 0,
             escaping: 0,
             dora_transient: 0,
@@ -647,6 +657,8 @@ impl<'a> Ledger<'a> {
             weight_copies_uncached: self.weight_copies_uncached,
             weight_copies_transient: self.weight_copies_transient,
             down_merge: self.down_merge,
+            frozen_casts: self.frozen_casts,
+            frozen_cast_max: self.frozen_cast_max,
             escaping: self.escaping,
             dora_transient: self.dora_transient,
             backward_mlp: self.backward_mlp,
@@ -705,6 +717,15 @@ impl<'a> Ledger<'a> {
         self.linear_of(x, Lin::new(n_in, n_out, bias))
     }
 
+    /// Frozen weights' bf16 copies under autocast, `each` bytes a matmul:
+    /// saved for backward (autocast caches only leaf tensors that require
+    /// grad), or, in a checkpointed forward, freed after their matmul.
+    fn frozen_casts(&mut self, bytes: u64, each: u64) {
+        self.weight_copies_uncached += bytes;
+        self.frozen_casts += bytes;
+        self.frozen_cast_max = self.frozen_cast_max.max(each);
+    }
+
     fn linear_of(&mut self, x: Id, lin: Lin) -> Id {
         let c = self.c;
         let w_tr = c.full;
@@ -751,7 +772,7 @@ impl<'a> Ledger<'a> {
             if x_rg && w_tr {
                 self.weight_copies += 2 * weight;
             } else if x_rg {
-                self.weight_copies_uncached += 2 * weight;
+                self.frozen_casts(2 * weight, 2 * lin.n_in * lin.n_out);
             } else if w_tr {
                 self.weight_copies_transient += 2 * weight;
             }
@@ -1902,7 +1923,8 @@ fn moe_dense(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u64
         if x_rg && w_tr {
             l.weight_copies += copies;
         } else if x_rg {
-            l.weight_copies_uncached += copies;
+            // The larger cast is `gate_up_proj`'s.
+            l.frozen_casts(copies, 2 * 2 * e * h * f);
         } else if w_tr {
             l.weight_copies_transient += copies;
         }

@@ -133,6 +133,19 @@ const FIRST: LayerIds = LayerIds {
     weight_grad: T::LayerWeightGradFirst,
 };
 
+/// A layer's weight copies alive at once in its checkpointed forward:
+/// autocast's cached copies are among `CopiesTransient` already, a frozen
+/// weight's bf16 copy lives only through its own matmul (nothing is
+/// saved), the other uncached copies (fp32 casts, peft's merged experts)
+/// through the layer. Measured: Llama 4 shrunk under LoRA with
+/// checkpointing and autocast (`scripts/measure/families/llama4/dense/`).
+fn forward_copies(layer: &Saved) -> u64 {
+    layer
+        .weight_copies_uncached
+        .saturating_sub(layer.frozen_casts)
+        .saturating_add(layer.frozen_cast_max)
+}
+
 /// One layer: what it saves, its scores and weight copies (when `saved`:
 /// recomputed under checkpointing; layer 0's, the last left), then inside
 /// its backward, at its MLP, the gradients
@@ -179,12 +192,7 @@ fn one_layer(
         );
     }
     if saved && ids.saved == T::Recompute {
-        // The checkpointed forward of the same layer: autocast's cached
-        // copies are among `CopiesTransient` already.
-        put(
-            T::ForwardCopies,
-            copies(u128::from(layer.weight_copies_uncached)),
-        );
+        put(T::ForwardCopies, copies(u128::from(forward_copies(layer))));
     }
     put(
         ids.entry,
@@ -288,8 +296,7 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     if per_tok > 0 {
         put(T::LayerForward, x.per_token(&[(per_tok, U::BytesEach)]));
         let ly = &x.layers.largest;
-        // The cached copies are among `CopiesTransient` already.
-        let before_down = u128::from(ly.weight_copies_uncached.saturating_sub(ly.down_merge));
+        let before_down = u128::from(forward_copies(ly).saturating_sub(ly.down_merge));
         put(T::LayerForwardCopies, copies(before_down));
     }
     // At the down experts' matmul: the routed inputs, the product and the
