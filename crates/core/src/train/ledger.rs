@@ -1916,6 +1916,23 @@ fn moe_dense(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u64
             l.save(t);
         }
     }
+    if w_tr && !amp {
+        // Backward's moment, at the `sum` that makes the scores' gradient:
+        // the gradients of the scaled input, of the repeat and the repeat
+        // times it, of the shared expert's input (h) and the sum (E), with
+        // gate_up, SiLU's output, the product, the scaled input and the
+        // shared expert's four released (the weight gradients:
+        // `breakdown::recompute::weight_grads`), held at zero where the
+        // released outweigh the gradients (the shrunk rows: 508 bytes a
+        // token high). Measured in bf16 and fp32:
+        // `scripts/measure/families/llama4/dense/NOTES.md` §2. Under
+        // autocast not listed: the down experts' gradient only, as other
+        // MoE blocks (Scout's rows exact, the shrunk ones 3% low).
+        let sf = u64::from(l.c.arch.shared_experts) * f;
+        let held = (3 * e * h + h + e) * xd;
+        let freed = (4 * e * f + e * h + 4 * sf) * xd;
+        l.backward_mlp = l.backward_mlp.max(held.saturating_sub(freed));
+    }
     if amp {
         // The stacked `gate_up_proj` (h × 2I) and `down_proj` (I × h) of
         // every expert, as `Ledger::linear_of` counts a weight's copy.

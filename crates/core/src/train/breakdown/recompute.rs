@@ -255,6 +255,12 @@ fn weight_grads(x: &Inputs, moe: bool) -> Option<u128> {
     // backward's peak).
     Some(if moe && x.c.experts_looped {
         down * (1 + 3 * 2)
+    } else if moe && x.c.spec.moe.is_some_and(|m| m.dense_dispatch) && x.c.mode != Mode::Amp {
+        // Llama 4's bmms: every expert's gate_up and down, and the shared
+        // expert's three, before the scores' gradient is summed (NOTES.md
+        // §2 of `scripts/measure/families/llama4/dense/`; under autocast
+        // not listed: the down experts' only, as `ledger::moe_dense`).
+        3 * down + 3 * u128::from(a.shared_experts) * u128::from(a.moe_ffn)
     } else {
         down
     })
