@@ -1902,15 +1902,21 @@ fn moe_dense(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u64
     let md = if amp { 2 } else { xd };
     // The scaled input and the product are the `bmm`s' inputs, kept for
     // the stacked weights' gradients only (peft adapts no expert here).
-    let mut saved = vec![(e * h, xd, true), (e, scores, true)];
-    if amp {
-        // The fp32 product with the scores, then its bf16 copy for the bmm.
-        saved.extend([(e * h, xd, false), (e * h, md, w_tr)]);
-    } else {
-        saved.push((e * h, xd, w_tr));
-    }
-    saved.extend([(2 * e * f, md, true), (e * f, md, true), (e * f, md, w_tr)]);
-    for (width, dt, kept) in saved {
+    // Under autocast the fp32 product with the scores is not kept, its
+    // bf16 copy for the bmm is (none without autocast).
+    let copy = if amp { e * h } else { 0 };
+    for (width, dt, kept) in [
+        (e * h, xd, true),
+        (e, scores, true),
+        (e * h, xd, w_tr && !amp),
+        (copy, md, w_tr),
+        (2 * e * f, md, true),
+        (e * f, md, true),
+        (e * f, md, w_tr),
+    ] {
+        if width == 0 {
+            continue;
+        }
         let t = l.new_t(width, dt, rg, Part::Experts);
         if rg && kept {
             l.save(t);
