@@ -85,11 +85,14 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
         return matches!(phase, "overall" | "peak_bwd") && (0.0..4.1).contains(&err_pct);
     }
     if label.starts_with("tiny-llama4") && label.contains(" ckpt lora") {
-        // Llama 4's shrunk config under LoRA with non-reentrant
-        // checkpointing and autocast: backward and the overall peak up to
-        // 3.3% low, not identified (forward 2.2% low). Scout's published
-        // config under the same run: overall -0.08%, forward -0.02%.
-        return matches!(phase, "overall" | "peak_bwd") && (-3.3..0.0).contains(&err_pct);
+        // Llama 4's shrunk configs (hidden 512, 4 experts; on every layer
+        // or every other) under LoRA with non-reentrant checkpointing: the
+        // recomputed MoE block's moment at its shared expert, up to 3.7%
+        // low in bf16 and 1.4% under autocast (peft's fp32 casts of the
+        // shared expert's input not all counted; `scripts/measure/families/
+        // llama4/dense/NOTES.md`). Scout's and Maverick's published configs:
+        // within 0.3%.
+        return matches!(phase, "overall" | "peak_bwd") && (-3.7..0.0).contains(&err_pct);
     }
     if label.starts_with("tiny-llama4") && label.contains(" lora") {
         // Llama 4's shrunk config (hidden 512, 4 experts) under LoRA on
@@ -651,7 +654,7 @@ fn shared_ground_truth_within_budget() {
 
 #[test]
 fn every_family_within_budget() {
-    check_file("families", 285);
+    check_file("families", 301);
 }
 
 #[test]

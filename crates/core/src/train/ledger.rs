@@ -1922,6 +1922,11 @@ fn moe_dense(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u64
             l.save(t);
         }
     }
+    // The block's locals `routed_in` (the scaled input, when nothing saves
+    // it) and `routed_out` (the down bmm's output) live through the shared
+    // expert, beside the router's logits and scores.
+    let unsaved_in = if w_tr { 0 } else { e * h * md };
+    l.loop_forward = l.loop_forward.max(unsaved_in + e * h * md + 2 * e * scores);
     if w_tr && !amp {
         // Backward's moment, at the `sum` that makes the scores' gradient:
         // the gradients of the scaled input, of the repeat and the repeat

@@ -45,7 +45,7 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             put(T::LinearForward, linear_forward(x));
         }
     }
-    if x.c.expert_linears.is_some() {
+    if x.c.expert_linears.is_some() || x.c.spec.moe.is_some_and(|m| m.dense_dispatch) {
         // Beside the embedding's output (the model's `inputs_embeds`), the
         // layer's input and the attention block's output (h each).
         let per_tok = 3 * x.h * x.residual() + u128::from(ly.largest.loop_forward);
