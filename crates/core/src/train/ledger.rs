@@ -198,7 +198,8 @@ pub struct Saved {
     pub backward_last: u64,
     /// Bytes per token transformers 4's expert loop holds at its last
     /// expert's down projection beyond what it saves, with gradients and
-    /// under checkpointing's no-grad forward (see [`moe_loop`]).
+    /// under checkpointing's no-grad forward (see [`moe_loop`]); Llama 4's
+    /// block at its shared expert (see [`moe_dense`]).
     pub loop_forward: u64,
     pub loop_forward_nograd: u64,
     /// Bytes per token more it saves when SDPA gets a mask (see
