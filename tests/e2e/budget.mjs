@@ -240,12 +240,17 @@
 //   --lora and ADAPTER in a paste, a log's LoRA lines; 500.0 before the
 //   output layer's adapter), and the reviews' Llama 4 chunk refusal and
 //   complex rotary rule.
+// - 2026-12-03, 500.8 -> 501.2 KB (node zlib 9 over dist's five files at
+//   the tip, 501.1 measured by this test on the first of its commits):
+//   Llama 4 trained under autocast and its backward moment and block's
+//   locals (issue 30: moe_dense's copies and moments, the frozen weights'
+//   copies in a checkpointed forward, a term label).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 501);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 502);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",

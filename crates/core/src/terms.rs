@@ -228,7 +228,7 @@ term_ids! {
     LayerForward = Activations, "a checkpointed layer's forward: the MLP's inputs and outputs at once (nothing saved)";
     LinearForward = Activations, "a checkpointed Gated DeltaNet layer's forward inside its chunked rule (nothing saved): its projections' and convolution's outputs, every chunk's fp32 tensors at once, the state and one chunk's loop temporaries";
     LayerForwardCopies = WeightCopies, "its frozen weights' copies until then (an adapted down experts' merge comes later)";
-    ForwardCopies = WeightCopies, "its frozen weights' bf16 copies, made for each matmul (autocast caches only the trainable weights', counted once for every layer)";
+    ForwardCopies = WeightCopies, "its largest frozen weight's bf16 copy (each lives through its own matmul)";
     ExpertsLoopForward = Activations, "the last MoE layer's forward in transformers 4's per-expert loop, beyond what it saves: at the last expert's down projection that expert's product and output (with LoRA, peft's fp32 copies of its input), the block's output under construction and its routing mask; in DeepSeek-V2's sorted loop, at the sum, every expert's output, their concatenation, the reordered rows and their fp32 copy";
     LayerForwardDown = Activations, "a checkpointed MoE layer's forward at its down experts: the routed inputs, the product and the output";
     LayerForwardQuant = Activations, "a checkpointed quantized layer's forward at its largest matmul: the MLP's input, its cast and output in the compute dtype";
