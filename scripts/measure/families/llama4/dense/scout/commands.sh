@@ -11,3 +11,5 @@ nice -n 15 timeout 600 $PY measure.py --config $D/scout-text.json --mode fake --
 nice -n 15 timeout 600 $PY measure.py --config $D/scout-text.json --mode fake --dtype bf16 --optim adamw --batch 1 --seq 1024 --gc 1 --out $D/rows.jsonl
 # 3. LoRA r=16 on attention + MLP projections
 nice -n 15 timeout 600 $PY measure.py --config $D/scout-text.json --mode fake --dtype bf16 --optim adamw --batch 1 --seq 512 --gc 0 --lora 1 --lora-r 16 --lora-targets q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --out $D/rows.jsonl
+# 4. (2026-12-03) LoRA r=16 with non-reentrant gradient checkpointing
+nice -n 15 timeout 900 $PY measure.py --config $D/scout-text.json --mode fake --dtype bf16 --optim adamw --batch 1 --seq 512 --gc 1 --lora 1 --lora-r 16 --lora-targets q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --out $D/rows.jsonl
