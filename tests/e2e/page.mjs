@@ -23,7 +23,7 @@ test("pick a model by searching the presets; the exact parameter count shows", a
   await shot();
 });
 
-test("paste a config.json: a known one selects its preset, a new one sets the architecture", async ({ page, base }) => {
+test("paste a config.json: a known one selects its preset, a new one sets the architecture", async ({ page, base, shot }) => {
   await page.goto(base);
   await ui.ready(page);
   const area = page.locator('[data-testid="config-json"]');
@@ -48,6 +48,16 @@ test("paste a config.json: a known one selects its preset, a new one sets the ar
   const count = await ui.attr(page, "param-count", "data-count");
   assert.equal(count, String(100352 * 2048 * 2 + 16 * (2 * 2048 + 4 * 2048 * 2048 + 3 * 2048 * 8192) + 2048));
   assert.equal(await ui.peakBytes(page), cli(ui.urlQuery(page)));
+  // A config transformers 5.23 refuses as written (Scout's
+  // attn_temperature_tuning 4) is imported, and the message says so.
+  await area.fill(fixture("llama4-scout"));
+  await page.click('[data-testid="config-import"]');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("model") === "llama4-scout");
+  assert.match(
+    await page.textContent('[data-testid="config-message"]'),
+    /the Llama 4 Scout \(109B-A17B\) preset\. Note: transformers 5\.23 refuses this config\.json as written: `attn_temperature_tuning` is 4/,
+  );
+  await shot();
 });
 
 test("a broken config.json says which field is wrong and keeps the text", async ({ page, base, shot }) => {
