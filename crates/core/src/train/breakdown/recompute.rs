@@ -291,8 +291,20 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     // transformers 4's expert loop, at its last expert ([`Saved::loop_forward_nograd`]).
     let looped = x.c.expert_linears.is_some();
     let loop_fwd = u128::from(x.layers.largest.loop_forward_nograd);
+    // Llama 4's block runs every token through every expert: nothing saved,
+    // its largest moment is at the product or at the down bmm, beside the
+    // router's logits and scores (the generate notes' no-grad block above
+    // its entry, `scripts/measure/families/llama4/dense/NOTES.md` §4), one
+    // hidden-wide tensor of which the checkpointed layer's base already
+    // holds (the shrunk layouts' rows and Maverick's, exact). Under
+    // autocast not listed: the routed experts' formula below.
+    let dense = moe && x.c.spec.moe.is_some_and(|m| m.dense_dispatch) && x.c.mode != Mode::Amp;
+    let e = u128::from(a.experts);
     let per_tok = match (moe, x.c.spec.mlp) {
         (true, _) if looped => 2 * h * resid + loop_fwd,
+        (true, _) if dense => {
+            (e * act * (h + 4 * moe_f).max(2 * h + 3 * moe_f) + 2 * e * act).saturating_sub(h * act)
+        }
         (true, _) => 2 * h * resid + k * (h + 4 * moe_f) * expert,
         (false, Mlp::Gated | Mlp::GatedFused) => 2 * h * resid + 3 * f * act,
         // Nemotron-H's MLP (`Mlp::Up`) never reaches here: training
