@@ -240,11 +240,11 @@
 //   --lora and ADAPTER in a paste, a log's LoRA lines; 500.0 before the
 //   output layer's adapter), and the reviews' Llama 4 chunk refusal and
 //   complex rotary rule.
-// - 2026-12-03, 500.8 -> 501.2 KB (node zlib 9 over dist's five files at
-//   the tip, 501.1 measured by this test on the first of its commits):
-//   Llama 4 trained under autocast and its backward moment and block's
-//   locals (issue 30: moe_dense's copies and moments, the frozen weights'
-//   copies in a checkpointed forward, a term label).
+// - 2026-12-03, 500.8 -> 501.3 KB (measured by this test on 311b742; 501.1
+//   on the first of its commits): Llama 4 trained under autocast, its
+//   backward moment, its block's locals and its checkpointed forward
+//   (issue 30: moe_dense's copies and moments, the frozen weights' copies
+//   in a checkpointed forward, a term label).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
