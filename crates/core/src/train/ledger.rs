@@ -486,6 +486,12 @@ impl Ctx {
             .is_some_and(|n| n.dispatch == Dispatch::Sorted)
     }
 
+    /// Every token runs through every expert (Llama 4:
+    /// [`crate::model::family::Moe::dense_dispatch`], [`moe_dense`]).
+    pub fn dense_dispatch(&self) -> bool {
+        self.spec.moe.is_some_and(|m| m.dense_dispatch)
+    }
+
     /// The checkpointing that runs: `true` is the release's default
     /// (reentrant in 4.x), and a family whose layers ignore it in this
     /// release runs without.
@@ -721,7 +727,7 @@ impl<'a> Ledger<'a> {
     /// Frozen weights' bf16 copies under autocast, `each` bytes a matmul:
     /// saved for backward (autocast caches only leaf tensors that require
     /// grad), or, in a checkpointed forward, freed after their matmul.
-    fn frozen_casts(&mut self, bytes: u64, each: u64) {
+    fn frozen_cast(&mut self, bytes: u64, each: u64) {
         self.weight_copies_uncached += bytes;
         self.frozen_casts += bytes;
         self.frozen_cast_max = self.frozen_cast_max.max(each);
@@ -773,7 +779,7 @@ impl<'a> Ledger<'a> {
             if x_rg && w_tr {
                 self.weight_copies += 2 * weight;
             } else if x_rg {
-                self.frozen_casts(2 * weight, 2 * lin.n_in * lin.n_out);
+                self.frozen_cast(2 * weight, 2 * lin.n_in * lin.n_out);
             } else if w_tr {
                 self.weight_copies_transient += 2 * weight;
             }
@@ -1953,7 +1959,7 @@ fn moe_dense(l: &mut Ledger, x: Id, spec: Moe, (h, e, k, f): (u64, u64, u64, u64
             l.weight_copies += copies;
         } else if x_rg {
             // The larger cast is `gate_up_proj`'s.
-            l.frozen_casts(copies, 2 * 2 * e * h * f);
+            l.frozen_cast(copies, 2 * 2 * e * h * f);
         } else if w_tr {
             l.weight_copies_transient += copies;
         }

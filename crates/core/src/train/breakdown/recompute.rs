@@ -45,7 +45,7 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
             put(T::LinearForward, linear_forward(x));
         }
     }
-    if x.c.expert_linears.is_some() || x.c.spec.moe.is_some_and(|m| m.dense_dispatch) {
+    if x.c.expert_linears.is_some() || x.c.dense_dispatch() {
         // Beside the embedding's output (the model's `inputs_embeds`), the
         // layer's input and the attention block's output (h each).
         let per_tok = 3 * x.h * x.residual() + u128::from(ly.largest.loop_forward);
@@ -191,9 +191,6 @@ fn one_layer(
             copies(u128::from(layer.weight_copies) + u128::from(layer.weight_copies_uncached)),
         );
     }
-    if saved && ids.saved == T::Recompute {
-        put(T::ForwardCopies, copies(u128::from(forward_copies(layer))));
-    }
     put(
         ids.entry,
         x.per_token(&[(u128::from(layer.backward_entry), U::BytesEach)]),
@@ -255,7 +252,7 @@ fn weight_grads(x: &Inputs, moe: bool) -> Option<u128> {
     // backward's peak).
     Some(if moe && x.c.experts_looped {
         down * (1 + 3 * 2)
-    } else if moe && x.c.spec.moe.is_some_and(|m| m.dense_dispatch) && x.c.mode != Mode::Amp {
+    } else if moe && x.c.dense_dispatch() && x.c.mode != Mode::Amp {
         // Llama 4's bmms: every expert's gate_up and down, and the shared
         // expert's three, before the scores' gradient is summed (NOTES.md
         // §2 of `scripts/measure/families/llama4/dense/`; under autocast
@@ -298,7 +295,7 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     // hidden-wide tensor of which the checkpointed layer's base already
     // holds (the shrunk layouts' rows and Maverick's, exact). Under
     // autocast not listed: the routed experts' formula below.
-    let dense = moe && x.c.spec.moe.is_some_and(|m| m.dense_dispatch) && x.c.mode != Mode::Amp;
+    let dense = moe && x.c.dense_dispatch() && x.c.mode != Mode::Amp;
     let e = u128::from(a.experts);
     let per_tok = match (moe, x.c.spec.mlp) {
         (true, _) if looped => 2 * h * resid + loop_fwd,
@@ -311,9 +308,10 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         // refuses its Mamba-2 layers (`breakdown::recurrence_unmeasured`).
         (false, Mlp::Plain | Mlp::Up) => 0,
     };
+    let ly = &x.layers.largest;
+    put(T::ForwardCopies, copies(u128::from(forward_copies(ly))));
     if per_tok > 0 {
         put(T::LayerForward, x.per_token(&[(per_tok, U::BytesEach)]));
-        let ly = &x.layers.largest;
         let before_down = u128::from(forward_copies(ly).saturating_sub(ly.down_merge));
         put(T::LayerForwardCopies, copies(before_down));
     }
