@@ -592,21 +592,16 @@ fn estimate(
         Err(e) => return Err((2, format!("vramfit: {e}\n\n{}", usage()))),
     };
     let mut pasted = None;
-    let mut file_notes = Vec::new();
-    let raw = match (&args.config, &args.gguf, &args.from) {
-        (Some(path), _, _) => {
-            let (raw, notes) = with_config(path, args.reading, &args.query)?;
-            file_notes = notes;
-            raw
-        }
-        (None, Some(path), _) => with_gguf(path, &args.query)?,
+    let (raw, file_notes) = match (&args.config, &args.gguf, &args.from) {
+        (Some(path), _, _) => with_config(path, args.reading, &args.query)?,
+        (None, Some(path), _) => (with_gguf(path, &args.query)?, Vec::new()),
         (None, None, Some(path)) => {
             let mut read = read_from(path, stdin)?;
             let raw = read.settle(&RawQuery::parse(&args.query));
             pasted = Some(read);
-            raw
+            (raw, Vec::new())
         }
-        (None, None, None) => RawQuery::parse(&args.query),
+        (None, None, None) => (RawQuery::parse(&args.query), Vec::new()),
     };
     let decoded = query::decode(&raw);
     if !decoded.notices.is_empty() {
