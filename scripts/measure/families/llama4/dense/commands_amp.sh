@@ -1,15 +1,12 @@
 #!/bin/bash
 # Llama 4 under autocast (amp_bf16), 2026-12-03: the rows that hold `moe_dense`'s autocast branch
 # (ledger.rs). Run from anywhere; appends to amp_rows.jsonl here (tiny configs, real and fake) and
-# scout/amp_rows.jsonl (Scout's text config, fake). PY = ~/.gt-venv (torch 2.15.0, transformers
-# 5.23.0, peft 0.21.2); the harness unmodified. The E 4 gc 0 rows are commands.sh's (train_rows.jsonl).
+# scout/amp_rows.jsonl (Scout's text config, fake); the venv and the harness as harness.env says.
+# The E 4 gc 0 rows are commands.sh's (train_rows.jsonl).
 set -u
 cd "$(dirname "$0")"
 D=$PWD
-PY=${PY:-~/.gt-venv/bin/python}
-H=/work/shared/groundtruth/harness/measure.py
-RUN="env OMP_NUM_THREADS=1 nice -n 15"
-T=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
+. ./harness.env
 for mode in real fake; do
   $RUN $PY $H --config ../tiny-llama4.json --mode $mode --dtype amp_bf16 --optim adamw --batch 2 --seq 64 --gc 1 --threads 1 --tag amp --out $D/amp_rows.jsonl
   $RUN $PY $H --config ../tiny-llama4.json --mode $mode --dtype amp_bf16 --optim adamw --batch 2 --seq 64 --gc 0 --threads 1 --lora 1 --lora-r 8 --lora-targets $T --tag amp --out $D/amp_rows.jsonl

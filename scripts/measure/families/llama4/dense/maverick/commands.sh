@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Llama 4 Maverick's text config (copy of ../../maverick-text.json), harness --mode fake, 2026-12-03:
+# Llama 4 Maverick's text config (../../maverick-text.json), harness --mode fake, 2026-12-03:
 # training at full size (128 experts on every other layer, a dense MLP of 16384 on the others).
-# Rows are named after the config file ("model": "maverick-text"); appends to rows.jsonl here.
-# PY = ~/.gt-venv (torch 2.15.0, transformers 5.23.0, peft 0.21.2); the harness unmodified.
+# Rows are named after the config file ("model": "maverick-text"); appends to rows.jsonl here; the
+# venv and the harness as ../harness.env says.
 set -u
 D=$(cd "$(dirname "$0")" && pwd)
-PY=${PY:-~/.gt-venv/bin/python}
-T=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
+. "$D/../harness.env"
 cd /work/shared/groundtruth/harness
-R="env OMP_NUM_THREADS=1 nice -n 15 timeout 1200 $PY measure.py --config $D/maverick-text.json --mode fake --optim adamw --batch 1"
+R="$RUN timeout 1200 $PY measure.py --config $D/../../maverick-text.json --mode fake --optim adamw --batch 1"
 $R --dtype bf16 --seq 1024 --gc 0 --out $D/rows.jsonl
 $R --dtype bf16 --seq 1024 --gc 1 --out $D/rows.jsonl
 $R --dtype amp_bf16 --seq 512 --gc 0 --out $D/rows.jsonl
