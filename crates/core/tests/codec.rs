@@ -320,6 +320,9 @@ fn notice_messages() {
         "task=infer&engine=vllm&model=llama3.1-8b&weights=mxfp4",
         "task=infer&engine=transformers&model=llama3.1-8b&weights=w8a8",
         "task=infer&engine=vllm&model=qwen3-30b-a3b&weights=fp8_dynamic",
+        // fp8 experts: vLLM's (no notice), not transformers'.
+        "task=infer&engine=vllm&model=qwen3-30b-a3b&weights=fp8",
+        "task=infer&engine=transformers&model=qwen3-30b-a3b&weights=fp8",
         "task=infer&engine=vllm&model=gpt-oss-20b&weights=mxfp4",
         "task=infer&engine=vllm&model=gpt-oss-20b&weights=mxfp4&pipeline_parallel_size=2",
         "task=infer&engine=vllm&model=llama3.1-8b&pipeline_parallel_size=40",

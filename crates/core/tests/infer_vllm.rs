@@ -42,6 +42,7 @@ fn arch(file: &str) -> Architecture {
         "qwen3-14b.json" => include_str!("fixtures/hf_configs/qwen3-14b.json"),
         "qwen3-30b-a3b.json" => include_str!("fixtures/hf_configs/qwen3-30b-a3b.json"),
         "deepseek-v2-lite.json" => include_str!("fixtures/hf_configs/deepseek-v2-lite.json"),
+        "deepseek-v3.json" => include_str!("fixtures/hf_configs/deepseek-v3.json"),
         "qwen2.5-7b.json" => include_str!("fixtures/hf_configs/qwen2.5-7b.json"),
         "gemma3-1b.json" => include_str!("fixtures/hf_configs/gemma3-1b.json"),
         "gpt-oss-20b.json" => include_str!("fixtures/hf_configs/gpt-oss-20b.json"),
@@ -303,6 +304,102 @@ fn r25_experts_over_tensor_and_data_parallel() {
             ((2, 3, true), tp2 - 48 * (experts / 2 - 207_618_048)),
         ],
         |&(tp, dp, ep)| at(tp, dp, ep),
+    );
+}
+
+/// R31: a mixture's experts in fp8 with 128 × 128 block scales, by hand
+/// (`quantization/fp8.py`, `Fp8MoEMethod.create_weights`; the rules in
+/// `scripts/measure/vllm/fp8_block/NOTES.md` §3). Qwen3-30B-A3B at tp 1: a
+/// layer is q 4096 × 2048 and o 2048 × 4096 in fp8 (8,388,608 B and 32 ×
+/// 16 fp32 scales each), k and v 512 × 2048 (1,048,576 B, 4 × 16 scales in
+/// one 512-byte block), the experts' gate_up 128 × 1536 × 2048 (402,653,184
+/// B, 128 × 12 × 16 scales) and down 128 × 2048 × 768 (201,326,592 B, 128
+/// × 16 × 6), the router 128 × 2048 in bf16, two norms of 2048 and the q
+/// and k norms, the four scale scalars; the embedding and head 151,936 ×
+/// 2048 in bf16, the final norm, the rotary cache 40,960 × 128 × 2 B. At
+/// tp 4 an expert's width is 192, off the 128-wide blocks: vLLM refines
+/// the experts' scales to 64 × 64 blocks (`refine_fp8_moe_block_shape`:
+/// gcd(128, 192, 2048)): gate_up 128 × 384 × 2048 with 128 × 6 × 32
+/// scales, down 128 × 2048 × 192 with 128 × 32 × 3; q 1024 × 2048, k and v
+/// one head of 128, o 2048 × 1024; the vocabulary a quarter (37,984 rows).
+/// At tp 16 the width 48 leaves no block of 32 or more: vLLM refuses.
+#[test]
+fn r31_fp8_experts_by_hand() {
+    let a = arch("qwen3-30b-a3b.json");
+    let at = |tp: u32| {
+        vllm(|i| {
+            i.weights = WeightFormat::Fp8;
+            i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("a tp");
+        })
+    };
+    let norms = 2 * 4096 + 2 * 512 + 2048;
+    let layer1 = 2 * (8_388_608 + 2048)
+        + 2 * (1_048_576 + 512)
+        + (402_653_184 + 4 * 128 * 12 * 16)
+        + (201_326_592 + 4 * 128 * 16 * 6)
+        + 524_288
+        + norms;
+    let layer4 = 2 * (2_097_152 + 512)
+        + 2 * (262_144 + 512)
+        + (100_663_296 + 4 * 128 * 6 * 32)
+        + (50_331_648 + 4 * 128 * 32 * 3)
+        + 524_288
+        + norms;
+    let rest = |rows: u128| 2 * rows * 2048 * 2 + 4096 + 40_960 * 128 * 2;
+    check(
+        &[
+            (1u32, 48 * layer1 + rest(151_936)),
+            (4, 48 * layer4 + rest(37_984)),
+        ],
+        |&tp| weights(&a, &at(tp)),
+    );
+    assert_eq!(
+        plan(&a, &at(16), None).err(),
+        Some(VllmError::Fp8ExpertBlocks { width: 48 })
+    );
+}
+
+/// R31 at DeepSeek-V3's size: one GPU of tp 8 holds what the per-tensor
+/// table of `scripts/measure/vllm/fp8_block/NOTES.md` §9 counts for
+/// DeepSeek-V3.2 (86,331,694,112 B, read from vLLM 0.33's code) less
+/// V3.2's indexer (61 × wq_b 12,582,912 B and its 3,072 B of scales,
+/// wk_weights_proj 2,752,512 B, k_norm 1,024 B), with latent attention's
+/// dequantized `W_UK_T`/`W_UV` beside the kept fp8 `kv_b_proj`, plus the
+/// rotary cache 163,840 × 64 × 2 B the table leaves out; within 256 KiB,
+/// the allocator's 512-byte blocks and the four scale scalars of each
+/// layer (124,928 B) that the table does not count.
+#[test]
+fn r31_fp8_deepseek_v3_at_tp8() {
+    let a = arch("deepseek-v3.json");
+    let i = vllm(|i| {
+        i.weights = WeightFormat::Fp8;
+        i.vllm.tensor_parallel_size = TensorParallel::new(8).expect("a tp");
+    });
+    let indexer = 61 * (12_582_912 + 3072 + 2_752_512 + 1024);
+    let table = 86_331_694_112u128 - indexer + 163_840 * 64 * 2;
+    let ours = weights(&a, &i);
+    assert!(ours.abs_diff(table) <= 256 << 10, "{ours} vs {table}");
+}
+
+/// R31 (R9 with fp8 experts): the fused kernel quantizes its input and the
+/// activation between its GEMMs, one byte a value and an fp32 scale a 128
+/// values, alive through the second GEMM (`fused_moe/experts/triton_moe.py`):
+/// Qwen3-30B-A3B's MoE layer, the widest section, holds 2048 + 4 × 16 + 8
+/// × (768 + 4 × 6) = 8,448 B a token more than in bf16, over the 8,192
+/// tokens of the profiling run.
+#[test]
+fn r31_fp8_experts_quantize_their_inputs() {
+    let a = arch("qwen3-30b-a3b.json");
+    let at = |w: WeightFormat| {
+        let i = vllm(|i| {
+            i.weights = w;
+            i.vllm.max_num_batched_tokens = count(8192);
+        });
+        ok(&a, &i, None).activation_peak
+    };
+    check(
+        &[(WeightFormat::Fp8, at(WeightFormat::Bf16) + 8192 * 8448)],
+        |&w| at(w),
     );
 }
 

@@ -873,6 +873,7 @@ impl Inference {
         FormatOptions {
             double_quant: self.double_quant,
             group: self.group_size.get(),
+            ..FormatOptions::default()
         }
     }
 }

@@ -65,6 +65,11 @@ pub struct FormatOptions {
     pub double_quant: bool,
     /// GPTQ / AWQ group size (0: one group over the whole input).
     pub group: u32,
+    /// fp8's scale block, rows and columns alike: the checkpoint's
+    /// `weight_block_size` (128), or the finer grid vLLM refines a
+    /// mixture's experts to when tensor parallelism cuts their width off
+    /// the blocks ([`crate::infer::vllm`]).
+    pub fp8_block: u32,
 }
 
 impl Default for FormatOptions {
@@ -72,6 +77,7 @@ impl Default for FormatOptions {
         FormatOptions {
             double_quant: false,
             group: 128,
+            fp8_block: 128,
         }
     }
 }
@@ -206,7 +212,10 @@ impl WeightFormat {
                 let blocks = stack * out * inp.div_ceil(32);
                 (16 * blocks, blocks)
             }
-            WeightFormat::Fp8 => (n, stack * 4 * out.div_ceil(128) * inp.div_ceil(128)),
+            WeightFormat::Fp8 => {
+                let b = u128::from(opts.fp8_block.max(1));
+                (n, stack * 4 * out.div_ceil(b) * inp.div_ceil(b))
+            }
             WeightFormat::Gptq => {
                 let ng = groups(opts.group);
                 let packed = stack * 4 * inp.div_ceil(8) * out;

@@ -471,8 +471,12 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
     }
     let checkpoint = matches!(s.infer.engine, Engine::Transformers | Engine::Vllm);
     let moe = s.arch.is_some_and(|a| a.experts > 0);
+    // vLLM's `Fp8MoEMethod` holds fp8 experts (`infer::vllm::plan`);
+    // transformers' `FP8Experts` are not modelled.
+    let fp8_on_vllm = s.infer.engine == Engine::Vllm && w == WeightFormat::Fp8;
     if checkpoint
         && moe
+        && !fp8_on_vllm
         && matches!(
             w,
             WeightFormat::Fp8
@@ -482,12 +486,17 @@ fn engine_conflicts(s: &mut Scenario, texts: &[(Key, &str)], notices: &mut Vec<N
                 | WeightFormat::Fp8Dynamic
         )
     {
+        let only_vllm = if w == WeightFormat::Fp8 {
+            " with transformers (they are with engine=vllm)"
+        } else {
+            ""
+        };
         conflict(
             notices,
             texts,
             Key::Weights,
             format!(
-                "{} experts of a mixture of experts are not modelled: use 16-bit weights (or bitsandbytes with transformers, which leaves the experts in 16 bits)",
+                "{} experts of a mixture of experts are not modelled{only_vllm}: use 16-bit weights (or bitsandbytes with transformers, which leaves the experts in 16 bits)",
                 w.label()
             ),
         );

@@ -265,6 +265,11 @@ fn parallel_caveats(p: &Plan, inf: &Inference) -> Vec<String> {
             "MXFP4 experts at the widths Marlin and FlashInfer's kernels pad them to (Ampere, Ada, Blackwell); on Hopper vLLM 0.33 runs its Triton kernel, which pads less: a little less memory".into(),
         );
     }
+    if p.fp8_experts {
+        out.push(
+            "fp8 experts as vLLM 0.33 runs them on Hopper under tensor parallelism (Triton's fused kernel: its inputs quantized per 128 values); on Blackwell FlashInfer's kernel holds the same weights with a workspace of its own, not modelled".into(),
+        );
+    }
     if p.host_weights > 0 {
         out.push(
             "cpu_offload_gb: those weights are read from host memory over UVA at every forward (its speed is not modelled)".into(),

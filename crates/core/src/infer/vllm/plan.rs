@@ -21,11 +21,12 @@
 //! family.
 
 use super::ranks::{Ranks, Stage};
+use crate::infer::gcd;
 use crate::infer::run::{Inference, MaxLen};
 use crate::model::family::{EmbedScale, Mlp, Router};
 use crate::model::{
-    Architecture, Holder, KvGeometry, LayerAttention, LayerKind, ModuleName, ParamTensor, Place,
-    Role,
+    Architecture, FormatOptions, Holder, KvGeometry, LayerAttention, LayerKind, ModuleName,
+    ParamTensor, Place, Role, WeightFormat,
 };
 use std::fmt;
 
@@ -91,6 +92,12 @@ pub enum VllmError {
     /// `Gemma4Model` builds its embeddings and per-layer embeddings on
     /// every stage, and the stages' layer kinds differ): not modelled.
     StagesOfVaryingLayers,
+    /// fp8 experts whose width on a rank is off the 128-wide scale blocks
+    /// with no finer block of at least 32 to refine to
+    /// (`fused_moe/oracle/fp8.py: refine_fp8_moe_block_shape`, then
+    /// `quantization/utils/fp8_utils.py: validate_fp8_block_shape_moe`
+    /// raises).
+    Fp8ExpertBlocks { width: u32 },
 }
 
 impl fmt::Display for VllmError {
@@ -120,6 +127,10 @@ impl fmt::Display for VllmError {
             VllmError::StagesOfVaryingLayers => write!(
                 f,
                 "vLLM over pipeline stages is not modelled yet for a model whose layers differ (Gemma 4: global and sliding layers, layers reusing keys and values, per-layer embeddings); one stage is (with tensor_parallel_size for more GPUs)"
+            ),
+            VllmError::Fp8ExpertBlocks { width } => write!(
+                f,
+                "vLLM 0.33 cannot split these fp8 experts: each GPU's expert width ({width}) is not a multiple of the 128-wide scale blocks, and no finer block of 32 or more divides it and the hidden size (vLLM raises \"The output_size of gate's and up's weight = {width} is not divisible by weight quantization block_n = 128\"): pick a tensor_parallel_size that leaves whole blocks, or enable_expert_parallel"
             ),
             VllmError::MtpNotModelled => write!(
                 f,
@@ -184,6 +195,8 @@ pub struct Plan {
     /// The checkpoint's encoders vLLM loads and profiles, not sized
     /// ([`crate::model::family::Spec::multimodal`]).
     pub unsized_encoders: bool,
+    /// A mixture's experts are held in fp8 (vLLM's `Fp8MoEMethod`).
+    pub fp8_experts: bool,
     /// Layers with their own head width (Gemma 4): vLLM takes
     /// FlashAttention 4 where it can (`Gemma4Config.verify_and_update_config`,
     /// `models/config.py:301-368`), whose head-256 kernel on Blackwell
@@ -773,6 +786,12 @@ pub fn plan_on(
     if ranks.pp > 1 && a.family.spec().varies_by_layer() {
         return Err(VllmError::StagesOfVaryingLayers);
     }
+    if inf.weights == WeightFormat::Fp8 && a.experts > 0 && fp8_expert_block(a, ranks).is_none() {
+        let width = u128::from(a.moe_ffn).div_ceil(ranks.experts_split().1);
+        return Err(VllmError::Fp8ExpertBlocks {
+            width: u32::try_from(width).unwrap_or(u32::MAX),
+        });
+    }
     if ranks.pp > a.layers.max(1) {
         return Err(VllmError::StagesAboveLayers {
             layers: a.layers,
@@ -822,6 +841,7 @@ pub fn plan_on(
         host_weights: costs.host,
         gdn_prefill: prefill,
         unsized_encoders: a.family.spec().multimodal,
+        fp8_experts: inf.weights == WeightFormat::Fp8 && a.experts > 0,
         fa4_blocks: a.family.spec().global_attention,
     })
 }
@@ -1010,6 +1030,12 @@ impl Parts {
         };
         // One full-attention layer's bytes, the drafter's layer.
         let mut attention_layer = 0;
+        // fp8 experts on the scale grid vLLM gives them (`plan_on` has
+        // refused a split it cannot make).
+        let expert_opts = FormatOptions {
+            fp8_block: fp8_expert_block(a, ranks).unwrap_or(128),
+            ..opts
+        };
         a.for_each_tensor(|at, t| {
             let padded = format
                 .experts_only()
@@ -1030,8 +1056,13 @@ impl Parts {
             // `A_log` is made fp32 (`qwen_gdn_linear_attn.py:649-654`).
             let element = if t.fp32_stored { 4 } else { dt };
             let weight = if quantized {
+                let opts = if t.role == Role::Expert {
+                    expert_opts
+                } else {
+                    opts
+                };
                 let (packed, state) = format.linear_bytes(stack, rows, cols, opts, Holder::Vllm);
-                grain(packed) + grain(state)
+                grain(packed) + grain(state) + absorbed(t, (stack, rows, cols), dt)
             } else {
                 grain(stack * rows * cols * element)
             };
@@ -1226,6 +1257,38 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
     }
 }
 
+/// R31: the scale block of a mixture's fp8 experts on one GPU (vLLM 0.33
+/// `Fp8MoEMethod.__init__`, `resolve_fp8_moe_weight_block_shape` and
+/// `refine_fp8_moe_block_shape`, `fused_moe/oracle/fp8.py:292-395`): the
+/// checkpoint's 128 while each rank's expert width is whole blocks, else
+/// the greatest common divisor of 128, that width and the hidden size when
+/// it is 32 or more (Triton's kernels take the finer grid; the loader
+/// upsamples the scales to it); `None`: vLLM refuses the split.
+fn fp8_expert_block(a: &Architecture, ranks: Ranks) -> Option<u32> {
+    let width = u128::from(a.moe_ffn).div_ceil(ranks.experts_split().1);
+    if width.is_multiple_of(128) {
+        return Some(128);
+    }
+    let block = gcd(gcd(128, width), u128::from(a.hidden));
+    u32::try_from(block).ok().filter(|&b| b >= 32)
+}
+
+/// Latent attention's `kv_b_proj` in a quantized format: vLLM keeps it and
+/// beside it a dequantized copy in the model's dtype, `W_UK_T` and `W_UV`
+/// views of one buffer of the rank's `kv_b_proj` size
+/// (`layers/attention/mla_attention.py:408-423, 1345-1349`:
+/// `get_and_maybe_dequant_weights`, which returns an unquantized weight
+/// itself and a quantized one's dequantization,
+/// `quantization/utils/quant_utils.py:513-572`;
+/// `scripts/measure/vllm/fp8_block/NOTES.md` §5). 0 for other tensors.
+fn absorbed(t: &ParamTensor, (stack, rows, cols): (u128, u128, u128), dt: u128) -> u128 {
+    if t.module == Some(ModuleName::KvBProj) {
+        grain(stack * rows * cols * dt)
+    } else {
+        0
+    }
+}
+
 /// An MXFP4 mixture's stacked experts on one GPU, as vLLM creates them:
 /// the rank's experts and intermediate width ([`Ranks::experts_split`]),
 /// then both
@@ -1283,6 +1346,9 @@ struct Dims {
     tp: u128,
     /// What splits a routed expert's width ([`Ranks::experts_split`]).
     expert_width: u128,
+    /// The experts are fp8 with block scales: the fused kernel quantizes
+    /// its inputs ([`Dims::moe_per_token`]).
+    fp8_experts: bool,
 }
 
 impl Dims {
@@ -1294,6 +1360,7 @@ impl Dims {
             vocab: u128::from(a.vocab),
             tp: u128::from(ranks.tp),
             expert_width: ranks.experts_split().1,
+            fp8_experts: inf.weights == WeightFormat::Fp8,
         }
     }
 
@@ -1389,7 +1456,13 @@ impl Dims {
     /// logits, fp32 top-k weights and int32 ids, the experts' workspaces
     /// and output; routed experts split along their width over the tensor
     /// × data parallel ranks (whole under expert parallelism), the shared
-    /// expert over the tensor parallel ones.
+    /// expert over the tensor parallel ones. fp8 experts take their inputs
+    /// quantized, one fp8 byte a value and an fp32 scale a 128 values, kept
+    /// through the second GEMM: the layer's input and the activation
+    /// between the GEMMs (`fused_moe/experts/triton_moe.py:500-560`,
+    /// `moe_kernel_quantize_input` and `silu_and_mul_per_block_quant`;
+    /// Triton is vLLM 0.33's kernel for block fp8 on Hopper under tensor
+    /// parallelism, `fused_moe/oracle/fp8.py:122-132`).
     fn moe_per_token(&self, a: &Architecture) -> u128 {
         let (dt, h) = (self.dt, self.hidden);
         let k = u128::from(a.experts_per_token);
@@ -1407,7 +1480,15 @@ impl Dims {
             Some(m) if m.dense_beside => (2 * h, mlp_width(a, widest_ffn(a).div_ceil(self.tp))),
             Some(_) | None => (0, 0),
         };
-        dt * (routed + beside).max(shared_mlp).max(dense) + 8 * k
+        let quantized = if self.fp8_experts {
+            h + 4 * h.div_ceil(128) + k * (width + 4 * width.div_ceil(128))
+        } else {
+            0
+        };
+        (dt * (routed + beside) + quantized)
+            .max(dt * shared_mlp)
+            .max(dt * dense)
+            + 8 * k
     }
 
     /// R9: the sampler after the forward (`v1/worker/gpu/model_runner.py:993-1014`),
