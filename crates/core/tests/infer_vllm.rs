@@ -43,6 +43,13 @@ fn arch(file: &str) -> Architecture {
         "qwen3-30b-a3b.json" => include_str!("fixtures/hf_configs/qwen3-30b-a3b.json"),
         "deepseek-v2-lite.json" => include_str!("fixtures/hf_configs/deepseek-v2-lite.json"),
         "deepseek-v3.json" => include_str!("fixtures/hf_configs/deepseek-v3.json"),
+        "granite-4.0-h-350m.json" => include_str!("fixtures/hf_configs/granite-4.0-h-350m.json"),
+        "granite-4.0-h-1b.json" => include_str!("fixtures/hf_configs/granite-4.0-h-1b.json"),
+        "granite-4.0-h-small.json" => include_str!("fixtures/hf_configs/granite-4.0-h-small.json"),
+        "nemotron-nano-9b-v2.json" => include_str!("fixtures/hf_configs/nemotron-nano-9b-v2.json"),
+        "nemotron-3-nano-30b-a3b.json" => {
+            include_str!("fixtures/hf_configs/nemotron-3-nano-30b-a3b.json")
+        }
         "qwen2.5-7b.json" => include_str!("fixtures/hf_configs/qwen2.5-7b.json"),
         "gemma3-1b.json" => include_str!("fixtures/hf_configs/gemma3-1b.json"),
         "gpt-oss-20b.json" => include_str!("fixtures/hf_configs/gpt-oss-20b.json"),
@@ -1599,4 +1606,134 @@ fn r28_block_as_a_published_line() {
     assert_eq!((k.block_size, k.layer_page), (528, 540_672));
     let padding = (k.layer_page - 536_576) as f64 / 536_576.0 * 100.0;
     assert_eq!(format!("{padding:.2}"), "0.76");
+}
+
+/// R32: Mamba-2 hybrids (Granite 4.0-H, Nemotron-H) held to the published
+/// start-ups of `fixtures/vllm_mamba2_logs.jsonl` (collected with their
+/// sources in `scripts/measure/vllm/mamba2_published_logs.md`): the
+/// block vLLM raises so one attention page holds a layer's state, and the
+/// state's padding to it, to the logged figure; where the available memory
+/// is logged, the concurrency inside what its rounding allows, and the
+/// tokens where the release counts them as 0.33 does (from about 0.20,
+/// concurrency × length); the weights of the CUDA row within 1%. Every
+/// row ran with prefix caching off (one state block a request).
+#[test]
+fn r32_mamba2_pools_as_published() {
+    let rows = include_str!("fixtures/vllm_mamba2_logs.jsonl");
+    let mut held = 0;
+    for row in rows.lines().filter(|l| !l.trim().is_empty()) {
+        let row: Value = serde_json::from_str(row).expect("a JSON row");
+        let (id, lg, st) = (
+            row["id"].as_str().unwrap_or("?"),
+            &row["logged"],
+            &row["settings"],
+        );
+        let a = arch(row["hf_config"].as_str().expect("a config"));
+        let len = int(st, "max_model_len").unwrap_or_else(|| model_len(&a));
+        let i = vllm(|i| {
+            i.ctx = tokens(len);
+            i.vllm.enable_prefix_caching = st["enable_prefix_caching"].as_bool().unwrap_or(true);
+            i.vllm.max_num_seqs = int(st, "max_num_seqs").and_then(Count::new);
+            i.vllm.max_num_batched_tokens = int(st, "max_num_batched_tokens").and_then(Count::new);
+            i.vllm.enforce_eager = st["enforce_eager"].as_bool() == Some(true);
+            i.kv_dtype = match st["kv_cache_dtype"].as_str() {
+                Some("fp8") => KvDtype::Fp8,
+                _ => KvDtype::Auto,
+            };
+            i.vllm.mamba_ssm_cache_dtype = match st["mamba_ssm_cache_dtype"].as_str() {
+                Some("float32") => MambaDtype::Float32,
+                Some("bfloat16") => MambaDtype::Bfloat16,
+                _ => MambaDtype::Auto,
+            };
+        });
+        let p = ok(&a, &i, None);
+        assert_eq!(
+            Some(p.kv.block_size),
+            lg["block_size"].as_u64().map(u128::from),
+            "{id}: block"
+        );
+        if let Some(pct) = num(lg, "padding_pct") {
+            let state = p.kv.state_bytes as f64;
+            let ours = 100.0 * (p.kv.layer_page as f64 - state) / state;
+            assert_eq!(format!("{ours:.2}"), format!("{pct:.2}"), "{id}: padding");
+        }
+        if let Some(avail) = num(lg, "available_kv_gib") {
+            let [at, lo, hi] = pools_from(&p.kv, avail, len);
+            let x = num(lg, "max_concurrency").expect("a concurrency");
+            let logged = (x * 100.0).round() as u128;
+            let cents = |q: &Pool| (q.max_concurrency() * 100.0).round() as u128;
+            assert!(
+                (cents(&lo)..=cents(&hi)).contains(&logged),
+                "{id}: concurrency {x} vs {:.2}",
+                at.max_concurrency()
+            );
+            if let Some(t) = lg["kv_tokens"].as_u64() {
+                assert!(
+                    held_tokens(u128::from(t), [at, lo, hi]),
+                    "{id}: tokens {}",
+                    at.tokens
+                );
+            }
+        }
+        if let Some(w) = num(lg, "weights_gib") {
+            let ours = p.weights as f64 / GIB as f64;
+            assert!((ours - w).abs() <= 0.01 * w, "{id}: weights {ours} vs {w}");
+        }
+        held += 1;
+    }
+    assert_eq!(held, 6);
+}
+
+/// Whether logged tokens lie between the pools of an available memory's
+/// rounding.
+fn held_tokens(logged: u128, [_, lo, hi]: [Pool; 3]) -> bool {
+    (lo.tokens..=hi.tokens).contains(&logged)
+}
+
+/// R32 by hand (`mamba2_state_shape`, `mamba/mamba_utils.py:186-211`;
+/// `MambaMixer2.get_kv_cache_spec`). Granite-4.0-H-Small's Mamba-2 layers:
+/// 128 heads of 64, a state of 128, one group, a convolution of 4: at tp 1
+/// the state is 3 × (8,192 + 2 × 128) × 2 B of convolution and 128 × 64 ×
+/// 128 × 2 B of recurrent state, 2,147,840 B; its attention 8 key/value
+/// heads of 128, 4,096 B a token: 16 × ⌈2,147,840 / 65,536⌉ = 528 tokens.
+/// At tp 2 the one group is repeated on both ranks
+/// (`extra_groups_for_head_shards`): 3 × (8,192 + 2 × 2 × 128) / 2 × 2 B +
+/// 64 × 64 × 128 × 2 B = 1,074,688 B, 2,048 B a token: 528 again.
+/// Nemotron-Nano-9B-v2 keeps its recurrent state in fp32 unless told
+/// (`NemotronHForCausalLMConfig`): 3 × 12,288 × 2 B + 128 × 80 × 128 × 4 B
+/// = 5,316,608 B against 8 heads of 128, 4,096 B a token: 1,312 tokens;
+/// in bf16 (`mamba_ssm_cache_dtype`) 2,695,168 B, 672. Under prefix
+/// caching (the default) a request keeps two state blocks and the mixer's
+/// checkpoint block, with none 1.
+#[test]
+fn r32_mamba2_state_by_hand() {
+    let small = arch("granite-4.0-h-small.json");
+    let nano = arch("nemotron-nano-9b-v2.json");
+    let run = |a: &Architecture, tp: u32, ssm: MambaDtype, cached: bool| {
+        let i = vllm(|i| {
+            i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("a tp");
+            i.vllm.mamba_ssm_cache_dtype = ssm;
+            i.vllm.enable_prefix_caching = cached;
+        });
+        let k = ok(a, &i, None).kv;
+        (k.block_size, k.state_bytes, k.state_blocks)
+    };
+    check(
+        &[
+            (
+                ("small", 1u32, MambaDtype::Auto, true),
+                (528u128, 2_147_840u128, 3u128),
+            ),
+            (("small", 2, MambaDtype::Auto, true), (528, 1_074_688, 3)),
+            (("nano", 1, MambaDtype::Auto, true), (1312, 5_316_608, 3)),
+            (
+                ("nano", 1, MambaDtype::Bfloat16, false),
+                (672, 2_695_168, 1),
+            ),
+        ],
+        |&(m, tp, ssm, cached)| {
+            let a = if m == "small" { &small } else { &nano };
+            run(a, tp, ssm, cached)
+        },
+    );
 }

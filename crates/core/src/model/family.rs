@@ -803,10 +803,13 @@ pub struct Linear {
     /// `qwen3_5.py`, mlx-lm PR #902); `qwen3_next.py` casts it with the
     /// rest. Measured: `scripts/measure/mlx/hybrid_rows.jsonl`.
     pub mlx_a_log_fp32: bool,
-    /// The published configs' `mamba_ssm_dtype` is `float32` (every
-    /// Qwen3.5 / 3.6 config; Qwen3-Next's has none), which vLLM keeps the
-    /// recurrent state in (`Qwen3_5ForConditionalGenerationConfig`,
-    /// vLLM 0.33 `model_executor/models/config.py:953-977`).
+    /// vLLM keeps the recurrent state in fp32 unless told otherwise: the
+    /// published configs' `mamba_ssm_dtype` is `float32` (every Qwen3.5 /
+    /// 3.6 config; Qwen3-Next's has none;
+    /// `Qwen3_5ForConditionalGenerationConfig`), or vLLM's own default for
+    /// the family (Nemotron-H: `NemotronHForCausalLMConfig`,
+    /// `DEFAULT_MAMBA_SSM_CACHE_DTYPE`); vLLM 0.33
+    /// `model_executor/models/config.py:812-840, 953-977`.
     pub ssm_fp32: bool,
     /// The multi-token-prediction layers vLLM's MTP drafter builds
     /// (`mtp_num_hidden_layers`: 1 in every Qwen3.5 / 3.6 release, the
@@ -1796,6 +1799,7 @@ const NEMOTRON_H: Spec = Spec {
     // measured: `scripts/measure/mlx/nemotron_h_rows.jsonl`).
     linear: Some(Linear {
         mlx_a_log_fp32: true,
+        ssm_fp32: true,
         ..Linear::MAMBA2
     }),
     // transformers 4.57.6's wheel has no `nemotron_h` (it came native in

@@ -17,6 +17,7 @@ pub use plan::*;
 use super::run::{Engine, Inference};
 use crate::error::EstimateError;
 use crate::inputs::Overhead;
+use crate::model::family::Recurrence;
 use crate::model::Architecture;
 use crate::report::{Drivers, Estimate, Method, Phase, PhaseReport, Served, Tally};
 use crate::report::{Hundredths, Moment};
@@ -189,10 +190,11 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
     let mut out = vec![
         "vLLM measures its profiling run's peak, memory outside PyTorch and its CUDA graphs at start-up: vramfit estimates them from the code".to_string(),
     ];
-    if p.kv.state_groups > 0 {
-        let kernel = match p.gdn_prefill {
-            GdnPrefill::FlashInfer => "FlashInfer's prefill on this GPU, which keeps a checkpoint block and blocks in steps of 64 tokens under prefix caching",
-            GdnPrefill::Triton => "Triton's prefill (FLA), as on GPUs before Hopper or when the GPU is not known; FlashInfer's on Hopper and Blackwell keeps a checkpoint block more under prefix caching",
+    if let (true, Some(kind)) = (p.kv.state_groups > 0, p.state_kind) {
+        let (what, kernel) = match (kind, p.gdn_prefill) {
+            (Recurrence::Mamba2, _) => ("Mamba-2 hybrid", "the mixer keeps a prefill checkpoint block under prefix caching"),
+            (Recurrence::GatedDeltaNet | Recurrence::ShortConv | Recurrence::Kda, GdnPrefill::FlashInfer) => ("Gated DeltaNet hybrid", "FlashInfer's prefill on this GPU, which keeps a checkpoint block and blocks in steps of 64 tokens under prefix caching"),
+            (Recurrence::GatedDeltaNet | Recurrence::ShortConv | Recurrence::Kda, GdnPrefill::Triton) => ("Gated DeltaNet hybrid", "Triton's prefill (FLA), as on GPUs before Hopper or when the GPU is not known; FlashInfer's on Hopper and Blackwell keeps a checkpoint block more under prefix caching"),
         };
         let mode = if inf.vllm.enable_prefix_caching {
             "prefix caching's align mode, vLLM's default"
@@ -204,7 +206,7 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
             n => format!("{n} blocks"),
         };
         out.push(format!(
-            "Gated DeltaNet hybrid: every request holds {blocks} in each of {} state groups ({mode}; {kernel}), and vLLM raised the block to {} tokens so one attention page holds a layer's state; the prefill kernels' workspaces are not counted",
+            "{what}: every request holds {blocks} in each of {} state groups ({mode}; {kernel}), and vLLM raised the block to {} tokens so one attention page holds a layer's state; the prefill kernels' workspaces are not counted",
             p.kv.state_groups, p.kv.block_size
         ));
     }

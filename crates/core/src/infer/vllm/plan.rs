@@ -23,7 +23,7 @@
 use super::ranks::{Ranks, Stage};
 use crate::infer::gcd;
 use crate::infer::run::{Inference, MaxLen};
-use crate::model::family::{EmbedScale, Mlp, Router};
+use crate::model::family::{EmbedScale, Mlp, Recurrence, Router};
 use crate::model::{
     Architecture, FormatOptions, Holder, KvGeometry, LayerAttention, LayerKind, ModuleName,
     ParamTensor, Place, Role, WeightFormat,
@@ -197,6 +197,8 @@ pub struct Plan {
     pub unsized_encoders: bool,
     /// A mixture's experts are held in fp8 (vLLM's `Fp8MoEMethod`).
     pub fp8_experts: bool,
+    /// The kind of the recurrent layers whose states the pool pages, if any.
+    pub state_kind: Option<Recurrence>,
     /// Layers with their own head width (Gemma 4): vLLM takes
     /// FlashAttention 4 where it can (`Gemma4Config.verify_and_update_config`,
     /// `models/config.py:301-368`), whose head-256 kernel on Blackwell
@@ -277,6 +279,10 @@ pub struct KvLayout {
     /// page, and the blocks a request takes in each.
     pub state_groups: u128,
     pub state_blocks: u128,
+    /// One recurrent layer's state for one request before it is padded to
+    /// the attention page (`MambaSpec.real_page_size_bytes`; 0: none): what
+    /// vLLM's "Padding mamba page size by x%" is counted against.
+    pub state_bytes: u128,
     /// The sliding window, tokens (0: none).
     pub window: u128,
     /// The window is a chunk (`Spec::chunked`: Llama 4's
@@ -339,7 +345,8 @@ impl KvLayout {
             per_token
         };
         let (cached, cached_sliding) = cached_layers(a, &g);
-        let layers = cached.max(1);
+        // Nemotron-H's MLPs alone hold no cache.
+        let layers = cached.saturating_sub(u128::from(a.ffn_layers)).max(1);
         // MTP: the drafter's attention layers, alike the target's full
         // ones (`is_draft` is not compared), join their bucket
         // (`v1/kv_cache_interface.py:215`, `v1/worker/gpu/attn_utils.py:138-155`).
@@ -348,7 +355,7 @@ impl KvLayout {
         } else {
             0
         };
-        let state = StatePage::of(a, inf);
+        let state = StatePage::of(a, inf, prefill);
         let linear = state.map_or(0, |st| st.layers).min(layers);
         let sliding = if can_slide && g.window > 0 {
             cached_sliding.min(layers - linear)
@@ -365,11 +372,7 @@ impl KvLayout {
             (other_groups, 0)
         };
         let (block_size, state_blocks) = match state {
-            Some(st) if linear > 0 => st.layout(
-                bs,
-                per_token * dt,
-                (prefill, inf.vllm.enable_prefix_caching),
-            ),
+            Some(st) if linear > 0 => st.layout(bs, per_token * dt, inf.vllm.enable_prefix_caching),
             Some(_) | None => (bs, 0),
         };
         let full = layers - sliding - linear + draft;
@@ -389,6 +392,7 @@ impl KvLayout {
             layers_per_group: share.min(layers_per_group),
             state_groups,
             state_blocks,
+            state_bytes: state.filter(|_| linear > 0).map_or(0, |st| st.bytes),
             window: u128::from(g.window),
             chunked: a.family.spec().chunked,
             in_flight: max_in_flight(mnbt, pp),
@@ -519,16 +523,22 @@ impl GdnPrefill {
     }
 }
 
-/// R28: one Gated DeltaNet layer's state per request, as vLLM pages it.
+/// R28: one recurrent layer's state per request, as vLLM pages it (Gated
+/// DeltaNet, R32 Mamba-2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct StatePage {
-    /// Gated DeltaNet layers.
+    /// Recurrent layers.
     layers: u128,
     /// Bytes of one request's convolution and recurrent state on one rank.
     bytes: u128,
     /// MTP's draft tokens: as many more state blocks a request
     /// (`MambaSpec.num_speculative_blocks`, `layers/mamba/abstract.py:72-91`).
     speculative: u128,
+    /// Under prefix caching (`mamba_cache_mode` `align`): the token
+    /// alignment of the state's prefill checkpoints, which the blocks are
+    /// made multiples of, and the checkpoint blocks a request keeps beside
+    /// its two (`MambaSpec.num_prefill_checkpoint_blocks`).
+    checkpoint: (u128, u128),
 }
 
 /// The smallest kernel block vLLM's CUDA attention backends take
@@ -547,7 +557,17 @@ impl StatePage {
     /// `Qwen3_5ForConditionalGenerationConfig`) or else the convolution
     /// state's (Qwen3-Next, `_mamba_state_dtype`), each split over the
     /// tensor parallel ranks. `None` without such layers.
-    fn of(a: &Architecture, inf: &Inference) -> Option<StatePage> {
+    ///
+    /// R32: a Mamba-2 layer's (`MambaStateShapeCalculator.mamba2_state_shape`,
+    /// `mamba/mamba_utils.py:186-211`) is the same arithmetic over `H·P +
+    /// 2·G·N` convolution channels and `H × P × N` of state, the groups
+    /// raised to `tp` when `tp` does not divide them
+    /// (`extra_groups_for_head_shards`: each rank keeps its heads' group);
+    /// its checkpoint is a block a request at any token
+    /// (`MambaMixer2.get_kv_cache_spec`, `mamba/mamba_mixer2.py:1108-1118`).
+    /// `None` without such layers (LFM2's short convolutions and KDA,
+    /// refused before vLLM's estimate, have none here).
+    fn of(a: &Architecture, inf: &Inference, prefill: GdnPrefill) -> Option<StatePage> {
         let rule = a.family.spec().linear?;
         let tp = u128::from(inf.vllm.tensor_parallel_size.get());
         let v = &inf.vllm;
@@ -555,7 +575,17 @@ impl StatePage {
             .mamba_cache_dtype
             .bytes()
             .unwrap_or_else(|| u128::from(model_dtype(inf)));
-        let (conv, _) = a.linear_widths();
+        let (k_heads, k_dim) = (u128::from(a.linear_k_heads), u128::from(a.linear_k_dim));
+        let value = u128::from(a.linear_v_heads) * u128::from(a.linear_v_dim);
+        let (groups, checkpoint) = match rule.kind {
+            Recurrence::Mamba2 if !k_heads.is_multiple_of(tp) => (tp, (1, 1)),
+            Recurrence::Mamba2 => (k_heads, (1, 1)),
+            Recurrence::GatedDeltaNet | Recurrence::ShortConv | Recurrence::Kda => match prefill {
+                GdnPrefill::FlashInfer => (k_heads, (64, 1)),
+                GdnPrefill::Triton => (k_heads, (1, 0)),
+            },
+        };
+        let conv = 2 * groups * k_dim + value;
         // MTP: `conv_kernel_size - 1 + num_spec` steps
         // (`layers/mamba/mamba_utils.py:272-293`).
         let spec = u128::from(v.num_speculative_tokens.get());
@@ -563,12 +593,13 @@ impl StatePage {
         let heads = u128::from(a.linear_v_heads).div_ceil(tp);
         let config = if rule.ssm_fp32 { 4 } else { dt };
         let ssm = v.mamba_ssm_cache_dtype.bytes().unwrap_or(config);
-        let bytes = steps * u128::from(conv).div_ceil(tp) * dt
-            + heads * u128::from(a.linear_v_dim) * u128::from(a.linear_k_dim) * ssm;
+        let bytes =
+            steps * conv.div_ceil(tp) * dt + heads * u128::from(a.linear_v_dim) * k_dim * ssm;
         Some(StatePage {
             layers: u128::from(a.linear_layers),
             bytes,
             speculative: spec,
+            checkpoint,
         })
     }
 
@@ -583,11 +614,12 @@ impl StatePage {
     /// request holds 2 state blocks per group and FlashInfer's checkpoint
     /// block, 1 without it (`MambaSpec.max_memory_usage_bytes`,
     /// `kv_cache_interface.py:1136-1142`).
-    fn layout(self, bs: u128, token: u128, (prefill, cached): (GdnPrefill, bool)) -> (u128, u128) {
-        let (align, blocks) = match (prefill, cached) {
-            (GdnPrefill::FlashInfer, true) => (64, 3),
-            (GdnPrefill::Triton, true) => (1, 2),
-            (GdnPrefill::FlashInfer | GdnPrefill::Triton, false) => (1, 1),
+    fn layout(self, bs: u128, token: u128, cached: bool) -> (u128, u128) {
+        let (align, checkpoints) = self.checkpoint;
+        let (align, blocks) = if cached {
+            (align, 2 + checkpoints)
+        } else {
+            (1, 1)
         };
         let kernel = crate::infer::lcm(bs.max(KERNEL_BLOCK), align);
         let raised = kernel * self.bytes.div_ceil(kernel * token.max(1));
@@ -842,6 +874,7 @@ pub fn plan_on(
         gdn_prefill: prefill,
         unsized_encoders: a.family.spec().multimodal,
         fp8_experts: inf.weights == WeightFormat::Fp8 && a.experts > 0,
+        state_kind: a.family.spec().linear.map(|l| l.kind),
         fa4_blocks: a.family.spec().global_attention,
     })
 }
@@ -1251,6 +1284,11 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
             Role::Attention => column,
             // gpt-oss's expert biases `[E, out]`: the rank's experts.
             Role::Expert => (s, r.div_ceil(ep), c),
+            // R32: a recurrent layer's norm over every head (Mamba-2's
+            // gated norm, `Mixer2RMSNormGated`: `intermediate_size / tp` a
+            // rank, `mamba/mamba_mixer2.py`) is split with its heads; Gated
+            // DeltaNet's, over one head, is whole.
+            Role::Norm if t.recurrent && r > u128::from(a.linear_v_dim) => column,
             // The indexer's `ReplicatedLinear`s and its norm.
             Role::Norm | Role::PositionTable | Role::Mlp | Role::Router | Role::Indexer => whole,
         },
@@ -1409,7 +1447,7 @@ impl Dims {
         } else {
             0
         };
-        let mut widest = dt * (attention + gate).max(self.delta_net(a));
+        let mut widest = dt * (attention + gate).max(self.recurrent(a));
         for (kind, n) in a.layer_kinds() {
             if n == 0 {
                 continue;
@@ -1435,20 +1473,29 @@ impl Dims {
         2 * self.dt * u128::from(a.layers) * u128::from(a.ple_dim)
     }
 
-    /// A Gated DeltaNet layer's elements per token beside the hidden state
-    /// and residual, on one rank (`qwen_gdn_linear_attn.py`): the input
-    /// projections' outputs (`in_proj_qkvz`, `in_proj_ba`), the
-    /// convolution's output over its channels and the kernel's output (0
-    /// without such layers). The chunked kernel's own workspace is not in
-    /// it.
-    fn delta_net(&self, a: &Architecture) -> u128 {
-        if a.family.spec().linear.is_none() || a.linear_layers == 0 {
+    /// A recurrent layer's elements per token beside the hidden state and
+    /// residual, on one rank (0 without such layers). A Gated DeltaNet's
+    /// (`qwen_gdn_linear_attn.py`): the input projections' outputs
+    /// (`in_proj_qkvz`, `in_proj_ba`), the convolution's output over its
+    /// channels and the kernel's output. R32 a Mamba-2 mixer's
+    /// (`mamba/mamba_mixer2.py`, `MambaMixer2.forward`): `in_proj`'s output
+    /// (gate, convolution input and `dt`), the convolution's output, the
+    /// scan's output and the gated norm's. Neither kernel's own workspace is
+    /// in it.
+    fn recurrent(&self, a: &Architecture) -> u128 {
+        let Some(rule) = a.family.spec().linear.filter(|_| a.linear_layers > 0) else {
             return 0;
-        }
+        };
         let (conv, value) = a.linear_widths();
         let (conv, value) = (u128::from(conv), u128::from(value));
         let hv = u128::from(a.linear_v_heads);
-        (conv + value + 2 * hv + conv + value).div_ceil(self.tp)
+        let per_token = match rule.kind {
+            Recurrence::Mamba2 => (value + conv + hv) + conv + 2 * value,
+            Recurrence::GatedDeltaNet | Recurrence::ShortConv | Recurrence::Kda => {
+                conv + value + 2 * hv + conv + value
+            }
+        };
+        per_token.div_ceil(self.tp)
     }
 
     /// An MoE layer's bytes per token beside the hidden state and residual:
