@@ -245,12 +245,19 @@
 //   backward moment, its block's locals and its checkpointed forward
 //   (issue 30: moe_dense's copies and moments, the frozen weights' copies
 //   in a checkpointed forward, a term label).
+// - 2026-12-03, 501.3 -> 502.3 KB (measured by this test on 908913f): vLLM's
+//   fp8 experts (issue 30: the refined scale grid and its refusal, latent
+//   attention's dequantized copy, the fused kernel's quantized inputs, a
+//   caveat).
+// - 2026-12-03, 502.3 -> 502.8 KB (the page's wasm +0.5 KB gzip by
+//   scripts/measure/size/page.sh on 840df54): vLLM's Mamba-2 hybrids (issue
+//   30: their state pages, the mixer's activations, a caveat's words).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 502);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 503);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
