@@ -249,9 +249,10 @@
 //   fp8 experts (issue 30: the refined scale grid and its refusal, latent
 //   attention's dequantized copy, the fused kernel's quantized inputs, a
 //   caveat).
-// - 2026-12-03, 502.3 -> 502.8 KB (the page's wasm +0.5 KB gzip by
-//   scripts/measure/size/page.sh on 840df54): vLLM's Mamba-2 hybrids (issue
-//   30: their state pages, the mixer's activations, a caveat's words).
+// - 2026-12-03, 502.3 -> 502.8 KB (measured by this test on 8595abc; the
+//   page's wasm +0.5 KB gzip by scripts/measure/size/page.sh on 840df54):
+//   vLLM's Mamba-2 hybrids (issue 30: their state pages, the mixer's
+//   activations, a caveat's and the form's words).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
