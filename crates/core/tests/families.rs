@@ -696,42 +696,35 @@ fn llama4_on_mlx_as_measured() {
 
 /// transformers' `generate` is not modelled for LFM2's short convolutions
 /// or Granite 4.0-H's and Nemotron-H's Mamba-2 layers (their caches,
-/// `Lfm2HybridConvCache` and `HybridMambaAttentionDynamicCache`), nor vLLM
-/// for the short convolutions (its `ShortConvSpec` pages): every such
-/// preset is refused there by name, pointing at the engines that are
-/// modelled, never estimated as a transformer; vLLM estimates every
-/// Mamba-2 preset (R32, its state pages).
+/// `Lfm2HybridConvCache` and `HybridMambaAttentionDynamicCache`): every
+/// such preset is refused there by name, pointing at the engines that are
+/// modelled, never estimated as a transformer; vLLM estimates every one
+/// (R32, R33: its state pages).
 #[test]
 fn recurrent_layers_without_rules_are_refused_by_name() {
     let (mut refused, mut on_vllm) = (0, 0);
     for p in vramfit_core::model::PRESETS {
         let spec = p.arch.family.spec();
-        let (what, engines, others): (_, &[&str], _) = if spec.short_conv() {
-            (
-                "short-convolution",
-                &["transformers", "vllm"],
-                "engine=llamacpp, ollama or mlx",
-            )
+        let what = if spec.short_conv() {
+            "short-convolution"
         } else if spec.mamba2() {
-            (
-                "Mamba-2",
-                &["transformers"],
-                "engine=vllm, llamacpp, ollama or mlx",
-            )
+            "Mamba-2"
         } else {
             continue;
         };
-        for engine in engines {
-            let q = format!("task=infer&engine={engine}&model={}&gpu=h100-sxm-80", p.id);
-            let err = infer_estimate(&q).expect_err(&q);
-            assert!(err.contains(what) && err.contains(others), "{q}: {err}");
-            refused += 1;
-        }
-        if spec.mamba2() {
-            let q = format!("task=infer&engine=vllm&model={}&gpu=h100-sxm-80", p.id);
-            assert!(infer_estimate(&q).is_ok(), "{q}");
-            on_vllm += 1;
-        }
+        let q = format!(
+            "task=infer&engine=transformers&model={}&gpu=h100-sxm-80",
+            p.id
+        );
+        let err = infer_estimate(&q).expect_err(&q);
+        assert!(
+            err.contains(what) && err.contains("engine=vllm, llamacpp, ollama or mlx"),
+            "{q}: {err}"
+        );
+        refused += 1;
+        let q = format!("task=infer&engine=vllm&model={}&gpu=h100-sxm-80", p.id);
+        assert!(infer_estimate(&q).is_ok(), "{q}");
+        on_vllm += 1;
     }
-    assert_eq!((refused, on_vllm), (3 * 2 + 10, 10));
+    assert_eq!((refused, on_vllm), (13, 13));
 }

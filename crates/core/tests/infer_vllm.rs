@@ -47,6 +47,7 @@ fn arch(file: &str) -> Architecture {
         "granite-4.0-h-1b.json" => include_str!("fixtures/hf_configs/granite-4.0-h-1b.json"),
         "granite-4.0-h-small.json" => include_str!("fixtures/hf_configs/granite-4.0-h-small.json"),
         "nemotron-nano-9b-v2.json" => include_str!("fixtures/hf_configs/nemotron-nano-9b-v2.json"),
+        "lfm2-1.2b.json" => include_str!("fixtures/hf_configs/lfm2-1.2b.json"),
         "nemotron-3-nano-30b-a3b.json" => {
             include_str!("fixtures/hf_configs/nemotron-3-nano-30b-a3b.json")
         }
@@ -1620,6 +1621,25 @@ fn r28_block_as_a_published_line() {
 #[test]
 fn r32_mamba2_pools_as_published() {
     let rows = include_str!("fixtures/vllm_mamba2_logs.jsonl");
+    assert_eq!(hybrid_pools_as_published(rows), 6);
+}
+
+/// R33: LFM2's short convolutions held to three published start-ups of
+/// LFM2.5-1.2B (`fixtures/vllm_lfm2_logs.jsonl`, collected in
+/// `scripts/measure/vllm/lfm2_published_logs.md`; LFM2-1.2B's
+/// architecture, inferred from the bytes a token): vLLM 0.26.0 on Hopper
+/// with an fp8 cache (the state padded by 100.00%, 2,324,244 tokens,
+/// 70.93x), 0.23.1 and 0.26.1 in bf16 (235,721 and 236,817 tokens),
+/// inside their logged memory's rounding, as R32's rows are held.
+#[test]
+fn r33_short_conv_pools_as_published() {
+    let rows = include_str!("fixtures/vllm_lfm2_logs.jsonl");
+    assert_eq!(hybrid_pools_as_published(rows), 3);
+}
+
+/// Holds each row of a hybrid's published start-ups (R32, R33) and counts
+/// them.
+fn hybrid_pools_as_published(rows: &str) -> usize {
     let mut held = 0;
     for row in rows.lines().filter(|l| !l.trim().is_empty()) {
         let row: Value = serde_json::from_str(row).expect("a JSON row");
@@ -1647,11 +1667,9 @@ fn r32_mamba2_pools_as_published() {
             };
         });
         let p = ok(&a, &i, None);
-        assert_eq!(
-            Some(p.kv.block_size),
-            lg["block_size"].as_u64().map(u128::from),
-            "{id}: block"
-        );
+        if let Some(block) = lg["block_size"].as_u64() {
+            assert_eq!(p.kv.block_size, u128::from(block), "{id}: block");
+        }
         if let Some(pct) = num(lg, "padding_pct") {
             let state = p.kv.state_bytes as f64;
             let ours = 100.0 * (p.kv.layer_page as f64 - state) / state;
@@ -1681,7 +1699,7 @@ fn r32_mamba2_pools_as_published() {
         }
         held += 1;
     }
-    assert_eq!(held, 6);
+    held
 }
 
 /// Whether logged tokens lie between the pools of an available memory's
@@ -1735,5 +1753,35 @@ fn r32_mamba2_state_by_hand() {
             let a = if m == "small" { &small } else { &nano };
             run(a, tp, ssm, cached)
         },
+    );
+}
+
+/// R33 by hand (`ShortConv`, `mamba/short_conv.py`;
+/// `short_conv_state_shape`, `mamba_utils.py:249-258`): LFM2-1.2B's short
+/// convolutions keep the last 2 inputs (`conv_L_cache` 3) of 2,048
+/// channels in bf16, 8,192 B a request and layer, no recurrent state; its
+/// attention 8 key/value heads of 64, 2,048 B a token: a 16-token page
+/// (32,768 B) already holds it, so the block stays 16 and the state is
+/// padded to the page. At tp 2 each rank keeps half: 4,096 B against 4
+/// heads, 1,024 B a token. Under prefix caching a request keeps two state
+/// blocks a group (no checkpoint block), one without.
+#[test]
+fn r33_short_conv_state_by_hand() {
+    let a = arch("lfm2-1.2b.json");
+    let run = |tp: u32, cached: bool| {
+        let i = vllm(|i| {
+            i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("a tp");
+            i.vllm.enable_prefix_caching = cached;
+        });
+        let k = ok(&a, &i, None).kv;
+        (k.block_size, k.state_bytes, k.layer_page, k.state_blocks)
+    };
+    check(
+        &[
+            ((1u32, true), (16u128, 8192u128, 32_768u128, 2u128)),
+            ((1, false), (16, 8192, 32_768, 1)),
+            ((2, true), (16, 4096, 16_384, 2)),
+        ],
+        |&(tp, cached)| run(tp, cached),
     );
 }

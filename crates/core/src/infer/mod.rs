@@ -111,10 +111,10 @@ const NOT_IN_MLX_LM: &str = "mlx-lm has no model of this family (no module of it
 const MINIMAX_GENERATE_NOT_MODELLED: &str = "transformers' generate on MiniMax-M2 is not modelled yet (its published config makes transformers 5.23 ask for MTP layers it does not have; with use_mtp off, what its router keeps after the prefill is not found): use engine=vllm, llamacpp or mlx";
 
 /// The refusal of an engine for a kind of recurrent layer whose caches
-/// there are not modelled yet: on transformers and vLLM, LFM2's short
-/// convolutions (`Lfm2HybridConvCache`, vLLM's `ShortConvSpec`) and KDA;
-/// on transformers, Mamba-2 (`HybridMambaAttentionDynamicCache`; vLLM's
-/// `MambaSpec` pages are, R32). llama.cpp, Ollama and MLX run them all.
+/// there are not modelled yet: on transformers and vLLM, KDA; on
+/// transformers, LFM2's short convolutions (`Lfm2HybridConvCache`) and
+/// Mamba-2 (`HybridMambaAttentionDynamicCache`); vLLM's state pages of
+/// both are (R32, R33). llama.cpp, Ollama and MLX run them all.
 const fn recurrence_refusal(kind: Recurrence, engine: Engine) -> Option<&'static str> {
     let checkpoint = match engine {
         Engine::Transformers => Some(true),
@@ -122,8 +122,10 @@ const fn recurrence_refusal(kind: Recurrence, engine: Engine) -> Option<&'static
         Engine::Llamacpp | Engine::Ollama | Engine::Mlx => None,
     };
     match (kind, checkpoint) {
-        (Recurrence::GatedDeltaNet, _) | (_, None) | (Recurrence::Mamba2, Some(false)) => None,
-        (Recurrence::ShortConv, Some(_)) => Some(SHORT_CONV_NOT_MODELLED),
+        (Recurrence::GatedDeltaNet, _)
+        | (_, None)
+        | (Recurrence::Mamba2 | Recurrence::ShortConv, Some(false)) => None,
+        (Recurrence::ShortConv, Some(true)) => Some(SHORT_CONV_NOT_MODELLED),
         (Recurrence::Mamba2, Some(true)) => Some(MAMBA2_NOT_MODELLED),
         (Recurrence::Kda, Some(_)) => Some(KDA_NOT_MODELLED),
     }
@@ -132,7 +134,7 @@ const fn recurrence_refusal(kind: Recurrence, engine: Engine) -> Option<&'static
 const KDA_NOT_MODELLED: &str =
     "Kimi Linear is modelled on llama.cpp, Ollama and MLX only: use engine=llamacpp, ollama or mlx";
 
-const SHORT_CONV_NOT_MODELLED: &str = "LFM2's short-convolution layers are modelled on llama.cpp, Ollama and MLX; transformers' generate (Lfm2HybridConvCache) and vLLM (its short-convolution state pages) are not modelled yet: use engine=llamacpp, ollama or mlx";
+const SHORT_CONV_NOT_MODELLED: &str = "LFM2's short-convolution layers are modelled on vLLM, llama.cpp, Ollama and MLX; transformers' generate (Lfm2HybridConvCache) is not modelled yet: use engine=vllm, llamacpp, ollama or mlx";
 
 const MAMBA2_NOT_MODELLED: &str = "Mamba-2 layers (Granite 4.0-H, Nemotron-H) are modelled on vLLM, llama.cpp, Ollama and MLX; transformers' generate (HybridMambaAttentionDynamicCache) is not modelled yet: use engine=vllm, llamacpp, ollama or mlx";
 

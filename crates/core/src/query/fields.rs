@@ -1086,7 +1086,7 @@ pub static FIELDS: &[Field] = &[
         group: Group::Engine,
         tasks: Tasks::Infer,
         label: "enable_prefix_caching",
-        help: "Prefix caching, on by default. It changes memory only for a hybrid (Gated DeltaNet: Qwen3.5, 3.6, Qwen3-Next; Mamba-2: Granite 4.0-H, Nemotron-H): on, each request keeps two state blocks per group (three with FlashInfer's DeltaNet prefill and with Mamba-2's checkpoint block); off, one.",
+        help: "Prefix caching, on by default. It changes memory only for a hybrid (Gated DeltaNet: Qwen3.5, 3.6, Qwen3-Next; Mamba-2: Granite 4.0-H, Nemotron-H; LFM2's short convolutions): on, each request keeps two state blocks per group (three with FlashInfer's DeltaNet prefill and with Mamba-2's checkpoint block); off, one.",
         implied: |_| "true".into(),
         apply: |d, v| {
             d.infer.vllm.enable_prefix_caching = boolean(v)?;
@@ -1100,7 +1100,7 @@ pub static FIELDS: &[Field] = &[
         group: Group::Engine,
         tasks: Tasks::Infer,
         label: "mamba_cache_dtype",
-        help: "A hybrid's (Gated DeltaNet, Mamba-2) convolution state dtype (auto: the model's); it changes the state's page, so the block size and the pool.",
+        help: "A hybrid's (Gated DeltaNet, Mamba-2, LFM2) convolution state dtype (auto: the model's); it changes the state's page, so the block size and the pool.",
         implied: |_| "auto".into(),
         apply: |d, v| {
             d.infer.vllm.mamba_cache_dtype = choice(v, MambaDtype::from_key, MambaDtype::keys_joined)?;

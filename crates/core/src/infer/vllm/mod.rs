@@ -193,8 +193,9 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
     if let (true, Some(kind)) = (p.kv.state_groups > 0, p.state_kind) {
         let (what, kernel) = match (kind, p.gdn_prefill) {
             (Recurrence::Mamba2, _) => ("Mamba-2 hybrid", "the mixer keeps a prefill checkpoint block under prefix caching"),
-            (Recurrence::GatedDeltaNet | Recurrence::ShortConv | Recurrence::Kda, GdnPrefill::FlashInfer) => ("Gated DeltaNet hybrid", "FlashInfer's prefill on this GPU, which keeps a checkpoint block and blocks in steps of 64 tokens under prefix caching"),
-            (Recurrence::GatedDeltaNet | Recurrence::ShortConv | Recurrence::Kda, GdnPrefill::Triton) => ("Gated DeltaNet hybrid", "Triton's prefill (FLA), as on GPUs before Hopper or when the GPU is not known; FlashInfer's on Hopper and Blackwell keeps a checkpoint block more under prefix caching"),
+            (Recurrence::ShortConv, _) => ("Short-convolution hybrid (LFM2)", "its state is the convolution's last inputs alone"),
+            (Recurrence::GatedDeltaNet | Recurrence::Kda, GdnPrefill::FlashInfer) => ("Gated DeltaNet hybrid", "FlashInfer's prefill on this GPU, which keeps a checkpoint block and blocks in steps of 64 tokens under prefix caching"),
+            (Recurrence::GatedDeltaNet | Recurrence::Kda, GdnPrefill::Triton) => ("Gated DeltaNet hybrid", "Triton's prefill (FLA), as on GPUs before Hopper or when the GPU is not known; FlashInfer's on Hopper and Blackwell keeps a checkpoint block more under prefix caching"),
         };
         let mode = if inf.vllm.enable_prefix_caching {
             "prefix caching's align mode, vLLM's default"
@@ -205,9 +206,17 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
             1 => "one block".to_string(),
             n => format!("{n} blocks"),
         };
+        let block = if p.kv.block_size > u128::from(inf.vllm.block_size.get()) {
+            format!(
+                "vLLM raised the block to {} tokens so one attention page holds a layer's state",
+                p.kv.block_size
+            )
+        } else {
+            format!("a block of {} tokens already holds a layer's state, which vLLM pads to the attention page", p.kv.block_size)
+        };
         out.push(format!(
-            "{what}: every request holds {blocks} in each of {} state groups ({mode}; {kernel}), and vLLM raised the block to {} tokens so one attention page holds a layer's state; the prefill kernels' workspaces are not counted",
-            p.kv.state_groups, p.kv.block_size
+            "{what}: every request holds {blocks} in each of {} state groups ({mode}; {kernel}), and {block}; the prefill kernels' workspaces are not counted",
+            p.kv.state_groups
         ));
     }
     if p.fa4_blocks {

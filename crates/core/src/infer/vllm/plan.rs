@@ -577,15 +577,19 @@ impl StatePage {
             .unwrap_or_else(|| u128::from(model_dtype(inf)));
         let (k_heads, k_dim) = (u128::from(a.linear_k_heads), u128::from(a.linear_k_dim));
         let value = u128::from(a.linear_v_heads) * u128::from(a.linear_v_dim);
-        let (groups, checkpoint) = match rule.kind {
-            Recurrence::Mamba2 if !k_heads.is_multiple_of(tp) => (tp, (1, 1)),
-            Recurrence::Mamba2 => (k_heads, (1, 1)),
-            Recurrence::GatedDeltaNet | Recurrence::ShortConv | Recurrence::Kda => match prefill {
-                GdnPrefill::FlashInfer => (k_heads, (64, 1)),
-                GdnPrefill::Triton => (k_heads, (1, 0)),
+        let (conv, checkpoint) = match rule.kind {
+            Recurrence::Mamba2 if !k_heads.is_multiple_of(tp) => (2 * tp * k_dim + value, (1, 1)),
+            Recurrence::Mamba2 => (2 * k_heads * k_dim + value, (1, 1)),
+            // R33: LFM2's gated short convolution (`ShortConv`,
+            // `mamba/short_conv.py`; `short_conv_state_shape`,
+            // `mamba_utils.py:249-258`): its `conv_dim` (the hidden size)
+            // channels, no recurrent state, no checkpoint.
+            Recurrence::ShortConv => (u128::from(a.hidden), (1, 0)),
+            Recurrence::GatedDeltaNet | Recurrence::Kda => match prefill {
+                GdnPrefill::FlashInfer => (2 * k_heads * k_dim + value, (64, 1)),
+                GdnPrefill::Triton => (2 * k_heads * k_dim + value, (1, 0)),
             },
         };
-        let conv = 2 * groups * k_dim + value;
         // MTP: `conv_kernel_size - 1 + num_spec` steps
         // (`layers/mamba/mamba_utils.py:272-293`).
         let spec = u128::from(v.num_speculative_tokens.get());
@@ -1491,9 +1495,10 @@ impl Dims {
         let hv = u128::from(a.linear_v_heads);
         let per_token = match rule.kind {
             Recurrence::Mamba2 => (value + conv + hv) + conv + 2 * value,
-            Recurrence::GatedDeltaNet | Recurrence::ShortConv | Recurrence::Kda => {
-                conv + value + 2 * hv + conv + value
-            }
+            // R33: `in_proj`'s `3h` (B, C, x), `B·x`, the convolution's
+            // output and `C·conv` (`ShortConv.forward_cuda`).
+            Recurrence::ShortConv => 6 * u128::from(a.hidden),
+            Recurrence::GatedDeltaNet | Recurrence::Kda => conv + value + 2 * hv + conv + value,
         };
         per_token.div_ceil(self.tp)
     }
