@@ -572,16 +572,25 @@ fn llama_server_checkpoint_as_published() {
 }
 
 /// A count of Gated DeltaNet layers other than the pattern's is taken as
-/// the first layers, and every engine that estimates it says so (MLX
-/// refuses it, `unmodelled_workloads_refuse_by_name`).
+/// the first layers, and every engine whose sizes depend on the order says
+/// so (MLX refuses it, `unmodelled_workloads_refuse_by_name`); vLLM on one
+/// pipeline stage counts each kind of layer whatever their order, and says
+/// it only over stages.
 #[test]
 fn another_layer_order_is_said() {
-    for engine in ["transformers", "vllm", "llamacpp", "ollama"] {
-        let first = |q: &str| said(&estimated(q), "taken as the first");
+    let first = |q: &str| said(&estimated(q), "taken as the first");
+    for engine in [
+        "transformers",
+        "vllm&pipeline_parallel_size=2",
+        "llamacpp",
+        "ollama",
+    ] {
         let base = format!("task=infer&engine={engine}&model=qwen3.6-27b&layers=8&gpu=h200-141");
         assert!(!first(&format!("{base}&linear_layers=6")), "{engine}");
         assert!(first(&format!("{base}&linear_layers=4")), "{engine}");
     }
+    let one_stage = "task=infer&engine=vllm&model=qwen3.6-27b&layers=8&gpu=h200-141";
+    assert!(!first(&format!("{one_stage}&linear_layers=4")));
     // Training too: layer 0's kind is the first layer's.
     let in_training = |q: &str| {
         let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|e| panic!("{q}: {e:?}"));

@@ -89,7 +89,15 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
         }
         Engine::Mlx => local::estimate::mlx_estimate(&a, s.infer),
     }?;
-    e.caveats.extend(a.layer_order_caveat());
+    // vLLM on one pipeline stage sizes a hybrid by its count of each kind
+    // of layer (its groups, its widest section), whatever their order: the
+    // order's caveat would say nothing there.
+    let order_free = s.infer.engine == Engine::Vllm
+        && s.infer.vllm.pipeline_parallel_size.get() == 1
+        && a.family.spec().linear.is_some();
+    if !order_free {
+        e.caveats.extend(a.layer_order_caveat());
+    }
     Ok(e)
 }
 
