@@ -1785,3 +1785,46 @@ fn r33_short_conv_state_by_hand() {
         |&(tp, cached)| run(tp, cached),
     );
 }
+
+/// R32: a group repeated on each rank holds what that many groups would.
+/// Granite-4.0-H-Small has one group; at tp 2 vLLM gives each rank the
+/// group its heads read (`extra_groups_for_head_shards`), so its `in_proj`
+/// and convolution rows, its weights and its state are those of the same
+/// model with two groups split evenly; on one GPU the one group holds
+/// less. Its mixer's `in_proj` and `out_proj` take the weights' format
+/// (`MergedColumnParallelLinear` and `RowParallelLinear` with the model's
+/// `quant_config`, `mamba_mixer2.py`), its convolution, norm and per-head
+/// vectors do not: halving the mixer's heads (128 to 64) takes 8,256 rows
+/// of 4,096 off each `in_proj` and 4,096 × 4,096 off each `out_proj`, two
+/// bytes a value in bf16 and one in fp8 (less the fp32 block scales,
+/// 8,192 + 4,096 B a layer), the rest the same in both: over 36 layers
+/// bf16's difference is 36 × (12,352 × 4,096 − 12,288) B more than fp8's.
+#[test]
+fn r32_repeated_groups_and_quantized_projections() {
+    let one = arch("granite-4.0-h-small.json");
+    let two = Architecture {
+        linear_k_heads: 2,
+        ..one
+    };
+    let half = Architecture {
+        linear_v_heads: 64,
+        ..one
+    };
+    let at = |a: &Architecture, tp: u32, w: WeightFormat| {
+        let i = vllm(|i| {
+            i.weights = w;
+            i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("a tp");
+        });
+        let p = ok(a, &i, None);
+        (p.weights, p.kv.state_bytes)
+    };
+    assert_eq!(
+        at(&one, 2, WeightFormat::Bf16),
+        at(&two, 2, WeightFormat::Bf16)
+    );
+    assert!(at(&one, 1, WeightFormat::Bf16).0 < at(&two, 1, WeightFormat::Bf16).0);
+    let shrink = |w| at(&one, 1, w).0 - at(&half, 1, w).0;
+    check(&[((), 36 * (12_352 * 4096 - 12_288))], |_| {
+        shrink(WeightFormat::Bf16) - shrink(WeightFormat::Fp8)
+    });
+}

@@ -1079,13 +1079,17 @@ impl Parts {
                 .then(|| mxfp4_experts(a, t, ranks))
                 .flatten();
             let (stack, rows, cols) = padded.unwrap_or_else(|| shard(a, t, ranks));
+            let rows = rows + repeated_group_rows(a, t, ranks.tp);
             // The Gated DeltaNet's projections are vLLM linear layers like
             // the others (`qwen_gdn_linear_attn.py`: `in_proj_*`,
-            // `out_proj` with the model's `quant_config`).
+            // `out_proj` with the model's `quant_config`), and so are the
+            // Mamba-2 mixer's and the short convolution's `in_proj` and
+            // `out_proj`; their convolutions are built without it
+            // (`mamba_mixer2.py`, `short_conv.py`).
             let quantized = format.quantized()
                 && matches!(at, Place::Layers { .. })
                 && (!format.experts_only() || t.role == Role::Expert)
-                && t.is_linear()
+                && (t.is_linear() || mixer_projection(t))
                 && !matches!(
                     t.module,
                     Some(ModuleName::Router | ModuleName::SharedExpertGate)
@@ -1313,6 +1317,41 @@ fn fp8_expert_block(a: &Architecture, ranks: Ranks) -> Option<u32> {
     }
     let block = gcd(gcd(128, width), u128::from(a.hidden));
     u32::try_from(block).ok().filter(|&b| b >= 32)
+}
+
+/// A recurrent mixer's projection that vramfit's tensor list names no
+/// module for (Mamba-2's and LFM2's `in_proj` and `out_proj`): a weight
+/// matrix of the layer, not its convolution, its norm or its per-head
+/// vectors.
+fn mixer_projection(t: &ParamTensor) -> bool {
+    t.recurrent && !t.conv && t.role == Role::Attention && t.cols > 1
+}
+
+/// R32: the rows a rank's Mamba-2 `in_proj` and convolution hold for the
+/// groups repeated on it when `tp` does not divide them
+/// (`MambaMixer2.__init__`, `mamba/mamba_mixer2.py`: the `x`, `B`, `C`
+/// shards of both take `n_groups + extra_groups_for_head_shards` groups of
+/// the state size, `tp` in all, each rank its share): `2 × (tp − G) × N /
+/// tp` more than their even split; 0 for any other tensor, or when `tp`
+/// divides the groups.
+fn repeated_group_rows(a: &Architecture, t: &ParamTensor, tp: u32) -> u128 {
+    let mamba2 = a
+        .family
+        .spec()
+        .linear
+        .is_some_and(|l| l.kind == Recurrence::Mamba2);
+    let groups = a.linear_k_heads;
+    if !mamba2 || !t.recurrent || groups == 0 || groups.is_multiple_of(tp) {
+        return 0;
+    }
+    let (conv, inner) = a.linear_widths();
+    let in_proj = inner + conv + u64::from(a.linear_v_heads);
+    let holds_groups = (t.conv && t.rows == conv) || (mixer_projection(t) && t.rows == in_proj);
+    if !holds_groups {
+        return 0;
+    }
+    let extra = 2 * u128::from(tp.saturating_sub(groups)) * u128::from(a.linear_k_dim);
+    extra / u128::from(tp)
 }
 
 /// Latent attention's `kv_b_proj` in a quantized format: vLLM keeps it and
