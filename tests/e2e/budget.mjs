@@ -253,12 +253,16 @@
 //   page's wasm +0.5 KB gzip by scripts/measure/size/page.sh on 840df54):
 //   vLLM's Mamba-2 hybrids (issue 30: their state pages, the mixer's
 //   activations, a caveat's and the form's words).
+// - 2026-12-03, 502.8 -> 503.2 KB (the page's wasm +0.4 KB gzip by
+//   scripts/measure/size/page.sh on 9fc4388): LFM2's short convolutions on
+//   vLLM, the mixers' quantized projections and repeated groups, the
+//   layer-order caveat's condition (issue 30).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 503);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 504);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
