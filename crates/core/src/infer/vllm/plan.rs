@@ -274,7 +274,7 @@ pub struct KvLayout {
     pub sliding_groups: u128,
     /// R17: layers of the widest group (padding included).
     pub layers_per_group: u128,
-    /// R28: groups of Gated DeltaNet layers (0: none), a block one
+    /// R28: groups of recurrent layers (0: none), a block one
     /// request's convolution and recurrent state padded to the attention
     /// page, and the blocks a request takes in each.
     pub state_groups: u128,
@@ -524,7 +524,7 @@ impl GdnPrefill {
 }
 
 /// R28: one recurrent layer's state per request, as vLLM pages it (Gated
-/// DeltaNet, R32 Mamba-2).
+/// DeltaNet; R32 Mamba-2; R33 LFM2's short convolutions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct StatePage {
     /// Recurrent layers.
@@ -565,8 +565,9 @@ impl StatePage {
     /// (`extra_groups_for_head_shards`: each rank keeps its heads' group);
     /// its checkpoint is a block a request at any token
     /// (`MambaMixer2.get_kv_cache_spec`, `mamba/mamba_mixer2.py:1108-1118`).
-    /// `None` without such layers (LFM2's short convolutions and KDA,
-    /// refused before vLLM's estimate, have none here).
+    /// R33: LFM2's short convolution keeps its convolution's inputs alone.
+    /// `None` without recurrent layers (KDA's are refused before vLLM's
+    /// estimate).
     fn of(a: &Architecture, inf: &Inference, prefill: GdnPrefill) -> Option<StatePage> {
         let rule = a.family.spec().linear?;
         let tp = u128::from(inf.vllm.tensor_parallel_size.get());
@@ -615,8 +616,9 @@ impl StatePage {
     /// the state, the state padded to that page (`mamba_page_size_padded`).
     /// Prefix caching (on by default for hybrids, `config/model.py:2276-2278`)
     /// sets `mamba_cache_mode` to `align` (`models/config.py:762-778`): a
-    /// request holds 2 state blocks per group and FlashInfer's checkpoint
-    /// block, 1 without it (`MambaSpec.max_memory_usage_bytes`,
+    /// request holds 2 state blocks per group and the layer's checkpoint
+    /// blocks (FlashInfer's DeltaNet prefill, Mamba-2's), 1 without it
+    /// (`MambaSpec.max_memory_usage_bytes`,
     /// `kv_cache_interface.py:1136-1142`).
     fn layout(self, bs: u128, token: u128, cached: bool) -> (u128, u128) {
         let (align, checkpoints) = self.checkpoint;
