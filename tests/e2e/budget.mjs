@@ -253,8 +253,9 @@
 //   page's wasm +0.5 KB gzip by scripts/measure/size/page.sh on 840df54):
 //   vLLM's Mamba-2 hybrids (issue 30: their state pages, the mixer's
 //   activations, a caveat's and the form's words).
-// - 2026-12-03, 502.8 -> 503.2 KB (the page's wasm +0.4 KB gzip by
-//   scripts/measure/size/page.sh on 9fc4388): LFM2's short convolutions on
+// - 2026-12-03, 502.8 -> 503.2 KB (measured by this test on 2a97fed; the
+//   page's wasm +0.4 KB gzip by scripts/measure/size/page.sh on 9fc4388):
+//   LFM2's short convolutions on
 //   vLLM, the mixers' quantized projections and repeated groups, the
 //   layer-order caveat's condition (issue 30).
 import assert from "node:assert/strict";
