@@ -1075,13 +1075,14 @@ impl Parts {
             fp8_block: fp8_expert_block(a, ranks).unwrap_or(128),
             ..opts
         };
+        let repeated = RepeatedGroups::of(a, ranks.tp);
         a.for_each_tensor(|at, t| {
             let padded = format
                 .experts_only()
                 .then(|| mxfp4_experts(a, t, ranks))
                 .flatten();
             let (stack, rows, cols) = padded.unwrap_or_else(|| shard(a, t, ranks));
-            let rows = rows + repeated_group_rows(a, t, ranks.tp);
+            let rows = rows + repeated.map_or(0, |r| r.rows(t));
             // The Gated DeltaNet's projections are vLLM linear layers like
             // the others (`qwen_gdn_linear_attn.py`: `in_proj_*`,
             // `out_proj` with the model's `quant_config`), and so are the
@@ -1334,26 +1335,48 @@ fn mixer_projection(t: &ParamTensor) -> bool {
 /// (`MambaMixer2.__init__`, `mamba/mamba_mixer2.py`: the `x`, `B`, `C`
 /// shards of both take `n_groups + extra_groups_for_head_shards` groups of
 /// the state size, `tp` in all, each rank its share): `2 × (tp − G) × N /
-/// tp` more than their even split; 0 for any other tensor, or when `tp`
-/// divides the groups.
-fn repeated_group_rows(a: &Architecture, t: &ParamTensor, tp: u32) -> u128 {
-    let mamba2 = a
-        .family
-        .spec()
-        .linear
-        .is_some_and(|l| l.kind == Recurrence::Mamba2);
-    let groups = a.linear_k_heads;
-    if !mamba2 || !t.recurrent || groups == 0 || groups.is_multiple_of(tp) {
-        return 0;
+/// tp` more than their even split.
+#[derive(Clone, Copy, Debug)]
+struct RepeatedGroups {
+    /// The convolution's channels and `in_proj`'s outputs, unsplit.
+    conv: u64,
+    in_proj: u64,
+    /// The rows a rank holds beyond its even share of either.
+    extra: u128,
+}
+
+impl RepeatedGroups {
+    /// `None` but for a Mamba-2 model whose groups `tp` does not divide.
+    fn of(a: &Architecture, tp: u32) -> Option<RepeatedGroups> {
+        let mamba2 = a
+            .family
+            .spec()
+            .linear
+            .is_some_and(|l| l.kind == Recurrence::Mamba2);
+        let groups = a.linear_k_heads;
+        if !mamba2 || groups == 0 || groups.is_multiple_of(tp) {
+            return None;
+        }
+        let (conv, inner) = a.linear_widths();
+        let extra = 2 * u128::from(tp.saturating_sub(groups)) * u128::from(a.linear_k_dim);
+        Some(RepeatedGroups {
+            conv,
+            in_proj: inner + conv + u64::from(a.linear_v_heads),
+            extra: extra / u128::from(tp),
+        })
     }
-    let (conv, inner) = a.linear_widths();
-    let in_proj = inner + conv + u64::from(a.linear_v_heads);
-    let holds_groups = (t.conv && t.rows == conv) || (mixer_projection(t) && t.rows == in_proj);
-    if !holds_groups {
-        return 0;
+
+    /// The extra rows of tensor `t`: its convolution's and `in_proj`'s, 0
+    /// for any other.
+    fn rows(self, t: &ParamTensor) -> u128 {
+        let holds =
+            (t.conv && t.rows == self.conv) || (mixer_projection(t) && t.rows == self.in_proj);
+        if t.recurrent && holds {
+            self.extra
+        } else {
+            0
+        }
     }
-    let extra = 2 * u128::from(tp.saturating_sub(groups)) * u128::from(a.linear_k_dim);
-    extra / u128::from(tp)
 }
 
 /// Latent attention's `kv_b_proj` in a quantized format: vLLM keeps it and
