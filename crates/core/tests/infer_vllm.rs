@@ -340,19 +340,23 @@ fn r31_fp8_experts_by_hand() {
             i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("a tp");
         })
     };
-    let norms = 2 * 4096 + 2 * 512 + 2048;
-    let layer1 = 2 * (8_388_608 + 2048)
-        + 2 * (1_048_576 + 512)
-        + (402_653_184 + 4 * 128 * 12 * 16)
-        + (201_326_592 + 4 * 128 * 16 * 6)
-        + 524_288
-        + norms;
-    let layer4 = 2 * (2_097_152 + 512)
-        + 2 * (262_144 + 512)
-        + (100_663_296 + 4 * 128 * 6 * 32)
-        + (50_331_648 + 4 * 128 * 32 * 3)
-        + 524_288
-        + norms;
+    // A layer from its q (and o), k (and v), gate_up and down, each weight
+    // with its scales; the router, the norms and the scale scalars beside.
+    let layer = |q: u128, k: u128, gate_up: u128, down: u128| {
+        2 * q + 2 * k + gate_up + down + 524_288 + 2 * 4096 + 2 * 512 + 2048
+    };
+    let layer1 = layer(
+        8_388_608 + 2048,
+        1_048_576 + 512,
+        402_653_184 + 4 * 128 * 12 * 16,
+        201_326_592 + 4 * 128 * 16 * 6,
+    );
+    let layer4 = layer(
+        2_097_152 + 512,
+        262_144 + 512,
+        100_663_296 + 4 * 128 * 6 * 32,
+        50_331_648 + 4 * 128 * 32 * 3,
+    );
     let rest = |rows: u128| 2 * rows * 2048 * 2 + 4096 + 40_960 * 128 * 2;
     check(
         &[

@@ -124,18 +124,13 @@ const MINIMAX_GENERATE_NOT_MODELLED: &str = "transformers' generate on MiniMax-M
 /// Mamba-2 (`HybridMambaAttentionDynamicCache`); vLLM's state pages of
 /// both are (R32, R33). llama.cpp, Ollama and MLX run them all.
 const fn recurrence_refusal(kind: Recurrence, engine: Engine) -> Option<&'static str> {
-    let checkpoint = match engine {
-        Engine::Transformers => Some(true),
-        Engine::Vllm => Some(false),
-        Engine::Llamacpp | Engine::Ollama | Engine::Mlx => None,
-    };
-    match (kind, checkpoint) {
+    match (kind, engine) {
         (Recurrence::GatedDeltaNet, _)
-        | (_, None)
-        | (Recurrence::Mamba2 | Recurrence::ShortConv, Some(false)) => None,
-        (Recurrence::ShortConv, Some(true)) => Some(SHORT_CONV_NOT_MODELLED),
-        (Recurrence::Mamba2, Some(true)) => Some(MAMBA2_NOT_MODELLED),
-        (Recurrence::Kda, Some(_)) => Some(KDA_NOT_MODELLED),
+        | (_, Engine::Llamacpp | Engine::Ollama | Engine::Mlx)
+        | (Recurrence::Mamba2 | Recurrence::ShortConv, Engine::Vllm) => None,
+        (Recurrence::ShortConv, Engine::Transformers) => Some(SHORT_CONV_NOT_MODELLED),
+        (Recurrence::Mamba2, Engine::Transformers) => Some(MAMBA2_NOT_MODELLED),
+        (Recurrence::Kda, Engine::Transformers | Engine::Vllm) => Some(KDA_NOT_MODELLED),
     }
 }
 

@@ -512,6 +512,15 @@ pub enum GdnPrefill {
 }
 
 impl GdnPrefill {
+    /// Under prefix caching, the token alignment of the blocks and the
+    /// checkpoint blocks a request keeps ([`StatePage::checkpoint`]).
+    const fn checkpoint(self) -> (u128, u128) {
+        match self {
+            GdnPrefill::FlashInfer => (64, 1),
+            GdnPrefill::Triton => (1, 0),
+        }
+    }
+
     /// The kernel on a GPU of CUDA compute capability `cc` (`None`: not a
     /// known CUDA GPU, taken as Triton's) for key heads of `head_k_dim`.
     pub fn of(cc: Option<(u8, u8)>, head_k_dim: u32) -> GdnPrefill {
@@ -576,20 +585,22 @@ impl StatePage {
             .mamba_cache_dtype
             .bytes()
             .unwrap_or_else(|| u128::from(model_dtype(inf)));
-        let (k_heads, k_dim) = (u128::from(a.linear_k_heads), u128::from(a.linear_k_dim));
+        let k_dim = u128::from(a.linear_k_dim);
         let value = u128::from(a.linear_v_heads) * u128::from(a.linear_v_dim);
+        let conv_over = |groups: u32| 2 * u128::from(groups) * k_dim + value;
         let (conv, checkpoint) = match rule.kind {
-            Recurrence::Mamba2 if !k_heads.is_multiple_of(tp) => (2 * tp * k_dim + value, (1, 1)),
-            Recurrence::Mamba2 => (2 * k_heads * k_dim + value, (1, 1)),
+            Recurrence::Mamba2 => (
+                conv_over(mamba2_groups(a, inf.vllm.tensor_parallel_size.get())),
+                (1, 1),
+            ),
             // R33: LFM2's gated short convolution (`ShortConv`,
             // `mamba/short_conv.py`; `short_conv_state_shape`,
             // `mamba_utils.py:249-258`): its `conv_dim` (the hidden size)
             // channels, no recurrent state, no checkpoint.
             Recurrence::ShortConv => (u128::from(a.hidden), (1, 0)),
-            Recurrence::GatedDeltaNet | Recurrence::Kda => match prefill {
-                GdnPrefill::FlashInfer => (2 * k_heads * k_dim + value, (64, 1)),
-                GdnPrefill::Triton => (2 * k_heads * k_dim + value, (1, 0)),
-            },
+            Recurrence::GatedDeltaNet | Recurrence::Kda => {
+                (conv_over(a.linear_k_heads), prefill.checkpoint())
+            }
         };
         // MTP: `conv_kernel_size - 1 + num_spec` steps
         // (`layers/mamba/mamba_utils.py:272-293`).
@@ -824,11 +835,8 @@ pub fn plan_on(
     if ranks.pp > 1 && a.family.spec().varies_by_layer() {
         return Err(VllmError::StagesOfVaryingLayers);
     }
-    if inf.weights == WeightFormat::Fp8 && a.experts > 0 && fp8_expert_block(a, ranks).is_none() {
-        let width = u128::from(a.moe_ffn).div_ceil(ranks.experts_split().1);
-        return Err(VllmError::Fp8ExpertBlocks {
-            width: u32::try_from(width).unwrap_or(u32::MAX),
-        });
+    if inf.weights == WeightFormat::Fp8 && a.experts > 0 {
+        fp8_expert_block(a, ranks)?;
     }
     if ranks.pp > a.layers.max(1) {
         return Err(VllmError::StagesAboveLayers {
@@ -1312,14 +1320,32 @@ fn shard(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> (u128, u128, u128) 
 /// checkpoint's 128 while each rank's expert width is whole blocks, else
 /// the greatest common divisor of 128, that width and the hidden size when
 /// it is 32 or more (Triton's kernels take the finer grid; the loader
-/// upsamples the scales to it); `None`: vLLM refuses the split.
-fn fp8_expert_block(a: &Architecture, ranks: Ranks) -> Option<u32> {
+/// upsamples the scales to it); vLLM's refusal when there is none.
+fn fp8_expert_block(a: &Architecture, ranks: Ranks) -> Result<u32, VllmError> {
     let width = u128::from(a.moe_ffn).div_ceil(ranks.experts_split().1);
     if width.is_multiple_of(128) {
-        return Some(128);
+        return Ok(128);
     }
     let block = gcd(gcd(128, width), u128::from(a.hidden));
-    u32::try_from(block).ok().filter(|&b| b >= 32)
+    u32::try_from(block)
+        .ok()
+        .filter(|&b| b >= 32)
+        .ok_or(VllmError::Fp8ExpertBlocks {
+            width: u32::try_from(width).unwrap_or(u32::MAX),
+        })
+}
+
+/// R32: the groups a Mamba-2 layer's tensors and state are split as over
+/// `tp` ranks (`MambaStateShapeCalculator.extra_groups_for_head_shards`,
+/// `mamba/mamba_utils.py:261-269`): its own when `tp` divides them, else
+/// `tp`, each rank keeping the group its heads read.
+fn mamba2_groups(a: &Architecture, tp: u32) -> u32 {
+    let groups = a.linear_k_heads;
+    if groups == 0 || groups.is_multiple_of(tp) {
+        groups
+    } else {
+        tp
+    }
 }
 
 /// A recurrent mixer's projection that vramfit's tensor list names no
@@ -1353,12 +1379,12 @@ impl RepeatedGroups {
             .spec()
             .linear
             .is_some_and(|l| l.kind == Recurrence::Mamba2);
-        let groups = a.linear_k_heads;
-        if !mamba2 || groups == 0 || groups.is_multiple_of(tp) {
+        let (groups, held) = (a.linear_k_heads, mamba2_groups(a, tp));
+        if !mamba2 || held == groups {
             return None;
         }
         let (conv, inner) = a.linear_widths();
-        let extra = 2 * u128::from(tp.saturating_sub(groups)) * u128::from(a.linear_k_dim);
+        let extra = 2 * u128::from(held.saturating_sub(groups)) * u128::from(a.linear_k_dim);
         Some(RepeatedGroups {
             conv,
             in_proj: inner + conv + u64::from(a.linear_v_heads),
