@@ -518,7 +518,7 @@ fn sparse_attention_on_mlx_as_measured() {
         let on = |k: &str| o[k].as_u64().unwrap_or_else(|| panic!("{k} in {o}"));
         let family = r["model_type"].as_str().expect("model_type");
         let model = format!(
-            "family={family}&hidden={}&layers={}&heads={}&kv_heads={}&head_dim={}&ffn={}&vocab={}&positions=163840&experts={}&experts_per_token={}&moe_ffn={}&shared_experts=1&dense_layers={}&q_lora_rank={}&kv_lora_rank={}&rope_dim={}&v_head_dim={}&index_heads={}&index_head_dim={}&tied=false",
+            "family={family}&hidden={}&layers={}&heads={}&kv_heads={}&head_dim={}&ffn={}&vocab={}&positions=163840&experts={}&experts_per_token={}&moe_ffn={}&shared_experts=1&dense_layers={}&q_lora_rank={}&kv_lora_rank={}&rope_dim={}&v_head_dim={}&index_heads={}&index_head_dim={}&index_topk={}&tied=false",
             on("hidden_size"),
             on("num_hidden_layers"),
             on("num_attention_heads"),
@@ -536,6 +536,7 @@ fn sparse_attention_on_mlx_as_measured() {
             on("v_head_dim"),
             on("index_n_heads"),
             on("index_head_dim"),
+            on("index_topk"),
         );
         let q = format!(
             "{}&prefill_step_size={}",
@@ -572,7 +573,7 @@ fn sparse_attention_on_mlx_as_measured() {
 /// latents of 256, values of 128; 16 experts of 256, 2 a token, a shared
 /// one; an indexer of 4 heads of 128; and the MTP block the converter
 /// appends, which llama.cpp does not load).
-const DSA: &str = "task=infer&engine=llamacpp&family=deepseek_v32&hidden=512&layers=4&heads=4&kv_heads=4&head_dim=192&ffn=512&vocab=1024&positions=163840&experts=16&experts_per_token=2&moe_ffn=256&shared_experts=1&dense_layers=1&q_lora_rank=256&kv_lora_rank=256&rope_dim=64&v_head_dim=128&index_heads=4&index_head_dim=128&tied=false&gpu=rtx-4090";
+const DSA: &str = "task=infer&engine=llamacpp&family=deepseek_v32&hidden=512&layers=4&heads=4&kv_heads=4&head_dim=192&ffn=512&vocab=1024&positions=163840&experts=16&experts_per_token=2&moe_ffn=256&shared_experts=1&dense_layers=1&q_lora_rank=256&kv_lora_rank=256&rope_dim=64&v_head_dim=128&index_heads=4&index_head_dim=128&index_topk=2048&tied=false&gpu=rtx-4090";
 
 /// Source: `scripts/measure/families/dsa/llamacpp/raw/deepseek32-c4096-np1.log`
 /// (b10488, CPU): `llama_kv_cache_dsa` makes two caches, "size = 10.00

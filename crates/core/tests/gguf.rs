@@ -947,6 +947,7 @@ fn a_sparse_attention_header_has_its_indexer() {
         v_head_dim: 128,
         index_heads: 4,
         index_head_dim: 128,
+        index_topk: 64,
         ..Architecture::BLANK
     };
     assert_eq!(architecture_of(&h), Ok(want));

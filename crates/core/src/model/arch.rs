@@ -171,6 +171,9 @@ arch_nums! {
     IndexHeadDim = "index_head_dim", index_head_dim, "Indexer head dimension",
         "DeepSeek Sparse Attention: width of the indexer's heads and of its one cached key per token and layer (index_head_dim).",
         0, 1 << 20;
+    IndexTopk = "index_topk", index_topk, "Indexer top-k",
+        "DeepSeek Sparse Attention: the cached tokens each query attends to, as the indexer picks them (index_topk); vLLM sizes its top-k buffers by it.",
+        0, 1 << 24;
 }
 
 /// A decoder-only transformer, as its `config.json` describes it.
@@ -253,6 +256,9 @@ pub struct Architecture {
     /// (0 elsewhere).
     pub index_heads: u32,
     pub index_head_dim: u32,
+    /// The tokens the indexer picks for each query (`index_topk`; 0
+    /// elsewhere).
+    pub index_topk: u32,
     /// Tensor parallelism's share of the projections whose outputs
     /// transformers 5.23's plan gathers whole (1: whole): the Gated
     /// DeltaNet's (`colwise_gather_output`) and, under
@@ -314,6 +320,7 @@ impl Architecture {
         qk_norm: 0,
         index_heads: 0,
         index_head_dim: 0,
+        index_topk: 0,
         gathered_tp: 1,
     };
 
@@ -651,6 +658,7 @@ impl Architecture {
             (ArchNum::VHeadDim, latent, latent),
             (ArchNum::IndexHeads, spec.indexer, spec.indexer),
             (ArchNum::IndexHeadDim, spec.indexer, spec.indexer),
+            (ArchNum::IndexTopk, spec.indexer, spec.indexer),
         ] {
             let v = num.get(self);
             if !has && v != 0 {

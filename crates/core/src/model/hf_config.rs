@@ -549,6 +549,7 @@ const DSA: Nums = &[
         &["index_head_dim"],
         Default::Required,
     ),
+    (ArchNum::IndexTopk, &["index_topk"], Default::Required),
 ];
 
 /// GLM-4.5's experts (`Glm4MoeConfig`); its config names them as
@@ -762,10 +763,8 @@ fn reader(family: Family) -> Reader {
             derive: glm4_moe_lite,
             ..plain(DEEPSEEK)
         },
-        // `index_topk` picks which tokens attention reads, not how many
-        // bytes anything holds in the engines modelled.
         Family::DeepseekV32 | Family::GlmMoeDsa => Reader {
-            tolerated: &["mlp_layer_types", "indexer_types", "index_topk"],
+            tolerated: &["mlp_layer_types", "indexer_types"],
             derive: dsa,
             ..plain(DSA)
         },

@@ -1736,6 +1736,7 @@ pub const PRESETS: &[Preset] = &[
             family: DeepseekV32,
             index_heads: 64,
             index_head_dim: 128,
+            index_topk: 2048,
             ..DEEPSEEK_V3
         },
         published_params: 671_877_929_216,
@@ -1774,6 +1775,7 @@ pub const PRESETS: &[Preset] = &[
             v_head_dim: 256,
             index_heads: 32,
             index_head_dim: 128,
+            index_topk: 2048,
             ..Architecture::BLANK
         },
         published_params: 743_911_199_232,

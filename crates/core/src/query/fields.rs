@@ -397,6 +397,7 @@ pub static FIELDS: &[Field] = &[
     arch_number!(ArchNum::QkNorm),
     arch_number!(ArchNum::IndexHeads),
     arch_number!(ArchNum::IndexHeadDim),
+    arch_number!(ArchNum::IndexTopk),
     Field {
         key: Key::Dtype,
         kind: FieldKind::Choice(Dtype::OPTIONS),

@@ -104,6 +104,8 @@ pub struct GgufModel {
     /// layer's indexer (`false`; GLM-5.2).
     pub indexer_head_count: Option<u64>,
     pub indexer_key_length: Option<u64>,
+    /// The indexer's top-k (`attention.indexer.top_k`).
+    pub indexer_top_k: Option<u64>,
     pub indexer_shared_layers: Option<u64>,
 }
 
@@ -239,6 +241,7 @@ impl GgufHeader {
             q_norm: self.tensor("blk.0.attn_q_norm.weight").is_some(),
             indexer_head_count: num("attention.indexer.head_count"),
             indexer_key_length: num("attention.indexer.key_length"),
+            indexer_top_k: num("attention.indexer.top_k"),
             indexer_shared_layers: self
                 .get(&format!("{arch}.attention.indexer.types"))
                 .and_then(MetaValue::as_array)
@@ -816,6 +819,8 @@ impl Keys<'_> {
         let width = m.indexer_key_length;
         a.index_head_dim =
             self.needed(ArchNum::IndexHeadDim, width, "attention.indexer.key_length")?;
+        let top_k = m.indexer_top_k;
+        a.index_topk = self.needed(ArchNum::IndexTopk, top_k, "attention.indexer.top_k")?;
         self.without_mtp_blocks(a)?;
         let glm_5_2 = a.family == crate::model::Family::GlmMoeDsa
             && m.indexer_shared_layers.is_none()
