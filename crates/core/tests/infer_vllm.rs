@@ -22,6 +22,7 @@ use vramfit_core::infer::run::{
     BlockSize, Count, Engine, GroupSize, Inference, KvDtype, MambaDtype, MaxLen, ParallelSize,
     Share, SpecTokens, TensorParallel, Tokens, Vllm,
 };
+use vramfit_core::infer::vllm::sparse::SparseMla;
 use vramfit_core::infer::vllm::{
     batch_defaults, kv_bytes_for, model_len, plan, plan_on, requested, weights, Entry, GdnPrefill,
     KvLayout, Plan, Pool, VllmError,
@@ -63,6 +64,8 @@ fn arch(file: &str) -> Architecture {
         "qwen3.6-27b.json" => include_str!("fixtures/hf_configs/qwen3.6-27b.json"),
         "qwen3-next-80b-a3b.json" => include_str!("fixtures/hf_configs/qwen3-next-80b-a3b.json"),
         "llama4-scout.json" => include_str!("fixtures/hf_configs/llama4-scout.json"),
+        "deepseek-v3.2.json" => include_str!("fixtures/hf_configs/deepseek-v3.2.json"),
+        "glm-5.1.json" => include_str!("fixtures/hf_configs/glm-5.1.json"),
         other => panic!("no fixture config {other}"),
     };
     hf_config::read(text)
@@ -118,7 +121,7 @@ fn ok(a: &Architecture, i: &Inference, gpu: Option<u128>) -> Plan {
 }
 
 fn layout(a: &Architecture, f: impl FnOnce(&mut Inference), mnbt: u32) -> KvLayout {
-    KvLayout::of(a, &vllm(f), mnbt, GdnPrefill::Triton)
+    KvLayout::of(a, &vllm(f), mnbt, None)
 }
 
 // ---------------------------------------------------------------- 1. rules
@@ -1167,7 +1170,7 @@ fn published_logs_reproduce() {
         let len = row_len(&row);
         let i = row_inference(&row, len);
         let mnbt = i.vllm.max_num_batched_tokens.map_or(2048, |c| c.get());
-        let k = KvLayout::of(&a, &i, mnbt, GdnPrefill::Triton);
+        let k = KvLayout::of(&a, &i, mnbt, None);
         if row["logged"].get("needed_kv_gib").is_some() {
             error_lines(&row, &k, hold, &mut lines);
         } else {
@@ -1831,4 +1834,186 @@ fn r32_repeated_groups_and_quantized_projections() {
     check(&[((), 36 * (12_352 * 4096 - 12_288))], |_| {
         shrink(WeightFormat::Bf16) - shrink(WeightFormat::Fp8)
     });
+}
+
+// ------------------------------------------------- R34: sparse attention
+
+/// R34: the sparse latent kernel by GPU and cache dtype
+/// (`platforms/cuda.py:96-155`; `scripts/measure/families/dsa/NOTES_vllm.md`
+/// §2), and the latent's bytes a token with it: DeepSeek's 512 + 64
+/// values, 1,152 B in bf16, 656 B as `fp8_ds_mla` (512 fp8, 4 fp32 scales,
+/// 64 bf16), 576 B in plain fp8. GLM-5 asks for fp8 on datacenter
+/// Blackwell by itself; FA4 takes Blackwell's 16-bit cache at 16 heads a
+/// rank or fewer (DeepSeek's 128 at tp 8).
+#[test]
+fn r34_sparse_kernel_by_gpu() {
+    let (v32, glm) = (arch("deepseek-v3.2.json"), arch("glm-5.1.json"));
+    let pick = |a: &Architecture, kv: KvDtype, cc: Option<(u8, u8)>, tp: u32| {
+        let i = vllm(|i| {
+            i.kv_dtype = kv;
+            i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("a size");
+        });
+        let k = SparseMla::pick(a, &i, cc).expect("an indexer");
+        (k, k.latent_token_bytes(a, 2))
+    };
+    use SparseMla as K;
+    check(
+        &[
+            ((&v32, KvDtype::Auto, Some((9, 0)), 8), (K::FlashAttn, 1152)),
+            ((&v32, KvDtype::Auto, None, 8), (K::FlashAttn, 1152)),
+            ((&v32, KvDtype::Fp8, Some((9, 0)), 8), (K::FlashMlaFp8, 656)),
+            (
+                (&v32, KvDtype::Auto, Some((10, 0)), 8),
+                (K::FlashAttn4, 1152),
+            ),
+            ((&v32, KvDtype::Auto, Some((10, 0)), 4), (K::FlashMla, 1152)),
+            (
+                (&v32, KvDtype::Fp8E4m3, Some((10, 0)), 8),
+                (K::FlashInferFp8, 576),
+            ),
+            (
+                (&v32, KvDtype::Fp8E5m2, Some((10, 0)), 8),
+                (K::FlashMlaFp8, 656),
+            ),
+            (
+                (&v32, KvDtype::Auto, Some((12, 0)), 8),
+                (K::FlashInferSm120, 656),
+            ),
+            ((&glm, KvDtype::Auto, Some((9, 0)), 8), (K::FlashAttn, 1152)),
+            (
+                (&glm, KvDtype::Auto, Some((10, 0)), 8),
+                (K::FlashInferFp8, 576),
+            ),
+        ],
+        |&(a, kv, cc, tp)| pick(a, kv, cc, tp),
+    );
+    assert_eq!(
+        SparseMla::pick(&arch("deepseek-v3.json"), &vllm(|_| {}), None),
+        None
+    );
+}
+
+/// R34 by hand: DeepSeek-V3.2 on an H200 at tp 8, `max_num_batched_tokens`
+/// 8192 and `max_num_seqs` 256, its 163,840 positions.
+/// - Pages: one group of 61 layers, blocks of 64, each layer a bf16 latent
+///   and the indexer's 132 B: 64 × (1,152 + 132) = 82,176 B a layer;
+///   5,012,736 B a block. With an fp8 cache (`fp8_ds_mla`): 64 × (656 +
+///   132) = 50,432.
+/// - Built with the model: the shared top-k, 8,192 × 2,048 × 4 =
+///   67,108,864; each layer's physical top-k and counts, 257 rows:
+///   2,105,344 + 1,536 (1,028 rounded to 512) = 2,106,880, × 61 =
+///   128,519,680; the indexer's own rotary table, 163,840 × 64 × 2 =
+///   20,971,520: 216,600,064.
+/// - The profiling run's indexer moment: 41,280 values a token in bf16
+///   (hidden and residual 14,336; the A-projection 2,112; the indexer's
+///   key and weights 192; the output 16 × 128; the normed latents 2,112;
+///   the query 16 × 192; its absorbed part 16 × 512; the indexer's query
+///   64 × 128; the rotary query 16 × 64) and 8,448 B more (the fp8 query,
+///   the fp32 head weights): 91,008 B × 8,192 = 745,537,536; the shared
+///   workspace at the experts' size, 8,192 × 2 × 8 × (7,168 + 7,168) =
+///   1,879,048,192 (above the indexer's gather, 163,840 × 8 × 5 × 132 +
+///   1 MiB = 866,123,776); the dummy logits 536,870,912; the row exchange
+///   2 × 8,192 × 2,048 × 4 = 134,217,728: 3,295,674,368.
+/// - With an fp8 cache FlashMLA reserves 2,369,781,760 B at construction
+///   (queries 8,192 × 16 × 576, the prefill gather 819,200 × 576, and
+///   8,192 × 64 × 576, × 64 × 512, × 16 × 512, all bf16): in the weights,
+///   and the experts' workspace then fits in it.
+#[test]
+fn r34_sparse_attention_by_hand() {
+    let a = arch("deepseek-v3.2.json");
+    let with = |kv: KvDtype| {
+        vllm(|i| {
+            i.kv_dtype = kv;
+            i.vllm.tensor_parallel_size = TensorParallel::new(8).expect("8");
+            i.vllm.max_num_batched_tokens = count(8192);
+            i.vllm.max_num_seqs = count(256);
+        })
+    };
+    let (bf16, fp8) = (with(KvDtype::Auto), with(KvDtype::Fp8));
+    let on = |i: &Inference| plan_on(&a, i, Some(150_754_820_096), Some((9, 0))).expect("a plan");
+    let (p, q) = (on(&bf16), on(&fp8));
+    assert_eq!(
+        (
+            p.block_size,
+            p.kv.layer_page,
+            p.bytes_per_block,
+            q.kv.layer_page
+        ),
+        (64, 82_176, 5_012_736, 50_432)
+    );
+    assert_eq!(p.weights - weights(&a, &bf16), 216_600_064);
+    assert_eq!(p.activation_peak, 3_295_674_368);
+    assert_eq!(q.weights - weights(&a, &fp8), 216_600_064 + 2_369_781_760);
+    let moment = 745_537_536 + 536_870_912 + 134_217_728;
+    assert_eq!(q.activation_peak, moment);
+    assert_eq!(p.sparse, Some(SparseMla::FlashAttn));
+}
+
+/// R34: vLLM's refusals: no sparse kernel before Hopper, and the indexer's
+/// one block size.
+#[test]
+fn r34_sparse_attention_refusals() {
+    let a = arch("glm-5.1.json");
+    let e = plan_on(&a, &vllm(|_| {}), Some(80 * GIB), Some((8, 0))).expect_err("Ampere");
+    assert_eq!(e, VllmError::NoSparseKernel { major: 8, minor: 0 });
+    let i = vllm(|i| i.vllm.block_size = BlockSize::new(32).expect("32"));
+    let e = plan_on(&a, &i, Some(80 * GIB), Some((9, 0))).expect_err("32 tokens");
+    insta::assert_snapshot!(e.to_string(), @"DeepSeek Sparse Attention's indexer takes blocks of 64 tokens only, not block_size 32: leave block_size out (vLLM sets 64) or give 64");
+    let i = vllm(|i| i.vllm.block_size = BlockSize::new(64).expect("64"));
+    assert!(plan_on(&a, &i, Some(80 * GIB), Some((9, 0))).is_ok());
+}
+
+/// R34 against published start-ups of GLM-5.1-FP8 on eight H200s
+/// (`tests/fixtures/vllm_dsa_logs.jsonl`: vLLM 0.19 and 0.20, `--enforce-eager`,
+/// the bf16 latent): the block of 64 and the pool the logged available
+/// memory makes (78 layers × 64 × 1,284 B a block), its tokens and
+/// concurrency, exactly within the logged GiB's rounding; the weights as
+/// loaded within 1% (older releases: the top-k buffers differ).
+#[test]
+fn r34_sparse_pools_as_published() {
+    let rows = include_str!("fixtures/vllm_dsa_logs.jsonl");
+    let mut held = 0;
+    for row in rows.lines().filter(|l| !l.trim().is_empty()) {
+        let row: Value = serde_json::from_str(row).expect("a JSON row");
+        let (id, lg, st) = (
+            row["id"].as_str().unwrap_or("?"),
+            &row["logged"],
+            &row["settings"],
+        );
+        let a = arch(row["hf_config"].as_str().expect("a config"));
+        let len = int(st, "max_model_len").expect("a length");
+        let i = vllm(|i| {
+            i.ctx = tokens(len);
+            i.weights = WeightFormat::Fp8;
+            i.vllm.enforce_eager = st["enforce_eager"].as_bool() == Some(true);
+            let tp = int(st, "tensor_parallel_size").expect("tp");
+            i.vllm.tensor_parallel_size = TensorParallel::new(tp).expect("a size");
+        });
+        let p = plan_on(&a, &i, None, Some((9, 0))).expect("a plan");
+        assert_eq!(
+            p.kv.block_size,
+            u128::from(int(lg, "block_size").expect("64")),
+            "{id}"
+        );
+        let avail = num(lg, "available_kv_gib").expect("available");
+        let [at, lo, hi] = pools_from(&p.kv, avail, len);
+        let x = num(lg, "max_concurrency").expect("a concurrency");
+        let cents = |q: &Pool| (q.max_concurrency() * 100.0).round() as u128;
+        let logged = (x * 100.0).round() as u128;
+        assert!(
+            (cents(&lo)..=cents(&hi)).contains(&logged),
+            "{id}: {x} vs {at:?}"
+        );
+        let t = lg["kv_tokens"].as_u64().expect("tokens");
+        assert!(
+            held_tokens(u128::from(t), [at, lo, hi]),
+            "{id}: tokens {}",
+            at.tokens
+        );
+        let w = num(lg, "weights_gib").expect("weights");
+        let ours = p.weights as f64 / GIB as f64;
+        assert!((ours - w).abs() <= 0.01 * w, "{id}: weights {ours} vs {w}");
+        held += 1;
+    }
+    assert_eq!(held, 3);
 }

@@ -15,7 +15,7 @@ mod common;
 use common::check;
 use serde_json::Value;
 use vramfit_core::infer::run::{Count, Engine, Inference, MaxLen, TensorParallel, Tokens, Vllm};
-use vramfit_core::infer::vllm::{plan, GdnPrefill, KvLayout, VllmError};
+use vramfit_core::infer::vllm::{plan, KvLayout, VllmError};
 use vramfit_core::model::{hf_config, Architecture, WeightFormat};
 
 const GIB: u128 = 1 << 30;
@@ -78,7 +78,7 @@ fn r14_pages_of_two_sizes_and_layers_without_a_cache() {
                 &arch(m),
                 &vllm(|i| i.vllm.tensor_parallel_size = tp(n)),
                 8192,
-                GdnPrefill::Triton,
+                None,
             );
             (
                 k.block_size,
@@ -100,7 +100,7 @@ fn r14_pages_of_two_sizes_and_layers_without_a_cache() {
 fn r14_a_page_that_does_not_divide_is_padded() {
     let mut a = arch("gemma4-31b");
     a.global_head_dim = 384;
-    let k = KvLayout::of(&a, &vllm(|_| {}), 8192, GdnPrefill::Triton);
+    let k = KvLayout::of(&a, &vllm(|_| {}), 8192, None);
     assert_eq!(
         (k.block_size, k.sliding_block, k.layer_page),
         (16, 16, 262_144)
@@ -117,7 +117,7 @@ fn r14_a_page_that_does_not_divide_is_padded() {
 fn r19_blocks_a_request_of_the_whole_context() {
     let a = arch("gemma4-31b");
     check(&[(8192u32, 13_637u128), (2048, 9_797)], |&mnbt| {
-        let k = KvLayout::of(&a, &vllm(|_| {}), mnbt, GdnPrefill::Triton);
+        let k = KvLayout::of(&a, &vllm(|_| {}), mnbt, None);
         assert_eq!(k.bytes_per_block(), 2_621_440);
         k.blocks_per_request(262_144)
     });
@@ -168,12 +168,7 @@ fn row_layout(row: &Value) -> (KvLayout, u32) {
         }
     });
     let file = row["hf_config"].as_str().expect("a config");
-    let mut k = KvLayout::of(
-        &arch(file.trim_end_matches(".json")),
-        &i,
-        mnbt,
-        GdnPrefill::Triton,
-    );
+    let mut k = KvLayout::of(&arch(file.trim_end_matches(".json")), &i, mnbt, None);
     k.in_flight = u128::from(int(s, "in_flight_tokens").expect("in flight"));
     (k, len)
 }

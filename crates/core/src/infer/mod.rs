@@ -54,10 +54,10 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     if let Some(why) = recurrence {
         return Err(EstimateError::NotModelled(why));
     }
-    let transformers_or_vllm = matches!(s.infer.engine, Engine::Transformers | Engine::Vllm);
-    if transformers_or_vllm && a.family.spec().indexer {
+    if s.infer.engine == Engine::Transformers && a.family.spec().indexer {
         return Err(EstimateError::NotModelled(INDEXER_NOT_MODELLED));
     }
+    let transformers_or_vllm = matches!(s.infer.engine, Engine::Transformers | Engine::Vllm);
     if transformers_or_vllm && a.family.spec().altup {
         return Err(EstimateError::NotModelled(ALTUP_NOT_MODELLED));
     }
@@ -141,15 +141,13 @@ const SHORT_CONV_NOT_MODELLED: &str = "LFM2's short-convolution layers are model
 
 const MAMBA2_NOT_MODELLED: &str = "Mamba-2 layers (Granite 4.0-H, Nemotron-H) are modelled on vLLM, llama.cpp, Ollama and MLX; transformers' generate (HybridMambaAttentionDynamicCache) is not modelled yet: use engine=vllm, llamacpp, ollama or mlx";
 
-/// The refusal of transformers and vLLM for DeepSeek Sparse Attention:
+/// The refusal of transformers for DeepSeek Sparse Attention:
 /// transformers 5.23 keeps the indexer's keys beside the latent
 /// (`DynamicIndexedLayer`, `index_head_dim` a token in the model's dtype)
 /// and scores every cached token in fp32 (`[B, S, index_heads, T]`), not
-/// measured; vLLM 0.33 pages the indexer's keys beside the latent (132
-/// bytes a token and layer, blocks of 64) and reserves top-k buffers and
-/// an indexer workspace (`scripts/measure/families/dsa/NOTES_vllm.md`),
-/// read but not modelled yet.
-const INDEXER_NOT_MODELLED: &str = "DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) is modelled on llama.cpp, Ollama and MLX; transformers' generate (the indexer's key cache and its fp32 scores over every cached token) and vLLM (the indexer's 132-byte pages beside the latent's, its top-k buffers and workspace) are not modelled yet: use engine=llamacpp, ollama or mlx";
+/// measured. vLLM's pages, buffers and workspaces are (R34,
+/// [`vllm::sparse`]).
+const INDEXER_NOT_MODELLED: &str = "DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) is modelled on vLLM, llama.cpp, Ollama and MLX; transformers' generate (the indexer's key cache and its fp32 scores over every cached token) is not modelled yet: use engine=vllm, llamacpp, ollama or mlx";
 
 /// The refusal of transformers and vLLM for Gemma 3n: transformers 5.23's
 /// forward carries AltUp's four streams through every layer

@@ -1090,6 +1090,17 @@ pub struct Spec {
     /// readers. Source: transformers 5.23 `DeepseekV32Indexer.__init__`,
     /// `DeepseekV32PreTrainedModel`.
     pub indexer: bool,
+    /// The indexer rotates its keys and queries as the latent's rotary part
+    /// does (`indexer_rope_interleave`: GLM-5), so vLLM shares one rotary
+    /// table between them; DeepSeek-V3.2's indexer rotates the halves and
+    /// has a table of its own (`models/deepseek_v32/attention.py`:
+    /// `indexer_rope_emb`, `get_rope` keyed on `is_neox_style`).
+    pub indexer_rope_shared: bool,
+    /// vLLM 0.33 gives the model an fp8 key/value cache on datacenter
+    /// Blackwell when the cache is left `auto`
+    /// (`GlmMoeDsaForCausalLM.verify_and_update_config`,
+    /// `model_executor/models/config.py:89-101`).
+    pub vllm_blackwell_fp8_cache: bool,
     /// Llama 4's attention temperature: the rotated query multiplied by
     /// `1 + β·log(1 + ⌊position / original_max_position_embeddings⌋)`, a
     /// `(1, 1, S, 1)` factor in the query's dtype that the product saves
@@ -1176,6 +1187,8 @@ const LLAMA: Spec = Spec {
     nope_full: false,
     softmax_in_dtype: false,
     indexer: false,
+    indexer_rope_shared: false,
+    vllm_blackwell_fp8_cache: false,
     altup: false,
     mlx_keeps_shared_kv: false,
     in_mlx_lm: true,
@@ -1575,6 +1588,16 @@ const DSA: Spec = Spec {
     indexer: true,
     legacy: ONLY_5,
     ..GLM4_MOE_LITE
+};
+
+/// GLM-5: DeepSeek-V3.2's sparse attention, its indexer rotated as the
+/// latent is (`indexer_rope_interleave` in every published config), and an
+/// fp8 cache on vLLM on datacenter Blackwell. Source: as [`DSA`]; vLLM 0.33
+/// `GlmMoeDsaForCausalLM`.
+const GLM_DSA: Spec = Spec {
+    indexer_rope_shared: true,
+    vllm_blackwell_fp8_cache: true,
+    ..DSA
 };
 
 /// Mistral 4: `Mistral4Attention(DeepseekV3Attention)` with Ministral 3's
@@ -2034,7 +2057,8 @@ impl Family {
             Family::Gemma3nText => GEMMA3N,
             Family::Glm4Moe => GLM4_MOE,
             Family::Glm4MoeLite => GLM4_MOE_LITE,
-            Family::DeepseekV32 | Family::GlmMoeDsa => DSA,
+            Family::DeepseekV32 => DSA,
+            Family::GlmMoeDsa => GLM_DSA,
             Family::Mistral4 => MISTRAL4,
             Family::MinimaxM2 => MINIMAX_M2,
             Family::Llama4Text => LLAMA4,

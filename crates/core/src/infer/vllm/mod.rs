@@ -11,6 +11,7 @@
 
 pub mod plan;
 pub mod ranks;
+pub mod sparse;
 
 pub use plan::*;
 
@@ -231,6 +232,12 @@ fn caveats(p: &Plan, pool: &Pool, inf: &Inference, total: u128, ctx: u128) -> Ve
         out.push(format!(
             "FlashAttention 4's head-256 kernel, which vLLM 0.33 may take on Blackwell GPUs with 128-token blocks: vramfit takes the blocks of Triton's and FlashAttention's kernels before it, {} tokens{raised}",
             p.kv.sliding_block.min(p.kv.block_size)
+        ));
+    }
+    if let Some(k) = p.sparse {
+        out.push(format!(
+            "DeepSeek Sparse Attention on {} (the kernel vLLM 0.33 takes on this GPU; Hopper's when the GPU is not known): each layer's block of 64 tokens holds the latent and the indexer's keys (132 bytes a token); the top-k buffers, FlashMLA's reserved workspace and the indexer's profiling workspace and dummy 512 MiB logits are counted; not counted: FlashInfer's sparse workspace on Blackwell (allocated at the first request) and the indexer's metadata buffers, sized after the pool",
+            k.words()
         ));
     }
     if p.unsized_encoders {

@@ -21,6 +21,7 @@
 //! family.
 
 use super::ranks::{Ranks, Stage};
+use super::sparse::{indexer_token_bytes, Rank, SparseCosts, SparseMla, Step, SPARSE_BLOCK};
 use crate::infer::gcd;
 use crate::infer::run::{Inference, MaxLen};
 use crate::model::family::{EmbedScale, Mlp, Recurrence, Router};
@@ -98,6 +99,12 @@ pub enum VllmError {
     /// `quantization/utils/fp8_utils.py: validate_fp8_block_shape_moe`
     /// raises).
     Fp8ExpertBlocks { width: u32 },
+    /// R34: sparse attention on a GPU with no sparse latent kernel (every
+    /// sparse backend's `supports_compute_capability`: 9.x, 10.x, 12.x).
+    NoSparseKernel { major: u8, minor: u8 },
+    /// R34: sparse attention with a block size its indexer does not take
+    /// (64 tokens only, `v1/attention/backends/mla/indexer.py:286`).
+    SparseBlock { block_size: u32 },
 }
 
 impl fmt::Display for VllmError {
@@ -131,6 +138,14 @@ impl fmt::Display for VllmError {
             VllmError::Fp8ExpertBlocks { width } => write!(
                 f,
                 "vLLM 0.33 cannot split these fp8 experts: each GPU's expert width ({width}) is not a multiple of the 128-wide scale blocks, and no finer block of 32 or more divides it and the hidden size (vLLM raises \"The output_size of gate's and up's weight = {width} is not divisible by weight quantization block_n = 128\"): pick a tensor_parallel_size that leaves whole blocks, or enable_expert_parallel"
+            ),
+            VllmError::NoSparseKernel { major, minor } => write!(
+                f,
+                "vLLM 0.33 has no sparse attention kernel for this GPU (compute capability {major}.{minor}): DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) runs on Hopper and Blackwell only"
+            ),
+            VllmError::SparseBlock { block_size } => write!(
+                f,
+                "DeepSeek Sparse Attention's indexer takes blocks of 64 tokens only, not block_size {block_size}: leave block_size out (vLLM sets 64) or give 64"
             ),
             VllmError::MtpNotModelled => write!(
                 f,
@@ -204,6 +219,9 @@ pub struct Plan {
     /// `models/config.py:301-368`), whose head-256 kernel on Blackwell
     /// takes 128-token blocks (`FA4_HD256_PAGE_SIZE`), not modelled.
     pub fa4_blocks: bool,
+    /// R34: the sparse latent-attention kernel and its cache format, for
+    /// DeepSeek Sparse Attention.
+    pub sparse: Option<SparseMla>,
 }
 
 impl Plan {
@@ -295,13 +313,13 @@ pub struct KvLayout {
 impl KvLayout {
     /// The layout of `a` with these settings, `mnbt` tokens per step, on
     /// the pipeline stage with the most layers.
-    pub fn of(a: &Architecture, inf: &Inference, mnbt: u32, prefill: GdnPrefill) -> KvLayout {
+    pub fn of(a: &Architecture, inf: &Inference, mnbt: u32, cc: Option<(u8, u8)>) -> KvLayout {
         let pp = inf.vllm.pipeline_parallel_size.get();
         let widest = (0..pp)
             .map(|r| Stage::of(a.layers, r, pp))
             .max_by_key(|s| (s.layers(), u32::MAX - s.rank))
             .unwrap_or(Stage::whole(a.layers));
-        KvLayout::of_stage(a, inf, (mnbt, prefill), widest)
+        KvLayout::of_stage(a, inf, (mnbt, cc), widest)
     }
 
     /// The layout of `a` on one pipeline stage (R26): the groups are the
@@ -310,16 +328,23 @@ impl KvLayout {
     /// `v1/core/kv_cache_planning.py:1504-1508`), so a block holds the
     /// stage's share of each group's layers (taken in proportion: vLLM
     /// takes them by index); in-flight tokens `(pp + 1) ×
-    /// max_num_batched_tokens` (`config/vllm.py:588-609`).
+    /// max_num_batched_tokens` (`config/vllm.py:588-609`). The GPU's
+    /// compute capability `cc` picks the kernels that shape the pages
+    /// ([`GdnPrefill`], [`SparseMla`]; `None`: not known).
     pub fn of_stage(
         a: &Architecture,
         inf: &Inference,
-        (mnbt, prefill): (u32, GdnPrefill),
+        (mnbt, cc): (u32, Option<(u8, u8)>),
         stage: Stage,
     ) -> KvLayout {
         let g = KvGeometry::of(a);
+        let prefill = GdnPrefill::of(cc, a.linear_k_dim);
+        let sparse = SparseMla::pick(a, inf, cc);
         let tp = u128::from(inf.vllm.tensor_parallel_size.get());
-        let bs = u128::from(inf.vllm.block_size.get());
+        let bs = match sparse {
+            Some(_) => u128::from(SPARSE_BLOCK),
+            None => u128::from(inf.vllm.block_size.get()),
+        };
         let dt = u128::from(inf.kv_dtype.bytes(model_dtype(inf)));
         // R12, R13, R14 (`config/model.py:1663-1683`,
         // `v1/kv_cache_interface.py:584-602`): a head slot per key/value
@@ -376,8 +401,17 @@ impl KvLayout {
             Some(_) | None => (bs, 0),
         };
         let full = layers - sliding - linear + draft;
+        // R34: a sparse layer's page holds its latent in the kernel's
+        // format and its indexer's keys: one group, each layer its own
+        // page, no padding (`scripts/measure/families/dsa/NOTES_vllm.md` §3).
+        let full_bytes = match sparse {
+            Some(k) => {
+                k.latent_token_bytes(a, u128::from(model_dtype(inf))) + indexer_token_bytes(a)
+            }
+            None => full_token * dt,
+        };
         let (block_size, sliding_block, layer_page) = unify_pages(
-            (block_size, full_token * dt, full > 0),
+            (block_size, full_bytes, full > 0),
             (bs, per_token * dt, sliding > 0),
         );
         let all = (u128::from(a.layers) + draft).max(1);
@@ -822,6 +856,7 @@ pub fn plan_on(
 ) -> Result<Plan, VllmError> {
     let v = &inf.vllm;
     let prefill = GdnPrefill::of(cc, a.linear_k_dim);
+    let sparse = SparseMla::pick(a, inf, cc);
     let ranks = Ranks::of(v);
     if !a.heads.is_multiple_of(ranks.tp) {
         return Err(VllmError::HeadsNotDivisible {
@@ -837,6 +872,13 @@ pub fn plan_on(
     }
     if inf.weights == WeightFormat::Fp8 && a.experts > 0 {
         fp8_expert_block(a, ranks)?;
+    }
+    if a.family.spec().indexer {
+        SparseMla::supported(cc)?;
+        let block_size = v.block_size.get();
+        if block_size != 16 && block_size != SPARSE_BLOCK {
+            return Err(VllmError::SparseBlock { block_size });
+        }
     }
     if ranks.pp > a.layers.max(1) {
         return Err(VllmError::StagesAboveLayers {
@@ -854,8 +896,8 @@ pub fn plan_on(
     let requested = gpu_total.map(|t| requested(t, v.gpu_memory_utilization));
     let stages = (0..ranks.pp).map(|r| {
         let stage = Stage::of(a.layers, r, ranks.pp);
-        let costs = Costs::of(a, inf, (mnbt, seqs), &parts, stage);
-        let kv = KvLayout::of_stage(a, inf, (mnbt, prefill), stage);
+        let costs = Costs::of(a, inf, (mnbt, seqs, asked), (&parts, sparse), stage);
+        let kv = KvLayout::of_stage(a, inf, (mnbt, cc), stage);
         let available = v
             .kv_cache_memory
             .map(|b| u128::from(b.get()))
@@ -890,6 +932,7 @@ pub fn plan_on(
         fp8_experts: inf.weights == WeightFormat::Fp8 && a.experts > 0,
         state_kind: a.family.spec().linear.map(|l| l.kind),
         fa4_blocks: a.family.spec().global_attention,
+        sparse,
     })
 }
 
@@ -957,7 +1000,7 @@ fn fullest(
 /// without a GPU and for solvers. [`Plan::kv_bytes_for`] uses the plan's.
 pub fn kv_bytes_for(a: &Architecture, inf: &Inference, seqs: u128, len: u128) -> u128 {
     let (mnbt, _) = batch(inf, None, u32::try_from(len).unwrap_or(u32::MAX));
-    KvLayout::of(a, inf, mnbt, GdnPrefill::Triton).bytes_for(seqs, len)
+    KvLayout::of(a, inf, mnbt, None).bytes_for(seqs, len)
 }
 
 /// What the budget pays for besides the pool, on one rank.
@@ -982,19 +1025,43 @@ impl Costs {
     fn of(
         a: &Architecture,
         inf: &Inference,
-        (mnbt, seqs): (u32, u32),
-        parts: &Parts,
+        (mnbt, seqs, len): (u32, u32, u32),
+        (parts, sparse): (&Parts, Option<SparseMla>),
         stage: Stage,
     ) -> Costs {
         let d = Dims::of(a, inf);
         let (t, s) = (u128::from(mnbt), u128::from(seqs));
         let per_token = d.forward_per_token(a);
+        let held = Dims {
+            held_workspace: true,
+            ..d
+        };
         let sampler = if stage.last {
             d.sampler(t, t.min(s))
         } else {
             0
         };
-        let activation = (t * per_token).max(sampler);
+        // R34: the indexer's moment, and the shared workspace it grows,
+        // alive to the sampler.
+        let step = Step {
+            tokens: t,
+            seqs: s,
+            len: u128::from(len),
+        };
+        let rank = Rank {
+            layers: u128::from(stage.layers()),
+            moe_workspace: t * d.moe_workspace_per_token(a),
+            dt: d.dt,
+            rope_table: rope_table(a, d.dt),
+        };
+        let sc = sparse.map(|k| SparseCosts::of(a, inf, (k, step), rank));
+        let activation = match sc {
+            Some(c) => (t * held.forward_per_token(a))
+                .max(sampler)
+                .saturating_add(c.growth)
+                .max(c.indexer_moment),
+            None => (t * per_token).max(sampler),
+        };
         let cudagraphs = if inf.vllm.enforce_eager {
             0
         } else {
@@ -1015,7 +1082,7 @@ impl Costs {
         let resident = parts.stage(a, stage);
         let host = offloaded(inf, parts.stage_layers(a, stage));
         Costs {
-            weights: resident - host,
+            weights: resident - host + sc.map_or(0, |c| c.load),
             runner: d.runner(t, s) + received + drafter,
             activation,
             cudagraphs,
@@ -1100,13 +1167,18 @@ impl Parts {
             let quantized = format.quantized()
                 && matches!(at, Place::Layers { .. })
                 && (!format.experts_only() || t.role == Role::Expert)
-                && (t.is_linear() || mixer_projection(t))
+                && (t.is_linear() || mixer_projection(t) || indexer_query(t))
                 && !matches!(
                     t.module,
                     Some(ModuleName::Router | ModuleName::SharedExpertGate)
                 );
-            // `A_log` is made fp32 (`qwen_gdn_linear_attn.py:649-654`).
-            let element = if t.fp32_stored { 4 } else { dt };
+            // `A_log` is made fp32 (`qwen_gdn_linear_attn.py:649-654`), and
+            // so is the indexer's key norm.
+            let element = if t.fp32_stored || indexer_norm(t) {
+                4
+            } else {
+                dt
+            };
             let weight = if quantized {
                 let opts = if t.role == Role::Expert {
                     expert_opts
@@ -1118,7 +1190,11 @@ impl Parts {
             } else {
                 grain(stack * rows * cols * element)
             };
-            let bias = if t.bias { grain(stack * rows * dt) } else { 0 };
+            let bias = if t.bias {
+                grain(stack * rows * element)
+            } else {
+                0
+            };
             let b = weight + bias;
             match at {
                 Place::Before => {
@@ -1335,6 +1411,20 @@ fn fp8_expert_block(a: &Architecture, ranks: Ranks) -> Result<u32, VllmError> {
         })
 }
 
+/// R34: vLLM's sparse-attention indexer (`DeepseekV32Indexer.__init__`,
+/// `models/deepseek_v32/attention.py:71-87`) builds `wq_b` with the
+/// checkpoint's quantization; `wk` and `weights_proj` are one unquantized
+/// `MergedColumnParallelLinear` (`quant_config=None`), and `k_norm` a
+/// LayerNorm in fp32 (its weight and bias).
+fn indexer_query(t: &ParamTensor) -> bool {
+    t.role == Role::Indexer && t.name == "indexer.wq_b"
+}
+
+/// R34: the indexer's key norm, its one vector ([`indexer_query`]).
+fn indexer_norm(t: &ParamTensor) -> bool {
+    t.role == Role::Indexer && t.cols == 1
+}
+
 /// R32: the groups a Mamba-2 layer's tensors and state are split as over
 /// `tp` ranks (`MambaStateShapeCalculator.extra_groups_for_head_shards`,
 /// `mamba/mamba_utils.py:261-269`): its own when `tp` divides them, else
@@ -1458,14 +1548,19 @@ fn mxfp4_experts(a: &Architecture, t: &ParamTensor, ranks: Ranks) -> Option<(u12
 fn rope_cache(a: &Architecture, dt: u128) -> u128 {
     let spec = a.family.spec();
     let tables = u128::from(spec.rope_tables);
-    let width = u128::from(KvGeometry::of(a).rotary_width());
     let table = |w: u128| grain(u128::from(model_len(a)) * w * dt);
     if spec.global_attention && tables > 1 {
         let global = u128::from(a.global_heads().head_dim);
-        (tables - 1) * table(width) + table(global)
+        (tables - 1) * rope_table(a, dt) + table(global)
     } else {
-        tables * table(width)
+        tables * rope_table(a, dt)
     }
+}
+
+/// One rotary table over the model's rotated width.
+fn rope_table(a: &Architecture, dt: u128) -> u128 {
+    let width = u128::from(KvGeometry::of(a).rotary_width());
+    grain(u128::from(model_len(a)) * width * dt)
 }
 
 /// The widths one rank computes with.
@@ -1481,6 +1576,9 @@ struct Dims {
     /// The experts are fp8 with block scales: the fused kernel quantizes
     /// its inputs ([`Dims::moe_per_token`]).
     fp8_experts: bool,
+    /// R34: the experts' workspace is counted with the shared workspace
+    /// ([`SparseCosts`]), not in the layer's moment.
+    held_workspace: bool,
 }
 
 impl Dims {
@@ -1493,6 +1591,7 @@ impl Dims {
             tp: u128::from(ranks.tp),
             expert_width: ranks.experts_split().1,
             fp8_experts: inf.weights == WeightFormat::Fp8,
+            held_workspace: false,
         }
     }
 
@@ -1610,10 +1709,12 @@ impl Dims {
         let k = u128::from(a.experts_per_token);
         let width = u128::from(a.moe_ffn).div_ceil(self.expert_width);
         let shared = u128::from(a.shared_experts) * u128::from(a.moe_ffn).div_ceil(self.tp);
-        let routed = u128::from(a.experts)
-            + k * (width.max(h) + (2 * width).max(h))
-            + h
-            + if shared > 0 { h } else { 0 };
+        let workspace = if self.held_workspace {
+            0
+        } else {
+            self.moe_workspace_per_token(a) / dt
+        };
+        let routed = u128::from(a.experts) + workspace + h + if shared > 0 { h } else { 0 };
         let shared_mlp = if shared > 0 { mlp_width(a, shared) } else { 0 };
         // Gemma 4's dense MLP beside the experts runs first; its normed
         // output and the experts' normed input stay alive beside them
@@ -1631,6 +1732,19 @@ impl Dims {
             .max(dt * shared_mlp)
             .max(dt * dense)
             + 8 * k
+    }
+
+    /// The fused experts' workspaces a token, bytes: `(M, topk, max(N/2,
+    /// K))` and `(M, topk, max(N, K))` of the model's dtype (0 without
+    /// experts; `fused_moe/experts/triton_moe.py:251-254`), which the
+    /// kernel takes from the shared workspace (`fused_moe/modular_kernel.py:1207`).
+    fn moe_workspace_per_token(&self, a: &Architecture) -> u128 {
+        if a.experts == 0 {
+            return 0;
+        }
+        let (k, h) = (u128::from(a.experts_per_token), self.hidden);
+        let width = u128::from(a.moe_ffn).div_ceil(self.expert_width);
+        self.dt * k * (width.max(h) + (2 * width).max(h))
     }
 
     /// R9: the sampler after the forward (`v1/worker/gpu/model_runner.py:993-1014`),
