@@ -566,6 +566,12 @@ fn weights_line(page: Page, answers: Memo<Answers>) -> impl IntoView {
                 "none of the formats, other settings as they are",
             )
         };
+        // A refused run has nothing to search from, which is not "none".
+        let none = if page.primary.with(Option::is_some) {
+            none.to_string()
+        } else {
+            crate::results::none_fits(page, none)
+        };
         match answers.with(|a| a.weights.clone()) {
             Some(w) if w.these => view! {
                 <li data-testid="weights-that-fit" data-value=w.key>{format!("{text}{} (these)", w.label)}</li>

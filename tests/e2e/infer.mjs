@@ -143,6 +143,14 @@ test("the weights that fit, applied as offered, fit: vLLM's share of the GPU, ev
   await ui.ready(page);
   await page.waitForSelector('[data-testid="weights-that-fit"]');
   assert.equal(await ui.attr(page, "weights-that-fit", "data-value"), "");
+  assert.match(await page.textContent('[data-testid="weights-that-fit"]'), /none of the formats/);
+  // A refused run (LFM2 on transformers) has nothing to search from: the
+  // answers say so, not that nothing fits.
+  await page.goto(`${base}?task=infer&engine=transformers&model=lfm2-1.2b`);
+  await ui.ready(page);
+  await page.waitForSelector('[data-testid="weights-that-fit"]');
+  assert.match(await page.textContent('[data-testid="weights-that-fit"]'), /no estimate to search from/);
+  assert.match(await page.textContent('[data-testid="max-context"]'), /no estimate to search from/);
   // llama.cpp with 4 of Qwen3-8B's 37 layers on an 8 GB GPU: the answer
   // fits whole on the GPU, so applying it puts every layer there.
   const q = "task=infer&engine=llamacpp&model=qwen3-8b&weights=f16&ctx=8192&n_gpu_layers=4&fit=false&gpu=rtx-4060-laptop";
