@@ -723,9 +723,9 @@ fn on_v5(t: Transformers) -> bool {
 
 /// The refusal of training LFM2 (its short convolutions' saved tensors
 /// are not measured).
-const SHORT_CONV_NOT_MODELLED: &str = "training LFM2 (its short-convolution layers, Lfm2ShortConv) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
+const SHORT_CONV_NOT_MODELLED: &str = "training LFM2 (its short-convolution layers, Lfm2ShortConv) is not measured yet, so not modelled; its inference on vLLM, llama.cpp, Ollama and MLX is";
 
-const MAMBA2_NOT_MODELLED: &str = "training a Mamba-2 hybrid (Granite 4.0-H, Nemotron-H: BambaMixer's and NemotronHMamba2Mixer's layers, whose kernels differ with mamba_ssm installed or not) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
+const MAMBA2_NOT_MODELLED: &str = "training a Mamba-2 hybrid (Granite 4.0-H, Nemotron-H: BambaMixer's and NemotronHMamba2Mixer's layers, whose kernels differ with mamba_ssm installed or not) is not measured yet, so not modelled; its inference on vLLM, llama.cpp, Ollama and MLX is";
 
 /// The refusal of training for a kind of recurrent layer the ledger has
 /// no rules for (Gated DeltaNet's are measured).
@@ -748,7 +748,7 @@ const ALTUP_NOT_MODELLED: &str = "training Gemma 3n (AltUp's four streams, Laure
 /// runs the indexer under `no_grad` (nothing saved for backward), but its
 /// scores are `[B, S, index_heads, T]` in fp32 at every layer, and the
 /// top-k mask `[B, 1, S, T]` joins attention's: not measured.
-const INDEXER_NOT_MODELLED: &str = "training DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5: the lightning indexer's fp32 scores over every cached token, and its top-k mask) is not measured yet, so not modelled; its inference on llama.cpp, Ollama and MLX is";
+const INDEXER_NOT_MODELLED: &str = "training DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5: the lightning indexer's fp32 scores over every cached token, and its top-k mask) is not measured yet, so not modelled; its inference on vLLM, llama.cpp, Ollama and MLX is";
 
 /// What training a model whose experts transformers runs densely
 /// (`Moe::dense_dispatch`: Llama 4) has not been held to: measured in
