@@ -12,12 +12,13 @@
 //! which reproduces every measured row to the byte.
 
 mod deltanet;
+mod short_conv;
 
 use super::sim::{Cat, Id, Run, Sim, Stage};
 use crate::inputs::Attn;
 use crate::model::family::{
-    Act, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, Qkv, RopeStyle, Router, Shared,
-    Spec,
+    Act, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, Qkv, Recurrence, RopeStyle, Router,
+    Shared, Spec,
 };
 use crate::model::{Architecture, KvGeometry, LayerKind};
 
@@ -62,6 +63,9 @@ pub struct Dims {
     pub lin_dk: u128,
     pub lin_dv: u128,
     pub lin_k: u128,
+    /// The recurrent layers are LFM2's short convolutions (a convolution
+    /// state over the hidden size, no recurrent state).
+    pub short_conv: bool,
     /// Gemma 4's global layers: their head width, key/value heads and
     /// rotary width (`head_dim` 0: as the others), and whether their keys
     /// are their values.
@@ -111,6 +115,11 @@ impl Dims {
             lin_dk: n(a.linear_k_dim),
             lin_dv: n(a.linear_v_dim),
             lin_k: n(a.linear_conv),
+            short_conv: a
+                .family
+                .spec()
+                .linear
+                .is_some_and(|l| l.kind == Recurrence::ShortConv),
             global: Self::global(a),
             ple: n(a.ple_dim),
             layers: n(a.layers),
@@ -151,12 +160,16 @@ impl Dims {
         d
     }
 
-    /// A Gated DeltaNet layer's cache for the batch: its convolution state
+    /// A recurrent layer's cache for the batch (LFM2's: its convolution
+    /// state over the hidden size alone). A Gated DeltaNet layer's: its convolution state
     /// (the conv's channels × the kernel, all `kernel` steps, in the
     /// model's dtype: `LinearAttentionLayer.lazy_initialization`) and its
     /// recurrent state (value heads × key width × value width, fp32, as
     /// the chunked rule returns it).
     pub fn linear_state(&self) -> (u128, u128) {
+        if self.short_conv {
+            return (self.dt * self.b * self.h * self.lin_k, 0);
+        }
         let channels = 2 * self.lin_hk * self.lin_dk + self.lin_hv * self.lin_dv;
         (
             self.dt * self.b * channels * self.lin_k,
@@ -1117,7 +1130,11 @@ impl Forward<'_> {
         let (dt, h, hq, hkv, hd) = (d.dt, d.h, d.heads, d.kv_heads, d.head_dim);
         let spec = self.spec;
         if at.linear {
-            return self.deltanet_block(t, at);
+            return if d.short_conv {
+                self.short_conv_block(t, at)
+            } else {
+                self.deltanet_block(t, at)
+            };
         }
         if spec.attn_gate {
             return self.attn_gated(t, at, mask);

@@ -10,6 +10,7 @@ use crate::caching;
 use crate::component::Component;
 use crate::error::EstimateError;
 use crate::inputs::Overhead;
+use crate::model::family::Recurrence;
 use crate::model::{Architecture, ExpertLayout, Holder, WeightFormat};
 use crate::report::{self, Estimate, Method, Phase, PhaseReport, Served, Tally};
 use crate::terms::{Term, TermId as T, TermSet, Terms, Unit as U};
@@ -320,8 +321,8 @@ pub fn estimate(
         ..Served::default()
     }));
     e.caveats = caveats(inf);
-    if a.family.spec().linear.is_some() {
-        e.caveats.push(HYBRID_FALLBACK.into());
+    if let Some(l) = a.family.spec().linear {
+        e.caveats.push(fallback_caveat(l.kind).into());
         if matches!(
             inf.weights,
             WeightFormat::Fp8 | WeightFormat::Gptq | WeightFormat::Awq
@@ -333,8 +334,14 @@ pub fn estimate(
     Ok(e)
 }
 
-/// What the Gated DeltaNet layers are modelled as running.
-const HYBRID_FALLBACK: &str = "Gated DeltaNet layers with flash-linear-attention or causal-conv1d installed: the figures are transformers 5.23's torch fallbacks, which run without them (the prompt in fp32 chunks of 64 tokens); those kernels' prefill temporaries differ";
+/// What the recurrent layers are modelled as running: transformers 5.23's
+/// torch fallbacks. Mamba-2 and KDA are refused before.
+const fn fallback_caveat(kind: Recurrence) -> &'static str {
+    match kind {
+        Recurrence::ShortConv => "LFM2's short convolutions with causal-conv1d installed: the figures are transformers 5.23's torch fallback (causal_conv1d_fn and causal_conv1d_update in torch), which runs without it; that kernel's temporaries differ",
+        Recurrence::GatedDeltaNet | Recurrence::Mamba2 | Recurrence::Kda => "Gated DeltaNet layers with flash-linear-attention or causal-conv1d installed: the figures are transformers 5.23's torch fallbacks, which run without them (the prompt in fp32 chunks of 64 tokens); those kernels' prefill temporaries differ",
+    }
+}
 
 /// A pre-quantized hybrid checkpoint: which linears it left in 16 bits is
 /// its own `quantization_config`'s to say (`modules_to_not_convert`);
