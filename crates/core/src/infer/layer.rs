@@ -1524,6 +1524,28 @@ impl Forward<'_> {
         let (dt, h, e, k) = (d.dt, d.h, d.experts, d.top_k);
         let s = &mut self.sim;
         match moe.router {
+            Router::SigmoidBias if moe.weights_in_logits_dtype => {
+                // LFM2-MoE (`Lfm2MoeSparseMoeBlock.route_tokens_to_experts`,
+                // measured: `scripts/measure/infer/NOTES.md` §13): logits and
+                // their sigmoid in the model's dtype, the fp32 bias added
+                // (fp32), its top-k; the chosen scores gathered, their sum
+                // and the epsilon added, divided, then scaled (a new
+                // tensor); the locals go when the router returns.
+                let rl = s.a(dt * t * e);
+                let sg = s.a(dt * t * e);
+                let biased = s.a(4 * t * e);
+                let (tv, ti) = (s.a(4 * t * k), s.a(8 * t * k));
+                let gw = s.a(dt * t * k);
+                s.free(sg);
+                let su = s.a(dt * t);
+                let den = s.a(dt * t);
+                s.free(su);
+                let dv = s.a(dt * t * k);
+                s.f(&[Some(den), Some(gw)]);
+                let scaled = s.a(dt * t * k);
+                s.f(&[Some(dv), Some(biased), Some(tv)]);
+                ([Some(rl), Some(scaled), Some(ti)], dt)
+            }
             Router::SigmoidBias => {
                 // MiniMax-M2: logits in the model's dtype, an fp32 copy,
                 // its sigmoid, the biased scores for the choice, top-k,

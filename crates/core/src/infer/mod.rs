@@ -45,12 +45,17 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     };
     let nextn = crate::model::gguf::nextn_cached(a.family);
     let moe = a.family.spec().moe;
-    let sigmoid_bias = moe.is_some_and(|m| m.router == crate::model::family::Router::SigmoidBias);
+    // MiniMax-M2's router (fp32 routing weights after a sigmoid bias): what
+    // it keeps after the prefill is not found; LFM2-MoE's, in the
+    // logits' dtype, is measured.
+    let sigmoid_bias = moe.is_some_and(|m| {
+        m.router == crate::model::family::Router::SigmoidBias && !m.weights_in_logits_dtype
+    });
     let recurrence = a
         .family
         .spec()
         .linear
-        .and_then(|l| recurrence_refusal(l.kind, s.infer.engine, moe.is_some()));
+        .and_then(|l| recurrence_refusal(l.kind, s.infer.engine));
     if let Some(why) = recurrence {
         return Err(EstimateError::NotModelled(why));
     }
@@ -120,18 +125,16 @@ const MINIMAX_GENERATE_NOT_MODELLED: &str = "transformers' generate on MiniMax-M
 
 /// The refusal of an engine for a kind of recurrent layer whose caches
 /// there are not modelled yet: on transformers and vLLM, KDA; on
-/// transformers, Mamba-2 (`HybridMambaAttentionDynamicCache`) and LFM2's
-/// short convolutions beside experts (LFM2-MoE: its sigmoid router with an
-/// expert bias, not measured); vLLM's state pages of both are (R32, R33),
-/// and transformers' dense LFM2 (`layer/short_conv.rs`). llama.cpp, Ollama
-/// and MLX run them all.
-const fn recurrence_refusal(kind: Recurrence, engine: Engine, moe: bool) -> Option<&'static str> {
+/// transformers, Mamba-2 (`HybridMambaAttentionDynamicCache`); vLLM's
+/// state pages of Mamba-2 and LFM2's short convolutions are (R32, R33), and
+/// transformers' LFM2 (`layer/short_conv.rs`). llama.cpp, Ollama and MLX
+/// run them all.
+const fn recurrence_refusal(kind: Recurrence, engine: Engine) -> Option<&'static str> {
     match (kind, engine) {
         (Recurrence::GatedDeltaNet, _)
         | (_, Engine::Llamacpp | Engine::Ollama | Engine::Mlx)
         | (Recurrence::Mamba2 | Recurrence::ShortConv, Engine::Vllm) => None,
-        (Recurrence::ShortConv, Engine::Transformers) if !moe => None,
-        (Recurrence::ShortConv, Engine::Transformers) => Some(SHORT_CONV_NOT_MODELLED),
+        (Recurrence::ShortConv, Engine::Transformers) => None,
         (Recurrence::Mamba2, Engine::Transformers) => Some(MAMBA2_NOT_MODELLED),
         (Recurrence::Kda, Engine::Transformers | Engine::Vllm) => Some(KDA_NOT_MODELLED),
     }
@@ -139,8 +142,6 @@ const fn recurrence_refusal(kind: Recurrence, engine: Engine, moe: bool) -> Opti
 
 const KDA_NOT_MODELLED: &str =
     "Kimi Linear is modelled on llama.cpp, Ollama and MLX only: use engine=llamacpp, ollama or mlx";
-
-const SHORT_CONV_NOT_MODELLED: &str = "LFM2-MoE is modelled on vLLM, llama.cpp, Ollama and MLX; transformers' generate of its experts (a sigmoid router with an expert bias) is not measured yet: use engine=vllm, llamacpp, ollama or mlx";
 
 const MAMBA2_NOT_MODELLED: &str = "Mamba-2 layers (Granite 4.0-H, Nemotron-H) are modelled on vLLM, llama.cpp, Ollama and MLX; transformers' generate (HybridMambaAttentionDynamicCache) is not modelled yet: use engine=vllm, llamacpp, ollama or mlx";
 

@@ -1703,6 +1703,9 @@ const LFM2: Spec = Spec {
 const LFM2_MOE: Spec = Spec {
     moe: Some(Moe {
         router: Router::SigmoidBias,
+        // The sigmoid of the logits, gathered and renormalised, in their
+        // dtype (`Lfm2MoeSparseMoeBlock.route_tokens_to_experts`).
+        weights_in_logits_dtype: true,
         correction_fp32: true,
         // `quant_predicate` (`lfm2_moe.py`): `feed_forward.gate` at 8 bits
         // in groups of 64.
