@@ -160,12 +160,13 @@ impl Dims {
         d
     }
 
-    /// A recurrent layer's cache for the batch (LFM2's: its convolution
-    /// state over the hidden size alone). A Gated DeltaNet layer's: its convolution state
-    /// (the conv's channels × the kernel, all `kernel` steps, in the
-    /// model's dtype: `LinearAttentionLayer.lazy_initialization`) and its
-    /// recurrent state (value heads × key width × value width, fp32, as
-    /// the chunked rule returns it).
+    /// A recurrent layer's cache for the batch. A Gated DeltaNet layer's:
+    /// its convolution state (the conv's channels × the kernel, all
+    /// `kernel` steps, in the model's dtype:
+    /// `LinearAttentionLayer.lazy_initialization`) and its recurrent state
+    /// (value heads × key width × value width, fp32, as the chunked rule
+    /// returns it). LFM2's: the convolution state over the hidden size
+    /// alone.
     pub fn linear_state(&self) -> (u128, u128) {
         if self.short_conv {
             return (self.dt * self.b * self.h * self.lin_k, 0);
