@@ -881,7 +881,7 @@ impl Recurrence {
     pub const fn order_field(self) -> &'static str {
         match self {
             Recurrence::GatedDeltaNet => "layer_types",
-            Recurrence::ShortConv => "full_attn_idxs",
+            Recurrence::ShortConv => "layer_types, or full_attn_idxs",
             Recurrence::Mamba2 => "layer_types",
             Recurrence::Kda => "linear_attn_config.kda_layers",
         }
