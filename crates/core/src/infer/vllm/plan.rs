@@ -1032,10 +1032,6 @@ impl Costs {
         let d = Dims::of(a, inf);
         let (t, s) = (u128::from(mnbt), u128::from(seqs));
         let per_token = d.forward_per_token(a);
-        let held = Dims {
-            held_workspace: true,
-            ..d
-        };
         let sampler = if stage.last {
             d.sampler(t, t.min(s))
         } else {
@@ -1043,23 +1039,31 @@ impl Costs {
         };
         // R34: the indexer's moment, and the shared workspace it grows,
         // alive to the sampler.
-        let step = Step {
-            tokens: t,
-            seqs: s,
-            len: u128::from(len),
-        };
-        let rank = Rank {
-            layers: u128::from(stage.layers()),
-            moe_workspace: t * d.moe_workspace_per_token(a),
-            dt: d.dt,
-            rope_table: rope_table(a, d.dt),
-        };
-        let sc = sparse.map(|k| SparseCosts::of(a, inf, (k, step), rank));
+        let sc = sparse.map(|k| {
+            let step = Step {
+                tokens: t,
+                seqs: s,
+                len: u128::from(len),
+            };
+            let rank = Rank {
+                layers: u128::from(stage.layers()),
+                moe_workspace: t * d.dt * d.moe_workspace(a),
+                dt: d.dt,
+                rope_table: rope_table(a, d.dt),
+            };
+            SparseCosts::of(a, inf, (k, step), rank)
+        });
         let activation = match sc {
-            Some(c) => (t * held.forward_per_token(a))
-                .max(sampler)
-                .saturating_add(c.growth)
-                .max(c.indexer_moment),
+            Some(c) => {
+                let held = Dims {
+                    held_workspace: true,
+                    ..d
+                };
+                (t * held.forward_per_token(a))
+                    .max(sampler)
+                    .saturating_add(c.growth)
+                    .max(c.indexer_moment)
+            }
             None => (t * per_token).max(sampler),
         };
         let cudagraphs = if inf.vllm.enforce_eager {
@@ -1712,7 +1716,7 @@ impl Dims {
         let workspace = if self.held_workspace {
             0
         } else {
-            self.moe_workspace_per_token(a) / dt
+            self.moe_workspace(a)
         };
         let routed = u128::from(a.experts) + workspace + h + if shared > 0 { h } else { 0 };
         let shared_mlp = if shared > 0 { mlp_width(a, shared) } else { 0 };
@@ -1734,17 +1738,18 @@ impl Dims {
             + 8 * k
     }
 
-    /// The fused experts' workspaces a token, bytes: `(M, topk, max(N/2,
-    /// K))` and `(M, topk, max(N, K))` of the model's dtype (0 without
-    /// experts; `fused_moe/experts/triton_moe.py:251-254`), which the
-    /// kernel takes from the shared workspace (`fused_moe/modular_kernel.py:1207`).
-    fn moe_workspace_per_token(&self, a: &Architecture) -> u128 {
+    /// The fused experts' workspaces a token, elements of the model's
+    /// dtype: `(M, topk, max(N/2, K))` and `(M, topk, max(N, K))` (0
+    /// without experts; `fused_moe/experts/triton_moe.py:251-254`), which
+    /// the kernel takes from the shared workspace
+    /// (`fused_moe/modular_kernel.py:1207`).
+    fn moe_workspace(&self, a: &Architecture) -> u128 {
         if a.experts == 0 {
             return 0;
         }
         let (k, h) = (u128::from(a.experts_per_token), self.hidden);
         let width = u128::from(a.moe_ffn).div_ceil(self.expert_width);
-        self.dt * k * (width.max(h) + (2 * width).max(h))
+        k * (width.max(h) + (2 * width).max(h))
     }
 
     /// R9: the sampler after the forward (`v1/worker/gpu/model_runner.py:993-1014`),
