@@ -1284,7 +1284,7 @@ impl Parts {
 }
 
 /// Round `b` up to the allocator's grain.
-fn grain(b: u128) -> u128 {
+pub(super) fn grain(b: u128) -> u128 {
     b.div_ceil(GRAIN) * GRAIN
 }
 

@@ -9,12 +9,9 @@
 //! run). The pool's arithmetic is held to published GLM-5.1 start-up logs
 //! (`tests/fixtures/vllm_dsa_logs.jsonl`).
 
-use super::plan::VllmError;
+use super::plan::{grain, VllmError};
 use crate::infer::run::{Inference, KvDtype};
 use crate::model::{Architecture, KvGeometry, LayerAttention};
-
-/// The allocator's grain ([`super::plan`]'s `GRAIN`).
-const GRAIN: u128 = 512;
 
 /// The workspace manager's alignment of each tensor it hands out
 /// (`v1/worker/workspace.py`, `get_simultaneous`: `round_up(actual, 256)`).
@@ -229,8 +226,6 @@ pub struct SparseCosts {
     /// `is_neox_style`), and the workspace FlashMLA's sparse kernel
     /// reserves in its constructor ([`SparseCosts::reserved`]).
     pub load: u128,
-    /// The shared workspace reserved at construction.
-    pub reserved: u128,
     /// The profiling run's highest moment beside the pool, above the
     /// loaded model ([`SparseCosts::of`]).
     pub indexer_moment: u128,
@@ -281,7 +276,6 @@ impl SparseCosts {
         };
         SparseCosts {
             load: grain(step.tokens * topk * 4) + r.layers * per_layer + rope + reserved,
-            reserved,
             indexer_moment: step.tokens * live_per_token(a, tp, r.dt)
                 + growth
                 + MAX_LOGITS
@@ -351,8 +345,4 @@ fn live_per_token(a: &Architecture, tp: u128, dt: u128) -> u128 {
         + ih * id
         + heads * rope;
     elements * dt + ih * id + 4 * ih
-}
-
-fn grain(b: u128) -> u128 {
-    b.div_ceil(GRAIN) * GRAIN
 }
