@@ -1967,6 +1967,10 @@ fn r34_sparse_attention_refusals() {
     insta::assert_snapshot!(e.to_string(), @"DeepSeek Sparse Attention's indexer takes blocks of 64 tokens only, not block_size 32: leave block_size out (vLLM sets 64) or give 64");
     let i = vllm(|i| i.vllm.block_size = BlockSize::new(64).expect("64"));
     assert!(plan_on(&a, &i, Some(80 * GIB), Some((9, 0))).is_ok());
+    let i = vllm(|i| i.kv_dtype = KvDtype::Fp8E5m2);
+    let e = plan_on(&a, &i, Some(96 * GIB), Some((12, 0))).expect_err("e5m2 on SM120");
+    assert_eq!(e, VllmError::SparseCacheDtype);
+    assert!(plan_on(&a, &i, Some(96 * GIB), Some((10, 0))).is_ok());
 }
 
 /// R34 against published start-ups of GLM-5.1-FP8 on eight H200s

@@ -105,6 +105,9 @@ pub enum VllmError {
     /// R34: sparse attention with a block size its indexer does not take
     /// (64 tokens only, `v1/attention/backends/mla/indexer.py:286`).
     SparseBlock { block_size: u32 },
+    /// R34: consumer Blackwell's sparse kernel with an `fp8_e5m2` cache
+    /// ([`SparseMla::supported`]).
+    SparseCacheDtype,
 }
 
 impl fmt::Display for VllmError {
@@ -146,6 +149,10 @@ impl fmt::Display for VllmError {
             VllmError::SparseBlock { block_size } => write!(
                 f,
                 "DeepSeek Sparse Attention's indexer takes blocks of 64 tokens only, not block_size {block_size}: leave block_size out (vLLM sets 64) or give 64"
+            ),
+            VllmError::SparseCacheDtype => write!(
+                f,
+                "vLLM 0.33's sparse attention kernel for consumer Blackwell (FLASHINFER_MLA_SPARSE_SM120) takes only its packed fp8_ds_mla cache, which kv_cache_dtype auto, fp8 or fp8_e4m3 give, not fp8_e5m2"
             ),
             VllmError::MtpNotModelled => write!(
                 f,
@@ -874,7 +881,7 @@ pub fn plan_on(
         fp8_expert_block(a, ranks)?;
     }
     if a.family.spec().indexer {
-        SparseMla::supported(cc)?;
+        SparseMla::supported(cc, inf.kv_dtype)?;
         let block_size = v.block_size.get();
         if block_size != 16 && block_size != SPARSE_BLOCK {
             return Err(VllmError::SparseBlock { block_size });

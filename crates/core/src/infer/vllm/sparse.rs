@@ -104,9 +104,12 @@ impl SparseMla {
     /// vLLM 0.33's sparse kernels run on Hopper (9.x), datacenter
     /// Blackwell (10.x) and consumer Blackwell (12.x) only
     /// (`supports_compute_capability` of each sparse backend): elsewhere
-    /// it finds no backend and refuses.
-    pub fn supported(cc: Option<(u8, u8)>) -> Result<(), VllmError> {
+    /// it finds no backend and refuses. Consumer Blackwell's kernel takes
+    /// `fp8_ds_mla` alone, which `fp8_e5m2` does not become
+    /// (`flashinfer_mla_sparse_sm120.py:64-68` raises).
+    pub fn supported(cc: Option<(u8, u8)>, kv: KvDtype) -> Result<(), VllmError> {
         match cc {
+            Some((12, _)) if kv == KvDtype::Fp8E5m2 => Err(VllmError::SparseCacheDtype),
             None | Some((9 | 10 | 12, _)) => Ok(()),
             Some((major, minor)) => Err(VllmError::NoSparseKernel { major, minor }),
         }
