@@ -265,12 +265,15 @@
 //   refusals, the caveat, the `index_topk` key), then LFM2 and LFM2-MoE
 //   under transformers' generate (the short-convolution layer, the
 //   router's dtype flavour).
+// - 2026-12-03, 506.9 -> 507.0 KB (measured by this test on 31f9381, just
+//   over 507): the refusal of consumer Blackwell's sparse kernel with an
+//   fp8_e5m2 cache (its message).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 507);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 508);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
