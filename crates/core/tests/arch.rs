@@ -250,6 +250,9 @@ fn broken_configs_say_which_field_is_wrong() {
         r#"{"model_type": "glm_moe_dsa", "index_topk_freq": 4, "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "q_lora_rank": 16, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8, "index_n_heads": 2, "index_head_dim": 16, "index_topk": 8}"#,
         r#"{"model_type": "deepseek_v32", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8, "index_n_heads": 2, "index_head_dim": 16, "index_topk": 8}"#,
         r#"{"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 8, "moe_intermediate_size": 8, "vocab_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8, "index_n_heads": 2, "index_head_dim": 16}"#,
+        // Granite 4.0-H's Mamba-2 scan in chunks other than the published
+        // 256 (transformers' generate would hold other tensors).
+        r#"{"model_type": "granitemoehybrid", "hidden_size": 64, "num_hidden_layers": 2, "layer_types": ["mamba", "attention"], "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 8, "shared_intermediate_size": 8, "vocab_size": 8, "num_local_experts": 0, "mamba_n_heads": 2, "mamba_d_head": 64, "mamba_d_state": 16, "mamba_chunk_size": 128}"#,
     ];
     let mut out = String::new();
     for c in cases {

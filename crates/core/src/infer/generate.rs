@@ -145,6 +145,8 @@ pub struct Generate {
     /// is 1 under `generate`, the views keep the full input alive through
     /// that layer).
     first_shared: Option<u32>,
+    /// Only the recurrent layers' count is known, not their places.
+    order_unknown: bool,
 }
 
 impl Generate {
@@ -207,6 +209,7 @@ impl Generate {
             state,
             classes,
             first_shared: a.first_kv_shared(),
+            order_unknown: a.linear_by_count(),
         }
     }
 
@@ -389,13 +392,27 @@ impl Generate {
             sim: Sim::new(base),
             batched_decode: i > 0,
             dequant: self.r.dequant,
+            held: None,
         }
     }
 
     /// The cache alive beside layer `c` in forward `i`: the layers before
     /// it at step `i`, those after it at step `i - 1` (none in the
-    /// prefill).
+    /// prefill). Where only the recurrent layers' count is known
+    /// ([`Architecture::linear_by_count`]), every layer of the other kind
+    /// is taken as run before it: an upper bound on any order, exact where
+    /// the last layer of each kind is the model's last of all run before
+    /// it (Granite 4.0-H's last layer is a Mamba-2 one, the one whose
+    /// prompt's forward holds the peak).
     fn class_kv(&self, c: &Class, i: u128) -> u128 {
+        let mut c = *c;
+        if self.order_unknown {
+            if c.linear {
+                c.before = self.spans;
+            } else {
+                c.before_linear = self.linear;
+            }
+        }
         let mut kv =
             self.cache(Span::Full, c.before[0], i) + self.cache(Span::Sliding, c.before[1], i);
         // DeltaNet states: in the prefill those of the layers run, then

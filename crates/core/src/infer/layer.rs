@@ -12,13 +12,14 @@
 //! which reproduces every measured row to the byte.
 
 mod deltanet;
+mod mamba2;
 mod short_conv;
 
 use super::sim::{Cat, Id, Run, Sim, Stage};
 use crate::inputs::Attn;
 use crate::model::family::{
-    Act, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, Qkv, Recurrence, RopeStyle, Router,
-    Shared, Spec,
+    Act, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, Qkv, RopeStyle, Router, Shared,
+    Spec,
 };
 use crate::model::{Architecture, KvGeometry, LayerKind};
 
@@ -66,6 +67,11 @@ pub struct Dims {
     /// The recurrent layers are LFM2's short convolutions (a convolution
     /// state over the hidden size, no recurrent state).
     pub short_conv: bool,
+    /// The recurrent layers are Mamba-2's (`lin_hk` groups, `lin_hv`
+    /// heads of `lin_dv`, state `lin_dk`), scanned in chunks of
+    /// `lin_chunk` tokens in the prompt's forward.
+    pub mamba2: bool,
+    pub lin_chunk: u128,
     /// Gemma 4's global layers: their head width, key/value heads and
     /// rotary width (`head_dim` 0: as the others), and whether their keys
     /// are their values.
@@ -115,11 +121,9 @@ impl Dims {
             lin_dk: n(a.linear_k_dim),
             lin_dv: n(a.linear_v_dim),
             lin_k: n(a.linear_conv),
-            short_conv: a
-                .family
-                .spec()
-                .linear
-                .is_some_and(|l| l.kind == Recurrence::ShortConv),
+            short_conv: a.family.spec().short_conv(),
+            mamba2: a.family.spec().mamba2(),
+            lin_chunk: a.family.spec().linear.map_or(0, |l| u128::from(l.chunk)),
             global: Self::global(a),
             ple: n(a.ple_dim),
             layers: n(a.layers),
@@ -201,6 +205,9 @@ pub struct Forward<'a> {
     pub batched_decode: bool,
     /// The decoder layers' linear weights are 4-bit (bitsandbytes).
     pub dequant: Option<Dequant>,
+    /// What the layer's own names hold to its end beyond its block's
+    /// (Granite's routed experts' output, [`Moe::shared_in_layer`]).
+    pub held: Option<Id>,
 }
 
 /// bitsandbytes 4-bit linears: how a matmul that is not the custom
@@ -1019,6 +1026,22 @@ impl Forward<'_> {
                 self.sim.f(&[Some(s), Some(m), Some(o), keep[0], keep[1]]);
                 r2
             }
+            (NormPlace::Pre, Layout::Llama) if self.spec.granite_scales => {
+                // `residual + hidden_states * residual_multiplier` after
+                // each block: the product, the sum, the product freed.
+                let sc = self.sim.a(dt * t * h);
+                let r1 = self.sim.a(dt * t * h);
+                self.sim.f(&[Some(sc), Some(o)]);
+                let n2 = self.norm(t, t * h);
+                let m = self.ffn(t, at.kind);
+                self.sim.free(n2);
+                let sc = self.sim.a(dt * t * h);
+                let r2 = self.sim.a(dt * t * h);
+                let held = self.held.take();
+                self.sim
+                    .f(&[Some(sc), Some(m), Some(r1), keep[0], keep[1], held]);
+                r2
+            }
             (NormPlace::Pre, Layout::Llama) => {
                 let r1 = self.sim.a(dt * t * h);
                 let held = self.spec.attn_out_held.then_some(o);
@@ -1133,6 +1156,8 @@ impl Forward<'_> {
         if at.linear {
             return if d.short_conv {
                 self.short_conv_block(t, at)
+            } else if d.mamba2 {
+                self.mamba2_block(t, at)
             } else {
                 self.deltanet_block(t, at)
             };
@@ -1631,6 +1656,20 @@ impl Forward<'_> {
                 s.f(&[Some(sg), Some(sc), Some(tv), Some(ti)]);
                 ([Some(rl), Some(rs), None], dt)
             }
+            Router::TopKSoftmaxCast => {
+                // Granite 4.0-H (measured: `scripts/measure/infer/NOTES.md`
+                // §14): the logits, their fp32 copy (the logits freed),
+                // top-k on it, the softmax of the k, cast to the model's
+                // dtype; the softmax and the values go at once.
+                let rl = s.a(dt * t * e);
+                let rf = s.a(4 * t * e);
+                s.free(rl);
+                let (tv, ti) = (s.a(4 * t * k), s.a(8 * t * k));
+                let sm = s.a(4 * t * k);
+                let tw = s.a(dt * t * k);
+                s.f(&[Some(sm), Some(tv)]);
+                ([Some(rf), Some(tw), Some(ti)], dt)
+            }
             Router::TopKSoftmax => {
                 let rl = s.a(dt * t * e);
                 let tv = s.a(dt * t * k);
@@ -1681,6 +1720,17 @@ impl Forward<'_> {
         } else {
             self.experts_grouped(t, rows, wbytes, moe)
         };
+        if moe.shared_in_layer {
+            // The block returns (its router's tensors freed), then the
+            // layer adds the shared MLP's output; the routed output stays
+            // to the layer's end.
+            self.sim.f(&keep);
+            let sh = self.mlp(t, d.shared_ffn);
+            let y = self.sim.a(dt * t * h);
+            self.sim.free(sh);
+            self.held = Some(out);
+            return y;
+        }
         if let Some(sh) = early {
             // `sigmoid(shared_expert_gate(x)) * shared`, then the sum.
             let s = &mut self.sim;
@@ -1867,6 +1917,13 @@ impl Forward<'_> {
                 let emb = s.a(dt * t * h);
                 (emb, [Some(te), Some(pe)])
             }
+            (Layout::Llama | Layout::NeoX, _) if self.spec.granite_scales => {
+                // `inputs_embeds * embedding_multiplier`: the lookup freed.
+                let e = s.a(dt * t * h);
+                let emb = s.a(dt * t * h);
+                s.free(e);
+                (emb, [None, None])
+            }
             (Layout::Llama | Layout::NeoX, EmbedScale::Buffer | EmbedScale::PerForward) => {
                 let e = s.a(dt * t * h);
                 let emb = s.a(dt * t * h);
@@ -1951,6 +2008,12 @@ impl Forward<'_> {
         self.sim.f(rest);
         self.sim.tag(Cat::Logits);
         let mut logits = self.sim.a(dt * b * v);
+        if self.spec.granite_scales {
+            // `logits / logits_scaling`, the last hidden state alive.
+            let dv = self.sim.a(dt * b * v);
+            self.sim.free(logits);
+            logits = dv;
+        }
         self.sim.free(nf);
         if self.spec.final_softcap {
             let s = &mut self.sim;

@@ -329,25 +329,39 @@ pub fn estimate(
         ) {
             e.caveats.push(HYBRID_PREQUANTIZED.into());
         }
+        let bnb = matches!(
+            inf.weights,
+            WeightFormat::Nf4 | WeightFormat::Fp4 | WeightFormat::Int8
+        );
+        if bnb && l.kind == Recurrence::Mamba2 {
+            e.caveats.push(MAMBA2_BNB_UNMEASURED.into());
+        }
     }
     e.caveats.extend(e.overhead.caveat().map(String::from));
     Ok(e)
 }
 
 /// What the recurrent layers are modelled as running: transformers 5.23's
-/// torch fallbacks. Mamba-2 and KDA are refused before.
+/// torch fallbacks. KDA is refused before.
 const fn fallback_caveat(kind: Recurrence) -> &'static str {
     match kind {
         Recurrence::ShortConv => "LFM2's short convolutions with causal-conv1d installed: the figures are transformers 5.23's torch fallback (causal_conv1d_fn and causal_conv1d_update in torch), which runs without it; that kernel's temporaries differ",
-        Recurrence::GatedDeltaNet | Recurrence::Mamba2 | Recurrence::Kda => "Gated DeltaNet layers with flash-linear-attention or causal-conv1d installed: the figures are transformers 5.23's torch fallbacks, which run without them (the prompt in fp32 chunks of 64 tokens); those kernels' prefill temporaries differ",
+        Recurrence::Mamba2 => "Mamba-2 layers with mamba-ssm or causal-conv1d installed: the figures are transformers 5.23's torch fallbacks, which run without them (the prompt scanned in fp32 chunks, each layer's chunk-by-chunk tensors growing with the prompt); those kernels' prefill temporaries differ, and are far smaller",
+        Recurrence::GatedDeltaNet | Recurrence::Kda => "Gated DeltaNet layers with flash-linear-attention or causal-conv1d installed: the figures are transformers 5.23's torch fallbacks, which run without them (the prompt in fp32 chunks of 64 tokens); those kernels' prefill temporaries differ",
     }
 }
+
+/// bitsandbytes on Granite 4.0-H: the Mamba-2 projections are
+/// `nn.Linear`s, counted as every family's (quantized, dequantized for a
+/// prefill's matmul); no row measures it (bitsandbytes was not installed
+/// beside the harness when Granite was measured).
+const MAMBA2_BNB_UNMEASURED: &str = "bitsandbytes with Mamba-2 layers is not measured: their in_proj and out_proj are counted as quantized linears, as other families' (measured) are";
 
 /// A pre-quantized hybrid checkpoint: which linears it left in 16 bits is
 /// its own `quantization_config`'s to say (`modules_to_not_convert`);
 /// vramfit counts every linear of the decoder layers in the format, as
 /// bitsandbytes quantizes them (measured: `quant:hybrid` rows).
-const HYBRID_PREQUANTIZED: &str = "a pre-quantized hybrid checkpoint: every linear of the decoder layers (the DeltaNet's projections included) is counted in the format; a checkpoint that leaves some in 16 bits (its quantization_config's modules_to_not_convert) holds more";
+const HYBRID_PREQUANTIZED: &str = "a pre-quantized hybrid checkpoint: every linear of the decoder layers (the recurrent layers' projections included) is counted in the format; a checkpoint that leaves some in 16 bits (its quantization_config's modules_to_not_convert) holds more";
 
 /// What drives `generate`'s activations, logits and cache.
 const DRIVERS: report::Drivers = report::Drivers {

@@ -779,6 +779,16 @@ impl Architecture {
         }
     }
 
+    /// Whether the recurrent layers' places are not known, only their
+    /// count (the family's pattern does not give it): they are taken as
+    /// the first ones ([`Architecture::linear_at`]).
+    pub fn linear_by_count(&self) -> bool {
+        self.family
+            .spec()
+            .linear
+            .is_some_and(|rule| rule.count(self.layers) != self.linear_layers)
+    }
+
     /// Whether layer `l` is an MLP alone ([`Blocks::Single`]): the
     /// `ffn_layers` layers after the recurrent ones (the config's order is
     /// not kept: [`Architecture::layer_order_caveat`]).
@@ -824,7 +834,7 @@ impl Architecture {
             (n, None) => format!(", the {n} MLP-only layers next"),
             (n, Some(_)) => format!(", the {n} MoE layers next"),
         };
-        (mixed && rule.count(self.layers) != self.linear_layers).then(|| {
+        (mixed && self.linear_by_count()).then(|| {
             format!(
                 "the {n} {what} are taken as the first {n}{mlps}: the config's layer order ({field}) is not kept, only the count; sizes that depend on {which} may differ",
                 n = self.linear_layers,

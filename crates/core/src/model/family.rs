@@ -368,6 +368,11 @@ pub enum Router {
     SigmoidGrouped,
     /// gpt-oss: `linear` with a bias, top-k, softmax over the k.
     TopKSoftmax,
+    /// Granite 4.0-H: `linear` (no bias) in the input's dtype, an fp32
+    /// copy of the logits (kept to the block's end), top-k, softmax over
+    /// the k, cast back to the input's dtype. Source: transformers 5.23
+    /// `GraniteMoeHybridTopKRouter.forward`.
+    TopKSoftmaxCast,
     /// Gemma 4: the input RMS-normalised without a weight, times a learned
     /// `scale` (h) and `h^-1/2`, `proj` (no bias), softmax in fp32, top-k
     /// renormalised, times a learned `per_expert_scale` (E).
@@ -478,6 +483,12 @@ pub struct Moe {
     /// measurement (`scripts/measure/families/llama4/dense/`,
     /// `.../llama4/generate/`).
     pub dense_dispatch: bool,
+    /// The shared expert runs in the decoder layer, after the MoE block
+    /// has returned (Granite 4.0-H: `GraniteMoeHybridDecoderLayer.forward`
+    /// adds `shared_mlp`'s output to `moe_hidden_states`): the router's
+    /// tensors are gone before it, and the routed output, a local of the
+    /// layer, lives to the layer's end. Otherwise the block runs it.
+    pub shared_in_layer: bool,
     /// Experts only on every `moe_step`-th layer, a dense MLP of `ffn` on
     /// the others (Llama 4 Maverick's `interleave_moe_layer_step` 2:
     /// transformers 5.23 `Llama4TextConfig.__post_init__`, `moe_layers =
@@ -816,6 +827,12 @@ pub struct Linear {
     /// published configs; vLLM 0.33 `models/qwen3_5_mtp.py`,
     /// `qwen3_next_mtp.py`); 0: a drafter vramfit does not size.
     pub mtp_layers: u32,
+    /// The tokens of one chunk of transformers' chunked scan in the
+    /// prompt's forward (Mamba-2's torch fallback: `mamba_chunk_size` for
+    /// Granite 4.0-H, 256 in every published config and the config's
+    /// default); 0: not a chunked scan vramfit reads. A config naming
+    /// another is refused.
+    pub chunk: u32,
 }
 
 /// The kind of a hybrid's recurrent layers.
@@ -899,11 +916,14 @@ impl Linear {
         mlx_a_log_fp32: false,
         ssm_fp32: false,
         mtp_layers: 0,
+        chunk: 0,
     };
 
-    /// Mamba-2 layers: no pattern of their own (`layer_types` lists them).
+    /// Mamba-2 layers: no pattern of their own (`layer_types` lists them);
+    /// Granite 4.0-H's chunk of 256 tokens.
     pub const MAMBA2: Linear = Linear {
         kind: Recurrence::Mamba2,
+        chunk: 256,
         ..Linear::SHORT_CONV
     };
 
@@ -983,6 +1003,13 @@ pub struct Spec {
     pub embed_scale: EmbedScale,
     /// Final logits softcapped (Gemma 2): logits-sized `tanh` kept.
     pub final_softcap: bool,
+    /// Granite's multipliers, each a tensor op under `generate`: the
+    /// embeddings times `embedding_multiplier` (the lookup freed), each
+    /// residual branch times `residual_multiplier` before its add, the
+    /// logits divided by `logits_scaling`. Source: transformers 5.23
+    /// `GraniteMoeHybridModel.forward`, `GraniteMoeHybridDecoderLayer
+    /// .forward`, `GraniteMoeHybridForCausalLM.forward`.
+    pub granite_scales: bool,
     /// `tie_word_embeddings` when a config.json leaves it out.
     pub tied_default: bool,
     /// Dropout the published config sets (attention, residual and
@@ -1161,6 +1188,7 @@ const LLAMA: Spec = Spec {
     moe: None,
     embed_scale: EmbedScale::None,
     final_softcap: false,
+    granite_scales: false,
     tied_default: false,
     dropout: 0,
     rope_tables: 1,
@@ -1215,6 +1243,7 @@ const QWEN_HYBRID: Spec = Spec {
         mlx_a_log_fp32: true,
         ssm_fp32: true,
         mtp_layers: 1,
+        chunk: 0,
     }),
     legacy: ONLY_5,
     ..LLAMA
@@ -1304,6 +1333,7 @@ const MOE: Moe = Moe {
     shared_first: false,
     dense_dispatch: false,
     interleaved: false,
+    shared_in_layer: false,
 };
 
 /// gpt-oss: clamped SwiGLU experts with biases, attention sinks, every
@@ -1334,6 +1364,7 @@ const GPT_OSS: Spec = Spec {
         shared_first: false,
         dense_dispatch: false,
         interleaved: false,
+        shared_in_layer: false,
     }),
     sliding: Sliding::EveryOther,
     legacy: GPT_OSS_LEGACY,
@@ -1373,6 +1404,7 @@ const QWEN3_NEXT: Spec = Spec {
         // full-attention layers behind the same `fc` and norms
         // (`models/qwen3_next_mtp.py:47-135`).
         mtp_layers: 1,
+        chunk: 0,
     }),
     ..QWEN_HYBRID
 };
@@ -1734,8 +1766,14 @@ const GRANITE_HYBRID: Spec = Spec {
     rope: RopeStyle::None,
     rope_tables: 0,
     linear: Some(Linear::MAMBA2),
+    granite_scales: true,
+    // One `input_linear` (`h → 2·S`), chunked into gate and up
+    // (`GraniteMoeHybridMLP.forward`); llama.cpp's converter splits it.
+    mlp: Mlp::GatedFused,
     moe: Some(Moe {
+        router: Router::TopKSoftmaxCast,
         shared: Shared::Plain,
+        shared_in_layer: true,
         peft_experts: false,
         optional: true,
         // `quant_predicate` (mlx-lm `granitemoehybrid.py`): `router.layer`
@@ -1826,6 +1864,9 @@ const NEMOTRON_H: Spec = Spec {
     linear: Some(Linear {
         mlx_a_log_fp32: true,
         ssm_fp32: true,
+        // transformers' `generate` is refused on Nemotron-H's blocks: its
+        // scan's chunk (`chunk_size`, 128) is not read.
+        chunk: 0,
         ..Linear::MAMBA2
     }),
     // transformers 4.57.6's wheel has no `nemotron_h` (it came native in

@@ -1013,7 +1013,24 @@ fn granite_mamba(obj: &Map<String, Value>, a: &mut Architecture) -> Result<(), C
     a.linear_k_heads = checked(ArchNum::LinearKHeads, "mamba_n_groups", groups)?;
     let kernel = uint_or(obj, "mamba_d_conv", 4)?;
     a.linear_conv = checked(ArchNum::LinearConv, "mamba_d_conv", kernel)?;
-    Ok(())
+    let chunk = uint_or(obj, "mamba_chunk_size", 256)?;
+    scan_chunk(a, "mamba_chunk_size", chunk)
+}
+
+/// The chunk of transformers' Mamba-2 scan: the family's
+/// ([`crate::model::family::Linear::chunk`], every published config's),
+/// or the config is refused.
+fn scan_chunk(a: &Architecture, field: &'static str, chunk: u64) -> Result<(), ConfigError> {
+    let modelled = a.family.spec().linear.map_or(0, |l| u64::from(l.chunk));
+    if chunk == modelled {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid {
+        field,
+        reason: format!(
+            "({chunk}): vramfit models this family's Mamba-2 scan in chunks of {modelled} tokens, as its published configs have"
+        ),
+    })
 }
 
 /// Nemotron-H's numbers that its layer list ([`nemotron_h`]) or

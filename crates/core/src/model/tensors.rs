@@ -1285,6 +1285,7 @@ impl Architecture {
                 Router::Softmax
                 | Router::SoftmaxFp32
                 | Router::TopKSoftmax
+                | Router::TopKSoftmaxCast
                 | Router::TopKSigmoid
                 | Router::Scaled
                 | Router::SoftmaxGrouped,

@@ -2407,8 +2407,10 @@ fn router(l: &mut Ledger, x: Id, spec: Moe, router_lora: bool, (h, e, k): (u64, 
     let (x_rg, w_tr) = (l.rg(x), l.c.full);
     match spec.router {
         // Gemma 4's router: the plain softmax's, its projection an
-        // `nn.Linear` LoRA may adapt (`Moe::router_linear`).
-        Router::Softmax | Router::Scaled => {
+        // `nn.Linear` LoRA may adapt (`Moe::router_linear`). Granite
+        // 4.0-H's stands here unmeasured: training refuses its Mamba-2
+        // layers before a step is estimated.
+        Router::Softmax | Router::Scaled | Router::TopKSoftmaxCast => {
             let logits = if spec.router_linear {
                 l.linear(x, h, e, 0, M::Router)
             } else {
