@@ -59,16 +59,30 @@ fn lfm2_convs_after_attention(row: &Value) -> u128 {
     kinds[first..].iter().filter(|k| *k == "conv").count() as u128
 }
 
-/// A Granite row's attention layers after its last Mamba-2 layer
-/// (`layer_types`; 0 for other rows).
-fn granite_attention_after_mamba(row: &Value) -> u128 {
-    let Some(kinds) = row["config"]["layer_types"].as_array() else {
+/// A Mamba-2 row's attention layers after its last Mamba-2 layer
+/// (Granite's `layer_types`, Nemotron-H's `hybrid_override_pattern`; 0
+/// for other rows).
+fn attention_after_mamba(row: &Value) -> u128 {
+    let config = &row["config"];
+    let kinds: Vec<&str> = match (
+        config["layer_types"].as_array(),
+        config["hybrid_override_pattern"].as_str(),
+    ) {
+        (_, Some(pattern)) => pattern
+            .chars()
+            .map(|c| match c {
+                'M' => "mamba",
+                '*' => "attention",
+                _ => "mlp",
+            })
+            .collect(),
+        (Some(list), None) => list.iter().filter_map(Value::as_str).collect(),
+        (None, None) => return 0,
+    };
+    let Some(last) = kinds.iter().rposition(|k| *k == "mamba") else {
         return 0;
     };
-    let Some(last) = kinds.iter().rposition(|k| k == "mamba") else {
-        return 0;
-    };
-    kinds[last..].iter().filter(|k| *k == "attention").count() as u128
+    kinds[last..].iter().filter(|k| **k == "attention").count() as u128
 }
 
 /// The row's attention: eager, or SDPA.
@@ -142,11 +156,12 @@ fn generate_matches_every_measured_row() {
         // it too, at most `after` states of `B × hidden × L_cache` more.
         let after = lfm2_convs_after_attention(&row);
         let state = r.batch * u128::from(a.hidden) * u128::from(a.linear_conv) * dt;
-        // DIFFERENCE: where only the count of Granite's Mamba-2 layers is
-        // known, vramfit counts every attention layer's cache beside each
-        // Mamba-2 layer (exact when a Mamba-2 layer is last, as in every
-        // published config): at most `late` layers' keys and values more.
-        let late = granite_attention_after_mamba(&row);
+        // DIFFERENCE: where only the count of Mamba-2 layers is known,
+        // vramfit counts every attention layer's cache beside each Mamba-2
+        // or MLP-only layer (exact when no attention layer follows the
+        // last Mamba-2 one, as in every published config): at most `late`
+        // layers' keys and values more.
+        let late = attention_after_mamba(&row);
         let kv_layer =
             r.batch * (r.prompt + r.new) * 2 * u128::from(a.kv_heads) * u128::from(a.head_dim) * dt;
         let over = |got: u128, want: u128, by: u128| got > want && got - want <= by;
@@ -192,9 +207,9 @@ fn generate_matches_every_measured_row() {
         }
         check("end", g.end.iter().sum::<u128>(), u(m, "end"));
     }
-    assert!(n == 314, "{n} rows");
+    assert!(n == 323, "{n} rows");
     // The real and the fake run of the one interleaved eager LFM2 row; the
-    // Granite row whose last layer is attention.
+    // Granite and Nemotron-H rows whose last layer is attention.
     assert_eq!(
         bounded,
         [
@@ -202,6 +217,8 @@ fn generate_matches_every_measured_row() {
             "lfm2-tiny-eager bf16 eager B2 P24 N3",
             "granite-h-attention-last bf16 sdpa B2 P20 N3",
             "granite-h-attention-last bf16 sdpa B2 P20 N3 decode",
+            "nemotron-h-attention-last bf16 sdpa B2 P20 N3",
+            "nemotron-h-attention-last bf16 sdpa B2 P20 N3 decode",
         ],
         "rows held by the bound"
     );

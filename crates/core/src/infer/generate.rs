@@ -114,6 +114,8 @@ struct Class {
     /// A layer reusing an earlier layer's keys and values (Gemma 4's last
     /// layers): no cache of its own.
     shared: bool,
+    /// An MLP (or experts) alone (Nemotron-H's `-` layers): no cache.
+    ffn_only: bool,
     /// The layer's index.
     last: u32,
     /// Attention layers before it, by span.
@@ -138,7 +140,7 @@ pub struct Generate {
     state: (u128, u128),
     /// The first and the last layer of each (full, sliding or DeltaNet,
     /// kind, reusing keys and values or not) class.
-    classes: [Option<Class>; 24],
+    classes: [Option<Class>; 32],
     /// The first layer reusing keys and values: from it on, the prompt's
     /// forward runs on its last position only
     /// (`Gemma4TextModel._maybe_slice_kv_shared_inputs`: `logits_to_keep`
@@ -166,7 +168,8 @@ impl Generate {
         });
         let mut spans = [0u128; 2];
         let mut linear = 0u128;
-        let mut classes: [Option<Class>; 24] = [None; 24];
+        let single = spec.blocks == crate::model::family::Blocks::Single;
+        let mut classes: [Option<Class>; 32] = [None; 32];
         for l in 0..a.layers {
             let span = if a.slides(l) {
                 Span::Sliding
@@ -175,7 +178,12 @@ impl Generate {
             };
             let is_linear = a.linear_at(l);
             let shared = a.kv_shared_at(l);
-            let group = if is_linear { 2 } else { span as usize };
+            let ffn_only = single && a.ffn_only_at(l);
+            let group = match (is_linear, ffn_only) {
+                (true, _) => 2,
+                (false, true) => 3,
+                (false, false) => span as usize,
+            };
             let kind = a.kind_of(l);
             let slot =
                 2 * ((group * 2 + usize::from(kind == LayerKind::Moe)) * 2 + usize::from(shared));
@@ -184,6 +192,7 @@ impl Generate {
                 kind,
                 linear: is_linear,
                 shared,
+                ffn_only,
                 last: l,
                 before: spans,
                 before_linear: linear,
@@ -194,7 +203,7 @@ impl Generate {
             classes[slot + 1] = here;
             if is_linear {
                 linear += 1;
-            } else if !shared {
+            } else if !shared && !ffn_only {
                 spans[span as usize] += 1;
             }
         }
@@ -407,9 +416,10 @@ impl Generate {
     fn class_kv(&self, c: &Class, i: u128) -> u128 {
         let mut c = *c;
         if self.order_unknown {
-            if c.linear {
+            if c.linear || c.ffn_only {
                 c.before = self.spans;
-            } else {
+            }
+            if !c.linear {
                 c.before_linear = self.linear;
             }
         }
@@ -425,7 +435,7 @@ impl Generate {
         kv += states * self.layer_state();
         if i > 0 {
             let mut behind = [0u128; 2];
-            let own = !c.linear && !c.shared;
+            let own = !c.linear && !c.shared && !c.ffn_only;
             for span in [Span::Full, Span::Sliding] {
                 let s = span as usize;
                 behind[s] = self.spans[s] - c.before[s] - u128::from(own && span == c.span);
@@ -445,7 +455,7 @@ impl Generate {
         let d = self.d.at(c.span, c.shared);
         let mut f = self.forward_sim(&d, self.base(kv, engine, logits), i);
         let mut old = [None, None];
-        if i > 0 && !c.shared {
+        if i > 0 && !c.shared && !c.ffn_only {
             // The layer's cache from the last step: its keys and values,
             // or its DeltaNet states.
             let (a, b) = if c.linear {
@@ -469,6 +479,7 @@ impl Generate {
             old,
             linear: c.linear,
             shared: c.shared,
+            ffn_only: c.ffn_only,
         };
         f.layer(at, p.masks);
         Moment::of(&f.sim, i, Some(c.last))
@@ -555,7 +566,8 @@ impl Generate {
         s.tag(Cat::Logits);
         let lf = s.a_if(i > 0, 4 * b * v);
         let sc = s.a_if(i > 0 && procs, 4 * b * v);
-        let logits = s.a(dt * b * v);
+        let lb = if self.spec.logits_fp32 { 4 } else { dt };
+        let logits = s.a(lb * b * v);
         s.tag(Cat::Engine);
         if i == 0 {
             s.free(clones);
@@ -799,11 +811,14 @@ mod tests {
                 };
                 let linear = a.linear_at(l);
                 let shared = a.kv_shared_at(l);
+                let ffn_only =
+                    self.spec.blocks == crate::model::family::Blocks::Single && a.ffn_only_at(l);
                 let c = Class {
                     span,
                     kind: a.kind_of(l),
                     linear,
                     shared,
+                    ffn_only,
                     last: l,
                     before,
                     before_linear,
@@ -811,7 +826,7 @@ mod tests {
                 top = top.max(self.class_peak(&c, &p, i));
                 if linear {
                     before_linear += 1;
-                } else if !shared {
+                } else if !shared && !ffn_only {
                     before[span as usize] += 1;
                 }
             }
@@ -898,6 +913,7 @@ mod tests {
                         old,
                         linear: c.linear,
                         shared: c.shared,
+                        ffn_only: c.ffn_only,
                     };
                     f.layer(at, pre.masks);
                     assert!(f.sim.used() < 48, "{} uses {}", p.id, f.sim.used());

@@ -18,8 +18,8 @@ mod short_conv;
 use super::sim::{Cat, Id, Run, Sim, Stage};
 use crate::inputs::Attn;
 use crate::model::family::{
-    Act, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, Qkv, RopeStyle, Router, Shared,
-    Spec,
+    Act, Blocks, EmbedScale, Layout, Mlp, Moe, Norm, NormPlace, QkNorm, Qkv, RopeStyle, Router,
+    Shared, Spec,
 };
 use crate::model::{Architecture, KvGeometry, LayerKind};
 
@@ -338,8 +338,41 @@ impl Forward<'_> {
             Norm::RmsCastAfter => self.rms(rows, n, true),
             Norm::RmsPlusOne => self.gemma_norm(rows, n, self.d.h),
             Norm::RmsScaled => self.scaled_norm(rows, n, self.d.h, true),
+            Norm::RmsWeightFp32 => self.rms_weight_fp32(rows, n, self.d.h),
             Norm::LayerNorm => self.layer_norm(rows, n),
         }
+    }
+
+    /// NemotronHRMSNorm: the fp32 copy (a half model's), `pow(2)`, `mean`,
+    /// `+ eps`, `rsqrt`, `x * rsqrt` (the copy freed when its name is
+    /// bound to it), `weight.to(float32)` over `width` and the product, the
+    /// cast back; the normalised input and the mean go when it returns
+    /// (measured: `scripts/measure/infer/NOTES.md` §15).
+    fn rms_weight_fp32(&mut self, rows: u128, n: u128, width: u128) -> Id {
+        let half = self.d.dt != 4;
+        let mut s = Run::default();
+        let c = s.a_if(half, 4 * n);
+        let p = s.a(4 * n);
+        let m = s.a(4 * rows);
+        s.f(&[p]);
+        let e = s.a(4 * rows);
+        let r = s.a(4 * rows);
+        s.f(&[e]);
+        let x = s.a(4 * n);
+        s.f(&[r, c]);
+        let wf = s.a_if(half, 4 * width);
+        let y = s.a(4 * n);
+        s.f(&[wf]);
+        let out = if half {
+            let o = s.a(self.d.dt * n);
+            s.f(&[y]);
+            o
+        } else {
+            y
+        };
+        s.f(&[x, m]);
+        let [o] = self.sim.burst(s.max(), [out]);
+        o
     }
 
     /// Gemma4RMSNorm: `_norm(x.float())`, times `weight.float()` over
@@ -962,6 +995,9 @@ pub struct LayerAt {
     /// A layer reusing an earlier layer's keys and values (Gemma 4's last
     /// layers): no key or value projection, no cache of its own.
     pub shared: bool,
+    /// An MLP (or experts) alone behind its norm (Nemotron-H's `-`
+    /// layers, [`crate::model::family::Blocks::Single`]): no cache.
+    pub ffn_only: bool,
 }
 
 impl Forward<'_> {
@@ -971,6 +1007,9 @@ impl Forward<'_> {
         let d = self.d;
         let t = d.b * at.q;
         let mask = masks[at.span as usize];
+        if self.spec.blocks == Blocks::Single {
+            return self.single_block(t, at, mask);
+        }
         self.sim.stage(Stage::Attention);
         let (o, mut keep, cache) = self.attn_block(t, at, mask);
         self.sim.stage(Stage::Mlp);
@@ -1057,6 +1096,27 @@ impl Forward<'_> {
             }
         };
         (out, cache)
+    }
+
+    /// Nemotron-H's block (`NemotronHBlock.forward`): its norm, one mixer
+    /// (a Mamba-2 layer, attention, or the MLP), `residual + output`, the
+    /// output freed when the block returns.
+    fn single_block(&mut self, t: u128, at: LayerAt, mask: bool) -> (Id, [Option<Id>; 2]) {
+        let (dt, h) = (self.d.dt, self.d.h);
+        if at.ffn_only {
+            self.sim.stage(Stage::Mlp);
+            let n1 = self.norm(t, t * h);
+            let m = self.ffn(t, at.kind);
+            self.sim.free(n1);
+            let r = self.sim.a(dt * t * h);
+            self.sim.free(m);
+            return (r, [None, None]);
+        }
+        self.sim.stage(Stage::Attention);
+        let (o, keep, cache) = self.attn_block(t, at, mask);
+        let r = self.sim.a(dt * t * h);
+        self.sim.f(&[Some(o), keep[0], keep[1]]);
+        (r, cache)
     }
 
     /// Gemma 4's per-layer input after the MLP's residual `r2`
@@ -1518,9 +1578,9 @@ impl Forward<'_> {
             }
             Mlp::Up => {
                 // `ReLUSquaredActivation.forward` (transformers 5.23
-                // `activations.py`): `relu`, then `square`, each a new
-                // tensor. Not measured: `generate` refuses Nemotron-H's
-                // Mamba-2 layers before it runs.
+                // `activations.py`): `relu`, then `square` (`pow`), each a
+                // new tensor (measured: `scripts/measure/infer/NOTES.md`
+                // §15).
                 let u = self.lin(t, h, f);
                 let r = self.sim.a(dt * t * f);
                 let sq = self.sim.a(dt * t * f);
@@ -2008,9 +2068,11 @@ impl Forward<'_> {
         self.sim.f(rest);
         self.sim.tag(Cat::Logits);
         let mut logits = self.sim.a(dt * b * v);
-        if self.spec.granite_scales {
-            // `logits / logits_scaling`, the last hidden state alive.
-            let dv = self.sim.a(dt * b * v);
+        if self.spec.granite_scales || self.spec.logits_fp32 {
+            // `logits / logits_scaling`, or `.float()`: the last hidden
+            // state alive.
+            let bytes = if self.spec.logits_fp32 { 4 } else { dt };
+            let dv = self.sim.a(bytes * b * v);
             self.sim.free(logits);
             logits = dv;
         }

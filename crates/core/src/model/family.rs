@@ -224,6 +224,10 @@ pub enum Norm {
     /// times `weight.float()`, cast back (`Gemma4RMSNorm.forward`,
     /// transformers 5.23); its value norm has no weight.
     RmsScaled,
+    /// Nemotron-H's RMSNorm: normalised in fp32 by `rsqrt`, times
+    /// `weight.to(float32)` (a copy in a half model), cast back
+    /// (`NemotronHRMSNorm.forward`, transformers 5.23).
+    RmsWeightFp32,
 }
 
 /// Where a layer's norms sit.
@@ -1010,6 +1014,11 @@ pub struct Spec {
     /// `GraniteMoeHybridModel.forward`, `GraniteMoeHybridDecoderLayer
     /// .forward`, `GraniteMoeHybridForCausalLM.forward`.
     pub granite_scales: bool,
+    /// The head's output is cast to fp32 in the model's forward
+    /// (Nemotron-H: `self.lm_head(hidden_states).float()`,
+    /// `NemotronHForCausalLM.forward`): the logits `generate` holds are
+    /// fp32.
+    pub logits_fp32: bool,
     /// `tie_word_embeddings` when a config.json leaves it out.
     pub tied_default: bool,
     /// Dropout the published config sets (attention, residual and
@@ -1189,6 +1198,7 @@ const LLAMA: Spec = Spec {
     embed_scale: EmbedScale::None,
     final_softcap: false,
     granite_scales: false,
+    logits_fp32: false,
     tied_default: false,
     dropout: 0,
     rope_tables: 1,
@@ -1782,8 +1792,9 @@ const GRANITE_HYBRID: Spec = Spec {
         ..MOE
     }),
     // transformers 4.57 has `granitemoehybrid` (4.48 does not); its
-    // training and `generate` are refused on every release (the Mamba-2
-    // layers are not measured), so its 4.x experts are not described.
+    // training is refused on every release (the Mamba-2 layers' backward
+    // is not measured) and `generate` is 5.23's, so its 4.x experts are
+    // not described.
     legacy: AFTER_448,
     ..LLAMA
 };
@@ -1837,6 +1848,8 @@ const KIMI_LINEAR: Spec = Spec {
 /// Source: transformers 5.23 `models/nemotron_h/modeling_nemotron_h.py`
 /// (`NemotronHBlock`, `MIXER_TYPES`, `NemotronHMoE`), `NemotronHConfig`.
 const NEMOTRON_H: Spec = Spec {
+    norm: Norm::RmsWeightFp32,
+    logits_fp32: true,
     rope: RopeStyle::None,
     rope_tables: 0,
     mlp: Mlp::Up,
@@ -1864,14 +1877,14 @@ const NEMOTRON_H: Spec = Spec {
     linear: Some(Linear {
         mlx_a_log_fp32: true,
         ssm_fp32: true,
-        // transformers' `generate` is refused on Nemotron-H's blocks: its
-        // scan's chunk (`chunk_size`, 128) is not read.
-        chunk: 0,
+        // `chunk_size` (`mamba_chunk_size` wins), 128 in every published
+        // config and the config's default.
+        chunk: 128,
         ..Linear::MAMBA2
     }),
     // transformers 4.57.6's wheel has no `nemotron_h` (it came native in
-    // 5.x); training and `generate` are refused anyway (the Mamba-2 layers
-    // are not measured).
+    // 5.x); training is refused anyway (the Mamba-2 layers' backward is not
+    // measured).
     legacy: ONLY_5,
     ..LLAMA
 };

@@ -277,6 +277,13 @@ const MEMORY_FIELDS: &[(&str, Neutral)] = &[
     ("mamba_n_heads", Neutral::Off),
     ("mamba_d_state", Neutral::Off),
     ("shared_intermediate_size", Neutral::Off),
+    // The recurrent state's dtype vLLM takes from the config when its own
+    // is `auto` (vLLM 0.33 `model_executor/models/config.py`:
+    // `mamba_ssm_cache_dtype` for Nemotron-H, `mamba_ssm_dtype` for
+    // Qwen3.5): vramfit models the published float32
+    // (`Linear::ssm_fp32`).
+    ("mamba_ssm_cache_dtype", Neutral::Text("float32")),
+    ("mamba_ssm_dtype", Neutral::Text("float32")),
     // Nemotron-H: Mamba-2 layers and layers of one thing each.
     ("mamba_num_heads", Neutral::Off),
     ("ssm_state_size", Neutral::Off),
@@ -1232,7 +1239,11 @@ fn nemotron_h_mamba(obj: &Map<String, Value>, a: &mut Architecture) -> Result<()
         None => ("conv_kernel", uint_or(obj, "conv_kernel", 4)?),
     };
     a.linear_conv = checked(ArchNum::LinearConv, field, kernel)?;
-    Ok(())
+    let (field, chunk) = match uint(obj, "mamba_chunk_size")? {
+        Some(c) => ("mamba_chunk_size", c),
+        None => ("chunk_size", uint_or(obj, "chunk_size", 128)?),
+    };
+    scan_chunk(a, field, chunk)
 }
 
 /// Llama 4's names (`Llama4TextConfig`): the experts' width is

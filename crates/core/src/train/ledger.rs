@@ -950,7 +950,13 @@ impl<'a> Ledger<'a> {
                 let dt = if c.mode == Mode::Half && !fp32 { 2 } else { 4 };
                 self.new_t(width, dt, rg, Part::Norm)
             }
-            Norm::Rms | Norm::RmsCastAfter | Norm::RmsPlusOne | Norm::RmsScaled => {
+            // Nemotron-H's stands with OLMo 2's unmeasured: training
+            // refuses its Mamba-2 layers before a step is estimated.
+            Norm::Rms
+            | Norm::RmsCastAfter
+            | Norm::RmsPlusOne
+            | Norm::RmsScaled
+            | Norm::RmsWeightFp32 => {
                 let xf = if in_dt == 4 {
                     x
                 } else {
@@ -971,7 +977,10 @@ impl<'a> Ledger<'a> {
                     // hs.to(input dtype), times the weight.
                     Norm::Rms => (in_dt, in_dt.max(param)),
                     // fp32 hs times the weight, cast to the input dtype.
-                    Norm::RmsCastAfter | Norm::RmsPlusOne | Norm::RmsScaled => (4, in_dt),
+                    Norm::RmsCastAfter
+                    | Norm::RmsPlusOne
+                    | Norm::RmsScaled
+                    | Norm::RmsWeightFp32 => (4, in_dt),
                     Norm::LayerNorm => (4, 4),
                 };
                 let hs = self.new_t(width, hs_dt, x_rg, Part::Norm);

@@ -131,7 +131,11 @@ pub(super) fn add(x: &Inputs, put: &mut impl FnMut(T, Term)) {
 /// peak is this moment, its five `(2, 512, 1024)` fp32 tensors.
 fn final_norm_backward(x: &Inputs) -> Term {
     let temps = match x.c.spec.norm {
-        Norm::Rms | Norm::RmsCastAfter | Norm::RmsPlusOne | Norm::RmsScaled => 5,
+        Norm::Rms
+        | Norm::RmsCastAfter
+        | Norm::RmsPlusOne
+        | Norm::RmsScaled
+        | Norm::RmsWeightFp32 => 5,
         Norm::LayerNorm => 0,
     };
     x.per_token(&[(temps, U::Copies), (x.h, U::Elements), (4, U::BytesEach)])
