@@ -253,6 +253,9 @@ fn broken_configs_say_which_field_is_wrong() {
         // Granite 4.0-H's Mamba-2 scan in chunks other than the published
         // 256 (transformers' generate would hold other tensors).
         r#"{"model_type": "granitemoehybrid", "hidden_size": 64, "num_hidden_layers": 2, "layer_types": ["mamba", "attention"], "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 8, "shared_intermediate_size": 8, "vocab_size": 8, "num_local_experts": 0, "mamba_n_heads": 2, "mamba_d_head": 64, "mamba_d_state": 16, "mamba_chunk_size": 128}"#,
+        // A recurrent state vLLM would keep in bfloat16 (vramfit models the
+        // published float32).
+        r#"{"model_type": "nemotron_h", "hidden_size": 64, "hybrid_override_pattern": "M*", "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 8, "vocab_size": 8, "mamba_num_heads": 2, "mamba_head_dim": 32, "ssm_state_size": 16, "n_groups": 1, "mamba_ssm_cache_dtype": "bfloat16"}"#,
     ];
     let mut out = String::new();
     for c in cases {
