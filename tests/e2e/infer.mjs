@@ -144,9 +144,9 @@ test("the weights that fit, applied as offered, fit: vLLM's share of the GPU, ev
   await page.waitForSelector('[data-testid="weights-that-fit"]');
   assert.equal(await ui.attr(page, "weights-that-fit", "data-value"), "");
   assert.match(await page.textContent('[data-testid="weights-that-fit"]'), /none of the formats/);
-  // A refused run (Nemotron 3 on transformers) has nothing to search from: the
+  // A refused run (Kimi Linear on transformers) has nothing to search from: the
   // answers say so, not that nothing fits.
-  await page.goto(`${base}?task=infer&engine=transformers&model=nemotron-3-nano-30b-a3b`);
+  await page.goto(`${base}?task=infer&engine=transformers&model=kimi-linear-48b-a3b`);
   await ui.ready(page);
   await page.waitForSelector('[data-testid="weights-that-fit"]');
   assert.match(await page.textContent('[data-testid="weights-that-fit"]'), /no estimate to search from/);

@@ -7,7 +7,6 @@
 mod common;
 
 use common::{fixture_rows, infer_estimate, served};
-use vramfit_core::model::family::Blocks;
 
 /// llama.cpp's key/value cache for `q`, in bytes.
 fn kv(q: &str) -> u64 {
@@ -696,38 +695,24 @@ fn llama4_on_mlx_as_measured() {
     assert_eq!(rows.len(), 11);
 }
 
-/// transformers' `generate` is not modelled for Nemotron 3's blocks of
-/// experts alone: every such preset is refused there by name, pointing at
-/// the engines that are modelled, never estimated as a transformer. LFM2,
-/// LFM2-MoE (`infer/layer/short_conv.rs`), Granite 4.0-H and Nemotron-H's
-/// dense blocks (`infer/layer/mamba2.rs`) are estimated, and vLLM
-/// estimates every one (R32, R33: its state pages).
+/// Every hybrid with short convolutions or Mamba-2 layers is estimated on
+/// transformers' `generate` (LFM2 and LFM2-MoE: `infer/layer/short_conv.rs`;
+/// Granite 4.0-H and Nemotron-H, Nemotron 3's experts too:
+/// `infer/layer/mamba2.rs`) and on vLLM (R32, R33: its state pages), never
+/// refused as a kind of layer vramfit does not know.
 #[test]
-fn recurrent_layers_without_rules_are_refused_by_name() {
-    let (mut refused, mut on_vllm, mut estimated) = (0, 0, 0);
+fn recurrent_hybrids_estimate_on_transformers_and_vllm() {
+    let mut n = 0;
     for p in vramfit_core::model::PRESETS {
         let spec = p.arch.family.spec();
         if !spec.short_conv() && !spec.mamba2() {
             continue;
         }
-        let q = format!(
-            "task=infer&engine=transformers&model={}&gpu=h100-sxm-80",
-            p.id
-        );
-        if spec.blocks == Blocks::Joint || p.arch.moe().is_none() {
+        for engine in ["transformers", "vllm"] {
+            let q = format!("task=infer&engine={engine}&model={}&gpu=h100-sxm-80", p.id);
             assert!(infer_estimate(&q).is_ok(), "{q}");
-            estimated += 1;
-            continue;
         }
-        let err = infer_estimate(&q).expect_err(&q);
-        assert!(
-            err.contains("Nemotron 3") && err.contains("engine=vllm, llamacpp, ollama or mlx"),
-            "{q}: {err}"
-        );
-        refused += 1;
-        let q = format!("task=infer&engine=vllm&model={}&gpu=h100-sxm-80", p.id);
-        assert!(infer_estimate(&q).is_ok(), "{q}");
-        on_vllm += 1;
+        n += 1;
     }
-    assert_eq!((refused, on_vllm, estimated), (1, 1, 12));
+    assert_eq!(n, 13);
 }

@@ -409,20 +409,13 @@ impl Generate {
     /// it at step `i`, those after it at step `i - 1` (none in the
     /// prefill). Where only the recurrent layers' count is known
     /// ([`Architecture::linear_by_count`]), every layer of the other kind
-    /// is taken as run before it: an upper bound on any order, exact where
-    /// the last layer of each kind is the model's last of all run before
-    /// it (Granite 4.0-H's last layer is a Mamba-2 one, the one whose
-    /// prompt's forward holds the peak).
+    /// is taken as run before it, and every layer before an MLP-only one
+    /// (Nemotron-H): an upper bound on any order, exact where no attention
+    /// layer follows the last recurrent one (Granite 4.0-H's last layer is
+    /// a Mamba-2 one, the one whose prompt's forward holds the peak;
+    /// Nemotron-H's last is an MLP or experts, after its last Mamba-2).
     fn class_kv(&self, c: &Class, i: u128) -> u128 {
-        let mut c = *c;
-        if self.order_unknown {
-            if c.linear || c.ffn_only {
-                c.before = self.spans;
-            }
-            if !c.linear {
-                c.before_linear = self.linear;
-            }
-        }
+        let c = self.counted(*c);
         let mut kv =
             self.cache(Span::Full, c.before[0], i) + self.cache(Span::Sliding, c.before[1], i);
         // DeltaNet states: in the prefill those of the layers run, then
@@ -444,6 +437,21 @@ impl Generate {
                 + self.cache(Span::Sliding, behind[1], i - 1);
         }
         kv
+    }
+
+    /// Layer `c` with the layers counted beside it ([`Generate::class_kv`]):
+    /// where the order is not known, every attention layer before a
+    /// recurrent or MLP-only one, every recurrent layer before any other.
+    fn counted(&self, mut c: Class) -> Class {
+        if self.order_unknown {
+            if c.linear || c.ffn_only {
+                c.before = self.spans;
+            }
+            if !c.linear {
+                c.before_linear = self.linear;
+            }
+        }
+        c
     }
 
     /// The highest moment of forward `i` in layer `c`: the layers before
@@ -710,9 +718,11 @@ impl Generate {
     pub fn kv_split(&self, a: &Architecture, m: &Moment) -> KvSplit {
         let i = m.step;
         let mut before = [0u128; 2];
-        let cached = |j: u32| !a.linear_at(j) && !a.kv_shared_at(j);
+        let single = self.spec.blocks == crate::model::family::Blocks::Single;
+        let ffn_only = |j: u32| single && a.ffn_only_at(j);
+        let cached = |j: u32| !a.linear_at(j) && !a.kv_shared_at(j) && !ffn_only(j);
         let sliding = a.sliding_window > 0 && a.sliding_layers > 0;
-        if let (Some(l), false, None) = (m.layer, sliding, a.first_kv_shared()) {
+        if let (Some(l), false, None, false) = (m.layer, sliding, a.first_kv_shared(), single) {
             // No layer slides or shares: every layer before `l` but the
             // recurrent ones, in closed form.
             before[0] = u128::from(l - a.linear_in(0, l));
@@ -723,6 +733,31 @@ impl Generate {
         } else {
             before = self.spans;
         }
+        let mut states = match (i, m.layer) {
+            (_, None) => self.linear,
+            (0, Some(l)) => u128::from(a.linear_in(0, l)),
+            (_, Some(l)) => self.linear - u128::from(a.linear_at(l)),
+        };
+        if let Some(l) = m.layer {
+            let c = self.counted(Class {
+                span: if a.slides(l) {
+                    Span::Sliding
+                } else {
+                    Span::Full
+                },
+                kind: a.kind_of(l),
+                linear: a.linear_at(l),
+                shared: a.kv_shared_at(l),
+                ffn_only: ffn_only(l),
+                last: l,
+                before,
+                before_linear: states,
+            });
+            before = c.before;
+            if i == 0 {
+                states = c.before_linear;
+            }
+        }
         let mut behind = [0u128; 2];
         if let (Some(l), true) = (m.layer, i > 0) {
             let own = usize::from(a.slides(l));
@@ -730,11 +765,6 @@ impl Generate {
                 behind[s] = self.spans[s] - before[s] - u128::from(cached(l) && s == own);
             }
         }
-        let states = match (i, m.layer) {
-            (_, None) => self.linear,
-            (0, Some(l)) => u128::from(a.linear_in(0, l)),
-            (_, Some(l)) => self.linear - u128::from(a.linear_at(l)),
-        };
         let last = i.saturating_sub(1);
         let mut split = KvSplit {
             batch: self.r.batch,

@@ -1879,6 +1879,30 @@ impl Forward<'_> {
         m
     }
 
+    /// The width of an expert's up projection: gate and up, or (the
+    /// family's MLP `Mlp::Up`, Nemotron 3) up alone.
+    fn up_width(&self) -> u128 {
+        match self.spec.mlp {
+            Mlp::Up => self.d.moe_ffn,
+            Mlp::Gated | Mlp::GatedFused | Mlp::Plain => 2 * self.d.moe_ffn,
+        }
+    }
+
+    /// The experts' activation on `rows` rows: the gated one, or
+    /// (`Mlp::Up`) `relu` then its square, the relu freed at the
+    /// activation's return.
+    fn expert_act(&mut self, rows: u128, moe: Moe) -> Id {
+        let (dt, f) = (self.d.dt, self.d.moe_ffn);
+        if self.spec.mlp != Mlp::Up {
+            return self.gate_glu(rows, moe);
+        }
+        let s = &mut self.sim;
+        let r = s.a(dt * rows * f);
+        let sq = s.a(dt * rows * f);
+        s.free(r);
+        sq
+    }
+
     /// `grouped_mm_experts_forward`: sorted by expert, the tokens gathered
     /// (`rows = T·k`), grouped_mm up, the activation, grouped_mm down,
     /// weighted, un-permuted, summed over k.
@@ -1895,8 +1919,10 @@ impl Forward<'_> {
         let hc = s.a(4 * e);
         let of = s.a(4 * e);
         let gb = s.a_if(moe.expert_bias, dt * rows * 2 * f);
-        let gu = s.a(dt * rows * 2 * f);
-        let act = self.gate_glu(rows, moe);
+        let up = self.up_width();
+        let s = &mut self.sim;
+        let gu = s.a(dt * rows * up);
+        let act = self.expert_act(rows, moe);
         let s = &mut self.sim;
         s.free(gu);
         let db = s.a_if(moe.expert_bias, dt * rows * h);
@@ -1940,10 +1966,12 @@ impl Forward<'_> {
         let (dt, h, f) = (d.dt, d.h, d.moe_ffn);
         let s = &mut self.sim;
         let hs = s.a(dt * rows * h);
-        let gw = s.a(dt * rows * 2 * f * h);
+        let up = self.up_width();
+        let s = &mut self.sim;
+        let gw = s.a(dt * rows * up * h);
         let gb = s.a_if(moe.expert_bias, dt * rows * 2 * f);
-        let bm = s.a(dt * rows * 2 * f);
-        let act = self.gate_glu(rows, moe);
+        let bm = s.a(dt * rows * up);
+        let act = self.expert_act(rows, moe);
         let s = &mut self.sim;
         s.free(bm);
         let dw = s.a(dt * rows * h * f);

@@ -51,15 +51,11 @@ pub fn estimate(s: &Run) -> Result<Estimate, EstimateError> {
     let sigmoid_bias = moe.is_some_and(|m| {
         m.router == crate::model::family::Router::SigmoidBias && !m.weights_in_logits_dtype
     });
-    // Nemotron 3's blocks of experts alone (`NemotronHMoE`: experts of
-    // the squared-ReLU kind) are not traced under `generate`.
-    let single = a.family.spec().blocks == crate::model::family::Blocks::Single;
-    let single_experts = single && a.moe().is_some();
     let recurrence = a
         .family
         .spec()
         .linear
-        .and_then(|l| recurrence_refusal(l.kind, single_experts, s.infer.engine));
+        .and_then(|l| recurrence_refusal(l.kind, s.infer.engine));
     if let Some(why) = recurrence {
         return Err(EstimateError::NotModelled(why));
     }
@@ -128,32 +124,21 @@ const NOT_IN_MLX_LM: &str = "mlx-lm has no model of this family (no module of it
 const MINIMAX_GENERATE_NOT_MODELLED: &str = "transformers' generate on MiniMax-M2 is not modelled yet (its published config makes transformers 5.23 ask for MTP layers it does not have; with use_mtp off, what its router keeps after the prefill is not found): use engine=vllm, llamacpp or mlx";
 
 /// The refusal of an engine for a kind of recurrent layer whose caches
-/// there are not modelled yet: on transformers and vLLM, KDA; on
-/// transformers, Nemotron 3's blocks of experts alone (`single_experts`).
-/// vLLM's state pages of Mamba-2 and LFM2's short convolutions are (R32,
-/// R33), and transformers' LFM2 (`layer/short_conv.rs`), Granite 4.0-H
-/// and Nemotron-H's dense blocks (`layer/mamba2.rs`). llama.cpp, Ollama
-/// and MLX run them all.
-const fn recurrence_refusal(
-    kind: Recurrence,
-    single_experts: bool,
-    engine: Engine,
-) -> Option<&'static str> {
+/// there are not modelled yet: on transformers and vLLM, KDA. vLLM's state
+/// pages of Mamba-2 and LFM2's short convolutions are (R32, R33), and
+/// transformers' LFM2 (`layer/short_conv.rs`), Granite 4.0-H and
+/// Nemotron-H (`layer/mamba2.rs`). llama.cpp, Ollama and MLX run them all.
+const fn recurrence_refusal(kind: Recurrence, engine: Engine) -> Option<&'static str> {
     match (kind, engine) {
         (Recurrence::GatedDeltaNet, _)
         | (_, Engine::Llamacpp | Engine::Ollama | Engine::Mlx)
-        | (Recurrence::Mamba2 | Recurrence::ShortConv, Engine::Vllm) => None,
-        (Recurrence::ShortConv, Engine::Transformers) => None,
-        (Recurrence::Mamba2, Engine::Transformers) if !single_experts => None,
-        (Recurrence::Mamba2, Engine::Transformers) => Some(MAMBA2_NOT_MODELLED),
+        | (Recurrence::Mamba2 | Recurrence::ShortConv, Engine::Vllm | Engine::Transformers) => None,
         (Recurrence::Kda, Engine::Transformers | Engine::Vllm) => Some(KDA_NOT_MODELLED),
     }
 }
 
 const KDA_NOT_MODELLED: &str =
     "Kimi Linear is modelled on llama.cpp, Ollama and MLX only: use engine=llamacpp, ollama or mlx";
-
-const MAMBA2_NOT_MODELLED: &str = "Nemotron 3's experts are modelled on vLLM, llama.cpp, Ollama and MLX; transformers' generate on its blocks of experts alone is not modelled yet (Nemotron-H's Mamba-2, attention and MLP blocks are): use engine=vllm, llamacpp, ollama or mlx";
 
 /// The refusal of transformers for DeepSeek Sparse Attention:
 /// transformers 5.23 keeps the indexer's keys beside the latent
