@@ -329,13 +329,6 @@ pub fn estimate(
         ) {
             e.caveats.push(HYBRID_PREQUANTIZED.into());
         }
-        let bnb = matches!(
-            inf.weights,
-            WeightFormat::Nf4 | WeightFormat::Fp4 | WeightFormat::Int8
-        );
-        if bnb && l.kind == Recurrence::Mamba2 {
-            e.caveats.push(MAMBA2_BNB_UNMEASURED.into());
-        }
     }
     e.caveats.extend(e.overhead.caveat().map(String::from));
     Ok(e)
@@ -350,12 +343,6 @@ const fn fallback_caveat(kind: Recurrence) -> &'static str {
         Recurrence::GatedDeltaNet | Recurrence::Kda => "Gated DeltaNet layers with flash-linear-attention or causal-conv1d installed: the figures are transformers 5.23's torch fallbacks, which run without them (the prompt in fp32 chunks of 64 tokens); those kernels' prefill temporaries differ",
     }
 }
-
-/// bitsandbytes on Granite 4.0-H: the Mamba-2 projections are
-/// `nn.Linear`s, counted as every family's (quantized, dequantized for a
-/// prefill's matmul); no row measures it (bitsandbytes was not installed
-/// beside the harness when Granite was measured).
-const MAMBA2_BNB_UNMEASURED: &str = "bitsandbytes with Mamba-2 layers is not measured: their in_proj and out_proj are counted as quantized linears, as other families' (measured) are";
 
 /// A pre-quantized hybrid checkpoint: which linears it left in 16 bits is
 /// its own `quantization_config`'s to say (`modules_to_not_convert`);

@@ -98,6 +98,15 @@ impl ParamTensor {
         self.module.is_some()
     }
 
+    /// A recurrent mixer's projection that vramfit names no module for
+    /// (Mamba-2's and LFM2's `in_proj` and `out_proj`): an `nn.Linear`
+    /// all the same, which bitsandbytes replaces (measured: the
+    /// `quant:mamba2` rows of `infer_transformers.jsonl`) and vLLM
+    /// quantizes (R32).
+    pub fn recurrent_projection(&self) -> bool {
+        self.recurrent && !self.conv && self.role == Role::Attention && self.cols > 1
+    }
+
     /// The module LoRA would adapt, if it is one.
     pub fn module(&self) -> Option<Module> {
         self.module.map(|n| Module::new(n, self.proj))

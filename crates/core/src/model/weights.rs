@@ -282,7 +282,8 @@ impl Architecture {
                 | Role::Head => true,
             };
             let in_format = !only_experts || t.role == Role::Expert;
-            if !in_layer || !t.is_linear() || !linear || !in_format {
+            let nn_linear = t.is_linear() || t.recurrent_projection();
+            if !in_layer || !nn_linear || !linear || !in_format {
                 return;
             }
             let n = at.copies();

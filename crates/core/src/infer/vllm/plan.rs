@@ -1178,7 +1178,7 @@ impl Parts {
             let quantized = format.quantized()
                 && matches!(at, Place::Layers { .. })
                 && (!format.experts_only() || t.role == Role::Expert)
-                && (t.is_linear() || mixer_projection(t) || indexer_query(t))
+                && (t.is_linear() || t.recurrent_projection() || indexer_query(t))
                 && !matches!(
                     t.module,
                     Some(ModuleName::Router | ModuleName::SharedExpertGate)
@@ -1449,14 +1449,6 @@ fn mamba2_groups(a: &Architecture, tp: u32) -> u32 {
     }
 }
 
-/// A recurrent mixer's projection that vramfit's tensor list names no
-/// module for (Mamba-2's and LFM2's `in_proj` and `out_proj`): a weight
-/// matrix of the layer, not its convolution, its norm or its per-head
-/// vectors.
-fn mixer_projection(t: &ParamTensor) -> bool {
-    t.recurrent && !t.conv && t.role == Role::Attention && t.cols > 1
-}
-
 /// R32: the rows a rank's Mamba-2 `in_proj` and convolution hold for the
 /// groups repeated on it when `tp` does not divide them
 /// (`MambaMixer2.__init__`, `mamba/mamba_mixer2.py`: the `x`, `B`, `C`
@@ -1497,7 +1489,7 @@ impl RepeatedGroups {
     /// for any other.
     fn rows(self, t: &ParamTensor) -> u128 {
         let holds =
-            (t.conv && t.rows == self.conv) || (mixer_projection(t) && t.rows == self.in_proj);
+            (t.conv && t.rows == self.conv) || (t.recurrent_projection() && t.rows == self.in_proj);
         if t.recurrent && holds {
             self.extra
         } else {
