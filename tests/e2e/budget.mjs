@@ -268,12 +268,23 @@
 // - 2026-12-03, 506.9 -> 507.0 KB (measured by this test on 31f9381, just
 //   over 507): the refusal of consumer Blackwell's sparse kernel with an
 //   fp8_e5m2 cache (its message).
+// - 2026-12-03, 507.0 -> 512.2 KB (measured by this test on 2dddba1):
+//   transformers' generate on the Mamba-2 hybrids (issue 30:
+//   infer/layer/mamba2.rs, Granite 4.0-H's chunked scan, state update and
+//   gated norm replayed op by op; Granite's multipliers, router and shared
+//   MLP; Nemotron-H's blocks of one mixer, MLP-only layers, its norm and
+//   fp32 logits; Nemotron 3's squared-ReLU experts; the layers counted
+//   beside each other where the order is unknown). page.sh on 8395b99 and
+//   49b4125: wasm 500,357 -> 506,318 bytes gzip -9 (+13.2 KB raw before
+//   wasm-opt, 8.0 KB of it the Mamba-2 block inlined into attn_kinds: its
+//   allocations' u128 products; the simulator's calls are not inlined
+//   there already).
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
 
 const TARGET_KB = 300;
-const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 508);
+const LIMIT_KB = Number(process.env.BUDGET_FIRST_VISIT_KB || 513);
 
 const LINKS = {
   "a training": "model=llama3.1-8b&dtype=amp_bf16&batch=4&seq=2048",
