@@ -723,9 +723,9 @@ fn on_v5(t: Transformers) -> bool {
 
 /// The refusal of training LFM2 (its short convolutions' saved tensors
 /// are not measured).
-const SHORT_CONV_NOT_MODELLED: &str = "training LFM2 (its short-convolution layers, Lfm2ShortConv) is not measured yet, so not modelled; its inference on vLLM, llama.cpp, Ollama and MLX is";
+const SHORT_CONV_NOT_MODELLED: &str = "training LFM2 (its short-convolution layers, Lfm2ShortConv) is not measured yet, so not modelled; its inference on transformers, vLLM, llama.cpp, Ollama and MLX is";
 
-const MAMBA2_NOT_MODELLED: &str = "training a Mamba-2 hybrid (Granite 4.0-H, Nemotron-H: BambaMixer's and NemotronHMamba2Mixer's layers, whose kernels differ with mamba_ssm installed or not) is not measured yet, so not modelled; its inference on vLLM, llama.cpp, Ollama and MLX is";
+const MAMBA2_NOT_MODELLED: &str = "training a Mamba-2 hybrid (Granite 4.0-H, Nemotron-H: BambaMixer's and NemotronHMamba2Mixer's layers, whose kernels differ with mamba_ssm installed or not) is not measured yet, so not modelled; its inference on transformers, vLLM, llama.cpp, Ollama and MLX is";
 
 /// The refusal of training for a kind of recurrent layer the ledger has
 /// no rules for (Gated DeltaNet's are measured).
