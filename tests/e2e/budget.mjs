@@ -279,7 +279,8 @@
 //   wasm-opt, 8.0 KB of it the Mamba-2 block inlined into attn_kinds: its
 //   allocations' u128 products; the simulator's calls are not inlined
 //   there already). 512.1 KB on 9e1035d, with the mixers' projections
-//   quantized by one rule for transformers and vLLM.
+//   quantized by one rule for transformers and vLLM; 512.2 KB on beb5746
+//   with the training refusals naming transformers.
 import assert from "node:assert/strict";
 import { test } from "./harness.mjs";
 import * as ui from "./ui.mjs";
