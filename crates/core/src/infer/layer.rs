@@ -254,6 +254,20 @@ fn rms_peak(dt: u128, rows: u128, n: u128, weight_first: bool) -> (u128, u128) {
     (norm.max(tail), out)
 }
 
+/// [`Forward::rms_weight_fp32`]'s highest total and its output's bytes,
+/// in closed form (a test holds it to the op-by-op replay): [`rms_peak`]'s
+/// `weight_first` steps, and in a half model the weight's fp32 copy over
+/// `width` beside the normalised input, the product and the mean.
+fn rms_weight_fp32_peak(dt: u128, rows: u128, n: u128, width: u128) -> (u128, u128) {
+    let (peak, o) = rms_peak(dt, rows, n, true);
+    let weight = if dt != 4 {
+        8 * n + 4 * rows + 4 * width
+    } else {
+        0
+    };
+    (peak.max(weight), o)
+}
+
 /// `q * cos + rotate_half(q) * sin` on `n` elements in the model's dtype
 /// (`dt` bytes each): the product with cos, `-x2` and the `cat` of
 /// rotate_half, the product with sin, their sum. Returns the sum's size,
@@ -349,29 +363,8 @@ impl Forward<'_> {
     /// cast back; the normalised input and the mean go when it returns
     /// (measured: `scripts/measure/infer/NOTES.md` §15).
     fn rms_weight_fp32(&mut self, rows: u128, n: u128, width: u128) -> Id {
-        let half = self.d.dt != 4;
-        let mut s = Run::default();
-        let c = s.a_if(half, 4 * n);
-        let p = s.a(4 * n);
-        let m = s.a(4 * rows);
-        s.f(&[p]);
-        let e = s.a(4 * rows);
-        let r = s.a(4 * rows);
-        s.f(&[e]);
-        let x = s.a(4 * n);
-        s.f(&[r, c]);
-        let wf = s.a_if(half, 4 * width);
-        let y = s.a(4 * n);
-        s.f(&[wf]);
-        let out = if half {
-            let o = s.a(self.d.dt * n);
-            s.f(&[y]);
-            o
-        } else {
-            y
-        };
-        s.f(&[x, m]);
-        let [o] = self.sim.burst(s.max(), [out]);
+        let (peak, o) = rms_weight_fp32_peak(self.d.dt, rows, n, width);
+        let [o] = self.sim.burst(peak, [o]);
         o
     }
 
@@ -2121,7 +2114,7 @@ impl Forward<'_> {
 
 #[cfg(test)]
 mod norm_tests {
-    use super::{gemma_norm_peak, rms_peak, scaled_norm_peak};
+    use super::{gemma_norm_peak, rms_peak, rms_weight_fp32_peak, scaled_norm_peak};
     use crate::infer::sim::Run;
 
     /// The op-by-op replay [`rms_peak`] is the closed form of.
@@ -2155,6 +2148,34 @@ mod norm_tests {
         };
         s.f(&[y, m]);
         (s.max(), o)
+    }
+
+    /// The op-by-op replay [`rms_weight_fp32_peak`] is the closed form of
+    /// (NemotronHRMSNorm, measured: `scripts/measure/infer/NOTES.md` §15).
+    fn weight_fp32_replayed(dt: u128, rows: u128, n: u128, width: u128) -> (u128, u128) {
+        let half = dt != 4;
+        let mut s = Run::default();
+        let c = s.a_if(half, 4 * n);
+        let p = s.a(4 * n);
+        let m = s.a(4 * rows);
+        s.f(&[p]);
+        let e = s.a(4 * rows);
+        let r = s.a(4 * rows);
+        s.f(&[e]);
+        let x = s.a(4 * n);
+        s.f(&[r, c]);
+        let wf = s.a_if(half, 4 * width);
+        let y = s.a(4 * n);
+        s.f(&[wf]);
+        let out = if half {
+            let o = s.a(dt * n);
+            s.f(&[y]);
+            o
+        } else {
+            y
+        };
+        s.f(&[x, m]);
+        (s.max(), out)
     }
 
     /// The op-by-op replay [`gemma_norm_peak`] is the closed form of.
@@ -2231,6 +2252,11 @@ mod norm_tests {
                         assert_eq!(
                             gemma_norm_peak(dt, rows, n, width),
                             want,
+                            "{dt} {rows} {n} {width}"
+                        );
+                        assert_eq!(
+                            rms_weight_fp32_peak(dt, rows, n, width),
+                            weight_fp32_replayed(dt, rows, n, width),
                             "{dt} {rows} {n} {width}"
                         );
                         for scale in [false, true] {
