@@ -181,9 +181,9 @@ term_ids! {
     CkptSharedKv = Activations, "the keys and values the layers reusing them read, kept by their checkpoints (Gemma 4)";
     CkptRetainedKv = Activations, "the recomputed keys and values of the layers whose keys later layers reuse, with what their graph saved, kept to the end of backward by the earlier layers' checkpoints (Gemma 4)";
     PerLayerInputsGrad = Activations, "the per-layer inputs' gradient, summed over the layers' backward (Gemma 4)";
-    LinearLayers = Activations, "saved by each Gated DeltaNet layer per token";
-    LinearSequences = Activations, "saved by each Gated DeltaNet layer per sequence (fp32 chunks of 64 positions, padded, with the state entering each; the convolution's extra steps) and once (the chunk mask, exp(A))";
-    LinearSequencesFirst = Activations, "saved by layer 0's Gated DeltaNet per sequence and once (its input needs no gradient)";
+    LinearLayers = Activations, "saved by each recurrent layer (Gated DeltaNet, short convolution) per token";
+    LinearSequences = Activations, "saved by each recurrent layer per sequence (a Gated DeltaNet's fp32 chunks of 64 positions, padded, with the state entering each; the convolution's extra steps) and once (the chunk mask, exp(A))";
+    LinearSequencesFirst = Activations, "saved by layer 0's recurrent mixer per sequence and once (its input needs no gradient)";
     SlidingMasks = Activations, "sliding-window masks SDPA keeps (seq²)";
     CausalMasks = Activations, "the causal or sliding-window masks a forward builds once, kept through backward (seq²)";
     CausalMasksForward = Activations, "the causal or sliding-window masks a forward builds once (seq²)";
@@ -220,13 +220,13 @@ term_ids! {
     EmbeddingGrad = Activations, "gradient of the embedding output";
     EmbeddingGradNew = Gradients, "the embedding's new gradient, before AccumulateGrad adds it to the one kept";
     Recompute = Activations, "one layer's saved tensors (recomputed under checkpointing)";
-    RecomputeLinear = Activations, "its Gated DeltaNet chunks, per sequence and once";
+    RecomputeLinear = Activations, "its recurrent mixer's tensors per sequence and once (a Gated DeltaNet's chunks, the convolution's extra steps)";
     RecomputeOutput = Activations, "its output, kept through its backward (reentrant checkpointing)";
     RecomputeLora = Activations, "its recompute inside a LoRA adapter, at its highest: what it saved by then, the base output, lora_B's output and its scaled copy";
     LayerBackward = Activations, "a layer's gradients at its MLP's backward: three ffn-wide, less what it frees (DeepSeek-V2's sorted loop: its experts' slice gradients added up)";
     LayerBackwardEntry = Activations, "a MoE layer's gradients entering its experts' backward: three hidden-wide per routed token (DeepSeek-V2's sorted loop: its weighting's two fp32 ones)";
     LayerForward = Activations, "a checkpointed layer's forward: the MLP's inputs and outputs at once (nothing saved)";
-    LinearForward = Activations, "a checkpointed Gated DeltaNet layer's forward inside its chunked rule (nothing saved): its projections' and convolution's outputs, every chunk's fp32 tensors at once, the state and one chunk's loop temporaries";
+    LinearForward = Activations, "a checkpointed recurrent layer's forward at its highest moment (nothing saved): a Gated DeltaNet's projections' and convolution's outputs inside its chunked rule, every chunk's fp32 tensors at once, the state and one chunk's loop temporaries; a short convolution's projections and convolution at out_proj";
     LayerForwardCopies = WeightCopies, "its frozen weights' copies until then (an adapted down experts' merge comes later)";
     ForwardCopies = WeightCopies, "its largest frozen weight's bf16 copy (each lives through its own matmul)";
     ExpertsLoopForward = Activations, "the last MoE layer's forward in transformers 4's per-expert loop, beyond what it saves: at the last expert's down projection that expert's product and output (with LoRA, peft's fp32 copies of its input), the block's output under construction and its routing mask; in DeepSeek-V2's sorted loop, at the sum, every expert's output, their concatenation, the reordered rows and their fp32 copy";
@@ -242,7 +242,7 @@ term_ids! {
     ScoresMask = Activations, "the math kernel's fp32 copy of the (seq, seq) mask in forward";
     ScoresTransientBwd = Activations, "attention's score-sized gradients in a layer's backward (eager with sinks, the math kernel; seq²)";
     RecomputeFirst = Activations, "layer 0's saved tensors (recomputed under checkpointing)";
-    RecomputeLinearFirst = Activations, "its Gated DeltaNet chunks, per sequence and once";
+    RecomputeLinearFirst = Activations, "its recurrent mixer's tensors per sequence and once (a Gated DeltaNet's chunks, the convolution's extra steps)";
     RecomputeLoraFirst = Activations, "its recompute inside a LoRA adapter, at its highest: what it saved by then, the base output, lora_B's output and its scaled copy";
     RecomputeScoresFirst = Activations, "its attention scores (seq²)";
     RecomputeCopiesFirst = WeightCopies, "its bf16 weight copies";

@@ -505,8 +505,30 @@ fn presets_all_estimate() {
             continue;
         }
         if p.arch.family.spec().short_conv() {
-            // LFM2: its short convolutions' training is not measured.
-            refused_everywhere("LFM2");
+            // LFM2: full fine-tuning on transformers 5 is estimated with
+            // its caveat (`lfm2_train_rows.jsonl`); LoRA, LFM2-MoE and
+            // transformers 4 are refused by name.
+            if p.arch.moe().is_some() {
+                refused_everywhere("LFM2-MoE");
+                continue;
+            }
+            let e = estimate(&scenario(&q).train_run()).unwrap_or_else(|e| panic!("{q}: {e}"));
+            assert!(
+                e.caveats
+                    .iter()
+                    .any(|c| c.starts_with("short convolutions")),
+                "{q}"
+            );
+            for (q, why) in [
+                (format!("{q}&lora_r=16"), "LoRA and QLoRA on LFM2"),
+                (format!("{q}&transformers=4.57"), "transformers 4"),
+            ] {
+                let err = estimate(&scenario(&q).train_run()).expect_err(&q);
+                assert!(
+                    matches!(err, EstimateError::NotModelled(m) if m.contains(why)),
+                    "{q}: {err}"
+                );
+            }
             continue;
         }
         if p.arch.family.spec().mamba2() {

@@ -103,6 +103,21 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
         // Scout's published config under the same LoRA is exact.
         return matches!(phase, "overall" | "peak_fwd") && (-1.7..0.0).contains(&err_pct);
     }
+    if label.starts_with("lfm2-c1 ") && label.contains(" ckpt") {
+        // LFM2 shrunk to one short-convolution layer (hidden 256, MLP 512),
+        // checkpointed: that layer is both layer 0 and the last, and
+        // backward's measured peak is inside its MLP's norm backward
+        // (the RMSNorm's fp32 temporaries), a moment vramfit does not
+        // take; vramfit's backward is up to 14.2% high (under autocast),
+        // the overall peak up to 2.9% (bf16). Two such layers are within
+        // 1.7%, the eight-layer config within 0.9% and the published
+        // 350M and 1.2B configs exact.
+        return match phase {
+            "peak_bwd" => (0.0..14.2).contains(&err_pct),
+            "overall" => (0.0..2.91).contains(&err_pct),
+            _ => false,
+        };
+    }
     let hybrid = ["l2 ", "mixed4 ", "moe4 ", "next4 "]
         .iter()
         .any(|m| label.starts_with(m));
@@ -174,7 +189,7 @@ fn gemma4_qlora_gap(label: &str, phase: &str, err_pct: f64) -> bool {
         && (0.0..2.7).contains(&err_pct)
 }
 
-const FILES: [(&str, &str); 15] = [
+const FILES: [(&str, &str); 16] = [
     (
         "pytorch_training_memory",
         include_str!("fixtures/pytorch_training_memory.jsonl"),
@@ -207,6 +222,10 @@ const FILES: [(&str, &str); 15] = [
     (
         "gemma4_reentrant_rows",
         include_str!("fixtures/gemma4_reentrant_rows.jsonl"),
+    ),
+    (
+        "lfm2_train_rows",
+        include_str!("fixtures/lfm2_train_rows.jsonl"),
     ),
 ];
 
@@ -669,6 +688,15 @@ fn lora_targets_dropout_and_checkpointing_within_budget() {
 #[test]
 fn gated_deltanet_hybrids_within_budget() {
     check_file("hybrid_train_rows", 86);
+}
+
+/// Shrunk LFM2 configs (short-convolution and attention layers) as
+/// transformers 5.23's torch fallback runs them:
+/// `scripts/measure/families/lfm2/train/`.
+#[test]
+fn lfm2_short_convolutions_within_budget() {
+    check_file("lfm2_train_rows", 29);
+    counts_as_measured("lfm2_train_rows", 29);
 }
 
 /// The hybrids' parameters and LoRA's adapters, the DeltaNet's

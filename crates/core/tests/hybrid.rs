@@ -601,3 +601,57 @@ fn another_layer_order_is_said() {
     assert!(!in_training(&format!("{base}&linear_layers=6")));
     assert!(in_training(&format!("{base}&linear_layers=4")));
 }
+
+/// The estimate of a valid training query (panics with why otherwise).
+fn trained(q: &str) -> vramfit_core::Estimate {
+    let s = decode_strict(&RawQuery::parse(q)).unwrap_or_else(|n| panic!("{q}: {n:?}"));
+    train::estimate(&s.train_run()).unwrap_or_else(|e| panic!("{q}: {e}"))
+}
+
+/// LFM2 is trained as measured (full fine-tuning on transformers 5.23,
+/// one GPU or data parallel: `ground_truth.rs`, `lfm2_train_rows.jsonl`),
+/// with its caveat; what was not measured is refused by name.
+#[test]
+fn lfm2_training_estimated_or_refused_by_name() {
+    let base = "model=lfm2-1.2b&dtype=bf16&optim=adamw&batch=1&seq=2048";
+    for extra in ["", "&grad_ckpt=true", "&gpus=4"] {
+        let q = format!("{base}{extra}");
+        let e = trained(&q);
+        assert!(
+            said(&e, "short convolutions (10 layers)"),
+            "{q}: {:?}",
+            e.caveats
+        );
+    }
+    let check = |extra: &str, want: &str| {
+        let q = format!("{base}{extra}");
+        let why = refusal(&q);
+        assert!(why.contains(want), "{q}: {why}");
+    };
+    check("&lora_r=16", "LoRA and QLoRA on LFM2 are not measured yet");
+    check(
+        "&lora_r=16&quant=nf4",
+        "LoRA and QLoRA on LFM2 are not measured yet",
+    );
+    check("&gpus=8&zero=3", "training LFM2 sharded");
+    check("&transformers=4.57", "training LFM2 on transformers 4");
+    let moe = "model=lfm2-8b-a1b&dtype=bf16&optim=adamw&batch=1&seq=2048";
+    assert!(refusal(moe).contains("training LFM2-MoE"), "{moe}");
+}
+
+/// A checkpointed short-convolution layer's forward without gradients at
+/// `out_proj` (`ledger::short_conv_nograd`): the normed input, `in_proj`'s
+/// output, the convolution's output over `S + 2` steps, `out_proj`'s input
+/// and output, 718,848 bytes on LFM2 shrunk to one such layer at 2 × 100
+/// tokens in bf16, the storages alive at that `mm` in the harness's
+/// allocation list (`scripts/measure/families/lfm2/NOTES.md`, "Training,
+/// modelled").
+#[test]
+fn lfm2_checkpointed_convolution_forward_as_measured() {
+    let q = "model=lfm2-350m&hidden=256&layers=1&heads=4&kv_heads=2&ffn=512&vocab=1024&linear_layers=1&dtype=bf16&optim=adamw&batch=2&seq=100&grad_ckpt=true";
+    let e = trained(q);
+    assert_eq!(
+        e.terms.bytes(vramfit_core::terms::TermId::LinearForward),
+        718_848
+    );
+}

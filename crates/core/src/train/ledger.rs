@@ -17,7 +17,7 @@
 use crate::inputs::Attn;
 use crate::model::family::{
     Act, AttnBias, Dispatch, ExpertLinears, Layout, Mlp, Moe, Norm, NormPlace, Positions, QkNorm,
-    Qkv, RopeStyle, Router, Shared, Spec,
+    Qkv, Recurrence, RopeStyle, Router, Shared, Spec,
 };
 use crate::model::LayerKind;
 use crate::model::{Architecture, KvGeometry, Latent, LayerAttention, ModuleName as M};
@@ -115,7 +115,8 @@ pub enum Part {
     Router,
     /// Routed experts' inputs, intermediates and bookkeeping.
     Experts,
-    /// A Gated DeltaNet's projections, convolution, gates and norms.
+    /// A recurrent mixer's projections, convolution, gates and norms (a
+    /// Gated DeltaNet's, LFM2's short convolution's).
     Recurrent,
 }
 
@@ -146,7 +147,7 @@ impl Part {
             Part::Lora => "LoRA adapters",
             Part::Router => "router",
             Part::Experts => "routed experts",
-            Part::Recurrent => "Gated DeltaNet",
+            Part::Recurrent => "recurrent mixer",
         }
     }
 
@@ -1049,8 +1050,8 @@ impl<'a> Ledger<'a> {
 pub enum Mixer {
     /// Attention (full, sliding, latent), as the family builds it.
     Attention,
-    /// A Gated DeltaNet ([`delta_net`]).
-    DeltaNet,
+    /// The family's recurrent mixer ([`delta_net`], [`short_conv`]).
+    Recurrent,
 }
 
 /// One decoder layer's saved tensors, given its kind (dense or MoE), its
@@ -1523,6 +1524,54 @@ fn delta_net(l: &mut Ledger, n1: Id) -> Id {
     l.linear(out, value, h, 0, M::OutProj)
 }
 
+/// The family's recurrent mixer. Returns its output projection's output.
+fn recurrent(l: &mut Ledger, n1: Id) -> Id {
+    match l.c.spec.linear.map(|r| r.kind) {
+        Some(Recurrence::GatedDeltaNet) => delta_net(l, n1),
+        Some(Recurrence::ShortConv) => short_conv(l, n1),
+        // Refused before the ledger (`breakdown::recurrence_unmeasured`),
+        // and a family without recurrent layers has no such layer: the
+        // mixer adds nothing.
+        Some(Recurrence::Mamba2 | Recurrence::Kda) | None => n1,
+    }
+}
+
+/// LFM2's gated short convolution (`Lfm2ShortConv.forward` without a
+/// cache): `in_proj` `h → 3h` split into B, C and x, `B·x`, the depthwise
+/// `F.conv1d` of `causal_conv1d_fn` padded by `L − 1` on both sides and
+/// cut to the sequence, `C·conv`, a contiguous copy of it for `out_proj`.
+/// Returns `out_proj`'s output.
+///
+/// Kept for backward, per token in `in_proj`'s output dtype: that output
+/// (`3h`: B and x for `B·x`, C for `C·conv`), the convolution's input
+/// (`h`) and output (`h`, whose storage spans `S + L − 1` steps: `(L − 1)·h`
+/// more per sequence), and `out_proj`'s contiguous input (`h`). Under
+/// autocast `causal_conv1d_fn` casts `B·x` to the fp32 weight's dtype and
+/// the convolution back to bf16, which keeps the bf16 copy instead of
+/// `B·x`: the same bytes.
+///
+/// Source: transformers 5.23 `models/lfm2/modeling_lfm2.py`
+/// (`Lfm2ShortConv.forward`, `causal_conv1d_fn`); held to the shrunk
+/// configs' rows of `scripts/measure/families/lfm2/train/` (one and two
+/// convolution layers: their difference, to the byte).
+fn short_conv(l: &mut Ledger, n1: Id) -> Id {
+    let c = l.c;
+    let h = u64::from(c.arch.hidden);
+    let bcx = l.linear_plain(n1, h, 3 * h, 0);
+    let (rg, dt) = (l.rg(bcx), l.dt(bcx));
+    let bx = l.new_t(h, dt, rg, Part::Recurrent);
+    let conv = l.new_t(h, dt, rg, Part::Recurrent);
+    if rg {
+        l.save(bcx);
+        l.save(bx);
+        l.save(conv);
+        l.per_sequence += h * dt * u64::from(c.arch.linear_conv).saturating_sub(1);
+    }
+    l.new_t(h, dt, rg, Part::Recurrent);
+    let y = l.new_t(h, dt, rg, Part::Recurrent);
+    l.linear_plain(y, h, h, 0)
+}
+
 /// What `torch_chunk_gated_delta_rule` keeps for backward per chunk of
 /// [`CHUNK`] (`C`) positions of one sequence, per sequence and at one
 /// chunk, for `hv` value heads of `dk` and `dv`.
@@ -1580,7 +1629,7 @@ fn chunked_rule(l: &mut Ledger, (hv, dk, dv): (u64, u64, u64)) {
 /// Source: transformers 5.23 `torch_chunk_gated_delta_rule`; the storages
 /// alive at the forward's peak of shrunk Qwen3.5 with checkpointing
 /// (`scripts/measure/hybrid/live_at_peak.jsonl`).
-pub fn delta_net_nograd(c: &Ctx) -> NoGrad {
+fn delta_net_nograd(c: &Ctx) -> NoGrad {
     let a = c.arch;
     let (hv, dk, dv) = (
         u64::from(a.linear_v_heads),
@@ -1603,8 +1652,48 @@ pub fn delta_net_nograd(c: &Ctx) -> NoGrad {
     }
 }
 
-/// [`delta_net_nograd`]'s bytes, by what they scale with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A checkpointed recurrent layer's forward without gradients at its
+/// highest moment, by the family's kind of recurrent layer (the ones
+/// training refuses size nothing).
+pub fn recurrent_nograd(c: &Ctx) -> NoGrad {
+    match c.spec.linear.map(|r| r.kind) {
+        Some(Recurrence::GatedDeltaNet) => delta_net_nograd(c),
+        Some(Recurrence::ShortConv) => short_conv_nograd(c),
+        Some(Recurrence::Mamba2 | Recurrence::Kda) | None => NoGrad::default(),
+    }
+}
+
+/// LFM2's short convolution without gradients (checkpointing's first
+/// forward) at its highest moment: bytes per token and per sequence.
+///
+/// Alive beside the layer's input: the normed input (`h` in the
+/// residual's dtype, held by the module call's arguments until it
+/// returns), `in_proj`'s output (`3h`) and the convolution's output (`h`,
+/// `S + L − 1` steps), then either at `out_proj` its input and output (`2h`),
+/// or at the convolution its input `B·x` (`h`) and, under autocast over
+/// fp32 weights, `causal_conv1d_fn`'s fp32 copy of it and the bf16 cast the
+/// convolution runs on (`4h + 2h`): whichever is more.
+///
+/// Source: transformers 5.23 `Lfm2ShortConv.forward`, `causal_conv1d_fn`;
+/// the storages alive at `out_proj` in the shrunk configs' checkpointed
+/// rows (`scripts/measure/families/lfm2/train/`).
+fn short_conv_nograd(c: &Ctx) -> NoGrad {
+    let a = c.arch;
+    let h = u64::from(a.hidden);
+    let (r, d) = (c.mode.residual(), c.mode.act());
+    let casts = if c.mode == Mode::Amp { 4 + 2 } else { 0 };
+    let at_conv = 5 * d + casts;
+    let at_out = 6 * d;
+    NoGrad {
+        per_token: h * (r + at_conv.max(at_out)),
+        per_chunk: 0,
+        per_sequence: h * d * u64::from(a.linear_conv).saturating_sub(1),
+        once: 0,
+    }
+}
+
+/// [`recurrent_nograd`]'s bytes, by what they scale with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NoGrad {
     pub per_token: u64,
     /// Per chunk of [`CHUNK`] positions of one sequence.
@@ -1678,7 +1767,7 @@ fn decoder_layer(l: &mut Ledger, x: Id, kind: LayerKind, mixer: Mixer) {
     };
     let n1 = if pre { l.norm(x, h, 1) } else { x };
     let attn_out = match (mixer, c.geometry.layer) {
-        (Mixer::DeltaNet, _) => delta_net(l, n1),
+        (Mixer::Recurrent, _) => recurrent(l, n1),
         (Mixer::Attention, LayerAttention::Latent(m)) => {
             let o = latent_attention(l, n1, m);
             l.linear(o, m.heads * m.v_head_dim, h, 0, M::OProj)
@@ -2745,11 +2834,17 @@ pub fn outer(c: &Ctx, input_grad: bool) -> Outer {
             // every dtype (measured: `scripts/measure/families/llama4/attn/
             // NOTES.md`; tiny DeepSeek-V2 under autocast, forward +0.02% →
             // exact in `families.jsonl`).
-            per_position += if spec.rope == RopeStyle::Complex {
-                4 * widths
-            } else {
-                2 * widths * if c.mode == Mode::Half { 2 } else { 4 }
-            };
+            // Only attention layers keep them: a model of recurrent layers
+            // alone frees them when its forward returns (the shrunk LFM2
+            // and Qwen3.5 configs without attention,
+            // `scripts/measure/families/lfm2/train/`).
+            let kept = u64::from(a.linear_layers < a.layers);
+            per_position += kept
+                * if spec.rope == RopeStyle::Complex {
+                    4 * widths
+                } else {
+                    2 * widths * if c.mode == Mode::Half { 2 } else { 4 }
+                };
             // GPT-NeoX's `emb_dropout` (`hidden_dropout`) keeps its mask
             // when the embeddings need a gradient. Measured: Pythia-1B at
             // 3 layers with dropout 0.1 (`families.jsonl`), the forward
@@ -2804,7 +2899,7 @@ mod tests {
         let mut most = 0;
         for p in PRESETS {
             let mixers: &[Mixer] = if p.arch.family.spec().linear.is_some() {
-                &[Mixer::Attention, Mixer::DeltaNet]
+                &[Mixer::Attention, Mixer::Recurrent]
             } else {
                 &[Mixer::Attention]
             };

@@ -32,6 +32,8 @@ pub use run::{Lora, Parallel, Targets, Training};
 
 use crate::error::EstimateError;
 use crate::inputs::Overhead;
+use crate::model::family::Recurrence;
+use crate::model::Architecture;
 use crate::report::{Drivers, Estimate, Method, OverheadRule, Phase, PhaseReport};
 use crate::terms::TermSet;
 use crate::units::Bytes;
@@ -349,7 +351,7 @@ fn assemble(s: &Run, b: Breakdown, phases: Vec<PhaseReport>) -> Result<Estimate,
     e.caveats.extend(tp_caveat(s));
     if let Some(a) = s.arch.filter(|a| a.linear_layers > 0) {
         let qlora_ckpt = s.train.quant != Quant::None && s.train.ckpt().on();
-        e.caveats.push(hybrid_caveat(a.linear_layers, qlora_ckpt));
+        e.caveats.extend(hybrid_caveat(a, qlora_ckpt));
     }
     if s.arch.is_some_and(|a| a.family.spec().varies_by_layer()) && s.train.ckpt().on() {
         e.caveats.push(GEMMA4_CKPT_CAVEAT.to_string());
@@ -416,18 +418,28 @@ fn unquantized_experts(a: &crate::model::Architecture, t: &run::Training) -> Opt
     ))
 }
 
-/// What a Gated DeltaNet hybrid's training figures assume: transformers
-/// 5.23's torch fallbacks, measured on shrunk Qwen3.5 and Qwen3-Next
-/// layers (`scripts/measure/hybrid/`); flash-linear-attention's kernels
-/// keep other tensors. `qlora_ckpt`: a quantized base under checkpointing,
-/// whose backward was measured up to 2% below the estimate.
-fn hybrid_caveat(linear: u32, qlora_ckpt: bool) -> String {
+/// What a hybrid's training figures assume, by its kind of recurrent
+/// layer: transformers 5.23's torch fallbacks, measured on shrunk Qwen3.5
+/// and Qwen3-Next layers (`scripts/measure/hybrid/`) and shrunk LFM2
+/// (`scripts/measure/families/lfm2/train/`); flash-linear-attention's
+/// and causal-conv1d's kernels keep other tensors. `qlora_ckpt`: a
+/// quantized base under checkpointing, whose backward was measured up to
+/// 2% below the estimate.
+fn hybrid_caveat(a: &Architecture, qlora_ckpt: bool) -> Option<String> {
+    let linear = a.linear_layers;
     let qlora = if qlora_ckpt {
         "; with a quantized base and checkpointing the backward's peak was up to 2% below this estimate on the measured models (it falls inside an earlier layer than the last)"
     } else {
         ""
     };
-    format!(
-        "Gated DeltaNet ({linear} layers): sized as transformers 5.23 runs them without flash-linear-attention and causal-conv1d (its torch fallbacks: fp32 chunks of 64 positions, every chunk's state kept for backward); with those packages installed their kernels keep less, not modelled{qlora}"
-    )
+    match a.family.spec().linear?.kind {
+        Recurrence::GatedDeltaNet => Some(format!(
+            "Gated DeltaNet ({linear} layers): sized as transformers 5.23 runs them without flash-linear-attention and causal-conv1d (its torch fallbacks: fp32 chunks of 64 positions, every chunk's state kept for backward); with those packages installed their kernels keep less, not modelled{qlora}"
+        )),
+        Recurrence::ShortConv => Some(format!(
+            "short convolutions ({linear} layers): sized as transformers 5.23 runs them without the causal-conv1d kernel (its torch fallback: F.conv1d over the whole sequence, its input and output kept for backward); with the kernel installed they keep other tensors, not modelled"
+        )),
+        // Training refuses them (`breakdown::recurrence_unmeasured`).
+        Recurrence::Mamba2 | Recurrence::Kda => None,
+    }
 }

@@ -350,7 +350,7 @@ impl Layers {
         };
         let mixer = |k: usize| {
             if Layers::linear(k) {
-                Mixer::DeltaNet
+                Mixer::Recurrent
             } else {
                 Mixer::Attention
             }
@@ -696,17 +696,47 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
     })
 }
 
+/// What vramfit does not size of a hybrid's training, by its kind of
+/// recurrent layer, or `None`.
+fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
+    match a.family.spec().linear?.kind {
+        Recurrence::GatedDeltaNet => delta_net_unmeasured(s, a),
+        Recurrence::ShortConv => short_conv_unmeasured(s, a),
+        // Refused whole by `recurrence_unmeasured`.
+        Recurrence::Mamba2 | Recurrence::Kda => None,
+    }
+}
+
 /// What vramfit does not size of a Gated DeltaNet hybrid's training (it
 /// models Qwen3.5's and Qwen3-Next's layers in bf16 and fp32, with or
 /// without autocast, full fine-tuning, LoRA and QLoRA, as transformers'
 /// torch fallbacks run them: `scripts/measure/hybrid/`), or `None`.
-fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
-    a.family.spec().linear?;
+fn delta_net_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     let t = &s.train;
     Some(if !on_v5(t.transformers) {
         "training a Gated DeltaNet hybrid on transformers 4 is not modelled: Qwen3.5 came in 5.2, and the rows are 5.23's"
     } else if a.linear_by_kind().iter().all(|&n| n > 0) {
         "Gated DeltaNet layers both dense and MoE in one model are not modelled"
+    } else {
+        return None;
+    })
+}
+
+/// What vramfit does not size of LFM2's training (it models full
+/// fine-tuning on one GPU or under DDP, in bf16 and fp32, with or without
+/// autocast and checkpointing, as transformers 5.23's torch fallback runs
+/// the short convolution: `scripts/measure/families/lfm2/train/`), or
+/// `None`.
+fn short_conv_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
+    let t = &s.train;
+    Some(if !on_v5(t.transformers) {
+        "training LFM2 on transformers 4 is not measured yet (transformers 5.23 is)"
+    } else if a.moe().is_some() {
+        "training LFM2-MoE (its sigmoid router and experts beside the short convolutions) is not measured yet; LFM2's dense models are"
+    } else if t.lora().is_some() || t.quant != Quant::None {
+        "LoRA and QLoRA on LFM2 are not measured yet (peft's all-linear adapts the short convolution's in_proj and out_proj); full fine-tuning is"
+    } else if sharded_or_split(s) {
+        "training LFM2 sharded (ZeRO, FSDP) or split (tensor or pipeline parallelism) over several GPUs is not measured yet; one GPU and data parallelism (DDP) are"
     } else {
         return None;
     })
@@ -721,18 +751,13 @@ fn on_v5(t: Transformers) -> bool {
     }
 }
 
-/// The refusal of training LFM2 (its short convolutions' saved tensors
-/// are not measured).
-const SHORT_CONV_NOT_MODELLED: &str = "training LFM2 (its short-convolution layers, Lfm2ShortConv) is not measured yet, so not modelled; its inference on transformers, vLLM, llama.cpp, Ollama and MLX is";
-
 const MAMBA2_NOT_MODELLED: &str = "training a Mamba-2 hybrid (Granite 4.0-H, Nemotron-H: BambaMixer's and NemotronHMamba2Mixer's layers, whose kernels differ with mamba_ssm installed or not) is not measured yet, so not modelled; its inference on transformers, vLLM, llama.cpp, Ollama and MLX is";
 
 /// The refusal of training for a kind of recurrent layer the ledger has
-/// no rules for (Gated DeltaNet's are measured).
+/// no rules for (Gated DeltaNet's and the short convolution's are measured).
 fn recurrence_unmeasured(a: &Architecture) -> Option<&'static str> {
     match a.family.spec().linear?.kind {
-        Recurrence::GatedDeltaNet => None,
-        Recurrence::ShortConv => Some(SHORT_CONV_NOT_MODELLED),
+        Recurrence::GatedDeltaNet | Recurrence::ShortConv => None,
         Recurrence::Mamba2 => Some(MAMBA2_NOT_MODELLED),
         Recurrence::Kda => Some(KDA_NOT_MODELLED),
     }

@@ -347,10 +347,10 @@ fn layer_forward(x: &Inputs, put: &mut impl FnMut(T, Term)) {
     }
 }
 
-/// A checkpointed Gated DeltaNet layer's forward at its highest moment
-/// ([`crate::train::ledger::delta_net_nograd`]), for the batch.
+/// A checkpointed recurrent layer's forward at its highest moment
+/// ([`crate::train::ledger::recurrent_nograd`]), for the batch.
 fn linear_forward(x: &Inputs) -> Term {
-    let n = crate::train::ledger::delta_net_nograd(&x.c);
+    let n = crate::train::ledger::recurrent_nograd(&x.c);
     let chunks = x.seq.div_ceil(crate::train::ledger::CHUNK);
     let bytes = x.bt * x.seq * u128::from(n.per_token)
         + x.bt * (chunks * u128::from(n.per_chunk) + u128::from(n.per_sequence))
