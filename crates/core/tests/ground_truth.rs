@@ -118,6 +118,13 @@ fn known_gap(label: &str, phase: &str, err_pct: f64) -> bool {
             _ => false,
         };
     }
+    if label.starts_with("lfm2moe-") && label.contains("amp_bf16") {
+        // LFM2-MoE shrunk (hidden 256, 8 experts of 128) under autocast:
+        // backward's peak inside a MoE layer's backward (the tiny MoE
+        // configs' moment below), up to 3.1% low; LFM2-8B-A1B's published
+        // config is exact.
+        return phase == "peak_bwd" && (-3.1..0.0).contains(&err_pct);
+    }
     let hybrid = ["l2 ", "mixed4 ", "moe4 ", "next4 "]
         .iter()
         .any(|m| label.starts_with(m));
@@ -695,8 +702,8 @@ fn gated_deltanet_hybrids_within_budget() {
 /// `scripts/measure/families/lfm2/train/`.
 #[test]
 fn lfm2_short_convolutions_within_budget() {
-    check_file("lfm2_train_rows", 29);
-    counts_as_measured("lfm2_train_rows", 29);
+    check_file("lfm2_train_rows", 43);
+    counts_as_measured("lfm2_train_rows", 43);
 }
 
 /// The hybrids' parameters and LoRA's adapters, the DeltaNet's

@@ -608,7 +608,7 @@ fn trained(q: &str) -> vramfit_core::Estimate {
     train::estimate(&s.train_run()).unwrap_or_else(|e| panic!("{q}: {e}"))
 }
 
-/// LFM2 is trained as measured (full fine-tuning on transformers 5.23,
+/// LFM2 and LFM2-MoE are trained as measured (full fine-tuning on transformers 5.23,
 /// one GPU or data parallel: `ground_truth.rs`, `lfm2_train_rows.jsonl`),
 /// with its caveat; what was not measured is refused by name.
 #[test]
@@ -636,7 +636,15 @@ fn lfm2_training_estimated_or_refused_by_name() {
     check("&gpus=8&zero=3", "training LFM2 sharded");
     check("&transformers=4.57", "training LFM2 on transformers 4");
     let moe = "model=lfm2-8b-a1b&dtype=bf16&optim=adamw&batch=1&seq=2048";
-    assert!(refusal(moe).contains("training LFM2-MoE"), "{moe}");
+    assert!(
+        said(&trained(moe), "short convolutions (18 layers)"),
+        "{moe}"
+    );
+    let moe_lora = format!("{moe}&lora_r=16");
+    assert!(
+        refusal(&moe_lora).contains("LoRA and QLoRA on LFM2"),
+        "{moe_lora}"
+    );
 }
 
 /// A checkpointed short-convolution layer's forward without gradients at

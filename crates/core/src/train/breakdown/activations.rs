@@ -170,9 +170,16 @@ fn saved(x: &Inputs, put: &mut impl FnMut(T, Term)) {
         put(ids, saved);
         put(scores, keyed);
     }
-    // The Gated DeltaNet layers (of one kind: the codec takes no model
-    // with dense and MoE ones).
-    if let Some((s, n)) = [ly.group(2), ly.group(3)].into_iter().find(|(_, n)| *n > 0) {
+    // The recurrent layers, dense and MoE (LFM2-MoE has both; a Gated
+    // DeltaNet model one kind).
+    let ((s, n), (moe, m)) = (ly.group(2), ly.group(3));
+    if n > 0 && m > 0 {
+        let t = n * tok(s) + m * tok(moe);
+        put(T::LinearLayers, x.per_token(&[(t, U::BytesEach)]));
+        let per = |s: &Saved| x.bt * s.sequence_bytes(x.seq) + u128::from(s.per_layer);
+        let bytes = n * per(s) + m * per(moe);
+        put(T::LinearSequences, Term::of(&[(bytes, U::Bytes)]));
+    } else if let Some((s, n)) = [(s, n), (moe, m)].into_iter().find(|(_, n)| *n > 0) {
         put(
             T::LinearLayers,
             x.per_token(&[(n, U::Layers), (tok(s), U::BytesEach)]),

@@ -701,7 +701,7 @@ pub fn breakdown(s: &Run) -> Result<Breakdown, EstimateError> {
 fn hybrid_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     match a.family.spec().linear?.kind {
         Recurrence::GatedDeltaNet => delta_net_unmeasured(s, a),
-        Recurrence::ShortConv => short_conv_unmeasured(s, a),
+        Recurrence::ShortConv => short_conv_unmeasured(s),
         // Refused whole by `recurrence_unmeasured`.
         Recurrence::Mamba2 | Recurrence::Kda => None,
     }
@@ -722,17 +722,15 @@ fn delta_net_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
     })
 }
 
-/// What vramfit does not size of LFM2's training (it models full
-/// fine-tuning on one GPU or under DDP, in bf16 and fp32, with or without
-/// autocast and checkpointing, as transformers 5.23's torch fallback runs
-/// the short convolution: `scripts/measure/families/lfm2/train/`), or
-/// `None`.
-fn short_conv_unmeasured(s: &Run, a: &Architecture) -> Option<&'static str> {
+/// What vramfit does not size of LFM2's and LFM2-MoE's training (it
+/// models full fine-tuning on one GPU or under DDP, in bf16 and fp32,
+/// with or without autocast and checkpointing, as transformers 5.23's
+/// torch fallback runs the short convolution:
+/// `scripts/measure/families/lfm2/train/`), or `None`.
+fn short_conv_unmeasured(s: &Run) -> Option<&'static str> {
     let t = &s.train;
     Some(if !on_v5(t.transformers) {
         "training LFM2 on transformers 4 is not measured yet (transformers 5.23 is)"
-    } else if a.moe().is_some() {
-        "training LFM2-MoE (its sigmoid router and experts beside the short convolutions) is not measured yet; LFM2's dense models are"
     } else if t.lora().is_some() || t.quant != Quant::None {
         "LoRA and QLoRA on LFM2 are not measured yet (peft's all-linear adapts the short convolution's in_proj and out_proj); full fine-tuning is"
     } else if sharded_or_split(s) {

@@ -1,7 +1,8 @@
 """Raw harness rows (matrix.sh) -> crates/core/tests/fixtures/lfm2_train_rows.jsonl: each row
 with its config inline (the model is named after its file: this folder's lfm2-*.json, or
 ../tiny-lfm2.json), the GT_DEBUG allocation list dropped.
-    python3 assemble.py RAW.jsonl > ../../../../../crates/core/tests/fixtures/lfm2_train_rows.jsonl
+    cat raw/rows.jsonl raw/moe_rows.jsonl > /tmp/all.jsonl
+    python3 assemble.py /tmp/all.jsonl > ../../../../../crates/core/tests/fixtures/lfm2_train_rows.jsonl
 """
 import json, os, sys
 
